@@ -1,0 +1,72 @@
+/**
+ * The closed set of errors the domain and the HTTP layer throw on purpose. Each is mapped once to a status
+ * and body by `lib/http/error-mapper.ts`; anything else is an internal error and becomes a bare 500.
+ */
+
+/** 400: the request is invalid or breaks a business rule. Each entry reads `<field>: <what is wrong>`. */
+export class ValidationError extends Error {
+  constructor(readonly errors: string[]) {
+    super(errors.join('; '));
+    this.name = 'ValidationError';
+  }
+}
+
+/** 400: a debit would take a customer or platform account below zero. Nothing was written. */
+export class InsufficientFundsError extends ValidationError {
+  constructor(detail = 'insufficient funds') {
+    super([detail]);
+    this.name = 'InsufficientFundsError';
+  }
+}
+
+/** 400: the quote's `expire_ts` has passed. */
+export class QuoteExpiredError extends ValidationError {
+  constructor() {
+    super(['quote_id: quote has expired']);
+    this.name = 'QuoteExpiredError';
+  }
+}
+
+/** 403: authentication or permission failure. The message is safe to show the client. */
+export class ForbiddenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ForbiddenError';
+  }
+}
+
+/** 404: unknown resource, or one that belongs to another platform (never reveal it exists). */
+export class NotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
+/** 409: a client id reused inside its window, a state already reached, or a duplicate still in progress. */
+export class ConflictError extends Error {
+  constructor(readonly errors: string[]) {
+    super(errors.join('; '));
+    this.name = 'ConflictError';
+  }
+}
+
+/** 422: an `X-Request-Id` reused with a different request. */
+export class IdempotencyMismatchError extends Error {
+  readonly errors = ['X-Request-Id: already used with a different request'];
+  constructor() {
+    super('X-Request-Id reused with a different request');
+    this.name = 'IdempotencyMismatchError';
+  }
+}
+
+/** 503: a dependency is stale, throttled or down; the client may retry after `retryAfterSeconds`. */
+export class ServiceUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 1,
+  ) {
+    super(message);
+    this.name = 'ServiceUnavailableError';
+  }
+}
