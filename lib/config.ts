@@ -1,0 +1,47 @@
+import { z } from 'zod';
+
+/**
+ * Runtime configuration, parsed once from the environment and failing fast on a bad value. The CDK stack
+ * sets exactly these variables; the local stack and the tests set them before the first use.
+ */
+const schema = z.object({
+  TABLE_NAME: z.string().min(1),
+  TTL_TABLE_NAME: z.string().min(1),
+  AWS_REGION: z.string().min(1).default('us-east-1'),
+  /** Set locally (DynamoDB Local); absent on AWS. */
+  DYNAMODB_ENDPOINT: z.string().url().optional(),
+  /** On AWS, API secrets are encrypted with this KMS key. */
+  SECRETS_KMS_KEY_ID: z.string().min(1).optional(),
+  /** Locally, a base64 AES-256 key (the local stack keeps one in DATA_DIR). */
+  SECRETS_LOCAL_KEY: z.string().min(1).optional(),
+  STATE_MACHINE_ARN: z.string().min(1).optional(),
+  QUOTE_TTL_SECONDS: z.coerce.number().int().positive().default(30),
+  PRICE_MAX_AGE_SECONDS: z.coerce.number().int().positive().default(300),
+  SETTLEMENT_SESSION_SECONDS: z.coerce.number().int().positive().default(3600),
+  SPOT_SETTLEMENT_DEADLINE_SECONDS: z.coerce.number().int().positive().default(172800),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof schema>;
+
+let cached: Config | undefined;
+
+export function config(): Config {
+  if (!cached) {
+    const parsed = schema.safeParse(process.env);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+      throw new Error(`invalid configuration: ${problems.join('; ')}`);
+    }
+    if (!parsed.data.SECRETS_KMS_KEY_ID && !parsed.data.SECRETS_LOCAL_KEY) {
+      throw new Error('invalid configuration: set SECRETS_KMS_KEY_ID (AWS) or SECRETS_LOCAL_KEY (local)');
+    }
+    cached = parsed.data;
+  }
+  return cached;
+}
+
+/** Tests and the local stack only: forget the parsed configuration after changing the environment. */
+export function resetConfig(): void {
+  cached = undefined;
+}

@@ -1,0 +1,58 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { z } from 'zod';
+import { envelope, JSON_HEADERS } from './middleware/envelope.js';
+import { idempotency } from './middleware/idempotency.js';
+import { jsonBody } from './middleware/json-body.js';
+import { validateInput } from './middleware/validate-input.js';
+import { verifySignature } from './middleware/verify-signature.js';
+import type { AuthContext, ServiceContext } from './types.js';
+
+type Parsed<S extends z.ZodType | undefined> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface HandlerOptions<Q extends z.ZodType | undefined, B extends z.ZodType | undefined, P extends z.ZodType | undefined> {
+  query?: Q;
+  body?: B;
+  path?: P;
+  /** 201 for the creating routes of design section 3; 200 otherwise. */
+  successStatus?: 200 | 201;
+}
+
+export interface HandlerInput<Q, B, P> {
+  query: Q;
+  body: B;
+  path: P;
+  requestId: string;
+  /** The verified caller. Present on every signed route (all but GET /time). */
+  auth: AuthContext;
+}
+
+/**
+ * Builds a Lambda handler with the one middleware stack every route shares, in the order of
+ * `conventions.md`: request id and error mapping -> signature on the raw body -> JSON -> zod -> idempotency
+ * -> the use case. `run` returns the response body (`{ message, ... }`); everything else is done here.
+ */
+export function apiHandler<
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  P extends z.ZodType | undefined = undefined,
+>(options: HandlerOptions<Q, B, P>, run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>) {
+  const core = async (_event: APIGatewayProxyEvent, context: ServiceContext): Promise<APIGatewayProxyResult> => {
+    const { svc } = context;
+    const body = await run({
+      query: svc.input?.query as Parsed<Q>,
+      body: svc.input?.body as Parsed<B>,
+      path: svc.input?.path as Parsed<P>,
+      requestId: svc.requestId,
+      auth: svc.auth as AuthContext,
+    });
+    return { statusCode: options.successStatus ?? 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
+  };
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>()
+    .use(envelope())
+    .use(verifySignature())
+    .use(jsonBody())
+    .use(validateInput({ query: options.query, body: options.body, path: options.path }))
+    .use(idempotency())
+    .handler(core);
+}

@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+
+export interface HttpRequestParts {
+  method: string;
+  /** The path as requested, without the query string. */
+  path: string;
+  /** The route's resource path (`/transfers/{id}`). */
+  resource: string;
+  pathParameters?: Record<string, string> | null;
+  /** The raw query string (without `?`), or empty. */
+  query?: string;
+  headers?: Record<string, string | string[] | undefined>;
+  body?: string | null;
+  sourceIp?: string;
+  stage?: string;
+}
+
+/**
+ * The API Gateway REST (v1) proxy event for a request, as the handler gets it on AWS. The local server and
+ * the tests both build events here, so every handler runs against one event shape everywhere.
+ */
+export function apiGatewayEvent(parts: HttpRequestParts): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(parts.headers ?? {})) {
+    if (value === undefined) continue;
+    const values = Array.isArray(value) ? value : [value];
+    headers[name] = values.join(',');
+    multiValueHeaders[name] = values;
+  }
+  const multiValueQuery: Record<string, string[]> = {};
+  for (const [name, value] of new URLSearchParams(parts.query ?? '')) {
+    (multiValueQuery[name] ??= []).push(value);
+  }
+  const hasQuery = Object.keys(multiValueQuery).length > 0;
+  const stage = parts.stage ?? 'local';
+  const now = Date.now();
+  return {
+    resource: parts.resource,
+    path: parts.path,
+    httpMethod: parts.method,
+    headers,
+    multiValueHeaders,
+    // API Gateway keeps the last value of a repeated parameter in the single-value map.
+    queryStringParameters: hasQuery ? Object.fromEntries(Object.entries(multiValueQuery).map(([k, v]) => [k, v[v.length - 1]!])) : null,
+    multiValueQueryStringParameters: hasQuery ? multiValueQuery : null,
+    pathParameters: parts.pathParameters && Object.keys(parts.pathParameters).length ? parts.pathParameters : null,
+    stageVariables: null,
+    body: parts.body === undefined || parts.body === '' ? null : parts.body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      authorizer: null,
+      protocol: 'HTTP/1.1',
+      httpMethod: parts.method,
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: parts.sourceIp ?? '127.0.0.1',
+        user: null,
+        userAgent: headers['user-agent'] ?? headers['User-Agent'] ?? null,
+        userArn: null,
+      },
+      path: `/${stage}${parts.path}`,
+      stage,
+      requestId: randomUUID(),
+      requestTimeEpoch: now,
+      resourceId: 'local',
+      resourcePath: parts.resource,
+    },
+  };
+}

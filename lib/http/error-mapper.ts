@@ -1,0 +1,47 @@
+import {
+  ConflictError,
+  ForbiddenError,
+  IdempotencyMismatchError,
+  NotFoundError,
+  ServiceUnavailableError,
+  ValidationError,
+} from '../domain/errors.js';
+
+export interface HttpResult {
+  statusCode: number;
+  headers?: Record<string, string>;
+  body: unknown;
+}
+
+/** DynamoDB's "slow down" errors: the client may retry, so they are a 503, not a 500. */
+const THROTTLING = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'TransactionConflictException',
+]);
+
+/**
+ * The one mapping from errors to HTTP. Only the closed set of domain errors reaches clients with its
+ * message; anything else is a bare 500 (and is logged with the request id by the caller).
+ */
+export function errorToHttp(error: unknown): HttpResult & { internal: boolean } {
+  if (error instanceof ValidationError) return { statusCode: 400, body: { errors: error.errors }, internal: false };
+  if (error instanceof ForbiddenError) return { statusCode: 403, body: { error: true, message: error.message }, internal: false };
+  if (error instanceof NotFoundError) return { statusCode: 404, body: { error: error.message }, internal: false };
+  if (error instanceof ConflictError) return { statusCode: 409, body: { errors: error.errors }, internal: false };
+  if (error instanceof IdempotencyMismatchError) return { statusCode: 422, body: { errors: error.errors }, internal: false };
+  if (error instanceof ServiceUnavailableError) {
+    return {
+      statusCode: 503,
+      headers: { 'Retry-After': String(error.retryAfterSeconds) },
+      body: { errors: [error.message] },
+      internal: false,
+    };
+  }
+  const name = (error as { name?: string } | null)?.name;
+  if (name && THROTTLING.has(name)) {
+    return { statusCode: 503, headers: { 'Retry-After': '1' }, body: { errors: ['service busy, retry shortly'] }, internal: true };
+  }
+  return { statusCode: 500, body: { error: 'Internal Server Error' }, internal: true };
+}

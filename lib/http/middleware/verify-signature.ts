@@ -1,0 +1,72 @@
+import { clock } from '../../clock.js';
+import { ForbiddenError } from '../../domain/errors.js';
+import { getApiKey, passphraseMatches, secretBytes } from '../../store/api-keys.js';
+import { claimSignature } from '../../store/windows.js';
+import { routeFor } from '../../../infra/routes.js';
+import { queryStringVariants, sign, signaturesEqual, signedTextCandidates } from '../signature.js';
+import type { ServiceMiddleware } from '../types.js';
+
+export const SIGNATURE_WINDOW_SECONDS = 60;
+const REQUIRED_HEADERS = ['x-svc-api-key', 'x-svc-signed', 'x-svc-timestamp', 'x-svc-passphrase'] as const;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Verifies the four X-SVC-* headers (design section 4) against the raw body, before anything parses it,
+ * and checks the key's permission for the route's area. A mutating request's signature is remembered for
+ * the life of its timestamp window so that sending it again is refused as a replay.
+ */
+export function verifySignature(): ServiceMiddleware {
+  return {
+    before: async (request) => {
+      const { event } = request;
+      const route = routeFor(event.httpMethod, event.resource);
+      if (route && route.area === null) return;
+      const svc = request.context.svc;
+
+      const missing = REQUIRED_HEADERS.filter((name) => !svc.headers[name]);
+      if (missing.length) throw new ForbiddenError(`missing authentication headers: ${missing.join(', ')}`);
+      const apiKey = svc.headers['x-svc-api-key']!;
+      const presented = svc.headers['x-svc-signed']!;
+      const timestamp = svc.headers['x-svc-timestamp']!;
+      const passphrase = svc.headers['x-svc-passphrase']!;
+
+      if (!/^\d{1,12}$/.test(timestamp)) throw new ForbiddenError('X-SVC-TIMESTAMP must be UNIX time in seconds');
+      const nowSeconds = clock.nowSeconds();
+      if (Math.abs(nowSeconds - Number(timestamp)) > SIGNATURE_WINDOW_SECONDS) {
+        throw new ForbiddenError(`X-SVC-TIMESTAMP is more than ${SIGNATURE_WINDOW_SECONDS} seconds from server time`);
+      }
+
+      const key = await getApiKey(apiKey);
+      if (!key) throw new ForbiddenError('unknown API key');
+      if (key.revoked_at !== null) throw new ForbiddenError('API key has been revoked');
+      if (!passphraseMatches(key, passphrase)) throw new ForbiddenError('invalid passphrase');
+
+      const secret = await secretBytes(key);
+      const rawBody = event.body ?? '';
+      const candidates = signedTextCandidates(event.httpMethod, timestamp, {
+        paths: [event.path, event.requestContext?.path].filter((path): path is string => Boolean(path)),
+        queries: queryStringVariants(event.multiValueQueryStringParameters),
+        bodies: rawBody === '' ? ['{}', ''] : [rawBody],
+      });
+      // Check every candidate so timing does not reveal which variant matched.
+      let valid = false;
+      for (const [ts, method, path, body] of candidates) {
+        if (signaturesEqual(sign(secret, ts!, method!, path!, body!), presented)) valid = true;
+      }
+      if (!valid) throw new ForbiddenError('invalid signature');
+
+      if (!route || !route.area || !key.permissions.includes(route.area)) {
+        throw new ForbiddenError(`API key lacks the '${route?.area ?? 'unknown'}' permission`);
+      }
+
+      if (!SAFE_METHODS.has(event.httpMethod)) {
+        const nowMs = clock.nowMs();
+        const windowEndsMs = (Number(timestamp) + SIGNATURE_WINDOW_SECONDS + 1) * 1000;
+        const fresh = await claimSignature(`${apiKey}#${presented}`, nowMs, Math.max(1000, windowEndsMs - nowMs));
+        if (!fresh) throw new ForbiddenError('replayed request: this signature was already used');
+      }
+
+      svc.auth = { platformCode: key.platform_code, participantCode: key.platform_code, apiKey, permissions: key.permissions };
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { MiddlewareObj, Request } from '@middy/core';
+import type { PermissionArea } from '../store/api-keys.js';
+
+/** Who is calling, established by signature verification. */
+export interface AuthContext {
+  platformCode: string;
+  /** The platform's own participant (holder of the platform's accounts). */
+  participantCode: string;
+  apiKey: string;
+  permissions: readonly PermissionArea[];
+}
+
+/** What the middlewares learn about a request, carried on the Lambda context. */
+export interface ServiceState {
+  requestId: string;
+  /** Lower-cased header names. */
+  headers: Record<string, string>;
+  auth?: AuthContext;
+  /** The parsed JSON body (undefined when there is none). */
+  body?: unknown;
+  /** Inputs after zod parsing. */
+  input?: { query?: unknown; body?: unknown; path?: unknown };
+  /** Set when the request is idempotent through `X-Request-Id`. */
+  idempotencyKey?: { platformCode: string; requestId: string };
+}
+
+export type ServiceContext = Context & { svc: ServiceState };
+export type ServiceRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>;
+export type ServiceMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>;

@@ -1,0 +1,147 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { clock } from '../clock.js';
+import { NotFoundError } from '../domain/errors.js';
+import { dynamo, tableNames } from './client.js';
+import { keys } from './keys.js';
+import { decryptSecret, encryptSecret } from './secret-cipher.js';
+import { readOptionalInteger } from './numbers.js';
+
+/** The permission areas a key can hold. Every signed route names one (see `infra/routes.ts`). */
+export const PERMISSION_AREAS = [
+  'participants',
+  'liquidity',
+  'rewards',
+  'awards',
+  'convert_withdraw',
+  'payments',
+  'transfers',
+  'trades',
+  'accounts',
+  'assets',
+] as const;
+export type PermissionArea = (typeof PERMISSION_AREAS)[number];
+
+export interface ApiKeyCredentials {
+  api_key: string;
+  /** Base64, as clients use it: they base64-decode it into the HMAC key. */
+  api_secret: string;
+  passphrase: string;
+}
+
+export interface StoredApiKey {
+  api_key: string;
+  platform_code: string;
+  permissions: PermissionArea[];
+  revoked_at: number | null;
+  secretCiphertext: string;
+  passphraseSalt: string;
+  passphraseHash: string;
+}
+
+/**
+ * The passphrase is random and high-entropy (we generate it), so a salted SHA-256 is enough and keeps the
+ * per-request check cheap; it is compared in constant time.
+ */
+function hashPassphrase(passphrase: string, salt: string): string {
+  return createHash('sha256').update(salt).update(passphrase).digest('base64');
+}
+
+export function passphraseMatches(stored: StoredApiKey, presented: string): boolean {
+  const expected = Buffer.from(stored.passphraseHash, 'base64');
+  const actual = Buffer.from(hashPassphrase(presented, stored.passphraseSalt), 'base64');
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+export async function createApiKey(platformCode: string, permissions: readonly PermissionArea[] = PERMISSION_AREAS): Promise<ApiKeyCredentials> {
+  const credentials: ApiKeyCredentials = {
+    api_key: randomBytes(24).toString('base64url'),
+    api_secret: randomBytes(32).toString('base64'),
+    passphrase: randomBytes(18).toString('base64url'),
+  };
+  const salt = randomBytes(16).toString('base64');
+  await dynamo().send(
+    new PutCommand({
+      TableName: tableNames().main,
+      Item: {
+        ...keys.apiKey(credentials.api_key),
+        gsi1pk: keys.apiKeysOfPlatform(platformCode),
+        gsi1sk: credentials.api_key,
+        type: 'api_key',
+        api_key: credentials.api_key,
+        platform_code: platformCode,
+        permissions: [...permissions],
+        secret_ciphertext: await encryptSecret(credentials.api_secret),
+        passphrase_salt: salt,
+        passphrase_hash: hashPassphrase(credentials.passphrase, salt),
+        created_at: clock.nowMs(),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+  return credentials;
+}
+
+export async function getApiKey(apiKey: string): Promise<StoredApiKey | undefined> {
+  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.apiKey(apiKey) }));
+  const item = out.Item;
+  if (!item) return undefined;
+  return {
+    api_key: item.api_key,
+    platform_code: item.platform_code,
+    permissions: item.permissions,
+    revoked_at: readOptionalInteger(item.revoked_at),
+    secretCiphertext: item.secret_ciphertext,
+    passphraseSalt: item.passphrase_salt,
+    passphraseHash: item.passphrase_hash,
+  };
+}
+
+/**
+ * Decrypting a secret costs a KMS call on AWS, so decrypted secrets are kept for a few minutes per warm
+ * Lambda. Revocation is still seen at once: the key item is read on every request.
+ */
+const secretCache = new Map<string, { secret: Buffer; until: number }>();
+
+export async function secretBytes(stored: StoredApiKey): Promise<Buffer> {
+  const cached = secretCache.get(stored.secretCiphertext);
+  const now = Date.now();
+  if (cached && cached.until > now) return cached.secret;
+  const secret = Buffer.from(await decryptSecret(stored.secretCiphertext), 'base64');
+  secretCache.set(stored.secretCiphertext, { secret, until: now + 5 * 60_000 });
+  return secret;
+}
+
+export async function revokeApiKey(apiKey: string): Promise<void> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: tableNames().main,
+        Key: keys.apiKey(apiKey),
+        UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': clock.nowMs() },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new NotFoundError(`api key not found: ${apiKey}`);
+    throw error;
+  }
+}
+
+export async function listApiKeys(platformCode: string) {
+  const out = await dynamo().send(
+    new QueryCommand({
+      TableName: tableNames().main,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.apiKeysOfPlatform(platformCode) },
+    }),
+  );
+  return (out.Items ?? []).map((item) => ({
+    api_key: item.api_key as string,
+    permissions: item.permissions as string[],
+    revoked_at: readOptionalInteger(item.revoked_at),
+  }));
+}

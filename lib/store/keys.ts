@@ -1,0 +1,25 @@
+/**
+ * Every key format of both tables, in one place. Nothing outside `lib/store/` builds a key.
+ * The chart of entities and access patterns is in `lib/store/README.md`.
+ */
+export const keys = {
+  platform: (platformCode: string) => ({ pk: `PLATFORM#${platformCode}`, sk: 'PLATFORM' }),
+
+  participant: (participantCode: string) => ({ pk: `PARTICIPANT#${participantCode}`, sk: 'PARTICIPANT' }),
+  /** gsi1: a platform's participants (its own participant and its customers), newest last. */
+  participantsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#PARTICIPANTS`,
+
+  apiKey: (apiKey: string) => ({ pk: `APIKEY#${apiKey}`, sk: 'APIKEY' }),
+  /** gsi1: a platform's API keys. */
+  apiKeysOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#APIKEYS`,
+} as const;
+
+/** Keys of the TTL table: claims that expire. */
+export const ttlKeys = {
+  /** A signature accepted for a mutating request; seeing it again inside the window is a replay. */
+  replay: (signature: string) => `REPLAY#${signature}`,
+  /** An `X-Request-Id` seen on a POST of this platform. */
+  idempotency: (platformCode: string, requestId: string) => `IDEMPOTENCY#${platformCode}#${requestId}`,
+  /** A client-chosen id that must be unique per platform for a window (client_transfer_id, client_trade_id). */
+  clientId: (kind: string, platformCode: string, clientId: string) => `CLIENTID#${kind}#${platformCode}#${clientId}`,
+} as const;

@@ -1,0 +1,79 @@
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { clock } from '../clock.js';
+import { dynamo, tableNames } from './client.js';
+import { newParticipantCode } from './codes.js';
+import { keys } from './keys.js';
+import { readInteger } from './numbers.js';
+
+export interface Platform {
+  platform_code: string;
+  /** The platform's own participant (it holds the platform's accounts). Equal to the platform code. */
+  participant_code: string;
+  name: string;
+  /** Spread applied to reference prices for this platform's quotes, in basis points. */
+  spread_bps: string;
+  created_at: number;
+}
+
+/**
+ * Creates a platform and its own participant in one transaction. The codes are random; a collision with an
+ * existing code cancels the transaction and we draw again.
+ */
+export async function createPlatform(name: string, spreadBps = '0'): Promise<Platform> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const code = newParticipantCode();
+    const now = clock.nowMs();
+    const platform: Platform = { platform_code: code, participant_code: code, name, spread_bps: spreadBps, created_at: now };
+    try {
+      await dynamo().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: tableNames().main,
+                Item: { ...keys.platform(code), type: 'platform', ...platform },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            {
+              Put: {
+                TableName: tableNames().main,
+                Item: {
+                  ...keys.participant(code),
+                  gsi1pk: keys.participantsOfPlatform(code),
+                  gsi1sk: `${String(now).padStart(15, '0')}#${code}`,
+                  type: 'participant',
+                  participant_code: code,
+                  platform_code: code,
+                  kind: 'platform',
+                  status: 'approved',
+                  created_at: now,
+                },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+          ],
+        }),
+      );
+      return platform;
+    } catch (error) {
+      if (error instanceof TransactionCanceledException) continue;
+      throw error;
+    }
+  }
+  throw new Error('could not allocate a unique platform code');
+}
+
+export async function getPlatform(platformCode: string): Promise<Platform | undefined> {
+  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.platform(platformCode) }));
+  if (!out.Item) return undefined;
+  const item = out.Item;
+  return {
+    platform_code: item.platform_code,
+    participant_code: item.participant_code,
+    name: item.name,
+    spread_bps: String(item.spread_bps),
+    created_at: readInteger(item.created_at),
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * The two tables, defined once. CDK, the local stack and the tests all build them from here.
+ *
+ * Main table (single-table design): `pk`/`sk` strings, two overloaded GSIs for listings. Key formats live in
+ * `keys.ts`; the entity and access-pattern chart is in `lib/store/README.md`.
+ *
+ * TTL table: `pk` only. Holds everything with a 72-hour (or shorter) window: client id claims, idempotency
+ * records, the signature replay cache. `expires_at_ms` is the authority (conditions compare against it);
+ * `ttl` (epoch seconds) only lets DynamoDB clean up, which may happen days late.
+ */
+export interface TableDefinition {
+  partitionKey: string;
+  sortKey?: string;
+  globalIndexes: { name: string; partitionKey: string; sortKey: string }[];
+  ttlAttribute?: string;
+}
+
+export const MAIN_TABLE: TableDefinition = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  globalIndexes: [
+    { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+    { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+  ],
+};
+
+export const TTL_TABLE: TableDefinition = {
+  partitionKey: 'pk',
+  globalIndexes: [],
+  ttlAttribute: 'ttl',
+};
+
+/** The CreateTable input for DynamoDB Local and tests (CDK builds its own from the same definitions). */
+export function createTableInput(tableName: string, table: TableDefinition) {
+  const attributes = new Set<string>([table.partitionKey]);
+  if (table.sortKey) attributes.add(table.sortKey);
+  for (const index of table.globalIndexes) {
+    attributes.add(index.partitionKey);
+    attributes.add(index.sortKey);
+  }
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: [...attributes].map((name) => ({ AttributeName: name, AttributeType: 'S' as const })),
+    KeySchema: [
+      { AttributeName: table.partitionKey, KeyType: 'HASH' as const },
+      ...(table.sortKey ? [{ AttributeName: table.sortKey, KeyType: 'RANGE' as const }] : []),
+    ],
+    ...(table.globalIndexes.length > 0 && {
+      GlobalSecondaryIndexes: table.globalIndexes.map((index) => ({
+        IndexName: index.name,
+        KeySchema: [
+          { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
+          { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
+        ],
+        Projection: { ProjectionType: 'ALL' as const },
+      })),
+    }),
+  };
+}
