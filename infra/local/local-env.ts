@@ -3,6 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { resetConfig } from '../../lib/config.js';
 
+// The local stack runs on the machine's Node (20 here); AWS's runtime warning is about Lambda, not us.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 /** Where the local stack keeps its data and tells other processes (the ops CLI) how to reach it. */
 export function dataDir(): string {
   return resolve(process.env.DATA_DIR ?? '.data');

@@ -54,8 +54,13 @@ export function passphraseMatches(stored: StoredApiKey, presented: string): bool
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 
-export async function createApiKey(platformCode: string, permissions: readonly PermissionArea[] = PERMISSION_AREAS): Promise<ApiKeyCredentials> {
-  const credentials: ApiKeyCredentials = {
+/** Issues a key. `fixed` credentials exist for signature test vectors; everything else gets random ones. */
+export async function createApiKey(
+  platformCode: string,
+  permissions: readonly PermissionArea[] = PERMISSION_AREAS,
+  fixed?: ApiKeyCredentials,
+): Promise<ApiKeyCredentials> {
+  const credentials: ApiKeyCredentials = fixed ?? {
     api_key: randomBytes(24).toString('base64url'),
     api_secret: randomBytes(32).toString('base64'),
     passphrase: randomBytes(18).toString('base64url'),

@@ -1,0 +1,125 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { clock } from '../../lib/clock.js';
+import { createApiKey, revokeApiKey } from '../../lib/store/api-keys.js';
+import { createPlatform } from '../../lib/store/platforms.js';
+import { newPlatform, send, type TestPlatform } from '../support/service.js';
+
+describe('GET /time', () => {
+  it('answers without authentication, in seconds, milliseconds and ISO', async () => {
+    const response = await send('GET', '/time');
+    expect(response.status).toBe(200);
+    const { epoch, epoch_ms, iso_8601 } = response.body.message;
+    expect(Number.isInteger(epoch)).toBe(true);
+    expect(Math.abs(epoch - Date.now() / 1000)).toBeLessThan(5);
+    expect(Math.floor(epoch_ms / 1000)).toBe(epoch);
+    expect(new Date(iso_8601).getTime()).toBe(epoch_ms);
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('echoes the client X-Request-Id', async () => {
+    const response = await send('GET', '/time', undefined, { headers: { 'X-Request-Id': 'trace-123' } });
+    expect(response.headers.get('x-request-id')).toBe('trace-123');
+  });
+
+  it('routes a trailing slash like the path without it', async () => {
+    expect((await send('GET', '/time/')).status).toBe(200);
+  });
+});
+
+describe('signed requests', () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    platform = await newPlatform();
+  });
+
+  it('GET /assets lists the registry with precisions', async () => {
+    const response = await platform.get('/assets');
+    expect(response.status).toBe(200);
+    const bySymbol = Object.fromEntries(response.body.message.map((asset: any) => [asset.symbol, asset.precision]));
+    expect(bySymbol).toMatchObject({ USD: 2, EUR: 2, BTC: 8, ETH: 18, USDC: 6, SOL: 9 });
+  });
+
+  it('filters by symbol, signed with or without the query string', async () => {
+    for (const signWithoutQuery of [false, true]) {
+      const response = await platform.get('/assets?symbol=BTC', { signWithoutQuery });
+      expect(response.status).toBe(200);
+      expect(response.body.message).toEqual([expect.objectContaining({ symbol: 'BTC', precision: 8 })]);
+    }
+  });
+
+  it('accepts an empty signed body for a request without one', async () => {
+    const response = await send('GET', '/assets', undefined, { credentials: platform.credentials, rawBody: undefined });
+    expect(response.status).toBe(200);
+  });
+
+  const forbidden = (response: { status: number; body: any; headers: Headers }) => {
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({ error: true, message: expect.any(String) });
+    expect(response.headers.get('x-request-id')).toBeTruthy();
+  };
+
+  it('refuses a request without headers', async () => {
+    forbidden(await send('GET', '/assets'));
+  });
+
+  it('refuses a bad signature', async () => {
+    forbidden(await platform.get('/assets', { headers: { 'X-SVC-SIGNED': 'bm90IGEgc2lnbmF0dXJl' } }));
+  });
+
+  it('refuses a timestamp 120 s old, accepts one 50 s old', async () => {
+    forbidden(await platform.get('/assets', { timestamp: clock.nowSeconds() - 120 }));
+    forbidden(await platform.get('/assets', { timestamp: clock.nowSeconds() + 120 }));
+    expect((await platform.get('/assets', { timestamp: clock.nowSeconds() - 50 })).status).toBe(200);
+  });
+
+  it('refuses a wrong passphrase', async () => {
+    forbidden(await platform.get('/assets', { headers: { 'X-SVC-PASSPHRASE': 'not-the-passphrase' } }));
+  });
+
+  it('refuses an unknown key', async () => {
+    forbidden(await platform.get('/assets', { headers: { 'X-SVC-API-KEY': 'no-such-key' } }));
+  });
+
+  it('refuses a revoked key', async () => {
+    const other = await newPlatform();
+    expect((await other.get('/assets')).status).toBe(200);
+    await revokeApiKey(other.credentials.api_key);
+    forbidden(await other.get('/assets'));
+  });
+
+  it('refuses a key without the route permission', async () => {
+    const limited = await newPlatform({ permissions: ['transfers'] });
+    const response = await limited.get('/assets');
+    forbidden(response);
+    expect(response.body.message).toContain("'assets'");
+  });
+
+  it('accepts the fixed test vector computed outside the code base', async () => {
+    const { platform_code } = await createPlatform('vector platform');
+    const apiKey = `vector-${platform_code}`;
+    await createApiKey(platform_code, ['assets'], {
+      api_key: apiKey,
+      api_secret: 'Zml4ZWQtdGVzdC12ZWN0b3Itc2VjcmV0LTMyYnl0ZXM=',
+      passphrase: 'vector-passphrase',
+    });
+    const headers = (signature: string) => ({
+      'X-SVC-API-KEY': apiKey,
+      'X-SVC-PASSPHRASE': 'vector-passphrase',
+      'X-SVC-TIMESTAMP': '1700000000',
+      'X-SVC-SIGNED': signature,
+    });
+    clock.advance(1_700_000_000_000 - clock.nowMs());
+    try {
+      const withBraces = await send('GET', '/assets', undefined, { unsigned: true, headers: headers('nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k=') });
+      expect(withBraces.status).toBe(200);
+      const emptyBody = await send('GET', '/assets', undefined, { unsigned: true, headers: headers('7mBNnT1KIXtQ5nstQU5GUaFIq70PEKBQqu76i9QZXkk=') });
+      expect(emptyBody.status).toBe(200);
+      const withQuery = await send('GET', '/assets?symbol=BTC', undefined, { unsigned: true, headers: headers('EIlQujtpF0HaBWKfQGth5a1ynm98VPDv0lD8rPBo7V0=') });
+      expect(withQuery.status).toBe(200);
+      const wrongVector = await send('GET', '/assets?symbol=ETH', undefined, { unsigned: true, headers: headers('EIlQujtpF0HaBWKfQGth5a1ynm98VPDv0lD8rPBo7V0=') });
+      expect(wrongVector.status).toBe(403);
+    } finally {
+      clock.reset();
+    }
+  });
+});

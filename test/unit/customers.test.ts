@@ -1,0 +1,547 @@
+import { describe, it, expect } from 'vitest';
+import {
+  ageInYearsOn,
+  isPoBoxAddress,
+  isValidEmail,
+  parseCustomer,
+  validateCustomer,
+  validateMinor,
+  type NormalizedCustomer,
+  type NormalizedMinor,
+} from '../../lib/domain/customers.js';
+import { isSanctionedCountry, resolveCountry, resolveUsState } from '../../lib/domain/geography.js';
+import { ValidationError } from '../../lib/domain/errors.js';
+
+// 2026-06-15 12:00 UTC: every test pins the request time so ages and "future" never drift.
+const NOW_MS = Date.UTC(2026, 5, 15, 12, 0, 0);
+const HOUR_MS = 3_600_000;
+
+function adultBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    email: 'Ada.Lovelace@Example.com',
+    address_one: '12 Main Street',
+    city: 'Springfield',
+    state: 'IL',
+    zip: '62701',
+    country: 'United States',
+    date_of_birth: '1980-01-31',
+    id_number_type: 'non_in_passport',
+    id_number: 'X1234567',
+    signed_timestamp: NOW_MS - HOUR_MS,
+    ...overrides,
+  };
+}
+
+function minorBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const { signed_timestamp: _unused, ...rest } = adultBody();
+  return {
+    ...rest,
+    first_name: 'Byron',
+    email: 'byron@example.com',
+    date_of_birth: '2015-03-10',
+    utma_signed_timestamp: NOW_MS - HOUR_MS,
+    custodian_participant_code: 'AB12CD',
+    custodian_relationship: 'parent',
+    ...overrides,
+  };
+}
+
+function valueOf<T>(result: { ok: true; value: T } | { ok: false; errors: string[] }): T {
+  if (!result.ok) throw new Error(`expected a valid body, got: ${result.errors.join(' | ')}`);
+  return result.value;
+}
+
+function errorsOf(result: { ok: true } | { ok: false; errors: string[] }): string[] {
+  if (result.ok) throw new Error('expected validation errors, got a valid result');
+  return result.errors;
+}
+
+const customerErrors = (overrides: Record<string, unknown>) => errorsOf(validateCustomer(adultBody(overrides), NOW_MS));
+const customerValue = (overrides: Record<string, unknown>) => valueOf(validateCustomer(adultBody(overrides), NOW_MS));
+const minorErrors = (overrides: Record<string, unknown>) => errorsOf(validateMinor(minorBody(overrides), NOW_MS));
+const minorValue = (overrides: Record<string, unknown>) => valueOf(validateMinor(minorBody(overrides), NOW_MS));
+
+describe('geography', () => {
+  it('resolves a country by English short name, official name, alpha-2 and alpha-3, case-insensitively', () => {
+    const us = { alpha2: 'US', alpha3: 'USA', name: 'United States of America' };
+    for (const input of ['United States', 'united states', 'United States of America', 'US', 'us', 'USA', ' usa ']) {
+      expect(resolveCountry(input), input).toEqual(us);
+    }
+    expect(resolveCountry('Germany')?.alpha2).toBe('DE');
+    expect(resolveCountry('DEU')?.alpha2).toBe('DE');
+    expect(resolveCountry('gb')?.alpha3).toBe('GBR');
+    expect(resolveCountry('United Kingdom')?.alpha2).toBe('GB');
+    expect(resolveCountry('Cote d\'Ivoire')?.alpha2).toBe('CI');
+    expect(resolveCountry('Turkiye')?.alpha2).toBe('TR');
+  });
+
+  it('does not resolve unknown names, numeric codes or blanks', () => {
+    for (const input of ['Atlantis', 'XX', 'ZZZ', '840', '', '   ', 'United  Statez']) {
+      expect(resolveCountry(input), input).toBeUndefined();
+    }
+  });
+
+  it('flags the comprehensively sanctioned jurisdictions only', () => {
+    for (const code of ['CU', 'IR', 'KP', 'SY', 'ir']) expect(isSanctionedCountry(code), code).toBe(true);
+    for (const code of ['US', 'RU', 'VE', 'UA', 'KR']) expect(isSanctionedCountry(code), code).toBe(false);
+  });
+
+  it('resolves US states and DC by name or USPS code, case-insensitively', () => {
+    expect(resolveUsState('California')).toEqual({ code: 'CA', name: 'California' });
+    expect(resolveUsState('ca')?.code).toBe('CA');
+    expect(resolveUsState('new  york')?.code).toBe('NY');
+    expect(resolveUsState('DC')?.code).toBe('DC');
+    expect(resolveUsState('District of Columbia')?.code).toBe('DC');
+    expect(resolveUsState('Puerto Rico')?.code).toBe('PR');
+    expect(resolveUsState('GU')?.code).toBe('GU');
+  });
+
+  it('rejects unknown states, Palau and military codes', () => {
+    for (const input of ['Ontario', 'XX', 'PW', 'Palau', 'AE', '']) expect(resolveUsState(input), input).toBeUndefined();
+  });
+});
+
+describe('isPoBoxAddress', () => {
+  it.each([
+    'PO Box 123',
+    'P.O. Box 123',
+    'p.o.box 123',
+    'P O Box 123',
+    'PO. Box 7',
+    'PO-Box 7',
+    'POBox 123',
+    'pobox123',
+    'POB 123',
+    'P.O.B. 123',
+    'Post Office Box 55',
+    'Post Box No. 12',
+    'Postal Box 9',
+    'GPO Box 1234',
+    'Box 123',
+    'Box #12',
+    '12 Main St, PO Box 4',
+    'PO Box',
+  ])('rejects %s', (line) => {
+    expect(isPoBoxAddress(line)).toBe(true);
+  });
+
+  it.each([
+    '123 Boxwood Lane',
+    'Pobox Street 4',
+    '1 Box Hill Road',
+    'Box Hill Road 5',
+    '77 Tempo Boxing Club Rd',
+    'RR 2 Box 15',
+    'HC 1 Box 5',
+    'PMB 123, 500 Market St',
+    '1 Post Office Square',
+    'Apollo Boxer Ave 3',
+  ])('accepts %s', (line) => {
+    expect(isPoBoxAddress(line)).toBe(false);
+  });
+});
+
+describe('isValidEmail', () => {
+  it.each(['a@b.co', 'first.last+tag@sub.example.org', "o'brien@example.ie", 'UPPER@EXAMPLE.COM'])('accepts %s', (email) => {
+    expect(isValidEmail(email)).toBe(true);
+  });
+
+  it.each([
+    'plainaddress',
+    'a@b',
+    'a b@example.com',
+    'a@exa mple.com',
+    'a..b@example.com',
+    '.a@example.com',
+    'a.@example.com',
+    'a@example..com',
+    'a@@example.com',
+    'a@example.c',
+    '@example.com',
+    `${'x'.repeat(65)}@example.com`,
+    `a@${'d'.repeat(250)}.com`,
+  ])('rejects %s', (email) => {
+    expect(isValidEmail(email)).toBe(false);
+  });
+});
+
+describe('ageInYearsOn', () => {
+  it('counts a birthday falling on the request day', () => {
+    expect(ageInYearsOn('2008-06-15', NOW_MS)).toBe(18);
+    expect(ageInYearsOn('2008-06-16', NOW_MS)).toBe(17);
+  });
+
+  it('uses the UTC calendar day of the request', () => {
+    expect(ageInYearsOn('2008-06-16', Date.UTC(2026, 5, 15, 23, 59, 59, 999))).toBe(17);
+    expect(ageInYearsOn('2008-06-16', Date.UTC(2026, 5, 16, 0, 0, 0))).toBe(18);
+  });
+
+  it('ages a 29 February birthday on 1 March in common years and on 29 February in leap years', () => {
+    expect(ageInYearsOn('2008-02-29', Date.UTC(2026, 1, 28))).toBe(17);
+    expect(ageInYearsOn('2008-02-29', Date.UTC(2026, 2, 1))).toBe(18);
+    expect(ageInYearsOn('2008-02-29', Date.UTC(2028, 1, 28))).toBe(19);
+    expect(ageInYearsOn('2008-02-29', Date.UTC(2028, 1, 29))).toBe(20);
+  });
+});
+
+describe('validateCustomer (adult / custodian)', () => {
+  it('accepts a complete US body and normalises it', () => {
+    const value: NormalizedCustomer = customerValue({});
+    expect(value).toEqual({
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      email: 'Ada.Lovelace@Example.com',
+      address_one: '12 Main Street',
+      city: 'Springfield',
+      state: 'IL',
+      zip: '62701',
+      country: 'United States',
+      date_of_birth: '1980-01-31',
+      id_number_type: 'non_in_passport',
+      id_number: 'X1234567',
+      signed_timestamp: NOW_MS - HOUR_MS,
+      email_normalized: 'ada.lovelace@example.com',
+      country_alpha2: 'US',
+      state_code: 'IL',
+    });
+  });
+
+  it('trims values, strips unknown fields and keeps optional ones that were given', () => {
+    const value = customerValue({
+      first_name: '  Ada ',
+      address_two: ' Apt 4 ',
+      id_issuing_authority: 'IN',
+      metadata: { crm_id: 42, tags: ['vip'] },
+      is_admin: true,
+      participant_code: 'HACKED',
+    });
+    expect(value.first_name).toBe('Ada');
+    expect(value.address_two).toBe('Apt 4');
+    expect(value.id_issuing_authority).toBe('IN');
+    expect(value.metadata).toEqual({ crm_id: 42, tags: ['vip'] });
+    expect(value).not.toHaveProperty('is_admin');
+    expect(value).not.toHaveProperty('participant_code');
+  });
+
+  it('treats blank or null optional fields as absent', () => {
+    const value = customerValue({ address_two: '  ', id_issuing_authority: null, metadata: null });
+    expect(value).not.toHaveProperty('address_two');
+    expect(value).not.toHaveProperty('id_issuing_authority');
+    expect(value).not.toHaveProperty('metadata');
+  });
+
+  it('rejects a body that is not a JSON object', () => {
+    for (const body of [null, 'text', 42, [adultBody()]]) {
+      expect(errorsOf(validateCustomer(body, NOW_MS))).toEqual(['body: must be a JSON object']);
+    }
+  });
+
+  it('reports every missing required field at once, in spec order', () => {
+    expect(errorsOf(validateCustomer({}, NOW_MS))).toEqual([
+      'first_name: is required',
+      'last_name: is required',
+      'email: is required',
+      'address_one: is required',
+      'city: is required',
+      'country: is required',
+      'date_of_birth: is required',
+      'id_number_type: is required',
+      'id_number: is required',
+      'signed_timestamp: is required',
+    ]);
+  });
+
+  it('reports at least three errors for a body with three problems', () => {
+    const errors = customerErrors({ email: 'not-an-email', zip: '1234', date_of_birth: '2023-02-29' });
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    expect(errors).toEqual([
+      'email: must be a valid e-mail address',
+      'zip: must be NNNNN or NNNNN-NNNN for a US address',
+      'date_of_birth: must be a real calendar date in the form YYYY-MM-DD',
+    ]);
+  });
+
+  it('rejects blank and non-string required fields', () => {
+    expect(customerErrors({ first_name: '   ' })).toEqual(['first_name: must not be empty']);
+    expect(customerErrors({ last_name: 7 })).toEqual(['last_name: must be a string']);
+    expect(customerErrors({ city: 'x'.repeat(201) })).toEqual(['city: must be at most 200 characters']);
+  });
+
+  it('checks the e-mail format', () => {
+    expect(customerErrors({ email: 'a..b@example.com' })).toEqual(['email: must be a valid e-mail address']);
+    expect(customerErrors({ email: 'ada @example.com' })).toEqual(['email: must be a valid e-mail address']);
+    expect(customerValue({ email: '  Ada+Test@EXAMPLE.org ' })).toMatchObject({
+      email: 'Ada+Test@EXAMPLE.org',
+      email_normalized: 'ada+test@example.org',
+    });
+  });
+
+  it('rejects PO boxes in either address line', () => {
+    expect(customerErrors({ address_one: 'P.O. Box 123' })).toEqual([
+      'address_one: PO Box addresses are not accepted; give a street address',
+    ]);
+    expect(customerErrors({ address_two: 'POB 9' })).toEqual([
+      'address_two: PO Box addresses are not accepted; give a street address',
+    ]);
+    expect(customerValue({ address_one: '123 Boxwood Lane' }).address_one).toBe('123 Boxwood Lane');
+  });
+
+  describe('country', () => {
+    it('accepts the English name, alpha-2 and alpha-3 and echoes what was sent', () => {
+      for (const country of ['United States', 'US', 'USA', 'united states of america']) {
+        const value = customerValue({ country });
+        expect(value.country).toBe(country);
+        expect(value.country_alpha2).toBe('US');
+      }
+    });
+
+    it('rejects an unknown country', () => {
+      expect(customerErrors({ country: 'Atlantis' })).toEqual([
+        'country: must be a supported country (English name, ISO alpha-2 or alpha-3 code)',
+      ]);
+    });
+
+    it('rejects sanctioned jurisdictions however they are written', () => {
+      for (const country of ['Cuba', 'IR', 'PRK', 'North Korea', 'SYR', 'Syrian Arab Republic', 'iran']) {
+        const errors = customerErrors({ country, state: undefined, zip: undefined });
+        expect(errors, country).toHaveLength(1);
+        expect(errors[0], country).toMatch(/^country: customers in .+ cannot be onboarded \(sanctioned jurisdiction\)$/);
+      }
+    });
+  });
+
+  describe('state and zip', () => {
+    it('require a state and zip for a US address', () => {
+      expect(customerErrors({ state: undefined, zip: undefined })).toEqual([
+        'state: is required when country is the United States',
+        'zip: is required when country is the United States',
+      ]);
+      expect(customerErrors({ state: '', zip: ' ' })).toEqual(['state: must not be empty', 'zip: must not be empty']);
+    });
+
+    it('accept US state names and USPS codes, including DC', () => {
+      expect(customerValue({ state: 'Illinois' })).toMatchObject({ state: 'Illinois', state_code: 'IL' });
+      expect(customerValue({ state: 'ny' })).toMatchObject({ state: 'ny', state_code: 'NY' });
+      expect(customerValue({ state: 'District of Columbia' }).state_code).toBe('DC');
+      expect(customerValue({ state: 'PR' }).state_code).toBe('PR');
+    });
+
+    it('reject an unknown US state', () => {
+      expect(customerErrors({ state: 'Ontario' })).toEqual([
+        'state: must be a US state, DC or inhabited territory (name or USPS code)',
+      ]);
+      expect(customerErrors({ state: 'PW' })).toHaveLength(1);
+    });
+
+    it('accept NNNNN and NNNNN-NNNN zips and reject other shapes', () => {
+      expect(customerValue({ zip: '62701' }).zip).toBe('62701');
+      expect(customerValue({ zip: '62701-1234' }).zip).toBe('62701-1234');
+      expect(customerValue({ zip: ' 62701 ' }).zip).toBe('62701');
+      for (const zip of ['6270', '627011', '62701-12', '62701 1234', 'ABCDE', '62701-']) {
+        expect(customerErrors({ zip }), zip).toEqual(['zip: must be NNNNN or NNNNN-NNNN for a US address']);
+      }
+    });
+
+    it('are optional free text outside the US', () => {
+      const bare = customerValue({ country: 'India', state: undefined, zip: undefined });
+      expect(bare.country_alpha2).toBe('IN');
+      expect(bare).not.toHaveProperty('state');
+      expect(bare).not.toHaveProperty('zip');
+      expect(bare).not.toHaveProperty('state_code');
+
+      const given = customerValue({ country: 'GBR', state: 'Greater London', zip: 'SW1A 1AA' });
+      expect(given).toMatchObject({ state: 'Greater London', zip: 'SW1A 1AA', country_alpha2: 'GB' });
+      expect(given).not.toHaveProperty('state_code');
+    });
+
+    it('are not checked against US rules when the country itself is unknown', () => {
+      expect(customerErrors({ country: 'Atlantis', state: 'Nowhere', zip: '1' })).toEqual([
+        'country: must be a supported country (English name, ISO alpha-2 or alpha-3 code)',
+      ]);
+    });
+  });
+
+  describe('date_of_birth', () => {
+    it('must be YYYY-MM-DD and a real calendar date', () => {
+      const problem = ['date_of_birth: must be a real calendar date in the form YYYY-MM-DD'];
+      for (const date_of_birth of ['1980-1-31', '31/01/1980', '1980-13-01', '1980-04-31', '2023-02-29', '1900-02-29', '19800131']) {
+        expect(customerErrors({ date_of_birth }), date_of_birth).toEqual(problem);
+      }
+      expect(customerValue({ date_of_birth: '2000-02-29' }).date_of_birth).toBe('2000-02-29');
+    });
+
+    it('must not be in the future', () => {
+      expect(customerErrors({ date_of_birth: '2026-06-16' })).toEqual(['date_of_birth: must not be in the future']);
+      expect(minorErrors({ date_of_birth: '2026-06-16' })).toEqual(['date_of_birth: must not be in the future']);
+      expect(minorValue({ date_of_birth: '2026-06-15' }).date_of_birth).toBe('2026-06-15');
+    });
+
+    it('must not be implausibly old', () => {
+      expect(customerErrors({ date_of_birth: '0980-01-31' })).toEqual(['date_of_birth: must not be before 1900-01-01']);
+      expect(customerValue({ date_of_birth: '1900-01-01' }).date_of_birth).toBe('1900-01-01');
+    });
+
+    it('makes a customer exactly 18 today an adult and one a day short a minor', () => {
+      expect(customerValue({ date_of_birth: '2008-06-15' }).date_of_birth).toBe('2008-06-15');
+      expect(customerErrors({ date_of_birth: '2008-06-16' })).toEqual([
+        'date_of_birth: customer must be at least 18 years old',
+      ]);
+    });
+
+    it('treats a leap-day birthday as reached on 1 March in a common year', () => {
+      const body = adultBody({ date_of_birth: '2008-02-29', signed_timestamp: Date.UTC(2026, 0, 1) });
+      expect(errorsOf(validateCustomer(body, Date.UTC(2026, 1, 28, 12)))).toEqual([
+        'date_of_birth: customer must be at least 18 years old',
+      ]);
+      expect(valueOf(validateCustomer(body, Date.UTC(2026, 2, 1, 12))).date_of_birth).toBe('2008-02-29');
+    });
+  });
+
+  describe('ID fields', () => {
+    it('accept each ID type from the spec', () => {
+      for (const id_number_type of ['aadhar_card', 'in_driving_license', 'in_passport', 'in_passport_card', 'non_in_passport']) {
+        expect(customerValue({ id_number_type }).id_number_type).toBe(id_number_type);
+      }
+    });
+
+    it('reject an ID type outside the spec list', () => {
+      expect(customerErrors({ id_number_type: 'us_passport' })).toEqual([
+        'id_number_type: must be one of aadhar_card, in_driving_license, in_passport, in_passport_card, non_in_passport, non_in_other',
+      ]);
+    });
+
+    it('require non_us_other_type exactly when the type is non_in_other', () => {
+      expect(customerErrors({ id_number_type: 'non_in_other' })).toEqual([
+        'non_us_other_type: is required when id_number_type is non_in_other',
+      ]);
+      expect(customerValue({ id_number_type: 'non_in_other', non_us_other_type: 'Voter ID' })).toMatchObject({
+        id_number_type: 'non_in_other',
+        non_us_other_type: 'Voter ID',
+      });
+      expect(customerErrors({ id_number_type: 'in_passport', non_us_other_type: 'Voter ID' })).toEqual([
+        'non_us_other_type: is only allowed when id_number_type is non_in_other',
+      ]);
+    });
+
+    it('require an id_number', () => {
+      expect(customerErrors({ id_number: '' })).toEqual(['id_number: must not be empty']);
+    });
+  });
+
+  describe('signed_timestamp', () => {
+    it('accepts an integer millisecond time up to now', () => {
+      expect(customerValue({ signed_timestamp: NOW_MS }).signed_timestamp).toBe(NOW_MS);
+    });
+
+    it('rejects future, fractional, string and seconds values', () => {
+      expect(customerErrors({ signed_timestamp: NOW_MS + 1 })).toEqual(['signed_timestamp: must not be in the future']);
+      const notMs = ['signed_timestamp: must be an integer UNIX time in milliseconds'];
+      expect(customerErrors({ signed_timestamp: 1.5e12 + 0.5 })).toEqual(notMs);
+      expect(customerErrors({ signed_timestamp: String(NOW_MS) })).toEqual(notMs);
+      expect(customerErrors({ signed_timestamp: -1 })).toEqual(notMs);
+      expect(customerErrors({ signed_timestamp: Math.floor(NOW_MS / 1000) })).toEqual([
+        'signed_timestamp: must be in milliseconds (this value looks like seconds)',
+      ]);
+    });
+  });
+
+  it('requires metadata to be a plain JSON object when given', () => {
+    for (const metadata of [[1, 2], 'x', 5, true]) {
+      expect(customerErrors({ metadata }), String(metadata)).toEqual(['metadata: must be a JSON object']);
+    }
+    expect(customerErrors({ metadata: { blob: 'x'.repeat(20_000) } })).toEqual([
+      'metadata: must be at most 16384 characters as JSON',
+    ]);
+  });
+
+  it('parseCustomer throws a ValidationError carrying every problem', () => {
+    expect(parseCustomer(adultBody(), NOW_MS).country_alpha2).toBe('US');
+    try {
+      parseCustomer(adultBody({ email: 'x', city: '' }), NOW_MS);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).errors).toEqual(['email: must be a valid e-mail address', 'city: must not be empty']);
+    }
+  });
+});
+
+describe('validateMinor', () => {
+  it('accepts a complete minor body and normalises it', () => {
+    const value: NormalizedMinor = minorValue({});
+    expect(value).toMatchObject({
+      first_name: 'Byron',
+      email_normalized: 'byron@example.com',
+      country_alpha2: 'US',
+      state_code: 'IL',
+      date_of_birth: '2015-03-10',
+      utma_signed_timestamp: NOW_MS - HOUR_MS,
+      custodian_participant_code: 'AB12CD',
+      custodian_relationship: 'parent',
+    });
+    expect(value).not.toHaveProperty('signed_timestamp');
+  });
+
+  it('reports the minor-only required fields and ignores signed_timestamp', () => {
+    const body = minorBody({ signed_timestamp: NOW_MS });
+    delete body.utma_signed_timestamp;
+    delete body.custodian_participant_code;
+    delete body.custodian_relationship;
+    expect(errorsOf(validateMinor(body, NOW_MS))).toEqual([
+      'utma_signed_timestamp: is required',
+      'custodian_participant_code: is required',
+      'custodian_relationship: is required',
+    ]);
+  });
+
+  it('applies the shared field rules', () => {
+    expect(minorErrors({ address_one: 'PO Box 1', country: 'Iran', state: undefined, zip: undefined, email: 'bad' })).toEqual([
+      'email: must be a valid e-mail address',
+      'address_one: PO Box addresses are not accepted; give a street address',
+      'country: customers in Islamic Republic of Iran cannot be onboarded (sanctioned jurisdiction)',
+    ]);
+  });
+
+  it('makes a customer a day short of 18 a minor and one exactly 18 today an adult', () => {
+    expect(minorValue({ date_of_birth: '2008-06-16' }).date_of_birth).toBe('2008-06-16');
+    expect(minorErrors({ date_of_birth: '2008-06-15' })).toEqual(['date_of_birth: a minor must be under 18 years old']);
+  });
+
+  it('accepts a leap-day birthday and keeps a leapling a minor on 28 February of a common year', () => {
+    expect(minorValue({ date_of_birth: '2016-02-29' }).date_of_birth).toBe('2016-02-29');
+    const body = minorBody({ date_of_birth: '2008-02-29', utma_signed_timestamp: Date.UTC(2026, 0, 1) });
+    expect(valueOf(validateMinor(body, Date.UTC(2026, 1, 28, 23))).date_of_birth).toBe('2008-02-29');
+    expect(errorsOf(validateMinor(body, Date.UTC(2026, 2, 1)))).toEqual(['date_of_birth: a minor must be under 18 years old']);
+  });
+
+  it('rejects a future or malformed utma_signed_timestamp', () => {
+    expect(minorErrors({ utma_signed_timestamp: NOW_MS + 60_000 })).toEqual([
+      'utma_signed_timestamp: must not be in the future',
+    ]);
+    expect(minorErrors({ utma_signed_timestamp: '1700000000000' })).toEqual([
+      'utma_signed_timestamp: must be an integer UNIX time in milliseconds',
+    ]);
+  });
+
+  it('accepts both custodian relationships and rejects others', () => {
+    expect(minorValue({ custodian_relationship: 'legal_guardian' }).custodian_relationship).toBe('legal_guardian');
+    expect(minorErrors({ custodian_relationship: 'uncle' })).toEqual([
+      'custodian_relationship: must be one of parent, legal_guardian',
+    ]);
+  });
+
+  it('requires a non-empty custodian_participant_code string', () => {
+    expect(minorErrors({ custodian_participant_code: '  ' })).toEqual(['custodian_participant_code: must not be empty']);
+    expect(minorErrors({ custodian_participant_code: { code: 'AB12CD' } })).toEqual([
+      'custodian_participant_code: must be a string',
+    ]);
+  });
+
+  it('passes a non-US minor without state or zip', () => {
+    const value = minorValue({ country: 'IND', state: undefined, zip: undefined, id_number_type: 'aadhar_card' });
+    expect(value.country_alpha2).toBe('IN');
+    expect(value).not.toHaveProperty('state');
+  });
+});
