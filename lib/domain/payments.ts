@@ -1,0 +1,189 @@
+import { ValidationError } from './errors.js';
+import { AMOUNT_PATTERN, decimalPlaces, Money } from './money.js';
+import type { QuoteSide } from './quotes.js';
+
+/** Grouping 1: the service generates an ACH transaction against the client's external bank account. */
+export interface AchDebitCreditFunding {
+  kind: 'ach_debit_credit';
+  external_account_id: string;
+  description: string;
+  bank_fee: Money;
+}
+
+/** Grouping 2: the platform sends the ACH itself and gives us a reference to reconcile it with. */
+export interface InboundReferenceFunding {
+  kind: 'inbound_reference';
+  inbound_reference_id: string;
+}
+
+export type FundingDetails = AchDebitCreditFunding | InboundReferenceFunding;
+
+export type FundingDetailsResult = { ok: true; value: FundingDetails } | { ok: false; errors: string[] };
+
+const FIELD = 'funding_details';
+const BOTH_GROUPINGS = 'either external_account_id, description and bank_fee, or inbound_reference_id';
+const ACH_FIELDS = ['external_account_id', 'description', 'bank_fee'] as const;
+const INBOUND_FIELDS = ['inbound_reference_id'] as const;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The ACH record carries the description in a fixed 10-character field. */
+export const ACH_DESCRIPTION_MAX_CHARS = 10;
+/** NACHA records are ASCII; anything outside printable ASCII could not travel with the transaction. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+const BANK_FEE_DECIMALS = 2;
+
+/**
+ * Parses `funding_details` of an execute request. Exactly one grouping must be present, complete; every
+ * problem is reported at once. Unknown keys are ignored like any other unknown body field. A key whose value
+ * is null counts as absent, as JSON clients often send null for "not given".
+ */
+export function parseFundingDetails(input: unknown): FundingDetailsResult {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return { ok: false, errors: [`${FIELD}: must be an object`] };
+  }
+  const body = input as Record<string, unknown>;
+  const has = (key: string) => body[key] !== undefined && body[key] !== null;
+  const achGiven = ACH_FIELDS.filter(has);
+  const inboundGiven = INBOUND_FIELDS.filter(has);
+
+  if (achGiven.length > 0 && inboundGiven.length > 0) {
+    const given = [...achGiven, ...inboundGiven].join(', ');
+    return { ok: false, errors: [`${FIELD}: give exactly one grouping, ${BOTH_GROUPINGS} (got ${given})`] };
+  }
+  if (inboundGiven.length > 0) return parseInboundReference(body);
+  if (achGiven.length > 0) return parseAchDebitCredit(body, has);
+  return { ok: false, errors: [`${FIELD}: must contain ${BOTH_GROUPINGS}`] };
+}
+
+function parseInboundReference(body: Record<string, unknown>): FundingDetailsResult {
+  const id = body.inbound_reference_id;
+  if (typeof id !== 'string' || id.trim() === '') {
+    return { ok: false, errors: [`${FIELD}.inbound_reference_id: must be a non-empty string`] };
+  }
+  return { ok: true, value: { kind: 'inbound_reference', inbound_reference_id: id } };
+}
+
+function parseAchDebitCredit(body: Record<string, unknown>, has: (key: string) => boolean): FundingDetailsResult {
+  const errors: string[] = [];
+  for (const key of ACH_FIELDS) {
+    if (has(key)) continue;
+    const others = ACH_FIELDS.filter((other) => other !== key).join(' and ');
+    errors.push(`${FIELD}.${key}: is required with ${others}`);
+  }
+
+  let accountId: string | undefined;
+  if (has('external_account_id')) {
+    const value = body.external_account_id;
+    if (typeof value === 'string' && UUID_PATTERN.test(value)) accountId = value;
+    else errors.push(`${FIELD}.external_account_id: must be a UUID`);
+  }
+
+  let description: string | undefined;
+  if (has('description')) {
+    const value = body.description;
+    const problem = descriptionProblem(value);
+    if (problem === null && typeof value === 'string') description = value;
+    else errors.push(`${FIELD}.description: ${problem}`);
+  }
+
+  let bankFee: Money | undefined;
+  if (has('bank_fee')) {
+    const parsed = parseBankFee(body.bank_fee);
+    if (typeof parsed === 'string') errors.push(`${FIELD}.bank_fee: ${parsed}`);
+    else bankFee = parsed;
+  }
+
+  if (accountId === undefined || description === undefined || bankFee === undefined) return { ok: false, errors };
+  return {
+    ok: true,
+    value: { kind: 'ach_debit_credit', external_account_id: accountId, description, bank_fee: bankFee },
+  };
+}
+
+function descriptionProblem(description: unknown): string | null {
+  if (typeof description !== 'string') return 'must be a string';
+  if (description.trim() === '') return 'must not be empty';
+  if (!PRINTABLE_ASCII.test(description)) return 'must contain printable ASCII characters only';
+  if (description.length > ACH_DESCRIPTION_MAX_CHARS) return `at most ${ACH_DESCRIPTION_MAX_CHARS} characters`;
+  return null;
+}
+
+/**
+ * The spec allows a JSON number here. JSON.parse has already turned it into a double, so the best we can do
+ * is take its shortest round-trip text (what `String` gives), which is the literal the client wrote unless
+ * they wrote more than about 15 significant digits. Arithmetic only ever happens on the Decimal made from
+ * that text.
+ */
+function parseBankFee(value: unknown): Money | string {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return 'must be a finite number';
+    if (value < 0) return 'must not be negative';
+    // Very large or very small doubles print in exponent form, which Decimal reads exactly.
+    const amount = new Money(String(value));
+    if (amount.decimalPlaces() > BANK_FEE_DECIMALS) return `at most ${BANK_FEE_DECIMALS} decimal places`;
+    return amount;
+  }
+  if (typeof value !== 'string') return 'must be a number or a decimal string';
+  if (value.startsWith('-')) return 'must not be negative';
+  if (!AMOUNT_PATTERN.test(value)) return 'must be a decimal string such as "1.50" (no sign, no exponent)';
+  if (decimalPlaces(value) > BANK_FEE_DECIMALS) return `at most ${BANK_FEE_DECIMALS} decimal places`;
+  return new Money(value);
+}
+
+export type AchTransferType = 'debit' | 'credit';
+
+/** A buyer's bank is debited to pay for the asset; a seller's is credited with the proceeds. */
+export function achTransferType(side: QuoteSide): AchTransferType {
+  return side === 'buy' ? 'debit' : 'credit';
+}
+
+/**
+ * The amount of the ACH transaction. The client bears the bank fee either way: it is added to what a buyer
+ * is debited and taken from what a seller is credited.
+ */
+export function achPaymentAmount(side: QuoteSide, tradeAmount: Money, bankFee: Money): Money {
+  if (tradeAmount.lte(0)) throw new Error('trade amount must be positive');
+  if (bankFee.isNeg()) throw new Error('bank fee must not be negative');
+  if (side === 'buy') return tradeAmount.plus(bankFee);
+  const credit = tradeAmount.minus(bankFee);
+  if (credit.lte(0)) {
+    throw new ValidationError([
+      `${FIELD}.bank_fee: must be less than the trade amount ${tradeAmount.toFixed()} for a sell`,
+    ]);
+  }
+  return credit;
+}
+
+export const PAYMENT_STATUSES = ['submitted', 'pending', 'posted', 'failed', 'reversed'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+/**
+ * Legal moves. `failed` and `reversed` are terminal; once money has posted the only way back is a reversal
+ * (a new reversing movement in the ledger), never a failure.
+ */
+const NEXT_STATUSES: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
+  submitted: ['pending', 'failed'],
+  pending: ['posted', 'failed'],
+  posted: ['reversed'],
+  failed: [],
+  reversed: [],
+};
+
+export function isPaymentStatus(value: unknown): value is PaymentStatus {
+  return typeof value === 'string' && (PAYMENT_STATUSES as readonly string[]).includes(value);
+}
+
+export type PaymentEventOutcome = { kind: 'apply' } | { kind: 'noop' } | { kind: 'illegal'; message: string };
+
+/**
+ * Decides what a bank event does to a payment. Banks redeliver events, so a repeat of the current status is
+ * a harmless no-op rather than an error. `next` is a plain string because events arrive from outside.
+ */
+export function applyPaymentEvent(current: PaymentStatus, next: string): PaymentEventOutcome {
+  if (!isPaymentStatus(next)) {
+    const expected = PAYMENT_STATUSES.join(', ');
+    return { kind: 'illegal', message: `status: unknown payment status '${next}', expected one of ${expected}` };
+  }
+  if (next === current) return { kind: 'noop' };
+  if (NEXT_STATUSES[current].includes(next)) return { kind: 'apply' };
+  return { kind: 'illegal', message: `status: a payment cannot move from ${current} to ${next}` };
+}
