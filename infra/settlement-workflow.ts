@@ -1,0 +1,194 @@
+/**
+ * The settlement workflow, in Amazon States Language. One definition feeds both the CDK stack
+ * (`DefinitionBody.fromString(JSON.stringify(...))`) and the local runner (aws-local-stepfunctions), so what is
+ * tested locally is what runs in AWS. No CDK imports: this module must load in the local runtime and in tests.
+ *
+ * One execution per trade, named by `trade_id`. All state lives in DynamoDB and every task is idempotent, so
+ * a task retried after a timeout, or an execution restarted for a trade that was already moved, is harmless.
+ *
+ *   Wait for settlement time -> Activate trade -> Attempt settlement -> Settled?
+ *     settled | defaulted | terminated -> Done
+ *     outstanding -> Past deadline?  yes -> Default trade -> Done
+ *                                    no  -> Wait for next session -> Attempt settlement
+ *
+ * A funded trade enters five states (wait, activate, attempt, choice, done); each extra session costs four.
+ */
+
+export const SETTLEMENT_STATE_NAMES = {
+  waitForSettlementTime: 'Wait for settlement time',
+  activateTrade: 'Activate trade',
+  attemptSettlement: 'Attempt settlement',
+  settled: 'Settled?',
+  pastDeadline: 'Past deadline?',
+  defaultTrade: 'Default trade',
+  waitForNextSession: 'Wait for next session',
+  done: 'Done',
+} as const;
+
+export type SettlementStateName = (typeof SETTLEMENT_STATE_NAMES)[keyof typeof SETTLEMENT_STATE_NAMES];
+
+/** The execution input. `settlement_at` is ISO 8601 (UTC, `Z`) because a Wait state's TimestampPath needs it. */
+export interface SettlementExecutionInput {
+  trade_id: string;
+  settlement_at: string;
+  session_interval_seconds: number;
+}
+
+export type SettlementTaskOutcome = 'settled' | 'outstanding' | 'defaulted' | 'terminated';
+
+/**
+ * What every task returns. The attempt task sets `past_deadline` when an outstanding trade has reached its
+ * deadline; it decides that with the service clock (not the workflow's), so tests that move the clock move
+ * deadlines too. `terminated` means the trade was already closed by an earlier run: nothing left to do.
+ */
+export interface SettlementTaskResult {
+  outcome: SettlementTaskOutcome;
+  past_deadline?: boolean;
+  [detail: string]: unknown;
+}
+
+/** What each task receives: only the trade id; the task reads everything else from the table. */
+export interface SettlementTaskInput {
+  trade_id: string;
+}
+
+export interface SettlementWorkflowResources {
+  /** Lambda ARNs (or CDK tokens resolving to them); invoked directly, so the task input is the Lambda event. */
+  activate: string;
+  attempt: string;
+  default: string;
+}
+
+export interface SettlementWorkflowOptions {
+  /** Above the tasks' Lambda timeout, so Step Functions never gives up on an invocation Lambda still runs. */
+  taskTimeoutSeconds?: number;
+  /** Retries of a failed task (function error, timeout, throttling) before the execution fails. */
+  retry?: { intervalSeconds?: number; maxAttempts?: number; backoffRate?: number; maxDelaySeconds?: number };
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type AslDefinition = { [key: string]: Json };
+
+/** Errors the Lambda service itself raises (throttling, cold-start and SDK failures): always worth a fast retry. */
+const LAMBDA_SERVICE_ERRORS = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+  'Lambda.ClientExecutionTimeoutException',
+];
+
+export function settlementWorkflowDefinition(
+  resources: SettlementWorkflowResources,
+  options: SettlementWorkflowOptions = {},
+): AslDefinition {
+  const S = SETTLEMENT_STATE_NAMES;
+  const retry = {
+    intervalSeconds: options.retry?.intervalSeconds ?? 2,
+    maxAttempts: options.retry?.maxAttempts ?? 6,
+    backoffRate: options.retry?.backoffRate ?? 2,
+    maxDelaySeconds: options.retry?.maxDelaySeconds ?? 120,
+  };
+  const task = (resource: string, resultPath: string, next: string, comment: string): AslDefinition => ({
+    Type: 'Task',
+    Comment: comment,
+    Resource: resource,
+    Parameters: { 'trade_id.$': '$.trade_id' },
+    // Results go beside the input so trade_id, settlement_at and session_interval_seconds survive every loop.
+    ResultPath: resultPath,
+    TimeoutSeconds: options.taskTimeoutSeconds ?? 120,
+    Retry: [
+      {
+        ErrorEquals: LAMBDA_SERVICE_ERRORS,
+        IntervalSeconds: 1,
+        MaxAttempts: retry.maxAttempts,
+        BackoffRate: retry.backoffRate,
+        MaxDelaySeconds: retry.maxDelaySeconds,
+        JitterStrategy: 'FULL',
+      },
+      {
+        // A task that failed or timed out wrote nothing or wrote conditionally; running it again is safe.
+        ErrorEquals: ['States.TaskFailed', 'States.Timeout'],
+        IntervalSeconds: retry.intervalSeconds,
+        MaxAttempts: retry.maxAttempts,
+        BackoffRate: retry.backoffRate,
+        MaxDelaySeconds: retry.maxDelaySeconds,
+        JitterStrategy: 'FULL',
+      },
+    ],
+    Next: next,
+  });
+
+  return {
+    Comment: 'Settles one reported trade: waits for its settlement time, attempts each session until settled or past its deadline.',
+    StartAt: S.waitForSettlementTime,
+    States: {
+      [S.waitForSettlementTime]: {
+        Type: 'Wait',
+        Comment: 'Until settlement_at; a time already past continues at once.',
+        TimestampPath: '$.settlement_at',
+        Next: S.activateTrade,
+      },
+      [S.activateTrade]: task(resources.activate, '$.activation', S.attemptSettlement, 'accepted -> active'),
+      [S.attemptSettlement]: task(
+        resources.attempt,
+        '$.attempt',
+        S.settled,
+        'Checks every settling party; all covered -> both legs move in one transaction.',
+      ),
+      [S.settled]: {
+        Type: 'Choice',
+        Comment: 'No Default: an outcome outside the task contract fails the execution where ops can see it.',
+        Choices: [
+          {
+            Or: [
+              { Variable: '$.attempt.outcome', StringEquals: 'settled' },
+              { Variable: '$.attempt.outcome', StringEquals: 'defaulted' },
+              { Variable: '$.attempt.outcome', StringEquals: 'terminated' },
+            ],
+            Next: S.done,
+          },
+          { Variable: '$.attempt.outcome', StringEquals: 'outstanding', Next: S.pastDeadline },
+        ],
+      },
+      [S.pastDeadline]: {
+        Type: 'Choice',
+        Choices: [
+          {
+            And: [
+              { Variable: '$.attempt.past_deadline', IsPresent: true },
+              { Variable: '$.attempt.past_deadline', BooleanEquals: true },
+            ],
+            Next: S.defaultTrade,
+          },
+        ],
+        Default: S.waitForNextSession,
+      },
+      [S.defaultTrade]: task(
+        resources.default,
+        '$.default',
+        S.done,
+        'Terminates the trade as defaulted; balances untouched.',
+      ),
+      [S.waitForNextSession]: {
+        Type: 'Wait',
+        SecondsPath: '$.session_interval_seconds',
+        Next: S.attemptSettlement,
+      },
+      [S.done]: { Type: 'Succeed' },
+    },
+  };
+}
+
+/** The execution input for a trade whose first attempt is due at `settlementAtMs`. */
+export function settlementExecutionInput(
+  tradeId: string,
+  settlementAtMs: number,
+  sessionIntervalSeconds: number,
+): SettlementExecutionInput {
+  return {
+    trade_id: tradeId,
+    settlement_at: new Date(settlementAtMs).toISOString(),
+    session_interval_seconds: sessionIntervalSeconds,
+  };
+}

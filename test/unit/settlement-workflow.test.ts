@@ -1,0 +1,178 @@
+import '../../infra/local/promise-shim.js';
+import { createRequire } from 'node:module';
+import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { describe, expect, it } from 'vitest';
+import {
+  SETTLEMENT_STATE_NAMES as S,
+  settlementExecutionInput,
+  settlementWorkflowDefinition,
+  type AslDefinition,
+  type SettlementTaskResult,
+} from '../../infra/settlement-workflow.js';
+
+// asl-validator is CommonJS without type declarations; this is its documented call shape.
+type AslValidator = (
+  definition: unknown,
+  options?: { checkPaths?: boolean; checkArn?: boolean },
+) => { isValid: boolean; errors: unknown[]; errorsText: (separator?: string) => string };
+const aslValidator = createRequire(import.meta.url)('asl-validator') as AslValidator;
+
+const RESOURCES = {
+  activate: 'arn:aws:lambda:eu-west-1:123456789012:function:settlement-activate',
+  attempt: 'arn:aws:lambda:eu-west-1:123456789012:function:settlement-attempt',
+  default: 'arn:aws:lambda:eu-west-1:123456789012:function:settlement-default',
+};
+
+const definition = settlementWorkflowDefinition(RESOURCES);
+const input = settlementExecutionInput('3f1c6c1e-6a55-4a55-9d35-2f1b7c3c9a10', Date.UTC(2030, 0, 1), 60);
+
+type Handler = (input: unknown) => SettlementTaskResult | Promise<SettlementTaskResult>;
+
+/** Runs the definition in-process with stub tasks and no real waiting; returns the output and every state entered. */
+async function execute(handlers: { activate?: Handler; attempt: Handler; default?: Handler }) {
+  const machine = new StateMachine(structuredClone(definition) as unknown as StateMachineDefinition, {
+    validationOptions: { checkArn: true, checkPaths: true },
+  });
+  const fallback: Handler = () => ({ outcome: 'outstanding' });
+  const execution = machine.run({ ...input }, {
+    overrides: {
+      taskResourceLocalHandlers: {
+        [S.activateTrade]: (handlers.activate ?? fallback) as never,
+        [S.attemptSettlement]: handlers.attempt as never,
+        [S.defaultTrade]: (handlers.default ?? fallback) as never,
+      },
+      waitTimeOverrides: { [S.waitForSettlementTime]: 0, [S.waitForNextSession]: 0 },
+      retryIntervalOverrides: { [S.activateTrade]: 0, [S.attemptSettlement]: 0, [S.defaultTrade]: 0 },
+    },
+  });
+  const entered: string[] = [];
+  for await (const event of execution.eventLogs) {
+    if (event.type === 'StateEntered') entered.push(event.state.name);
+  }
+  const output = (await execution.result) as Record<string, unknown>;
+  return { output, entered };
+}
+
+describe('settlement workflow definition', () => {
+  it('is valid Amazon States Language, ARNs and paths included', () => {
+    // The validator fills in defaults on the object it is given; keep the shared definition pristine.
+    const result = aslValidator(structuredClone(definition), { checkArn: true, checkPaths: true });
+    expect(result.errorsText()).toBe('');
+    expect(result.isValid).toBe(true);
+  });
+
+  it('is plain JSON, so CDK can take it as a string', () => {
+    expect(JSON.parse(JSON.stringify(definition))).toEqual(definition);
+  });
+
+  it('names every state for the console and wires tasks to the given resources', () => {
+    const states = definition.States as Record<string, AslDefinition>;
+    expect(Object.keys(states).sort()).toEqual(Object.values(S).sort());
+    expect(definition.StartAt).toBe(S.waitForSettlementTime);
+    expect(states[S.activateTrade]?.Resource).toBe(RESOURCES.activate);
+    expect(states[S.attemptSettlement]?.Resource).toBe(RESOURCES.attempt);
+    expect(states[S.defaultTrade]?.Resource).toBe(RESOURCES.default);
+    expect(states[S.waitForSettlementTime]?.TimestampPath).toBe('$.settlement_at');
+    expect(states[S.waitForNextSession]?.SecondsPath).toBe('$.session_interval_seconds');
+  });
+
+  it('keeps the execution input on every task and retries task failures with backoff', () => {
+    const states = definition.States as Record<string, AslDefinition>;
+    for (const name of [S.activateTrade, S.attemptSettlement, S.defaultTrade]) {
+      const state = states[name] as AslDefinition;
+      expect(state.ResultPath).toMatch(/^\$\.\w+$/);
+      const retriers = state.Retry as AslDefinition[];
+      expect(retriers.flatMap((r) => r.ErrorEquals as string[])).toEqual(
+        expect.arrayContaining(['States.TaskFailed', 'Lambda.TooManyRequestsException', 'Lambda.ServiceException']),
+      );
+      for (const retrier of retriers) expect(retrier.BackoffRate).toBeGreaterThan(1);
+    }
+  });
+
+  it('takes options for task timeouts and retries', () => {
+    const custom = settlementWorkflowDefinition(RESOURCES, { taskTimeoutSeconds: 30, retry: { maxAttempts: 2 } });
+    const attempt = (custom.States as Record<string, AslDefinition>)[S.attemptSettlement] as AslDefinition;
+    expect(attempt.TimeoutSeconds).toBe(30);
+    expect((attempt.Retry as AslDefinition[]).every((r) => r.MaxAttempts === 2)).toBe(true);
+  });
+
+  it('builds the execution input with an ISO settlement time', () => {
+    expect(input).toEqual({
+      trade_id: '3f1c6c1e-6a55-4a55-9d35-2f1b7c3c9a10',
+      settlement_at: '2030-01-01T00:00:00.000Z',
+      session_interval_seconds: 60,
+    });
+  });
+});
+
+describe('settlement workflow, run locally', () => {
+  it('settles a funded trade in five states and passes tasks only the trade id', async () => {
+    const seen: unknown[] = [];
+    const { output, entered } = await execute({
+      activate: (i) => (seen.push(i), { outcome: 'outstanding' }),
+      attempt: (i) => (seen.push(i), { outcome: 'settled' }),
+    });
+    expect(entered).toEqual([S.waitForSettlementTime, S.activateTrade, S.attemptSettlement, S.settled, S.done]);
+    expect(entered.length).toBeLessThanOrEqual(10);
+    expect(seen).toEqual([{ trade_id: input.trade_id }, { trade_id: input.trade_id }]);
+    expect(output).toMatchObject({ ...input, attempt: { outcome: 'settled' } });
+  });
+
+  it('rolls an outstanding trade to the next session until it settles', async () => {
+    const outcomes: SettlementTaskResult[] = [
+      { outcome: 'outstanding', past_deadline: false },
+      { outcome: 'outstanding', past_deadline: false },
+      { outcome: 'settled' },
+    ];
+    const { output, entered } = await execute({ attempt: () => outcomes.shift() as SettlementTaskResult });
+    expect(entered.filter((s) => s === S.attemptSettlement)).toHaveLength(3);
+    expect(entered.filter((s) => s === S.waitForNextSession)).toHaveLength(2);
+    expect(entered.at(-1)).toBe(S.done);
+    expect(entered).not.toContain(S.defaultTrade);
+    expect(output).toMatchObject({ session_interval_seconds: 60, attempt: { outcome: 'settled' } });
+  });
+
+  it('treats an attempt without past_deadline as not yet past it', async () => {
+    const outcomes: SettlementTaskResult[] = [{ outcome: 'outstanding' }, { outcome: 'settled' }];
+    const { entered } = await execute({ attempt: () => outcomes.shift() as SettlementTaskResult });
+    expect(entered).toContain(S.waitForNextSession);
+    expect(entered.at(-1)).toBe(S.done);
+  });
+
+  it('defaults a trade still outstanding at its deadline', async () => {
+    const outcomes: SettlementTaskResult[] = [
+      { outcome: 'outstanding', past_deadline: false },
+      { outcome: 'outstanding', past_deadline: true },
+    ];
+    let defaults = 0;
+    const { output, entered } = await execute({
+      attempt: () => outcomes.shift() as SettlementTaskResult,
+      default: () => (defaults++, { outcome: 'defaulted' }),
+    });
+    expect(defaults).toBe(1);
+    expect(entered.slice(-3)).toEqual([S.pastDeadline, S.defaultTrade, S.done]);
+    expect(output).toMatchObject({ trade_id: input.trade_id, default: { outcome: 'defaulted' } });
+  });
+
+  it('stops at once when the trade was already closed by an earlier run', async () => {
+    const { entered } = await execute({ attempt: () => ({ outcome: 'terminated' }) });
+    expect(entered).toEqual([S.waitForSettlementTime, S.activateTrade, S.attemptSettlement, S.settled, S.done]);
+  });
+
+  it('retries a failing task instead of losing the trade', async () => {
+    let calls = 0;
+    const { entered } = await execute({
+      attempt: () => {
+        calls++;
+        if (calls === 1) throw new Error('DynamoDB throttled');
+        return { outcome: 'settled' };
+      },
+    });
+    expect(calls).toBe(2);
+    expect(entered.at(-1)).toBe(S.done);
+  });
+
+  it('fails loudly on an outcome outside the task contract', async () => {
+    await expect(execute({ attempt: () => ({ outcome: 'bogus' as never }) })).rejects.toThrow(/States.NoChoiceMatched/);
+  });
+});
