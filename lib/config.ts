@@ -1,25 +1,25 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * Runtime configuration, parsed once from the environment and failing fast on a bad value. The CDK stack
  * sets exactly these variables; the local stack and the tests set them before the first use.
  */
 const schema = z.object({
-  TABLE_NAME: z.string().min(1),
-  TTL_TABLE_NAME: z.string().min(1),
-  AWS_REGION: z.string().min(1).default('us-east-1'),
+  TABLE_NAME: z.string().check(z.minLength(1)),
+  TTL_TABLE_NAME: z.string().check(z.minLength(1)),
+  AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
   /** Set locally (DynamoDB Local); absent on AWS. */
-  DYNAMODB_ENDPOINT: z.string().url().optional(),
+  DYNAMODB_ENDPOINT: z.optional(z.url()),
   /** On AWS, API secrets are encrypted with this KMS key. */
-  SECRETS_KMS_KEY_ID: z.string().min(1).optional(),
+  SECRETS_KMS_KEY_ID: z.optional(z.string().check(z.minLength(1))),
   /** Locally, a base64 AES-256 key (the local stack keeps one in DATA_DIR). */
-  SECRETS_LOCAL_KEY: z.string().min(1).optional(),
-  STATE_MACHINE_ARN: z.string().min(1).optional(),
-  QUOTE_TTL_SECONDS: z.coerce.number().int().positive().default(30),
-  PRICE_MAX_AGE_SECONDS: z.coerce.number().int().positive().default(300),
-  SETTLEMENT_SESSION_SECONDS: z.coerce.number().int().positive().default(3600),
-  SPOT_SETTLEMENT_DEADLINE_SECONDS: z.coerce.number().int().positive().default(172800),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  SECRETS_LOCAL_KEY: z.optional(z.string().check(z.minLength(1))),
+  STATE_MACHINE_ARN: z.optional(z.string().check(z.minLength(1))),
+  QUOTE_TTL_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive()), 30),
+  PRICE_MAX_AGE_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive()), 300),
+  SETTLEMENT_SESSION_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive()), 3600),
+  SPOT_SETTLEMENT_DEADLINE_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive()), 172800),
+  LOG_LEVEL: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
 });
 
 export type Config = z.infer<typeof schema>;

@@ -1,8 +1,8 @@
-import { z } from 'zod';
 import { assetsMatching } from '../../lib/assets/list-assets.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
+import * as z from 'zod/mini';
 
 /** GET /assets: the asset registry, optionally one symbol. */
-export const handler = apiHandler({ query: z.object({ symbol: z.string().min(1).max(25).optional() }) }, async ({ query }) => ({
+export const handler = apiHandler({ query: z.object({ symbol: z.optional(z.string().check(z.minLength(1), z.maxLength(25))) }) }, async ({ query }) => ({
   message: assetsMatching(query.symbol),
 }));

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { envelope, JSON_HEADERS } from './middleware/envelope.js';
 import { idempotency } from './middleware/idempotency.js';
 import { jsonBody } from './middleware/json-body.js';
@@ -8,9 +8,9 @@ import { validateInput } from './middleware/validate-input.js';
 import { verifySignature } from './middleware/verify-signature.js';
 import type { AuthContext, ServiceContext } from './types.js';
 
-type Parsed<S extends z.ZodType | undefined> = S extends z.ZodType ? z.output<S> : undefined;
+type Parsed<S extends z.ZodMiniType | undefined> = S extends z.ZodMiniType ? z.output<S> : undefined;
 
-export interface HandlerOptions<Q extends z.ZodType | undefined, B extends z.ZodType | undefined, P extends z.ZodType | undefined> {
+export interface HandlerOptions<Q extends z.ZodMiniType | undefined, B extends z.ZodMiniType | undefined, P extends z.ZodMiniType | undefined> {
   query?: Q;
   body?: B;
   path?: P;
@@ -33,9 +33,9 @@ export interface HandlerInput<Q, B, P> {
  * -> the use case. `run` returns the response body (`{ message, ... }`); everything else is done here.
  */
 export function apiHandler<
-  Q extends z.ZodType | undefined = undefined,
-  B extends z.ZodType | undefined = undefined,
-  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodMiniType | undefined = undefined,
+  B extends z.ZodMiniType | undefined = undefined,
+  P extends z.ZodMiniType | undefined = undefined,
 >(options: HandlerOptions<Q, B, P>, run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>) {
   const core = async (_event: APIGatewayProxyEvent, context: ServiceContext): Promise<APIGatewayProxyResult> => {
     const { svc } = context;

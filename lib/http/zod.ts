@@ -1,21 +1,36 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import { AMOUNT_PATTERN } from '../domain/money.js';
+
+// zod/mini keeps each Lambda bundle small (the classic API alone is ~450 KB minified); it ships without
+// messages, so the English ones are registered once here, which every handler loads.
+// Modules import `* as z from 'zod/mini'` themselves: re-exporting the namespace would defeat tree-shaking.
+z.config(en());
 
 /** `field.path: message` for every issue, so a client sees all its mistakes at once. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[], root: string): string[] {
   return issues.map((issue) => {
-    const path = issue.path.length ? issue.path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i ? '.' : ''}${String(part)}`)).join('') : root;
+    const path = issue.path.length
+      ? issue.path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i ? '.' : ''}${String(part)}`)).join('')
+      : root;
     return `${path}: ${issue.message}`;
   });
 }
 
-/** A decimal amount on the wire: a string of digits with an optional point; the asset's precision is checked later. */
-export const decimalString = z.string().regex(AMOUNT_PATTERN, 'must be a decimal string such as "12.34" (no sign, no exponent)');
+/** A decimal amount on the wire: digits with an optional point; the asset's precision is checked later. */
+export const decimalString = () => z.string().check(z.regex(AMOUNT_PATTERN, 'must be a decimal string such as "12.34" (no sign, no exponent)'));
 
-/** Pagination per design section 3: pages from 1, default and maximum size `max`. */
-export function pageQuery(sizeField: 'page_size' | 'size', max: number) {
-  return {
-    page: z.coerce.number().int('must be a whole number').min(1, 'must be 1 or more').default(1),
-    [sizeField]: z.coerce.number().int('must be a whole number').min(1, 'must be 1 or more').max(max, `must be at most ${max}`).default(max),
-  } as { page: z.ZodDefault<z.ZodCoercedNumber>; } & Record<typeof sizeField, z.ZodDefault<z.ZodCoercedNumber>>;
+/** A required non-empty string (trimmed length ≥ 1) of at most `max` characters. */
+export const text = (max = 200) =>
+  z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(max, `must be at most ${max} characters`));
+
+/** A page number or size from the query string: a whole number ≥ 1 (≤ max), `fallback` when absent. */
+export function pageNumber(fallback: number, max = Number.MAX_SAFE_INTEGER) {
+  return z._default(
+    z.coerce.number().check(z.int('must be a whole number'), z.minimum(1, 'must be 1 or more'), z.maximum(max, `must be at most ${max}`)),
+    fallback,
+  );
 }
+
+/** Pagination per design section 3: pages from 1; `page_size` (or `size`) defaults to and is capped at `max`. */
+export const pageQuery = (max = 100) => ({ page: pageNumber(1), page_size: pageNumber(max, max) });

@@ -16,3 +16,12 @@ export function newParticipantCode(): string {
 export function newId(): string {
   return randomUUID();
 }
+
+/**
+ * A numeric id (transfers carry a number, as in the reference API) without a hot counter item: the time in
+ * milliseconds followed by three random digits. Callers write it with `attribute_not_exists` and draw again
+ * on the rare collision. Stays below 2^53 until the year 2255.
+ */
+export function newNumericId(nowMs: number): number {
+  return nowMs * 1000 + randomInt(1000);
+}

@@ -9,6 +9,29 @@ export const keys = {
   /** gsi1: a platform's participants (its own participant and its customers), newest last. */
   participantsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#PARTICIPANTS`,
 
+  account: (account: { participant_code: string; account_group: string; account_label: string; asset: string }) => ({
+    pk: `ACCOUNT#${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`,
+    sk: 'ACCOUNT',
+  }),
+  /** gsi1: a platform's accounts and its customers' accounts. */
+  accountsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#ACCOUNTS`,
+  /** gsi1: the accounts of system participants (liquidity provider, external boundary). */
+  systemAccounts: () => 'SYSTEM#ACCOUNTS',
+  accountSortKey: (account: { participant_code: string; account_group: string; account_label: string; asset: string }) =>
+    `${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`,
+
+  movement: (movementId: string) => ({ pk: `MOVEMENT#${movementId}`, sk: 'MOVEMENT' }),
+
+  transfer: (transferId: number | string) => ({ pk: `TRANSFER#${transferId}`, sk: 'TRANSFER' }),
+  /** gsi1: a platform's transfers, oldest first. */
+  transfersOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#TRANSFERS`,
+
+  /** A platform's standing permission to act for a participant (e.g. submits_platform_transfers_for). */
+  relationship: (platformCode: string, kind: string, participantCode: string) => ({
+    pk: `PLATFORM#${platformCode}`,
+    sk: `RELATIONSHIP#${kind}#${participantCode}`,
+  }),
+
   apiKey: (apiKey: string) => ({ pk: `APIKEY#${apiKey}`, sk: 'APIKEY' }),
   /** gsi1: a platform's API keys. */
   apiKeysOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#APIKEYS`,

@@ -1,12 +1,12 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { ValidationError } from '../../domain/errors.js';
 import { formatIssues } from '../zod.js';
 import type { ServiceMiddleware } from '../types.js';
 
 export interface InputSchemas {
-  query?: z.ZodType;
-  body?: z.ZodType;
-  path?: z.ZodType;
+  query?: z.ZodMiniType;
+  body?: z.ZodMiniType;
+  path?: z.ZodMiniType;
 }
 
 /**

@@ -1,0 +1,116 @@
+import { findAsset } from './assets.js';
+import { Money, decimalPlaces, plain } from './money.js';
+
+/**
+ * Double-entry rules. An account is (participant, group, label, asset). A movement is a set of legs, each a
+ * signed amount on one account (negative = debit), that sums to zero per asset: money is never created or
+ * destroyed, only moved. Corrections are new reversing movements, never edits.
+ */
+export interface AccountRef {
+  participant_code: string;
+  account_group: string;
+  account_label: string;
+  asset: string;
+}
+
+export interface Leg {
+  account: AccountRef;
+  /** Signed: negative debits the account, positive credits it. */
+  amount: Money;
+  /** The owner's platform (for listing a platform's accounts); system accounts have none. */
+  platform_code: string | null;
+}
+
+export type MovementType =
+  | 'deposit'
+  | 'transfer'
+  | 'trade'
+  | 'reward'
+  | 'award_fund'
+  | 'award_escrow'
+  | 'award_distribution'
+  | 'withdrawal'
+  | 'withdrawal_reversal'
+  | 'settlement'
+  | 'payment';
+
+export interface Movement {
+  movement_id: string;
+  type: MovementType;
+  legs: Leg[];
+  /** What caused it (transfer id, trade id, ...), for tracing a balance back to its origin. */
+  reference: string;
+}
+
+export const DEFAULT_ACCOUNT_LABEL = 'general';
+
+/**
+ * System participants stand for the outside world so that balances sum to zero per asset: the liquidity
+ * provider (counterparty of every quote) and the external boundary (deposits, ACH, chain withdrawals). Their
+ * codes contain a `0`, which generated participant codes never do, so they can't collide with a customer.
+ */
+export const SYSTEM_PARTICIPANTS = {
+  liquidityProvider: 'SYS0LP',
+  externalBoundary: 'SYS0EX',
+  fees: 'SYS0FE',
+} as const;
+
+export function isSystemParticipant(participantCode: string): boolean {
+  return participantCode.startsWith('SYS0');
+}
+
+export function systemAccount(participantCode: string, group: string, asset: string): AccountRef {
+  return { participant_code: participantCode, account_group: group, account_label: DEFAULT_ACCOUNT_LABEL, asset };
+}
+
+export function accountKey(account: AccountRef): string {
+  return `${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`;
+}
+
+export function sameAccount(a: AccountRef, b: AccountRef): boolean {
+  return accountKey(a) === accountKey(b);
+}
+
+/** A two-leg movement of `amount` from one account to another. */
+export function moveLegs(from: { account: AccountRef; platform_code: string | null }, to: { account: AccountRef; platform_code: string | null }, amount: Money): Leg[] {
+  return [
+    { account: from.account, platform_code: from.platform_code, amount: amount.negated() },
+    { account: to.account, platform_code: to.platform_code, amount },
+  ];
+}
+
+/**
+ * The movement's invariants; a violation is a programming error, not a client mistake, so it throws a plain
+ * Error (a 500) before anything is written.
+ */
+export function assertBalanced(movement: Movement): void {
+  if (movement.legs.length === 0) throw new Error(`movement ${movement.movement_id} has no legs`);
+  const sums = new Map<string, Money>();
+  for (const leg of movement.legs) {
+    const asset = findAsset(leg.account.asset);
+    if (!asset) throw new Error(`movement ${movement.movement_id}: unknown asset ${leg.account.asset}`);
+    if (leg.amount.isZero()) throw new Error(`movement ${movement.movement_id}: zero leg on ${accountKey(leg.account)}`);
+    if (decimalPlaces(plain(leg.amount.abs())) > asset.precision) {
+      throw new Error(`movement ${movement.movement_id}: leg ${plain(leg.amount)} exceeds ${asset.symbol} precision`);
+    }
+    sums.set(asset.symbol, (sums.get(asset.symbol) ?? new Money(0)).plus(leg.amount));
+  }
+  for (const [asset, sum] of sums) {
+    if (!sum.isZero()) throw new Error(`movement ${movement.movement_id} does not balance in ${asset}: ${plain(sum)}`);
+  }
+}
+
+/**
+ * Net change per account. DynamoDB allows one operation per item in a transaction, so legs touching the same
+ * account are combined before the balance updates are built.
+ */
+export function netChanges(legs: readonly Leg[]): { account: AccountRef; platform_code: string | null; change: Money }[] {
+  const byAccount = new Map<string, { account: AccountRef; platform_code: string | null; change: Money }>();
+  for (const leg of legs) {
+    const key = accountKey(leg.account);
+    const current = byAccount.get(key);
+    if (current) current.change = current.change.plus(leg.amount);
+    else byAccount.set(key, { account: leg.account, platform_code: leg.platform_code, change: leg.amount });
+  }
+  return [...byAccount.values()].filter((entry) => !entry.change.isZero());
+}

@@ -1,0 +1,159 @@
+import { GetCommand, QueryCommand, ScanCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { clock } from '../clock.js';
+import { InsufficientFundsError } from '../domain/errors.js';
+import { assertBalanced, isSystemParticipant, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
+import { Money } from '../domain/money.js';
+import { dynamo, tableNames } from './client.js';
+import { newId } from './codes.js';
+import { keys } from './keys.js';
+import { moneyAttr, readInteger, readMoney } from './numbers.js';
+import { transactWrite, type TaggedItem } from './transactions.js';
+
+export interface Account extends AccountRef {
+  account_id: string;
+  balance: Money;
+  platform_code: string | null;
+  last_update: number;
+}
+
+/**
+ * The items that book a movement: its immutable record and one balance update per account it touches.
+ * Debits of customer and platform accounts carry `balance >= amount`, so an account never goes negative
+ * and a missing account can't be debited; system accounts (liquidity provider, external boundary) may go
+ * negative because they stand for the world outside.
+ */
+export function movementItems(movement: Movement, nowMs = clock.nowMs()): TaggedItem[] {
+  assertBalanced(movement);
+  const table = tableNames().main;
+  const record: TaggedItem = {
+    item: {
+      Put: {
+        TableName: table,
+        Item: {
+          ...keys.movement(movement.movement_id),
+          type: 'movement',
+          movement_id: movement.movement_id,
+          movement_type: movement.type,
+          reference: movement.reference,
+          created_at: nowMs,
+          legs: movement.legs.map((leg) => ({ ...leg.account, platform_code: leg.platform_code, amount: moneyAttr(leg.amount) })),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  };
+  const updates = netChanges(movement.legs).map(({ account, platform_code, change }): TaggedItem => {
+    const debit = change.isNegative();
+    const amount = change.abs();
+    const guarded = debit && !isSystemParticipant(account.participant_code);
+    return {
+      item: {
+        Update: {
+          TableName: table,
+          Key: keys.account(account),
+          UpdateExpression:
+            'SET balance = if_not_exists(balance, :zero) + :change, last_update = :now, account_id = if_not_exists(account_id, :id), ' +
+            'participant_code = :participant, account_group = :group, account_label = :label, asset = :asset, #type = :type, gsi1pk = :gsi1pk, gsi1sk = :gsi1sk' +
+            (platform_code ? ', platform_code = :platform' : ''),
+          ...(guarded && { ConditionExpression: 'balance >= :amount' }),
+          ExpressionAttributeNames: { '#type': 'type' },
+          ExpressionAttributeValues: {
+            ':zero': moneyAttr(new Money(0)),
+            ':change': moneyAttr(change),
+            ...(guarded && { ':amount': moneyAttr(amount) }),
+            ':now': nowMs,
+            ':id': newId(),
+            ':participant': account.participant_code,
+            ':group': account.account_group,
+            ':label': account.account_label,
+            ':asset': account.asset,
+            ':type': 'account',
+            ':gsi1pk': platform_code ? keys.accountsOfPlatform(platform_code) : keys.systemAccounts(),
+            ':gsi1sk': keys.accountSortKey(account),
+            ...(platform_code && { ':platform': platform_code }),
+          },
+        },
+      },
+      onConditionFailed: () =>
+        new InsufficientFundsError(
+          `${account.participant_code}/${account.account_group}/${account.account_label}: insufficient ${account.asset} balance for ${amount.toFixed()}`,
+        ),
+    };
+  });
+  return [record, ...updates];
+}
+
+/** Books one movement atomically, together with any other items that must succeed or fail with it. */
+export async function bookMovement(movement: Movement, alongWith: readonly TaggedItem[] = []): Promise<void> {
+  await transactWrite([...movementItems(movement), ...alongWith]);
+}
+
+function toAccount(item: Record<string, any>): Account {
+  return {
+    participant_code: item.participant_code,
+    account_group: item.account_group,
+    account_label: item.account_label,
+    asset: item.asset,
+    account_id: item.account_id,
+    balance: readMoney(item.balance),
+    platform_code: item.platform_code ?? null,
+    last_update: readInteger(item.last_update),
+  };
+}
+
+/** Reads one account strongly consistently; an account never credited doesn't exist and reads as undefined. */
+export async function getAccount(account: AccountRef): Promise<Account | undefined> {
+  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.account(account), ConsistentRead: true }));
+  return out.Item ? toAccount(out.Item) : undefined;
+}
+
+export async function balanceOf(account: AccountRef): Promise<Money> {
+  return (await getAccount(account))?.balance ?? new Money(0);
+}
+
+async function queryAll(input: QueryCommandInput): Promise<Record<string, any>[]> {
+  const items: Record<string, any>[] = [];
+  let ExclusiveStartKey: Record<string, any> | undefined;
+  do {
+    const out = await dynamo().send(new QueryCommand({ ...input, ExclusiveStartKey }));
+    items.push(...(out.Items ?? []));
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return items;
+}
+
+/** Every account of a platform and of its customers, ordered by owner, group, label, asset. */
+export async function accountsOfPlatform(platformCode: string): Promise<Account[]> {
+  const items = await queryAll({
+    TableName: tableNames().main,
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.accountsOfPlatform(platformCode) },
+  });
+  return items.map(toAccount);
+}
+
+/** Operations and tests: every account and every movement in the table (a full scan; never on a request path). */
+export async function scanLedger(): Promise<{ accounts: Account[]; movements: Record<string, any>[] }> {
+  const accounts: Account[] = [];
+  const movements: Record<string, any>[] = [];
+  let ExclusiveStartKey: Record<string, any> | undefined;
+  do {
+    const out = await dynamo().send(
+      new ScanCommand({
+        TableName: tableNames().main,
+        FilterExpression: '#type IN (:account, :movement)',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':account': 'account', ':movement': 'movement' },
+        ConsistentRead: true,
+        ExclusiveStartKey,
+      }),
+    );
+    for (const item of out.Items ?? []) {
+      if (item.type === 'account') accounts.push(toAccount(item));
+      else movements.push(item);
+    }
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return { accounts, movements };
+}
