@@ -17,6 +17,13 @@ export interface Route {
 export const routes: readonly Route[] = [
   { method: 'GET', path: '/time', handler: 'functions/system/get-time.ts', area: null },
   { method: 'GET', path: '/assets', handler: 'functions/assets/list-assets.ts', area: 'assets' },
+  { method: 'POST', path: '/participants/customers/new', handler: 'functions/participants/create-customer.ts', area: 'participants' },
+  { method: 'POST', path: '/participants/customers/minor', handler: 'functions/participants/create-minor.ts', area: 'participants' },
+  { method: 'GET', path: '/participants', handler: 'functions/participants/list-participants.ts', area: 'participants' },
+  { method: 'GET', path: '/accounts', handler: 'functions/accounts/list-accounts.ts', area: 'accounts' },
+  { method: 'POST', path: '/transfers', handler: 'functions/transfers/create-transfer.ts', area: 'transfers' },
+  { method: 'GET', path: '/transfers', handler: 'functions/transfers/list-transfers.ts', area: 'transfers' },
+  { method: 'GET', path: '/transfers/{id}', handler: 'functions/transfers/get-transfer.ts', area: 'transfers' },
 ];
 
 /** Finds the route for a method and an API Gateway resource path (as in `event.resource`). */

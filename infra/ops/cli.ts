@@ -1,5 +1,6 @@
 import { readStackInfo, useLocalTables } from '../local/local-env.js';
 import { UsageError, type Commands, type Flags } from './command.js';
+import { ledgerCommands } from './ledger-commands.js';
 import { platformCommands } from './platform-commands.js';
 
 /**
@@ -9,6 +10,7 @@ import { platformCommands } from './platform-commands.js';
  */
 export const commands: Commands = {
   ...platformCommands,
+  ...ledgerCommands,
 };
 
 function connect(): void {
@@ -46,9 +48,11 @@ function parseFlags(args: string[]): Flags {
 
 /** Runs one command. `connectToTables: false` is for tests that have already pointed the process at tables. */
 export async function runAdmin(argv: string[], options: { connectToTables?: boolean } = {}): Promise<unknown> {
-  const command = commands[argv.slice(0, 2).join(' ')];
+  // Commands are one word (`deposit`) or two (`platform create`).
+  const words = commands[argv.slice(0, 2).join(' ')] ? 2 : 1;
+  const command = commands[argv.slice(0, words).join(' ')];
   if (!command) throw new UsageError(usage());
-  const flags = parseFlags(argv.slice(2));
+  const flags = parseFlags(argv.slice(words));
   if (options.connectToTables !== false) connect();
   return command.run(flags);
 }

@@ -8,6 +8,14 @@ export const keys = {
   participant: (participantCode: string) => ({ pk: `PARTICIPANT#${participantCode}`, sk: 'PARTICIPANT' }),
   /** gsi1: a platform's participants (its own participant and its customers), newest last. */
   participantsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#PARTICIPANTS`,
+  /**
+   * A platform's claim on a lowercased customer e-mail, written in the same transaction as the customer so
+   * e-mails stay unique per platform under concurrency; it also finds a customer by e-mail in one read.
+   */
+  customerEmail: (platformCode: string, emailNormalized: string) => ({
+    pk: `CUSTOMER_EMAIL#${platformCode}#${emailNormalized}`,
+    sk: 'CUSTOMER_EMAIL',
+  }),
 
   account: (account: { participant_code: string; account_group: string; account_label: string; asset: string }) => ({
     pk: `ACCOUNT#${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`,

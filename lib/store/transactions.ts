@@ -1,5 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ServiceUnavailableError } from '../domain/errors.js';
 import { dynamo } from './client.js';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -24,7 +25,7 @@ function isConflictOnly(error: TransactionCanceledException): boolean {
 
 /**
  * Writes all items atomically. Transaction conflicts are retried a bounded number of times with full
- * jitter; a failed condition becomes the domain error its item names; anything else propagates.
+ * jitter (then a 503 the client may retry); a failed condition becomes the domain error its item names; anything else propagates.
  */
 export async function transactWrite(items: readonly TaggedItem[]): Promise<void> {
   if (items.length === 0) return;
@@ -36,7 +37,7 @@ export async function transactWrite(items: readonly TaggedItem[]): Promise<void>
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
       if (isConflictOnly(error)) {
-        if (attempt >= MAX_CONFLICT_ATTEMPTS) throw error;
+        if (attempt >= MAX_CONFLICT_ATTEMPTS) throw new ServiceUnavailableError('the accounts involved are busy; retry shortly');
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** attempt));
         continue;
       }

@@ -1,0 +1,21 @@
+import * as z from 'zod/mini';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { text } from '../../lib/http/zod.js';
+import { createTransfer } from '../../lib/transfers/create-transfer.js';
+
+const body = z.object({
+  client_transfer_id: z.optional(text(100)),
+  from_participant_code: text(50),
+  from_account_group: z.optional(text(50)),
+  from_account_label: z.optional(text(100)),
+  to_participant_code: text(50),
+  to_account_group: z.optional(text(50)),
+  to_account_label: z.optional(text(100)),
+  asset: text(25),
+  amount: z.string(),
+});
+
+/** POST /transfers: move an asset between accounts the platform may act for. */
+export const handler = apiHandler({ body, successStatus: 201 }, async ({ body, auth }) => ({
+  message: await createTransfer(auth.platformCode, body),
+}));

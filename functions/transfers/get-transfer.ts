@@ -1,0 +1,6 @@
+import * as z from 'zod/mini';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { findTransfer } from '../../lib/transfers/list-transfers.js';
+
+/** GET /transfers/{id}: one of the platform's transfers. */
+export const handler = apiHandler({ path: z.object({ id: z.string() }) }, async ({ path, auth }) => findTransfer(auth.platformCode, path.id));

@@ -1,0 +1,81 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableNames } from './client.js';
+import { keys } from './keys.js';
+import { readInteger } from './numbers.js';
+import type { TaggedItem } from './transactions.js';
+
+/** A transfer as stored and as returned by the API (the reference API's transfer shape). */
+export interface Transfer {
+  id: number;
+  platform_code: string;
+  created_at: string;
+  updated_at: string;
+  status: 'approved';
+  from_participant_code: string;
+  from_account_group: string;
+  from_account_label: string;
+  to_participant_code: string;
+  to_account_group: string;
+  to_account_label: string;
+  asset: string;
+  amount: string;
+  movement_id: string;
+  client_transfer_id: string | null;
+  admin_transfer: boolean;
+  prefunded: boolean;
+}
+
+/** Raised by the transfer record's condition: the numeric id was drawn twice in one millisecond. */
+export class TransferIdTakenError extends Error {}
+
+export function transferRecordItem(transfer: Transfer, createdAtMs: number): TaggedItem {
+  return {
+    item: {
+      Put: {
+        TableName: tableNames().main,
+        Item: {
+          ...keys.transfer(transfer.id),
+          gsi1pk: keys.transfersOfPlatform(transfer.platform_code),
+          gsi1sk: `${String(createdAtMs).padStart(15, '0')}#${transfer.id}`,
+          type: 'transfer',
+          ...transfer,
+          // Stored as a string so the id never depends on how a DynamoDB number is read back.
+          id: String(transfer.id),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    onConditionFailed: () => new TransferIdTakenError(),
+  };
+}
+
+function toTransfer(item: Record<string, any>): Transfer {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g1s, type: _type, ...rest } = item;
+  return { ...(rest as Transfer), id: readInteger(item.id) };
+}
+
+export async function getTransfer(id: string): Promise<Transfer | undefined> {
+  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.transfer(id) }));
+  return out.Item ? toTransfer(out.Item) : undefined;
+}
+
+/** Every transfer of a platform, newest first. */
+export async function transfersOfPlatform(platformCode: string): Promise<Transfer[]> {
+  const transfers: Transfer[] = [];
+  let ExclusiveStartKey: Record<string, any> | undefined;
+  do {
+    const out = await dynamo().send(
+      new QueryCommand({
+        TableName: tableNames().main,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.transfersOfPlatform(platformCode) },
+        ScanIndexForward: false,
+        ExclusiveStartKey,
+      }),
+    );
+    transfers.push(...(out.Items ?? []).map(toTransfer));
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return transfers;
+}

@@ -1,0 +1,121 @@
+import { clock } from '../clock.js';
+import { findAsset } from '../domain/assets.js';
+import { ConflictError, ValidationError } from '../domain/errors.js';
+import { DEFAULT_ACCOUNT_LABEL, moveLegs, sameAccount, type AccountRef } from '../domain/ledger.js';
+import { formatAmount, parseAmount } from '../domain/money.js';
+import { newId, newNumericId } from '../store/codes.js';
+import { movementItems } from '../store/ledger.js';
+import { getParticipant, type Participant } from '../store/participants.js';
+import { hasRelationship } from '../store/relationships.js';
+import { transactWrite } from '../store/transactions.js';
+import { transferRecordItem, TransferIdTakenError, type Transfer } from '../store/transfers.js';
+import { clientIdClaim } from '../store/windows.js';
+import { publicTransfer } from './list-transfers.js';
+
+export interface TransferRequest {
+  client_transfer_id?: string;
+  from_participant_code: string;
+  from_account_group?: string;
+  from_account_label?: string;
+  to_participant_code: string;
+  to_account_group?: string;
+  to_account_label?: string;
+  asset: string;
+  amount: string;
+}
+
+/**
+ * A platform may move money between accounts of participants it stands for: itself and its customers, and
+ * any participant it holds `submits_platform_transfers_for` for. Anyone else reads as unknown, so the
+ * answer never reveals whether another platform's participant exists.
+ */
+async function permittedParticipant(platformCode: string, participantCode: string): Promise<Participant | undefined> {
+  const participant = await getParticipant(participantCode);
+  if (!participant) return undefined;
+  if (participant.platform_code === platformCode) return participant;
+  return (await hasRelationship(platformCode, 'submits_platform_transfers_for', participantCode)) ? participant : undefined;
+}
+
+function resolveSide(side: 'from' | 'to', participant: Participant | undefined, code: string, group: string | undefined, label: string | undefined, asset: string, errors: string[]) {
+  if (!participant) {
+    errors.push(`${side}_participant_code: no participant '${code}' that this platform may transfer for`);
+    return undefined;
+  }
+  // Accounts of a platform's participants live in the group named by that platform's code.
+  const expectedGroup = participant.platform_code;
+  if (group !== undefined && group !== expectedGroup) {
+    errors.push(`${side}_account_group: participant ${code} has accounts only in group '${expectedGroup}'`);
+    return undefined;
+  }
+  const account: AccountRef = { participant_code: code, account_group: expectedGroup, account_label: label ?? DEFAULT_ACCOUNT_LABEL, asset };
+  return { account, platform_code: participant.platform_code };
+}
+
+const MAX_ID_DRAWS = 5;
+
+/**
+ * Books a transfer: the transfer record, the movement (with the source's `balance >= amount` condition)
+ * and the 72-hour `client_transfer_id` claim, in one transaction. Status is `approved` at once.
+ */
+export async function createTransfer(platformCode: string, request: TransferRequest) {
+  const errors: string[] = [];
+  const asset = findAsset(request.asset);
+  if (!asset) errors.push(`asset: unknown asset '${request.asset}'`);
+  const amount = asset ? parseAmount(request.amount, asset, 'amount') : undefined;
+  if (typeof amount === 'string') errors.push(amount);
+
+  const [fromParticipant, toParticipant] = await Promise.all([
+    permittedParticipant(platformCode, request.from_participant_code),
+    permittedParticipant(platformCode, request.to_participant_code),
+  ]);
+  const symbol = asset?.symbol ?? request.asset;
+  const from = resolveSide('from', fromParticipant, request.from_participant_code, request.from_account_group, request.from_account_label, symbol, errors);
+  const to = resolveSide('to', toParticipant, request.to_participant_code, request.to_account_group, request.to_account_label, symbol, errors);
+  if (from && to && sameAccount(from.account, to.account)) errors.push('to_account_label: source and destination are the same account');
+  if (errors.length || !asset || !from || !to || amount === undefined || typeof amount === 'string') throw new ValidationError(errors);
+
+  for (let draw = 1; ; draw++) {
+    const nowMs = clock.nowMs();
+    const iso = new Date(nowMs).toISOString();
+    const movementId = newId();
+    const transfer: Transfer = {
+      id: newNumericId(nowMs),
+      platform_code: platformCode,
+      created_at: iso,
+      updated_at: iso,
+      status: 'approved',
+      from_participant_code: from.account.participant_code,
+      from_account_group: from.account.account_group,
+      from_account_label: from.account.account_label,
+      to_participant_code: to.account.participant_code,
+      to_account_group: to.account.account_group,
+      to_account_label: to.account.account_label,
+      asset: asset.symbol,
+      amount: formatAmount(amount, asset),
+      movement_id: movementId,
+      client_transfer_id: request.client_transfer_id ?? null,
+      admin_transfer: false,
+      prefunded: false,
+    };
+    const claim = request.client_transfer_id
+      ? [
+          {
+            item: clientIdClaim('transfer', platformCode, request.client_transfer_id, nowMs, String(transfer.id)),
+            onConditionFailed: () => new ConflictError(['client_transfer_id: already used by this platform in the last 72 hours']),
+          },
+        ]
+      : [];
+    try {
+      await transactWrite([
+        // The claim goes first: when a duplicate also lacks funds, the client hears about the duplicate.
+        ...claim,
+        transferRecordItem(transfer, nowMs),
+        ...movementItems({ movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs: moveLegs(from, to, amount) }, nowMs),
+      ]);
+      return publicTransfer(transfer);
+    } catch (error) {
+      if (error instanceof TransferIdTakenError && draw < MAX_ID_DRAWS) continue;
+      throw error;
+    }
+  }
+}

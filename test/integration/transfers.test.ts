@@ -1,0 +1,257 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { clock } from '../../lib/clock.js';
+import { dynamo, tableNames } from '../../lib/store/client.js';
+import { ttlKeys } from '../../lib/store/keys.js';
+import { grantRelationship } from '../../lib/store/relationships.js';
+import { runAdmin } from '../../infra/ops/cli.js';
+import { balances, fund } from '../support/ledger.js';
+import { newPlatform, send, type TestPlatform } from '../support/service.js';
+
+function transferBody(platform: TestPlatform, overrides: Record<string, unknown> = {}) {
+  return {
+    from_participant_code: platform.participantCode,
+    from_account_group: platform.platformCode,
+    from_account_label: 'general',
+    to_participant_code: platform.participantCode,
+    to_account_group: platform.platformCode,
+    to_account_label: 'savings',
+    asset: 'USD',
+    amount: '1.00',
+    ...overrides,
+  };
+}
+
+describe('POST /transfers', () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '1000');
+  });
+
+  it('moves 250 of 1000 to another own label: 201 approved, balances 750/250', async () => {
+    const response = await platform.post('/transfers', transferBody(platform, { amount: '250', client_transfer_id: 'first' }));
+    expect(response.status).toBe(201);
+    expect(response.body.message).toMatchObject({
+      status: 'approved',
+      amount: '250.00',
+      asset: 'USD',
+      client_transfer_id: 'first',
+      from_account_label: 'general',
+      to_account_label: 'savings',
+      admin_transfer: false,
+    });
+    expect(typeof response.body.message.id).toBe('number');
+    const accounts = await balances(platform);
+    expect(accounts[`${platform.participantCode}/general/USD`]).toBe('750.00');
+    expect(accounts[`${platform.participantCode}/savings/USD`]).toBe('250.00');
+
+    const fetched = await platform.get(`/transfers/${response.body.message.id}`);
+    expect(fetched.status).toBe(200);
+    expect(fetched.body.message).toEqual(response.body.message);
+  });
+
+  it('refuses a reused client_transfer_id with 409 and moves nothing', async () => {
+    const before = await balances(platform);
+    const response = await platform.post('/transfers', transferBody(platform, { amount: '5', client_transfer_id: 'first' }));
+    expect(response.status).toBe(409);
+    expect(response.body.errors[0]).toContain('client_transfer_id');
+    expect(await balances(platform)).toEqual(before);
+  });
+
+  it('refuses more than the balance with 400 and moves nothing', async () => {
+    const before = await balances(platform);
+    const response = await platform.post('/transfers', transferBody(platform, { amount: '100000' }));
+    expect(response.status).toBe(400);
+    expect(response.body.errors[0]).toContain('insufficient');
+    expect(await balances(platform)).toEqual(before);
+  });
+
+  it.each([['1.001'], ['0'], ['-5'], ['1e3'], ['abc'], [''], [12]])('refuses amount %j with 400', async (amount) => {
+    const response = await platform.post('/transfers', transferBody(platform, { amount }));
+    expect(response.status).toBe(400);
+    expect(response.body.errors.join(' ')).toContain('amount');
+  });
+
+  it('refuses the same source and destination, an unknown asset and a wrong group, all at once', async () => {
+    const same = await platform.post('/transfers', transferBody(platform, { to_account_label: 'general' }));
+    expect(same.status).toBe(400);
+    const several = await platform.post('/transfers', transferBody(platform, { asset: 'XYZ', to_account_group: 'OTHER1', amount: 'x' }));
+    expect(several.status).toBe(400);
+    expect(several.body.errors.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('reports every missing field', async () => {
+    const response = await platform.post('/transfers', {});
+    expect(response.status).toBe(400);
+    for (const field of ['from_participant_code', 'to_participant_code', 'asset', 'amount']) {
+      expect(response.body.errors.join('\n')).toContain(field);
+    }
+  });
+
+  it('answers malformed JSON with 400 errors', async () => {
+    const response = await platform.request('POST', '/transfers', undefined, { rawBody: '{"amount": ' });
+    expect(response.status).toBe(400);
+    expect(response.body.errors[0]).toMatch(/^body: malformed JSON/);
+  });
+
+  it('refuses the same signed POST sent twice (replay)', async () => {
+    const body = JSON.stringify(transferBody(platform, { amount: '1' }));
+    const timestamp = clock.nowSeconds();
+    const first = await send('POST', '/transfers', undefined, { credentials: platform.credentials, rawBody: body, timestamp });
+    expect(first.status).toBe(201);
+    const replay = await send('POST', '/transfers', undefined, { credentials: platform.credentials, rawBody: body, timestamp });
+    expect(replay.status).toBe(403);
+    expect(replay.body).toEqual({ error: true, message: expect.stringContaining('replay') });
+  });
+});
+
+describe('transfers across platforms', () => {
+  it('hides another platform’s transfers and refuses to move its money unless related', async () => {
+    const owner = await newPlatform();
+    const stranger = await newPlatform();
+    await fund(owner.participantCode, 'USD', '100');
+    const created = await owner.post('/transfers', transferBody(owner, { amount: '10' }));
+    expect(created.status).toBe(201);
+
+    expect((await stranger.get(`/transfers/${created.body.message.id}`)).status).toBe(404);
+    expect((await stranger.get('/transfers/not-a-number')).status).toBe(404);
+    const listed = await stranger.get('/transfers');
+    expect(listed.body.message).toEqual([]);
+
+    const raid = await stranger.post('/transfers', {
+      ...transferBody(owner, { amount: '10' }),
+      to_participant_code: stranger.participantCode,
+      to_account_group: stranger.platformCode,
+    });
+    expect(raid.status).toBe(400);
+    expect(raid.body.errors.join(' ')).toContain('from_participant_code');
+    const ownerBalances = await balances(owner);
+    expect(ownerBalances[`${owner.participantCode}/general/USD`]).toBe('90.00');
+
+    // With the relationship granted by ops, the same transfer goes through.
+    await grantRelationship(stranger.platformCode, 'submits_platform_transfers_for', owner.participantCode);
+    const permitted = await stranger.post('/transfers', {
+      ...transferBody(owner, { amount: '10' }),
+      to_participant_code: stranger.participantCode,
+      to_account_group: stranger.platformCode,
+    });
+    expect(permitted.status).toBe(201);
+    expect((await balances(stranger))[`${stranger.participantCode}/savings/USD`]).toBe('10.00');
+  });
+});
+
+describe('concurrency', () => {
+  it('40 concurrent 1-unit transfers out of 10: exactly 10 succeed, no 5xx, balance 0', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '10');
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => platform.post('/transfers', transferBody(platform, { amount: '1', client_transfer_id: `c-${i}` }))),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(10);
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    expect(statuses.filter((s) => s !== 201).every((s) => s === 400)).toBe(true);
+    const accounts = await balances(platform);
+    expect(accounts[`${platform.participantCode}/general/USD`]).toBe('0.00');
+    expect(accounts[`${platform.participantCode}/savings/USD`]).toBe('10.00');
+  });
+
+  it('20 concurrent sends of one client_transfer_id book exactly one', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '100');
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => platform.post('/transfers', transferBody(platform, { amount: '1', client_transfer_id: 'same-id' }))),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s !== 201).every((s) => s === 409)).toBe(true);
+    const listed = await platform.get('/transfers?client_transfer_id=same-id');
+    expect(listed.body.count).toBe(1);
+    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('99.00');
+  });
+});
+
+describe('the 72-hour client_transfer_id window', () => {
+  it('ends at the stored expiry, not when DynamoDB deletes the item', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '100');
+    const clientId = `window-${randomUUID()}`;
+    expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(201);
+    const HOURS_72 = 72 * 3600 * 1000;
+    try {
+      clock.advance(HOURS_72 - 1000);
+      expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(409);
+      clock.advance(2000);
+      // The expired claim is still in the table: only its stored expiry ends the window.
+      const stored = await dynamo().send(new GetCommand({ TableName: tableNames().ttl, Key: { pk: ttlKeys.clientId('transfer', platform.platformCode, clientId) } }));
+      expect(stored.Item).toBeDefined();
+      expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(201);
+    } finally {
+      clock.reset();
+    }
+  });
+});
+
+describe('GET /transfers and GET /accounts', () => {
+  it('filters and paginates', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '100');
+    await fund(platform.participantCode, 'BTC', '1');
+    for (let i = 0; i < 5; i++) {
+      expect((await platform.post('/transfers', transferBody(platform, { amount: '1', client_transfer_id: `p-${i}` }))).status).toBe(201);
+    }
+    expect((await platform.post('/transfers', transferBody(platform, { asset: 'BTC', amount: '0.00000001', to_account_label: 'cold' }))).status).toBe(201);
+
+    const page1 = await platform.get('/transfers?page=1&page_size=2&asset=USD');
+    expect(page1.body).toMatchObject({ page: 1, page_size: 2, total_pages: 3, count: 5 });
+    expect(page1.body.message).toHaveLength(2);
+    const page3 = await platform.get('/transfers?page=3&page_size=2&asset=USD');
+    expect(page3.body.message).toHaveLength(1);
+    expect((await platform.get('/transfers?to_account_label=cold')).body.message).toEqual([
+      expect.objectContaining({ asset: 'BTC', amount: '0.00000001' }),
+    ]);
+    expect((await platform.get('/transfers?page_size=101')).status).toBe(400);
+    expect((await platform.get('/transfers?page=0')).status).toBe(400);
+
+    const btc = await platform.get('/accounts?asset=BTC');
+    expect(btc.body.message).toEqual([
+      expect.objectContaining({ asset: 'BTC', account_label: 'cold', balance: '0.00000001', account_type: 'available' }),
+      expect.objectContaining({ asset: 'BTC', account_label: 'general', balance: '0.99999999', account_owner: platform.participantCode }),
+    ]);
+    const labelled = await platform.get('/accounts?account_label=savings');
+    expect(labelled.body.message).toEqual([expect.objectContaining({ balance: '5.00', account_group: platform.platformCode })]);
+    expect(labelled.body.message[0].account_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('X-Request-Id idempotency on POST', () => {
+  it('returns the first response for the same id and body, 422 for a different body', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '100');
+    const requestId = randomUUID();
+    const body = transferBody(platform, { amount: '3' });
+    const first = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
+    expect(first.status).toBe(201);
+    const again = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
+    expect(again.status).toBe(201);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('x-request-id')).toBe(requestId);
+    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('97.00');
+    const changed = await platform.post('/transfers', { ...body, amount: '4' }, { headers: { 'X-Request-Id': requestId } });
+    expect(changed.status).toBe(422);
+    expect(changed.body.errors[0]).toContain('X-Request-Id');
+    expect((await platform.post('/transfers', body, { headers: { 'X-Request-Id': 'not-a-uuid' } })).status).toBe(400);
+  });
+});
+
+describe('ops CLI', () => {
+  it('deposits and grants relationships', async () => {
+    const platform = await newPlatform();
+    const result: any = await runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'ETH', '--amount', '1.000000000000000001'], { connectToTables: false });
+    expect(result.movement_id).toBeTruthy();
+    expect((await balances(platform))[`${platform.participantCode}/general/ETH`]).toBe('1.000000000000000001');
+    await expect(runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'USD', '--amount', '1.001'], { connectToTables: false })).rejects.toThrow(/decimal places/);
+  });
+});

@@ -1,0 +1,14 @@
+import { deposit } from '../../lib/ledger/deposit.js';
+import type { TestPlatform } from './service.js';
+
+/** Credits a participant's account from outside, as the ops `deposit` command does. */
+export async function fund(participantCode: string, asset: string, amount: string, accountLabel?: string): Promise<void> {
+  await deposit({ participantCode, asset, amount, accountLabel });
+}
+
+/** Balances the platform sees through GET /accounts, keyed `owner/label/asset`. */
+export async function balances(platform: TestPlatform, query = ''): Promise<Record<string, string>> {
+  const response = await platform.get(`/accounts${query}`);
+  if (response.status !== 200) throw new Error(`GET /accounts: ${response.status} ${response.text}`);
+  return Object.fromEntries(response.body.message.map((account: any) => [`${account.account_owner}/${account.account_label}/${account.asset}`, account.balance]));
+}
