@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailableError } from '../domain/errors.js';
@@ -32,7 +33,10 @@ export async function transactWrite(items: readonly TaggedItem[]): Promise<void>
   if (items.length > MAX_TRANSACTION_ITEMS) throw new Error(`transaction of ${items.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`);
   for (let attempt = 1; ; attempt++) {
     try {
-      await dynamo().send(new TransactWriteCommand({ TransactItems: items.map((tagged) => tagged.item) }));
+      // The token makes the SDK's own retries (e.g. after a lost response) idempotent: DynamoDB answers a
+      // repeat of a committed transaction with success instead of applying it twice. A new attempt after a
+      // cancellation gets a new token.
+      await dynamo().send(new TransactWriteCommand({ TransactItems: items.map((tagged) => tagged.item), ClientRequestToken: randomUUID() }));
       return;
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;

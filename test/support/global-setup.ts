@@ -1,3 +1,6 @@
+// The SDK's Node-version notice is about Lambda runtimes, not this test run.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 import type { TestProject } from 'vitest/node';
 import { ensureTables, freePort, startDynamoLocal } from '../../infra/local/dynamodb.js';
 import { TEST_TABLES } from './tables.js';

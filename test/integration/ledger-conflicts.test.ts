@@ -1,0 +1,101 @@
+import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterEach, describe, expect, it } from 'vitest';
+import { config } from '../../lib/config.js';
+import { setDynamo } from '../../lib/store/client.js';
+import { balances, fund } from '../support/ledger.js';
+import { newPlatform, type TestPlatform } from '../support/service.js';
+
+/**
+ * DynamoDB Local never reports transaction conflicts, so these tests put a middleware on the client that
+ * does what DynamoDB does under contention: cancel the first N TransactWriteItems calls.
+ */
+function clientInjecting(fault: { conflicts?: number; lostResponses?: number }) {
+  const calls = { transactions: 0 };
+  const base = new DynamoDBClient({
+    region: 'us-east-1',
+    endpoint: config().DYNAMODB_ENDPOINT,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  base.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+      calls.transactions++;
+      if ((fault.conflicts ?? 0) > 0) {
+        fault.conflicts!--;
+        throw new TransactionCanceledException({
+          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]',
+          $metadata: {},
+          CancellationReasons: [{ Code: 'TransactionConflict' }],
+        });
+      }
+      const result = await next(args);
+      if ((fault.lostResponses ?? 0) > 0) {
+        // The write committed but the answer never arrived; the SDK retries the very same request.
+        fault.lostResponses!--;
+        throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+      }
+      return result;
+    },
+    { step: 'deserialize', name: 'injectTransactionFaults' },
+  );
+  setDynamo(
+    DynamoDBDocumentClient.from(base, {
+      marshallOptions: { removeUndefinedValues: true },
+      unmarshallOptions: { wrapNumbers: true },
+    }),
+  );
+  return calls;
+}
+
+const body = (platform: TestPlatform, amount: string) => ({
+  from_participant_code: platform.participantCode,
+  to_participant_code: platform.participantCode,
+  to_account_label: 'other',
+  asset: 'USD',
+  amount,
+});
+
+describe('transaction conflicts', () => {
+  afterEach(() => setDynamo(undefined));
+
+  it('retries a conflicted transaction a bounded number of times and books it once', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '10');
+    const calls = clientInjecting({ conflicts: 3 });
+    const response = await platform.post('/transfers', body(platform, '4'));
+    expect(response.status).toBe(201);
+    expect(calls.transactions).toBe(4);
+    setDynamo(undefined);
+    expect(await balances(platform)).toMatchObject({
+      [`${platform.participantCode}/general/USD`]: '6.00',
+      [`${platform.participantCode}/other/USD`]: '4.00',
+    });
+  });
+
+  it('gives up after five attempts with a 503 the client may retry, having moved nothing', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '10');
+    const calls = clientInjecting({ conflicts: 50 });
+    const response = await platform.post('/transfers', body(platform, '4'));
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBeTruthy();
+    expect(calls.transactions).toBe(5);
+    setDynamo(undefined);
+    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('10.00');
+  });
+
+  it('does not book twice when a committed transaction’s response is lost and the SDK retries it', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '10');
+    const calls = clientInjecting({ lostResponses: 1 });
+    const response = await platform.post('/transfers', body(platform, '4'));
+    expect(response.status).toBe(201);
+    expect(calls.transactions).toBeGreaterThanOrEqual(2);
+    setDynamo(undefined);
+    expect(await balances(platform)).toMatchObject({
+      [`${platform.participantCode}/general/USD`]: '6.00',
+      [`${platform.participantCode}/other/USD`]: '4.00',
+    });
+  });
+});
