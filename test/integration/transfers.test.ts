@@ -96,6 +96,12 @@ describe('POST /transfers', () => {
     expect(response.body.errors[0]).toMatch(/^body: malformed JSON/);
   });
 
+  it.each([['[]'], ['"text"'], ['null'], ['42']])('answers a JSON body that is not an object (%s) with 400', async (rawBody) => {
+    const response = await platform.request('POST', '/transfers', undefined, { rawBody });
+    expect(response.status).toBe(400);
+    expect(response.body.errors.length).toBeGreaterThan(0);
+  });
+
   it('refuses the same signed POST sent twice (replay)', async () => {
     const body = JSON.stringify(transferBody(platform, { amount: '1' }));
     const timestamp = clock.nowSeconds();
