@@ -1,0 +1,86 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Duration } from 'aws-cdk-lib';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { Config } from '../lib/config.js';
+
+/** The repository root: route handler paths and the lock file are relative to it. */
+export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * The variables `lib/config.ts` reads, as the stack must set them. Derived from `Config` so a variable added
+ * there fails type-checking here until the stack sets it. Left out: what Lambda provides (AWS_REGION) and
+ * what only the local stack uses.
+ */
+type LocalOnly = 'AWS_REGION' | 'DYNAMODB_ENDPOINT' | 'SECRETS_LOCAL_KEY';
+export type ServiceEnvironment = { [K in Exclude<keyof Config, LocalOnly | 'STATE_MACHINE_ARN'>]-?: string } & {
+  /** Only on the functions that start settlement executions. */
+  STATE_MACHINE_ARN?: string;
+};
+
+/** API Gateway gives up on an integration after 29 s; a function running longer would only burn money. */
+export const API_FUNCTION_TIMEOUT = Duration.seconds(29);
+
+export interface ServiceFunctionProps {
+  /** Handler module relative to the repository root (a route's `handler`); it exports `handler`. */
+  handler: string;
+  environment: ServiceEnvironment;
+  description?: string;
+  timeout?: Duration;
+}
+
+/**
+ * Every Lambda of the service, built one way. Runtime, architecture, bundling, tracing and log retention are
+ * fixed here and nowhere else, so routes added to the table cannot drift from them.
+ */
+export class ServiceFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    super(scope, id);
+    const entry = join(PROJECT_ROOT, props.handler);
+    if (!existsSync(entry)) {
+      // NodejsFunction's own message names only the absolute path; name the route table's value instead.
+      throw new Error(`${this.node.path}: handler ${props.handler} does not exist`);
+    }
+
+    // An explicit log group, so retention is part of the template rather than left to the default of forever.
+    this.logGroup = new LogGroup(this, 'Logs', { retention: RetentionDays.ONE_MONTH });
+
+    this.function = new NodejsFunction(this, 'Function', {
+      entry,
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      description: props.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 512,
+      timeout: props.timeout ?? API_FUNCTION_TIMEOUT,
+      tracing: Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      environment: { ...props.environment },
+      bundling: {
+        // Local esbuild only: synth must work offline, and a Docker fallback would hide a broken install.
+        forceDockerBundling: false,
+        minify: true,
+        // Domain errors and stack traces stay readable in the logs despite minification.
+        keepNames: true,
+        sourceMap: false,
+        format: OutputFormat.ESM,
+        target: 'node22',
+        // Prefer packages' ESM builds, which tree-shake and need no CJS interop.
+        mainFields: ['module', 'main'],
+        // CJS dependencies bundled into an ES module still call require(); give them one.
+        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+        // The Node.js 22 runtime ships SDK v3; bundling it would only add size and cold-start time.
+        externalModules: ['@aws-sdk/*'],
+      },
+    });
+  }
+}

@@ -1,0 +1,243 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  AccessLogFormat,
+  EndpointType,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, type TableProps } from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import type { Construct } from 'constructs';
+import type { Config } from '../lib/config.js';
+import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../lib/store/tables.js';
+import { routeId, routes, type Route } from './routes.js';
+import { PROJECT_ROOT, ServiceFunction, type ServiceEnvironment } from './service-function.js';
+import { settlementWorkflowDefinition, type SettlementWorkflowResources } from './settlement-workflow.js';
+
+/** Business settings the functions read from the environment; on AWS sessions are hours apart, not seconds. */
+export interface ServiceSettings {
+  quoteTtlSeconds: number;
+  priceMaxAgeSeconds: number;
+  settlementSessionSeconds: number;
+  spotSettlementDeadlineSeconds: number;
+  logLevel: Config['LOG_LEVEL'];
+}
+
+export const DEFAULT_SETTINGS: ServiceSettings = {
+  quoteTtlSeconds: 30,
+  priceMaxAgeSeconds: 300,
+  settlementSessionSeconds: 3600,
+  spotSettlementDeadlineSeconds: 172800,
+  logLevel: 'info',
+};
+
+export interface TradingSettlementStackProps extends StackProps {
+  settings?: Partial<ServiceSettings>;
+  /** The route table; only tests pass another one (nested paths and routes not written yet). */
+  routes?: readonly Route[];
+  /** Where the workflow's task handlers live; only tests pass others, to synthesize the workflow early. */
+  settlementTaskHandlers?: Record<keyof SettlementWorkflowResources, string>;
+}
+
+/** The workflow's task handlers, by the resource name `settlementWorkflowDefinition` expects. */
+export const SETTLEMENT_TASK_HANDLERS: Record<keyof SettlementWorkflowResources, string> = {
+  activate: 'functions/settlement/activate-trade.ts',
+  attempt: 'functions/settlement/attempt-settlement.ts',
+  default: 'functions/settlement/default-trade.ts',
+};
+
+/** Routes whose handler starts a settlement execution (design section 7). */
+export const SETTLEMENT_STARTING_ROUTES: readonly Pick<Route, 'method' | 'path'>[] = [{ method: 'POST', path: '/trades' }];
+
+/** Tasks touch DynamoDB only; the margin leaves Step Functions' task timeout above the Lambda's own. */
+const SETTLEMENT_TASK_TIMEOUT = Duration.seconds(60);
+const SETTLEMENT_TASK_TIMEOUT_MARGIN = Duration.seconds(30);
+
+export class TradingSettlementStack extends Stack {
+  readonly mainTable: Table;
+  readonly ttlTable: Table;
+  readonly secretsKey: Key;
+  readonly api: RestApi;
+  /** One function per row of the route table, keyed by the row. */
+  readonly routeFunctions = new Map<Route, ServiceFunction>();
+  readonly settlementWorkflow: StateMachine | undefined;
+
+  // Not `environment`: Stack already uses that name for its account/region.
+  private readonly functionEnvironment: ServiceEnvironment;
+
+  constructor(scope: Construct, id: string, props: TradingSettlementStackProps = {}) {
+    super(scope, id, props);
+    const settings = { ...DEFAULT_SETTINGS, ...props.settings };
+
+    this.mainTable = tableFrom(this, 'MainTable', MAIN_TABLE, {
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // The ledger lives here: nobody should be able to drop it by accident, in CloudFormation or the console.
+      deletionProtection: true,
+      // Lets a consumer pick up trades stored without a started execution (design section 7).
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
+    });
+    // Only windows of 72 hours at most live here: PITR's 35 days of history would be cost without use.
+    this.ttlTable = tableFrom(this, 'TtlTable', TTL_TABLE, {});
+
+    this.secretsKey = new Key(this, 'ApiSecretsKey', {
+      description: 'Encrypts API secrets; the HMAC needs them back, so they are encrypted rather than hashed.',
+      enableKeyRotation: true,
+      // Without the key every stored API secret is unreadable.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.functionEnvironment = {
+      TABLE_NAME: this.mainTable.tableName,
+      TTL_TABLE_NAME: this.ttlTable.tableName,
+      SECRETS_KMS_KEY_ID: this.secretsKey.keyArn,
+      QUOTE_TTL_SECONDS: String(settings.quoteTtlSeconds),
+      PRICE_MAX_AGE_SECONDS: String(settings.priceMaxAgeSeconds),
+      SETTLEMENT_SESSION_SECONDS: String(settings.settlementSessionSeconds),
+      SPOT_SETTLEMENT_DEADLINE_SECONDS: String(settings.spotSettlementDeadlineSeconds),
+      LOG_LEVEL: settings.logLevel,
+    };
+
+    this.api = this.createApi();
+    this.addRoutes(props.routes ?? routes);
+    this.settlementWorkflow = this.addSettlementWorkflow(props.settlementTaskHandlers ?? SETTLEMENT_TASK_HANDLERS);
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url });
+    new CfnOutput(this, 'MainTableName', { value: this.mainTable.tableName });
+    new CfnOutput(this, 'TtlTableName', { value: this.ttlTable.tableName });
+    // The ops CLI encrypts new API secrets with this key (under the operator's credentials, not the API's).
+    new CfnOutput(this, 'SecretsKmsKeyId', { value: this.secretsKey.keyId });
+    new CfnOutput(this, 'SecretsKmsKeyArn', { value: this.secretsKey.keyArn });
+    if (this.settlementWorkflow) {
+      new CfnOutput(this, 'SettlementStateMachineArn', { value: this.settlementWorkflow.stateMachineArn });
+    }
+  }
+
+  private createApi(): RestApi {
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.ONE_MONTH });
+    return new RestApi(this, 'Api', {
+      restApiName: 'trading-settlement',
+      description: 'Trading, rewards and settlement API. Requests are authenticated by signature in the Lambdas.',
+      endpointTypes: [EndpointType.REGIONAL],
+      // Access logging needs the account-level API Gateway CloudWatch role; a fresh account has none.
+      // Retained because it is an account-wide setting other APIs may rely on.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: 'v1',
+        tracingEnabled: true,
+        metricsEnabled: true,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+        // Stage-wide ceiling so one runaway client cannot exhaust the account's Lambda concurrency.
+        throttlingRateLimit: 100,
+        throttlingBurstLimit: 200,
+      },
+    });
+  }
+
+  /** One function and one API Gateway method per route; all API functions share the same grants. */
+  private addRoutes(table: readonly Route[]): void {
+    const ids = new Set<string>();
+    for (const route of table) {
+      const id = routeId(route);
+      if (ids.has(id)) throw new Error(`routes ${route.method} ${route.path}: construct id ${id} is taken`);
+      ids.add(id);
+
+      const fn = new ServiceFunction(this, id, {
+        handler: route.handler,
+        description: `${route.method} ${route.path}`,
+        environment: this.functionEnvironment,
+      });
+      // Every route reads keys and writes the replay cache or idempotency records, so each needs both tables.
+      this.mainTable.grantReadWriteData(fn.function);
+      this.ttlTable.grantReadWriteData(fn.function);
+      // Decrypt only: API secrets are created by the ops CLI, never through the API.
+      this.secretsKey.grantDecrypt(fn.function);
+
+      this.api.root.resourceForPath(route.path).addMethod(route.method, new LambdaIntegration(fn.function));
+      this.routeFunctions.set(route, fn);
+    }
+  }
+
+  /**
+   * The settlement workflow (design section 7): a Standard state machine whose tasks are three Lambdas, and
+   * StartExecution for the routes that store trades. Skipped, with a synth warning, until the task handlers
+   * exist, so the stack keeps synthesizing while they are being written.
+   */
+  private addSettlementWorkflow(handlers: Record<keyof SettlementWorkflowResources, string>): StateMachine | undefined {
+    const missing = Object.values(handlers).filter((file) => !existsSync(join(PROJECT_ROOT, file)));
+    if (missing.length > 0) {
+      Annotations.of(this).addWarningV2(
+        'trading-settlement:settlement-workflow-skipped',
+        `Settlement workflow not synthesized: missing ${missing.join(', ')}`,
+      );
+      return undefined;
+    }
+
+    const task = (name: keyof SettlementWorkflowResources) => {
+      const fn = new ServiceFunction(this, `Settlement${name[0]!.toUpperCase()}${name.slice(1)}Task`, {
+        handler: handlers[name],
+        description: `settlement workflow: ${name}`,
+        environment: this.functionEnvironment,
+        timeout: SETTLEMENT_TASK_TIMEOUT,
+      });
+      // Tasks move trades and balances; they neither authenticate callers nor keep request windows.
+      this.mainTable.grantReadWriteData(fn.function);
+      return fn;
+    };
+    const tasks = { activate: task('activate'), attempt: task('attempt'), default: task('default') };
+
+    const definition = settlementWorkflowDefinition(
+      {
+        activate: tasks.activate.function.functionArn,
+        attempt: tasks.attempt.function.functionArn,
+        default: tasks.default.function.functionArn,
+      },
+      { taskTimeoutSeconds: SETTLEMENT_TASK_TIMEOUT.plus(SETTLEMENT_TASK_TIMEOUT_MARGIN).toSeconds() },
+    );
+
+    const logs = new LogGroup(this, 'SettlementWorkflowLogs', { retention: RetentionDays.ONE_MONTH });
+    const stateMachine = new StateMachine(this, 'SettlementWorkflow', {
+      stateMachineType: StateMachineType.STANDARD,
+      definitionBody: DefinitionBody.fromString(JSON.stringify(definition)),
+      tracingEnabled: true,
+      logs: { destination: logs, level: LogLevel.ALL, includeExecutionData: true },
+    });
+    // A string definition hides its task resources from CDK, so invoke rights are granted by hand.
+    for (const task of Object.values(tasks)) task.function.grantInvoke(stateMachine);
+
+    for (const [route, fn] of this.routeFunctions) {
+      if (!SETTLEMENT_STARTING_ROUTES.some((r) => r.method === route.method && r.path === route.path)) continue;
+      const variable: keyof ServiceEnvironment = 'STATE_MACHINE_ARN';
+      fn.function.addEnvironment(variable, stateMachine.stateMachineArn);
+      stateMachine.grantStartExecution(fn.function);
+    }
+    return stateMachine;
+  }
+}
+
+/** A table built from its shared definition, so CDK, DynamoDB Local and the tests cannot disagree on keys. */
+function tableFrom(scope: Construct, id: string, definition: TableDefinition, extra: Partial<TableProps>): Table {
+  const table = new Table(scope, id, {
+    partitionKey: { name: definition.partitionKey, type: AttributeType.STRING },
+    ...(definition.sortKey && { sortKey: { name: definition.sortKey, type: AttributeType.STRING } }),
+    ...(definition.ttlAttribute && { timeToLiveAttribute: definition.ttlAttribute }),
+    billingMode: BillingMode.PAY_PER_REQUEST,
+    removalPolicy: RemovalPolicy.RETAIN,
+    ...extra,
+  });
+  for (const index of definition.globalIndexes) {
+    table.addGlobalSecondaryIndex({
+      indexName: index.name,
+      partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: index.sortKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.ALL,
+    });
+  }
+  return table;
+}

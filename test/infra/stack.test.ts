@@ -1,0 +1,302 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, type CfnResource } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { afterAll, describe, expect, it } from 'vitest';
+import { routes, type Route } from '../../infra/routes.js';
+import { PROJECT_ROOT } from '../../infra/service-function.js';
+import { SETTLEMENT_STATE_NAMES } from '../../infra/settlement-workflow.js';
+import { SETTLEMENT_TASK_HANDLERS, TradingSettlementStack, type TradingSettlementStackProps } from '../../infra/stack.js';
+import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/tables.js';
+
+type Json = any; // CloudFormation fragments: shapes are asserted, not typed.
+
+const outdirs: string[] = [];
+afterAll(() => outdirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+/**
+ * Synthesizes with the feature flags `cdk synth` uses (cdk.json), so the template under test is the deployed
+ * one. Bundling is skipped through the CDK's own switch: esbuild would cost about half a second per function
+ * and the template is the same either way, apart from the asset hash. CloudFormation validation stays on (CI
+ * runs no `cdk synth`, so this is where an invalid template fails): about 3 s once per process, then cheap.
+ */
+function synth(props: TradingSettlementStackProps = {}) {
+  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8'));
+  const outdir = mkdtempSync(join(tmpdir(), 'infra-test-'));
+  outdirs.push(outdir);
+  const app = new App({ outdir, context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+  const stack = new TradingSettlementStack(app, 'TradingSettlementService', props);
+  const template = Template.fromStack(stack);
+  const resources: Record<string, Json> = template.toJSON().Resources;
+  const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnResource);
+  return { stack, template, resources, idOf };
+}
+
+const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+
+function ofType(resources: Record<string, Json>, type: string): [string, Json][] {
+  return Object.entries(resources).filter(([, resource]) => resource.Type === type);
+}
+
+/** The statements of every IAM policy attached to a role, flattened. */
+function statementsOf(resources: Record<string, Json>, roleId: string): Json[] {
+  return ofType(resources, 'AWS::IAM::Policy')
+    .filter(([, policy]) => policy.Properties.Roles.some((role: Json) => role.Ref === roleId))
+    .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);
+}
+
+const actionsOf = (statement: Json): string[] => [statement.Action].flat();
+const resourcesOf = (statement: Json): Json[] => [statement.Resource].flat();
+
+/** `METHOD /path` for every API Gateway method, with the path rebuilt from the resource tree. */
+function apiMethods(resources: Record<string, Json>): Map<string, Json> {
+  const pathOf = (parent: Json): string => {
+    if (parent['Fn::GetAtt']?.[1] === 'RootResourceId') return '';
+    const resource = resources[parent.Ref];
+    return `${pathOf(resource.Properties.ParentId)}/${resource.Properties.PathPart}`;
+  };
+  return new Map(
+    ofType(resources, 'AWS::ApiGateway::Method').map(([, method]) => {
+      const resourceId = method.Properties.ResourceId;
+      const path = resourceId['Fn::GetAtt']?.[1] === 'RootResourceId' ? '/' : pathOf(resourceId);
+      return [`${method.Properties.HttpMethod} ${path}`, method];
+    }),
+  );
+}
+
+function expectTableFrom(table: Json, definition: TableDefinition) {
+  const keySchema = (partitionKey: string, sortKey?: string) => [
+    { AttributeName: partitionKey, KeyType: 'HASH' },
+    ...(sortKey ? [{ AttributeName: sortKey, KeyType: 'RANGE' }] : []),
+  ];
+  expect(table.Properties.KeySchema).toEqual(keySchema(definition.partitionKey, definition.sortKey));
+  expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+  expect(table.Properties.GlobalSecondaryIndexes ?? []).toEqual(
+    definition.globalIndexes.map((index) => ({
+      IndexName: index.name,
+      KeySchema: keySchema(index.partitionKey, index.sortKey),
+      Projection: { ProjectionType: 'ALL' },
+    })),
+  );
+  expect(table.DeletionPolicy).toBe('Retain');
+  expect(table.UpdateReplacePolicy).toBe('Retain');
+}
+
+const workflowHandlersExist = Object.values(SETTLEMENT_TASK_HANDLERS).every((file) => existsSync(join(PROJECT_ROOT, file)));
+
+describe('the service stack, from the real route table', () => {
+  const { stack, template, resources, idOf } = synth();
+  const mainId = idOf(stack.mainTable);
+  const ttlId = idOf(stack.ttlTable);
+
+  it('builds the main table from its definition, with PITR, a stream and RETAIN', () => {
+    const table = resources[mainId];
+    expectTableFrom(table, MAIN_TABLE);
+    expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(table.Properties.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+  });
+
+  it('builds the TTL table from its definition, with its TTL attribute and RETAIN', () => {
+    const table = resources[ttlId];
+    expectTableFrom(table, TTL_TABLE);
+    expect(TTL_TABLE.ttlAttribute).toBeTruthy();
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: TTL_TABLE.ttlAttribute, Enabled: true });
+    expect(ofType(resources, 'AWS::DynamoDB::Table')).toHaveLength(2);
+  });
+
+  it('keeps API secrets under a rotating, retained KMS key', () => {
+    template.resourceCountIs('AWS::KMS::Key', 1);
+    template.hasResource('AWS::KMS::Key', {
+      Properties: { EnableKeyRotation: true },
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+  });
+
+  it('makes one Node.js 22 arm64 function per route, with the configuration the handlers read', () => {
+    const functions = ofType(resources, 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(routes.length + (workflowHandlersExist ? 3 : 0));
+    for (const route of routes) {
+      const fn = resources[idOf(stack.routeFunctions.get(route)!.function)];
+      expect(fn.Properties, `${route.method} ${route.path}`).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        Timeout: 29,
+        MemorySize: 512,
+        TracingConfig: { Mode: 'Active' },
+        LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
+      });
+      expect(fn.Properties.Environment.Variables).toMatchObject({
+        TABLE_NAME: { Ref: mainId },
+        TTL_TABLE_NAME: { Ref: ttlId },
+        SECRETS_KMS_KEY_ID: arnOf(idOf(stack.secretsKey)),
+        QUOTE_TTL_SECONDS: expect.stringMatching(/^\d+$/),
+        PRICE_MAX_AGE_SECONDS: expect.stringMatching(/^\d+$/),
+        SETTLEMENT_SESSION_SECONDS: expect.stringMatching(/^\d+$/),
+        SPOT_SETTLEMENT_DEADLINE_SECONDS: expect.stringMatching(/^\d+$/),
+        LOG_LEVEL: 'info',
+      });
+    }
+    // Every function's logs have a retention; none falls back to a never-expiring group.
+    for (const [, logGroup] of ofType(resources, 'AWS::Logs::LogGroup')) expect(logGroup.Properties.RetentionInDays).toBe(30);
+  });
+
+  it('exposes exactly one proxy method per route, on the route path, invoking that route function', () => {
+    const methods = apiMethods(resources);
+    expect([...methods.keys()].sort()).toEqual(routes.map((route) => `${route.method} ${route.path}`).sort());
+    for (const route of routes) {
+      const integration = methods.get(`${route.method} ${route.path}`).Properties.Integration;
+      expect(integration.Type).toBe('AWS_PROXY');
+      expect(JSON.stringify(integration.Uri)).toContain(JSON.stringify(arnOf(idOf(stack.routeFunctions.get(route)!.function))));
+    }
+  });
+
+  it('deploys stage v1 with access logs, tracing and throttling', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'v1',
+      TracingEnabled: true,
+      AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ ThrottlingRateLimit: Match.anyValue(), ThrottlingBurstLimit: Match.anyValue() }),
+      ]),
+    });
+  });
+
+  it('grants every API function both tables and Decrypt, and DynamoDB actions on nothing but the two tables', () => {
+    const tableIds = [mainId, ttlId];
+    for (const [, policy] of ofType(resources, 'AWS::IAM::Policy')) {
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        if (!actionsOf(statement).some((action) => action.startsWith('dynamodb:'))) continue;
+        expect(actionsOf(statement)).not.toContain('dynamodb:*');
+        for (const resource of resourcesOf(statement)) {
+          expect(resource).not.toBe('*');
+          expect(tableIds.some((id) => JSON.stringify(resource).includes(`"${id}"`))).toBe(true);
+        }
+      }
+      // The ops CLI creates API secrets; nothing in the stack may encrypt with the key.
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        const kmsActions = actionsOf(statement).filter((action) => action.startsWith('kms:'));
+        expect(kmsActions.every((action) => action === 'kms:Decrypt')).toBe(true);
+      }
+    }
+
+    for (const route of routes) {
+      const roleId = idOf(stack.routeFunctions.get(route)!.function.role!);
+      const statements = statementsOf(resources, roleId);
+      const granted = (action: string) => statements.filter((statement) => actionsOf(statement).includes(action)).flatMap(resourcesOf);
+      for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']) {
+        expect(granted(action), `${route.path} ${action}`).toEqual(expect.arrayContaining([arnOf(mainId), arnOf(ttlId)]));
+      }
+      expect(granted('kms:Decrypt')).toEqual([arnOf(idOf(stack.secretsKey))]);
+    }
+  });
+
+  it('outputs the API URL, both table names and the KMS key', () => {
+    template.hasOutput('ApiUrl', {});
+    template.hasOutput('MainTableName', { Value: { Ref: mainId } });
+    template.hasOutput('TtlTableName', { Value: { Ref: ttlId } });
+    template.hasOutput('SecretsKmsKeyId', { Value: { Ref: idOf(stack.secretsKey) } });
+  });
+
+  it.runIf(workflowHandlersExist)('runs settlement on a Standard state machine with full logging', () => {
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineType: 'STANDARD',
+      LoggingConfiguration: Match.objectLike({ Level: 'ALL' }),
+      TracingConfiguration: { Enabled: true },
+    });
+  });
+
+  it.runIf(!workflowHandlersExist)('warns at synth that the settlement workflow is missing', () => {
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 0);
+    Annotations.fromStack(stack).hasWarning('/TradingSettlementService', Match.stringLikeRegexp('Settlement workflow not synthesized'));
+  });
+});
+
+describe('the service stack, with a fixture route table and workflow', () => {
+  // Existing handlers stand in for routes and tasks not written yet: only the wiring is under test.
+  const standIn = 'functions/system/get-time.ts';
+  const fixtureRoutes: Route[] = [
+    { method: 'GET', path: '/time', handler: standIn, area: null },
+    { method: 'POST', path: '/trades', handler: standIn, area: 'trades' },
+    { method: 'GET', path: '/trades', handler: standIn, area: 'trades' },
+    { method: 'GET', path: '/trades/{trade_id}', handler: standIn, area: 'trades' },
+    { method: 'POST', path: '/participants/customers/new', handler: standIn, area: 'participants' },
+  ];
+  const { stack, template, resources, idOf } = synth({
+    routes: fixtureRoutes,
+    settlementTaskHandlers: { activate: standIn, attempt: standIn, default: standIn },
+  });
+  const workflow = stack.settlementWorkflow!;
+  const workflowId = idOf(workflow);
+
+  it('builds nested and {param} resources, sharing parents between routes', () => {
+    expect([...apiMethods(resources).keys()].sort()).toEqual(fixtureRoutes.map((route) => `${route.method} ${route.path}`).sort());
+    const pathParts = ofType(resources, 'AWS::ApiGateway::Resource').map(([, resource]) => resource.Properties.PathPart);
+    expect(pathParts.sort()).toEqual(['customers', 'new', 'participants', 'time', 'trades', '{trade_id}'].sort());
+  });
+
+  it('is a Standard state machine, logged at ALL to its own group, traced, invoking the three task functions', () => {
+    expect(workflow).toBeDefined();
+    const machine = resources[workflowId].Properties;
+    expect(machine.StateMachineType).toBe('STANDARD');
+    expect(machine.TracingConfiguration).toEqual({ Enabled: true });
+    expect(machine.LoggingConfiguration).toMatchObject({
+      Level: 'ALL',
+      Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: expect.anything() } }],
+    });
+
+    const definition = JSON.stringify(machine.DefinitionString);
+    for (const name of Object.values(SETTLEMENT_STATE_NAMES)) expect(definition).toContain(name);
+    const invoked = statementsOf(resources, idOf(workflow.role))
+      .filter((statement) => actionsOf(statement).includes('lambda:InvokeFunction'))
+      .flatMap(resourcesOf);
+    const taskIds = ofType(resources, 'AWS::Lambda::Function')
+      .map(([id]) => id)
+      .filter((id) => id.startsWith('Settlement'));
+    expect(taskIds).toHaveLength(3);
+    for (const taskId of taskIds) {
+      expect(definition).toContain(JSON.stringify(arnOf(taskId)));
+      expect(invoked).toContainEqual(arnOf(taskId));
+    }
+  });
+
+  it('gives the trade-storing route, and only it, the state machine ARN and StartExecution', () => {
+    for (const route of fixtureRoutes) {
+      const fn = stack.routeFunctions.get(route)!.function;
+      const storesTrades = route.method === 'POST' && route.path === '/trades';
+      const variables = resources[idOf(fn)].Properties.Environment.Variables;
+      expect(variables.STATE_MACHINE_ARN, route.path).toEqual(storesTrades ? { Ref: workflowId } : undefined);
+      const starts = statementsOf(resources, idOf(fn.role!)).filter((statement) => actionsOf(statement).includes('states:StartExecution'));
+      expect(starts.flatMap(resourcesOf), route.path).toEqual(storesTrades ? [{ Ref: workflowId }] : []);
+    }
+  });
+
+  it('gives task functions the main table only, and no key', () => {
+    const tasks = ofType(resources, 'AWS::Lambda::Function').filter(([id]) => id.startsWith('Settlement'));
+    for (const [, task] of tasks) {
+      expect(task.Properties.Timeout).toBeGreaterThan(29);
+      const statements = statementsOf(resources, task.Properties.Role['Fn::GetAtt'][0]);
+      const dynamoResources = statements
+        .filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:')))
+        .flatMap(resourcesOf);
+      expect(JSON.stringify(dynamoResources)).toContain(`"${idOf(stack.mainTable)}"`);
+      expect(JSON.stringify(dynamoResources)).not.toContain(`"${idOf(stack.ttlTable)}"`);
+      expect(statements.flatMap(actionsOf).some((action) => action.startsWith('kms:'))).toBe(false);
+    }
+  });
+
+  it('keeps the task timeout in the definition above the Lambda timeout', () => {
+    const definition = JSON.stringify(resources[workflowId].Properties.DefinitionString);
+    const taskTimeouts = [...definition.matchAll(/\\"TimeoutSeconds\\":(\d+)/g)].map((match) => Number(match[1]));
+    expect(taskTimeouts.length).toBeGreaterThan(0);
+    const lambdaTimeout = Math.max(
+      ...ofType(resources, 'AWS::Lambda::Function')
+        .filter(([id]) => id.startsWith('Settlement'))
+        .map(([, task]) => task.Properties.Timeout),
+    );
+    for (const timeout of taskTimeouts) expect(timeout).toBeGreaterThan(lambdaTimeout);
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+  });
+});
