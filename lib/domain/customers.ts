@@ -124,6 +124,14 @@ export function isValidEmail(email: string): boolean {
   return email.length <= 254 && at > 0 && at <= 64 && emailSchema.safeParse(email).success;
 }
 
+/**
+ * The form in which e-mails are compared: per-platform uniqueness and the `email` filter are
+ * case-insensitive over the whole address (providers treat the local part case-insensitively in practice).
+ */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
 /** `YYYY-MM-DD` naming a real calendar day. */
 export function isValidIsoDate(date: string): boolean {
   return isoDateSchema.safeParse(date).success;
@@ -393,7 +401,7 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
     ...(non_us_other_type !== undefined && { non_us_other_type }),
     ...(id_issuing_authority !== undefined && { id_issuing_authority }),
     ...(metadata !== undefined && { metadata }),
-    email_normalized: email!.toLowerCase(),
+    email_normalized: normaliseEmail(email!),
     country_alpha2: resolvedCountry!.alpha2,
     ...(state_code !== undefined && { state_code }),
   };

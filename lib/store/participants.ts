@@ -1,6 +1,11 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { clock } from '../clock.js';
+import type { NormalizedCustomer, NormalizedMinor } from '../domain/customers.js';
+import { ConflictError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
 import { dynamo, tableNames } from './client.js';
+import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
+import { transactWrite, type TaggedItem } from './transactions.js';
 
 export type ParticipantKind = 'platform' | 'customer';
 
@@ -32,4 +37,150 @@ export async function getParticipant(participantCode: string): Promise<Participa
 export async function getParticipantOfPlatform(platformCode: string, participantCode: string): Promise<Participant | undefined> {
   const participant = await getParticipant(participantCode);
   return participant && participant.platform_code === platformCode ? participant : undefined;
+}
+
+// ---- customers ----------------------------------------------------------------------------------------
+
+/** The answer to a second customer with an e-mail the platform already has (any letter case). */
+export const EMAIL_TAKEN = 'email: already used by another customer of this platform';
+
+/** The custodian stopped qualifying between the use case's read and the write (e.g. locked meanwhile). */
+export const CUSTODIAN_NO_LONGER_ELIGIBLE = 'custodian_participant_code: the custodian is no longer an approved adult customer of this platform';
+
+export interface CreatedCustomer {
+  participant_code: string;
+  status: 'approved';
+  created_at: number;
+}
+
+/** Only used to tell "the drawn code is taken" apart inside the create loop; never leaves this module. */
+class ParticipantCodeTakenError extends Error {}
+
+const MAX_CODE_ATTEMPTS = 5;
+
+/**
+ * Writes a new approved customer (adult or minor) of `platformCode` in one transaction with its e-mail claim
+ * and, for a minor, a re-check of the custodian, so neither a concurrent twin nor a custodian changing
+ * meanwhile can slip between the use case's checks and the write.
+ *
+ * Throws `ConflictError([EMAIL_TAKEN])` when the e-mail is already claimed and
+ * `ValidationError([CUSTODIAN_NO_LONGER_ELIGIBLE])` when the custodian no longer qualifies.
+ */
+export async function createCustomer(platformCode: string, customer: NormalizedCustomer | NormalizedMinor): Promise<CreatedCustomer> {
+  const { main } = tableNames();
+  const custodianCode = 'custodian_participant_code' in customer ? customer.custodian_participant_code : undefined;
+  // Metadata is opaque to us and may hold numbers DynamoDB can't store exactly (or at all), so it is kept
+  // as the JSON text; everything else is stored as the domain normalised it, never the raw body.
+  const { metadata, ...fields } = customer;
+
+  for (let attempt = 1; attempt <= MAX_CODE_ATTEMPTS; attempt++) {
+    const code = newParticipantCode();
+    const now = clock.nowMs();
+    const emailClaim: TaggedItem = {
+      item: {
+        Put: {
+          TableName: main,
+          Item: {
+            ...keys.customerEmail(platformCode, customer.email_normalized),
+            type: 'customer_email',
+            platform_code: platformCode,
+            email_normalized: customer.email_normalized,
+            participant_code: code,
+            created_at: now,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      onConditionFailed: () => new ConflictError([EMAIL_TAKEN]),
+    };
+    const participant: TaggedItem = {
+      item: {
+        Put: {
+          TableName: main,
+          Item: {
+            // Customer fields first, so nothing in them can stand in for an attribute the service owns.
+            ...fields,
+            ...(metadata !== undefined && { metadata_json: JSON.stringify(metadata) }),
+            ...keys.participant(code),
+            gsi1pk: keys.participantsOfPlatform(platformCode),
+            gsi1sk: `${String(now).padStart(15, '0')}#${code}`,
+            type: 'participant',
+            participant_code: code,
+            platform_code: platformCode,
+            kind: 'customer',
+            status: 'approved',
+            is_minor: custodianCode !== undefined,
+            created_at: now,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      onConditionFailed: () => new ParticipantCodeTakenError(),
+    };
+    const custodianCheck: TaggedItem[] =
+      custodianCode === undefined
+        ? []
+        : [
+            {
+              item: {
+                ConditionCheck: {
+                  TableName: main,
+                  Key: keys.participant(custodianCode),
+                  ConditionExpression:
+                    'attribute_exists(pk) AND #platform = :platform AND #kind = :customer AND #status = :approved AND #minor = :false',
+                  ExpressionAttributeNames: { '#platform': 'platform_code', '#kind': 'kind', '#status': 'status', '#minor': 'is_minor' },
+                  ExpressionAttributeValues: { ':platform': platformCode, ':customer': 'customer', ':approved': 'approved', ':false': false },
+                },
+              },
+              onConditionFailed: () => new ValidationError([CUSTODIAN_NO_LONGER_ELIGIBLE]),
+            },
+          ];
+    try {
+      // The e-mail claim goes first: when several conditions fail at once, the duplicate is what the
+      // client most needs to hear.
+      await transactWrite([emailClaim, ...custodianCheck, participant]);
+      return { participant_code: code, status: 'approved', created_at: now };
+    } catch (error) {
+      if (error instanceof ParticipantCodeTakenError) continue;
+      // Conflict retries ran out (a 503 from transactWrite): many twins are racing for one e-mail. If one
+      // of them won, this request is a duplicate like any other; otherwise the 503 stands and a retry will do.
+      if (error instanceof ServiceUnavailableError && (await customerCodeByEmail(platformCode, customer.email_normalized))) {
+        throw new ConflictError([EMAIL_TAKEN]);
+      }
+      throw error;
+    }
+  }
+  throw new Error('could not allocate a unique participant code');
+}
+
+/** The code of the platform's customer holding `emailNormalized` (lowercased), if any. */
+export async function customerCodeByEmail(platformCode: string, emailNormalized: string): Promise<string | undefined> {
+  const out = await dynamo().send(
+    new GetCommand({ TableName: tableNames().main, Key: keys.customerEmail(platformCode, emailNormalized), ConsistentRead: true }),
+  );
+  return out.Item?.participant_code as string | undefined;
+}
+
+/**
+ * Every participant of a platform (its own participant and its customers), oldest first, as stored.
+ * Read whole because list responses report `count` and `total_pages`; a platform's participant list is
+ * small next to the 1 MB query page, so this is a few reads at most.
+ */
+export async function listParticipantsOfPlatform(platformCode: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const out = await dynamo().send(
+      new QueryCommand({
+        TableName: tableNames().main,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.participantsOfPlatform(platformCode) },
+        ExclusiveStartKey,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return items;
 }

@@ -1,0 +1,8 @@
+import * as z from 'zod/mini';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { createMinor } from '../../lib/participants/create-minor.js';
+
+/** POST /participants/customers/minor. The body passes through untyped: the minor rules report every problem at once. */
+export const handler = apiHandler({ body: z.unknown(), successStatus: 201 }, async ({ body, auth }) => ({
+  message: await createMinor(auth.platformCode, body),
+}));

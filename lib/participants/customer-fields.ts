@@ -1,0 +1,75 @@
+import { isValidEmail, normaliseEmail, type NormalizedCustomer, type NormalizedMinor, type ValidationResult } from '../domain/customers.js';
+import { ConflictError, ValidationError } from '../domain/errors.js';
+import { customerCodeByEmail, EMAIL_TAKEN } from '../store/participants.js';
+import { readInteger } from '../store/numbers.js';
+
+/**
+ * The request fields a customer response echoes, in the spec's table order. Derived fields
+ * (`email_normalized`, `country_alpha2`, `state_code`) and anything else a client sent are never echoed.
+ */
+const SHARED_FIELDS = [
+  'first_name',
+  'last_name',
+  'email',
+  'address_one',
+  'address_two',
+  'city',
+  'state',
+  'zip',
+  'country',
+  'date_of_birth',
+  'id_number_type',
+  'id_number',
+  'non_us_other_type',
+  'id_issuing_authority',
+] as const;
+const ADULT_FIELDS = [...SHARED_FIELDS, 'signed_timestamp'] as const;
+const MINOR_FIELDS = [...SHARED_FIELDS, 'utma_signed_timestamp', 'custodian_participant_code', 'custodian_relationship'] as const;
+const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set(['signed_timestamp', 'utma_signed_timestamp']);
+
+/** The echo of a customer just accepted: its known fields as the client sent them (trimmed). */
+export function echoCustomer(customer: NormalizedCustomer | NormalizedMinor): Record<string, unknown> {
+  const source = customer as unknown as Record<string, unknown>;
+  const names = 'custodian_participant_code' in customer ? MINOR_FIELDS : ADULT_FIELDS;
+  const echo: Record<string, unknown> = {};
+  for (const name of names) if (source[name] !== undefined) echo[name] = source[name];
+  if (customer.metadata !== undefined) echo.metadata = customer.metadata;
+  return echo;
+}
+
+/** The same echo rebuilt from a stored customer item (numbers come back wrapped, metadata as JSON text). */
+export function echoStoredCustomer(item: Record<string, unknown>): Record<string, unknown> {
+  const names = item.is_minor === true ? MINOR_FIELDS : ADULT_FIELDS;
+  const echo: Record<string, unknown> = {};
+  for (const name of names) {
+    if (item[name] === undefined) continue;
+    echo[name] = TIMESTAMP_FIELDS.has(name) ? readInteger(item[name]) : item[name];
+  }
+  if (typeof item.metadata_json === 'string') echo.metadata = JSON.parse(item.metadata_json);
+  return echo;
+}
+
+/**
+ * Whether the e-mail in `body` (when it is a well-formed address) already belongs to a customer of the
+ * platform. Read up front so a duplicate is listed with the body's other problems; the transaction's own
+ * condition stays the authority under concurrency.
+ */
+export async function emailAlreadyUsed(platformCode: string, body: unknown): Promise<boolean> {
+  const email = (body as { email?: unknown } | null)?.email;
+  if (typeof email !== 'string' || !isValidEmail(email.trim())) return false;
+  return (await customerCodeByEmail(platformCode, normaliseEmail(email))) !== undefined;
+}
+
+/**
+ * Turns the pure verdict plus the store-dependent findings into the outcome. Any problem with the request
+ * itself is a 400 listing everything (pure rules first, then store rules, then a taken e-mail). A request
+ * whose only problem is that its e-mail is taken is a 409: it is valid, it just lost to an existing
+ * customer, the same answer a concurrent twin gets from the transaction.
+ */
+export function acceptOrThrow<T>(verdict: ValidationResult<T>, storeProblems: readonly string[], emailTaken: boolean): T {
+  const problems = [...(verdict.ok ? [] : verdict.errors), ...storeProblems];
+  if (problems.length > 0) throw new ValidationError(emailTaken ? [...problems, EMAIL_TAKEN] : problems);
+  if (emailTaken) throw new ConflictError([EMAIL_TAKEN]);
+  if (!verdict.ok) throw new Error('unreachable: a failed verdict always carries errors');
+  return verdict.value;
+}
