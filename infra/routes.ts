@@ -24,6 +24,9 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/transfers', handler: 'functions/transfers/create-transfer.ts', area: 'transfers' },
   { method: 'GET', path: '/transfers', handler: 'functions/transfers/list-transfers.ts', area: 'transfers' },
   { method: 'GET', path: '/transfers/{id}', handler: 'functions/transfers/get-transfer.ts', area: 'transfers' },
+  { method: 'POST', path: '/trades', handler: 'functions/trades/report-trade.ts', area: 'trades' },
+  { method: 'GET', path: '/trades', handler: 'functions/trades/list-trades.ts', area: 'trades' },
+  { method: 'GET', path: '/trades/{trade_id}', handler: 'functions/trades/get-trade.ts', area: 'trades' },
 ];
 
 /** Finds the route for a method and an API Gateway resource path (as in `event.resource`). */

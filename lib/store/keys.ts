@@ -40,6 +40,27 @@ export const keys = {
     sk: `RELATIONSHIP#${kind}#${participantCode}`,
   }),
 
+  /** A reported or executed trade. Its partition also holds visibility pointers and settlement history. */
+  trade: (tradeId: string) => ({ pk: `TRADE#${tradeId}`, sk: 'TRADE' }),
+  /** A trade shown to a platform other than the reporter (a party's platform); lists through gsi1. */
+  tradeVisibility: (tradeId: string, platformCode: string) => ({ pk: `TRADE#${tradeId}`, sk: `VISIBLE#${platformCode}` }),
+  /** gsi1: the trades a platform sees, by transaction time. */
+  tradesOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#TRADES`,
+  tradeSortKey: (transactionTimestampMs: number, tradeId: string) => `${String(transactionTimestampMs).padStart(15, '0')}#${tradeId}`,
+  /**
+   * gsi2, sparse: trades not yet terminated, for resuming settlement. Spread over a few partitions so a
+   * burst of reports doesn't make one index partition hot.
+   */
+  openTrades: (shard: number) => `TRADES#OPEN#${shard}`,
+  openTradeSortKey: (acceptedTimestampMs: number, tradeId: string) => `${String(acceptedTimestampMs).padStart(15, '0')}#${tradeId}`,
+  /** One run of a trade's settlement workflow (local runner), and the events it went through, in order. */
+  settlementExecution: (tradeId: string, executionId: string) => ({ pk: `TRADE#${tradeId}`, sk: `EXECUTION#${executionId}` }),
+  settlementExecutionEvent: (tradeId: string, executionId: string, sequence: number) => ({
+    pk: `TRADE#${tradeId}`,
+    sk: `EXECUTION#${executionId}#EVENT#${String(sequence).padStart(6, '0')}`,
+  }),
+  settlementExecutionsPrefix: () => 'EXECUTION#',
+
   apiKey: (apiKey: string) => ({ pk: `APIKEY#${apiKey}`, sk: 'APIKEY' }),
   /** gsi1: a platform's API keys. */
   apiKeysOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#APIKEYS`,

@@ -1,0 +1,43 @@
+import * as z from 'zod/mini';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { pageQuery } from '../../lib/http/zod.js';
+import { listTrades } from '../../lib/trades/list-trades.js';
+
+/**
+ * A transaction-time bound: UNIX milliseconds, or nanoseconds (more than 16 digits) as the reference API
+ * also accepts; nanoseconds are cut to the millisecond without passing through a float.
+ */
+const timestamp = () =>
+  z.pipe(
+    z.string().check(z.regex(/^\d{1,19}$/, 'must be a UNIX timestamp in milliseconds')),
+    z.transform((text) => (text.length > 16 ? Number(BigInt(text) / 1_000_000n) : Number(text))),
+  );
+
+const query = z.object({
+  client_trade_id: z.optional(z.string()),
+  trade_state: z.optional(z.enum(['accepted', 'active', 'terminated'])),
+  settlement_state: z.optional(
+    z.enum(['null', 'obligations_outstanding', 'current_obligations_met', 'counterparty_defaulted', 'settled', 'defaulted']),
+  ),
+  party_code: z.optional(z.string()),
+  reporting_party: z.optional(z.string()),
+  account_label: z.optional(z.string()),
+  market_identifier_code: z.optional(z.string()),
+  // The reference API's operators, with the brackets literally in the parameter name...
+  'transaction_timestamp[gt]': z.optional(timestamp()),
+  'transaction_timestamp[gte]': z.optional(timestamp()),
+  'transaction_timestamp[e]': z.optional(timestamp()),
+  'transaction_timestamp[lt]': z.optional(timestamp()),
+  'transaction_timestamp[lte]': z.optional(timestamp()),
+  // ...and plain inclusive bounds for clients that find brackets awkward.
+  transaction_timestamp_from: z.optional(timestamp()),
+  transaction_timestamp_to: z.optional(timestamp()),
+  ...pageQuery(100),
+});
+
+/**
+ * GET /trades: the trades the platform reported or is a party to, newest transaction first. Time bounds all
+ * apply together: `transaction_timestamp[gt|gte|e|lt|lte]` as in the reference API, or the inclusive
+ * `transaction_timestamp_from` / `transaction_timestamp_to`.
+ */
+export const handler = apiHandler({ query }, async ({ query, auth }) => listTrades(auth.platformCode, query));

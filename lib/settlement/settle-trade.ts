@@ -1,0 +1,242 @@
+import { clock } from '../clock.js';
+import { config } from '../config.js';
+import { InsufficientFundsError } from '../domain/errors.js';
+import { SYSTEM_PARTICIPANTS, systemAccount, type AccountRef, type Leg, type Movement } from '../domain/ledger.js';
+import { Money } from '../domain/money.js';
+import {
+  decideAttempt,
+  isPastDeadline,
+  obligations,
+  settlementDeadlineMs,
+  type AttemptDecision,
+  type DeliveryBalances,
+  type Obligation,
+  type PartyDecision,
+  type SettlementState,
+} from '../domain/settlement.js';
+import { balanceOf, movementItems } from '../store/ledger.js';
+import { transactWrite } from '../store/transactions.js';
+import { getTrade, tradeUpdateItem, TradeStateChangedError, updateTrade, type Trade, type TradeParty } from '../store/trades.js';
+import type { SettlementTaskResult } from '../../infra/settlement-workflow.js';
+
+/**
+ * The three settlement tasks of the workflow (design section 7). Each reads the trade, decides with the pure
+ * rules of `lib/domain/settlement.ts`, and writes only if the trade is still in the state it read, so a task
+ * run twice, or a second execution of the same trade, changes nothing the first one already did.
+ *
+ * Non-settling parties (`settling: false`, and every `Anonymous` party) settle their side elsewhere. We never
+ * touch their accounts: the settling party's counter-legs are booked against the external boundary's
+ * `external_settlement` account, which stands for whoever settles the other side, so balances still sum to
+ * zero per asset. Such a party has no obligation here and counts as having met it.
+ */
+
+/** Where legs of a side we don't settle are booked. */
+export const EXTERNAL_SETTLEMENT_GROUP = 'external_settlement';
+
+/** Time moves on the service clock, which tests can move; `now` is read once per task for one decision. */
+function now(): number {
+  return clock.nowMs();
+}
+
+function deadlineOf(trade: Trade): number {
+  return settlementDeadlineMs(trade, config().SPOT_SETTLEMENT_DEADLINE_SECONDS * 1000);
+}
+
+async function readTrade(tradeId: string): Promise<Trade> {
+  const trade = await getTrade(tradeId, { consistent: true });
+  // A task for a trade that doesn't exist is a broken execution, not a business outcome: fail it loudly.
+  if (!trade) throw new Error(`settlement task for unknown trade ${tradeId}`);
+  return trade;
+}
+
+function closed(trade: Trade): SettlementTaskResult {
+  return { outcome: 'terminated', trade_state: trade.trade_state, settlement_state: trade.settlement_state };
+}
+
+/** `accepted -> active`. Already active or terminated: nothing to do. */
+export async function activateTrade(tradeId: string): Promise<SettlementTaskResult> {
+  const trade = await readTrade(tradeId);
+  if (trade.trade_state === 'terminated') return closed(trade);
+  if (trade.trade_state === 'accepted') {
+    const moved = await updateTrade(tradeId, ['accepted'], { trade_state: 'active' }, now());
+    if (!moved) {
+      const current = await readTrade(tradeId);
+      if (current.trade_state === 'terminated') return closed(current);
+    }
+  }
+  return { outcome: 'outstanding', trade_state: 'active' };
+}
+
+/**
+ * One settlement session. All settling parties covered -> both legs move and the trade terminates as
+ * settled, in one transaction. Otherwise the per-party states are recorded and the workflow is told
+ * whether the deadline has passed; defaulting is the Default task's job, so the console shows it as a step.
+ */
+export async function attemptSettlement(tradeId: string): Promise<SettlementTaskResult> {
+  const trade = await readTrade(tradeId);
+  if (trade.trade_state === 'terminated') return closed(trade);
+  const at = now();
+  const pastDeadline = isPastDeadline(at, deadlineOf(trade));
+  // An infinite deadline: this task never defaults, it only reports `past_deadline`.
+  const decision = decideAttempt({ trade, balances: await deliveryBalances(trade), nowMs: at, deadlineMs: Infinity });
+  const result = await settleOrRecord(trade, decision, at);
+  return result.outcome === 'outstanding' ? { ...result, past_deadline: pastDeadline } : result;
+}
+
+/**
+ * Past the deadline: `terminated` / `defaulted`, balances untouched; each party that had its delivery ready
+ * becomes `counterparty_defaulted`, the others `defaulted`. Trusts the workflow's "past deadline" choice
+ * rather than re-checking the clock: a second clock disagreeing by a few milliseconds must not strand a
+ * trade whose execution is about to end. A trade that became fully covered since the last attempt is
+ * settled instead: a trade whose obligations are all met is never defaulted.
+ */
+export async function defaultTrade(tradeId: string): Promise<SettlementTaskResult> {
+  const trade = await readTrade(tradeId);
+  if (trade.trade_state === 'terminated') return closed(trade);
+  const at = now();
+  const decision = decideAttempt({ trade, balances: await deliveryBalances(trade), nowMs: at, deadlineMs: at });
+  if (decision.kind === 'settle') return settleOrRecord(trade, decision, at);
+
+  const parties = partiesAfter(trade, decision.parties, at);
+  const moved = await updateTrade(
+    tradeId,
+    ['accepted', 'active'],
+    { trade_state: 'terminated', settlement_state: 'defaulted', defaulted_timestamp: at, parties },
+    at,
+  );
+  if (!moved) return closed(await readTrade(tradeId));
+  return { outcome: 'defaulted', settlement_state: 'defaulted', defaulted_timestamp: at };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+/** What each settling side holds of the asset it must deliver, read strongly consistently. */
+async function deliveryBalances(trade: Trade): Promise<DeliveryBalances> {
+  const balances: DeliveryBalances = {};
+  await Promise.all(
+    obligations(trade).map(async (obligation) => {
+      balances[obligation.side] = await balanceOf(deliveryAccount(trade, obligation));
+    }),
+  );
+  return balances;
+}
+
+function partyAccount(trade: Trade, index: number, asset: string): { account: AccountRef; platform_code: string } {
+  const party = trade.parties[index] as TradeParty;
+  // Only settling, named parties have obligations, and reporting stored their account group.
+  if (!party.account_group) throw new Error(`trade ${trade.trade_id}: settling party ${index} has no account group`);
+  return {
+    account: { participant_code: party.participant_code, account_group: party.account_group, account_label: party.account_label, asset },
+    platform_code: party.account_group,
+  };
+}
+
+function deliveryAccount(trade: Trade, obligation: Obligation): AccountRef {
+  return partyAccount(trade, obligation.party, obligation.deliver_asset).account;
+}
+
+/**
+ * The settlement movement: each settling party delivers what its counterparty receives and receives what it
+ * bought. When the counterparty settles too, its own obligation supplies the matching legs; when it doesn't,
+ * the external boundary stands in for it.
+ */
+export function settlementMovement(trade: Trade): Movement {
+  const owed = obligations(trade);
+  const legs: Leg[] = [];
+  const external = (asset: string) => ({
+    account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, EXTERNAL_SETTLEMENT_GROUP, asset),
+    platform_code: null,
+  });
+  for (const obligation of owed) {
+    const deliver = new Money(obligation.deliver_amount);
+    const receive = new Money(obligation.receive_amount);
+    const from = partyAccount(trade, obligation.party, obligation.deliver_asset);
+    const to = partyAccount(trade, obligation.party, obligation.receive_asset);
+    legs.push({ ...from, amount: deliver.negated() }, { ...to, amount: receive });
+    const counterpartySettles = owed.some((other) => other.party !== obligation.party);
+    if (!counterpartySettles) {
+      legs.push(
+        { ...external(obligation.deliver_asset), amount: deliver },
+        { ...external(obligation.receive_asset), amount: receive.negated() },
+      );
+    }
+  }
+  // One settlement per trade: the id is derived from the trade, so the movement record's own
+  // attribute_not_exists condition backs up the trade-state condition.
+  return { movement_id: `settlement-${trade.trade_id}`, type: 'settlement', reference: trade.trade_id, legs };
+}
+
+function partiesAfter(trade: Trade, decisions: readonly PartyDecision[], at: number): TradeParty[] {
+  return trade.parties.map((party, index) => {
+    const state = (decisions.find((d) => d.party === index)?.settlement_state ?? party.settlement_state) as SettlementState;
+    return {
+      ...party,
+      settlement_state: state,
+      // Each timestamp holds the most recent time its state was reached; a settled party's obligations
+      // were met at the moment it settled.
+      obligations_outstanding_timestamp: state === 'obligations_outstanding' ? at : party.obligations_outstanding_timestamp,
+      current_obligations_met_timestamp:
+        state === 'current_obligations_met' || state === 'settled' ? at : party.current_obligations_met_timestamp,
+    };
+  });
+}
+
+/**
+ * Applies a settle or outstanding decision. A settle is one transaction: the trade update (conditioned on the
+ * trade still being open) first, so a repeat is recognised by its own condition, then the movement with its
+ * `balance >= amount` conditions. A spend that landed between our balance read and the write fails those
+ * conditions: the obligations were not met this session after all, and the trade waits for the next one.
+ */
+async function settleOrRecord(trade: Trade, decision: AttemptDecision, at: number): Promise<SettlementTaskResult> {
+  if (decision.kind === 'settle') {
+    const update = tradeUpdateItem(
+      trade.trade_id,
+      ['accepted', 'active'],
+      {
+        trade_state: 'terminated',
+        settlement_state: 'settled',
+        settled_timestamp: at,
+        current_obligations_met_timestamp: at,
+        parties: partiesAfter(trade, decision.parties, at),
+      },
+      at,
+    );
+    try {
+      await transactWrite([update, ...movementItems(settlementMovement(trade), at)]);
+      return { outcome: 'settled', settlement_state: 'settled', settled_timestamp: at };
+    } catch (error) {
+      if (error instanceof TradeStateChangedError) return closed(await readTrade(trade.trade_id));
+      if (!(error instanceof InsufficientFundsError)) throw error;
+      const fresh = decideAttempt({ trade, balances: await deliveryBalances(trade), nowMs: at, deadlineMs: Infinity });
+      // Funds that are back already (a spend and a refill in between) still settle only next session.
+      const parties = fresh.kind === 'settle' ? fresh.parties.map((p) => ({ ...p, settlement_state: 'current_obligations_met' as const })) : fresh.parties;
+      return recordOutstanding(trade, parties, fresh.kind === 'settle' ? 'current_obligations_met' : 'obligations_outstanding', at);
+    }
+  }
+  return recordOutstanding(trade, decision.parties, 'obligations_outstanding', at);
+}
+
+async function recordOutstanding(
+  trade: Trade,
+  decisions: readonly PartyDecision[],
+  state: 'obligations_outstanding' | 'current_obligations_met',
+  at: number,
+): Promise<SettlementTaskResult> {
+  const moved = await updateTrade(
+    trade.trade_id,
+    ['accepted', 'active'],
+    {
+      trade_state: 'active',
+      settlement_state: state,
+      ...(state === 'obligations_outstanding' ? { obligations_outstanding_timestamp: at } : { current_obligations_met_timestamp: at }),
+      parties: partiesAfter(trade, decisions, at),
+    },
+    at,
+  );
+  if (!moved) return closed(await readTrade(trade.trade_id));
+  return {
+    outcome: 'outstanding',
+    settlement_state: state,
+    parties: decisions.map((d) => ({ side: d.side, settlement_state: d.settlement_state, shortfall: d.shortfall })),
+  };
+}

@@ -1,0 +1,163 @@
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { dynamo, tableNames } from './client.js';
+import { keys } from './keys.js';
+import { readInteger, readOptionalInteger } from './numbers.js';
+
+/**
+ * The local settlement runner's record of each execution, kept in DynamoDB beside the trade so another
+ * process (the ops CLI, a benchmark) can read it: the local counterpart of Step Functions' execution history.
+ * On AWS the history lives in Step Functions and nothing is written here.
+ */
+
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT' | 'INTERRUPTED';
+
+export interface SettlementExecution {
+  trade_id: string;
+  execution_id: string;
+  status: ExecutionStatus;
+  started_at: number;
+  stopped_at: number | null;
+  error: string | null;
+}
+
+/** One event of an execution, as the workflow engine reported it. */
+export interface SettlementEvent {
+  sequence: number;
+  /** StateEntered, StateExited, StateFailed, StateRetried, ExecutionStarted, ExecutionSucceeded, ... */
+  type: string;
+  state: string | null;
+  state_type: string | null;
+  at: number;
+  /** Task exits: the task's `outcome` (settled, outstanding, defaulted, terminated). */
+  outcome: string | null;
+  past_deadline: boolean | null;
+  error: string | null;
+}
+
+export async function recordExecutionStart(tradeId: string, executionId: string, startedAtMs: number): Promise<void> {
+  await dynamo().send(
+    new PutCommand({
+      TableName: tableNames().main,
+      Item: {
+        ...keys.settlementExecution(tradeId, executionId),
+        type: 'settlement_execution',
+        trade_id: tradeId,
+        execution_id: executionId,
+        status: 'RUNNING',
+        started_at: startedAtMs,
+      },
+    }),
+  );
+}
+
+export async function recordExecutionEnd(
+  tradeId: string,
+  executionId: string,
+  status: Exclude<ExecutionStatus, 'RUNNING'>,
+  stoppedAtMs: number,
+  error?: string,
+): Promise<void> {
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: tableNames().main,
+      Key: keys.settlementExecution(tradeId, executionId),
+      UpdateExpression: 'SET #status = :status, stopped_at = :at, #error = :error',
+      ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+      ExpressionAttributeValues: { ':status': status, ':at': stoppedAtMs, ':error': error ?? null },
+    }),
+  );
+}
+
+export async function recordExecutionEvent(tradeId: string, executionId: string, event: SettlementEvent): Promise<void> {
+  await dynamo().send(
+    new PutCommand({
+      TableName: tableNames().main,
+      Item: {
+        ...keys.settlementExecutionEvent(tradeId, executionId, event.sequence),
+        // The item's `type` names the entity, as everywhere in the table; the event's own type goes beside it.
+        ...event,
+        type: 'settlement_event',
+        event_type: event.type,
+        trade_id: tradeId,
+        execution_id: executionId,
+      },
+    }),
+  );
+}
+
+/**
+ * Marks executions left RUNNING by a process that died as INTERRUPTED. Only the runner that is resuming
+ * the trade calls this, before it starts its own execution.
+ */
+export async function interruptRunningExecutions(tradeId: string, nowMs: number): Promise<void> {
+  const { executions } = await settlementHistory(tradeId);
+  for (const execution of executions.filter((e) => e.status === 'RUNNING')) {
+    try {
+      await dynamo().send(
+        new UpdateCommand({
+          TableName: tableNames().main,
+          Key: keys.settlementExecution(tradeId, execution.execution_id),
+          UpdateExpression: 'SET #status = :interrupted, stopped_at = :at',
+          ConditionExpression: '#status = :running',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':interrupted': 'INTERRUPTED', ':running': 'RUNNING', ':at': nowMs },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+}
+
+/** Every execution of a trade's settlement, oldest first, each with its events in order. */
+export async function settlementHistory(tradeId: string): Promise<{ executions: (SettlementExecution & { events: SettlementEvent[] })[] }> {
+  const items: Record<string, any>[] = [];
+  let ExclusiveStartKey: Record<string, any> | undefined;
+  do {
+    const out = await dynamo().send(
+      new QueryCommand({
+        TableName: tableNames().main,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': keys.trade(tradeId).pk, ':prefix': keys.settlementExecutionsPrefix() },
+        ConsistentRead: true,
+        ExclusiveStartKey,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+
+  const executions = new Map<string, SettlementExecution & { events: SettlementEvent[] }>();
+  for (const item of items.filter((i) => i.type === 'settlement_execution')) {
+    executions.set(item.execution_id, {
+      trade_id: item.trade_id,
+      execution_id: item.execution_id,
+      status: item.status,
+      started_at: readInteger(item.started_at),
+      stopped_at: readOptionalInteger(item.stopped_at),
+      error: item.error ?? null,
+      events: [],
+    });
+  }
+  // Sort keys order the events within an execution; executions' ids start with their start time.
+  for (const item of items.filter((i) => i.type === 'settlement_event')) {
+    executions.get(item.execution_id)?.events.push({
+      sequence: readInteger(item.sequence),
+      type: item.event_type,
+      state: item.state ?? null,
+      state_type: item.state_type ?? null,
+      at: readInteger(item.at),
+      outcome: item.outcome ?? null,
+      past_deadline: item.past_deadline ?? null,
+      error: item.error ?? null,
+    });
+  }
+  return { executions: [...executions.values()] };
+}
+
+/** How many states a trade's executions entered in all: the cost measure of a settlement. */
+export async function stateTransitionCount(tradeId: string): Promise<number> {
+  const { executions } = await settlementHistory(tradeId);
+  return executions.reduce((sum, execution) => sum + execution.events.filter((event) => event.type === 'StateEntered').length, 0);
+}

@@ -1,0 +1,407 @@
+import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConflictError } from '../domain/errors.js';
+import type { SettlementState, TradeState } from '../domain/settlement.js';
+import type { AmountMethod, TradeReport, TradeReportParty } from '../domain/trade-report.js';
+import { dynamo, tableNames } from './client.js';
+import { keys } from './keys.js';
+import { readInteger, readOptionalInteger } from './numbers.js';
+import type { TaggedItem } from './transactions.js';
+import { clientIdClaim } from './windows.js';
+
+/**
+ * Trades: the record behind `POST /trades` and the settlement workflow, and the trades other use cases
+ * (quote execution, rewards, awards) book already settled.
+ *
+ * Items, all in the trade's partition `TRADE#<trade_id>`:
+ *   sk TRADE               the trade. gsi1 (TRADES of the reporting platform, by transaction time);
+ *                          gsi2 only while not terminated (sparse: the open trades to resume).
+ *   sk VISIBLE#<platform>  a pointer for another platform whose participant is a party; gsi1 like the trade.
+ *   sk EXECUTION#...       local settlement history (see settlement-history.ts).
+ *
+ * Amounts stay decimal strings with exactly the asset's decimals: they are never summed in DynamoDB (balances
+ * are, in the ledger), and the string keeps the precision the trade was reported at.
+ */
+
+export interface TradeParty extends TradeReportParty {
+  /** Group of this party's accounts: its participant's platform code. null for an `Anonymous` party. */
+  account_group: string | null;
+  settlement_state: SettlementState;
+  obligations_outstanding_timestamp: number | null;
+  current_obligations_met_timestamp: number | null;
+}
+
+export interface Trade extends Omit<TradeReport, 'parties' | 'amount_method'> {
+  trade_id: string;
+  amount_method: AmountMethod;
+  trade_state: TradeState;
+  settlement_state: SettlementState;
+  accepted_timestamp: number;
+  current_obligations_met_timestamp: number | null;
+  obligations_outstanding_timestamp: number | null;
+  settled_timestamp: number | null;
+  defaulted_timestamp: number | null;
+  last_update: number;
+  parties: [TradeParty, TradeParty];
+  /** Platforms that may read the trade: the reporter first, then the platforms of the named parties. */
+  visible_to: string[];
+}
+
+/** What a caller knows about each party beyond the report: where its accounts live. */
+export interface PartyAccounts {
+  /** Per party, in report order: the participant's platform code, or null for `Anonymous`. */
+  accountGroups: [string | null, string | null];
+}
+
+/**
+ * A freshly reported trade: `accepted`, no settlement attempted. Everyone who may see it is derived from the
+ * parties, so the reporter and each party's platform find it in `GET /trades`.
+ */
+export function acceptedTrade(report: TradeReport, options: PartyAccounts & { tradeId: string; nowMs: number }): Trade {
+  const { amount_method, parties, ...fields } = report;
+  return {
+    ...fields,
+    trade_id: options.tradeId,
+    amount_method,
+    trade_state: 'accepted',
+    settlement_state: null,
+    accepted_timestamp: options.nowMs,
+    current_obligations_met_timestamp: null,
+    obligations_outstanding_timestamp: null,
+    settled_timestamp: null,
+    defaulted_timestamp: null,
+    last_update: options.nowMs,
+    parties: [
+      withAccounts(parties[0], options.accountGroups[0], null),
+      withAccounts(parties[1], options.accountGroups[1], null),
+    ],
+    visible_to: visibleTo(report.platform_code, options.accountGroups),
+  };
+}
+
+/**
+ * A trade that settled the moment it was booked (an executed quote, a reward, an award): `terminated` /
+ * `settled` with every settlement timestamp at `nowMs`. The caller books its balance movement in the same
+ * transaction as `tradeItems(trade)`.
+ */
+export function settledTrade(report: TradeReport, options: PartyAccounts & { tradeId: string; nowMs: number }): Trade {
+  const trade = acceptedTrade(report, options);
+  const now = options.nowMs;
+  return {
+    ...trade,
+    trade_state: 'terminated',
+    settlement_state: 'settled',
+    current_obligations_met_timestamp: now,
+    settled_timestamp: now,
+    parties: [
+      { ...trade.parties[0], settlement_state: 'settled', current_obligations_met_timestamp: now },
+      { ...trade.parties[1], settlement_state: 'settled', current_obligations_met_timestamp: now },
+    ],
+  };
+}
+
+function withAccounts(party: TradeReportParty, accountGroup: string | null, state: SettlementState): TradeParty {
+  return {
+    ...party,
+    account_group: accountGroup,
+    settlement_state: state,
+    obligations_outstanding_timestamp: null,
+    current_obligations_met_timestamp: null,
+  };
+}
+
+function visibleTo(reporter: string, accountGroups: readonly (string | null)[]): string[] {
+  const platforms = [reporter];
+  for (const group of accountGroups) if (group && !platforms.includes(group)) platforms.push(group);
+  return platforms;
+}
+
+/** Raised by the trade item's condition: the id was already taken (a programming error with random ids). */
+export class TradeIdTakenError extends Error {}
+
+/** Raised by a conditional trade update: the trade was no longer in the state the writer expected. */
+export class TradeStateChangedError extends Error {}
+
+/**
+ * Everything that creates `trade`, for the caller's own transaction: the trade item (new id only) and a
+ * visibility pointer per other platform that may see it. An open trade also enters the sparse index of
+ * trades to resume, a terminated one doesn't.
+ */
+export function tradeItems(trade: Trade): TaggedItem[] {
+  const table = tableNames().main;
+  const listing = { gsi1pk: keys.tradesOfPlatform(trade.platform_code), gsi1sk: keys.tradeSortKey(trade.transaction_timestamp, trade.trade_id) };
+  const tradeItem: TaggedItem = {
+    item: {
+      Put: {
+        TableName: table,
+        Item: {
+          ...trade,
+          ...keys.trade(trade.trade_id),
+          ...listing,
+          ...(trade.trade_state !== 'terminated' && openIndex(trade)),
+          type: 'trade',
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    onConditionFailed: () => new TradeIdTakenError(`trade id ${trade.trade_id} is taken`),
+  };
+  const pointers = trade.visible_to
+    .filter((platform) => platform !== trade.platform_code)
+    .map(
+      (platform): TaggedItem => ({
+        item: {
+          Put: {
+            TableName: table,
+            Item: {
+              ...keys.tradeVisibility(trade.trade_id, platform),
+              gsi1pk: keys.tradesOfPlatform(platform),
+              gsi1sk: keys.tradeSortKey(trade.transaction_timestamp, trade.trade_id),
+              type: 'trade_visibility',
+              trade_id: trade.trade_id,
+              platform_code: platform,
+            },
+          },
+        },
+      }),
+    );
+  return [tradeItem, ...pointers];
+}
+
+/** The 72-hour claim on the trade's `client_trade_id`; goes into the same transaction as `tradeItems`. */
+export function clientTradeIdClaim(trade: Pick<Trade, 'platform_code' | 'client_trade_id' | 'trade_id'>, nowMs: number): TaggedItem {
+  return {
+    item: clientIdClaim('trade', trade.platform_code, trade.client_trade_id, nowMs, trade.trade_id),
+    onConditionFailed: () => new ConflictError(['client_trade_id: already used in the last 72 hours']),
+  };
+}
+
+const OPEN_SHARDS = 8;
+
+function openIndex(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp'>) {
+  return {
+    gsi2pk: keys.openTrades(shardOf(trade.trade_id)),
+    gsi2sk: keys.openTradeSortKey(trade.accepted_timestamp, trade.trade_id),
+  };
+}
+
+function shardOf(tradeId: string): number {
+  let sum = 0;
+  for (const char of tradeId) sum = (sum + char.charCodeAt(0)) % OPEN_SHARDS;
+  return sum;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading
+
+function toParty(raw: Record<string, any>): TradeParty {
+  return {
+    side: raw.side,
+    participant_code: raw.participant_code,
+    asset: raw.asset,
+    amount: String(raw.amount),
+    settling: raw.settling,
+    account_label: raw.account_label,
+    liquidity_indicator: raw.liquidity_indicator ?? null,
+    client_order_id: raw.client_order_id ?? null,
+    order_id: raw.order_id ?? null,
+    execution_id: raw.execution_id ?? null,
+    account_group: raw.account_group ?? null,
+    settlement_state: raw.settlement_state ?? null,
+    obligations_outstanding_timestamp: readOptionalInteger(raw.obligations_outstanding_timestamp),
+    current_obligations_met_timestamp: readOptionalInteger(raw.current_obligations_met_timestamp),
+  };
+}
+
+function toTrade(item: Record<string, any>): Trade {
+  const parties = (item.parties as Record<string, any>[]).map(toParty);
+  return {
+    trade_id: item.trade_id,
+    client_trade_id: item.client_trade_id,
+    session_id: item.session_id,
+    trade_reporter: item.trade_reporter,
+    reporting_party: item.reporting_party ?? null,
+    settlement_schedule: item.settlement_schedule ?? null,
+    platform_code: item.platform_code,
+    market_identifier_code: item.market_identifier_code ?? null,
+    symbol: item.symbol,
+    product_type: item.product_type,
+    trade_type: item.trade_type,
+    trade_price: item.trade_price,
+    trade_quantity: item.trade_quantity,
+    amount_method: item.amount_method,
+    physical_delivery: true,
+    transaction_timestamp: readInteger(item.transaction_timestamp),
+    comment: item.comment ?? null,
+    parties_anonymous: item.parties_anonymous,
+    settlement_price_index_id: item.settlement_price_index_id ?? null,
+    settlement_timestamp: readOptionalInteger(item.settlement_timestamp),
+    expiry_timestamp: readOptionalInteger(item.expiry_timestamp),
+    bank_fee: item.bank_fee ?? null,
+    contract_size: 1,
+    underlying: item.underlying,
+    quoted_currency: item.quoted_currency,
+    trade_state: item.trade_state,
+    settlement_state: item.settlement_state ?? null,
+    accepted_timestamp: readInteger(item.accepted_timestamp),
+    current_obligations_met_timestamp: readOptionalInteger(item.current_obligations_met_timestamp),
+    obligations_outstanding_timestamp: readOptionalInteger(item.obligations_outstanding_timestamp),
+    settled_timestamp: readOptionalInteger(item.settled_timestamp),
+    defaulted_timestamp: readOptionalInteger(item.defaulted_timestamp),
+    last_update: readInteger(item.last_update),
+    parties: [parties[0] as TradeParty, parties[1] as TradeParty],
+    visible_to: item.visible_to ?? [item.platform_code],
+  };
+}
+
+/** One trade. Settlement tasks read consistently: they decide on the state they are about to condition on. */
+export async function getTrade(tradeId: string, options: { consistent?: boolean } = {}): Promise<Trade | undefined> {
+  const out = await dynamo().send(
+    new GetCommand({ TableName: tableNames().main, Key: keys.trade(tradeId), ConsistentRead: options.consistent ?? false }),
+  );
+  return out.Item ? toTrade(out.Item) : undefined;
+}
+
+/** A trade the platform may read, else undefined (another platform's trade is indistinguishable from none). */
+export async function getTradeVisibleTo(platformCode: string, tradeId: string): Promise<Trade | undefined> {
+  const trade = await getTrade(tradeId);
+  return trade && trade.visible_to.includes(platformCode) ? trade : undefined;
+}
+
+async function queryAll(input: QueryCommandInput): Promise<Record<string, any>[]> {
+  const items: Record<string, any>[] = [];
+  let ExclusiveStartKey: Record<string, any> | undefined;
+  do {
+    const out = await dynamo().send(new QueryCommand({ ...input, ExclusiveStartKey }));
+    items.push(...(out.Items ?? []));
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return items;
+}
+
+async function batchGetTrades(tradeIds: readonly string[]): Promise<Map<string, Trade>> {
+  const found = new Map<string, Trade>();
+  const table = tableNames().main;
+  for (let start = 0; start < tradeIds.length; start += 100) {
+    let request: Record<string, any>[] | undefined = tradeIds.slice(start, start + 100).map((id) => keys.trade(id));
+    for (let round = 0; request && request.length > 0; round++) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+      const out = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: request } } }));
+      for (const item of out.Responses?.[table] ?? []) found.set(item.trade_id, toTrade(item));
+      request = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
+    }
+  }
+  return found;
+}
+
+/**
+ * Every trade a platform sees (reported by it, or with one of its participants as a party), newest
+ * transaction first, optionally within a transaction-time range (inclusive, ms).
+ */
+export async function listTradesOfPlatform(platformCode: string, range: { fromMs?: number; toMs?: number } = {}): Promise<Trade[]> {
+  if (range.toMs !== undefined && range.toMs < 0) return [];
+  const from = keys.tradeSortKey(Math.max(0, range.fromMs ?? 0), '');
+  // '~' sorts after every trade id character, so the upper bound includes all trades at `toMs`.
+  const to = keys.tradeSortKey(range.toMs ?? 999_999_999_999_999, '~');
+  if (from > to) return [];
+  const items = await queryAll({
+    TableName: tableNames().main,
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': keys.tradesOfPlatform(platformCode), ':from': from, ':to': to },
+    ScanIndexForward: false,
+  });
+  const pointed = items.filter((item) => item.type === 'trade_visibility').map((item) => item.trade_id as string);
+  const fetched = pointed.length > 0 ? await batchGetTrades(pointed) : new Map<string, Trade>();
+  const trades: Trade[] = [];
+  for (const item of items) {
+    if (item.type === 'trade') trades.push(toTrade(item));
+    else if (item.type === 'trade_visibility') {
+      const trade = fetched.get(item.trade_id);
+      if (trade) trades.push(trade);
+    }
+  }
+  return trades;
+}
+
+/** Every trade not yet terminated, oldest acceptance first: what the settlement runner resumes. */
+export async function listOpenTrades(): Promise<Trade[]> {
+  const shards = await Promise.all(
+    Array.from({ length: OPEN_SHARDS }, (_, shard) =>
+      queryAll({
+        TableName: tableNames().main,
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.openTrades(shard) },
+      }),
+    ),
+  );
+  // The index is eventually consistent; a trade terminated a moment ago may still show up, so filter on the
+  // state as well (resuming one would be harmless, only wasteful).
+  return shards
+    .flat()
+    .map(toTrade)
+    .filter((trade) => trade.trade_state !== 'terminated')
+    .sort((a, b) => a.accepted_timestamp - b.accepted_timestamp || a.trade_id.localeCompare(b.trade_id));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// State changes
+
+/** The fields a settlement step may change; `last_update` is always set. */
+export interface TradeChanges {
+  trade_state?: TradeState;
+  settlement_state?: SettlementState;
+  current_obligations_met_timestamp?: number | null;
+  obligations_outstanding_timestamp?: number | null;
+  settled_timestamp?: number | null;
+  defaulted_timestamp?: number | null;
+  parties?: readonly TradeParty[];
+}
+
+/**
+ * The conditional update moving a trade: applied only while `trade_state` is one of `expected`, so a
+ * retried or duplicated task can't move a trade twice (it fails with TradeStateChangedError instead).
+ * Terminating a trade takes it out of the open-trades index in the same write.
+ */
+export function tradeUpdateItem(tradeId: string, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): TaggedItem {
+  const names: Record<string, string> = { '#trade_state': 'trade_state' };
+  const values: Record<string, unknown> = { ':now': nowMs };
+  const sets = ['last_update = :now'];
+  for (const [field, value] of Object.entries(changes)) {
+    if (value === undefined) continue;
+    names[`#${field}`] = field;
+    values[`:${field}`] = value;
+    sets.push(`#${field} = :${field}`);
+  }
+  const expectedNames = expected.map((state, index) => {
+    values[`:expected${index}`] = state;
+    return `:expected${index}`;
+  });
+  const remove = changes.trade_state === 'terminated' ? ' REMOVE gsi2pk, gsi2sk' : '';
+  return {
+    item: {
+      Update: {
+        TableName: tableNames().main,
+        Key: keys.trade(tradeId),
+        UpdateExpression: `SET ${sets.join(', ')}${remove}`,
+        ConditionExpression: `attribute_exists(pk) AND #trade_state IN (${expectedNames.join(', ')})`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      },
+    },
+    onConditionFailed: () => new TradeStateChangedError(`trade ${tradeId} is no longer ${expected.join(' or ')}`),
+  };
+}
+
+/** Applies `tradeUpdateItem` on its own. False when the trade had already left the expected states. */
+export async function updateTrade(tradeId: string, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): Promise<boolean> {
+  const update = tradeUpdateItem(tradeId, expected, changes, nowMs).item.Update!;
+  try {
+    await dynamo().send(new UpdateCommand(update));
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}

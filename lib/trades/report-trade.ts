@@ -1,0 +1,68 @@
+import { clock } from '../clock.js';
+import { ValidationError } from '../domain/errors.js';
+import { ANONYMOUS_PARTICIPANT, validateTradeReport } from '../domain/trade-report.js';
+import type { AuthContext } from '../http/types.js';
+import { startSettlement } from '../settlement/start-settlement.js';
+import { newId } from '../store/codes.js';
+import { getParticipant, type Participant } from '../store/participants.js';
+import { hasRelationship } from '../store/relationships.js';
+import { acceptedTrade, clientTradeIdClaim, tradeItems } from '../store/trades.js';
+import { transactWrite } from '../store/transactions.js';
+import { tradeView, type TradeView } from './trade-view.js';
+
+/**
+ * A participant the platform may name in a trade it reports: itself, its customers, or a participant it
+ * holds `submits_platform_transfers_for` for. Settlement moves the parties' money, so naming anyone else
+ * would let a platform spend another platform's customer's balance; such a code reads as unknown, which
+ * also keeps another platform's participants from being discovered. Only approved participants trade.
+ */
+async function participantForTrades(platformCode: string, participantCode: string): Promise<Participant | undefined> {
+  const participant = await getParticipant(participantCode);
+  if (!participant || participant.status !== 'approved') return undefined;
+  if (participant.platform_code === platformCode) return participant;
+  return (await hasRelationship(platformCode, 'submits_platform_transfers_for', participantCode)) ? participant : undefined;
+}
+
+/**
+ * `POST /trades`: validates the report (every spec rule, all issues at once), checks the named parties,
+ * stores the trade `accepted` together with its 72-hour `client_trade_id` claim in one transaction, then
+ * starts its settlement execution.
+ */
+export async function reportTrade(body: unknown, auth: AuthContext): Promise<TradeView> {
+  const nowMs = clock.nowMs();
+  const validated = validateTradeReport(body, { platformCode: auth.platformCode, platformParticipantCode: auth.participantCode, nowMs });
+  if (!validated.ok) throw new ValidationError(validated.errors);
+  const report = validated.value;
+
+  const errors: string[] = [];
+  const [first, second, reporting] = await Promise.all([
+    ...report.parties.map((party) =>
+      party.participant_code === ANONYMOUS_PARTICIPANT ? Promise.resolve(null) : participantForTrades(auth.platformCode, party.participant_code),
+    ),
+    report.reporting_party === null ? Promise.resolve(null) : participantForTrades(auth.platformCode, report.reporting_party),
+  ]);
+  [first, second].forEach((participant, index) => {
+    const code = report.parties[index]!.participant_code;
+    if (participant === undefined) errors.push(`parties[${index}].participant_code: no participant '${code}' that this platform may report trades for`);
+  });
+  if (reporting === undefined) errors.push(`reporting_party: no participant '${report.reporting_party}' that this platform has a relationship with`);
+  if (errors.length > 0) throw new ValidationError(errors);
+
+  const trade = acceptedTrade(report, {
+    tradeId: newId(),
+    nowMs,
+    accountGroups: [first?.platform_code ?? null, second?.platform_code ?? null],
+  });
+  await transactWrite([...tradeItems(trade), clientTradeIdClaim(trade, nowMs)]);
+
+  try {
+    await startSettlement(trade);
+  } catch (error) {
+    // The trade is stored and the client must hear so (a retry would only hit its own client_trade_id).
+    // It is open, so the sweep of open trades (locally: `npm start` resuming them) starts it later.
+    console.error(
+      JSON.stringify({ level: 'error', message: 'settlement execution not started; left for the open-trades sweep', trade_id: trade.trade_id, error: (error as Error).message }),
+    );
+  }
+  return tradeView(trade);
+}

@@ -1,0 +1,64 @@
+import type { Trade, TradeParty } from '../store/trades.js';
+
+/**
+ * A trade as clients see it: the reference API's trade shape, fields in a fixed order, every optional field
+ * present (null when not given or not reached) so clients can rely on the keys. What only the service uses
+ * (how amounts were given, account groups, who may see the trade) stays out.
+ */
+export function tradeView(trade: Trade) {
+  return {
+    trade_id: trade.trade_id,
+    client_trade_id: trade.client_trade_id,
+    session_id: trade.session_id,
+    trade_reporter: trade.trade_reporter,
+    reporting_party: trade.reporting_party,
+    settlement_schedule: trade.settlement_schedule,
+    platform_code: trade.platform_code,
+    market_identifier_code: trade.market_identifier_code,
+    symbol: trade.symbol,
+    product_type: trade.product_type,
+    trade_type: trade.trade_type,
+    trade_price: trade.trade_price,
+    trade_quantity: trade.trade_quantity,
+    physical_delivery: trade.physical_delivery,
+    transaction_timestamp: trade.transaction_timestamp,
+    comment: trade.comment,
+    parties_anonymous: trade.parties_anonymous,
+    settlement_price_index_id: trade.settlement_price_index_id,
+    settlement_timestamp: trade.settlement_timestamp,
+    expiry_timestamp: trade.expiry_timestamp,
+    bank_fee: trade.bank_fee,
+    contract_size: trade.contract_size,
+    underlying: trade.underlying,
+    quoted_currency: trade.quoted_currency,
+    trade_state: trade.trade_state,
+    settlement_state: trade.settlement_state,
+    accepted_timestamp: trade.accepted_timestamp,
+    current_obligations_met_timestamp: trade.current_obligations_met_timestamp,
+    obligations_outstanding_timestamp: trade.obligations_outstanding_timestamp,
+    settled_timestamp: trade.settled_timestamp,
+    defaulted_timestamp: trade.defaulted_timestamp,
+    last_update: trade.last_update,
+    parties: trade.parties.map(partyView),
+  };
+}
+
+export type TradeView = ReturnType<typeof tradeView>;
+
+function partyView(party: TradeParty) {
+  return {
+    side: party.side,
+    participant_code: party.participant_code,
+    asset: party.asset,
+    amount: party.amount,
+    settling: party.settling,
+    account_label: party.account_label,
+    liquidity_indicator: party.liquidity_indicator,
+    client_order_id: party.client_order_id,
+    order_id: party.order_id,
+    execution_id: party.execution_id,
+    settlement_state: party.settlement_state,
+    obligations_outstanding_timestamp: party.obligations_outstanding_timestamp,
+    current_obligations_met_timestamp: party.current_obligations_met_timestamp,
+  };
+}
