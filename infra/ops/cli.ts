@@ -2,6 +2,7 @@ import { readStackInfo, useLocalTables } from '../local/local-env.js';
 import { UsageError, type Commands, type Flags } from './command.js';
 import { ledgerCommands } from './ledger-commands.js';
 import { platformCommands } from './platform-commands.js';
+import { tradeCommands } from './trade-commands.js';
 
 /**
  * The ops CLI (`npm run admin -- <group> <action> [--flags]`). With TABLE_NAME and TTL_TABLE_NAME in the
@@ -11,6 +12,7 @@ import { platformCommands } from './platform-commands.js';
 export const commands: Commands = {
   ...platformCommands,
   ...ledgerCommands,
+  ...tradeCommands,
 };
 
 function connect(): void {

@@ -1,0 +1,146 @@
+import { GetExecutionHistoryCommand, SFNClient, type HistoryEvent } from '@aws-sdk/client-sfn';
+import { config } from '../../lib/config.js';
+import { settlementHistory, type SettlementEvent } from '../../lib/store/settlement-history.js';
+import { getTrade, type Trade } from '../../lib/store/trades.js';
+import { required, UsageError, type Commands } from './command.js';
+
+/**
+ * Trade operations. `trade history` is the local counterpart of the Step Functions console's execution
+ * view: every state the trade's settlement executions went through, when, and with what outcome, beside the
+ * trade's current states. Locally the runner's history comes from the table; with STATE_MACHINE_ARN set
+ * (deployed), it comes from Step Functions.
+ */
+
+export interface Transition {
+  state: string;
+  state_type: string | null;
+  entered_at: string;
+  exited_at: string | null;
+  /** Task states: the task's outcome (settled, outstanding, defaulted, terminated). */
+  outcome: string | null;
+  past_deadline: boolean | null;
+  /** Failures and retries while in the state. */
+  errors: string[];
+}
+
+const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+/** Pairs each StateEntered with the exit (or failure) that followed it. */
+export function transitionsOf(events: readonly SettlementEvent[]): Transition[] {
+  const transitions: Transition[] = [];
+  let open: Transition | undefined;
+  for (const event of events) {
+    if (event.type === 'StateEntered' && event.state) {
+      open = {
+        state: event.state,
+        state_type: event.state_type,
+        entered_at: iso(event.at) as string,
+        exited_at: null,
+        outcome: null,
+        past_deadline: null,
+        errors: [],
+      };
+      transitions.push(open);
+    } else if (open && event.state === open.state) {
+      if (event.error) open.errors.push(`${event.type}: ${event.error}`);
+      if (event.type === 'StateExited') {
+        open.exited_at = iso(event.at);
+        open.outcome = event.outcome;
+        open.past_deadline = event.past_deadline;
+        open = undefined;
+      }
+    }
+  }
+  return transitions;
+}
+
+function tradeStates(trade: Trade) {
+  return {
+    trade_id: trade.trade_id,
+    client_trade_id: trade.client_trade_id,
+    platform_code: trade.platform_code,
+    symbol: trade.symbol,
+    product_type: trade.product_type,
+    trade_state: trade.trade_state,
+    settlement_state: trade.settlement_state,
+    accepted_at: iso(trade.accepted_timestamp),
+    settlement_at: iso(trade.settlement_timestamp),
+    expiry_at: iso(trade.expiry_timestamp),
+    obligations_outstanding_at: iso(trade.obligations_outstanding_timestamp),
+    current_obligations_met_at: iso(trade.current_obligations_met_timestamp),
+    settled_at: iso(trade.settled_timestamp),
+    defaulted_at: iso(trade.defaulted_timestamp),
+    last_update_at: iso(trade.last_update),
+    parties: trade.parties.map((party, index) => ({
+      side: party.side,
+      participant_code: party.participant_code,
+      settling: party.settling,
+      // Each side delivers what the other receives.
+      delivers: `${trade.parties[1 - index]!.amount} ${trade.parties[1 - index]!.asset}`,
+      receives: `${party.amount} ${party.asset}`,
+      settlement_state: party.settlement_state,
+      obligations_outstanding_at: iso(party.obligations_outstanding_timestamp),
+      current_obligations_met_at: iso(party.current_obligations_met_timestamp),
+    })),
+  };
+}
+
+async function localExecutions(tradeId: string) {
+  const { executions } = await settlementHistory(tradeId);
+  return executions.map((execution) => ({
+    execution_id: execution.execution_id,
+    status: execution.status,
+    started_at: iso(execution.started_at),
+    stopped_at: iso(execution.stopped_at),
+    error: execution.error,
+    state_transitions: execution.events.filter((event) => event.type === 'StateEntered').length,
+    transitions: transitionsOf(execution.events),
+  }));
+}
+
+/** Step Functions' history of the execution named by the trade id, in the same shape. */
+async function awsExecutions(stateMachineArn: string, tradeId: string) {
+  const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${tradeId}`;
+  const client = new SFNClient({ region: config().AWS_REGION });
+  const events: HistoryEvent[] = [];
+  let nextToken: string | undefined;
+  do {
+    const page = await client.send(new GetExecutionHistoryCommand({ executionArn, nextToken, maxResults: 1000 }));
+    events.push(...(page.events ?? []));
+    nextToken = page.nextToken;
+  } while (nextToken);
+  let current: string | null = null;
+  const converted: SettlementEvent[] = events.map((event, index) => {
+    const entered = event.stateEnteredEventDetails;
+    const exited = event.stateExitedEventDetails;
+    const type = entered ? 'StateEntered' : exited ? 'StateExited' : (event.type ?? 'unknown');
+    if (entered) current = entered.name ?? null;
+    const output = exited?.output ? (JSON.parse(exited.output) as Record<string, Record<string, unknown> | undefined>) : undefined;
+    const result = output && (output.attempt ?? output.default ?? output.activation);
+    const failure = event.lambdaFunctionFailedEventDetails ?? event.taskFailedEventDetails ?? event.executionFailedEventDetails;
+    return {
+      sequence: index + 1,
+      type,
+      state: entered?.name ?? exited?.name ?? current,
+      state_type: null,
+      at: event.timestamp?.getTime() ?? 0,
+      outcome: exited && typeof result?.outcome === 'string' ? result.outcome : null,
+      past_deadline: exited && typeof result?.past_deadline === 'boolean' ? result.past_deadline : null,
+      error: failure ? `${failure.error ?? ''}: ${failure.cause ?? ''}` : null,
+    };
+  });
+  return [{ execution_id: executionArn, transitions: transitionsOf(converted) }];
+}
+
+export const tradeCommands: Commands = {
+  'trade history': {
+    usage: 'trade history --trade-id ID',
+    run: async (flags) => {
+      const tradeId = required(flags, 'trade-id');
+      const trade = await getTrade(tradeId, { consistent: true });
+      if (!trade) throw new UsageError(`unknown trade ${tradeId}`);
+      const arn = config().STATE_MACHINE_ARN;
+      return { trade: tradeStates(trade), executions: arn ? await awsExecutions(arn, tradeId) : await localExecutions(tradeId) };
+    },
+  },
+};
