@@ -1,0 +1,76 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { clock } from '../../lib/clock.js';
+import { SETTLEMENT_STATE_NAMES as S } from '../../infra/settlement-workflow.js';
+import { localRunner } from '../../infra/local/workflow-runner.js';
+import { runAdmin } from '../../infra/ops/cli.js';
+import { balances, fund } from '../support/ledger.js';
+import { newPlatform, type TestPlatform } from '../support/service.js';
+import { newCustomer } from '../support/trade-parties.js';
+import { isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+
+// Deadlines of a few seconds, so trades default in real time without moving the clock under other tests.
+const SPOT_DEADLINE_SECONDS = 3;
+
+beforeAll(async () => {
+  await startTestWorkflows({ sessionSeconds: 1, spotDeadlineSeconds: SPOT_DEADLINE_SECONDS });
+});
+
+async function market(): Promise<{ platform: TestPlatform; buyer: string; seller: string }> {
+  const platform = await newPlatform();
+  const [buyer, seller] = await Promise.all([newCustomer(platform.platformCode), newCustomer(platform.platformCode)]);
+  return { platform, buyer, seller };
+}
+
+describe('settlement deadlines', () => {
+  it('defaults a spot trade left unfunded past its deadline: balances untouched, the funded party counterparty_defaulted', async () => {
+    const { platform, buyer, seller } = await market();
+    await fund(seller, 'BTC', '1');
+    await fund(buyer, 'USD', '10');
+    const before = await balances(platform);
+    const response = await platform.post('/trades', tradeBody(platform, { buyer, seller, price: '100', quantity: '1' }));
+    expect(response.status).toBe(200);
+    const accepted = response.body.message;
+
+    const outstanding = await waitForTrade(platform, accepted.trade_id, (t) => t.settlement_state === 'obligations_outstanding');
+    expect(outstanding.parties.map((p: any) => p.settlement_state)).toEqual(['obligations_outstanding', 'current_obligations_met']);
+
+    const defaulted = await waitForTrade(platform, accepted.trade_id, isTerminated, 10_000);
+    expect(defaulted).toMatchObject({ trade_state: 'terminated', settlement_state: 'defaulted', settled_timestamp: null });
+    expect(defaulted.defaulted_timestamp).toBeGreaterThanOrEqual(accepted.accepted_timestamp + SPOT_DEADLINE_SECONDS * 1000);
+    expect(defaulted.parties.map((p: any) => p.settlement_state)).toEqual(['defaulted', 'counterparty_defaulted']);
+    expect(await balances(platform)).toEqual(before);
+
+    expect(await localRunner()!.finished(accepted.trade_id)).toBe('SUCCEEDED');
+    const shown = (await runAdmin(['trade', 'history', '--trade-id', accepted.trade_id], { connectToTables: false })) as any;
+    const states = shown.executions[0].transitions.map((t: any) => t.state);
+    expect(states.slice(-3)).toEqual([S.pastDeadline, S.defaultTrade, S.done]);
+    expect(shown.executions[0].transitions.find((t: any) => t.state === S.defaultTrade).outcome).toBe('defaulted');
+  });
+
+  it('defaults a forward at its expiry_timestamp', async () => {
+    const { platform, buyer, seller } = await market();
+    const expiry = clock.nowMs() + 2_000;
+    const body = tradeBody(platform, { buyer, seller, overrides: { product_type: 'forward', settlement_price_index_id: 'BTCUSD-FIX', expiry_timestamp: expiry } });
+    const response = await platform.post('/trades', body);
+    expect(response.status).toBe(200);
+    const defaulted = await waitForTrade(platform, response.body.message.trade_id, isTerminated, 10_000);
+    expect(defaulted.settlement_state).toBe('defaulted');
+    expect(defaulted.defaulted_timestamp).toBeGreaterThanOrEqual(expiry);
+    // Neither side delivered: both defaulted.
+    expect(defaulted.parties.map((p: any) => p.settlement_state)).toEqual(['defaulted', 'defaulted']);
+  });
+
+  it('waits for settlement_timestamp before the first attempt', async () => {
+    const { platform, buyer, seller } = await market();
+    await fund(buyer, 'USD', '100');
+    await fund(seller, 'BTC', '1');
+    const settleAt = clock.nowMs() + 2_000;
+    const response = await platform.post('/trades', tradeBody(platform, { buyer, seller, price: '100', quantity: '1', overrides: { settlement_timestamp: settleAt } }));
+    const tradeId = response.body.message.trade_id;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await platform.get(`/trades/${tradeId}`)).body.message.trade_state).toBe('accepted');
+    const settled = await waitForTrade(platform, tradeId, isTerminated, 10_000);
+    expect(settled.settlement_state).toBe('settled');
+    expect(settled.settled_timestamp).toBeGreaterThanOrEqual(settleAt);
+  });
+});

@@ -1,0 +1,310 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { clock } from '../../lib/clock.js';
+import { validateTradeReport } from '../../lib/domain/trade-report.js';
+import { SETTLEMENT_STATE_NAMES as S } from '../../infra/settlement-workflow.js';
+import { LocalSettlementRunner, localRunner, resumeOpenTrades } from '../../infra/local/workflow-runner.js';
+import { runAdmin } from '../../infra/ops/cli.js';
+import { handler as activate } from '../../functions/settlement/activate-trade.js';
+import { handler as attempt } from '../../functions/settlement/attempt-settlement.js';
+import { handler as defaultTask } from '../../functions/settlement/default-trade.js';
+import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
+import { dynamo, setDynamo, tableNames } from '../../lib/store/client.js';
+import { newId } from '../../lib/store/codes.js';
+import { keys } from '../../lib/store/keys.js';
+import { balanceOf, bookMovement } from '../../lib/store/ledger.js';
+import { Money } from '../../lib/domain/money.js';
+import { moveLegs, SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
+import { settlementHistory, stateTransitionCount } from '../../lib/store/settlement-history.js';
+import { acceptedTrade, getTrade, listOpenTrades, tradeItems, type Trade } from '../../lib/store/trades.js';
+import { transactWrite } from '../../lib/store/transactions.js';
+import { fund } from '../support/ledger.js';
+import { newPlatform, type TestPlatform } from '../support/service.js';
+import { newCustomer } from '../support/trade-parties.js';
+import { isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+
+beforeAll(async () => {
+  await startTestWorkflows({ sessionSeconds: 1 });
+});
+
+interface Market {
+  platform: TestPlatform;
+  buyer: string;
+  seller: string;
+}
+
+async function market(): Promise<Market> {
+  const platform = await newPlatform();
+  const [buyer, seller] = await Promise.all([newCustomer(platform.platformCode), newCustomer(platform.platformCode)]);
+  return { platform, buyer, seller };
+}
+
+/** Funds both sides of a 1 BTC at 1000 USD trade, with `extra` left over on each side. */
+async function fundBoth({ buyer, seller }: Market, extra = '0'): Promise<void> {
+  await fund(buyer, 'USD', String(1000 + Number(extra)));
+  await fund(seller, 'BTC', String(1 + Number(extra)));
+}
+
+/**
+ * A reported trade stored the way POST /trades stores it, but with no execution started: what a crash
+ * between the write and StartExecution leaves behind, and a trade whose tasks a test drives by hand.
+ */
+async function storedTrade({ platform, buyer, seller }: Market): Promise<Trade> {
+  const nowMs = clock.nowMs();
+  const report = validateTradeReport(tradeBody(platform, { buyer, seller, price: '1000', quantity: '1' }), { platformCode: platform.platformCode, nowMs });
+  if (!report.ok) throw new Error(report.errors.join('; '));
+  const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs, accountGroups: [platform.platformCode, platform.platformCode] });
+  await transactWrite(tradeItems(trade));
+  return trade;
+}
+
+async function balancesOf({ platform, buyer, seller }: Market) {
+  const account = (participant_code: string, asset: string) => ({ participant_code, account_group: platform.platformCode, account_label: 'general', asset });
+  const [buyerUsd, buyerBtc, sellerUsd, sellerBtc] = await Promise.all([
+    balanceOf(account(buyer, 'USD')),
+    balanceOf(account(buyer, 'BTC')),
+    balanceOf(account(seller, 'USD')),
+    balanceOf(account(seller, 'BTC')),
+  ]);
+  return { buyerUsd: buyerUsd.toFixed(), buyerBtc: buyerBtc.toFixed(), sellerUsd: sellerUsd.toFixed(), sellerBtc: sellerBtc.toFixed() };
+}
+
+const SETTLED_ONCE = { buyerUsd: '0', buyerBtc: '1', sellerUsd: '1000', sellerBtc: '0' };
+
+describe('settlement tasks are idempotent', () => {
+  it('running every task twice moves the trade once and the balances once', async () => {
+    const parties = await market();
+    await fundBoth(parties);
+    const trade = await storedTrade(parties);
+    const event = { trade_id: trade.trade_id };
+
+    expect(await activate(event)).toMatchObject({ outcome: 'outstanding', trade_state: 'active' });
+    expect(await activate(event)).toMatchObject({ outcome: 'outstanding', trade_state: 'active' });
+    expect((await getTrade(trade.trade_id))?.trade_state).toBe('active');
+
+    expect(await attempt(event)).toMatchObject({ outcome: 'settled' });
+    expect(await attempt(event)).toMatchObject({ outcome: 'terminated', settlement_state: 'settled' });
+    expect(await defaultTask(event)).toMatchObject({ outcome: 'terminated', settlement_state: 'settled' });
+    expect(await activate(event)).toMatchObject({ outcome: 'terminated' });
+    expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
+
+    const movement = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.movement(`settlement-${trade.trade_id}`) }));
+    expect(movement.Item?.reference).toBe(trade.trade_id);
+  });
+
+  it('concurrent attempts of one funded trade settle it exactly once', async () => {
+    const parties = await market();
+    await fundBoth(parties, '5');
+    const trade = await storedTrade(parties);
+    const outcomes = await Promise.all(Array.from({ length: 6 }, () => attempt({ trade_id: trade.trade_id })));
+    expect(outcomes.filter((o) => o.outcome === 'settled')).toHaveLength(1);
+    expect(outcomes.filter((o) => o.outcome !== 'settled').every((o) => o.outcome === 'terminated')).toBe(true);
+    expect(await balancesOf(parties)).toEqual({ buyerUsd: '5', buyerBtc: '1', sellerUsd: '1000', sellerBtc: '5' });
+  });
+
+  it('an attempt without the funds records who is short; default then defaults without touching balances', async () => {
+    const parties = await market();
+    await fund(parties.seller, 'BTC', '1');
+    await fund(parties.buyer, 'USD', '999.99');
+    const trade = await storedTrade(parties);
+    const outcome = await attempt({ trade_id: trade.trade_id });
+    expect(outcome).toMatchObject({ outcome: 'outstanding', past_deadline: false, settlement_state: 'obligations_outstanding' });
+    expect(outcome.parties).toEqual([
+      { side: 'buy', settlement_state: 'obligations_outstanding', shortfall: '0.01' },
+      { side: 'sell', settlement_state: 'current_obligations_met', shortfall: '0' },
+    ]);
+    const active = await getTrade(trade.trade_id);
+    expect(active).toMatchObject({ trade_state: 'active', settlement_state: 'obligations_outstanding' });
+
+    expect(await defaultTask({ trade_id: trade.trade_id })).toMatchObject({ outcome: 'defaulted' });
+    expect(await defaultTask({ trade_id: trade.trade_id })).toMatchObject({ outcome: 'terminated', settlement_state: 'defaulted' });
+    const defaulted = await getTrade(trade.trade_id);
+    expect(defaulted).toMatchObject({ trade_state: 'terminated', settlement_state: 'defaulted', settled_timestamp: null });
+    expect(defaulted?.parties.map((p) => p.settlement_state)).toEqual(['defaulted', 'counterparty_defaulted']);
+    expect(await balancesOf(parties)).toEqual({ buyerUsd: '999.99', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
+    // A terminated trade leaves the index of open trades.
+    expect((await listOpenTrades()).some((open) => open.trade_id === trade.trade_id)).toBe(false);
+  });
+
+  it('a spend between the balance check and the settlement write means "not met this session", nothing moves', async () => {
+    const parties = await market();
+    await fundBoth(parties);
+    const trade = await storedTrade(parties);
+    const real = dynamo();
+    let spent = false;
+    // Just before the settlement transaction goes out, the buyer's dollars leave (a withdrawal, say).
+    setDynamo({
+      send: async (command: any) => {
+        const isSettlement = command instanceof TransactWriteCommand && JSON.stringify(command.input).includes(`settlement-${trade.trade_id}`);
+        if (isSettlement && !spent) {
+          spent = true;
+          await bookMovement({
+            movement_id: newId(),
+            type: 'withdrawal',
+            reference: 'test',
+            legs: moveLegs(
+              { account: { participant_code: parties.buyer, account_group: parties.platform.platformCode, account_label: 'general', asset: 'USD' }, platform_code: parties.platform.platformCode },
+              { account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'withdrawals', 'USD'), platform_code: null },
+              new Money('0.01'),
+            ),
+          });
+        }
+        return real.send(command);
+      },
+    } as unknown as DynamoDBDocumentClient);
+    try {
+      expect(await attempt({ trade_id: trade.trade_id })).toMatchObject({ outcome: 'outstanding', settlement_state: 'obligations_outstanding' });
+    } finally {
+      setDynamo(real);
+    }
+    expect(spent).toBe(true);
+    const after = await getTrade(trade.trade_id);
+    expect(after).toMatchObject({ trade_state: 'active', settlement_state: 'obligations_outstanding', settled_timestamp: null });
+    expect(after?.parties.map((p) => p.settlement_state)).toEqual(['obligations_outstanding', 'current_obligations_met']);
+    expect(await balancesOf(parties)).toEqual({ buyerUsd: '999.99', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
+  });
+
+  it('a task for a trade that does not exist fails the task instead of inventing an outcome', async () => {
+    await expect(attempt({ trade_id: newId() })).rejects.toThrow(/unknown trade/);
+    await expect(attempt({})).rejects.toThrow(/expected \{ trade_id \}/);
+  });
+});
+
+describe('executions', () => {
+  it('starting an execution twice runs it once', async () => {
+    const parties = await market();
+    await fundBoth(parties);
+    const trade = await storedTrade(parties);
+    const runner = localRunner()!;
+    await Promise.all([runner.start(settlementInputFor(trade)), runner.start(settlementInputFor(trade))]);
+    await runner.start(settlementInputFor(trade));
+    expect(await runner.finished(trade.trade_id)).toBe('SUCCEEDED');
+    const { executions } = await settlementHistory(trade.trade_id);
+    expect(executions).toHaveLength(1);
+    expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
+  });
+
+  it('a restarted execution (a second runner, as after a restart) never settles twice', async () => {
+    const parties = await market();
+    await fundBoth(parties);
+    const trade = await storedTrade(parties);
+    const first = new LocalSettlementRunner();
+    const second = new LocalSettlementRunner();
+    // Both run at once: one settles, the other finds the trade terminated and ends.
+    await Promise.all([first.start(settlementInputFor(trade)), second.start(settlementInputFor(trade))]);
+    expect(await first.finished(trade.trade_id)).toBe('SUCCEEDED');
+    expect(await second.finished(trade.trade_id)).toBe('SUCCEEDED');
+    expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
+
+    // A third start after the trade settled is refused, like a second StartExecution of a name.
+    const third = new LocalSettlementRunner();
+    await third.start(settlementInputFor(trade));
+    expect(await third.finished(trade.trade_id)).toBe('SKIPPED');
+    expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
+  });
+
+  it('resumes a trade stored without an execution (the crash between write and start)', async () => {
+    const parties = await market();
+    await fundBoth(parties);
+    const trade = await storedTrade(parties);
+    expect((await listOpenTrades()).map((open) => open.trade_id)).toContain(trade.trade_id);
+    const runner = new LocalSettlementRunner();
+    // Only this test's trade: other test files share the table and run their own.
+    expect(await resumeOpenTrades(runner, (open) => open.trade_id === trade.trade_id)).toEqual([trade.trade_id]);
+    expect(await runner.finished(trade.trade_id)).toBe('SUCCEEDED');
+    expect((await getTrade(trade.trade_id))?.settlement_state).toBe('settled');
+    expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
+  });
+
+  it('stop aborts running executions and records them as aborted; resuming finishes the trade', async () => {
+    const parties = await market();
+    const trade = await storedTrade(parties);
+    const runner = new LocalSettlementRunner();
+    await runner.start(settlementInputFor(trade));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await runner.stop();
+    expect(await runner.finished(trade.trade_id)).toBe('ABORTED');
+    await expect(runner.start(settlementInputFor(trade))).rejects.toThrow(/stopped/);
+
+    await fundBoth(parties);
+    const restarted = new LocalSettlementRunner();
+    await resumeOpenTrades(restarted, (open) => open.trade_id === trade.trade_id);
+    expect(await restarted.finished(trade.trade_id)).toBe('SUCCEEDED');
+    expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
+    const { executions } = await settlementHistory(trade.trade_id);
+    expect(executions.map((e) => e.status)).toEqual(['ABORTED', 'SUCCEEDED']);
+  });
+
+  it('a task that throws is retried by the workflow, and the trade still settles once', async () => {
+    const parties = await market();
+    await fundBoth(parties);
+    const trade = await storedTrade(parties);
+    let failures = 0;
+    const flaky = new LocalSettlementRunner({
+      tasks: {
+        attempt: async (event) => {
+          // Settle, then fail as if the Lambda timed out after committing: the retry must find it settled.
+          const result = await attempt(event);
+          if (failures++ === 0) throw new Error('lost the response');
+          return result;
+        },
+      },
+    });
+    await flaky.start(settlementInputFor(trade));
+    expect(await flaky.finished(trade.trade_id)).toBe('SUCCEEDED');
+    expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
+    const { executions } = await settlementHistory(trade.trade_id);
+    const events = executions[0]!.events;
+    expect(events.some((e) => e.type === 'StateRetried' && e.state === S.attemptSettlement)).toBe(true);
+  });
+});
+
+describe('settlement history', () => {
+  it('records the states a funded trade went through, and the ops CLI shows them with the live states', async () => {
+    const parties = await market();
+    await fundBoth(parties);
+    const response = await parties.platform.post('/trades', tradeBody(parties.platform, { buyer: parties.buyer, seller: parties.seller, price: '1000', quantity: '1' }));
+    const tradeId = response.body.message.trade_id;
+    await waitForTrade(parties.platform, tradeId, isTerminated);
+    expect(await localRunner()!.finished(tradeId)).toBe('SUCCEEDED');
+
+    expect(await stateTransitionCount(tradeId)).toBe(5);
+    const shown = (await runAdmin(['trade', 'history', '--trade-id', tradeId], { connectToTables: false })) as any;
+    expect(shown.trade).toMatchObject({ trade_id: tradeId, trade_state: 'terminated', settlement_state: 'settled' });
+    expect(shown.trade.parties[0]).toMatchObject({ side: 'buy', delivers: '1000.00 USD', receives: '1.00000000 BTC', settlement_state: 'settled' });
+    expect(shown.executions).toHaveLength(1);
+    const execution = shown.executions[0];
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', state_transitions: 5, error: null });
+    expect(execution.transitions.map((t: any) => [t.state, t.outcome])).toEqual([
+      [S.waitForSettlementTime, null],
+      [S.activateTrade, 'outstanding'],
+      [S.attemptSettlement, 'settled'],
+      [S.settled, null],
+      [S.done, null],
+    ]);
+    for (const transition of execution.transitions) {
+      expect(Date.parse(transition.entered_at)).toBeLessThanOrEqual(Date.parse(transition.exited_at));
+    }
+  });
+
+  it('shows each session of a trade that waited for funds', async () => {
+    const parties = await market();
+    const response = await parties.platform.post('/trades', tradeBody(parties.platform, { buyer: parties.buyer, seller: parties.seller, price: '1000', quantity: '1' }));
+    const tradeId = response.body.message.trade_id;
+    await waitForTrade(parties.platform, tradeId, (t) => t.settlement_state === 'obligations_outstanding');
+    await fundBoth(parties);
+    await waitForTrade(parties.platform, tradeId, isTerminated);
+    await localRunner()!.finished(tradeId);
+    const shown = (await runAdmin(['trade', 'history', '--trade-id', tradeId], { connectToTables: false })) as any;
+    const attempts = shown.executions[0].transitions.filter((t: any) => t.state === S.attemptSettlement);
+    expect(attempts.length).toBeGreaterThanOrEqual(2);
+    expect(attempts.at(-1)).toMatchObject({ outcome: 'settled' });
+    expect(attempts[0]).toMatchObject({ outcome: 'outstanding', past_deadline: false });
+    expect(shown.executions[0].transitions.some((t: any) => t.state === S.waitForNextSession)).toBe(true);
+  });
+
+  it('an unknown trade is a usage error', async () => {
+    await expect(runAdmin(['trade', 'history', '--trade-id', 'nope'], { connectToTables: false })).rejects.toThrow('unknown trade nope');
+    await expect(runAdmin(['trade', 'history'], { connectToTables: false })).rejects.toThrow('--trade-id is required');
+  });
+});
