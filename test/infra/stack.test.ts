@@ -208,6 +208,24 @@ describe('the service stack, from the real route table', () => {
     });
   });
 
+  it.runIf(workflowHandlersExist)('wires the real task handlers, and lets POST /trades (only it) start executions', () => {
+    const workflowId = idOf(stack.settlementWorkflow!);
+    const tasks = ofType(resources, 'AWS::Lambda::Function').filter(([id]) => id.startsWith('Settlement'));
+    expect(tasks.map(([, task]) => task.Properties.Description).sort()).toEqual(
+      Object.keys(SETTLEMENT_TASK_HANDLERS).map((name) => `settlement workflow: ${name}`).sort(),
+    );
+    const definition = JSON.stringify(resources[workflowId].Properties.DefinitionString);
+    for (const [taskId] of tasks) expect(definition).toContain(JSON.stringify(arnOf(taskId)));
+    expect(routes.some((route) => route.method === 'POST' && route.path === '/trades')).toBe(true);
+    for (const route of routes) {
+      const fn = stack.routeFunctions.get(route)!.function;
+      const storesTrades = route.method === 'POST' && route.path === '/trades';
+      expect(resources[idOf(fn)].Properties.Environment.Variables.STATE_MACHINE_ARN, route.path).toEqual(storesTrades ? { Ref: workflowId } : undefined);
+      const starts = statementsOf(resources, idOf(fn.role!)).filter((statement) => actionsOf(statement).includes('states:StartExecution'));
+      expect(starts.flatMap(resourcesOf), route.path).toEqual(storesTrades ? [{ Ref: workflowId }] : []);
+    }
+  });
+
   it.runIf(!workflowHandlersExist)('warns at synth that the settlement workflow is missing', () => {
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 0);
     Annotations.fromStack(stack).hasWarning('/TradingSettlementService', Match.stringLikeRegexp('Settlement workflow not synthesized'));
