@@ -27,6 +27,8 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/trades', handler: 'functions/trades/report-trade.ts', area: 'trades' },
   { method: 'GET', path: '/trades', handler: 'functions/trades/list-trades.ts', area: 'trades' },
   { method: 'GET', path: '/trades/{trade_id}', handler: 'functions/trades/get-trade.ts', area: 'trades' },
+  { method: 'GET', path: '/liquidity/rfq', handler: 'functions/liquidity/request-quote.ts', area: 'liquidity' },
+  { method: 'POST', path: '/liquidity/execute', handler: 'functions/liquidity/execute-quote.ts', area: 'liquidity' },
 ];
 
 /** Finds the route for a method and an API Gateway resource path (as in `event.resource`). */

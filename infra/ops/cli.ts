@@ -2,6 +2,7 @@ import { readStackInfo, useLocalTables } from '../local/local-env.js';
 import { UsageError, type Commands, type Flags } from './command.js';
 import { ledgerCommands } from './ledger-commands.js';
 import { platformCommands } from './platform-commands.js';
+import { pricingCommands } from './pricing-commands.js';
 import { tradeCommands } from './trade-commands.js';
 
 /**
@@ -12,6 +13,7 @@ import { tradeCommands } from './trade-commands.js';
 export const commands: Commands = {
   ...platformCommands,
   ...ledgerCommands,
+  ...pricingCommands,
   ...tradeCommands,
 };
 

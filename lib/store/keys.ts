@@ -61,6 +61,18 @@ export const keys = {
   }),
   settlementExecutionsPrefix: () => 'EXECUTION#',
 
+  /** The reference price of a pair (set by ops or a feed); one item per pair, overwritten in place. */
+  price: (underlying: string, quotedCurrency: string) => ({ pk: `PRICE#${underlying}#${quotedCurrency}`, sk: 'PRICE' }),
+
+  /** A quote from an RFQ; read by id only, executed once. */
+  quote: (quoteId: string) => ({ pk: `QUOTE#${quoteId}`, sk: 'QUOTE' }),
+
+  /** An ACH payment transaction. */
+  payment: (transactionId: string) => ({ pk: `PAYMENT#${transactionId}`, sk: 'PAYMENT' }),
+  /** gsi1: a platform's payments, by creation time (the date filters of GET /payments/status are key ranges). */
+  paymentsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#PAYMENTS`,
+  paymentSortKey: (createdAtMs: number, transactionId: string) => `${String(createdAtMs).padStart(15, '0')}#${transactionId}`,
+
   apiKey: (apiKey: string) => ({ pk: `APIKEY#${apiKey}`, sk: 'APIKEY' }),
   /** gsi1: a platform's API keys. */
   apiKeysOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#APIKEYS`,

@@ -1,5 +1,5 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { clock } from '../clock.js';
 import { dynamo, tableNames } from './client.js';
 import { newParticipantCode } from './codes.js';
@@ -76,4 +76,23 @@ export async function getPlatform(platformCode: string): Promise<Platform | unde
     spread_bps: String(item.spread_bps),
     created_at: readInteger(item.created_at),
   };
+}
+
+/** Sets a platform's quote spread (ops). False when the platform doesn't exist; never creates one. */
+export async function setPlatformSpread(platformCode: string, spreadBps: string): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: tableNames().main,
+        Key: keys.platform(platformCode),
+        UpdateExpression: 'SET spread_bps = :bps',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':bps': spreadBps },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
 }

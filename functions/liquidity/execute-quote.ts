@@ -1,0 +1,13 @@
+import * as z from 'zod/mini';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { text } from '../../lib/http/zod.js';
+import { executeQuote } from '../../lib/liquidity/execute-quote.js';
+
+const body = z.object({
+  quote_id: text(100),
+  // Either grouping, checked by the domain rules so both groupings' problems come back together.
+  funding_details: z.optional(z.unknown()),
+});
+
+/** POST /liquidity/execute: executes a quote once, with its balances, trade and (ACH) payment. */
+export const handler = apiHandler({ body }, async ({ body, auth }) => ({ message: await executeQuote(auth, body) }));

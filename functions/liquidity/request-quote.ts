@@ -1,0 +1,18 @@
+import * as z from 'zod/mini';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { text } from '../../lib/http/zod.js';
+import { requestQuote } from '../../lib/liquidity/request-quote.js';
+
+// Amounts and the side stay plain strings here so the use case reports every problem in one list.
+const query = z.object({
+  side: text(10),
+  underlying: text(25),
+  quoted_currency: text(25),
+  quantity: z.optional(z.string()),
+  total: z.optional(z.string()),
+  participant_code: z.optional(text(50)),
+  account_label: z.optional(text(40)),
+});
+
+/** GET /liquidity/rfq: a quote for the platform or one of its customers, valid for QUOTE_TTL_SECONDS. */
+export const handler = apiHandler({ query }, async ({ query, auth, requestId }) => ({ message: await requestQuote(auth, query, requestId) }));

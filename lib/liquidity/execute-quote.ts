@@ -1,0 +1,156 @@
+import { randomInt } from 'node:crypto';
+import { clock } from '../clock.js';
+import { ACH_ASSET, achClearingAccount, type PlatformAccount } from '../domain/ach-clearing.js';
+import { findAsset } from '../domain/assets.js';
+import { ConflictError, NotFoundError, QuoteExpiredError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
+import { formatAmount, Money } from '../domain/money.js';
+import { achPaymentAmount, achTransferType, parseFundingDetails, type FundingDetails } from '../domain/payments.js';
+import type { AuthContext } from '../http/types.js';
+import { newId } from '../store/codes.js';
+import { paymentCreationItem, type Payment } from '../store/payments.js';
+import { getQuote, QUOTE_ALREADY_EXECUTED, quoteExecutionItem, type StoredQuote } from '../store/quotes.js';
+import { transactWrite } from '../store/transactions.js';
+import { quoteView, type QuoteView } from './quote-view.js';
+import { tradeExecutionItems } from './trade-execution.js';
+
+export interface ExecuteRequest {
+  quote_id: string;
+  funding_details?: unknown;
+}
+
+export interface ExecutionResult {
+  request_id: string;
+  quote: QuoteView;
+  trade_id: string;
+  status: 'Completed';
+  /** ACH executions only: what the bank moves (trade amount plus the fee for a buy, minus it for a sell). */
+  payment_amount?: string;
+}
+
+/**
+ * A platform's open liquidity quote, or the reason it can't be executed. Another platform's quote reads as
+ * unknown. Executed is checked before expired: a quote that was executed and has since expired is still a
+ * duplicate execution, which is what the client needs to hear.
+ */
+async function executableQuote(platformCode: string, quoteId: string, nowMs: number): Promise<StoredQuote> {
+  const quote = await getQuote(quoteId);
+  if (!quote || quote.platform_code !== platformCode || quote.product !== 'liquidity') throw new NotFoundError(`quote not found: ${quoteId}`);
+  if (quote.status !== 'open') throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
+  if (nowMs >= quote.expire_ts) throw new QuoteExpiredError();
+  return quote;
+}
+
+function parseFunding(input: unknown): FundingDetails | undefined {
+  // JSON clients often send null for "not given"; only the ACH product sends funding details at all.
+  if (input === undefined || input === null) return undefined;
+  const parsed = parseFundingDetails(input);
+  if (!parsed.ok) throw new ValidationError(parsed.errors);
+  return parsed.value;
+}
+
+/** An ACH trace number: 15 digits, the form banks print on statements and match returns by. */
+function newBankTransferId(): string {
+  let digits = '';
+  for (let i = 0; i < 15; i++) digits += String(randomInt(10));
+  return digits;
+}
+
+/**
+ * `POST /liquidity/execute`. One transaction: the quote goes from open to executed (the condition that lets
+ * exactly one of any number of concurrent executions through), the 72-hour claim on the trade's
+ * `client_trade_id` (= quote_id), the movement against the liquidity provider, the terminated/settled trade,
+ * and for ACH funding the `submitted` payment. Anything failing leaves nothing written.
+ */
+export async function executeQuote(auth: AuthContext, request: ExecuteRequest): Promise<ExecutionResult> {
+  const funding = parseFunding(request.funding_details);
+  const nowMs = clock.nowMs();
+  const quote = await executableQuote(auth.platformCode, request.quote_id, nowMs);
+
+  const underlying = findAsset(quote.underlying);
+  const quoted = findAsset(quote.quoted_currency);
+  if (!underlying || !quoted) throw new Error(`quote ${quote.quote_id} names an asset missing from the registry`);
+  const quantity = new Money(quote.quantity);
+  const total = new Money(quote.total);
+
+  const ownAccount = (asset: string): PlatformAccount => ({
+    account: { participant_code: quote.participant_code, account_group: quote.account_group, account_label: quote.account_label, asset },
+    platform_code: quote.account_group,
+  });
+  const clearing = achClearingAccount({ platform_code: auth.platformCode, participant_code: auth.participantCode }, quoted.symbol);
+
+  let paymentAmount: Money | undefined;
+  if (funding) {
+    const errors: string[] = [];
+    if (quoted.symbol !== ACH_ASSET) errors.push(`funding_details: ACH moves ${ACH_ASSET} only; this quote is in ${quoted.symbol}`);
+    // An inbound reference identifies money the platform sends us, which only a buy needs.
+    if (funding.kind === 'inbound_reference' && quote.side !== 'buy') errors.push('funding_details.inbound_reference_id: only a buy is funded by an inbound ACH');
+    if (errors.length > 0) throw new ValidationError(errors);
+    paymentAmount = funding.kind === 'ach_debit_credit' ? achPaymentAmount(quote.side, total, funding.bank_fee) : total;
+  }
+
+  const tradeId = newId();
+  const execution = tradeExecutionItems({
+    tradeId,
+    platformCode: auth.platformCode,
+    clientTradeId: quote.quote_id,
+    side: quote.side,
+    underlying,
+    quoted,
+    quantity,
+    total,
+    price: new Money(quote.price),
+    participant: { participant_code: quote.participant_code, platform_code: quote.account_group, account_label: quote.account_label },
+    underlyingAccount: ownAccount(underlying.symbol),
+    // ACH-funded: the fiat leg is the platform's clearing account, not the participant's fiat balance.
+    quotedAccount: funding ? clearing : ownAccount(quoted.symbol),
+    amountMethod: quote.quoted_by === 'quantity' ? 'price_and_quantity' : 'amounts_per_party',
+    reporter: auth.platformCode,
+    bankFee: funding?.kind === 'ach_debit_credit' ? funding.bank_fee : null,
+    nowMs,
+  });
+
+  const payment: Payment | undefined =
+    funding && paymentAmount
+      ? {
+          transaction_id: newId(),
+          platform_code: auth.platformCode,
+          trade_id: tradeId,
+          participant_code: quote.participant_code,
+          asset: quoted.symbol,
+          amount: formatAmount(paymentAmount, quoted),
+          trade_amount: quote.total,
+          status: 'submitted',
+          transfer_type: achTransferType(quote.side),
+          bank_transfer_id: newBankTransferId(),
+          funding: funding.kind,
+          external_account_id: funding.kind === 'ach_debit_credit' ? funding.external_account_id : null,
+          description: funding.kind === 'ach_debit_credit' ? funding.description : null,
+          bank_fee: funding.kind === 'ach_debit_credit' ? funding.bank_fee.toFixed(2) : null,
+          inbound_reference_id: funding.kind === 'inbound_reference' ? funding.inbound_reference_id : null,
+          clearing_account: clearing.account,
+          created_at_ms: nowMs,
+          updated_at_ms: nowMs,
+        }
+      : undefined;
+
+  try {
+    // The quote's condition goes first: when a duplicate execution also lacks funds, the duplicate is what
+    // the client needs to hear.
+    await transactWrite([quoteExecutionItem(quote.quote_id, tradeId, nowMs), ...execution.items, ...(payment ? [paymentCreationItem(payment)] : [])]);
+  } catch (error) {
+    // Conflict retries exhausted: many executions of this quote raced. If one of them won, this one is a
+    // duplicate like any other, not a reason to retry.
+    if (error instanceof ServiceUnavailableError && (await getQuote(quote.quote_id))?.status !== 'open') {
+      throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
+    }
+    throw error;
+  }
+
+  return {
+    request_id: quote.request_id,
+    quote: quoteView(quote),
+    trade_id: tradeId,
+    status: 'Completed',
+    ...(payment && { payment_amount: payment.amount }),
+  };
+}

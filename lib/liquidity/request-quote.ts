@@ -1,0 +1,122 @@
+import { clock } from '../clock.js';
+import { config } from '../config.js';
+import { findAsset, type Asset } from '../domain/assets.js';
+import { ValidationError } from '../domain/errors.js';
+import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
+import { formatAmount, parseAmount, type Money } from '../domain/money.js';
+import { computeQuote, validateQuantityXorTotal, type QuoteSide } from '../domain/quotes.js';
+import type { AuthContext } from '../http/types.js';
+import { dealPrice } from '../pricing/price-source.js';
+import { newId } from '../store/codes.js';
+import { getParticipantOfPlatform, type Participant } from '../store/participants.js';
+import { putQuote, type StoredQuote } from '../store/quotes.js';
+import { quoteView, type QuoteView } from './quote-view.js';
+
+export interface QuoteRequest {
+  side: string;
+  underlying: string;
+  quoted_currency: string;
+  quantity?: string;
+  total?: string;
+  participant_code?: string;
+  account_label?: string;
+}
+
+export interface ValidQuoteRequest {
+  side: QuoteSide;
+  underlying: Asset;
+  quoted: Asset;
+  quantity?: Money;
+  total?: Money;
+}
+
+/**
+ * The pricing inputs every quoting product shares (liquidity RFQ, rewards, awards, convert-withdraw), with
+ * every problem reported at once. `allowedSides` lets a buy-only product refuse `sell` in the same list.
+ */
+export function validateQuoteRequest(
+  request: Pick<QuoteRequest, 'side' | 'underlying' | 'quoted_currency' | 'quantity' | 'total'>,
+  options: { allowedSides?: readonly QuoteSide[] } = {},
+): { errors: string[]; value?: ValidQuoteRequest } {
+  const errors: string[] = [];
+  const allowed = options.allowedSides ?? ['buy', 'sell'];
+  // The spec's sample sends `BUY`; the reference API's enum is lower case. Both mean the same side.
+  const side = request.side.toLowerCase() as QuoteSide;
+  if (!allowed.includes(side)) errors.push(`side: must be ${allowed.join(' or ')}`);
+
+  const underlying = findAsset(request.underlying);
+  if (!underlying) errors.push(`underlying: unknown asset '${request.underlying}'`);
+  else if (underlying.type !== 'crypto') errors.push(`underlying: ${underlying.symbol} is not a crypto asset`);
+  const quoted = findAsset(request.quoted_currency);
+  if (!quoted) errors.push(`quoted_currency: unknown asset '${request.quoted_currency}'`);
+  else if (quoted.type !== 'fiat') errors.push(`quoted_currency: ${quoted.symbol} is not a fiat currency`);
+
+  errors.push(...validateQuantityXorTotal(request));
+  let quantity: Money | undefined;
+  let total: Money | undefined;
+  if (request.quantity !== undefined && underlying) {
+    const parsed = parseAmount(request.quantity, underlying, 'quantity');
+    if (typeof parsed === 'string') errors.push(parsed);
+    else quantity = parsed;
+  }
+  if (request.total !== undefined && quoted) {
+    const parsed = parseAmount(request.total, quoted, 'total');
+    if (typeof parsed === 'string') errors.push(parsed);
+    else total = parsed;
+  }
+  if (errors.length > 0 || !underlying || !quoted) return { errors };
+  return { errors, value: { side, underlying, quoted, quantity, total } };
+}
+
+/**
+ * Whose accounts a platform's request trades: the platform itself when no code is given, else the platform
+ * or one of its approved customers. Another platform's participant reads like an unknown one.
+ */
+export async function tradingParticipant(auth: AuthContext, participantCode: string | undefined, errors: string[]): Promise<Participant | undefined> {
+  const code = participantCode ?? auth.participantCode;
+  const participant = await getParticipantOfPlatform(auth.platformCode, code);
+  if (!participant) errors.push(`participant_code: no participant '${code}' of this platform`);
+  else if (participant.status !== 'approved') errors.push(`participant_code: participant ${code} is ${participant.status}, not approved`);
+  return participant?.status === 'approved' ? participant : undefined;
+}
+
+/**
+ * `GET /liquidity/rfq`: prices a trade for the platform or one of its customers and stores the quote for
+ * QUOTE_TTL_SECONDS. Balances are not checked here, only at execution (as in the reference API).
+ */
+export async function requestQuote(auth: AuthContext, request: QuoteRequest, requestId: string): Promise<QuoteView> {
+  const { errors, value } = validateQuoteRequest(request);
+  const participant = await tradingParticipant(auth, request.participant_code, errors);
+  if (errors.length > 0 || !value || !participant) throw new ValidationError(errors);
+
+  const nowMs = clock.nowMs();
+  const deal = await dealPrice(auth.platformCode, value.side, value.underlying, value.quoted, nowMs);
+  const amounts = computeQuote({ ...value, price: deal.price });
+  const quote: StoredQuote = {
+    quote_id: newId(),
+    product: 'liquidity',
+    request_id: requestId,
+    platform_code: auth.platformCode,
+    participant_code: participant.participant_code,
+    // A participant's accounts live in the group of its platform.
+    account_group: participant.platform_code,
+    account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL,
+    on_behalf_of: participant.participant_code !== auth.participantCode,
+    side: value.side,
+    underlying: value.underlying.symbol,
+    quoted_currency: value.quoted.symbol,
+    quantity: formatAmount(amounts.quantity, value.underlying),
+    total: formatAmount(amounts.total, value.quoted),
+    price: amounts.price.toFixed(),
+    reference_price: deal.reference.price.toFixed(),
+    spread_bps: deal.spreadBps.toFixed(),
+    quoted_by: value.quantity !== undefined ? 'quantity' : 'total',
+    created_at: nowMs,
+    expire_ts: nowMs + config().QUOTE_TTL_SECONDS * 1000,
+    status: 'open',
+    executed_at: null,
+    trade_id: null,
+  };
+  await putQuote(quote);
+  return quoteView(quote);
+}

@@ -1,0 +1,97 @@
+import { clock } from '../clock.js';
+import { config } from '../config.js';
+import { findAsset, type Asset } from '../domain/assets.js';
+import { NotFoundError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
+import { AMOUNT_PATTERN, Money } from '../domain/money.js';
+import { priceWithSpread, type QuoteSide } from '../domain/quotes.js';
+import { getPlatform, setPlatformSpread } from '../store/platforms.js';
+import { getReferencePrice, putReferencePrice, type StoredPrice } from '../store/prices.js';
+
+export type ReferencePrice = StoredPrice;
+
+/**
+ * Where reference prices come from. Locally and by default they are the prices ops set with `price set`,
+ * stored in the table; on AWS a market-data feed can write the same items or replace this source outright.
+ * Callers never read prices any other way, so the freshness rule below holds for every quote.
+ */
+export interface PriceSource {
+  referencePrice(underlying: string, quotedCurrency: string): Promise<ReferencePrice | undefined>;
+}
+
+export const storedPriceSource: PriceSource = { referencePrice: getReferencePrice };
+
+let source: PriceSource = storedPriceSource;
+
+/** Swaps the price source (a feed adapter; tests). `undefined` restores the stored prices. */
+export function usePriceSource(replacement: PriceSource | undefined): void {
+  source = replacement ?? storedPriceSource;
+}
+
+/**
+ * A stale price is not an answer we can quote on, and it won't fix itself within a second, so clients are
+ * told to come back later rather than hammering us.
+ */
+const STALE_PRICE_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * The reference price of a pair, refused with 503 when there is none or it is older than
+ * PRICE_MAX_AGE_SECONDS: quoting on an old price would hand the client (or the house) a free option.
+ */
+export async function freshReferencePrice(underlying: string, quotedCurrency: string, nowMs = clock.nowMs()): Promise<ReferencePrice> {
+  const price = await source.referencePrice(underlying, quotedCurrency);
+  const pair = `${underlying}/${quotedCurrency}`;
+  if (!price) throw new ServiceUnavailableError(`no price available for ${pair}`, STALE_PRICE_RETRY_AFTER_SECONDS);
+  const maxAgeMs = config().PRICE_MAX_AGE_SECONDS * 1000;
+  if (nowMs - price.updated_at_ms > maxAgeMs) {
+    throw new ServiceUnavailableError(`the price for ${pair} is stale`, STALE_PRICE_RETRY_AFTER_SECONDS);
+  }
+  return price;
+}
+
+export interface DealPrice {
+  /** What the platform's client trades at: the reference moved by the platform's spread against the client. */
+  price: Money;
+  reference: ReferencePrice;
+  spreadBps: Money;
+}
+
+/** The price a platform's client gets for `side` now: fresh reference price plus the platform's spread. */
+export async function dealPrice(platformCode: string, side: QuoteSide, underlying: Asset, quoted: Asset, nowMs = clock.nowMs()): Promise<DealPrice> {
+  const [platform, reference] = await Promise.all([getPlatform(platformCode), freshReferencePrice(underlying.symbol, quoted.symbol, nowMs)]);
+  if (!platform) throw new NotFoundError(`platform not found: ${platformCode}`);
+  const spreadBps = new Money(platform.spread_bps);
+  return { price: priceWithSpread(reference.price, side, spreadBps), reference, spreadBps };
+}
+
+// ---- operations -----------------------------------------------------------------------------------------
+
+/** Significant digits a price may carry: far beyond any market's tick, and keeps prices exact in every store. */
+const MAX_PRICE_DIGITS = 38;
+
+/** `price set`: validates the pair and the price, then stores it as observed now. */
+export async function setReferencePrice(underlying: string, quotedCurrency: string, priceText: string, nowMs = clock.nowMs()) {
+  const errors: string[] = [];
+  const base = findAsset(underlying);
+  const quote = findAsset(quotedCurrency);
+  if (!base) errors.push(`underlying: unknown asset '${underlying}'`);
+  if (!quote) errors.push(`quoted_currency: unknown asset '${quotedCurrency}'`);
+  if (base && quote && base.symbol === quote.symbol) errors.push('quoted_currency: must differ from underlying');
+  if (!AMOUNT_PATTERN.test(priceText)) errors.push('price: must be a decimal string such as "50000.25" (no sign, no exponent)');
+  else if (new Money(priceText).lte(0)) errors.push('price: must be greater than zero');
+  else if (new Money(priceText).precision(true) > MAX_PRICE_DIGITS) errors.push(`price: at most ${MAX_PRICE_DIGITS} significant digits`);
+  if (errors.length > 0 || !base || !quote) throw new ValidationError(errors);
+
+  const stored = await putReferencePrice({ underlying: base.symbol, quoted_currency: quote.symbol, price: new Money(priceText), updated_at_ms: nowMs });
+  if (!stored) throw new ValidationError([`price: a newer price for ${base.symbol}/${quote.symbol} is already stored`]);
+  return { underlying: base.symbol, quoted_currency: quote.symbol, price: new Money(priceText).toFixed(), updated_at: nowMs };
+}
+
+/** `platform spread`: basis points added against the client on every quote of the platform. */
+export async function setSpread(platformCode: string, bpsText: string) {
+  // Checked with the same rule quotes apply, so a spread that would break pricing is refused here.
+  if (!AMOUNT_PATTERN.test(bpsText)) throw new ValidationError(['bps: must be a decimal string such as "25" or "12.5"']);
+  priceWithSpread(new Money(1), 'sell', new Money(bpsText));
+  const bps = new Money(bpsText).toFixed();
+  if (!(await setPlatformSpread(platformCode, bps))) throw new NotFoundError(`platform not found: ${platformCode}`);
+  return { platform_code: platformCode, spread_bps: bps };
+}

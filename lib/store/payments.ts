@@ -1,0 +1,137 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { AccountRef } from '../domain/ledger.js';
+import type { AchTransferType, PaymentStatus } from '../domain/payments.js';
+import { dynamo, tableNames } from './client.js';
+import { keys } from './keys.js';
+import { readInteger } from './numbers.js';
+import type { TaggedItem } from './transactions.js';
+
+/**
+ * An ACH payment transaction. `amount` is what the bank moves (fixed-point, the asset's decimals);
+ * `trade_amount` what the trade itself was worth, the difference being the bank fee.
+ */
+export interface Payment {
+  transaction_id: string;
+  platform_code: string;
+  trade_id: string | null;
+  participant_code: string;
+  asset: string;
+  amount: string;
+  trade_amount: string;
+  status: PaymentStatus;
+  transfer_type: AchTransferType;
+  bank_transfer_id: string;
+  /** Which `funding_details` grouping created it. */
+  funding: 'ach_debit_credit' | 'inbound_reference';
+  external_account_id: string | null;
+  description: string | null;
+  bank_fee: string | null;
+  /** Grouping 2: the platform's own reference for the inbound ACH, for reconciliation. */
+  inbound_reference_id: string | null;
+  /** The platform's clearing account the trade's fiat leg was booked against; bank events book against it too. */
+  clearing_account: AccountRef;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+/** The payment's creation, for the execution transaction that books its trade. */
+export function paymentCreationItem(payment: Payment): TaggedItem {
+  return {
+    item: {
+      Put: {
+        TableName: tableNames().main,
+        Item: {
+          ...payment,
+          ...keys.payment(payment.transaction_id),
+          gsi1pk: keys.paymentsOfPlatform(payment.platform_code),
+          gsi1sk: keys.paymentSortKey(payment.created_at_ms, payment.transaction_id),
+          type: 'payment',
+          status_history: [{ status: payment.status, at: payment.created_at_ms }],
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  };
+}
+
+/** Raised by a status update whose expected current status no longer holds (another event got there first). */
+export class PaymentStatusChangedError extends Error {}
+
+/**
+ * Moves a payment from `expected` to `next`, appending to its history. Conditioned on the current status,
+ * so two deliveries of events racing each other can't both apply (and can't both book money).
+ */
+export function paymentStatusItem(transactionId: string, expected: PaymentStatus, next: PaymentStatus, nowMs: number): TaggedItem {
+  return {
+    item: {
+      Update: {
+        TableName: tableNames().main,
+        Key: keys.payment(transactionId),
+        UpdateExpression: 'SET #status = :next, updated_at_ms = :now, status_history = list_append(status_history, :entry)',
+        ConditionExpression: 'attribute_exists(pk) AND #status = :expected',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':next': next, ':expected': expected, ':now': nowMs, ':entry': [{ status: next, at: nowMs }] },
+      },
+    },
+    onConditionFailed: () => new PaymentStatusChangedError(`payment ${transactionId} is no longer ${expected}`),
+  };
+}
+
+function toPayment(item: Record<string, any>): Payment {
+  return {
+    transaction_id: item.transaction_id,
+    platform_code: item.platform_code,
+    trade_id: item.trade_id ?? null,
+    participant_code: item.participant_code,
+    asset: item.asset,
+    amount: item.amount,
+    trade_amount: item.trade_amount,
+    status: item.status,
+    transfer_type: item.transfer_type,
+    bank_transfer_id: item.bank_transfer_id,
+    funding: item.funding,
+    external_account_id: item.external_account_id ?? null,
+    description: item.description ?? null,
+    bank_fee: item.bank_fee ?? null,
+    inbound_reference_id: item.inbound_reference_id ?? null,
+    clearing_account: {
+      participant_code: item.clearing_account.participant_code,
+      account_group: item.clearing_account.account_group,
+      account_label: item.clearing_account.account_label,
+      asset: item.clearing_account.asset,
+    },
+    created_at_ms: readInteger(item.created_at_ms),
+    updated_at_ms: readInteger(item.updated_at_ms),
+  };
+}
+
+/** Read strongly consistently: bank events decide on the status they then condition on. */
+export async function getPayment(transactionId: string): Promise<Payment | undefined> {
+  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.payment(transactionId), ConsistentRead: true }));
+  return out.Item ? toPayment(out.Item) : undefined;
+}
+
+/** A platform's payments created within [fromMs, toMs] (inclusive, both optional), newest first. */
+export async function paymentsOfPlatform(platformCode: string, range: { fromMs?: number; toMs?: number } = {}): Promise<Payment[]> {
+  const from = keys.paymentSortKey(Math.max(0, range.fromMs ?? 0), '');
+  // '~' sorts after every id character, so payments created in the last millisecond of the range count.
+  const to = keys.paymentSortKey(range.toMs ?? 999_999_999_999_999, '~');
+  if (from > to) return [];
+  const payments: Payment[] = [];
+  let ExclusiveStartKey: Record<string, any> | undefined;
+  do {
+    const out = await dynamo().send(
+      new QueryCommand({
+        TableName: tableNames().main,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': keys.paymentsOfPlatform(platformCode), ':from': from, ':to': to },
+        ScanIndexForward: false,
+        ExclusiveStartKey,
+      }),
+    );
+    payments.push(...(out.Items ?? []).map(toPayment));
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return payments;
+}

@@ -1,0 +1,57 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { Money } from '../domain/money.js';
+import { dynamo, tableNames } from './client.js';
+import { keys } from './keys.js';
+import { readInteger } from './numbers.js';
+
+/** A reference price as stored: the mid price of a pair before any platform's spread. */
+export interface StoredPrice {
+  underlying: string;
+  quoted_currency: string;
+  price: Money;
+  /** When the price was observed (ms); the price source refuses it once it is older than the maximum age. */
+  updated_at_ms: number;
+}
+
+/**
+ * Stores a pair's reference price. The price is kept as its exact decimal text (it is never summed in
+ * DynamoDB, and a number attribute would cap it at 38 digits). The condition drops an update older than
+ * what is stored, so a delayed feed message can't roll the price back.
+ * Returns false when a newer price was already there.
+ */
+export async function putReferencePrice(price: StoredPrice): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new PutCommand({
+        TableName: tableNames().main,
+        Item: {
+          ...keys.price(price.underlying, price.quoted_currency),
+          type: 'price',
+          underlying: price.underlying,
+          quoted_currency: price.quoted_currency,
+          price: price.price.toFixed(),
+          updated_at: price.updated_at_ms,
+        },
+        ConditionExpression: 'attribute_not_exists(pk) OR updated_at <= :updated',
+        ExpressionAttributeValues: { ':updated': price.updated_at_ms },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+export async function getReferencePrice(underlying: string, quotedCurrency: string): Promise<StoredPrice | undefined> {
+  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.price(underlying, quotedCurrency) }));
+  const item = out.Item;
+  if (!item) return undefined;
+  return {
+    underlying: item.underlying,
+    quoted_currency: item.quoted_currency,
+    price: new Money(String(item.price)),
+    updated_at_ms: readInteger(item.updated_at),
+  };
+}
