@@ -29,6 +29,7 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/trades/{trade_id}', handler: 'functions/trades/get-trade.ts', area: 'trades' },
   { method: 'GET', path: '/liquidity/rfq', handler: 'functions/liquidity/request-quote.ts', area: 'liquidity' },
   { method: 'POST', path: '/liquidity/execute', handler: 'functions/liquidity/execute-quote.ts', area: 'liquidity' },
+  { method: 'GET', path: '/payments/status', handler: 'functions/payments/list-payment-status.ts', area: 'payments' },
 ];
 
 /** Finds the route for a method and an API Gateway resource path (as in `event.resource`). */

@@ -1,6 +1,7 @@
 import { readStackInfo, useLocalTables } from '../local/local-env.js';
 import { UsageError, type Commands, type Flags } from './command.js';
 import { ledgerCommands } from './ledger-commands.js';
+import { paymentCommands } from './payment-commands.js';
 import { platformCommands } from './platform-commands.js';
 import { pricingCommands } from './pricing-commands.js';
 import { tradeCommands } from './trade-commands.js';
@@ -14,6 +15,7 @@ export const commands: Commands = {
   ...platformCommands,
   ...ledgerCommands,
   ...pricingCommands,
+  ...paymentCommands,
   ...tradeCommands,
 };
 

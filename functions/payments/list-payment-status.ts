@@ -1,0 +1,23 @@
+import * as z from 'zod/mini';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { pageNumber } from '../../lib/http/zod.js';
+import { listPayments } from '../../lib/payments/list-payments.js';
+
+/** UNIX seconds; the bound keeps `seconds * 1000` inside the 15-digit sort keys of the payment index. */
+const unixSeconds = () =>
+  z.optional(z.coerce.number().check(z.int('must be a whole number of seconds'), z.minimum(0, 'must not be negative'), z.maximum(99_999_999_999, 'is too far in the future')));
+
+const query = z.object({
+  start_date: unixSeconds(),
+  end_date: unixSeconds(),
+  participant: z.optional(z.string()),
+  transaction_id: z.optional(z.string()),
+  trade_id: z.optional(z.string()),
+  status: z.optional(z.string()),
+  page: pageNumber(1),
+  // The spec's sample shows 200 to a page; design section 3 makes that the default and the maximum.
+  size: pageNumber(200, 200),
+});
+
+/** GET /payments/status: the platform's ACH payment transactions, newest first. */
+export const handler = apiHandler({ query }, async ({ query, auth }) => listPayments(auth.platformCode, query));

@@ -1,0 +1,81 @@
+import { clock } from '../clock.js';
+import { bankEventLegs } from '../domain/ach-clearing.js';
+import { NotFoundError, ValidationError } from '../domain/errors.js';
+import { Money } from '../domain/money.js';
+import { applyPaymentEvent, type PaymentStatus } from '../domain/payments.js';
+import { movementItems } from '../store/ledger.js';
+import { getPayment, paymentStatusItem, PaymentStatusChangedError } from '../store/payments.js';
+import { transactWrite } from '../store/transactions.js';
+import { paymentView, type PaymentView } from './payment-view.js';
+
+export interface BankEvent {
+  transaction_id: string;
+  status: string;
+}
+
+export interface BankEventResult {
+  /** `applied`: the status moved (and money with it where the status moves money); `noop`: a redelivery. */
+  outcome: 'applied' | 'noop';
+  payment: PaymentView;
+}
+
+/** Events racing on one payment re-decide on what the winner left; a handful of rounds settles any race. */
+const MAX_ROUNDS = 5;
+
+/**
+ * Applies a bank's status event to a payment. Banks redeliver, so the current status again is a no-op;
+ * a move the payment's state machine forbids is refused (ValidationError) and changes nothing. A move is
+ * one transaction: the status update conditioned on the status it was decided from, plus, for `posted` and
+ * `reversed`, the movement between the platform's ACH clearing account and the external boundary (see
+ * `lib/domain/ach-clearing.ts`). The movement's id is derived from the payment and the status, and each of
+ * those is reached at most once, so even a misbehaving caller can't book the same bank leg twice.
+ */
+export async function applyBankEvent(event: BankEvent): Promise<BankEventResult> {
+  for (let round = 1; ; round++) {
+    const payment = await getPayment(event.transaction_id);
+    if (!payment) throw new NotFoundError(`payment not found: ${event.transaction_id}`);
+    const decision = applyPaymentEvent(payment.status, event.status);
+    if (decision.kind === 'noop') return { outcome: 'noop', payment: paymentView(payment) };
+    if (decision.kind === 'illegal') throw new ValidationError([decision.message]);
+
+    const next = event.status as PaymentStatus;
+    const nowMs = clock.nowMs();
+    const legs = bankEventLegs(
+      { transfer_type: payment.transfer_type, amount: new Money(payment.amount), clearing: { account: payment.clearing_account, platform_code: payment.platform_code } },
+      next,
+    );
+    const movement = legs && movementItems({ movement_id: `payment-${payment.transaction_id}-${next}`, type: 'payment', reference: `payment:${payment.transaction_id}`, legs }, nowMs);
+    try {
+      // The status condition goes first, so a lost race reads as such rather than as a missing balance.
+      await transactWrite([paymentStatusItem(payment.transaction_id, payment.status, next, nowMs), ...(movement ?? [])]);
+      return { outcome: 'applied', payment: paymentView({ ...payment, status: next, updated_at_ms: nowMs }) };
+    } catch (error) {
+      if (error instanceof PaymentStatusChangedError && round < MAX_ROUNDS) continue;
+      throw error;
+    }
+  }
+}
+
+export type BankEventReply = { result: 'applied' | 'noop'; payment: PaymentView } | { result: 'rejected'; errors: string[] };
+
+/**
+ * The bank-event Lambda's whole job, kept here so the function file stays wiring. A malformed event, an
+ * unknown payment or an illegal move is answered `rejected` instead of thrown: redelivering it would never
+ * succeed, and a thrown error makes asynchronous invokers retry. Anything unexpected (DynamoDB down) still
+ * throws, so it is retried.
+ */
+export async function replyToBankEvent(input: unknown): Promise<BankEventReply> {
+  const body = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  const errors: string[] = [];
+  if (typeof body.transaction_id !== 'string' || body.transaction_id === '') errors.push('transaction_id: must be a non-empty string');
+  if (typeof body.status !== 'string' || body.status === '') errors.push('status: must be a non-empty string');
+  if (errors.length > 0) return { result: 'rejected', errors };
+  try {
+    const { outcome, payment } = await applyBankEvent({ transaction_id: body.transaction_id as string, status: body.status as string });
+    return { result: outcome, payment };
+  } catch (error) {
+    if (error instanceof ValidationError) return { result: 'rejected', errors: error.errors };
+    if (error instanceof NotFoundError) return { result: 'rejected', errors: [`transaction_id: ${error.message}`] };
+    throw error;
+  }
+}

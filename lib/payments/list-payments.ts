@@ -1,0 +1,59 @@
+import { ValidationError } from '../domain/errors.js';
+import { isPaymentStatus, PAYMENT_STATUSES } from '../domain/payments.js';
+import { paginate } from '../http/pagination.js';
+import { getParticipant } from '../store/participants.js';
+import { paymentsOfPlatform } from '../store/payments.js';
+import { hasRelationship } from '../store/relationships.js';
+import { paymentView } from './payment-view.js';
+
+export interface PaymentFilters {
+  /** UNIX seconds, inclusive, on created_at. */
+  start_date?: number;
+  end_date?: number;
+  participant?: string;
+  transaction_id?: string;
+  trade_id?: string;
+  status?: string;
+  page: number;
+  size: number;
+}
+
+/** The platform itself, its customers, and participants it holds a relationship for. */
+async function relatedToPlatform(platformCode: string, participantCode: string): Promise<boolean> {
+  const participant = await getParticipant(participantCode);
+  if (!participant) return false;
+  if (participant.platform_code === platformCode) return true;
+  return hasRelationship(platformCode, 'submits_platform_transfers_for', participantCode);
+}
+
+/**
+ * `GET /payments/status`: the platform's payments, newest first. The date range is a key range on the
+ * platform's payment index; the other filters apply to what it returns. A participant the platform has no
+ * relationship with is refused rather than answered with an empty list, with the same words whether or
+ * not it exists elsewhere.
+ */
+export async function listPayments(platformCode: string, filters: PaymentFilters) {
+  const errors: string[] = [];
+  if (filters.status !== undefined && !isPaymentStatus(filters.status)) errors.push(`status: must be one of ${PAYMENT_STATUSES.join(', ')}`);
+  if (filters.start_date !== undefined && filters.end_date !== undefined && filters.end_date < filters.start_date) {
+    errors.push('end_date: must not be before start_date');
+  }
+  if (filters.participant !== undefined && !(await relatedToPlatform(platformCode, filters.participant))) {
+    errors.push(`participant: no participant '${filters.participant}' that this platform has a relationship with`);
+  }
+  if (errors.length > 0) throw new ValidationError(errors);
+
+  const payments = await paymentsOfPlatform(platformCode, {
+    fromMs: filters.start_date === undefined ? undefined : filters.start_date * 1000,
+    // Seconds are inclusive: everything up to the last millisecond of end_date.
+    toMs: filters.end_date === undefined ? undefined : filters.end_date * 1000 + 999,
+  });
+  const matching = payments.filter(
+    (payment) =>
+      (filters.participant === undefined || payment.participant_code === filters.participant) &&
+      (filters.transaction_id === undefined || payment.transaction_id === filters.transaction_id) &&
+      (filters.trade_id === undefined || payment.trade_id === filters.trade_id) &&
+      (filters.status === undefined || payment.status === filters.status),
+  );
+  return paginate(matching.map(paymentView), filters.page, filters.size);
+}
