@@ -53,6 +53,12 @@ export const SYSTEM_PARTICIPANTS = {
   liquidityProvider: 'SYS0LP',
   externalBoundary: 'SYS0EX',
   fees: 'SYS0FE',
+  /**
+   * Holds value between the two halves of an operation that can't be one transaction: an award
+   * distribution (pool -> escrow, then escrow -> recipients chunk by chunk) and a withdrawal awaiting its
+   * custody event. Each operation's own state records guarantee every escrowed amount leaves exactly once.
+   */
+  escrow: 'SYS0ES',
 } as const;
 
 export function isSystemParticipant(participantCode: string): boolean {

@@ -73,6 +73,21 @@ export const keys = {
   paymentsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#PAYMENTS`,
   paymentSortKey: (createdAtMs: number, transactionId: string) => `${String(createdAtMs).padStart(15, '0')}#${transactionId}`,
 
+  /**
+   * An award distribution, keyed by the request that made it (its X-Request-Id, else a new id) so a retry
+   * finds it. Its chunks share the partition: one Query reads the whole distribution and its progress.
+   */
+  awardDistribution: (platformCode: string, distributionId: string) => ({ pk: `AWARDS#${platformCode}#${distributionId}`, sk: 'DISTRIBUTION' }),
+  awardDistributionChunk: (platformCode: string, distributionId: string, index: number) => ({
+    pk: `AWARDS#${platformCode}#${distributionId}`,
+    sk: `CHUNK#${String(index).padStart(4, '0')}`,
+  }),
+  awardDistributionPartition: (platformCode: string, distributionId: string) => `AWARDS#${platformCode}#${distributionId}`,
+  /** gsi2, sparse: distributions not yet completed, for ops to find and resume one whose client gave up. */
+  openAwardDistributions: () => 'AWARDS#OPEN',
+  openAwardDistributionSortKey: (createdAtMs: number, platformCode: string, distributionId: string) =>
+    `${String(createdAtMs).padStart(15, '0')}#${platformCode}#${distributionId}`,
+
   apiKey: (apiKey: string) => ({ pk: `APIKEY#${apiKey}`, sk: 'APIKEY' }),
   /** gsi1: a platform's API keys. */
   apiKeysOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#APIKEYS`,

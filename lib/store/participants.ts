@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '../clock.js';
 import type { NormalizedCustomer, NormalizedMinor } from '../domain/customers.js';
 import { ConflictError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
@@ -19,10 +19,7 @@ export interface Participant {
   item: Record<string, unknown>;
 }
 
-export async function getParticipant(participantCode: string): Promise<Participant | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.participant(participantCode) }));
-  const item = out.Item;
-  if (!item) return undefined;
+function toParticipant(item: Record<string, any>): Participant {
   return {
     participant_code: item.participant_code,
     platform_code: item.platform_code,
@@ -31,6 +28,31 @@ export async function getParticipant(participantCode: string): Promise<Participa
     is_minor: item.is_minor,
     item,
   };
+}
+
+export async function getParticipant(participantCode: string): Promise<Participant | undefined> {
+  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.participant(participantCode) }));
+  return out.Item ? toParticipant(out.Item) : undefined;
+}
+
+/**
+ * Many participants at once (an award's up to 1,000 recipients), 100 keys per BatchGetItem, unprocessed keys
+ * retried with backoff. Codes that don't exist are simply absent from the result.
+ */
+export async function getParticipants(participantCodes: readonly string[]): Promise<Map<string, Participant>> {
+  const found = new Map<string, Participant>();
+  const table = tableNames().main;
+  const unique = [...new Set(participantCodes)];
+  for (let start = 0; start < unique.length; start += 100) {
+    let pending: Record<string, any>[] | undefined = unique.slice(start, start + 100).map((code) => keys.participant(code));
+    for (let round = 0; pending && pending.length > 0; round++) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+      const out = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
+      for (const item of out.Responses?.[table] ?? []) found.set(item.participant_code, toParticipant(item));
+      pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
+    }
+  }
+  return found;
 }
 
 /** A participant the platform may act for: itself or one of its customers. Anything else is invisible. */

@@ -1,0 +1,18 @@
+import * as z from 'zod/mini';
+import { distributeAwards } from '../../lib/awards/distribute-awards.js';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { text } from '../../lib/http/zod.js';
+
+// The amount stays a string and the list unbounded here: the use case checks precision, size and
+// duplicates together, so every problem comes back in one response.
+const body = z.object({
+  asset: text(25),
+  quantity: z.string(),
+  participant_codes: z.array(text(50)),
+  quoted_currency: z.optional(text(25)),
+});
+
+/** POST /awards/distribute: `quantity` of the pooled asset to each listed customer, resumable by X-Request-Id. */
+export const handler = apiHandler({ body, successStatus: 201 }, async ({ body, auth, requestId }) => ({
+  message: await distributeAwards(auth, body, requestId),
+}));

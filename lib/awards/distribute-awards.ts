@@ -1,0 +1,311 @@
+import { clock } from '../clock.js';
+import { findAsset, type Asset } from '../domain/assets.js';
+import { chunked, distributionFingerprint, distributionTotal, recipientListProblems, recipientsPerChunk } from '../domain/awards.js';
+import { IdempotencyMismatchError, ValidationError } from '../domain/errors.js';
+import { DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, type AccountRef, type Movement } from '../domain/ledger.js';
+import { formatAmount, Money, parseAmount } from '../domain/money.js';
+import type { TradeReport, TradeReportParty } from '../domain/trade-report.js';
+import type { AuthContext } from '../http/types.js';
+import {
+  ChunkAlreadyCreditedError,
+  chunkCreditedItem,
+  completeDistribution,
+  distributionCreationItems,
+  DistributionExistsError,
+  getDistribution,
+  type Distribution,
+  type DistributionChunk,
+  type Recipient,
+  type StoredDistribution,
+} from '../store/awards.js';
+import { newId } from '../store/codes.js';
+import { balanceOf, movementItems } from '../store/ledger.js';
+import { getParticipants } from '../store/participants.js';
+import { settledTrade, tradeItems } from '../store/trades.js';
+import { MAX_TRANSACTION_ITEMS, transactWrite } from '../store/transactions.js';
+
+/** The label of a platform's award pool: what `POST /awards/fund` buys into and distributions pay from. */
+export const AWARDS_ACCOUNT_LABEL = 'awards';
+
+/**
+ * When a distribution names no quoted currency (the spec's body has none; the reference API's does), its
+ * trades are recorded against this one. Nothing is paid in it: see `awardTrade`.
+ */
+const DEFAULT_AWARD_QUOTED_CURRENCY = 'USD';
+
+const RECIPIENTS_PER_CHUNK = recipientsPerChunk(MAX_TRANSACTION_ITEMS);
+
+/** An account on one side of a movement leg, with the platform it is listed under (none for system accounts). */
+type Holder = { account: AccountRef; platform_code: string | null };
+
+export interface DistributeRequest {
+  asset: string;
+  quantity: string;
+  participant_codes: string[];
+  quoted_currency?: string;
+}
+
+export interface DistributionResult {
+  request_id: string;
+  confirms: Recipient[];
+}
+
+export function awardsPoolAccount(auth: Pick<AuthContext, 'platformCode' | 'participantCode'>, asset: string): Holder {
+  return {
+    account: { participant_code: auth.participantCode, account_group: auth.platformCode, account_label: AWARDS_ACCOUNT_LABEL, asset },
+    platform_code: auth.platformCode,
+  };
+}
+
+/** Per platform and asset, so one platform's distributions in flight never mix with another's. */
+function awardsEscrowAccount(platformCode: string, asset: string): Holder {
+  return {
+    account: { participant_code: SYSTEM_PARTICIPANTS.escrow, account_group: platformCode, account_label: AWARDS_ACCOUNT_LABEL, asset },
+    platform_code: null,
+  };
+}
+
+function recipientAccount(platformCode: string, participantCode: string, asset: string): Holder {
+  return {
+    account: { participant_code: participantCode, account_group: platformCode, account_label: DEFAULT_ACCOUNT_LABEL, asset },
+    platform_code: platformCode,
+  };
+}
+
+// ---- test seam ----------------------------------------------------------------------------------------
+
+type ChunkObserver = (event: { distributionId: string; chunkIndex: number }) => void | Promise<void>;
+let chunkObserver: ChunkObserver | undefined;
+
+/**
+ * Tests only: called after each chunk's transaction commits. An observer that throws stands for a process
+ * dying between chunks, which is otherwise impossible to provoke at a chosen point. `undefined` removes it.
+ */
+export function observeCreditedChunks(observer: ChunkObserver | undefined): void {
+  chunkObserver = observer;
+}
+
+// ---- validation -----------------------------------------------------------------------------------------
+
+interface ValidRequest {
+  asset: Asset;
+  quoted: Asset;
+  quantity: Money;
+  codes: string[];
+  fingerprint: string;
+}
+
+/** Every problem that needs no lookup, at once. */
+function validateRequest(request: DistributeRequest): ValidRequest {
+  const errors: string[] = [];
+  const asset = findAsset(request.asset);
+  if (!asset) errors.push(`asset: unknown asset '${request.asset}'`);
+  else if (asset.type !== 'crypto') errors.push(`asset: ${asset.symbol} is not a crypto asset`);
+  let quantity: Money | undefined;
+  if (asset) {
+    const parsed = parseAmount(request.quantity, asset, 'quantity');
+    if (typeof parsed === 'string') errors.push(parsed);
+    else quantity = parsed;
+  }
+  const quotedSymbol = request.quoted_currency ?? DEFAULT_AWARD_QUOTED_CURRENCY;
+  const quoted = findAsset(quotedSymbol);
+  if (!quoted) errors.push(`quoted_currency: unknown asset '${quotedSymbol}'`);
+  else if (quoted.type !== 'fiat') errors.push(`quoted_currency: ${quoted.symbol} is not a fiat currency`);
+  errors.push(...recipientListProblems(request.participant_codes));
+  if (errors.length > 0 || !asset || !quoted || !quantity) throw new ValidationError(errors);
+  const codes = request.participant_codes;
+  return { asset, quoted, quantity, codes, fingerprint: distributionFingerprint({ asset: asset.symbol, quantity, quotedCurrency: quoted.symbol, participantCodes: codes }) };
+}
+
+/** Each code must be an approved customer of the caller's platform; every offender is named. */
+async function recipientProblems(platformCode: string, codes: readonly string[]): Promise<string[]> {
+  const participants = await getParticipants(codes);
+  const unknown: string[] = [];
+  const notApproved: string[] = [];
+  for (const code of codes) {
+    const participant = participants.get(code);
+    // The platform's own participant and other platforms' customers read like unknown codes.
+    if (!participant || participant.platform_code !== platformCode || participant.kind !== 'customer') unknown.push(code);
+    else if (participant.status !== 'approved') notApproved.push(code);
+  }
+  const errors: string[] = [];
+  if (unknown.length > 0) errors.push(`participant_codes: not customers of this platform: ${unknown.join(', ')}`);
+  if (notApproved.length > 0) errors.push(`participant_codes: customers not approved: ${notApproved.join(', ')}`);
+  return errors;
+}
+
+// ---- the use case ---------------------------------------------------------------------------------------
+
+/**
+ * `POST /awards/distribute`: gives each listed customer `quantity` of `asset` from the platform's award pool.
+ *
+ * The distribution is keyed by the request (`requestId`: the client's X-Request-Id, else a new id). A new one
+ * is checked completely (recipients, then the pool against quantity × N) before anything moves, then recorded
+ * with the pool debited into escrow in one transaction, then credited chunk by chunk. When the same request
+ * comes again (a retry after a crash, which the idempotency middleware lets through because the failed run
+ * released its id), the stored distribution is resumed: credited chunks are skipped, the rest credited.
+ */
+export async function distributeAwards(auth: AuthContext, request: DistributeRequest, requestId: string): Promise<DistributionResult> {
+  const valid = validateRequest(request);
+  const existing = await getDistribution(auth.platformCode, requestId);
+  if (existing) return resume(existing, valid.fingerprint);
+
+  const problems = await recipientProblems(auth.platformCode, valid.codes);
+  if (problems.length > 0) throw new ValidationError(problems);
+
+  const pool = awardsPoolAccount(auth, valid.asset.symbol);
+  const total = distributionTotal(valid.quantity, valid.codes.length);
+  const held = await balanceOf(pool.account);
+  if (held.lt(total)) {
+    throw new ValidationError([
+      `quantity: the awards pool holds ${formatAmount(held, valid.asset)} ${valid.asset.symbol}, less than the ` +
+        `${formatAmount(total, valid.asset)} needed for ${valid.codes.length} × ${formatAmount(valid.quantity, valid.asset)}`,
+    ]);
+  }
+
+  const nowMs = clock.nowMs();
+  const escrow = awardsEscrowAccount(auth.platformCode, valid.asset.symbol);
+  const recipients = valid.codes.map((code): Recipient => ({ participant_code: code, trade_id: newId() }));
+  const chunks = chunked(recipients, RECIPIENTS_PER_CHUNK).map(
+    (members, index): DistributionChunk => ({ index, recipients: members, movement_id: newId(), status: 'pending', credited_at: null }),
+  );
+  const distribution: Distribution = {
+    platform_code: auth.platformCode,
+    distribution_id: requestId,
+    asset: valid.asset.symbol,
+    quantity: formatAmount(valid.quantity, valid.asset),
+    quoted_currency: valid.quoted.symbol,
+    recipient_count: recipients.length,
+    total: formatAmount(total, valid.asset),
+    fingerprint: valid.fingerprint,
+    pool: pool.account,
+    escrow: escrow.account,
+    chunk_count: chunks.length,
+    status: 'distributing',
+    created_at: nowMs,
+    completed_at: null,
+  };
+  const escrowMovement: Movement = {
+    movement_id: newId(),
+    type: 'award_escrow',
+    reference: `award_distribution:${auth.platformCode}:${requestId}`,
+    legs: moveLegs(pool, escrow, total),
+  };
+  try {
+    // The distribution's own record goes first: losing to an identical concurrent request is what matters
+    // then, not the pool (which that request has just debited).
+    await transactWrite([...distributionCreationItems(distribution, chunks), ...movementItems(escrowMovement, nowMs)]);
+  } catch (error) {
+    if (!(error instanceof DistributionExistsError)) throw error;
+    const winner = await getDistribution(auth.platformCode, requestId);
+    if (!winner) throw error;
+    return resume(winner, valid.fingerprint);
+  }
+  return finish({ distribution, chunks });
+}
+
+function resume(stored: StoredDistribution, fingerprint: string): Promise<DistributionResult> {
+  // The idempotency middleware already refuses a different body under a live id; this catches what it can't
+  // see (an id reused after its 72 hours): another request must not complete someone else's distribution.
+  if (stored.distribution.fingerprint !== fingerprint) throw new IdempotencyMismatchError();
+  return finish(stored);
+}
+
+/**
+ * Credits every chunk still pending, in order, then marks the distribution completed. Safe to run any number
+ * of times, concurrently too: each chunk's transaction is conditioned on the chunk being pending, and its
+ * trade ids and movement id were fixed when the distribution was recorded.
+ */
+export async function finish(stored: StoredDistribution): Promise<DistributionResult> {
+  const { distribution, chunks } = stored;
+  for (const chunk of chunks) {
+    if (chunk.status === 'credited') continue;
+    await creditChunk(distribution, chunk);
+    await chunkObserver?.({ distributionId: distribution.distribution_id, chunkIndex: chunk.index });
+  }
+  if (distribution.status !== 'completed') await completeDistribution(distribution.platform_code, distribution.distribution_id, clock.nowMs());
+  return { request_id: distribution.distribution_id, confirms: chunks.flatMap((chunk) => chunk.recipients) };
+}
+
+async function creditChunk(distribution: Distribution, chunk: DistributionChunk): Promise<void> {
+  const asset = findAsset(distribution.asset);
+  const quoted = findAsset(distribution.quoted_currency);
+  if (!asset || !quoted) throw new Error(`award distribution ${distribution.distribution_id} names an asset missing from the registry`);
+  const nowMs = clock.nowMs();
+  const quantity = new Money(distribution.quantity);
+  const escrow: Holder = { account: distribution.escrow, platform_code: null };
+  const movement: Movement = {
+    movement_id: chunk.movement_id,
+    type: 'award_distribution',
+    reference: `award_distribution:${distribution.platform_code}:${distribution.distribution_id}#${chunk.index}`,
+    legs: chunk.recipients.flatMap((recipient) =>
+      moveLegs(escrow, recipientAccount(distribution.platform_code, recipient.participant_code, asset.symbol), quantity),
+    ),
+  };
+  const firstPosition = chunk.index * RECIPIENTS_PER_CHUNK;
+  const trades = chunk.recipients.flatMap((recipient, offset) =>
+    tradeItems(awardTrade(distribution, recipient, firstPosition + offset, asset, quoted, nowMs)),
+  );
+  try {
+    await transactWrite([chunkCreditedItem(distribution.platform_code, distribution.distribution_id, chunk.index, nowMs), ...movementItems(movement, nowMs), ...trades]);
+  } catch (error) {
+    // Another run of this distribution credited the chunk first: its recipients are paid, nothing to do.
+    if (error instanceof ChunkAlreadyCreditedError) return;
+    throw error;
+  }
+}
+
+/**
+ * The trade behind a confirm, so its `trade_id` resolves through GET /trades like any other: the customer
+ * (buyer) receives `quantity` of the asset from the platform's pool (seller). An award is a gift, so the
+ * seller receives nothing and the trade is priced 0, which keeps the record honest about what moved; the
+ * pool's cost is on the fund trades that filled it.
+ */
+function awardTrade(distribution: Distribution, recipient: Recipient, position: number, asset: Asset, quoted: Asset, nowMs: number) {
+  const platform = distribution.platform_code;
+  const party = (side: 'buy' | 'sell', participantCode: string, receives: Asset, amount: string, accountLabel: string): TradeReportParty => ({
+    side,
+    participant_code: participantCode,
+    asset: receives.symbol,
+    amount,
+    settling: true,
+    account_label: accountLabel,
+    liquidity_indicator: null,
+    client_order_id: null,
+    order_id: null,
+    execution_id: null,
+  });
+  const report: TradeReport = {
+    // One distribution makes many trades; the position keeps each client id distinct and traceable.
+    client_trade_id: `${distribution.distribution_id}-${position}`,
+    session_id: '',
+    trade_reporter: platform,
+    reporting_party: null,
+    settlement_schedule: null,
+    platform_code: platform,
+    market_identifier_code: null,
+    symbol: `${asset.symbol}/${quoted.symbol}`,
+    product_type: 'spot',
+    trade_type: 'regular',
+    trade_price: '0',
+    trade_quantity: distribution.quantity,
+    amount_method: 'price_and_quantity',
+    physical_delivery: true,
+    transaction_timestamp: nowMs,
+    comment: `award distribution ${distribution.distribution_id}`,
+    parties_anonymous: false,
+    settlement_price_index_id: null,
+    settlement_timestamp: null,
+    expiry_timestamp: null,
+    bank_fee: null,
+    contract_size: 1,
+    underlying: asset.symbol,
+    quoted_currency: quoted.symbol,
+    parties: [
+      party('buy', recipient.participant_code, asset, distribution.quantity, DEFAULT_ACCOUNT_LABEL),
+      party('sell', distribution.pool.participant_code, quoted, formatAmount(new Money(0), quoted), AWARDS_ACCOUNT_LABEL),
+    ],
+  };
+  return settledTrade(report, { tradeId: recipient.trade_id, nowMs, accountGroups: [platform, platform] });
+}
+

@@ -1,0 +1,234 @@
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { AccountRef } from '../domain/ledger.js';
+import { dynamo, tableNames } from './client.js';
+import { keys } from './keys.js';
+import { readInteger, readOptionalInteger } from './numbers.js';
+import type { TaggedItem } from './transactions.js';
+
+/**
+ * Award distributions. A distribution can credit more recipients than one transaction holds, so it is
+ * written in two phases:
+ *
+ *   1. one transaction: the distribution (`distributing`), every chunk (`pending`, with its recipients and
+ *      their trade ids fixed up front), and the movement pool -> escrow for quantity × N;
+ *   2. per chunk, one transaction: the chunk `pending` -> `credited` (the condition that stops a retried
+ *      chunk from crediting anyone twice), the movement escrow -> recipients and a trade per recipient;
+ *   then the distribution `distributing` -> `completed`.
+ *
+ * Items, all in the partition `AWARDS#<platform>#<distribution id>`:
+ *   sk DISTRIBUTION  the request and its state; on gsi2 (`AWARDS#OPEN`) only while not completed.
+ *   sk CHUNK#nnnn    one chunk: its recipients in request order, their trade ids, its movement id, its state.
+ */
+
+export type DistributionStatus = 'distributing' | 'completed';
+export type ChunkStatus = 'pending' | 'credited';
+
+export interface Recipient {
+  participant_code: string;
+  trade_id: string;
+}
+
+export interface Distribution {
+  platform_code: string;
+  /** The request's X-Request-Id when it had one, else an id of our own; echoed as `request_id`. */
+  distribution_id: string;
+  asset: string;
+  /** Each recipient's amount, fixed-point with the asset's decimals. */
+  quantity: string;
+  quoted_currency: string;
+  recipient_count: number;
+  /** quantity × recipient_count: what left the pool for the escrow. */
+  total: string;
+  /** `distributionFingerprint` of the request, so a retry asking for something else is refused. */
+  fingerprint: string;
+  pool: AccountRef;
+  escrow: AccountRef;
+  chunk_count: number;
+  status: DistributionStatus;
+  created_at: number;
+  completed_at: number | null;
+}
+
+export interface DistributionChunk {
+  index: number;
+  recipients: Recipient[];
+  /** Fixed at creation, so a retried chunk writes the same movement id (which can exist only once). */
+  movement_id: string;
+  status: ChunkStatus;
+  credited_at: number | null;
+}
+
+/** Phase 1's records, for the transaction that also moves pool -> escrow. New ids only. */
+export function distributionCreationItems(distribution: Distribution, chunks: readonly DistributionChunk[]): TaggedItem[] {
+  const table = tableNames().main;
+  const { platform_code: platform, distribution_id: id } = distribution;
+  const record: TaggedItem = {
+    item: {
+      Put: {
+        TableName: table,
+        Item: {
+          ...distribution,
+          ...keys.awardDistribution(platform, id),
+          gsi2pk: keys.openAwardDistributions(),
+          gsi2sk: keys.openAwardDistributionSortKey(distribution.created_at, platform, id),
+          type: 'award_distribution',
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    onConditionFailed: () => new DistributionExistsError(`award distribution ${id} already exists`),
+  };
+  const chunkItems = chunks.map(
+    (chunk): TaggedItem => ({
+      item: {
+        Put: {
+          TableName: table,
+          Item: { ...chunk, ...keys.awardDistributionChunk(platform, id, chunk.index), type: 'award_distribution_chunk', platform_code: platform, distribution_id: id },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      onConditionFailed: () => new DistributionExistsError(`award distribution ${id} already exists`),
+    }),
+  );
+  return [record, ...chunkItems];
+}
+
+/** Phase 1 lost a race with an identical request (same id) that wrote the distribution first. */
+export class DistributionExistsError extends Error {}
+
+/** A chunk's transaction found it no longer pending: another run of the same distribution credited it. */
+export class ChunkAlreadyCreditedError extends Error {}
+
+/** Raised when completing a distribution that is not `distributing` (already completed by another run). */
+export class DistributionStateChangedError extends Error {}
+
+/**
+ * The chunk's marker for its crediting transaction: `pending` -> `credited`, so of any number of runs
+ * crediting this chunk exactly one commits. Goes first in the transaction, so a lost race reads as such.
+ */
+export function chunkCreditedItem(platformCode: string, distributionId: string, index: number, nowMs: number): TaggedItem {
+  return {
+    item: {
+      Update: {
+        TableName: tableNames().main,
+        Key: keys.awardDistributionChunk(platformCode, distributionId, index),
+        UpdateExpression: 'SET #status = :credited, credited_at = :now',
+        ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':credited': 'credited', ':pending': 'pending', ':now': nowMs },
+      },
+    },
+    onConditionFailed: () => new ChunkAlreadyCreditedError(`chunk ${index} of award distribution ${distributionId} is already credited`),
+  };
+}
+
+/**
+ * `distributing` -> `completed`, leaving the open-distributions index. False when another run completed
+ * it first (harmless: the chunks' markers already guarantee each recipient was credited once).
+ */
+export async function completeDistribution(platformCode: string, distributionId: string, nowMs: number): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: tableNames().main,
+        Key: keys.awardDistribution(platformCode, distributionId),
+        UpdateExpression: 'SET #status = :completed, completed_at = :now REMOVE gsi2pk, gsi2sk',
+        ConditionExpression: 'attribute_exists(pk) AND #status = :distributing',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':completed': 'completed', ':distributing': 'distributing', ':now': nowMs },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+function accountRef(raw: Record<string, any>): AccountRef {
+  return { participant_code: raw.participant_code, account_group: raw.account_group, account_label: raw.account_label, asset: raw.asset };
+}
+
+function toDistribution(item: Record<string, any>): Distribution {
+  return {
+    platform_code: item.platform_code,
+    distribution_id: item.distribution_id,
+    asset: item.asset,
+    quantity: item.quantity,
+    quoted_currency: item.quoted_currency,
+    recipient_count: readInteger(item.recipient_count),
+    total: item.total,
+    fingerprint: item.fingerprint,
+    pool: accountRef(item.pool),
+    escrow: accountRef(item.escrow),
+    chunk_count: readInteger(item.chunk_count),
+    status: item.status,
+    created_at: readInteger(item.created_at),
+    completed_at: readOptionalInteger(item.completed_at),
+  };
+}
+
+function toChunk(item: Record<string, any>): DistributionChunk {
+  return {
+    index: readInteger(item.index),
+    recipients: (item.recipients as Record<string, any>[]).map((recipient) => ({ participant_code: recipient.participant_code, trade_id: recipient.trade_id })),
+    movement_id: item.movement_id,
+    status: item.status,
+    credited_at: readOptionalInteger(item.credited_at),
+  };
+}
+
+export interface StoredDistribution {
+  distribution: Distribution;
+  /** In index order (the sort key pads the index), so recipients come back in request order. */
+  chunks: DistributionChunk[];
+}
+
+/**
+ * A distribution and its chunks in one strongly consistent Query: a resuming run decides which chunks to
+ * credit from what it reads here, and a chunk credited a moment ago must not look pending.
+ */
+export async function getDistribution(platformCode: string, distributionId: string): Promise<StoredDistribution | undefined> {
+  const items: Record<string, any>[] = [];
+  let ExclusiveStartKey: Record<string, any> | undefined;
+  do {
+    const out = await dynamo().send(
+      new QueryCommand({
+        TableName: tableNames().main,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.awardDistributionPartition(platformCode, distributionId) },
+        ConsistentRead: true,
+        ExclusiveStartKey,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  const record = items.find((item) => item.type === 'award_distribution');
+  if (!record) return undefined;
+  const chunks = items.filter((item) => item.type === 'award_distribution_chunk').map(toChunk);
+  return { distribution: toDistribution(record), chunks: chunks.sort((a, b) => a.index - b.index) };
+}
+
+/** Ops: distributions not completed, oldest first (the index is eventually consistent; re-read before acting). */
+export async function listOpenDistributions(): Promise<{ platform_code: string; distribution_id: string; created_at: number }[]> {
+  const found: { platform_code: string; distribution_id: string; created_at: number }[] = [];
+  let ExclusiveStartKey: Record<string, any> | undefined;
+  do {
+    const out = await dynamo().send(
+      new QueryCommand({
+        TableName: tableNames().main,
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.openAwardDistributions() },
+        ExclusiveStartKey,
+      }),
+    );
+    for (const item of out.Items ?? []) {
+      found.push({ platform_code: item.platform_code, distribution_id: item.distribution_id, created_at: readInteger(item.created_at) });
+    }
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return found;
+}

@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { observeCreditedChunks } from '../../lib/awards/distribute-awards.js';
+import { SYSTEM_PARTICIPANTS } from '../../lib/domain/ledger.js';
+import { Money } from '../../lib/domain/money.js';
+import { getDistribution } from '../../lib/store/awards.js';
+import { balanceOf } from '../../lib/store/ledger.js';
+import { customersViaHttp, customersViaStore } from '../support/customers.js';
+import { fund } from '../support/ledger.js';
+import { newPlatform, type TestPlatform } from '../support/service.js';
+
+const DISTRIBUTE = '/awards/distribute';
+
+function pool(platform: TestPlatform, asset = 'BTC') {
+  return { participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'awards', asset };
+}
+
+function escrow(platform: TestPlatform, asset = 'BTC') {
+  return { participant_code: SYSTEM_PARTICIPANTS.escrow, account_group: platform.platformCode, account_label: 'awards', asset };
+}
+
+function customerAccount(platform: TestPlatform, code: string, asset = 'BTC') {
+  return { participant_code: code, account_group: platform.platformCode, account_label: 'general', asset };
+}
+
+async function customerBalances(platform: TestPlatform, codes: readonly string[], asset = 'BTC'): Promise<string[]> {
+  return Promise.all(codes.map(async (code) => (await balanceOf(customerAccount(platform, code, asset))).toFixed()));
+}
+
+afterEach(() => {
+  observeCreditedChunks(undefined);
+  vi.restoreAllMocks();
+});
+
+/** The injected crash is an internal error the service logs; keep it out of the test output. */
+function quietCrashLogs() {
+  vi.spyOn(console, 'error').mockImplementation(() => undefined);
+}
+
+describe('POST /awards/distribute', () => {
+  let platform: TestPlatform;
+  let customers: string[];
+  beforeAll(async () => {
+    platform = await newPlatform();
+    customers = await customersViaHttp(platform, 25);
+    await fund(platform.participantCode, 'BTC', '0.01', 'awards');
+  });
+
+  it('gives 0.0001 BTC to each of 25 customers: 201, 25 confirms, each credited once; a repeat replays', async () => {
+    const requestId = randomUUID();
+    const body = { asset: 'BTC', quantity: '0.0001', participant_codes: customers };
+    const response = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
+    expect(response.status).toBe(201);
+    expect(response.body.message.request_id).toBe(requestId);
+    const confirms = response.body.message.confirms as { participant_code: string; trade_id: string }[];
+    expect(confirms.map((confirm) => confirm.participant_code)).toEqual(customers);
+    expect(new Set(confirms.map((confirm) => confirm.trade_id)).size).toBe(25);
+
+    expect(await customerBalances(platform, customers)).toEqual(Array(25).fill('0.0001'));
+    expect((await balanceOf(pool(platform))).toFixed()).toBe('0.0075');
+    expect((await balanceOf(escrow(platform))).toFixed()).toBe('0');
+
+    // Each confirm's trade resolves, delivered (terminated/settled) to that customer.
+    const trade = await platform.get(`/trades/${confirms[3]!.trade_id}`);
+    expect(trade.status).toBe(200);
+    expect(trade.body.message).toMatchObject({ trade_state: 'terminated', settlement_state: 'settled', symbol: 'BTC/USD', trade_quantity: '0.00010000' });
+    expect(trade.body.message.parties[0]).toMatchObject({ side: 'buy', participant_code: customers[3], asset: 'BTC', amount: '0.00010000' });
+
+    const again = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
+    expect(again.status).toBe(201);
+    expect(again.text).toBe(response.text);
+    expect(await customerBalances(platform, customers)).toEqual(Array(25).fill('0.0001'));
+    expect((await balanceOf(pool(platform))).toFixed()).toBe('0.0075');
+  });
+
+  it('refuses more than the pool holds with 400 and moves nothing', async () => {
+    const before = await customerBalances(platform, customers);
+    const poolBefore = await balanceOf(pool(platform));
+    const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.001', participant_codes: customers });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([expect.stringMatching(/^quantity: the awards pool holds 0\.00750000 BTC, less than the 0\.02500000 needed/)]);
+    expect(await customerBalances(platform, customers)).toEqual(before);
+    expect((await balanceOf(pool(platform))).eq(poolBefore)).toBe(true);
+  });
+
+  it('refuses a duplicated code, naming it, with 400 and moves nothing', async () => {
+    const before = await customerBalances(platform, customers);
+    const codes = [...customers.slice(0, 5), customers[2]!];
+    const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.0001', participant_codes: codes });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([`participant_codes: listed more than once: ${customers[2]}`]);
+    expect(await customerBalances(platform, customers)).toEqual(before);
+  });
+
+  it('names every code that is not a customer of the platform (unknown, the platform itself, another platform)', async () => {
+    const other = await newPlatform();
+    const [foreign] = await customersViaStore(other.platformCode, 1);
+    const codes = [customers[0]!, 'NOPE42', platform.participantCode, foreign!];
+    const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.0001', participant_codes: codes });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([`participant_codes: not customers of this platform: NOPE42, ${platform.participantCode}, ${foreign}`]);
+  });
+
+  it('reports every field problem at once', async () => {
+    const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.000000001', participant_codes: [] });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual(['quantity: at most 8 decimal places for BTC', 'participant_codes: name at least one customer']);
+    const tooMany = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.0001', participant_codes: Array.from({ length: 1001 }, (_, i) => `C${i}`) });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.errors).toEqual(['participant_codes: at most 1000 customers per distribution, got 1001']);
+    const unknownAsset = await platform.post(DISTRIBUTE, { asset: 'XYZ', quantity: '1', participant_codes: customers.slice(0, 1) });
+    expect(unknownAsset.body.errors).toEqual(["asset: unknown asset 'XYZ'"]);
+  });
+});
+
+describe('POST /awards/distribute across chunks', () => {
+  // 48 recipients fit one transaction (see recipientsPerChunk), so 120 make chunks of 48, 48 and 24.
+  const RECIPIENTS = 120;
+  let platform: TestPlatform;
+  let customers: string[];
+  beforeAll(async () => {
+    platform = await newPlatform();
+    customers = await customersViaStore(platform.platformCode, RECIPIENTS);
+    await fund(platform.participantCode, 'BTC', '1', 'awards');
+  });
+
+  for (const crashAfter of [1, 2]) {
+    it(`completes on retry after a crash after ${crashAfter} chunk(s): each credited once, pool debited exactly quantity × N`, async () => {
+      const requestId = randomUUID();
+      const body = { asset: 'BTC', quantity: '0.00000123', participant_codes: customers };
+      const poolBefore = await balanceOf(pool(platform));
+      const before = await Promise.all(customers.map((code) => balanceOf(customerAccount(platform, code))));
+
+      quietCrashLogs();
+      let credited = 0;
+      observeCreditedChunks(() => {
+        credited += 1;
+        if (credited === crashAfter) throw new Error('injected crash between chunks');
+      });
+      const crashed = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
+      expect(crashed.status).toBe(500);
+      observeCreditedChunks(undefined);
+
+      // Part-way: the whole total sits in escrow or with the first chunks' recipients, nobody twice.
+      const partial = await getDistribution(platform.platformCode, requestId);
+      expect(partial?.distribution.status).toBe('distributing');
+      expect(partial?.chunks.map((chunk) => chunk.status)).toEqual(['pending', 'pending', 'pending'].map((_, index) => (index < crashAfter ? 'credited' : 'pending')));
+      expect(poolBefore.minus(await balanceOf(pool(platform))).toFixed()).toBe(new Money('0.00000123').mul(RECIPIENTS).toFixed());
+
+      const retried = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
+      expect(retried.status).toBe(201);
+      const confirms = retried.body.message.confirms as { participant_code: string; trade_id: string }[];
+      expect(confirms.map((confirm) => confirm.participant_code)).toEqual(customers);
+      // The confirms name the trade ids fixed when the distribution was recorded, including the chunks credited before the crash.
+      expect(confirms).toEqual(partial!.chunks.flatMap((chunk) => chunk.recipients));
+
+      const after = await Promise.all(customers.map((code) => balanceOf(customerAccount(platform, code))));
+      expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(RECIPIENTS).fill('0.00000123'));
+      expect(poolBefore.minus(await balanceOf(pool(platform))).toFixed()).toBe('0.0001476');
+      expect((await balanceOf(escrow(platform))).toFixed()).toBe('0');
+      expect((await getDistribution(platform.platformCode, requestId))?.distribution.status).toBe('completed');
+
+      const trades = await Promise.all(confirms.map((confirm) => platform.get(`/trades/${confirm.trade_id}`)));
+      expect(trades.every((trade) => trade.status === 200 && trade.body.message.trade_state === 'terminated')).toBe(true);
+    });
+  }
+
+  it('property: for any N, quantity and crash point, pool debit = sum of credits = quantity × N, exactly', async () => {
+    quietCrashLogs();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: RECIPIENTS }),
+        // Satoshis, so the quantity uses BTC's full precision.
+        fc.bigInt({ min: 1n, max: 200_000n }),
+        fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined }),
+        async (count, satoshis, crashAfter) => {
+          const quantity = new Money(satoshis.toString()).div(100_000_000);
+          const recipients = customers.slice(0, count);
+          const requestId = randomUUID();
+          const body = { asset: 'BTC', quantity: quantity.toFixed(), participant_codes: recipients };
+          const poolBefore = await balanceOf(pool(platform));
+          const escrowBefore = await balanceOf(escrow(platform));
+          const before = await Promise.all(recipients.map((code) => balanceOf(customerAccount(platform, code))));
+
+          let credited = 0;
+          observeCreditedChunks(() => {
+            credited += 1;
+            if (credited === crashAfter) throw new Error('injected crash between chunks');
+          });
+          const first = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
+          observeCreditedChunks(undefined);
+          const final = first.status === 201 ? first : await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
+          expect(final.status).toBe(201);
+
+          const after = await Promise.all(recipients.map((code) => balanceOf(customerAccount(platform, code))));
+          const credits = after.map((balance, i) => balance.minus(before[i]!));
+          const sumOfCredits = credits.reduce((sum, credit) => sum.plus(credit), new Money(0));
+          const poolDebit = poolBefore.minus(await balanceOf(pool(platform)));
+          expect(credits.every((credit) => credit.eq(quantity))).toBe(true);
+          expect(poolDebit.toFixed()).toBe(sumOfCredits.toFixed());
+          expect(poolDebit.toFixed()).toBe(quantity.mul(count).toFixed());
+          expect((await balanceOf(escrow(platform))).eq(escrowBefore)).toBe(true);
+        },
+      ),
+      { numRuns: 12 },
+    );
+  });
+});

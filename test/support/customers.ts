@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { clock } from '../../lib/clock.js';
+import { parseCustomer } from '../../lib/domain/customers.js';
+import { createCustomer } from '../../lib/store/participants.js';
+import type { TestPlatform } from './service.js';
+
+/** A valid body for POST /participants/customers/new (an adult in Illinois) with a fresh e-mail. */
+export function customerBody(): Record<string, unknown> {
+  return {
+    first_name: 'Grace',
+    last_name: 'Hopper',
+    email: `grace.${randomUUID()}@example.com`,
+    address_one: '1 Navy Way',
+    city: 'Springfield',
+    state: 'IL',
+    zip: '62701',
+    country: 'United States',
+    date_of_birth: '1970-12-09',
+    id_number_type: 'non_in_passport',
+    id_number: 'P7654321',
+    signed_timestamp: clock.nowMs() - 60_000,
+  };
+}
+
+/** `count` customers created through HTTP, as a platform onboards them; their codes in creation order. */
+export async function customersViaHttp(platform: TestPlatform, count: number): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const response = await platform.post('/participants/customers/new', customerBody());
+      if (response.status !== 201) throw new Error(`create customer: ${response.status} ${response.text}`);
+      return response.body.message.participant_code as string;
+    }),
+  );
+}
+
+/**
+ * `count` customers written through the store (the onboarding rules, no HTTP): for tests that need hundreds.
+ * The store's own creation path is used, so they are customers in every respect the service checks.
+ */
+export async function customersViaStore(platformCode: string, count: number): Promise<string[]> {
+  const created: string[] = [];
+  // Batches keep DynamoDB Local from being flooded by a thousand transactions at once.
+  for (let start = 0; start < count; start += 50) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(50, count - start) }, async () => (await createCustomer(platformCode, parseCustomer(customerBody(), clock.nowMs()))).participant_code),
+    );
+    created.push(...batch);
+  }
+  return created;
+}

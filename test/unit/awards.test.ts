@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { chunked, distributionFingerprint, MAX_RECIPIENTS, recipientListProblems, recipientsPerChunk } from '../../lib/domain/awards.js';
+import { Money } from '../../lib/domain/money.js';
+
+describe('award distribution rules', () => {
+  it('fits 48 recipients in a 100-item transaction (3 fixed items, 2 per recipient)', () => {
+    expect(recipientsPerChunk(100)).toBe(48);
+    expect(recipientsPerChunk(5)).toBe(1);
+    expect(() => recipientsPerChunk(4)).toThrow();
+  });
+
+  it('chunks keep order and sizes', () => {
+    const items = Array.from({ length: 100 }, (_, i) => i);
+    const chunks = chunked(items, 48);
+    expect(chunks.map((chunk) => chunk.length)).toEqual([48, 48, 4]);
+    expect(chunks.flat()).toEqual(items);
+    expect(chunked([], 48)).toEqual([]);
+    // 1,000 recipients need 21 chunks, which with the distribution record and the escrow movement still fit phase 1's transaction.
+    expect(chunked(Array(MAX_RECIPIENTS).fill(0), 48)).toHaveLength(21);
+  });
+
+  it('names repeated codes once each, and bounds the list', () => {
+    expect(recipientListProblems(['A', 'B', 'A', 'C', 'B', 'A'])).toEqual(['participant_codes: listed more than once: A, B']);
+    expect(recipientListProblems([])).toEqual(['participant_codes: name at least one customer']);
+    expect(recipientListProblems(Array.from({ length: 1001 }, (_, i) => `C${i}`))).toEqual(['participant_codes: at most 1000 customers per distribution, got 1001']);
+    expect(recipientListProblems(['A'])).toEqual([]);
+  });
+
+  it('fingerprints a request by value: equal amounts match, another order or recipient does not', () => {
+    const base = { asset: 'BTC', quantity: new Money('0.10'), quotedCurrency: 'USD', participantCodes: ['A', 'B'] };
+    expect(distributionFingerprint({ ...base, quantity: new Money('0.1') })).toBe(distributionFingerprint(base));
+    expect(distributionFingerprint({ ...base, participantCodes: ['B', 'A'] })).not.toBe(distributionFingerprint(base));
+    expect(distributionFingerprint({ ...base, quantity: new Money('0.11') })).not.toBe(distributionFingerprint(base));
+  });
+});
