@@ -12,6 +12,8 @@ import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, type
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { Construct } from 'constructs';
 import type { Config } from '../lib/config.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../lib/store/tables.js';
@@ -51,6 +53,19 @@ export const SETTLEMENT_TASK_HANDLERS: Record<keyof SettlementWorkflowResources,
   default: 'functions/settlement/default-trade.ts',
 };
 
+/**
+ * Functions that outside systems call with events rather than HTTP requests: the bank's payment status
+ * changes and the custodian's withdrawal confirmations. Each applies a state change conditioned on the
+ * current state, so redelivered events are harmless.
+ */
+export const EVENT_HANDLERS = {
+  BankEvents: 'functions/payments/apply-bank-event.ts',
+  CustodyEvents: 'functions/withdrawals/apply-custody-event.ts',
+} as const;
+
+/** The scheduled function that revives open trades without a live execution. */
+export const SETTLEMENT_SWEEP_HANDLER = 'functions/settlement/sweep-open-trades.ts';
+
 /** Routes whose handler starts a settlement execution (design section 7). */
 export const SETTLEMENT_STARTING_ROUTES: readonly Pick<Route, 'method' | 'path'>[] = [{ method: 'POST', path: '/trades' }];
 
@@ -66,6 +81,7 @@ export class TradingSettlementStack extends Stack {
   /** One function per row of the route table, keyed by the row. */
   readonly routeFunctions = new Map<Route, ServiceFunction>();
   readonly settlementWorkflow: StateMachine | undefined;
+  readonly eventFunctions: Map<string, ServiceFunction>;
 
   // Not `environment`: Stack already uses that name for its account/region.
   private readonly functionEnvironment: ServiceEnvironment;
@@ -104,6 +120,7 @@ export class TradingSettlementStack extends Stack {
 
     this.api = this.createApi();
     this.addRoutes(props.routes ?? routes);
+    this.eventFunctions = this.addEventFunctions();
     this.settlementWorkflow = this.addSettlementWorkflow(props.settlementTaskHandlers ?? SETTLEMENT_TASK_HANDLERS);
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
@@ -164,6 +181,19 @@ export class TradingSettlementStack extends Stack {
     }
   }
 
+  /** One function per event handler that exists; they move balances, so main-table access only. */
+  private addEventFunctions(): Map<string, ServiceFunction> {
+    const functions = new Map<string, ServiceFunction>();
+    for (const [id, handler] of Object.entries(EVENT_HANDLERS)) {
+      if (!existsSync(join(PROJECT_ROOT, handler))) continue;
+      const fn = new ServiceFunction(this, id, { handler, description: `events: ${handler}`, environment: this.functionEnvironment });
+      this.mainTable.grantReadWriteData(fn.function);
+      functions.set(id, fn);
+      new CfnOutput(this, `${id}FunctionName`, { value: fn.function.functionName });
+    }
+    return functions;
+  }
+
   /**
    * The settlement workflow (design section 7): a Standard state machine whose tasks are three Lambdas, and
    * StartExecution for the routes that store trades. Skipped, with a synth warning, until the task handlers
@@ -210,6 +240,23 @@ export class TradingSettlementStack extends Stack {
     });
     // A string definition hides its task resources from CDK, so invoke rights are granted by hand.
     for (const task of Object.values(tasks)) task.function.grantInvoke(stateMachine);
+
+    // Nothing may strand a trade (design section 7): a scheduled sweep starts an execution for any open trade
+    // that lacks one and redrives failed ones. Tasks are idempotent, so a sweep racing a live run is harmless.
+    const sweep = new ServiceFunction(this, 'OpenTradeSweep', {
+      handler: SETTLEMENT_SWEEP_HANDLER,
+      description: 'settlement workflow: revive open trades without a live execution',
+      environment: { ...this.functionEnvironment, STATE_MACHINE_ARN: stateMachine.stateMachineArn },
+      timeout: Duration.minutes(5),
+    });
+    this.mainTable.grantReadData(sweep.function);
+    stateMachine.grantStartExecution(sweep.function);
+    stateMachine.grantRead(sweep.function);
+    stateMachine.grantExecution(sweep.function, 'states:RedriveExecution');
+    new Rule(this, 'OpenTradeSweepSchedule', {
+      schedule: Schedule.rate(Duration.minutes(5)),
+      targets: [new LambdaFunction(sweep.function)],
+    });
 
     for (const [route, fn] of this.routeFunctions) {
       if (!SETTLEMENT_STARTING_ROUTES.some((r) => r.method === route.method && r.path === route.path)) continue;

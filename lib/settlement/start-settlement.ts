@@ -1,4 +1,4 @@
-import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, ExecutionAlreadyExists, RedriveExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { config } from '../config.js';
 import { firstAttemptAtMs } from '../domain/settlement.js';
 import type { Trade } from '../store/trades.js';
@@ -15,6 +15,16 @@ export type LocalSettlementStarter = (input: SettlementExecutionInput) => Promis
 let localStarter: LocalSettlementStarter | undefined;
 let sfn: SFNClient | undefined;
 
+function stepFunctions(): SFNClient {
+  sfn ??= new SFNClient({ region: config().AWS_REGION });
+  return sfn;
+}
+
+/** Tests only: a Step Functions client double (the service itself is AWS's, not ours to emulate). */
+export function useStepFunctionsClient(client: SFNClient | undefined): void {
+  sfn = client;
+}
+
 /** The local runner (or a test) installs its starter; `undefined` removes it. */
 export function useLocalSettlementStarter(starter: LocalSettlementStarter | undefined): void {
   localStarter = starter;
@@ -26,11 +36,10 @@ export function settlementInputFor(trade: Pick<Trade, 'trade_id' | 'accepted_tim
 
 export async function startSettlement(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>): Promise<void> {
   const input = settlementInputFor(trade);
-  const { STATE_MACHINE_ARN, AWS_REGION } = config();
+  const { STATE_MACHINE_ARN } = config();
   if (STATE_MACHINE_ARN) {
-    sfn ??= new SFNClient({ region: AWS_REGION });
     try {
-      await sfn.send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, name: input.trade_id, input: JSON.stringify(input) }));
+      await stepFunctions().send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, name: input.trade_id, input: JSON.stringify(input) }));
     } catch (error) {
       // A running or finished execution of this trade already exists: the trade is (or was) being settled.
       if (!(error instanceof ExecutionAlreadyExists)) throw error;
@@ -39,4 +48,30 @@ export async function startSettlement(trade: Pick<Trade, 'trade_id' | 'accepted_
   }
   if (localStarter) return localStarter(input);
   throw new Error('no settlement workflow: STATE_MACHINE_ARN is not set and no local runner is registered');
+}
+
+export type SweepOutcome = 'started' | 'running' | 'redriven' | 'finished';
+
+/**
+ * Makes sure an open trade has a live execution (design section 7: nothing may strand a trade). Used by the
+ * scheduled sweep on AWS: a trade whose execution never started gets one; one whose execution failed (task
+ * retries exhausted, timeout, abort) is redriven from the failed state, which keeps its name and history.
+ * Tasks are idempotent, so any of this is safe to repeat.
+ */
+export async function ensureSettlementRunning(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>): Promise<SweepOutcome> {
+  const { STATE_MACHINE_ARN } = config();
+  if (!STATE_MACHINE_ARN) throw new Error('ensureSettlementRunning needs STATE_MACHINE_ARN');
+  const input = settlementInputFor(trade);
+  try {
+    await stepFunctions().send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, name: input.trade_id, input: JSON.stringify(input) }));
+    return 'started';
+  } catch (error) {
+    if (!(error instanceof ExecutionAlreadyExists)) throw error;
+  }
+  const executionArn = `${STATE_MACHINE_ARN.replace(':stateMachine:', ':execution:')}:${input.trade_id}`;
+  const execution = await stepFunctions().send(new DescribeExecutionCommand({ executionArn }));
+  if (execution.status === 'RUNNING' || execution.status === 'PENDING_REDRIVE') return 'running';
+  if (execution.status === 'SUCCEEDED') return 'finished';
+  await stepFunctions().send(new RedriveExecutionCommand({ executionArn }));
+  return 'redriven';
 }

@@ -116,7 +116,8 @@ describe('the service stack, from the real route table', () => {
 
   it('makes one Node.js 22 arm64 function per route, with the configuration the handlers read', () => {
     const functions = ofType(resources, 'AWS::Lambda::Function');
-    expect(functions).toHaveLength(routes.length + (workflowHandlersExist ? 3 : 0));
+    // Routes, event handlers, and with the workflow its three tasks plus the sweep.
+    expect(functions).toHaveLength(routes.length + stack.eventFunctions.size + (workflowHandlersExist ? 4 : 0));
     for (const route of routes) {
       const fn = resources[idOf(stack.routeFunctions.get(route)!.function)];
       expect(fn.Properties, `${route.method} ${route.path}`).toMatchObject({
@@ -224,6 +225,28 @@ describe('the service stack, from the real route table', () => {
       const starts = statementsOf(resources, idOf(fn.role!)).filter((statement) => actionsOf(statement).includes('states:StartExecution'));
       expect(starts.flatMap(resourcesOf), route.path).toEqual(storesTrades ? [{ Ref: workflowId }] : []);
     }
+  });
+
+  it.runIf(workflowHandlersExist)('sweeps open trades on a schedule, with start, read and redrive rights only', () => {
+    const sweep = ofType(resources, 'AWS::Lambda::Function').find(([, fn]) => String(fn.Properties.Description).includes('revive open trades'));
+    expect(sweep).toBeDefined();
+    const [sweepId, sweepFn] = sweep!;
+    expect(sweepFn.Properties.Environment.Variables.STATE_MACHINE_ARN).toEqual({ Ref: idOf(stack.settlementWorkflow!) });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      Targets: Match.arrayWith([Match.objectLike({ Arn: arnOf(sweepId) })]),
+    });
+    const actions = statementsOf(resources, idOf(stack.node.findAll().find((c) => c.node.path.endsWith('OpenTradeSweep/Function/ServiceRole')) as any)).flatMap(actionsOf);
+    expect(actions).toEqual(expect.arrayContaining(['states:StartExecution', 'states:DescribeExecution', 'states:RedriveExecution']));
+    expect(actions.some((action) => action.startsWith('dynamodb:') && /Put|Update|Delete|Write/.test(action))).toBe(false);
+  });
+
+  it('deploys a function per event handler with main-table access', () => {
+    for (const [id, fn] of stack.eventFunctions) {
+      expect(id).toMatch(/Events$/);
+      expect(resources[idOf(fn.function)].Properties.Runtime).toBe('nodejs22.x');
+    }
+    expect(stack.eventFunctions.has('BankEvents')).toBe(true);
   });
 
   it.runIf(!workflowHandlersExist)('warns at synth that the settlement workflow is missing', () => {
