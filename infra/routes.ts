@@ -30,6 +30,8 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/liquidity/rfq', handler: 'functions/liquidity/request-quote.ts', area: 'liquidity' },
   { method: 'POST', path: '/liquidity/execute', handler: 'functions/liquidity/execute-quote.ts', area: 'liquidity' },
   { method: 'GET', path: '/payments/status', handler: 'functions/payments/list-payment-status.ts', area: 'payments' },
+  { method: 'POST', path: '/rewards', handler: 'functions/rewards/issue-reward.ts', area: 'rewards' },
+  { method: 'POST', path: '/awards/fund', handler: 'functions/awards/fund-awards.ts', area: 'awards' },
   { method: 'POST', path: '/awards/distribute', handler: 'functions/awards/distribute-awards.ts', area: 'awards' },
 ];
 

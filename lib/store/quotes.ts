@@ -41,17 +41,39 @@ export interface StoredQuote {
   status: QuoteStatus;
   executed_at: number | null;
   trade_id: string | null;
+  /** Convert-withdraw quotes only: where the bought asset goes and the network fee on top of `total`. */
+  withdrawal?: QuoteWithdrawal;
+}
+
+export interface QuoteWithdrawal {
+  address: string;
+  /** Fee in the underlying, fixed-point with its decimals; what the fee account receives. */
+  network_fee_quantity: string;
+  /** The fee priced in the quoted currency, fixed-point with its decimals. */
+  network_fee_notional: string;
+  /** `total` + `network_fee_notional`: what the participant pays in all. */
+  total_notional: string;
+}
+
+/**
+ * A new quote as a transaction item, for products that quote and execute in one transaction (rewards,
+ * award funding); the condition only guards against reusing a random id.
+ */
+export function quoteCreationItem(quote: StoredQuote): TaggedItem {
+  return {
+    item: {
+      Put: {
+        TableName: tableNames().main,
+        Item: { ...quote, ...keys.quote(quote.quote_id), type: 'quote' },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  };
 }
 
 /** Stores a new quote; the condition only guards against reusing a random id. */
 export async function putQuote(quote: StoredQuote): Promise<void> {
-  await dynamo().send(
-    new PutCommand({
-      TableName: tableNames().main,
-      Item: { ...quote, ...keys.quote(quote.quote_id), type: 'quote' },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await dynamo().send(new PutCommand(quoteCreationItem(quote).item.Put!));
 }
 
 /**
@@ -85,6 +107,14 @@ export async function getQuote(quoteId: string): Promise<StoredQuote | undefined
     status: item.status,
     executed_at: readOptionalInteger(item.executed_at),
     trade_id: item.trade_id ?? null,
+    ...(item.withdrawal && {
+      withdrawal: {
+        address: item.withdrawal.address,
+        network_fee_quantity: item.withdrawal.network_fee_quantity,
+        network_fee_notional: item.withdrawal.network_fee_notional,
+        total_notional: item.withdrawal.total_notional,
+      },
+    }),
   };
 }
 

@@ -7,10 +7,17 @@ import { Money } from '../../lib/domain/money.js';
 import { getDistribution } from '../../lib/store/awards.js';
 import { balanceOf } from '../../lib/store/ledger.js';
 import { customersViaHttp, customersViaStore } from '../support/customers.js';
-import { fund } from '../support/ledger.js';
+import { balances, fund } from '../support/ledger.js';
+import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 
 const DISTRIBUTE = '/awards/distribute';
+const FUND = '/awards/fund';
+
+// Prices are shared by every test file of the run; this file prices BTC/EUR only.
+beforeAll(async () => {
+  await setPrice('BTC', 'EUR', '40000');
+});
 
 function pool(platform: TestPlatform, asset = 'BTC') {
   return { participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'awards', asset };
@@ -37,6 +44,59 @@ afterEach(() => {
 function quietCrashLogs() {
   vi.spyOn(console, 'error').mockImplementation(() => undefined);
 }
+
+describe('POST /awards/fund', () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    platform = await newPlatform();
+    await fund(platform.participantCode, 'EUR', '1000');
+  });
+
+  it('buys into the awards pool with `underlying` and with its alias `asset`: 201 each, then distributes from it', async () => {
+    const byUnderlying = await platform.post(FUND, { underlying: 'BTC', quoted_currency: 'EUR', quantity: '0.01' });
+    expect(byUnderlying.status, byUnderlying.text).toBe(201);
+    expect(byUnderlying.body.message).toMatchObject({
+      quote: { participant_code: platform.participantCode, underlying: 'BTC', quantity: '0.01000000', price: '40000', total_notional: '400.00', account_label: 'awards', obo_participant: null },
+      trade_id: expect.any(String),
+      status: 'Completed',
+    });
+    const byAsset = await platform.post(FUND, { asset: 'BTC', quoted_currency: 'EUR', total: '200' });
+    expect(byAsset.status, byAsset.text).toBe(201);
+    expect(byAsset.body.message.quote).toMatchObject({ quantity: '0.00500000', total_notional: '200.00' });
+
+    const after = await balances(platform);
+    expect(after[`${platform.participantCode}/awards/BTC`]).toBe('0.01500000');
+    expect(after[`${platform.participantCode}/general/EUR`]).toBe('400.00');
+
+    const trade = await platform.get(`/trades/${byAsset.body.message.trade_id}`);
+    expect(trade.body.message).toMatchObject({ symbol: 'BTC/EUR', trade_state: 'terminated' });
+    expect(trade.body.message.parties[0]).toMatchObject({ participant_code: platform.participantCode, account_label: 'awards', amount: '0.00500000' });
+
+    const customers = await customersViaHttp(platform, 3);
+    const distributed = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.005', participant_codes: customers });
+    expect(distributed.status, distributed.text).toBe(201);
+    expect((await balanceOf(pool(platform))).toFixed()).toBe('0');
+  });
+
+  it('with X-Request-Id, a repeat replays the first answer and buys once', async () => {
+    const requestId = randomUUID();
+    const first = await platform.post(FUND, { asset: 'BTC', quoted_currency: 'EUR', quantity: '0.001' }, { headers: { 'X-Request-Id': requestId } });
+    expect(first.status).toBe(201);
+    const before = await balances(platform);
+    const again = await platform.post(FUND, { asset: 'BTC', quoted_currency: 'EUR', quantity: '0.001' }, { headers: { 'X-Request-Id': requestId } });
+    expect(again.text).toBe(first.text);
+    expect(await balances(platform)).toEqual(before);
+  });
+
+  it('refuses a missing underlying, two different ones, and both amounts, all at once', async () => {
+    const missing = await platform.post(FUND, { quoted_currency: 'EUR', quantity: '0.001', total: '5' });
+    expect(missing.status).toBe(400);
+    expect(missing.body.errors).toEqual(['underlying: is required (or its alias asset)', 'quantity: give exactly one of quantity or total, not both']);
+    const conflicting = await platform.post(FUND, { underlying: 'BTC', asset: 'ETH', quoted_currency: 'EUR', quantity: '0.001' });
+    expect(conflicting.status).toBe(400);
+    expect(conflicting.body.errors).toEqual(["underlying: 'BTC' differs from its alias asset 'ETH'; send one of them"]);
+  });
+});
 
 describe('POST /awards/distribute', () => {
   let platform: TestPlatform;

@@ -1,0 +1,18 @@
+import * as z from 'zod/mini';
+import { fundAwards } from '../../lib/awards/fund-awards.js';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { text } from '../../lib/http/zod.js';
+
+// `underlying` or its alias `asset`: the use case decides which was meant and reports both problems at once.
+const body = z.object({
+  underlying: z.optional(text(25)),
+  asset: z.optional(text(25)),
+  quoted_currency: text(25),
+  quantity: z.optional(z.string()),
+  total: z.optional(z.string()),
+});
+
+/** POST /awards/fund: buys the asset to award into the platform's `awards` pool. */
+export const handler = apiHandler({ body, successStatus: 201 }, async ({ body, auth, requestId }) => ({
+  message: await fundAwards(auth, body, requestId),
+}));

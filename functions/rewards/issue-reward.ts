@@ -1,0 +1,19 @@
+import * as z from 'zod/mini';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { text } from '../../lib/http/zod.js';
+import { issueReward } from '../../lib/rewards/issue-reward.js';
+
+// Amounts stay plain strings here so the use case reports every problem (both amounts, precision) in one list.
+const body = z.object({
+  underlying: text(25),
+  quoted_currency: text(25),
+  quantity: z.optional(z.string()),
+  total: z.optional(z.string()),
+  participant_code: text(50),
+  account_label: z.optional(text(40)),
+});
+
+/** POST /rewards: buys an asset for one customer, paid by the platform; idempotent with X-Request-Id. */
+export const handler = apiHandler({ body, successStatus: 201 }, async ({ body, auth, requestId }) => ({
+  message: await issueReward(auth, body, requestId),
+}));

@@ -1,0 +1,127 @@
+import { clock } from '../clock.js';
+import { config } from '../config.js';
+import { DEFAULT_ACCOUNT_LABEL, type MovementType } from '../domain/ledger.js';
+import { formatAmount } from '../domain/money.js';
+import { computeQuote } from '../domain/quotes.js';
+import type { AuthContext } from '../http/types.js';
+import { quoteView } from '../liquidity/quote-view.js';
+import type { ValidQuoteRequest } from '../liquidity/request-quote.js';
+import { tradeExecutionItems } from '../liquidity/trade-execution.js';
+import { dealPrice } from '../pricing/price-source.js';
+import { newId } from '../store/codes.js';
+import { getQuote, quoteCreationItem, type StoredQuote } from '../store/quotes.js';
+import { bookedByRequest, RequestAlreadyBookedError, requestClaimItem } from '../store/request-claims.js';
+import { transactWrite } from '../store/transactions.js';
+
+/**
+ * A purchase quoted and executed in one step: a reward (the platform pays, its customer receives) and an
+ * award-pool funding (the platform pays, its own `awards` account receives). Same pricing as an RFQ, same
+ * booking as `POST /liquidity/execute`: one transaction holds the quote (already executed), the movement
+ * against the liquidity provider and the settled trade, so nothing can be half-booked.
+ */
+export interface InstantPurchase {
+  product: 'reward' | 'award_fund';
+  movementType: MovementType;
+  /** Always a buy of the underlying, with exactly one of quantity / total. */
+  request: Omit<ValidQuoteRequest, 'side'>;
+  /** Who receives the underlying, and in which of its accounts. */
+  beneficiary: { participant_code: string; account_label: string };
+}
+
+export interface InstantPurchaseResult {
+  request_id: string;
+  quote: ReturnType<typeof instantQuoteView>;
+  trade_id: string;
+  status: 'Completed';
+}
+
+/**
+ * The spec's quote object of a reward: the RFQ shape plus the two fields its table adds, the underlying
+ * under the name `underlying_currency` and the execution time.
+ */
+function instantQuoteView(quote: StoredQuote) {
+  return { ...quoteView(quote), underlying_currency: quote.underlying, transaction_timestamp: quote.executed_at };
+}
+
+async function resultOf(quoteId: string): Promise<InstantPurchaseResult> {
+  const quote = await getQuote(quoteId);
+  if (!quote?.trade_id) throw new Error(`claimed quote ${quoteId} is missing or not executed`);
+  return { request_id: quote.request_id, quote: instantQuoteView(quote), trade_id: quote.trade_id, status: 'Completed' };
+}
+
+/**
+ * Prices and books the purchase for `requestId`. The platform's own `general` account pays the quoted
+ * currency (guarded: it never goes negative, a shortfall is a 400). A request this service already booked,
+ * seen again because its first run died before answering, gets the first run's result and books nothing.
+ */
+export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, requestId: string): Promise<InstantPurchaseResult> {
+  const { product, request, beneficiary } = purchase;
+  const booked = await bookedByRequest(product, auth.platformCode, requestId, clock.nowMs());
+  if (booked) return resultOf(booked);
+
+  const nowMs = clock.nowMs();
+  const deal = await dealPrice(auth.platformCode, 'buy', request.underlying, request.quoted, nowMs);
+  const amounts = computeQuote({ ...request, side: 'buy', price: deal.price });
+  const quoteId = newId();
+  const tradeId = newId();
+  const quote: StoredQuote = {
+    quote_id: quoteId,
+    product,
+    request_id: requestId,
+    platform_code: auth.platformCode,
+    participant_code: beneficiary.participant_code,
+    account_group: auth.platformCode,
+    account_label: beneficiary.account_label,
+    on_behalf_of: beneficiary.participant_code !== auth.participantCode,
+    side: 'buy',
+    underlying: request.underlying.symbol,
+    quoted_currency: request.quoted.symbol,
+    quantity: formatAmount(amounts.quantity, request.underlying),
+    total: formatAmount(amounts.total, request.quoted),
+    price: amounts.price.toFixed(),
+    reference_price: deal.reference.price.toFixed(),
+    spread_bps: deal.spreadBps.toFixed(),
+    quoted_by: request.quantity !== undefined ? 'quantity' : 'total',
+    created_at: nowMs,
+    // Executed the moment it was made; the expiry only keeps the quote's shape the same as an RFQ's.
+    expire_ts: nowMs + config().QUOTE_TTL_SECONDS * 1000,
+    status: 'executed',
+    executed_at: nowMs,
+    trade_id: tradeId,
+  };
+  const execution = tradeExecutionItems({
+    tradeId,
+    platformCode: auth.platformCode,
+    clientTradeId: quoteId,
+    side: 'buy',
+    underlying: request.underlying,
+    quoted: request.quoted,
+    quantity: amounts.quantity,
+    total: amounts.total,
+    price: amounts.price,
+    participant: { participant_code: beneficiary.participant_code, platform_code: auth.platformCode, account_label: beneficiary.account_label },
+    underlyingAccount: {
+      account: { participant_code: beneficiary.participant_code, account_group: auth.platformCode, account_label: beneficiary.account_label, asset: request.underlying.symbol },
+      platform_code: auth.platformCode,
+    },
+    quotedAccount: {
+      account: { participant_code: auth.participantCode, account_group: auth.platformCode, account_label: DEFAULT_ACCOUNT_LABEL, asset: request.quoted.symbol },
+      platform_code: auth.platformCode,
+    },
+    amountMethod: request.quantity !== undefined ? 'price_and_quantity' : 'amounts_per_party',
+    reporter: auth.platformCode,
+    movementType: purchase.movementType,
+    nowMs,
+  });
+  try {
+    // The request's claim goes first: when an earlier run already booked this request, that is the answer,
+    // whatever else (a balance spent since) would fail now.
+    await transactWrite([requestClaimItem(product, auth.platformCode, requestId, quoteId, nowMs), quoteCreationItem(quote), ...execution.items]);
+  } catch (error) {
+    if (!(error instanceof RequestAlreadyBookedError)) throw error;
+    const winner = await bookedByRequest(product, auth.platformCode, requestId, clock.nowMs());
+    if (!winner) throw error;
+    return resultOf(winner);
+  }
+  return { request_id: requestId, quote: instantQuoteView(quote), trade_id: tradeId, status: 'Completed' };
+}

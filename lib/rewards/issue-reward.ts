@@ -1,0 +1,39 @@
+import { ValidationError } from '../domain/errors.js';
+import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
+import type { AuthContext } from '../http/types.js';
+import { validateQuoteRequest } from '../liquidity/request-quote.js';
+import { getParticipantOfPlatform } from '../store/participants.js';
+import { purchaseNow, type InstantPurchaseResult } from './instant-purchase.js';
+
+export interface RewardRequest {
+  underlying: string;
+  quoted_currency: string;
+  quantity?: string;
+  total?: string;
+  participant_code: string;
+  account_label?: string;
+}
+
+/**
+ * `POST /rewards`: buys `underlying` for one of the platform's customers, paid from the platform's account.
+ * The recipient must be an approved customer of the platform (not the platform itself: a reward to oneself
+ * is a purchase, which is what `/liquidity` is for); `account_label` names the customer's receiving account.
+ */
+export async function issueReward(auth: AuthContext, request: RewardRequest, requestId: string): Promise<InstantPurchaseResult> {
+  const { errors, value } = validateQuoteRequest({ ...request, side: 'buy' });
+  const customer = await getParticipantOfPlatform(auth.platformCode, request.participant_code);
+  if (!customer || customer.kind !== 'customer') errors.push(`participant_code: no customer '${request.participant_code}' of this platform`);
+  else if (customer.status !== 'approved') errors.push(`participant_code: customer ${request.participant_code} is ${customer.status}, not approved`);
+  if (errors.length > 0 || !value) throw new ValidationError(errors);
+
+  return purchaseNow(
+    auth,
+    {
+      product: 'reward',
+      movementType: 'reward',
+      request: value,
+      beneficiary: { participant_code: request.participant_code, account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL },
+    },
+    requestId,
+  );
+}

@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { dynamo, tableNames } from '../../lib/store/client.js';
+import { ttlKeys } from '../../lib/store/keys.js';
+import { customersViaHttp } from '../support/customers.js';
+import { balances, fund } from '../support/ledger.js';
+import { setPrice } from '../support/pricing.js';
+import { newPlatform, type TestPlatform } from '../support/service.js';
+
+// Prices are shared by every test file of the run; this file prices ETH/USD and SOL/EUR only.
+beforeAll(async () => {
+  await setPrice('ETH', 'USD', '2000');
+  await setPrice('SOL', 'EUR', '125');
+});
+
+const ETH = (amount: string) => amount.padEnd(amount.indexOf('.') + 19, '0');
+
+describe('POST /rewards', () => {
+  let platform: TestPlatform;
+  let customers: string[];
+  beforeAll(async () => {
+    platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '100000');
+    await fund(platform.participantCode, 'EUR', '1000');
+    customers = await customersViaHttp(platform, 4);
+  });
+
+  const reward = (overrides: Record<string, unknown> = {}) => ({ underlying: 'ETH', quoted_currency: 'USD', quantity: '0.5', participant_code: customers[0], ...overrides });
+
+  it('with X-Request-Id: 201 with the quote and a settled trade; the same again returns the identical body and credits once', async () => {
+    const requestId = randomUUID();
+    const response = await platform.post('/rewards', reward(), { headers: { 'X-Request-Id': requestId } });
+    expect(response.status, response.text).toBe(201);
+    expect(response.headers.get('x-request-id')).toBe(requestId);
+    const message = response.body.message;
+    expect(message).toEqual({
+      request_id: requestId,
+      quote: {
+        request_id: requestId,
+        participant_code: customers[0],
+        quoted_currency: 'USD',
+        side: 'buy',
+        quantity: ETH('0.5'),
+        price: '2000',
+        quote_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        expire_ts: expect.any(Number),
+        account_group: platform.platformCode,
+        account_label: 'general',
+        obo_participant: { participant_code: customers[0], account_group: platform.platformCode, account_label: 'general' },
+        underlying: 'ETH',
+        total_notional: '1000.00',
+        underlying_currency: 'ETH',
+        transaction_timestamp: expect.any(Number),
+      },
+      trade_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      status: 'Completed',
+    });
+
+    const after = await balances(platform);
+    expect(after[`${customers[0]}/general/ETH`]).toBe(ETH('0.5'));
+    expect(after[`${platform.participantCode}/general/USD`]).toBe('99000.00');
+
+    const trade = await platform.get(`/trades/${message.trade_id}`);
+    expect(trade.status).toBe(200);
+    expect(trade.body.message).toMatchObject({ client_trade_id: message.quote.quote_id, trade_state: 'terminated', settlement_state: 'settled', symbol: 'ETH/USD' });
+    expect(trade.body.message.parties[0]).toMatchObject({ side: 'buy', participant_code: customers[0], asset: 'ETH', amount: ETH('0.5') });
+
+    const again = await platform.post('/rewards', reward(), { headers: { 'X-Request-Id': requestId } });
+    expect(again.status).toBe(201);
+    expect(again.text).toBe(response.text);
+    expect(await balances(platform)).toEqual(after);
+
+    // Same id, another total: 422, and nothing moves.
+    const changed = await platform.post('/rewards', reward({ quantity: undefined, total: '10.00' }), { headers: { 'X-Request-Id': requestId } });
+    expect(changed.status).toBe(422);
+    expect(changed.body).toEqual({ errors: ['X-Request-Id: already used with a different request'] });
+    expect(await balances(platform)).toEqual(after);
+  });
+
+  it('a retry whose first run booked but never answered (idempotency record lost) gets the booked result, not a second reward', async () => {
+    const requestId = randomUUID();
+    const first = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.25' }), { headers: { 'X-Request-Id': requestId } });
+    expect(first.status).toBe(201);
+    const before = await balances(platform);
+    // What a run that died after its transaction and before storing its response leaves behind, once its lease lapses.
+    await dynamo().send(new DeleteCommand({ TableName: tableNames().ttl, Key: { pk: ttlKeys.idempotency(platform.platformCode, requestId) } }));
+
+    const retry = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.25' }), { headers: { 'X-Request-Id': requestId } });
+    expect(retry.status).toBe(201);
+    expect(retry.body.message.trade_id).toBe(first.body.message.trade_id);
+    expect(retry.body.message.quote.quote_id).toBe(first.body.message.quote.quote_id);
+    expect(await balances(platform)).toEqual(before);
+    expect(before[`${customers[1]}/general/ETH`]).toBe(ETH('0.25'));
+  });
+
+  it('with total instead of quantity, in another currency and into a named account', async () => {
+    const response = await platform.post('/rewards', { underlying: 'SOL', quoted_currency: 'EUR', total: '50', participant_code: customers[2], account_label: 'rewards' });
+    expect(response.status, response.text).toBe(201);
+    expect(response.body.message.quote).toMatchObject({ quantity: '0.400000000', total_notional: '50.00', account_label: 'rewards' });
+    const after = await balances(platform);
+    expect(after[`${customers[2]}/rewards/SOL`]).toBe('0.400000000');
+    expect(after[`${platform.participantCode}/general/EUR`]).toBe('950.00');
+  });
+
+  it('refuses quantity and total together with 400', async () => {
+    const response = await platform.post('/rewards', reward({ total: '10' }));
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual(['quantity: give exactly one of quantity or total, not both']);
+  });
+
+  it('refuses an unknown customer, the platform itself and another platform’s customer with 400, moving nothing', async () => {
+    const before = await balances(platform);
+    const other = await newPlatform();
+    const [foreign] = await customersViaHttp(other, 1);
+    for (const code of ['NOPE42', platform.participantCode, foreign!]) {
+      const response = await platform.post('/rewards', reward({ participant_code: code }));
+      expect(response.status).toBe(400);
+      expect(response.body.errors).toEqual([`participant_code: no customer '${code}' of this platform`]);
+    }
+    expect(await balances(platform)).toEqual(before);
+  });
+
+  it('reports every field problem at once', async () => {
+    const response = await platform.post('/rewards', { underlying: 'XYZ', quoted_currency: 'BTC', participant_code: 'NOPE42' });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([
+      "underlying: unknown asset 'XYZ'",
+      'quoted_currency: BTC is not a fiat currency',
+      'quantity: exactly one of quantity or total is required',
+      "participant_code: no customer 'NOPE42' of this platform",
+    ]);
+  });
+
+  it('refuses a reward the platform cannot pay for with 400 and moves nothing', async () => {
+    const poor = await newPlatform();
+    const [customer] = await customersViaHttp(poor, 1);
+    await fund(poor.participantCode, 'USD', '10');
+    const response = await poor.post('/rewards', reward({ participant_code: customer, quantity: '0.01' }));
+    expect(response.status).toBe(400);
+    expect(response.body.errors[0]).toMatch(/insufficient USD balance/);
+    expect(await balances(poor)).toEqual({ [`${poor.participantCode}/general/USD`]: '10.00' });
+  });
+
+  it('50 concurrent rewards with one X-Request-Id book exactly one trade', async () => {
+    const requestId = randomUUID();
+    const customer = customers[3]!;
+    const body = reward({ participant_code: customer, quantity: '0.01' });
+    const responses = await Promise.all(Array.from({ length: 50 }, () => platform.post('/rewards', body, { headers: { 'X-Request-Id': requestId } })));
+
+    const statuses = responses.map((response) => response.status);
+    // The first gets 201; the others either arrive while it runs (409) or after it (its stored 201, replayed).
+    expect(statuses.every((status) => status === 201 || status === 409)).toBe(true);
+    const created = responses.filter((response) => response.status === 201);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(created.map((response) => response.text)).size).toBe(1);
+    for (const conflict of responses.filter((response) => response.status === 409)) {
+      expect(conflict.body.errors).toEqual(['X-Request-Id: a request with this id is still in progress']);
+    }
+
+    expect((await balances(platform))[`${customer}/general/ETH`]).toBe(ETH('0.01'));
+    const trades = await platform.get('/trades');
+    const hers = trades.body.message.filter((trade: any) => trade.parties.some((party: any) => party.participant_code === customer));
+    expect(hers.map((trade: any) => trade.trade_id)).toEqual([created[0]!.body.message.trade_id]);
+  });
+});
