@@ -33,6 +33,8 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/rewards', handler: 'functions/rewards/issue-reward.ts', area: 'rewards' },
   { method: 'POST', path: '/awards/fund', handler: 'functions/awards/fund-awards.ts', area: 'awards' },
   { method: 'POST', path: '/awards/distribute', handler: 'functions/awards/distribute-awards.ts', area: 'awards' },
+  { method: 'GET', path: '/convert_withdraw/rfq', handler: 'functions/convert-withdraw/request-quote.ts', area: 'convert_withdraw' },
+  { method: 'POST', path: '/convert_withdraw/execute', handler: 'functions/convert-withdraw/execute-quote.ts', area: 'convert_withdraw' },
 ];
 
 /** Finds the route for a method and an API Gateway resource path (as in `event.resource`). */

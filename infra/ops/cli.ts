@@ -5,6 +5,8 @@ import { paymentCommands } from './payment-commands.js';
 import { platformCommands } from './platform-commands.js';
 import { pricingCommands } from './pricing-commands.js';
 import { tradeCommands } from './trade-commands.js';
+import { withdrawalCommands } from './withdrawal-commands.js';
+import { awardCommands } from './award-commands.js';
 
 /**
  * The ops CLI (`npm run admin -- <group> <action> [--flags]`). With TABLE_NAME and TTL_TABLE_NAME in the
@@ -17,6 +19,8 @@ export const commands: Commands = {
   ...pricingCommands,
   ...paymentCommands,
   ...tradeCommands,
+  ...withdrawalCommands,
+  ...awardCommands,
 };
 
 function connect(): void {

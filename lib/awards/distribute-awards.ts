@@ -1,7 +1,7 @@
 import { clock } from '../clock.js';
 import { findAsset, type Asset } from '../domain/assets.js';
 import { chunked, distributionFingerprint, distributionTotal, recipientListProblems, recipientsPerChunk } from '../domain/awards.js';
-import { IdempotencyMismatchError, ValidationError } from '../domain/errors.js';
+import { IdempotencyMismatchError, NotFoundError, ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, type AccountRef, type Movement } from '../domain/ledger.js';
 import { formatAmount, Money, parseAmount } from '../domain/money.js';
 import type { TradeReport, TradeReportParty } from '../domain/trade-report.js';
@@ -211,12 +211,19 @@ function resume(stored: StoredDistribution, fingerprint: string): Promise<Distri
   return finish(stored);
 }
 
+/** Ops: finishes a recorded distribution as it was asked for (see `awards resume`). */
+export async function resumeDistribution(platformCode: string, distributionId: string): Promise<DistributionResult> {
+  const stored = await getDistribution(platformCode, distributionId);
+  if (!stored) throw new NotFoundError(`award distribution not found: ${platformCode}/${distributionId}`);
+  return finish(stored);
+}
+
 /**
  * Credits every chunk still pending, in order, then marks the distribution completed. Safe to run any number
  * of times, concurrently too: each chunk's transaction is conditioned on the chunk being pending, and its
  * trade ids and movement id were fixed when the distribution was recorded.
  */
-export async function finish(stored: StoredDistribution): Promise<DistributionResult> {
+async function finish(stored: StoredDistribution): Promise<DistributionResult> {
   const { distribution, chunks } = stored;
   for (const chunk of chunks) {
     if (chunk.status === 'credited') continue;

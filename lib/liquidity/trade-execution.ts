@@ -47,6 +47,12 @@ export interface TradeExecution {
   movementType?: MovementType;
   /** Claim `client_trade_id` for 72 hours (default), so a reported trade can't reuse it in that window. */
   claimClientTradeId?: boolean;
+  /**
+   * Legs booked in the same movement as the trade (e.g. a convert-withdraw's network fee and the move of the
+   * bought quantity into a withdrawal's escrow). One movement, because a transaction may touch each account
+   * item once and these legs share accounts with the trade's; they are netted per account with it.
+   */
+  extraLegs?: readonly Leg[];
   nowMs: number;
 }
 
@@ -68,6 +74,7 @@ export function tradeExecutionItems(execution: TradeExecution): BookedExecution 
     side === 'buy'
       ? [...moveLegs(providerUnderlying, execution.underlyingAccount, quantity), ...moveLegs(execution.quotedAccount, providerQuoted, total)]
       : [...moveLegs(execution.underlyingAccount, providerUnderlying, quantity), ...moveLegs(providerQuoted, execution.quotedAccount, total)];
+  legs.push(...(execution.extraLegs ?? []));
   const movement: Movement = { movement_id: newId(), type: execution.movementType ?? 'trade', reference: `trade:${execution.tradeId}`, legs };
 
   const quantityText = formatAmount(quantity, underlying);

@@ -88,6 +88,15 @@ export const keys = {
   openAwardDistributionSortKey: (createdAtMs: number, platformCode: string, distributionId: string) =>
     `${String(createdAtMs).padStart(15, '0')}#${platformCode}#${distributionId}`,
 
+  /** A withdrawal request (convert-withdraw), moved by custody events. */
+  withdrawal: (withdrawalId: string) => ({ pk: `WITHDRAWAL#${withdrawalId}`, sk: 'WITHDRAWAL' }),
+  /** gsi1: a platform's withdrawal requests, by creation time. */
+  withdrawalsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#WITHDRAWALS`,
+  withdrawalSortKey: (createdAtMs: number, withdrawalId: string) => `${String(createdAtMs).padStart(15, '0')}#${withdrawalId}`,
+
+  /** The network fee charged on withdrawals of an asset (ops set it); one item per asset. */
+  networkFee: (asset: string) => ({ pk: `NETWORK_FEE#${asset}`, sk: 'NETWORK_FEE' }),
+
   apiKey: (apiKey: string) => ({ pk: `APIKEY#${apiKey}`, sk: 'APIKEY' }),
   /** gsi1: a platform's API keys. */
   apiKeysOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#APIKEYS`,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { observeCreditedChunks } from '../../lib/awards/distribute-awards.js';
+import { runAdmin } from '../../infra/ops/cli.js';
 import { SYSTEM_PARTICIPANTS } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { getDistribution } from '../../lib/store/awards.js';
@@ -225,6 +226,31 @@ describe('POST /awards/distribute across chunks', () => {
       expect(trades.every((trade) => trade.status === 200 && trade.body.message.trade_state === 'terminated')).toBe(true);
     });
   }
+
+  it('without X-Request-Id, a crashed distribution is found by `awards open` and finished by `awards resume`', async () => {
+    quietCrashLogs();
+    const recipients = customers.slice(0, 60);
+    const before = await Promise.all(recipients.map((code) => balanceOf(customerAccount(platform, code))));
+    observeCreditedChunks(() => {
+      throw new Error('injected crash between chunks');
+    });
+    const crashed = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.00000007', participant_codes: recipients });
+    observeCreditedChunks(undefined);
+    expect(crashed.status).toBe(500);
+    // The id the service gave the request is on the error response too.
+    const requestId = crashed.headers.get('x-request-id')!;
+
+    const open = (await runAdmin(['awards', 'open'], { connectToTables: false })) as { platform_code: string; distribution_id: string }[];
+    expect(open).toContainEqual(expect.objectContaining({ platform_code: platform.platformCode, distribution_id: requestId }));
+    const resumed = (await runAdmin(['awards', 'resume', '--platform', platform.platformCode, '--request-id', requestId], { connectToTables: false })) as {
+      confirms: unknown[];
+    };
+    expect(resumed.confirms).toHaveLength(60);
+    const after = await Promise.all(recipients.map((code) => balanceOf(customerAccount(platform, code))));
+    expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(60).fill('0.00000007'));
+    const stillOpen = (await runAdmin(['awards', 'open'], { connectToTables: false })) as { distribution_id: string }[];
+    expect(stillOpen.map((entry) => entry.distribution_id)).not.toContain(requestId);
+  });
 
   it('property: for any N, quantity and crash point, pool debit = sum of credits = quantity × N, exactly', async () => {
     quietCrashLogs();

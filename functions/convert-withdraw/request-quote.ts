@@ -1,0 +1,19 @@
+import * as z from 'zod/mini';
+import { requestConvertQuote } from '../../lib/convert-withdraw/request-convert-quote.js';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { text } from '../../lib/http/zod.js';
+
+// The side, amounts and address stay plain strings here so the use case reports every problem in one list.
+const query = z.object({
+  side: text(10),
+  underlying: text(25),
+  quoted_currency: text(25),
+  withdrawal_address: text(200),
+  quantity: z.optional(z.string()),
+  total: z.optional(z.string()),
+  participant_code: z.optional(text(50)),
+  account_label: z.optional(text(40)),
+});
+
+/** GET /convert_withdraw/rfq: a buy quote with the network fee of a withdrawal to the given address. */
+export const handler = apiHandler({ query }, async ({ query, auth, requestId }) => ({ message: await requestConvertQuote(auth, query, requestId) }));

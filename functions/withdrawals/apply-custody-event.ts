@@ -1,0 +1,8 @@
+import { replyToCustodyEvent } from '../../lib/withdrawals/apply-custody-event.js';
+
+/**
+ * Not an API route: the custody integration invokes this with `{ withdrawal_request_id, status:
+ * CONFIRMED|FAILED, transaction_hash? }` for every outcome it learns of. Redeliveries are no-ops and
+ * refused outcomes come back `rejected`.
+ */
+export const handler = (event: unknown) => replyToCustodyEvent(event);

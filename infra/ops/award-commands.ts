@@ -1,0 +1,18 @@
+import { resumeDistribution } from '../../lib/awards/distribute-awards.js';
+import { listOpenDistributions } from '../../lib/store/awards.js';
+import { required, type Commands } from './command.js';
+
+/**
+ * Distributions whose client never came back: a request without X-Request-Id that died part-way can't be
+ * resumed by its client, so ops find it here and finish it (crediting only the chunks still pending).
+ */
+export const awardCommands: Commands = {
+  'awards open': {
+    usage: 'awards open',
+    run: () => listOpenDistributions(),
+  },
+  'awards resume': {
+    usage: 'awards resume --platform CODE --request-id ID',
+    run: (flags) => resumeDistribution(required(flags, 'platform'), required(flags, 'request-id')),
+  },
+};

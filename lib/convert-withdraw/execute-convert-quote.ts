@@ -1,0 +1,123 @@
+import { clock } from '../clock.js';
+import { findAsset } from '../domain/assets.js';
+import { ConflictError, NotFoundError, QuoteExpiredError, ServiceUnavailableError } from '../domain/errors.js';
+import { Money } from '../domain/money.js';
+import { networkFeeAccount, withdrawalEscrowAccount, withdrawalExecutionLegs } from '../domain/withdrawals.js';
+import type { AuthContext } from '../http/types.js';
+import { liquidityProviderAccount, tradeExecutionItems } from '../liquidity/trade-execution.js';
+import { newId } from '../store/codes.js';
+import { getQuote, QUOTE_ALREADY_EXECUTED, quoteExecutionItem } from '../store/quotes.js';
+import { transactWrite } from '../store/transactions.js';
+import { withdrawalCreationItem, type Withdrawal } from '../store/withdrawals.js';
+import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js';
+import { CONVERT_WITHDRAW_PRODUCT } from './request-convert-quote.js';
+
+export interface ConvertExecutionResult {
+  request_id: string;
+  quote: ConvertQuoteView;
+  trade_id: string;
+  status: 'Completed';
+  withdrawal_request_id: string;
+}
+
+/**
+ * `POST /convert_withdraw/execute`: executes a convert-withdraw quote once, with the rules of liquidity
+ * execution (only the platform's own open quotes; executed is reported before expired; the quote's
+ * open -> executed condition lets exactly one of any number of concurrent executions through). One
+ * transaction books the trade against the liquidity provider, the network fee bought on top and paid to the
+ * fee account, the bought quantity moved into the withdrawal's escrow, and the `PENDING` withdrawal request.
+ * The participant's quoted-currency account pays `total_notional` and never goes negative.
+ */
+export async function executeConvertQuote(auth: AuthContext, quoteId: string): Promise<ConvertExecutionResult> {
+  const nowMs = clock.nowMs();
+  const quote = await getQuote(quoteId);
+  if (!quote || quote.platform_code !== auth.platformCode || quote.product !== CONVERT_WITHDRAW_PRODUCT || !quote.withdrawal) {
+    throw new NotFoundError(`quote not found: ${quoteId}`);
+  }
+  if (quote.status !== 'open') throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
+  if (nowMs >= quote.expire_ts) throw new QuoteExpiredError();
+
+  const underlying = findAsset(quote.underlying);
+  const quoted = findAsset(quote.quoted_currency);
+  if (!underlying?.network || !quoted) throw new Error(`quote ${quote.quote_id} names an asset missing from the registry or without a network`);
+  const quantity = new Money(quote.quantity);
+  const account = (asset: string) => ({
+    account: { participant_code: quote.participant_code, account_group: quote.account_group, account_label: quote.account_label, asset },
+    platform_code: quote.account_group,
+  });
+  const source = account(underlying.symbol);
+  const payer = account(quoted.symbol);
+  const escrow = withdrawalEscrowAccount(auth.platformCode, underlying.symbol);
+  const feeAccount = networkFeeAccount(underlying.symbol);
+  const networkFeeQuantity = new Money(quote.withdrawal.network_fee_quantity);
+
+  const tradeId = newId();
+  const execution = tradeExecutionItems({
+    tradeId,
+    platformCode: auth.platformCode,
+    clientTradeId: quote.quote_id,
+    side: 'buy',
+    underlying,
+    quoted,
+    quantity,
+    total: new Money(quote.total),
+    price: new Money(quote.price),
+    participant: { participant_code: quote.participant_code, platform_code: quote.account_group, account_label: quote.account_label },
+    underlyingAccount: source,
+    quotedAccount: payer,
+    amountMethod: quote.quoted_by === 'quantity' ? 'price_and_quantity' : 'amounts_per_party',
+    reporter: auth.platformCode,
+    movementType: 'withdrawal',
+    extraLegs: withdrawalExecutionLegs(
+      { source, escrow, feeAccount, quantity, networkFeeQuantity },
+      {
+        payer,
+        provider: { underlying: liquidityProviderAccount(underlying.symbol).account, quoted: liquidityProviderAccount(quoted.symbol).account },
+        networkFeeNotional: new Money(quote.withdrawal.network_fee_notional),
+      },
+    ),
+    nowMs,
+  });
+  const withdrawal: Withdrawal = {
+    withdrawal_request_id: newId(),
+    platform_code: auth.platformCode,
+    participant_code: quote.participant_code,
+    account_group: quote.account_group,
+    account_label: quote.account_label,
+    asset: underlying.symbol,
+    network: underlying.network,
+    address: quote.withdrawal.address,
+    requested_amount: quote.quantity,
+    fee_amount: quote.withdrawal.network_fee_quantity,
+    fee_notional: quote.withdrawal.network_fee_notional,
+    quoted_currency: quoted.symbol,
+    trade_id: tradeId,
+    quote_id: quote.quote_id,
+    status: 'PENDING',
+    transaction_hash: null,
+    source_account: source.account,
+    escrow_account: escrow,
+    fee_account: feeAccount,
+    created_at: nowMs,
+    updated_at: nowMs,
+  };
+
+  try {
+    // The quote's condition goes first: a duplicate execution is what the client needs to hear, even when
+    // it also lacks the funds.
+    await transactWrite([quoteExecutionItem(quote.quote_id, tradeId, nowMs), withdrawalCreationItem(withdrawal), ...execution.items]);
+  } catch (error) {
+    // Conflict retries ran out because many executions of this quote raced; if one won, this one is simply
+    // a duplicate.
+    if (error instanceof ServiceUnavailableError && (await getQuote(quote.quote_id))?.status !== 'open') throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
+    throw error;
+  }
+
+  return {
+    request_id: quote.request_id,
+    quote: convertQuoteView(quote),
+    trade_id: tradeId,
+    status: 'Completed',
+    withdrawal_request_id: withdrawal.withdrawal_request_id,
+  };
+}

@@ -1,0 +1,76 @@
+import { clock } from '../clock.js';
+import { config } from '../config.js';
+import { findAsset } from '../domain/assets.js';
+import { ValidationError } from '../domain/errors.js';
+import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
+import { formatAmount } from '../domain/money.js';
+import { computeConvertQuote } from '../domain/quotes.js';
+import { validateWithdrawalAddress } from '../domain/withdrawal-address.js';
+import type { AuthContext } from '../http/types.js';
+import { tradingParticipant, validateQuoteRequest, type QuoteRequest } from '../liquidity/request-quote.js';
+import { dealPrice } from '../pricing/price-source.js';
+import { newId } from '../store/codes.js';
+import { getNetworkFee } from '../store/network-fees.js';
+import { putQuote, type StoredQuote } from '../store/quotes.js';
+import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js';
+
+export const CONVERT_WITHDRAW_PRODUCT = 'convert_withdraw';
+
+export interface ConvertQuoteRequest extends QuoteRequest {
+  withdrawal_address: string;
+}
+
+/**
+ * `GET /convert_withdraw/rfq`: prices buying `underlying` and withdrawing it to `withdrawal_address`. Buy
+ * only; the address must be valid on the underlying's network; the network fee comes from the fee table and
+ * is fixed in the quote. Every problem is reported at once. Balances are checked at execution, as for RFQs.
+ */
+export async function requestConvertQuote(auth: AuthContext, request: ConvertQuoteRequest, requestId: string): Promise<ConvertQuoteView> {
+  const { errors, value } = validateQuoteRequest(request, { allowedSides: ['buy'] });
+  const underlying = findAsset(request.underlying);
+  const withdrawable = underlying?.type === 'crypto' && underlying.network !== null;
+  const fee = withdrawable ? await getNetworkFee(underlying.symbol) : undefined;
+  if (underlying && withdrawable) {
+    const problem = validateWithdrawalAddress(underlying.network!, request.withdrawal_address);
+    if (problem) errors.push(problem);
+    if (!fee) errors.push(`underlying: withdrawals of ${underlying.symbol} are not available (no network fee is set)`);
+  }
+  const participant = await tradingParticipant(auth, request.participant_code, errors);
+  if (errors.length > 0 || !value || !participant || !fee) throw new ValidationError(errors);
+
+  const nowMs = clock.nowMs();
+  const deal = await dealPrice(auth.platformCode, 'buy', value.underlying, value.quoted, nowMs);
+  const amounts = computeConvertQuote({ ...value, price: deal.price, networkFeeQuantity: fee.quantity });
+  const quote: StoredQuote = {
+    quote_id: newId(),
+    product: CONVERT_WITHDRAW_PRODUCT,
+    request_id: requestId,
+    platform_code: auth.platformCode,
+    participant_code: participant.participant_code,
+    account_group: participant.platform_code,
+    account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL,
+    on_behalf_of: participant.participant_code !== auth.participantCode,
+    side: 'buy',
+    underlying: value.underlying.symbol,
+    quoted_currency: value.quoted.symbol,
+    quantity: formatAmount(amounts.quantity, value.underlying),
+    total: formatAmount(amounts.total, value.quoted),
+    price: amounts.price.toFixed(),
+    reference_price: deal.reference.price.toFixed(),
+    spread_bps: deal.spreadBps.toFixed(),
+    quoted_by: value.quantity !== undefined ? 'quantity' : 'total',
+    created_at: nowMs,
+    expire_ts: nowMs + config().QUOTE_TTL_SECONDS * 1000,
+    status: 'open',
+    executed_at: null,
+    trade_id: null,
+    withdrawal: {
+      address: request.withdrawal_address,
+      network_fee_quantity: formatAmount(amounts.networkFeeQuantity, value.underlying),
+      network_fee_notional: formatAmount(amounts.networkFeeNotional, value.quoted),
+      total_notional: formatAmount(amounts.totalNotional, value.quoted),
+    },
+  };
+  await putQuote(quote);
+  return convertQuoteView(quote);
+}

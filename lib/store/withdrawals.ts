@@ -1,0 +1,117 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { AccountRef } from '../domain/ledger.js';
+import type { CustodyOutcome, WithdrawalStatus } from '../domain/withdrawals.js';
+import { dynamo, tableNames } from './client.js';
+import { keys } from './keys.js';
+import { readInteger } from './numbers.js';
+import type { TaggedItem } from './transactions.js';
+
+/**
+ * A withdrawal request: created `PENDING` in the transaction that executes its convert-withdraw quote, moved
+ * once to `CONFIRMED` or `FAILED` by custody. Amounts are fixed-point text with the asset's decimals. The
+ * accounts the execution booked against are stored with it, so the custody outcome books against exactly
+ * those, whatever the rules are by then.
+ */
+export interface Withdrawal {
+  withdrawal_request_id: string;
+  platform_code: string;
+  participant_code: string;
+  account_group: string;
+  account_label: string;
+  asset: string;
+  network: string;
+  address: string;
+  /** What leaves on chain. */
+  requested_amount: string;
+  /** The network fee in the asset, paid to `fee_account` at execution. */
+  fee_amount: string;
+  /** The fee's price in `quoted_currency`, as quoted. */
+  fee_notional: string;
+  quoted_currency: string;
+  trade_id: string;
+  quote_id: string;
+  status: WithdrawalStatus;
+  /** Set by the CONFIRMED event: the chain transaction. */
+  transaction_hash: string | null;
+  source_account: AccountRef;
+  escrow_account: AccountRef;
+  fee_account: AccountRef;
+  created_at: number;
+  updated_at: number;
+}
+
+export function withdrawalCreationItem(withdrawal: Withdrawal): TaggedItem {
+  return {
+    item: {
+      Put: {
+        TableName: tableNames().main,
+        Item: {
+          ...withdrawal,
+          ...keys.withdrawal(withdrawal.withdrawal_request_id),
+          gsi1pk: keys.withdrawalsOfPlatform(withdrawal.platform_code),
+          gsi1sk: keys.withdrawalSortKey(withdrawal.created_at, withdrawal.withdrawal_request_id),
+          type: 'withdrawal',
+          status_history: [{ status: withdrawal.status, at: withdrawal.created_at }],
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  };
+}
+
+/** A status update whose expected current status no longer held: another custody event got there first. */
+export class WithdrawalStatusChangedError extends Error {}
+
+/**
+ * `PENDING` -> an outcome, for the transaction that books the outcome's movement. Conditioned on the
+ * request still being PENDING, so of two racing deliveries only one moves money.
+ */
+export function withdrawalOutcomeItem(withdrawalId: string, outcome: CustodyOutcome, transactionHash: string | null, nowMs: number): TaggedItem {
+  return {
+    item: {
+      Update: {
+        TableName: tableNames().main,
+        Key: keys.withdrawal(withdrawalId),
+        UpdateExpression: 'SET #status = :next, transaction_hash = :hash, updated_at = :now, status_history = list_append(status_history, :entry)',
+        ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':next': outcome, ':pending': 'PENDING', ':hash': transactionHash, ':now': nowMs, ':entry': [{ status: outcome, at: nowMs }] },
+      },
+    },
+    onConditionFailed: () => new WithdrawalStatusChangedError(`withdrawal ${withdrawalId} is no longer PENDING`),
+  };
+}
+
+function accountRef(raw: Record<string, any>): AccountRef {
+  return { participant_code: raw.participant_code, account_group: raw.account_group, account_label: raw.account_label, asset: raw.asset };
+}
+
+/** Read strongly consistently: custody events decide on the status they then condition on. */
+export async function getWithdrawal(withdrawalId: string): Promise<Withdrawal | undefined> {
+  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.withdrawal(withdrawalId), ConsistentRead: true }));
+  const item = out.Item;
+  if (!item) return undefined;
+  return {
+    withdrawal_request_id: item.withdrawal_request_id,
+    platform_code: item.platform_code,
+    participant_code: item.participant_code,
+    account_group: item.account_group,
+    account_label: item.account_label,
+    asset: item.asset,
+    network: item.network,
+    address: item.address,
+    requested_amount: item.requested_amount,
+    fee_amount: item.fee_amount,
+    fee_notional: item.fee_notional,
+    quoted_currency: item.quoted_currency,
+    trade_id: item.trade_id,
+    quote_id: item.quote_id,
+    status: item.status,
+    transaction_hash: item.transaction_hash ?? null,
+    source_account: accountRef(item.source_account),
+    escrow_account: accountRef(item.escrow_account),
+    fee_account: accountRef(item.fee_account),
+    created_at: readInteger(item.created_at),
+    updated_at: readInteger(item.updated_at),
+  };
+}

@@ -1,0 +1,118 @@
+import { clock } from '../clock.js';
+import { NotFoundError, ValidationError } from '../domain/errors.js';
+import { Money } from '../domain/money.js';
+import { custodyOutcomeLegs, decideCustodyEvent } from '../domain/withdrawals.js';
+import { movementItems } from '../store/ledger.js';
+import { transactWrite } from '../store/transactions.js';
+import { getWithdrawal, withdrawalOutcomeItem, WithdrawalStatusChangedError, type Withdrawal } from '../store/withdrawals.js';
+
+export interface CustodyEvent {
+  withdrawal_request_id: string;
+  status: string;
+  transaction_hash?: string | null;
+}
+
+export interface CustodyEventResult {
+  /** `applied`: the outcome was booked; `noop`: a redelivery of the outcome already booked. */
+  outcome: 'applied' | 'noop';
+  withdrawal: WithdrawalView;
+}
+
+export function withdrawalView(withdrawal: Withdrawal) {
+  return {
+    withdrawal_request_id: withdrawal.withdrawal_request_id,
+    participant_code: withdrawal.participant_code,
+    account_group: withdrawal.account_group,
+    account_label: withdrawal.account_label,
+    asset: withdrawal.asset,
+    address: withdrawal.address,
+    requested_amount: withdrawal.requested_amount,
+    fee_amount: withdrawal.fee_amount,
+    status: withdrawal.status,
+    transaction_hash: withdrawal.transaction_hash,
+    trade_id: withdrawal.trade_id,
+    created_at: withdrawal.created_at,
+    updated_at: withdrawal.updated_at,
+  };
+}
+
+export type WithdrawalView = ReturnType<typeof withdrawalView>;
+
+/** Two deliveries racing on one request re-decide on what the winner left; a few rounds settle any race. */
+const MAX_ROUNDS = 5;
+
+/**
+ * Applies custody's outcome to a PENDING withdrawal: CONFIRMED (with the chain's transaction hash) releases
+ * the escrowed quantity to the external boundary; FAILED returns the quantity and the fee to the participant
+ * in a reversing movement. One transaction each: the status update conditioned on PENDING and the movement,
+ * whose id is derived from the request and the outcome so it can exist once. A redelivery is a no-op; the
+ * other outcome after one was booked is refused.
+ */
+export async function applyCustodyEvent(event: CustodyEvent): Promise<CustodyEventResult> {
+  for (let round = 1; ; round++) {
+    const withdrawal = await getWithdrawal(event.withdrawal_request_id);
+    if (!withdrawal) throw new NotFoundError(`withdrawal request not found: ${event.withdrawal_request_id}`);
+    const decision = decideCustodyEvent(withdrawal.status, event);
+    if (decision.kind === 'noop') return { outcome: 'noop', withdrawal: withdrawalView(withdrawal) };
+    if (decision.kind === 'illegal') throw new ValidationError([decision.message]);
+
+    const nowMs = clock.nowMs();
+    const hash = decision.next === 'CONFIRMED' ? (event.transaction_hash ?? null) : null;
+    const legs = custodyOutcomeLegs(
+      {
+        asset: withdrawal.asset,
+        source: { account: withdrawal.source_account, platform_code: withdrawal.platform_code },
+        escrow: withdrawal.escrow_account,
+        feeAccount: withdrawal.fee_account,
+        quantity: new Money(withdrawal.requested_amount),
+        networkFeeQuantity: new Money(withdrawal.fee_amount),
+      },
+      decision.next,
+    );
+    const movement = {
+      movement_id: `withdrawal-${withdrawal.withdrawal_request_id}-${decision.next}`,
+      type: decision.next === 'CONFIRMED' ? ('withdrawal' as const) : ('withdrawal_reversal' as const),
+      reference: `withdrawal:${withdrawal.withdrawal_request_id}`,
+      legs,
+    };
+    try {
+      // The status condition goes first, so a lost race reads as such.
+      await transactWrite([withdrawalOutcomeItem(withdrawal.withdrawal_request_id, decision.next, hash, nowMs), ...movementItems(movement, nowMs)]);
+      return { outcome: 'applied', withdrawal: withdrawalView({ ...withdrawal, status: decision.next, transaction_hash: hash, updated_at: nowMs }) };
+    } catch (error) {
+      if (error instanceof WithdrawalStatusChangedError && round < MAX_ROUNDS) continue;
+      throw error;
+    }
+  }
+}
+
+export type CustodyEventReply = { result: 'applied' | 'noop'; withdrawal: WithdrawalView } | { result: 'rejected'; errors: string[] };
+
+/**
+ * The custody-event Lambda's whole job. A malformed event, an unknown request or a refused outcome is
+ * answered `rejected` rather than thrown: redelivering it could never succeed, and a thrown error makes
+ * asynchronous invokers retry. Anything unexpected (DynamoDB down) still throws, so it is retried.
+ */
+export async function replyToCustodyEvent(input: unknown): Promise<CustodyEventReply> {
+  const body = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  const errors: string[] = [];
+  if (typeof body.withdrawal_request_id !== 'string' || body.withdrawal_request_id === '') errors.push('withdrawal_request_id: must be a non-empty string');
+  if (typeof body.status !== 'string' || body.status === '') errors.push('status: must be a non-empty string');
+  const hash = body.transaction_hash;
+  if (hash !== undefined && hash !== null && (typeof hash !== 'string' || hash === '' || hash.length > 200)) {
+    errors.push('transaction_hash: must be a non-empty string of at most 200 characters');
+  }
+  if (errors.length > 0) return { result: 'rejected', errors };
+  try {
+    const { outcome, withdrawal } = await applyCustodyEvent({
+      withdrawal_request_id: body.withdrawal_request_id as string,
+      status: body.status as string,
+      transaction_hash: (hash as string | null | undefined) ?? null,
+    });
+    return { result: outcome, withdrawal };
+  } catch (error) {
+    if (error instanceof ValidationError) return { result: 'rejected', errors: error.errors };
+    if (error instanceof NotFoundError) return { result: 'rejected', errors: [`withdrawal_request_id: ${error.message}`] };
+    throw error;
+  }
+}
