@@ -1,7 +1,7 @@
 import { clock } from '../clock.js';
 import { findAsset, type Asset } from '../domain/assets.js';
 import { chunked, distributionFingerprint, distributionTotal, recipientListProblems, recipientsPerChunk } from '../domain/awards.js';
-import { IdempotencyMismatchError, NotFoundError, ValidationError } from '../domain/errors.js';
+import { IdempotencyMismatchError, NotFoundError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, type AccountRef, type Movement } from '../domain/ledger.js';
 import { formatAmount, Money, parseAmount } from '../domain/money.js';
 import type { TradeReport, TradeReportParty } from '../domain/trade-report.js';
@@ -196,7 +196,8 @@ export async function distributeAwards(auth: AuthContext, request: DistributeReq
     // then, not the pool (which that request has just debited).
     await transactWrite([...distributionCreationItems(distribution, chunks), ...movementItems(escrowMovement, nowMs)]);
   } catch (error) {
-    if (!(error instanceof DistributionExistsError)) throw error;
+    // Losing to an identical run shows as its record existing, or as conflict retries running out (503).
+    if (!(error instanceof DistributionExistsError) && !(error instanceof ServiceUnavailableError)) throw error;
     const winner = await getDistribution(auth.platformCode, requestId);
     if (!winner) throw error;
     return resume(winner, valid.fingerprint);

@@ -1,5 +1,6 @@
 import { clock } from '../clock.js';
 import { config } from '../config.js';
+import { ServiceUnavailableError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL, type MovementType } from '../domain/ledger.js';
 import { formatAmount } from '../domain/money.js';
 import { computeQuote } from '../domain/quotes.js';
@@ -118,7 +119,9 @@ export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, 
     // whatever else (a balance spent since) would fail now.
     await transactWrite([requestClaimItem(product, auth.platformCode, requestId, quoteId, nowMs), quoteCreationItem(quote), ...execution.items]);
   } catch (error) {
-    if (!(error instanceof RequestAlreadyBookedError)) throw error;
+    // Conflict retries run out (a 503) when many runs of one request race; if one of them booked it, that
+    // booking is this run's answer too.
+    if (!(error instanceof RequestAlreadyBookedError) && !(error instanceof ServiceUnavailableError)) throw error;
     const winner = await bookedByRequest(product, auth.platformCode, requestId, clock.nowMs());
     if (!winner) throw error;
     return resultOf(winner);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { observeCreditedChunks } from '../../lib/awards/distribute-awards.js';
+import { distributeAwards, observeCreditedChunks } from '../../lib/awards/distribute-awards.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { SYSTEM_PARTICIPANTS } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
@@ -227,6 +227,26 @@ describe('POST /awards/distribute across chunks', () => {
     });
   }
 
+  it('runs of one request racing past the middleware (its lease lapsed) credit everyone once and agree on the confirms', async () => {
+    const auth = { platformCode: platform.platformCode, participantCode: platform.participantCode, apiKey: 'test', permissions: [] };
+    const requestId = randomUUID();
+    const poolBefore = await balanceOf(pool(platform));
+    const before = await Promise.all(customers.map((code) => balanceOf(customerAccount(platform, code))));
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, () => distributeAwards(auth, { asset: 'BTC', quantity: '0.00000011', participant_codes: customers }, requestId)),
+    );
+    const answered = results.flatMap((result) => (result.status === 'fulfilled' ? [JSON.stringify(result.value)] : []));
+    // A run may give up with a 503 when the others keep it busy; any that answers gives the same confirms.
+    expect(answered.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(answered).size).toBe(1);
+    const final = await distributeAwards(auth, { asset: 'BTC', quantity: '0.00000011', participant_codes: customers }, requestId);
+    expect(JSON.stringify(final)).toBe(answered[0]);
+
+    const after = await Promise.all(customers.map((code) => balanceOf(customerAccount(platform, code))));
+    expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(RECIPIENTS).fill('0.00000011'));
+    expect(poolBefore.minus(await balanceOf(pool(platform))).toFixed()).toBe('0.0000132');
+  });
+
   it('without X-Request-Id, a crashed distribution is found by `awards open` and finished by `awards resume`', async () => {
     quietCrashLogs();
     const recipients = customers.slice(0, 60);
@@ -291,5 +311,20 @@ describe('POST /awards/distribute across chunks', () => {
       ),
       { numRuns: 12 },
     );
+  });
+});
+
+describe('POST /awards/distribute at the limit', () => {
+  it('credits 1,000 customers, the most one request may name, in 21 chunks', async () => {
+    const platform = await newPlatform();
+    const customers = await customersViaStore(platform.platformCode, 1000);
+    await fund(platform.participantCode, 'BTC', '0.1', 'awards');
+    const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.0001', participant_codes: customers });
+    expect(response.status, response.text).toBe(201);
+    expect(response.body.message.confirms).toHaveLength(1000);
+    expect((await getDistribution(platform.platformCode, response.body.message.request_id))?.chunks).toHaveLength(21);
+    expect((await balanceOf(pool(platform))).toFixed()).toBe('0');
+    const credited = await customerBalances(platform, customers);
+    expect(credited.every((balance) => balance === '0.0001')).toBe(true);
   });
 });

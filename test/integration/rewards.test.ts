@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { issueReward } from '../../lib/rewards/issue-reward.js';
 import { dynamo, tableNames } from '../../lib/store/client.js';
 import { ttlKeys } from '../../lib/store/keys.js';
 import { customersViaHttp } from '../support/customers.js';
@@ -92,6 +93,18 @@ describe('POST /rewards', () => {
     expect(retry.body.message.quote.quote_id).toBe(first.body.message.quote.quote_id);
     expect(await balances(platform)).toEqual(before);
     expect(before[`${customers[1]}/general/ETH`]).toBe(ETH('0.25'));
+  });
+
+  it('runs of one request racing past the middleware (its lease lapsed) still book once: the request claim decides', async () => {
+    const [customer] = await customersViaHttp(platform, 1);
+    const auth = { platformCode: platform.platformCode, participantCode: platform.participantCode, apiKey: 'test', permissions: [] };
+    const requestId = randomUUID();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => issueReward(auth, { underlying: 'ETH', quoted_currency: 'USD', quantity: '0.02', participant_code: customer! }, requestId)),
+    );
+    expect(new Set(results.map((result) => result.trade_id)).size).toBe(1);
+    expect(new Set(results.map((result) => JSON.stringify(result))).size).toBe(1);
+    expect((await balances(platform))[`${customer}/general/ETH`]).toBe(ETH('0.02'));
   });
 
   it('with total instead of quantity, in another currency and into a named account', async () => {
