@@ -7,6 +7,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { Config } from '../lib/config.js';
+import { FUNCTION_BUNDLING } from './bundling.js';
 
 /** The repository root: route handler paths and the lock file are relative to it. */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -68,18 +69,9 @@ export class ServiceFunction extends Construct {
       bundling: {
         // Local esbuild only: synth must work offline, and a Docker fallback would hide a broken install.
         forceDockerBundling: false,
-        minify: true,
-        // Domain errors and stack traces stay readable in the logs despite minification.
-        keepNames: true,
-        sourceMap: false,
+        // The settings live in bundling.ts so the benchmark measures exactly the bundles deployed here.
+        ...FUNCTION_BUNDLING,
         format: OutputFormat.ESM,
-        target: 'node22',
-        // Prefer packages' ESM builds, which tree-shake and need no CJS interop.
-        mainFields: ['module', 'main'],
-        // CJS dependencies bundled into an ES module still call require(); give them one.
-        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-        // The Node.js 22 runtime ships SDK v3; bundling it would only add size and cold-start time.
-        externalModules: ['@aws-sdk/*'],
       },
     });
   }
