@@ -1,5 +1,4 @@
 import { clock } from '../clock.js';
-import { config } from '../config.js';
 import { findAsset } from '../domain/assets.js';
 import { ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
@@ -9,10 +8,10 @@ import { validateWithdrawalAddress } from '../domain/withdrawal-address.js';
 import type { AuthContext } from '../http/types.js';
 import { tradingParticipant, validateQuoteRequest, type QuoteRequest } from '../liquidity/request-quote.js';
 import { dealPrice } from '../pricing/price-source.js';
-import { newId } from '../store/codes.js';
 import { getNetworkFee } from '../store/network-fees.js';
 import { putQuote, type StoredQuote } from '../store/quotes.js';
 import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js';
+import { openQuote } from '../liquidity/open-quote.js';
 
 export const CONVERT_WITHDRAW_PRODUCT = 'convert_withdraw';
 
@@ -42,28 +41,24 @@ export async function requestConvertQuote(auth: AuthContext, request: ConvertQuo
   const deal = await dealPrice(auth.platformCode, 'buy', value.underlying, value.quoted, nowMs);
   const amounts = computeConvertQuote({ ...value, price: deal.price, networkFeeQuantity: fee.quantity });
   const quote: StoredQuote = {
-    quote_id: newId(),
-    product: CONVERT_WITHDRAW_PRODUCT,
-    request_id: requestId,
-    platform_code: auth.platformCode,
-    participant_code: participant.participant_code,
-    account_group: participant.platform_code,
-    account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL,
-    on_behalf_of: participant.participant_code !== auth.participantCode,
-    side: 'buy',
-    underlying: value.underlying.symbol,
-    quoted_currency: value.quoted.symbol,
-    quantity: formatAmount(amounts.quantity, value.underlying),
-    total: formatAmount(amounts.total, value.quoted),
-    price: amounts.price.toFixed(),
-    reference_price: deal.reference.price.toFixed(),
-    spread_bps: deal.spreadBps.toFixed(),
-    quoted_by: value.quantity !== undefined ? 'quantity' : 'total',
-    created_at: nowMs,
-    expire_ts: nowMs + config().QUOTE_TTL_SECONDS * 1000,
-    status: 'open',
-    executed_at: null,
-    trade_id: null,
+    ...openQuote({
+      product: CONVERT_WITHDRAW_PRODUCT,
+      requestId,
+      platformCode: auth.platformCode,
+      platformParticipantCode: auth.participantCode,
+      account: {
+        participant_code: participant.participant_code,
+        account_group: participant.platform_code,
+        account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL,
+      },
+      side: 'buy',
+      underlying: value.underlying,
+      quoted: value.quoted,
+      amounts,
+      deal,
+      quotedBy: value.quantity !== undefined ? 'quantity' : 'total',
+      nowMs,
+    }),
     withdrawal: {
       address: request.withdrawal_address,
       network_fee_quantity: formatAmount(amounts.networkFeeQuantity, value.underlying),

@@ -1,16 +1,15 @@
 import { clock } from '../clock.js';
-import { config } from '../config.js';
 import { findAsset, type Asset } from '../domain/assets.js';
 import { ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
-import { formatAmount, parseAmount, type Money } from '../domain/money.js';
+import { parseAmount, type Money } from '../domain/money.js';
 import { computeQuote, validateQuantityXorTotal, type QuoteSide } from '../domain/quotes.js';
 import type { AuthContext } from '../http/types.js';
 import { dealPrice } from '../pricing/price-source.js';
-import { newId } from '../store/codes.js';
 import { getParticipantOfPlatform, type Participant } from '../store/participants.js';
-import { putQuote, type StoredQuote } from '../store/quotes.js';
+import { putQuote } from '../store/quotes.js';
 import { quoteView, type QuoteView } from './quote-view.js';
+import { openQuote } from './open-quote.js';
 
 export interface QuoteRequest {
   side: string;
@@ -92,31 +91,25 @@ export async function requestQuote(auth: AuthContext, request: QuoteRequest, req
   const nowMs = clock.nowMs();
   const deal = await dealPrice(auth.platformCode, value.side, value.underlying, value.quoted, nowMs);
   const amounts = computeQuote({ ...value, price: deal.price });
-  const quote: StoredQuote = {
-    quote_id: newId(),
+  const quote = openQuote({
     product: 'liquidity',
-    request_id: requestId,
-    platform_code: auth.platformCode,
-    participant_code: participant.participant_code,
+    requestId,
+    platformCode: auth.platformCode,
+    platformParticipantCode: auth.participantCode,
     // A participant's accounts live in the group of its platform.
-    account_group: participant.platform_code,
-    account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL,
-    on_behalf_of: participant.participant_code !== auth.participantCode,
+    account: {
+      participant_code: participant.participant_code,
+      account_group: participant.platform_code,
+      account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL,
+    },
     side: value.side,
-    underlying: value.underlying.symbol,
-    quoted_currency: value.quoted.symbol,
-    quantity: formatAmount(amounts.quantity, value.underlying),
-    total: formatAmount(amounts.total, value.quoted),
-    price: amounts.price.toFixed(),
-    reference_price: deal.reference.price.toFixed(),
-    spread_bps: deal.spreadBps.toFixed(),
-    quoted_by: value.quantity !== undefined ? 'quantity' : 'total',
-    created_at: nowMs,
-    expire_ts: nowMs + config().QUOTE_TTL_SECONDS * 1000,
-    status: 'open',
-    executed_at: null,
-    trade_id: null,
-  };
+    underlying: value.underlying,
+    quoted: value.quoted,
+    amounts,
+    deal,
+    quotedBy: value.quantity !== undefined ? 'quantity' : 'total',
+    nowMs,
+  });
   await putQuote(quote);
   return quoteView(quote);
 }

@@ -1,11 +1,10 @@
 import { clock } from '../clock.js';
-import { config } from '../config.js';
 import { ServiceUnavailableError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL, type MovementType } from '../domain/ledger.js';
-import { formatAmount } from '../domain/money.js';
 import { computeQuote } from '../domain/quotes.js';
 import type { AuthContext } from '../http/types.js';
 import { quoteView } from '../liquidity/quote-view.js';
+import { openQuote } from '../liquidity/open-quote.js';
 import type { ValidQuoteRequest } from '../liquidity/request-quote.js';
 import { tradeExecutionItems } from '../liquidity/trade-execution.js';
 import { dealPrice } from '../pricing/price-source.js';
@@ -63,33 +62,28 @@ export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, 
   const nowMs = clock.nowMs();
   const deal = await dealPrice(auth.platformCode, 'buy', request.underlying, request.quoted, nowMs);
   const amounts = computeQuote({ ...request, side: 'buy', price: deal.price });
-  const quoteId = newId();
   const tradeId = newId();
   const quote: StoredQuote = {
-    quote_id: quoteId,
-    product,
-    request_id: requestId,
-    platform_code: auth.platformCode,
-    participant_code: beneficiary.participant_code,
-    account_group: auth.platformCode,
-    account_label: beneficiary.account_label,
-    on_behalf_of: beneficiary.participant_code !== auth.participantCode,
-    side: 'buy',
-    underlying: request.underlying.symbol,
-    quoted_currency: request.quoted.symbol,
-    quantity: formatAmount(amounts.quantity, request.underlying),
-    total: formatAmount(amounts.total, request.quoted),
-    price: amounts.price.toFixed(),
-    reference_price: deal.reference.price.toFixed(),
-    spread_bps: deal.spreadBps.toFixed(),
-    quoted_by: request.quantity !== undefined ? 'quantity' : 'total',
-    created_at: nowMs,
+    ...openQuote({
+      product,
+      requestId,
+      platformCode: auth.platformCode,
+      platformParticipantCode: auth.participantCode,
+      account: { participant_code: beneficiary.participant_code, account_group: auth.platformCode, account_label: beneficiary.account_label },
+      side: 'buy',
+      underlying: request.underlying,
+      quoted: request.quoted,
+      amounts,
+      deal,
+      quotedBy: request.quantity !== undefined ? 'quantity' : 'total',
+      nowMs,
+    }),
     // Executed the moment it was made; the expiry only keeps the quote's shape the same as an RFQ's.
-    expire_ts: nowMs + config().QUOTE_TTL_SECONDS * 1000,
     status: 'executed',
     executed_at: nowMs,
     trade_id: tradeId,
   };
+  const quoteId = quote.quote_id;
   const execution = tradeExecutionItems({
     tradeId,
     platformCode: auth.platformCode,

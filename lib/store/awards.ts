@@ -2,6 +2,7 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
 import { dynamo, tableNames } from './client.js';
+import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
 import type { TaggedItem } from './transactions.js';
@@ -190,21 +191,12 @@ export interface StoredDistribution {
  * credit from what it reads here, and a chunk credited a moment ago must not look pending.
  */
 export async function getDistribution(platformCode: string, distributionId: string): Promise<StoredDistribution | undefined> {
-  const items: Record<string, any>[] = [];
-  let ExclusiveStartKey: Record<string, any> | undefined;
-  do {
-    const out = await dynamo().send(
-      new QueryCommand({
-        TableName: tableNames().main,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.awardDistributionPartition(platformCode, distributionId) },
-        ConsistentRead: true,
-        ExclusiveStartKey,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    ExclusiveStartKey = out.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  const items = await queryAll({
+    TableName: tableNames().main,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.awardDistributionPartition(platformCode, distributionId) },
+    ConsistentRead: true,
+  });
   const record = items.find((item) => item.type === 'award_distribution');
   if (!record) return undefined;
   const chunks = items.filter((item) => item.type === 'award_distribution_chunk').map(toChunk);

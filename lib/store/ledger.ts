@@ -1,9 +1,10 @@
-import { GetCommand, QueryCommand, ScanCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '../clock.js';
 import { InsufficientFundsError } from '../domain/errors.js';
 import { assertBalanced, isSystemParticipant, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { dynamo, tableNames } from './client.js';
+import { queryAll } from './query.js';
 import { newId } from './codes.js';
 import { keys } from './keys.js';
 import { moneyAttr, readInteger, readMoney } from './numbers.js';
@@ -109,17 +110,6 @@ export async function getAccount(account: AccountRef): Promise<Account | undefin
 
 export async function balanceOf(account: AccountRef): Promise<Money> {
   return (await getAccount(account))?.balance ?? new Money(0);
-}
-
-async function queryAll(input: QueryCommandInput): Promise<Record<string, any>[]> {
-  const items: Record<string, any>[] = [];
-  let ExclusiveStartKey: Record<string, any> | undefined;
-  do {
-    const out = await dynamo().send(new QueryCommand({ ...input, ExclusiveStartKey }));
-    items.push(...(out.Items ?? []));
-    ExclusiveStartKey = out.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return items;
 }
 
 /** Every account of a platform and of its customers, ordered by owner, group, label, asset. */

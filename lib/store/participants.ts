@@ -1,8 +1,9 @@
-import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '../clock.js';
 import type { NormalizedCustomer, NormalizedMinor } from '../domain/customers.js';
 import { ConflictError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
 import { dynamo, tableNames } from './client.js';
+import { queryAll } from './query.js';
 import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
@@ -189,20 +190,11 @@ export async function customerCodeByEmail(platformCode: string, emailNormalized:
  * small next to the 1 MB query page, so this is a few reads at most.
  */
 export async function listParticipantsOfPlatform(platformCode: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const out = await dynamo().send(
-      new QueryCommand({
-        TableName: tableNames().main,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.participantsOfPlatform(platformCode) },
-        ExclusiveStartKey,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    ExclusiveStartKey = out.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  const items: Record<string, unknown>[] = await queryAll({
+    TableName: tableNames().main,
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.participantsOfPlatform(platformCode) },
+  });
   return items;
 }

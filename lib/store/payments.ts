@@ -1,7 +1,8 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
 import type { AchTransferType, PaymentStatus } from '../domain/payments.js';
 import { dynamo, tableNames } from './client.js';
+import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import type { TaggedItem } from './transactions.js';
@@ -117,21 +118,12 @@ export async function paymentsOfPlatform(platformCode: string, range: { fromMs?:
   // '~' sorts after every id character, so payments created in the last millisecond of the range count.
   const to = keys.paymentSortKey(range.toMs ?? 999_999_999_999_999, '~');
   if (from > to) return [];
-  const payments: Payment[] = [];
-  let ExclusiveStartKey: Record<string, any> | undefined;
-  do {
-    const out = await dynamo().send(
-      new QueryCommand({
-        TableName: tableNames().main,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': keys.paymentsOfPlatform(platformCode), ':from': from, ':to': to },
-        ScanIndexForward: false,
-        ExclusiveStartKey,
-      }),
-    );
-    payments.push(...(out.Items ?? []).map(toPayment));
-    ExclusiveStartKey = out.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  const payments: Payment[] = (await queryAll({
+    TableName: tableNames().main,
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': keys.paymentsOfPlatform(platformCode), ':from': from, ':to': to },
+    ScanIndexForward: false,
+  })).map(toPayment);
   return payments;
 }

@@ -1,6 +1,7 @@
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { dynamo, tableNames } from './client.js';
+import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
 
@@ -112,21 +113,12 @@ export async function interruptRunningExecutions(tradeId: string, nowMs: number)
 
 /** Every execution of a trade's settlement, oldest first, each with its events in order. */
 export async function settlementHistory(tradeId: string): Promise<{ executions: (SettlementExecution & { events: SettlementEvent[] })[] }> {
-  const items: Record<string, any>[] = [];
-  let ExclusiveStartKey: Record<string, any> | undefined;
-  do {
-    const out = await dynamo().send(
-      new QueryCommand({
-        TableName: tableNames().main,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': keys.trade(tradeId).pk, ':prefix': keys.settlementExecutionsPrefix() },
-        ConsistentRead: true,
-        ExclusiveStartKey,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    ExclusiveStartKey = out.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  const items = await queryAll({
+    TableName: tableNames().main,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': keys.trade(tradeId).pk, ':prefix': keys.settlementExecutionsPrefix() },
+    ConsistentRead: true,
+  });
 
   const executions = new Map<string, SettlementExecution & { events: SettlementEvent[] }>();
   for (const item of items.filter((i) => i.type === 'settlement_execution')) {

@@ -1,9 +1,10 @@
-import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ConflictError } from '../domain/errors.js';
 import type { SettlementState, TradeState } from '../domain/settlement.js';
 import type { AmountMethod, TradeReport, TradeReportParty } from '../domain/trade-report.js';
 import { dynamo, tableNames } from './client.js';
+import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
 import type { TaggedItem } from './transactions.js';
@@ -266,17 +267,6 @@ export async function getTrade(tradeId: string, options: { consistent?: boolean 
 export async function getTradeVisibleTo(platformCode: string, tradeId: string): Promise<Trade | undefined> {
   const trade = await getTrade(tradeId);
   return trade && trade.visible_to.includes(platformCode) ? trade : undefined;
-}
-
-async function queryAll(input: QueryCommandInput): Promise<Record<string, any>[]> {
-  const items: Record<string, any>[] = [];
-  let ExclusiveStartKey: Record<string, any> | undefined;
-  do {
-    const out = await dynamo().send(new QueryCommand({ ...input, ExclusiveStartKey }));
-    items.push(...(out.Items ?? []));
-    ExclusiveStartKey = out.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return items;
 }
 
 async function batchGetTrades(tradeIds: readonly string[]): Promise<Map<string, Trade>> {

@@ -1,5 +1,6 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableNames } from './client.js';
+import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import type { TaggedItem } from './transactions.js';
@@ -61,21 +62,12 @@ export async function getTransfer(id: string): Promise<Transfer | undefined> {
 
 /** Every transfer of a platform, newest first. */
 export async function transfersOfPlatform(platformCode: string): Promise<Transfer[]> {
-  const transfers: Transfer[] = [];
-  let ExclusiveStartKey: Record<string, any> | undefined;
-  do {
-    const out = await dynamo().send(
-      new QueryCommand({
-        TableName: tableNames().main,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.transfersOfPlatform(platformCode) },
-        ScanIndexForward: false,
-        ExclusiveStartKey,
-      }),
-    );
-    transfers.push(...(out.Items ?? []).map(toTransfer));
-    ExclusiveStartKey = out.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  const transfers: Transfer[] = (await queryAll({
+    TableName: tableNames().main,
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.transfersOfPlatform(platformCode) },
+    ScanIndexForward: false,
+  })).map(toTransfer);
   return transfers;
 }
