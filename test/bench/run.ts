@@ -1,0 +1,227 @@
+// Set before anything reads the configuration. The SDK's Node-version notice is about Lambda, not this run;
+// sessions as under `npm start`; and nothing may reach AWS: secrets use a local key, settlement the local runner.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+process.env.SETTLEMENT_SESSION_SECONDS = '5';
+delete process.env.SECRETS_KMS_KEY_ID;
+delete process.env.STATE_MACHINE_ARN;
+
+import { cpus, loadavg } from 'node:os';
+import { measureAwards, type AwardsResult } from './awards.js';
+import { bundleWorkspace, IMPORT_RUNS, measureBundles, ROOT, type BundleReport } from './bundles.js';
+import { newBenchPlatform } from './client.js';
+import { measureEndpoints, measureListScaling, type EndpointRow } from './endpoints.js';
+import { measureSettlement, type SettlementResult } from './settlement.js';
+import { startBenchStack } from './stack.js';
+import { fmt, round, table } from './stats.js';
+import { makeLanes, measureCapacity, measureOverhead, measureThroughput, type CapacityResult, type OverheadResult, type ThroughputResult } from './transfers.js';
+
+/**
+ * `npm run bench`: the performance goals of the service, measured on this machine against the local stack
+ * (see README, "Performance"). Progress goes to stderr; stdout gets the tables and, as its last line, one
+ * JSON object with the metrics. A metric that can't be measured (its feature isn't built yet, or its
+ * scenario failed) is null, and the table says why.
+ */
+
+const SETTINGS = {
+  endpointSamples: 100,
+  overheadPairs: 300,
+  capacityTransfers: 20,
+  concurrency: 16,
+  throughputRounds: 6,
+  throughputPhaseMs: 2_000,
+  awardRecipients: 1000,
+  settleTrades: 500,
+  settlePairs: 100,
+  settleReporters: 16,
+  settleTimeoutMs: 180_000,
+};
+
+/** The handler whose bundle is also built with the SDK left external, to show what bundling the SDK buys. */
+const COMPARISON_HANDLER = 'functions/transfers/create-transfer.ts';
+
+const GOALS = {
+  bundle_kb_max: { goal: 400, better: 'lower' },
+  import_ms_p50_max: { goal: 60, better: 'lower' },
+  transfer_overhead_ratio: { goal: 1.5, better: 'lower' },
+  transfer_throughput_ratio: { goal: 0.7, better: 'higher' },
+  wcu_per_transfer_ratio: { goal: 1.25, better: 'lower' },
+  awards_1000_s: { goal: 5, better: 'lower' },
+  settle_500_s: { goal: 60, better: 'lower' },
+  transitions_per_trade: { goal: 10, better: 'lower' },
+} as const;
+
+type Metric = keyof typeof GOALS;
+
+const progress = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Name, message and cause: some errors (a refused connection, an SDK fault) say little by their message. */
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause === undefined ? '' : ` (cause: ${describeError(error.cause)})`;
+  const inner = error instanceof AggregateError ? ` [${error.errors.map(describeError).join('; ')}]` : '';
+  return `${error.name}: ${error.message}${inner}${cause}`;
+}
+
+/** Runs one scenario; a failure is reported and leaves its metrics null instead of ending the run. */
+async function attempt<T>(what: string, failures: string[], run: () => Promise<T>): Promise<T | undefined> {
+  const started = Date.now();
+  progress(`${what}...`);
+  try {
+    const result = await run();
+    progress(`${what}: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return result;
+  } catch (error) {
+    const message = describeError(error);
+    failures.push(`${what}: ${message}`);
+    progress(`${what}: FAILED: ${message}`);
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const runStarted = Date.now();
+  const failures: string[] = [];
+  const lines: string[] = [];
+  const print = (text: string) => lines.push(text);
+  print(`npm run bench: ${new Date().toISOString()}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, load average ${loadavg().map((value) => value.toFixed(2)).join(' ')} at start`);
+
+  // Bundles first, while nothing else of the benchmark is running: import times are absolute.
+  const workspace = bundleWorkspace(ROOT);
+  let bundles: BundleReport | undefined;
+  try {
+    bundles = await attempt(`bundles (esbuild with infra/bundling.ts, ${IMPORT_RUNS} imports each)`, failures, () => measureBundles(ROOT, workspace, COMPARISON_HANDLER));
+  } finally {
+    workspace.dispose();
+  }
+
+  let endpoints: EndpointRow[] | undefined;
+  let overhead: OverheadResult | undefined;
+  let capacity: CapacityResult[] | undefined;
+  let throughput: ThroughputResult | undefined;
+  let listScaling: EndpointRow | undefined;
+  let awards: AwardsResult | undefined;
+  let settlement: SettlementResult | undefined;
+
+  // Without DynamoDB Local (no Java, say) the remaining metrics are null, and the run still ends in JSON.
+  const stack = await attempt('local stack (DynamoDB Local in memory, HTTP server)', failures, () => startBenchStack());
+  if (stack) {
+    try {
+      progress(`local stack: DynamoDB Local ${stack.dynamoEndpoint}, HTTP ${stack.baseUrl}`);
+      const setup = await attempt(`bench platform with ${SETTINGS.concurrency} funded customers`, failures, async () => {
+        const platform = await newBenchPlatform(stack.baseUrl);
+        return { platform, lanes: await makeLanes(platform, SETTINGS.concurrency) };
+      });
+      if (setup) {
+        const { platform, lanes } = setup;
+        const lane = lanes[0]!;
+        endpoints = await attempt('endpoints, one request at a time', failures, () => measureEndpoints({ platform, lane }, stack.meter, SETTINGS.endpointSamples));
+        overhead = await attempt('POST /transfers: HTTP vs direct DynamoDB calls, interleaved', failures, () => measureOverhead(platform, lane, SETTINGS.overheadPairs));
+        capacity = await attempt('POST /transfers: write capacity', failures, () => measureCapacity(platform, lane, stack.meter, SETTINGS.capacityTransfers));
+        throughput = await attempt(`POST /transfers: throughput with ${SETTINGS.concurrency} callers`, failures, () =>
+          measureThroughput(platform, lanes, SETTINGS.throughputRounds, SETTINGS.throughputPhaseMs),
+        );
+        listScaling = await attempt('GET /transfers after the throughput run', failures, () => measureListScaling(platform, stack.meter, 10));
+      }
+      awards = await attempt(`POST /awards/distribute to ${SETTINGS.awardRecipients} recipients`, failures, async () =>
+        measureAwards(await newBenchPlatform(stack.baseUrl, 'bench awards'), stack.meter, SETTINGS.awardRecipients),
+      );
+      settlement = await attempt(`settlement of ${SETTINGS.settleTrades} funded trades`, failures, async () =>
+        measureSettlement(await newBenchPlatform(stack.baseUrl, 'bench settlement'), {
+          trades: SETTINGS.settleTrades,
+          pairs: SETTINGS.settlePairs,
+          reporters: SETTINGS.settleReporters,
+          timeoutMs: SETTINGS.settleTimeoutMs,
+        }),
+      );
+    } finally {
+      await stack.stop();
+    }
+  }
+
+  const metrics: Record<Metric, number | null> = {
+    bundle_kb_max: bundles ? round(Math.max(...bundles.results.map((entry) => entry.kb)), 1) : null,
+    import_ms_p50_max: bundles ? round(Math.max(...bundles.results.map((entry) => entry.importMsP50)), 1) : null,
+    transfer_overhead_ratio: overhead ? round(overhead.ratio, 3) : null,
+    transfer_throughput_ratio: throughput ? round(throughput.ratio, 3) : null,
+    // The stricter of the two cases (with and without a client id).
+    wcu_per_transfer_ratio: capacity ? round(Math.max(...capacity.map((entry) => entry.ratio)), 3) : null,
+    awards_1000_s: awards ? round(awards.seconds, 2) : null,
+    settle_500_s: settlement && settlement.settleSeconds !== null ? round(settlement.settleSeconds, 2) : null,
+    transitions_per_trade: settlement ? round(settlement.transitionsPerTrade, 2) : null,
+  };
+
+  if (bundles) {
+    print(
+      table(
+        `Function bundles (minified ESM, infra/bundling.ts options; import = p50 over ${IMPORT_RUNS} fresh node processes of \`await import()\`, wall and CPU time)`,
+        ['function', 'KB', 'import ms p50', 'CPU ms p50', 'largest parts (KB)'],
+        [
+          ...bundles.results.map((entry) => [entry.handler, fmt(entry.kb), fmt(entry.importMsP50), fmt(entry.importCpuMsP50), entry.heaviest]),
+          [
+            `${bundles.sdkExternal.handler}, @aws-sdk/* external (for comparison)`,
+            fmt(bundles.sdkExternal.kb),
+            fmt(bundles.sdkExternal.importMsP50),
+            fmt(bundles.sdkExternal.importCpuMsP50),
+            'SDK from node_modules',
+          ],
+        ],
+      ),
+    );
+  }
+  if (endpoints) {
+    const rows = [...endpoints, ...(listScaling ? [listScaling] : [])];
+    print(
+      table(
+        'Endpoints under light load (one request at a time through the local HTTP server)',
+        ['route', 'p50 ms', 'p99 ms', 'n', 'DynamoDB calls/request', 'calls', 'note'],
+        rows.map((row) => [row.route, fmt(row.p50), fmt(row.p99), row.samples, fmt(row.callsPerRequest, 2), row.calls, row.note]),
+      ),
+    );
+  }
+  const transferRows: (string | number)[][] = [];
+  if (overhead) {
+    transferRows.push(['latency, 1 caller, HTTP', `p50 ${fmt(overhead.httpP50)} ms, p99 ${fmt(overhead.httpP99)} ms`, `${overhead.samples} pairs, interleaved`]);
+    transferRows.push(['latency, 1 caller, direct DynamoDB calls', `p50 ${fmt(overhead.directP50)} ms, p99 ${fmt(overhead.directP99)} ms`, 'GetItem key, PutItem replay, 2×GetItem participant, TransactWriteItems']);
+  }
+  if (throughput) {
+    transferRows.push([`throughput, ${throughput.concurrency} callers, HTTP`, `${fmt(throughput.httpPerSecond)} /s (p50 ${fmt(throughput.httpP50)} ms)`, `${SETTINGS.throughputRounds}×${SETTINGS.throughputPhaseMs / 1000} s phases`]);
+    transferRows.push([`throughput, ${throughput.concurrency} callers, direct`, `${fmt(throughput.directPerSecond)} /s (p50 ${fmt(throughput.directP50)} ms)`, 'alternating with the HTTP phases']);
+  }
+  for (const entry of capacity ?? []) {
+    transferRows.push([`WCU, ${entry.label}`, `${fmt(entry.wcuPerTransfer, 2)} (Local reports ${fmt(entry.reportedWcuPerTransfer, 2)})`, `minimum ${entry.minimum}; writes ${entry.writes}`]);
+  }
+  if (transferRows.length > 0) print(table('POST /transfers', ['measure', 'value', 'detail'], transferRows));
+  const flows: (string | number)[][] = [];
+  if (awards) flows.push([`POST /awards/distribute, ${awards.recipients} recipients`, `${fmt(awards.seconds, 2)} s`, `${awards.callsPerRequest} DynamoDB calls: ${awards.calls}`]);
+  if (settlement) {
+    flows.push([`${settlement.trades} funded trades, report to all settled`, `${fmt(settlement.settleSeconds, 2)} s`, `${settlement.settled}/${settlement.trades} settled; reporting took ${fmt(settlement.reportSeconds, 2)} s`]);
+    flows.push(['state transitions per settled trade', fmt(settlement.transitionsPerTrade, 2), settlement.notes.join('; ')]);
+  }
+  if (flows.length > 0) print(table('Awards and settlement', ['measure', 'value', 'detail'], flows));
+
+  print(
+    table(
+      'Goals',
+      ['metric', 'value', 'goal', 'met'],
+      (Object.keys(GOALS) as Metric[]).map((metric) => {
+        const { goal, better } = GOALS[metric];
+        const value = metrics[metric];
+        // A null metric's scenario failed (listed below) or, for settle_500_s, left trades unsettled (above).
+        const met = value === null ? 'not measured' : (better === 'lower' ? value <= goal : value >= goal) ? 'yes' : 'NO';
+        return [metric, value === null ? 'null' : String(value), `${better === 'lower' ? '<=' : '>='} ${goal}`, met];
+      }),
+    ),
+  );
+  if (failures.length > 0) print(`\nScenarios that failed:\n${failures.map((failure) => `- ${failure}`).join('\n')}`);
+  print(`\nTotal ${((Date.now() - runStarted) / 1000).toFixed(0)} s.`);
+
+  process.stdout.write(`${lines.join('\n')}\n${JSON.stringify(metrics)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

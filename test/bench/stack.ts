@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import { ensureTables, freePort, localClient, startDynamoLocal, type LocalDynamo } from '../../infra/local/dynamodb.js';
+import { useLocalTables } from '../../infra/local/local-env.js';
+import { startHttpServer } from '../../infra/local/server.js';
+import { dynamo } from '../../lib/store/client.js';
+import { WRITE_COMMANDS, writeUnits } from './capacity.js';
+
+/** Its own table names, so the benchmark's data is never mistaken for anyone else's. */
+export const BENCH_TABLES = { main: 'bench-main', ttl: 'bench-windows' };
+
+/**
+ * Counts the DynamoDB operations this process sends, by command. While `capacity` is on it also asks each
+ * call for ReturnConsumedCapacity=TOTAL and adds up the write units of the calls that succeed twice over:
+ * as DynamoDB Local reports them, and by DynamoDB's per-item rules (see capacity.ts for why both).
+ * Installed as a middleware on the shared client, so it sees the handlers' calls exactly as they make them.
+ */
+export class DynamoMeter {
+  calls = 0;
+  readonly byCommand = new Map<string, number>();
+  capacity = false;
+  /** Write units of successful writes as DynamoDB Local reported them. */
+  reportedWcu = 0;
+  /** The same writes priced by DynamoDB's rules. */
+  ruleWcu = 0;
+
+  snapshot() {
+    return { calls: this.calls, byCommand: new Map(this.byCommand), reportedWcu: this.reportedWcu, ruleWcu: this.ruleWcu };
+  }
+
+  /** What was sent since `before`: total calls, calls by command, write units. */
+  since(before: ReturnType<DynamoMeter['snapshot']>) {
+    const byCommand = new Map<string, number>();
+    for (const [command, count] of this.byCommand) {
+      const delta = count - (before.byCommand.get(command) ?? 0);
+      if (delta > 0) byCommand.set(command, delta);
+    }
+    return { calls: this.calls - before.calls, byCommand, reportedWcu: this.reportedWcu - before.reportedWcu, ruleWcu: this.ruleWcu - before.ruleWcu };
+  }
+
+  record(command: string): void {
+    this.calls += 1;
+    this.byCommand.set(command, (this.byCommand.get(command) ?? 0) + 1);
+  }
+}
+
+/** `GetItem×2 PutItem×1`, per request when divided by `per`. */
+export function describeCalls(byCommand: ReadonlyMap<string, number>, per = 1): string {
+  return [...byCommand].map(([command, count]) => `${command}×${Number((count / per).toFixed(2))}`).join(' ');
+}
+
+const WIRE_BODY = Symbol('bench wire body');
+
+export function installMeter(endpoint: string): DynamoMeter {
+  const meter = new DynamoMeter();
+  // Sizing updated items needs reads the meter must not count: a separate, plain client.
+  const reader = localClient(endpoint);
+  const stack = dynamo().middlewareStack;
+  stack.add(
+    (next, context) => async (args) => {
+      const command = String(context.commandName ?? 'unknown').replace(/Command$/, '');
+      meter.record(command);
+      const pricing = meter.capacity && WRITE_COMMANDS.has(command);
+      if (pricing) (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
+      const result = await next(args);
+      if (pricing) {
+        const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+        for (const entry of (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as { CapacityUnits?: number; WriteCapacityUnits?: number }[]) {
+          meter.reportedWcu += entry.WriteCapacityUnits ?? entry.CapacityUnits ?? 0;
+        }
+        const body = (context as Record<symbol, unknown>)[WIRE_BODY] as Record<string, unknown> | undefined;
+        if (body) meter.ruleWcu += await writeUnits(command, body, reader);
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'benchDynamoMeter' },
+  );
+  // The request as sent (attribute values in wire form), for pricing it; only while pricing is on.
+  stack.add(
+    (next, context) => async (args) => {
+      const { body } = args.request as { body?: unknown };
+      // The JSON protocol serializer hands over the body as text or as its UTF-8 bytes, depending on version.
+      const text = typeof body === 'string' ? body : body instanceof Uint8Array ? new TextDecoder().decode(body) : undefined;
+      if (meter.capacity && text !== undefined) (context as Record<symbol, unknown>)[WIRE_BODY] = JSON.parse(text);
+      return next(args);
+    },
+    { step: 'build', name: 'benchWireBody' },
+  );
+  return meter;
+}
+
+export interface BenchStack {
+  baseUrl: string;
+  dynamoEndpoint: string;
+  meter: DynamoMeter;
+  stop(): Promise<void>;
+}
+
+/**
+ * The local stack inside this process: an in-memory DynamoDB Local on a free port with the benchmark's own
+ * tables, and the route table served over HTTP on 127.0.0.1 by the real handlers. Nothing under `.data/` is
+ * read or written. The settlement runner is started only by the scenario that measures it (settlement.ts).
+ */
+export async function startBenchStack(): Promise<BenchStack> {
+  let local: LocalDynamo | undefined;
+  let server: Server | undefined;
+  const stop = async () => {
+    if (server) {
+      server.closeAllConnections();
+      await new Promise((resolveClose) => server!.close(resolveClose));
+    }
+    await local?.stop();
+  };
+  try {
+    local = await startDynamoLocal({ port: await freePort() });
+    await ensureTables(local.endpoint, BENCH_TABLES);
+    // A throwaway key: the bench must not create or read the local stack's key under DATA_DIR.
+    useLocalTables(local.endpoint, BENCH_TABLES, randomBytes(32).toString('base64'));
+    const meter = installMeter(local.endpoint);
+    const http = await startHttpServer(0, '127.0.0.1');
+    server = http.server;
+    return { baseUrl: http.baseUrl, dynamoEndpoint: local.endpoint, meter, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
