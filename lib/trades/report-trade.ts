@@ -4,7 +4,7 @@ import { ANONYMOUS_PARTICIPANT, validateTradeReport } from '../domain/trade-repo
 import type { AuthContext } from '../http/types.js';
 import { startSettlement } from '../settlement/start-settlement.js';
 import { newId } from '../store/codes.js';
-import { getParticipant, type Participant } from '../store/participants.js';
+import { getParticipants, type Participant } from '../store/participants.js';
 import { hasRelationship } from '../store/relationships.js';
 import { acceptedTrade, clientTradeIdClaim, tradeItems } from '../store/trades.js';
 import { transactWrite } from '../store/transactions.js';
@@ -16,11 +16,10 @@ import { tradeView, type TradeView } from './trade-view.js';
  * would let a platform spend another platform's customer's balance; such a code reads as unknown, which
  * also keeps another platform's participants from being discovered. Only approved participants trade.
  */
-async function participantForTrades(platformCode: string, participantCode: string): Promise<Participant | undefined> {
-  const participant = await getParticipant(participantCode);
+async function participantForTrades(platformCode: string, participant: Participant | undefined): Promise<Participant | undefined> {
   if (!participant || participant.status !== 'approved') return undefined;
   if (participant.platform_code === platformCode) return participant;
-  return (await hasRelationship(platformCode, 'submits_platform_transfers_for', participantCode)) ? participant : undefined;
+  return (await hasRelationship(platformCode, 'submits_platform_transfers_for', participant.participant_code)) ? participant : undefined;
 }
 
 /**
@@ -35,11 +34,14 @@ export async function reportTrade(body: unknown, auth: AuthContext): Promise<Tra
   const report = validated.value;
 
   const errors: string[] = [];
+  // Every named participant in one BatchGetItem: one round trip instead of one per party.
+  const named = report.parties.map((party) => party.participant_code).filter((code) => code !== ANONYMOUS_PARTICIPANT);
+  const participants = await getParticipants(report.reporting_party === null ? named : [...named, report.reporting_party]);
   const [first, second, reporting] = await Promise.all([
     ...report.parties.map((party) =>
-      party.participant_code === ANONYMOUS_PARTICIPANT ? Promise.resolve(null) : participantForTrades(auth.platformCode, party.participant_code),
+      party.participant_code === ANONYMOUS_PARTICIPANT ? Promise.resolve(null) : participantForTrades(auth.platformCode, participants.get(party.participant_code)),
     ),
-    report.reporting_party === null ? Promise.resolve(null) : participantForTrades(auth.platformCode, report.reporting_party),
+    report.reporting_party === null ? Promise.resolve(null) : participantForTrades(auth.platformCode, participants.get(report.reporting_party)),
   ]);
   [first, second].forEach((participant, index) => {
     const code = report.parties[index]!.participant_code;

@@ -7,7 +7,7 @@ import { deposit } from '../../lib/ledger/deposit.js';
 import { getApiKey } from '../../lib/store/api-keys.js';
 import { newId, newNumericId } from '../../lib/store/codes.js';
 import { movementItems } from '../../lib/store/ledger.js';
-import { getParticipant } from '../../lib/store/participants.js';
+import { getParticipants } from '../../lib/store/participants.js';
 import { transactWrite } from '../../lib/store/transactions.js';
 import { transferRecordItem, type Transfer } from '../../lib/store/transfers.js';
 import { claimSignature } from '../../lib/store/windows.js';
@@ -60,8 +60,8 @@ export async function httpTransfer(platform: BenchPlatform, lane: Lane, clientTr
 
 /**
  * The DynamoDB calls POST /transfers makes on its happy path, made directly through the same repositories
- * and shared client: the API key read, the replay-cache put, the two participant reads (in parallel, as the
- * use case does) and the one TransactWriteItems with the same items. What this leaves out, the HTTP hop, the
+ * and shared client: the API key read, the replay-cache put, the one batch read of both participants and
+ * the one TransactWriteItems with the same items. What this leaves out, the HTTP hop, the
  * middleware chain, signature and JSON work, is what the overhead ratio measures.
  */
 export async function directTransfer(platform: BenchPlatform, lane: Lane, clientTransferId?: string): Promise<number> {
@@ -73,7 +73,8 @@ export async function directTransfer(platform: BenchPlatform, lane: Lane, client
   if (!(await claimSignature(`${apiKey}#${randomBytes(32).toString('base64')}`, clock.nowMs(), (SIGNATURE_WINDOW_SECONDS + 1) * 1000))) {
     throw new Error('direct transfer: replay claim refused');
   }
-  const [from, to] = await Promise.all([getParticipant(lane.from), getParticipant(lane.to)]);
+  const participants = await getParticipants([lane.from, lane.to]);
+  const [from, to] = [participants.get(lane.from), participants.get(lane.to)];
   if (!from || !to) throw new Error('direct transfer: participant missing');
 
   const amount = parseAmount(varied('0', 2), USD, 'amount') as Money;
