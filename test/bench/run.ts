@@ -59,7 +59,9 @@ function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause === undefined ? '' : ` (cause: ${describeError(error.cause)})`;
   const inner = error instanceof AggregateError ? ` [${error.errors.map(describeError).join('; ')}]` : '';
-  return `${error.name}: ${error.message}${inner}${cause}`;
+  // A subclass that never set `name` still says what it is through its constructor.
+  const name = error.name === 'Error' ? error.constructor.name : error.name;
+  return `${name}: ${error.message}${inner}${cause}`;
 }
 
 /** Runs one scenario; a failure is reported and leaves its metrics null instead of ending the run. */

@@ -9,7 +9,7 @@ import { newId, newNumericId } from '../../lib/store/codes.js';
 import { movementItems } from '../../lib/store/ledger.js';
 import { getParticipants } from '../../lib/store/participants.js';
 import { transactWrite } from '../../lib/store/transactions.js';
-import { transferRecordItem, type Transfer } from '../../lib/store/transfers.js';
+import { transferRecordItem, TransferIdTakenError, type Transfer } from '../../lib/store/transfers.js';
 import { claimSignature } from '../../lib/store/windows.js';
 import { SIGNATURE_WINDOW_SECONDS } from '../../lib/http/middleware/verify-signature.js';
 import { expectStatus, type BenchPlatform } from './client.js';
@@ -78,37 +78,45 @@ export async function directTransfer(platform: BenchPlatform, lane: Lane, client
   if (!from || !to) throw new Error('direct transfer: participant missing');
 
   const amount = parseAmount(varied('0', 2), USD, 'amount') as Money;
-  const nowMs = clock.nowMs();
-  const iso = new Date(nowMs).toISOString();
-  const movementId = newId();
-  const transfer: Transfer = {
-    id: newNumericId(nowMs),
-    platform_code: platform.platformCode,
-    created_at: iso,
-    updated_at: iso,
-    status: 'approved',
-    from_participant_code: from.participant_code,
-    from_account_group: from.platform_code,
-    from_account_label: DEFAULT_ACCOUNT_LABEL,
-    to_participant_code: to.participant_code,
-    to_account_group: to.platform_code,
-    to_account_label: lane.toLabel,
-    asset: 'USD',
-    amount: formatAmount(amount, USD),
-    movement_id: movementId,
-    client_transfer_id: clientTransferId ?? null,
-    admin_transfer: false,
-    prefunded: false,
-  };
   const legs = moveLegs(
     { account: { participant_code: from.participant_code, account_group: from.platform_code, account_label: DEFAULT_ACCOUNT_LABEL, asset: 'USD' }, platform_code: from.platform_code },
     { account: { participant_code: to.participant_code, account_group: to.platform_code, account_label: lane.toLabel, asset: 'USD' }, platform_code: to.platform_code },
     amount,
   );
-  await transactWrite([
-    transferRecordItem(transfer, nowMs),
-    ...movementItems({ movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs }, nowMs),
-  ]);
+  // As the use case does: a numeric id drawn twice in one millisecond (three random digits) is drawn again.
+  for (let draw = 1; ; draw++) {
+    const nowMs = clock.nowMs();
+    const iso = new Date(nowMs).toISOString();
+    const movementId = newId();
+    const transfer: Transfer = {
+      id: newNumericId(nowMs),
+      platform_code: platform.platformCode,
+      created_at: iso,
+      updated_at: iso,
+      status: 'approved',
+      from_participant_code: from.participant_code,
+      from_account_group: from.platform_code,
+      from_account_label: DEFAULT_ACCOUNT_LABEL,
+      to_participant_code: to.participant_code,
+      to_account_group: to.platform_code,
+      to_account_label: lane.toLabel,
+      asset: 'USD',
+      amount: formatAmount(amount, USD),
+      movement_id: movementId,
+      client_transfer_id: clientTransferId ?? null,
+      admin_transfer: false,
+      prefunded: false,
+    };
+    try {
+      await transactWrite([
+        transferRecordItem(transfer, nowMs),
+        ...movementItems({ movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs }, nowMs),
+      ]);
+      break;
+    } catch (error) {
+      if (!(error instanceof TransferIdTakenError) || draw >= 5) throw error;
+    }
+  }
   return performance.now() - started;
 }
 
