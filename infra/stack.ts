@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   EndpointType,
@@ -80,7 +80,7 @@ export class TradingSettlementStack extends Stack {
   readonly api: RestApi;
   /** One function per row of the route table, keyed by the row. */
   readonly routeFunctions = new Map<Route, ServiceFunction>();
-  readonly settlementWorkflow: StateMachine | undefined;
+  readonly settlementWorkflow: StateMachine;
   readonly eventFunctions: Map<string, ServiceFunction>;
 
   // Not `environment`: Stack already uses that name for its account/region.
@@ -129,9 +129,7 @@ export class TradingSettlementStack extends Stack {
     // The ops CLI encrypts new API secrets with this key (under the operator's credentials, not the API's).
     new CfnOutput(this, 'SecretsKmsKeyId', { value: this.secretsKey.keyId });
     new CfnOutput(this, 'SecretsKmsKeyArn', { value: this.secretsKey.keyArn });
-    if (this.settlementWorkflow) {
-      new CfnOutput(this, 'SettlementStateMachineArn', { value: this.settlementWorkflow.stateMachineArn });
-    }
+    new CfnOutput(this, 'SettlementStateMachineArn', { value: this.settlementWorkflow.stateMachineArn });
   }
 
   private createApi(): RestApi {
@@ -196,19 +194,9 @@ export class TradingSettlementStack extends Stack {
 
   /**
    * The settlement workflow (design section 7): a Standard state machine whose tasks are three Lambdas, and
-   * StartExecution for the routes that store trades. Skipped, with a synth warning, until the task handlers
-   * exist, so the stack keeps synthesizing while they are being written.
+   * StartExecution for the routes that store trades.
    */
-  private addSettlementWorkflow(handlers: Record<keyof SettlementWorkflowResources, string>): StateMachine | undefined {
-    const missing = Object.values(handlers).filter((file) => !existsSync(join(PROJECT_ROOT, file)));
-    if (missing.length > 0) {
-      Annotations.of(this).addWarningV2(
-        'trading-settlement:settlement-workflow-skipped',
-        `Settlement workflow not synthesized: missing ${missing.join(', ')}`,
-      );
-      return undefined;
-    }
-
+  private addSettlementWorkflow(handlers: Record<keyof SettlementWorkflowResources, string>): StateMachine {
     const task = (name: keyof SettlementWorkflowResources) => {
       const fn = new ServiceFunction(this, `Settlement${name[0]!.toUpperCase()}${name.slice(1)}Task`, {
         handler: handlers[name],

@@ -85,11 +85,20 @@ export async function tradingParticipant(auth: AuthContext, participantCode: str
  */
 export async function requestQuote(auth: AuthContext, request: QuoteRequest, requestId: string): Promise<QuoteView> {
   const { errors, value } = validateQuoteRequest(request);
-  const participant = await tradingParticipant(auth, request.participant_code, errors);
-  if (errors.length > 0 || !value || !participant) throw new ValidationError(errors);
-
   const nowMs = clock.nowMs();
-  const deal = await dealPrice(auth.platformCode, value.side, value.underlying, value.quoted, nowMs);
+  // The price reads don't depend on the participant, so they run alongside its read; a 400 for the
+  // request still wins over a 503 for the price.
+  const pricing = value
+    ? dealPrice(auth.platformCode, value.side, value.underlying, value.quoted, nowMs).then(
+        (deal) => ({ deal }),
+        (error: unknown) => ({ error }),
+      )
+    : undefined;
+  const participant = await tradingParticipant(auth, request.participant_code, errors);
+  if (errors.length > 0 || !value || !participant || !pricing) throw new ValidationError(errors);
+  const priced = await pricing;
+  if ('error' in priced) throw priced.error;
+  const { deal } = priced;
   const amounts = computeQuote({ ...value, price: deal.price });
   const quote = openQuote({
     product: 'liquidity',

@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnResource } from 'aws-cdk-lib';
-import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { routes, type Route } from '../../infra/routes.js';
 import { PROJECT_ROOT } from '../../infra/service-function.js';
@@ -83,7 +83,6 @@ function expectTableFrom(table: Json, definition: TableDefinition) {
   expect(table.UpdateReplacePolicy).toBe('Retain');
 }
 
-const workflowHandlersExist = Object.values(SETTLEMENT_TASK_HANDLERS).every((file) => existsSync(join(PROJECT_ROOT, file)));
 
 describe('the service stack, from the real route table', () => {
   const { stack, template, resources, idOf } = synth();
@@ -117,7 +116,7 @@ describe('the service stack, from the real route table', () => {
   it('makes one Node.js 22 arm64 function per route, with the configuration the handlers read', () => {
     const functions = ofType(resources, 'AWS::Lambda::Function');
     // Routes, event handlers, and with the workflow its three tasks plus the sweep.
-    expect(functions).toHaveLength(routes.length + stack.eventFunctions.size + (workflowHandlersExist ? 4 : 0));
+    expect(functions).toHaveLength(routes.length + stack.eventFunctions.size + 4);
     for (const route of routes) {
       const fn = resources[idOf(stack.routeFunctions.get(route)!.function)];
       expect(fn.Properties, `${route.method} ${route.path}`).toMatchObject({
@@ -201,7 +200,7 @@ describe('the service stack, from the real route table', () => {
     template.hasOutput('SecretsKmsKeyId', { Value: { Ref: idOf(stack.secretsKey) } });
   });
 
-  it.runIf(workflowHandlersExist)('runs settlement on a Standard state machine with full logging', () => {
+  it('runs settlement on a Standard state machine with full logging', () => {
     template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
       StateMachineType: 'STANDARD',
       LoggingConfiguration: Match.objectLike({ Level: 'ALL' }),
@@ -209,8 +208,8 @@ describe('the service stack, from the real route table', () => {
     });
   });
 
-  it.runIf(workflowHandlersExist)('wires the real task handlers, and lets POST /trades (only it) start executions', () => {
-    const workflowId = idOf(stack.settlementWorkflow!);
+  it('wires the real task handlers, and lets POST /trades (only it) start executions', () => {
+    const workflowId = idOf(stack.settlementWorkflow);
     const tasks = ofType(resources, 'AWS::Lambda::Function').filter(([id]) => id.startsWith('Settlement'));
     expect(tasks.map(([, task]) => task.Properties.Description).sort()).toEqual(
       Object.keys(SETTLEMENT_TASK_HANDLERS).map((name) => `settlement workflow: ${name}`).sort(),
@@ -227,11 +226,11 @@ describe('the service stack, from the real route table', () => {
     }
   });
 
-  it.runIf(workflowHandlersExist)('sweeps open trades on a schedule, with start, read and redrive rights only', () => {
+  it('sweeps open trades on a schedule, with start, read and redrive rights only', () => {
     const sweep = ofType(resources, 'AWS::Lambda::Function').find(([, fn]) => String(fn.Properties.Description).includes('revive open trades'));
     expect(sweep).toBeDefined();
     const [sweepId, sweepFn] = sweep!;
-    expect(sweepFn.Properties.Environment.Variables.STATE_MACHINE_ARN).toEqual({ Ref: idOf(stack.settlementWorkflow!) });
+    expect(sweepFn.Properties.Environment.Variables.STATE_MACHINE_ARN).toEqual({ Ref: idOf(stack.settlementWorkflow) });
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(5 minutes)',
       Targets: Match.arrayWith([Match.objectLike({ Arn: arnOf(sweepId) })]),
@@ -247,11 +246,6 @@ describe('the service stack, from the real route table', () => {
       expect(resources[idOf(fn.function)].Properties.Runtime).toBe('nodejs22.x');
     }
     expect(stack.eventFunctions.has('BankEvents')).toBe(true);
-  });
-
-  it.runIf(!workflowHandlersExist)('warns at synth that the settlement workflow is missing', () => {
-    template.resourceCountIs('AWS::StepFunctions::StateMachine', 0);
-    Annotations.fromStack(stack).hasWarning('/TradingSettlementService', Match.stringLikeRegexp('Settlement workflow not synthesized'));
   });
 });
 
@@ -269,7 +263,7 @@ describe('the service stack, with a fixture route table and workflow', () => {
     routes: fixtureRoutes,
     settlementTaskHandlers: { activate: standIn, attempt: standIn, default: standIn },
   });
-  const workflow = stack.settlementWorkflow!;
+  const workflow = stack.settlementWorkflow;
   const workflowId = idOf(workflow);
 
   it('builds nested and {param} resources, sharing parents between routes', () => {
