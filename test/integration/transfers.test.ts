@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clock } from '../../lib/clock.js';
+import { sign } from '../../lib/http/signature.js';
 import { dynamo, tableNames } from '../../lib/store/client.js';
 import { ttlKeys } from '../../lib/store/keys.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
@@ -110,6 +111,29 @@ describe('POST /transfers', () => {
     const replay = await send('POST', '/transfers', undefined, { credentials: platform.credentials, rawBody: body, timestamp });
     expect(replay.status).toBe(403);
     expect(replay.body).toEqual({ error: true, message: expect.stringContaining('replay') });
+  });
+
+  it('refuses a replay whose signature is spelled differently but decodes to the same bytes', async () => {
+    const other = await newPlatform();
+    await fund(other.participantCode, 'USD', '10');
+    const body = JSON.stringify(transferBody(other, { amount: '1' }));
+    const timestamp = clock.nowSeconds();
+    const signature = sign(Buffer.from(other.credentials.api_secret, 'base64'), String(timestamp), 'POST', '/transfers', body);
+    const signed = (spelling: string) => ({
+      'X-SVC-API-KEY': other.credentials.api_key,
+      'X-SVC-PASSPHRASE': other.credentials.passphrase,
+      'X-SVC-TIMESTAMP': String(timestamp),
+      'X-SVC-SIGNED': spelling,
+    });
+    expect((await send('POST', '/transfers', undefined, { rawBody: body, unsigned: true, headers: signed(signature) })).status).toBe(201);
+    // Base64 decoding is lenient: without padding, with extra padding, or with URL-safe letters, it is one signature.
+    const respellings = [signature.replace(/=+$/, ''), `${signature}=`, signature.replace(/\+/g, '-').replace(/\//g, '_')].filter((s) => s !== signature);
+    expect(respellings.length).toBeGreaterThanOrEqual(2);
+    for (const spelling of respellings) {
+      const replay = await send('POST', '/transfers', undefined, { rawBody: body, unsigned: true, headers: signed(spelling) });
+      expect(replay.status, spelling).toBe(403);
+    }
+    expect((await balances(other))[`${other.participantCode}/general/USD`]).toBe('9.00');
   });
 });
 

@@ -49,11 +49,12 @@ export function verifySignature(): ServiceMiddleware {
         bodies: rawBody === '' ? ['{}', ''] : [rawBody],
       });
       // Check every candidate so timing does not reveal which variant matched.
-      let valid = false;
+      let matched: string | undefined;
       for (const [ts, method, path, body] of candidates) {
-        if (signaturesEqual(sign(secret, ts!, method!, path!, body!), presented)) valid = true;
+        const expected = sign(secret, ts!, method!, path!, body!);
+        if (signaturesEqual(expected, presented)) matched = expected;
       }
-      if (!valid) throw new ForbiddenError('invalid signature');
+      if (matched === undefined) throw new ForbiddenError('invalid signature');
 
       if (!route || !route.area || !key.permissions.includes(route.area)) {
         throw new ForbiddenError(`API key lacks the '${route?.area ?? 'unknown'}' permission`);
@@ -62,7 +63,9 @@ export function verifySignature(): ServiceMiddleware {
       if (!SAFE_METHODS.has(event.httpMethod)) {
         const nowMs = clock.nowMs();
         const windowEndsMs = (Number(timestamp) + SIGNATURE_WINDOW_SECONDS + 1) * 1000;
-        const fresh = await claimSignature(`${apiKey}#${presented}`, nowMs, Math.max(1000, windowEndsMs - nowMs));
+        // Keyed by the signature we computed, not the header's text: base64 decoding forgives missing or
+        // extra padding and URL-safe letters, so one signature has many spellings.
+        const fresh = await claimSignature(`${apiKey}#${matched}`, nowMs, Math.max(1000, windowEndsMs - nowMs));
         if (!fresh) throw new ForbiddenError('replayed request: this signature was already used');
       }
 
