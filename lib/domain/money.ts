@@ -12,6 +12,13 @@ export type Money = Decimal;
 /** The wire format for amounts: digits with an optional decimal point; no sign, no exponent. */
 export const AMOUNT_PATTERN = /^\d*\.?\d+$/;
 
+/**
+ * Client amounts must stay below this. DynamoDB numbers carry at most 38 significant digits; an amount
+ * under 10^15 with up to 18 decimals (ETH) uses at most 33, leaving balances room to grow. Anything bigger
+ * is a client mistake (a 400), not a DynamoDB ValidationException (a 500).
+ */
+export const AMOUNT_LIMIT = new Money('1000000000000000');
+
 export function decimalPlaces(text: string): number {
   const dot = text.indexOf('.');
   return dot === -1 ? 0 : text.length - dot - 1;
@@ -30,6 +37,7 @@ export function parseAmount(text: unknown, asset: Asset, field: string, options:
   }
   const amount = new Money(text);
   if (amount.isZero() && !options.allowZero) return `${field}: must be greater than zero`;
+  if (amount.gte(AMOUNT_LIMIT)) return `${field}: must be less than ${AMOUNT_LIMIT.toFixed()}`;
   return amount;
 }
 

@@ -135,6 +135,20 @@ describe('POST /transfers', () => {
     }
     expect((await balances(other))[`${other.participantCode}/general/USD`]).toBe('9.00');
   });
+
+  it('refuses an amount DynamoDB could not hold with 400 and moves nothing', async () => {
+    const before = await balances(platform);
+    for (const [asset, amount] of [
+      ['USD', '1000000000000000'],
+      ['ETH', '12345678901234567890123.123456789012345678'],
+      ['USD', `1${'0'.repeat(130)}`],
+    ]) {
+      const response = await platform.post('/transfers', transferBody(platform, { asset, amount }));
+      expect(response.status, `${asset} ${amount}: ${response.text}`).toBe(400);
+      expect(response.body.errors.join(' ')).toContain('amount');
+    }
+    expect(await balances(platform)).toEqual(before);
+  });
 });
 
 describe('transfers across platforms', () => {
