@@ -88,7 +88,11 @@ export async function createApiKey(
   return credentials;
 }
 
+/** Longer than any key we issue (32 characters); DynamoDB would refuse the lookup of a key over 2 KB. */
+const MAX_API_KEY_LENGTH = 128;
+
 export async function getApiKey(apiKey: string): Promise<StoredApiKey | undefined> {
+  if (apiKey.length > MAX_API_KEY_LENGTH) return undefined;
   const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.apiKey(apiKey) }));
   const item = out.Item;
   if (!item) return undefined;

@@ -80,6 +80,10 @@ describe('signed requests', () => {
     forbidden(await platform.get('/assets', { headers: { 'X-SVC-API-KEY': 'no-such-key' } }));
   });
 
+  it('refuses a key too long to be one of ours with 403, not a 500', async () => {
+    forbidden(await platform.get('/assets', { headers: { 'X-SVC-API-KEY': 'k'.repeat(3000) } }));
+  });
+
   it('refuses a revoked key', async () => {
     const other = await newPlatform();
     expect((await other.get('/assets')).status).toBe(200);
