@@ -95,7 +95,13 @@ export async function defaultTrade(tradeId: string): Promise<SettlementTaskResul
   if (trade.trade_state === 'terminated') return closed(trade);
   const at = now();
   const decision = decideAttempt({ trade, balances: await deliveryBalances(trade), nowMs: at, deadlineMs: at });
-  if (decision.kind === 'settle') return settleOrRecord(trade, decision, at);
+  if (decision.kind === 'settle') {
+    const settled = await settleOrRecord(trade, decision, at);
+    // A spend raced the settlement and the trade was left open. This is the workflow's last step, so ending
+    // here would strand the trade: fail instead, and the task's retry decides again on fresh balances.
+    if (settled.outcome === 'outstanding') throw new Error(`trade ${tradeId}: funds moved while settling past the deadline; retrying`);
+    return settled;
+  }
 
   const parties = partiesAfter(trade, decision.parties, at);
   const moved = await updateTrade(

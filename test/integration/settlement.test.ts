@@ -69,6 +69,40 @@ async function balancesOf({ platform, buyer, seller }: Market) {
   return { buyerUsd: buyerUsd.toFixed(), buyerBtc: buyerBtc.toFixed(), sellerUsd: sellerUsd.toFixed(), sellerBtc: sellerBtc.toFixed() };
 }
 
+/**
+ * Runs `task` with the buyer's dollars leaving (0.01 USD, a withdrawal say) just before the trade's settlement
+ * transaction goes out: the race between a task's balance check and its write.
+ */
+async function withSpendBeforeSettlement<T>(parties: Market, trade: Trade, task: () => Promise<T>): Promise<T> {
+  const real = dynamo();
+  let spent = false;
+  setDynamo({
+    send: async (command: any) => {
+      const isSettlement = command instanceof TransactWriteCommand && JSON.stringify(command.input).includes(`settlement-${trade.trade_id}`);
+      if (isSettlement && !spent) {
+        spent = true;
+        await bookMovement({
+          movement_id: newId(),
+          type: 'withdrawal',
+          reference: 'test',
+          legs: moveLegs(
+            { account: { participant_code: parties.buyer, account_group: parties.platform.platformCode, account_label: 'general', asset: 'USD' }, platform_code: parties.platform.platformCode },
+            { account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'withdrawals', 'USD'), platform_code: null },
+            new Money('0.01'),
+          ),
+        });
+      }
+      return real.send(command);
+    },
+  } as unknown as DynamoDBDocumentClient);
+  try {
+    return await task();
+  } finally {
+    setDynamo(real);
+    expect(spent, 'the settlement transaction was attempted').toBe(true);
+  }
+}
+
 const SETTLED_ONCE = { buyerUsd: '0', buyerBtc: '1', sellerUsd: '1000', sellerBtc: '0' };
 
 describe('settlement tasks are idempotent', () => {
@@ -130,37 +164,27 @@ describe('settlement tasks are idempotent', () => {
     const parties = await market();
     await fundBoth(parties);
     const trade = await storedTrade(parties);
-    const real = dynamo();
-    let spent = false;
-    // Just before the settlement transaction goes out, the buyer's dollars leave (a withdrawal, say).
-    setDynamo({
-      send: async (command: any) => {
-        const isSettlement = command instanceof TransactWriteCommand && JSON.stringify(command.input).includes(`settlement-${trade.trade_id}`);
-        if (isSettlement && !spent) {
-          spent = true;
-          await bookMovement({
-            movement_id: newId(),
-            type: 'withdrawal',
-            reference: 'test',
-            legs: moveLegs(
-              { account: { participant_code: parties.buyer, account_group: parties.platform.platformCode, account_label: 'general', asset: 'USD' }, platform_code: parties.platform.platformCode },
-              { account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'withdrawals', 'USD'), platform_code: null },
-              new Money('0.01'),
-            ),
-          });
-        }
-        return real.send(command);
-      },
-    } as unknown as DynamoDBDocumentClient);
-    try {
-      expect(await attempt({ trade_id: trade.trade_id })).toMatchObject({ outcome: 'outstanding', settlement_state: 'obligations_outstanding' });
-    } finally {
-      setDynamo(real);
-    }
-    expect(spent).toBe(true);
+    const outcome = await withSpendBeforeSettlement(parties, trade, () => attempt({ trade_id: trade.trade_id }));
+    expect(outcome).toMatchObject({ outcome: 'outstanding', settlement_state: 'obligations_outstanding' });
     const after = await getTrade(trade.trade_id);
     expect(after).toMatchObject({ trade_state: 'active', settlement_state: 'obligations_outstanding', settled_timestamp: null });
     expect(after?.parties.map((p) => p.settlement_state)).toEqual(['obligations_outstanding', 'current_obligations_met']);
+    expect(await balancesOf(parties)).toEqual({ buyerUsd: '999.99', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
+  });
+
+  it('the same race in the default task fails it for a retry instead of ending the workflow with the trade open', async () => {
+    const parties = await market();
+    await fundBoth(parties);
+    const trade = await storedTrade(parties);
+    // Default is the workflow's last step: an "outstanding" answer here would end the execution and strand the trade.
+    await expect(withSpendBeforeSettlement(parties, trade, () => defaultTask({ trade_id: trade.trade_id }))).rejects.toThrow(/retrying/);
+    expect((await getTrade(trade.trade_id))?.trade_state).toBe('active');
+
+    // The retry finds the buyer short and defaults; nothing moved.
+    expect(await defaultTask({ trade_id: trade.trade_id })).toMatchObject({ outcome: 'defaulted' });
+    const defaulted = await getTrade(trade.trade_id);
+    expect(defaulted).toMatchObject({ trade_state: 'terminated', settlement_state: 'defaulted', settled_timestamp: null });
+    expect(defaulted?.parties.map((p) => p.settlement_state)).toEqual(['defaulted', 'counterparty_defaulted']);
     expect(await balancesOf(parties)).toEqual({ buyerUsd: '999.99', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
   });
 
