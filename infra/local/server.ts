@@ -64,6 +64,15 @@ function readBody(request: IncomingMessage): Promise<string> {
   });
 }
 
+/** A path segment decoded; a malformed escape (`%E0%A4%A`) is passed on as sent for the handler to refuse. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 function send(response: ServerResponse, result: APIGatewayProxyResult): void {
   response.writeHead(result.statusCode, { ...(result.headers as Record<string, string>) });
   response.end(result.body);
@@ -92,7 +101,7 @@ export async function handleHttp(request: IncomingMessage, response: ServerRespo
     });
     return;
   }
-  const pathParameters = Object.fromEntries(hit.entry.params.map((name, i) => [name, decodeURIComponent(hit.match![i + 1]!)]));
+  const pathParameters = Object.fromEntries(hit.entry.params.map((name, i) => [name, decodeSegment(hit.match![i + 1]!)]));
   const event = apiGatewayEvent({
     method,
     path,

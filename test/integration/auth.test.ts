@@ -52,6 +52,11 @@ describe('signed requests', () => {
     expect(response.status).toBe(200);
   });
 
+  it('answers a path parameter with broken percent-encoding with a 404, not a 500', async () => {
+    const response = await platform.get('/transfers/%E0%A4%A');
+    expect(response.status, response.text).toBe(404);
+  });
+
   const forbidden = (response: { status: number; body: any; headers: Headers }) => {
     expect(response.status).toBe(403);
     expect(response.body).toEqual({ error: true, message: expect.any(String) });
