@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { pageNumber } from '../../lib/http/zod.js';
+import { pageNumber, text } from '../../lib/http/zod.js';
 import { listPayments } from '../../lib/payments/list-payments.js';
 
 /** UNIX seconds; the bound keeps `seconds * 1000` inside the 15-digit sort keys of the payment index. */
@@ -10,7 +10,8 @@ const unixSeconds = () =>
 const query = z.object({
   start_date: unixSeconds(),
   end_date: unixSeconds(),
-  participant: z.optional(z.string()),
+  // Bounded like every participant code we take: it becomes a DynamoDB key, which refuses long values.
+  participant: z.optional(text(50)),
   transaction_id: z.optional(z.string()),
   trade_id: z.optional(z.string()),
   status: z.optional(z.string()),

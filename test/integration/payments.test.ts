@@ -317,6 +317,12 @@ describe('GET /payments/status', () => {
     expect(response.body.errors.join(' ')).toContain(words);
   });
 
+  it('refuses a participant code too long to be one with 400, not a 500 from the key lookup', async () => {
+    const response = await platform.get(`/payments/status?participant=${'A'.repeat(2100)}`);
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual(['participant: must be at most 50 characters']);
+  });
+
   it('accepts only participants the platform relates to; other platforms never see its payments', async () => {
     const other = await newPlatform();
     const stranger = await newCustomer(other.platformCode);
