@@ -1,4 +1,11 @@
-import { DescribeExecutionCommand, ExecutionAlreadyExists, RedriveExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import {
+  DescribeExecutionCommand,
+  ExecutionAlreadyExists,
+  ExecutionDoesNotExist,
+  RedriveExecutionCommand,
+  SFNClient,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
 import { config } from '../config.js';
 import { firstAttemptAtMs } from '../domain/settlement.js';
 import type { Trade } from '../store/trades.js';
@@ -7,8 +14,8 @@ import { settlementExecutionInput, type SettlementExecutionInput } from '../../i
 /**
  * Starts the settlement workflow of a trade: an execution named by `trade_id`. On AWS that is Step Functions
  * (STATE_MACHINE_ARN, set by the stack); locally the in-process runner registers itself here. Starting the
- * same trade twice is harmless in both: Step Functions refuses a second execution of a name (we ignore the
- * refusal), and the local runner keeps one execution per trade.
+ * same trade twice is harmless in both: Step Functions never runs a second execution of a name, and the local
+ * runner keeps one execution per trade.
  */
 export type LocalSettlementStarter = (input: SettlementExecutionInput) => Promise<void>;
 
@@ -34,18 +41,28 @@ export function settlementInputFor(trade: Pick<Trade, 'trade_id' | 'accepted_tim
   return settlementExecutionInput(trade.trade_id, firstAttemptAtMs(trade), config().SETTLEMENT_SESSION_SECONDS);
 }
 
+/** The ARN of the execution named by `tradeId` (executions are named by trade, design section 7). */
+export function executionArnOf(stateMachineArn: string, tradeId: string): string {
+  return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${tradeId}`;
+}
+
+/**
+ * StartExecution of the trade's execution. Step Functions answers a repeat with the same input while the
+ * execution is open with success, and refuses a name already used by a closed one (ExecutionAlreadyExists):
+ * either way the trade is (or was) being settled, so both count as done.
+ */
+async function startExecution(stateMachineArn: string, input: SettlementExecutionInput): Promise<void> {
+  try {
+    await stepFunctions().send(new StartExecutionCommand({ stateMachineArn, name: input.trade_id, input: JSON.stringify(input) }));
+  } catch (error) {
+    if (!(error instanceof ExecutionAlreadyExists)) throw error;
+  }
+}
+
 export async function startSettlement(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>): Promise<void> {
   const input = settlementInputFor(trade);
   const { STATE_MACHINE_ARN } = config();
-  if (STATE_MACHINE_ARN) {
-    try {
-      await stepFunctions().send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, name: input.trade_id, input: JSON.stringify(input) }));
-    } catch (error) {
-      // A running or finished execution of this trade already exists: the trade is (or was) being settled.
-      if (!(error instanceof ExecutionAlreadyExists)) throw error;
-    }
-    return;
-  }
+  if (STATE_MACHINE_ARN) return startExecution(STATE_MACHINE_ARN, input);
   if (localStarter) return localStarter(input);
   throw new Error('no settlement workflow: STATE_MACHINE_ARN is not set and no local runner is registered');
 }
@@ -56,22 +73,25 @@ export type SweepOutcome = 'started' | 'running' | 'redriven' | 'finished';
  * Makes sure an open trade has a live execution (design section 7: nothing may strand a trade). Used by the
  * scheduled sweep on AWS: a trade whose execution never started gets one; one whose execution failed (task
  * retries exhausted, timeout, abort) is redriven from the failed state, which keeps its name and history.
- * Tasks are idempotent, so any of this is safe to repeat.
+ * Asks first rather than starting first: StartExecution succeeds for a running execution with the same
+ * input, which would count every live trade as "started". Tasks are idempotent, so any of this is safe to
+ * repeat.
  */
 export async function ensureSettlementRunning(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>): Promise<SweepOutcome> {
   const { STATE_MACHINE_ARN } = config();
   if (!STATE_MACHINE_ARN) throw new Error('ensureSettlementRunning needs STATE_MACHINE_ARN');
-  const input = settlementInputFor(trade);
+  const executionArn = executionArnOf(STATE_MACHINE_ARN, trade.trade_id);
+  let status: string | undefined;
   try {
-    await stepFunctions().send(new StartExecutionCommand({ stateMachineArn: STATE_MACHINE_ARN, name: input.trade_id, input: JSON.stringify(input) }));
-    return 'started';
+    status = (await stepFunctions().send(new DescribeExecutionCommand({ executionArn }))).status;
   } catch (error) {
-    if (!(error instanceof ExecutionAlreadyExists)) throw error;
+    if (!(error instanceof ExecutionDoesNotExist)) throw error;
+    // If the request that stored the trade starts it in the meantime, this start is a harmless repeat.
+    await startExecution(STATE_MACHINE_ARN, settlementInputFor(trade));
+    return 'started';
   }
-  const executionArn = `${STATE_MACHINE_ARN.replace(':stateMachine:', ':execution:')}:${input.trade_id}`;
-  const execution = await stepFunctions().send(new DescribeExecutionCommand({ executionArn }));
-  if (execution.status === 'RUNNING' || execution.status === 'PENDING_REDRIVE') return 'running';
-  if (execution.status === 'SUCCEEDED') return 'finished';
+  if (status === 'RUNNING' || status === 'PENDING_REDRIVE') return 'running';
+  if (status === 'SUCCEEDED') return 'finished';
   await stepFunctions().send(new RedriveExecutionCommand({ executionArn }));
   return 'redriven';
 }
