@@ -8,6 +8,7 @@ export const keys = {
   participant: (participantCode: string) => ({ pk: `PARTICIPANT#${participantCode}`, sk: 'PARTICIPANT' }),
   /** gsi1: a platform's participants (its own participant and its customers), newest last. */
   participantsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#PARTICIPANTS`,
+  participantSortKey: (createdAtMs: number, participantCode: string) => `${String(createdAtMs).padStart(15, '0')}#${participantCode}`,
   /**
    * A platform's claim on a lowercased customer e-mail, written in the same transaction as the customer so
    * e-mails stay unique per platform under concurrency; it also finds a customer by e-mail in one read.
@@ -33,6 +34,7 @@ export const keys = {
   transfer: (transferId: number | string) => ({ pk: `TRANSFER#${transferId}`, sk: 'TRANSFER' }),
   /** gsi1: a platform's transfers, oldest first. */
   transfersOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#TRANSFERS`,
+  transferSortKey: (createdAtMs: number, transferId: number | string) => `${String(createdAtMs).padStart(15, '0')}#${transferId}`,
 
   /** A platform's standing permission to act for a participant (e.g. submits_platform_transfers_for). */
   relationship: (platformCode: string, kind: string, participantCode: string) => ({

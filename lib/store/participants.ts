@@ -126,7 +126,7 @@ export async function createCustomer(platformCode: string, customer: NormalizedC
             ...(metadata !== undefined && { metadata_json: JSON.stringify(metadata) }),
             ...keys.participant(code),
             gsi1pk: keys.participantsOfPlatform(platformCode),
-            gsi1sk: `${String(now).padStart(15, '0')}#${code}`,
+            gsi1sk: keys.participantSortKey(now, code),
             type: 'participant',
             participant_code: code,
             platform_code: platformCode,

@@ -42,7 +42,7 @@ export async function createPlatform(name: string, spreadBps = '0'): Promise<Pla
                 Item: {
                   ...keys.participant(code),
                   gsi1pk: keys.participantsOfPlatform(code),
-                  gsi1sk: `${String(now).padStart(15, '0')}#${code}`,
+                  gsi1sk: keys.participantSortKey(now, code),
                   type: 'participant',
                   participant_code: code,
                   platform_code: code,

@@ -37,7 +37,7 @@ export function transferRecordItem(transfer: Transfer, createdAtMs: number): Tag
         Item: {
           ...keys.transfer(transfer.id),
           gsi1pk: keys.transfersOfPlatform(transfer.platform_code),
-          gsi1sk: `${String(createdAtMs).padStart(15, '0')}#${transfer.id}`,
+          gsi1sk: keys.transferSortKey(createdAtMs, transfer.id),
           type: 'transfer',
           ...transfer,
           // Stored as a string so the id never depends on how a DynamoDB number is read back.

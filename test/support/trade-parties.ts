@@ -17,7 +17,7 @@ export async function newCustomer(platformCode: string, status = 'approved'): Pr
       Item: {
         ...keys.participant(code),
         gsi1pk: keys.participantsOfPlatform(platformCode),
-        gsi1sk: `${String(now).padStart(15, '0')}#${code}`,
+        gsi1sk: keys.participantSortKey(now, code),
         type: 'participant',
         participant_code: code,
         platform_code: platformCode,
