@@ -56,6 +56,8 @@ export async function applyBankEvent(event: BankEvent): Promise<BankEventResult>
   }
 }
 
+const MAX_ID_CHARS = 100;
+
 export type BankEventReply = { result: 'applied' | 'noop'; payment: PaymentView } | { result: 'rejected'; errors: string[] };
 
 /**
@@ -68,6 +70,8 @@ export async function replyToBankEvent(input: unknown): Promise<BankEventReply> 
   const body = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
   const errors: string[] = [];
   if (typeof body.transaction_id !== 'string' || body.transaction_id === '') errors.push('transaction_id: must be a non-empty string');
+  // Ours are UUIDs; a much longer id can't be one, and looking it up would fail on DynamoDB's key size (a throw, so a retry).
+  else if (body.transaction_id.length > MAX_ID_CHARS) errors.push(`transaction_id: at most ${MAX_ID_CHARS} characters`);
   if (typeof body.status !== 'string' || body.status === '') errors.push('status: must be a non-empty string');
   if (errors.length > 0) return { result: 'rejected', errors };
   try {

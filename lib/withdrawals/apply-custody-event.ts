@@ -86,6 +86,8 @@ export async function applyCustodyEvent(event: CustodyEvent): Promise<CustodyEve
   }
 }
 
+const MAX_ID_CHARS = 100;
+
 export type CustodyEventReply = { result: 'applied' | 'noop'; withdrawal: WithdrawalView } | { result: 'rejected'; errors: string[] };
 
 /**
@@ -97,6 +99,8 @@ export async function replyToCustodyEvent(input: unknown): Promise<CustodyEventR
   const body = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
   const errors: string[] = [];
   if (typeof body.withdrawal_request_id !== 'string' || body.withdrawal_request_id === '') errors.push('withdrawal_request_id: must be a non-empty string');
+  // Ours are UUIDs; a much longer id can't be one, and looking it up would fail on DynamoDB's key size (a throw, so a retry).
+  else if (body.withdrawal_request_id.length > MAX_ID_CHARS) errors.push(`withdrawal_request_id: at most ${MAX_ID_CHARS} characters`);
   if (typeof body.status !== 'string' || body.status === '') errors.push('status: must be a non-empty string');
   const hash = body.transaction_hash;
   if (hash !== undefined && hash !== null && (typeof hash !== 'string' || hash === '' || hash.length > 200)) {

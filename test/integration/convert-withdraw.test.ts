@@ -211,6 +211,10 @@ describe('POST /convert_withdraw/execute and custody events', () => {
       result: 'rejected',
       errors: ['withdrawal_request_id: withdrawal request not found: nope'],
     });
+    expect(await custodyEventHandler({ withdrawal_request_id: 'x'.repeat(3000), status: 'FAILED' })).toEqual({
+      result: 'rejected',
+      errors: ['withdrawal_request_id: at most 100 characters'],
+    });
     expect(await custodyEventHandler({ status: 7 })).toEqual({
       result: 'rejected',
       errors: ['withdrawal_request_id: must be a non-empty string', 'status: must be a non-empty string'],

@@ -218,6 +218,7 @@ describe('payment status events', () => {
     expect(await bankEvent({ transaction_id: second.transaction_id, status: 'settled' })).toMatchObject({ result: 'rejected' });
     expect(await bankEvent({ transaction_id: randomUUID(), status: 'pending' })).toMatchObject({ result: 'rejected', errors: [expect.stringContaining('payment not found')] });
     expect(await bankEvent({ status: 'pending' })).toEqual({ result: 'rejected', errors: ['transaction_id: must be a non-empty string'] });
+    expect(await bankEvent({ transaction_id: 'x'.repeat(3000), status: 'pending' })).toEqual({ result: 'rejected', errors: ['transaction_id: at most 100 characters'] });
     // Failing moves no money: the platform fronted both purchases and bears them.
     expect((await balances(platform))[clearingKey(platform)]).toBe('800.00');
   });
