@@ -34,8 +34,3 @@ export function listAssets(): readonly Asset[] {
 export function findAsset(symbol: string): Asset | undefined {
   return BY_SYMBOL.get(symbol);
 }
-
-/** The asset, or a validation message naming the field it came from. */
-export function requireAsset(symbol: string, field: string): Asset | string {
-  return BY_SYMBOL.get(symbol) ?? `${field}: unknown asset '${symbol}'`;
-}

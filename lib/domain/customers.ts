@@ -100,11 +100,6 @@ export function parseCustomer(body: unknown, nowMs: number): NormalizedCustomer 
   return unwrap(validateCustomer(body, nowMs));
 }
 
-/** As `validateMinor`, throwing `ValidationError` with all problems instead of returning them. */
-export function parseMinor(body: unknown, nowMs: number): NormalizedMinor {
-  return unwrap(validateMinor(body, nowMs));
-}
-
 function unwrap<T>(result: ValidationResult<T>): T {
   if (!result.ok) throw new ValidationError(result.errors);
   return result.value;

@@ -1,6 +1,5 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
-import { AMOUNT_PATTERN } from '../domain/money.js';
 
 // zod/mini keeps each Lambda bundle small (the classic API alone is ~450 KB minified); it ships without
 // messages, so the English ones are registered once here, which every handler loads.
@@ -16,9 +15,6 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], root: string):
     return `${path}: ${issue.message}`;
   });
 }
-
-/** A decimal amount on the wire: digits with an optional point; the asset's precision is checked later. */
-export const decimalString = () => z.string().check(z.regex(AMOUNT_PATTERN, 'must be a decimal string such as "12.34" (no sign, no exponent)'));
 
 /** A required non-empty string (trimmed length ≥ 1) of at most `max` characters. */
 export const text = (max = 200) =>
