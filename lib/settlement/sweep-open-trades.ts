@@ -7,15 +7,26 @@ export const SWEEP_GRACE_MS = 60_000;
 
 /**
  * The AWS counterpart of the local runner's resume-on-start: every open trade older than the grace period
- * gets a live execution. Run on a schedule by the stack.
+ * gets a live execution. Run on a schedule by the stack. A trade Step Functions refuses (an execution that
+ * can't be redriven, a throttled call) is logged and counted, and the sweep goes on: trades are visited
+ * oldest first, so one stuck trade must not keep every younger one from being revived.
  */
-export async function sweepOpenTrades(): Promise<Record<SweepOutcome, number>> {
-  const counts: Record<SweepOutcome, number> = { started: 0, running: 0, redriven: 0, finished: 0 };
+export async function sweepOpenTrades(): Promise<Record<SweepOutcome | 'failed', number>> {
+  const counts: Record<SweepOutcome | 'failed', number> = { started: 0, running: 0, redriven: 0, finished: 0, failed: 0 };
   const cutoff = clock.nowMs() - SWEEP_GRACE_MS;
   for (const trade of await listOpenTrades()) {
     if (trade.accepted_timestamp > cutoff) continue;
-    counts[await ensureSettlementRunning(trade)]++;
+    try {
+      counts[await ensureSettlementRunning(trade)]++;
+    } catch (error) {
+      counts.failed++;
+      console.error(
+        JSON.stringify({ level: 'error', message: 'settlement sweep could not revive a trade', trade_id: trade.trade_id, error: (error as Error).message }),
+      );
+    }
   }
-  if (counts.started || counts.redriven) console.warn(JSON.stringify({ level: 'warn', message: 'settlement sweep revived trades', ...counts }));
+  if (counts.started || counts.redriven || counts.failed) {
+    console.warn(JSON.stringify({ level: 'warn', message: 'settlement sweep revived trades', ...counts }));
+  }
   return counts;
 }

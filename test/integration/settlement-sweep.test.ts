@@ -1,7 +1,13 @@
 import { ExecutionAlreadyExists, ExecutionDoesNotExist, type SFNClient } from '@aws-sdk/client-sfn';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clock } from '../../lib/clock.js';
 import { resetConfig } from '../../lib/config.js';
+import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { ensureSettlementRunning, useStepFunctionsClient } from '../../lib/settlement/start-settlement.js';
+import { sweepOpenTrades } from '../../lib/settlement/sweep-open-trades.js';
+import { newId } from '../../lib/store/codes.js';
+import { acceptedTrade, tradeItems, updateTrade } from '../../lib/store/trades.js';
+import { transactWrite } from '../../lib/store/transactions.js';
 
 /**
  * The AWS sweep's decisions, against a stand-in for the Step Functions API (AWS's service, not ours; the
@@ -61,5 +67,70 @@ describe('ensureSettlementRunning', () => {
     const calls = fakeStepFunctions({ status });
     expect(await ensureSettlementRunning(trade)).toBe('redriven');
     expect(calls).toEqual([`DescribeExecutionCommand ${EXECUTION_ARN}`, `RedriveExecutionCommand ${EXECUTION_ARN}`]);
+  });
+});
+
+/** An open trade accepted at `acceptedMs`, stored with no execution (the sweep only reads the open-trades index). */
+async function storeOpenTrade(acceptedMs: number): Promise<string> {
+  const report = validateTradeReport(
+    {
+      client_trade_id: `sweep-${newId()}`,
+      session_id: '',
+      trade_reporter: 'ops',
+      platform_code: 'PLAT01',
+      symbol: 'BTC/USD',
+      product_type: 'spot',
+      trade_type: 'regular',
+      trade_price: '100',
+      trade_quantity: '1',
+      physical_delivery: true,
+      transaction_timestamp: acceptedMs,
+      parties_anonymous: false,
+      parties: [
+        { side: 'buy', participant_code: 'BUYER1', asset: 'BTC' },
+        { side: 'sell', participant_code: 'SELLR1', asset: 'USD' },
+      ],
+    },
+    { platformCode: 'PLAT01', nowMs: acceptedMs },
+  );
+  if (!report.ok) throw new Error(report.errors.join('; '));
+  const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs: acceptedMs, accountGroups: ['PLAT01', 'PLAT01'] });
+  await transactWrite(tradeItems(trade));
+  return trade.trade_id;
+}
+
+describe('sweepOpenTrades', () => {
+  afterEach(() => {
+    useStepFunctionsClient(undefined);
+    vi.restoreAllMocks();
+  });
+
+  it('goes on past a trade Step Functions refuses, so an older stuck trade strands no younger one', async () => {
+    const acceptedMs = clock.nowMs() - 10 * 60_000;
+    const stuck = await storeOpenTrade(acceptedMs);
+    const stranded = await storeOpenTrade(acceptedMs + 1);
+    const started: string[] = [];
+    // Open trades of other test files share the table: to this stand-in their executions are all running.
+    useStepFunctionsClient({
+      send: async (command: { constructor: { name: string }; input: any }) => {
+        const name = command.constructor.name;
+        const tradeId = command.input.name ?? String(command.input.executionArn).split(':').at(-1);
+        if (name === 'StartExecutionCommand') return void started.push(tradeId);
+        if (tradeId === stranded) throw new ExecutionDoesNotExist({ message: 'no such execution', $metadata: {} });
+        if (tradeId !== stuck) return { status: 'RUNNING' };
+        if (name === 'DescribeExecutionCommand') return { status: 'FAILED' };
+        throw new Error('ExecutionNotRedrivable: the execution cannot be redriven');
+      },
+    } as unknown as SFNClient);
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const counts = await sweepOpenTrades();
+      expect(started).toEqual([stranded]);
+      expect(counts).toMatchObject({ started: 1, redriven: 0, failed: 1 });
+      expect(logged).toHaveBeenCalledWith(expect.stringContaining(stuck));
+    } finally {
+      for (const tradeId of [stuck, stranded]) await updateTrade(tradeId, ['accepted', 'active'], { trade_state: 'terminated' }, clock.nowMs());
+    }
   });
 });
