@@ -1,5 +1,6 @@
 import { GetExecutionHistoryCommand, SFNClient, type HistoryEvent } from '@aws-sdk/client-sfn';
 import { config } from '../../lib/config.js';
+import { executionArnOf } from '../../lib/settlement/start-settlement.js';
 import { settlementHistory, type SettlementEvent } from '../../lib/store/settlement-history.js';
 import { getTrade, type Trade } from '../../lib/store/trades.js';
 import { required, UsageError, type Commands } from './command.js';
@@ -100,7 +101,7 @@ async function localExecutions(tradeId: string) {
 
 /** Step Functions' history of the execution named by the trade id, in the same shape. */
 async function awsExecutions(stateMachineArn: string, tradeId: string) {
-  const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${tradeId}`;
+  const executionArn = executionArnOf(stateMachineArn, tradeId);
   const client = new SFNClient({ region: config().AWS_REGION });
   const events: HistoryEvent[] = [];
   let nextToken: string | undefined;
