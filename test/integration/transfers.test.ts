@@ -171,8 +171,18 @@ describe('transfers across platforms', () => {
     });
     expect(raid.status).toBe(400);
     expect(raid.body.errors.join(' ')).toContain('from_participant_code');
+    // Nor may it push its own money into the other platform's accounts.
+    await fund(stranger.participantCode, 'USD', '10');
+    const push = await stranger.post('/transfers', {
+      ...transferBody(stranger, { amount: '1' }),
+      to_participant_code: owner.participantCode,
+      to_account_group: owner.platformCode,
+    });
+    expect(push.status).toBe(400);
+    expect(push.body.errors.join(' ')).toContain('to_participant_code');
     const ownerBalances = await balances(owner);
     expect(ownerBalances[`${owner.participantCode}/general/USD`]).toBe('90.00');
+    expect(ownerBalances[`${owner.participantCode}/savings/USD`]).toBe('10.00');
 
     // With the relationship granted by ops, the same transfer goes through.
     await grantRelationship(stranger.platformCode, 'submits_platform_transfers_for', owner.participantCode);
