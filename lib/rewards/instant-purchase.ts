@@ -1,6 +1,7 @@
 import { clock } from '../clock.js';
-import { ServiceUnavailableError } from '../domain/errors.js';
+import { IdempotencyMismatchError, ServiceUnavailableError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL, type MovementType } from '../domain/ledger.js';
+import { Money } from '../domain/money.js';
 import { computeQuote } from '../domain/quotes.js';
 import type { AuthContext } from '../http/types.js';
 import { quoteView } from '../liquidity/quote-view.js';
@@ -43,9 +44,32 @@ function instantQuoteView(quote: StoredQuote) {
   return { ...quoteView(quote), underlying_currency: quote.underlying, transaction_timestamp: quote.executed_at };
 }
 
-async function resultOf(quoteId: string): Promise<InstantPurchaseResult> {
+/** Whether a quote booked under this request id is what `purchase` asks for (amounts compared by value). */
+function bookedAsAsked(quote: StoredQuote, purchase: InstantPurchase): boolean {
+  const { request, beneficiary } = purchase;
+  const byQuantity = request.quantity !== undefined;
+  const given = byQuantity ? request.quantity : request.total;
+  return (
+    quote.participant_code === beneficiary.participant_code &&
+    quote.account_label === beneficiary.account_label &&
+    quote.underlying === request.underlying.symbol &&
+    quote.quoted_currency === request.quoted.symbol &&
+    quote.quoted_by === (byQuantity ? 'quantity' : 'total') &&
+    given !== undefined &&
+    new Money(byQuantity ? quote.quantity : quote.total).eq(given)
+  );
+}
+
+/**
+ * What an earlier run booked for this request id. The idempotency middleware refuses another body under a
+ * live id, but not once the first run's record is gone (a run that fails after its transaction committed,
+ * e.g. on a lost reply, releases it): then this is the only check left, and another request must not get
+ * this booking.
+ */
+async function resultOf(quoteId: string, purchase: InstantPurchase): Promise<InstantPurchaseResult> {
   const quote = await getQuote(quoteId);
   if (!quote?.trade_id) throw new Error(`claimed quote ${quoteId} is missing or not executed`);
+  if (!bookedAsAsked(quote, purchase)) throw new IdempotencyMismatchError();
   return { request_id: quote.request_id, quote: instantQuoteView(quote), trade_id: quote.trade_id, status: 'Completed' };
 }
 
@@ -57,7 +81,7 @@ async function resultOf(quoteId: string): Promise<InstantPurchaseResult> {
 export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, requestId: string): Promise<InstantPurchaseResult> {
   const { product, request, beneficiary } = purchase;
   const booked = await bookedByRequest(product, auth.platformCode, requestId, clock.nowMs());
-  if (booked) return resultOf(booked);
+  if (booked) return resultOf(booked, purchase);
 
   const nowMs = clock.nowMs();
   const deal = await dealPrice(auth.platformCode, 'buy', request.underlying, request.quoted, nowMs);
@@ -118,7 +142,7 @@ export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, 
     if (!(error instanceof RequestAlreadyBookedError) && !(error instanceof ServiceUnavailableError)) throw error;
     const winner = await bookedByRequest(product, auth.platformCode, requestId, clock.nowMs());
     if (!winner) throw error;
-    return resultOf(winner);
+    return resultOf(winner, purchase);
   }
   return { request_id: requestId, quote: instantQuoteView(quote), trade_id: tradeId, status: 'Completed' };
 }

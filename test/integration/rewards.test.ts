@@ -95,6 +95,25 @@ describe('POST /rewards', () => {
     expect(before[`${customers[1]}/general/ETH`]).toBe(ETH('0.25'));
   });
 
+  it('a retry with another body after the idempotency record was lost gets 422, not the booked result of a different request', async () => {
+    const requestId = randomUUID();
+    const first = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.125' }), { headers: { 'X-Request-Id': requestId } });
+    expect(first.status).toBe(201);
+    const before = await balances(platform);
+    await dynamo().send(new DeleteCommand({ TableName: tableNames().ttl, Key: { pk: ttlKeys.idempotency(platform.platformCode, requestId) } }));
+
+    for (const changed of [{ quantity: '0.5' }, { participant_code: customers[2] }, { quantity: undefined, total: '250' }, { account_label: 'rewards' }]) {
+      const retry = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.125', ...changed }), { headers: { 'X-Request-Id': requestId } });
+      expect(retry.status, JSON.stringify(changed)).toBe(422);
+      expect(retry.body).toEqual({ errors: ['X-Request-Id: already used with a different request'] });
+    }
+    expect(await balances(platform)).toEqual(before);
+    // The same request, its amount written differently, is still the booked one.
+    const same = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.1250' }), { headers: { 'X-Request-Id': requestId } });
+    expect(same.status).toBe(201);
+    expect(same.body.message.trade_id).toBe(first.body.message.trade_id);
+  });
+
   it('runs of one request racing past the middleware (its lease lapsed) still book once: the request claim decides', async () => {
     const [customer] = await customersViaHttp(platform, 1);
     const auth = { platformCode: platform.platformCode, participantCode: platform.participantCode, apiKey: 'test', permissions: [] };
