@@ -1,6 +1,7 @@
 // aws-local-stepfunctions needs Promise.withResolvers, which Node 20 lacks; the shim must load first.
 import './promise-shim.js';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionTimeoutError, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { clock } from '../../lib/clock.js';
 import { settlementInputFor, useLocalSettlementStarter } from '../../lib/settlement/start-settlement.js';
@@ -143,22 +144,36 @@ export class LocalSettlementRunner {
     const executionId = `${String(startedAt).padStart(15, '0')}-${randomBytes(4).toString('hex')}`;
     await recordExecutionStart(tradeId, executionId, startedAt);
 
+    let aborted = false;
+    const early = new AbortController();
+    execution.abort = () => {
+      aborted = true;
+      early.abort();
+    };
+    if (this.stopped) execution.abort();
+    markStarted();
+    // The engine's Wait state is one setTimeout, and Node runs a timer longer than about 24.8 days at once:
+    // a trade due to settle further out would be attempted immediately. Sleep off all but the last stretch here.
+    const settlementAtMs = Date.parse(input.settlement_at);
+    await sleepUntil(settlementAtMs - MAX_TIMER_MS, early.signal);
+    if (aborted) {
+      await this.safely(() => recordExecutionEnd(tradeId, executionId, 'ABORTED', Date.now()));
+      return 'ABORTED';
+    }
+
     const run = this.machine.run(input as never, {
       noThrowOnAbort: true,
       overrides: {
         taskResourceLocalHandlers: this.tasks as never,
         waitTimeOverrides: {
-          [SETTLEMENT_STATE_NAMES.waitForSettlementTime]: Math.max(0, Date.parse(input.settlement_at) - clock.nowMs()),
+          [SETTLEMENT_STATE_NAMES.waitForSettlementTime]: Math.max(0, settlementAtMs - clock.nowMs()),
         },
       },
     });
-    let aborted = false;
     execution.abort = () => {
       aborted = true;
       run.abort();
     };
-    if (this.stopped) execution.abort();
-    markStarted();
 
     const recording = this.record(tradeId, executionId, run.eventLogs);
     let status: Exclude<ExecutionStatus, 'RUNNING'>;
@@ -190,6 +205,20 @@ export class LocalSettlementRunner {
       await write();
     } catch (error) {
       if (!this.stopped) console.error(JSON.stringify({ level: 'warn', message: 'settlement history not written', error: (error as Error).message }));
+    }
+  }
+}
+
+/** The longest delay Node's timers honour; a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Resolves once the service clock reaches `atMs` (at once if it has), or when `signal` aborts. */
+async function sleepUntil(atMs: number, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted && clock.nowMs() < atMs) {
+    try {
+      await sleep(Math.min(atMs - clock.nowMs(), MAX_TIMER_MS), undefined, { signal });
+    } catch {
+      return; // aborted
     }
   }
 }

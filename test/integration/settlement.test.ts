@@ -49,9 +49,10 @@ async function fundBoth({ buyer, seller }: Market, extra = '0'): Promise<void> {
  * A reported trade stored the way POST /trades stores it, but with no execution started: what a crash
  * between the write and StartExecution leaves behind, and a trade whose tasks a test drives by hand.
  */
-async function storedTrade({ platform, buyer, seller }: Market): Promise<Trade> {
+async function storedTrade({ platform, buyer, seller }: Market, overrides?: Record<string, unknown>): Promise<Trade> {
   const nowMs = clock.nowMs();
-  const report = validateTradeReport(tradeBody(platform, { buyer, seller, price: '1000', quantity: '1' }), { platformCode: platform.platformCode, nowMs });
+  const body = tradeBody(platform, { buyer, seller, price: '1000', quantity: '1', overrides });
+  const report = validateTradeReport(body, { platformCode: platform.platformCode, nowMs });
   if (!report.ok) throw new Error(report.errors.join('; '));
   const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs, accountGroups: [platform.platformCode, platform.platformCode] });
   await transactWrite(tradeItems(trade));
@@ -257,6 +258,22 @@ describe('executions', () => {
     expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
     const { executions } = await settlementHistory(trade.trade_id);
     expect(executions.map((e) => e.status)).toEqual(['ABORTED', 'SUCCEEDED']);
+  });
+
+  it('waits for a settlement time beyond the longest Node timer (~24.8 days) instead of attempting at once', async () => {
+    const parties = await market();
+    await fundBoth(parties);
+    const trade = await storedTrade(parties, { settlement_timestamp: clock.nowMs() + 30 * 24 * 3_600_000 });
+    let activated = false;
+    const runner = new LocalSettlementRunner({ tasks: { activate: async (event) => ((activated = true), activate(event)) } });
+    await runner.start(settlementInputFor(trade));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await runner.stop();
+    expect(activated).toBe(false);
+    expect(await runner.finished(trade.trade_id)).toBe('ABORTED');
+    expect((await settlementHistory(trade.trade_id)).executions.map((e) => e.status)).toEqual(['ABORTED']);
+    expect((await getTrade(trade.trade_id))?.trade_state).toBe('accepted');
+    expect(await balancesOf(parties)).toEqual({ buyerUsd: '1000', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
   });
 
   it('a task that throws is retried by the workflow, and the trade still settles once', async () => {
