@@ -1,5 +1,5 @@
 import { findAsset, type Asset } from './assets.js';
-import { AMOUNT_PATTERN, Money, decimalPlaces, formatAmount, parseAmount, roundToAsset } from './money.js';
+import { AMOUNT_LIMIT, AMOUNT_PATTERN, Money, decimalPlaces, formatAmount, parseAmount, roundToAsset } from './money.js';
 
 /**
  * Validation of a reported trade (`POST /trades`) into the record the service stores, settles and echoes.
@@ -489,6 +489,12 @@ function resolveAmounts(input: {
     const quoteAmount = quoteAmountFor(trade_price_text, trade_quantity_text, pair.quote);
     if (quoteAmount.isZero()) {
       errors.push(`trade_quantity: trade_price × trade_quantity rounds to zero ${pair.quote.symbol}`);
+      return undefined;
+    }
+    // The computed amount is booked like a client's, so it gets the same bound: beyond it settlement's
+    // balance update would fail in DynamoDB on every retry, and the trade could never close.
+    if (quoteAmount.gte(AMOUNT_LIMIT)) {
+      errors.push(`trade_quantity: trade_price × trade_quantity must be less than ${AMOUNT_LIMIT.toFixed()} ${pair.quote.symbol}`);
       return undefined;
     }
     const buyerAmount = formatAmount(quantity, pair.base);

@@ -455,6 +455,13 @@ describe('amount method A: price and quantity', () => {
     ]);
   });
 
+  it('bounds the computed quote amount like a client amount', () => {
+    expect(errorsOf(methodA({ trade_quantity: '1000', trade_price: '1000000000000' }))).toEqual([
+      'trade_quantity: trade_price × trade_quantity must be less than 1000000000000000 USD',
+    ]);
+    expect(ok(methodA({ trade_quantity: '1000', trade_price: '999999999999.99999' })).parties[1]!.amount).toBe('999999999999999.99');
+  });
+
   it.each([
     // price, quantity, seller's USD amount: ties go to the even cent, everything else to the nearest.
     ['0.025', '1', '0.02'],
