@@ -1,3 +1,5 @@
+import { AMOUNT_PATTERN, Money } from '../../lib/domain/money.js';
+import { priceWithSpread } from '../../lib/domain/quotes.js';
 import { createApiKey, listApiKeys, PERMISSION_AREAS, revokeApiKey, type PermissionArea } from '../../lib/store/api-keys.js';
 import { createPlatform, getPlatform } from '../../lib/store/platforms.js';
 import { required, UsageError, type Commands } from './command.js';
@@ -10,12 +12,24 @@ function parsePermissions(text: string | undefined): PermissionArea[] {
   return areas as PermissionArea[];
 }
 
+/**
+ * The spread in basis points, checked with the rule quotes apply (as `platform spread` does): a platform
+ * stored with a spread that isn't a decimal would answer every RFQ with a 500.
+ */
+function parseSpreadBps(text: string | undefined): string {
+  if (text === undefined) return '0';
+  if (!AMOUNT_PATTERN.test(text)) throw new UsageError('--spread-bps must be a decimal number of basis points such as "25" or "12.5"');
+  const bps = new Money(text);
+  priceWithSpread(new Money(1), 'sell', bps);
+  return bps.toFixed();
+}
+
 /** Platforms and their API keys. */
 export const platformCommands: Commands = {
   'platform create': {
     usage: 'platform create --name NAME [--spread-bps BPS] [--permissions area,area]',
     run: async (flags) => {
-      const platform = await createPlatform(required(flags, 'name'), flags['spread-bps'] ?? '0');
+      const platform = await createPlatform(required(flags, 'name'), parseSpreadBps(flags['spread-bps']));
       const credentials = await createApiKey(platform.platform_code, parsePermissions(flags.permissions));
       return { platform_code: platform.platform_code, participant_code: platform.participant_code, ...credentials };
     },

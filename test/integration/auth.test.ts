@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clock } from '../../lib/clock.js';
 import { sign } from '../../lib/http/signature.js';
 import { createApiKey, revokeApiKey } from '../../lib/store/api-keys.js';
-import { createPlatform } from '../../lib/store/platforms.js';
+import { createPlatform, getPlatform } from '../../lib/store/platforms.js';
+import { runAdmin } from '../../infra/ops/cli.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
 
 describe('GET /time', () => {
@@ -139,6 +140,24 @@ describe('signed requests', () => {
       expect(wrongVector.status).toBe(403);
     } finally {
       clock.reset();
+    }
+  });
+});
+
+describe('ops: platform create', () => {
+  it('prints credentials that sign requests for the new platform', async () => {
+    const created: any = await runAdmin(['platform', 'create', '--name', 'Ops Platform', '--spread-bps', '25'], { connectToTables: false });
+    expect(Object.keys(created).sort()).toEqual(['api_key', 'api_secret', 'participant_code', 'passphrase', 'platform_code']);
+    expect(Buffer.from(created.api_secret, 'base64')).toHaveLength(32);
+    expect((await getPlatform(created.platform_code))?.spread_bps).toBe('25');
+    const response = await send('GET', '/participants', undefined, { credentials: created });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.message).toEqual([expect.objectContaining({ participant_code: created.participant_code, platform_code: created.platform_code })]);
+  });
+
+  it('refuses a spread quotes could not use, before creating anything', async () => {
+    for (const spread of ['abc', '-5', '10000']) {
+      await expect(runAdmin(['platform', 'create', '--name', 'Bad Spread', '--spread-bps', spread], { connectToTables: false }), spread).rejects.toThrow(/spread/);
     }
   });
 });
