@@ -80,11 +80,19 @@ async function resultOf(quoteId: string, purchase: InstantPurchase): Promise<Ins
  */
 export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, requestId: string): Promise<InstantPurchaseResult> {
   const { product, request, beneficiary } = purchase;
-  const booked = await bookedByRequest(product, auth.platformCode, requestId, clock.nowMs());
-  if (booked) return resultOf(booked, purchase);
-
   const nowMs = clock.nowMs();
-  const deal = await dealPrice(auth.platformCode, 'buy', request.underlying, request.quoted, nowMs);
+  // Independent reads, so they run together. An earlier booking of this request is the answer even when the
+  // price has gone stale since.
+  const [booked, priced] = await Promise.all([
+    bookedByRequest(product, auth.platformCode, requestId, nowMs),
+    dealPrice(auth.platformCode, 'buy', request.underlying, request.quoted, nowMs).then(
+      (deal) => ({ deal }),
+      (error: unknown) => ({ error }),
+    ),
+  ]);
+  if (booked) return resultOf(booked, purchase);
+  if ('error' in priced) throw priced.error;
+  const { deal } = priced;
   const amounts = computeQuote({ ...request, side: 'buy', price: deal.price });
   const tradeId = newId();
   const quote: StoredQuote = {
