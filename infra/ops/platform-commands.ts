@@ -29,8 +29,10 @@ export const platformCommands: Commands = {
   'platform create': {
     usage: 'platform create --name NAME [--spread-bps BPS] [--permissions area,area]',
     run: async (flags) => {
+      // Every flag is checked before the first write, so a typo never leaves a platform without a key.
+      const permissions = parsePermissions(flags.permissions);
       const platform = await createPlatform(required(flags, 'name'), parseSpreadBps(flags['spread-bps']));
-      const credentials = await createApiKey(platform.platform_code, parsePermissions(flags.permissions));
+      const credentials = await createApiKey(platform.platform_code, permissions);
       return { platform_code: platform.platform_code, participant_code: platform.participant_code, ...credentials };
     },
   },
