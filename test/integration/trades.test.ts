@@ -342,8 +342,8 @@ describe('GET /trades and GET /trades/{trade_id}', () => {
       expect(response.status).toBe(200);
       ids.push(response.body.message.trade_id);
     }
-    await waitForTrade(platform, ids[4]!, isTerminated);
-    await waitForTrade(platform, ids[0]!, isOutstanding);
+    // The filters below count states: wait until every execution has had its first attempt, not just one.
+    await Promise.all([waitForTrade(platform, ids[4]!, isTerminated), ...ids.slice(0, 4).map((id) => waitForTrade(platform, id, isOutstanding))]);
   });
 
   const listed = async (query: string) => {
