@@ -41,8 +41,8 @@ async function market(): Promise<Market> {
 
 /** Funds both sides of a 1 BTC at 1000 USD trade, with `extra` left over on each side. */
 async function fundBoth({ buyer, seller }: Market, extra = '0'): Promise<void> {
-  await fund(buyer, 'USD', String(1000 + Number(extra)));
-  await fund(seller, 'BTC', String(1 + Number(extra)));
+  await fund(buyer, 'USD', new Money(1000).plus(extra).toFixed());
+  await fund(seller, 'BTC', new Money(1).plus(extra).toFixed());
 }
 
 /**
