@@ -1,8 +1,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableNames } from './client.js';
 import { ttlKeys } from './keys.js';
+import type { TransactItem } from './transactions.js';
 
 /**
  * Claims with a window, in the TTL table. A claim is free when no item exists or when the stored
@@ -10,8 +10,6 @@ import { ttlKeys } from './keys.js';
  * ends the window.
  */
 export const HOURS_72_MS = 72 * 60 * 60 * 1000;
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 const FREE_OR_EXPIRED = 'attribute_not_exists(pk) OR expires_at_ms <= :now';
 
@@ -23,7 +21,7 @@ function windowAttributes(nowMs: number, windowMs: number) {
 /**
  * The transaction item that claims a client id (client_transfer_id, client_trade_id) for 72 hours. It goes
  * into the same TransactWriteItems as the record it protects, so the record and its claim exist together or
- * not at all. `claimTag` lets the caller recognise this item's cancellation reason.
+ * not at all. The caller tags it with the domain error its failed condition means (the id is taken).
  */
 export function clientIdClaim(kind: string, platformCode: string, clientId: string, nowMs: number, refersTo: string): TransactItem {
   return {
