@@ -1,13 +1,11 @@
 import { clock } from '../clock.js';
 import { findAsset } from '../domain/assets.js';
-import { ConflictError, NotFoundError, QuoteExpiredError, ServiceUnavailableError } from '../domain/errors.js';
 import { Money } from '../domain/money.js';
 import { networkFeeAccount, withdrawalEscrowAccount, withdrawalExecutionLegs } from '../domain/withdrawals.js';
 import type { AuthContext } from '../http/types.js';
+import { commitQuoteExecution, executableQuote } from '../liquidity/execute-quote.js';
 import { liquidityProviderAccount, tradeExecutionItems } from '../liquidity/trade-execution.js';
 import { newId } from '../store/codes.js';
-import { getQuote, QUOTE_ALREADY_EXECUTED, quoteExecutionItem } from '../store/quotes.js';
-import { transactWrite } from '../store/transactions.js';
 import { withdrawalCreationItem, type Withdrawal } from '../store/withdrawals.js';
 import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js';
 import { CONVERT_WITHDRAW_PRODUCT } from './request-convert-quote.js';
@@ -30,12 +28,8 @@ export interface ConvertExecutionResult {
  */
 export async function executeConvertQuote(auth: AuthContext, quoteId: string): Promise<ConvertExecutionResult> {
   const nowMs = clock.nowMs();
-  const quote = await getQuote(quoteId);
-  if (!quote || quote.platform_code !== auth.platformCode || quote.product !== CONVERT_WITHDRAW_PRODUCT || !quote.withdrawal) {
-    throw new NotFoundError(`quote not found: ${quoteId}`);
-  }
-  if (quote.status !== 'open') throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
-  if (nowMs >= quote.expire_ts) throw new QuoteExpiredError();
+  const quote = await executableQuote(auth.platformCode, quoteId, CONVERT_WITHDRAW_PRODUCT, nowMs);
+  if (!quote.withdrawal) throw new Error(`convert-withdraw quote ${quoteId} has no withdrawal details`);
 
   const underlying = findAsset(quote.underlying);
   const quoted = findAsset(quote.quoted_currency);
@@ -102,16 +96,7 @@ export async function executeConvertQuote(auth: AuthContext, quoteId: string): P
     updated_at: nowMs,
   };
 
-  try {
-    // The quote's condition goes first: a duplicate execution is what the client needs to hear, even when
-    // it also lacks the funds.
-    await transactWrite([quoteExecutionItem(quote.quote_id, tradeId, nowMs), withdrawalCreationItem(withdrawal), ...execution.items]);
-  } catch (error) {
-    // Conflict retries ran out because many executions of this quote raced; if one won, this one is simply
-    // a duplicate.
-    if (error instanceof ServiceUnavailableError && (await getQuote(quote.quote_id))?.status !== 'open') throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
-    throw error;
-  }
+  await commitQuoteExecution(quote.quote_id, tradeId, nowMs, [withdrawalCreationItem(withdrawal), ...execution.items]);
 
   return {
     request_id: quote.request_id,

@@ -9,7 +9,7 @@ import type { AuthContext } from '../http/types.js';
 import { newId } from '../store/codes.js';
 import { paymentCreationItem, type Payment } from '../store/payments.js';
 import { getQuote, QUOTE_ALREADY_EXECUTED, quoteExecutionItem, type StoredQuote } from '../store/quotes.js';
-import { transactWrite } from '../store/transactions.js';
+import { transactWrite, type TaggedItem } from '../store/transactions.js';
 import { quoteView, type QuoteView } from './quote-view.js';
 import { tradeExecutionItems } from './trade-execution.js';
 
@@ -28,16 +28,34 @@ export interface ExecutionResult {
 }
 
 /**
- * A platform's open liquidity quote, or the reason it can't be executed. Another platform's quote reads as
- * unknown. Executed is checked before expired: a quote that was executed and has since expired is still a
- * duplicate execution, which is what the client needs to hear.
+ * A platform's open quote of `product`, or the reason it can't be executed. Another platform's quote, or
+ * another product's, reads as unknown. Executed is checked before expired: a quote that was executed and
+ * has since expired is still a duplicate execution, which is what the client needs to hear.
  */
-async function executableQuote(platformCode: string, quoteId: string, nowMs: number): Promise<StoredQuote> {
+export async function executableQuote(platformCode: string, quoteId: string, product: StoredQuote['product'], nowMs: number): Promise<StoredQuote> {
   const quote = await getQuote(quoteId);
-  if (!quote || quote.platform_code !== platformCode || quote.product !== 'liquidity') throw new NotFoundError(`quote not found: ${quoteId}`);
+  if (!quote || quote.platform_code !== platformCode || quote.product !== product) throw new NotFoundError(`quote not found: ${quoteId}`);
   if (quote.status !== 'open') throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
   if (nowMs >= quote.expire_ts) throw new QuoteExpiredError();
   return quote;
+}
+
+/**
+ * Books a quote's execution: the quote open -> executed, then `items`, in one transaction. The quote's
+ * condition goes first: when a duplicate execution also lacks funds, the duplicate is what the client needs
+ * to hear.
+ */
+export async function commitQuoteExecution(quoteId: string, tradeId: string, nowMs: number, items: readonly TaggedItem[]): Promise<void> {
+  try {
+    await transactWrite([quoteExecutionItem(quoteId, tradeId, nowMs), ...items]);
+  } catch (error) {
+    // Conflict retries exhausted: many executions of this quote raced. If one of them won, this one is a
+    // duplicate like any other, not a reason to retry.
+    if (error instanceof ServiceUnavailableError && (await getQuote(quoteId))?.status !== 'open') {
+      throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
+    }
+    throw error;
+  }
 }
 
 function parseFunding(input: unknown): FundingDetails | undefined {
@@ -64,7 +82,7 @@ function newBankTransferId(): string {
 export async function executeQuote(auth: AuthContext, request: ExecuteRequest): Promise<ExecutionResult> {
   const funding = parseFunding(request.funding_details);
   const nowMs = clock.nowMs();
-  const quote = await executableQuote(auth.platformCode, request.quote_id, nowMs);
+  const quote = await executableQuote(auth.platformCode, request.quote_id, 'liquidity', nowMs);
 
   const underlying = findAsset(quote.underlying);
   const quoted = findAsset(quote.quoted_currency);
@@ -133,18 +151,7 @@ export async function executeQuote(auth: AuthContext, request: ExecuteRequest): 
         }
       : undefined;
 
-  try {
-    // The quote's condition goes first: when a duplicate execution also lacks funds, the duplicate is what
-    // the client needs to hear.
-    await transactWrite([quoteExecutionItem(quote.quote_id, tradeId, nowMs), ...execution.items, ...(payment ? [paymentCreationItem(payment)] : [])]);
-  } catch (error) {
-    // Conflict retries exhausted: many executions of this quote raced. If one of them won, this one is a
-    // duplicate like any other, not a reason to retry.
-    if (error instanceof ServiceUnavailableError && (await getQuote(quote.quote_id))?.status !== 'open') {
-      throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
-    }
-    throw error;
-  }
+  await commitQuoteExecution(quote.quote_id, tradeId, nowMs, [...execution.items, ...(payment ? [paymentCreationItem(payment)] : [])]);
 
   return {
     request_id: quote.request_id,
