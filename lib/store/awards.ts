@@ -1,4 +1,4 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
 import { dynamo, tableNames } from './client.js';
@@ -101,9 +101,6 @@ export class DistributionExistsError extends Error {}
 /** A chunk's transaction found it no longer pending: another run of the same distribution credited it. */
 export class ChunkAlreadyCreditedError extends Error {}
 
-/** Raised when completing a distribution that is not `distributing` (already completed by another run). */
-export class DistributionStateChangedError extends Error {}
-
 /**
  * The chunk's marker for its crediting transaction: `pending` -> `credited`, so of any number of runs
  * crediting this chunk exactly one commits. Goes first in the transaction, so a lost race reads as such.
@@ -205,22 +202,11 @@ export async function getDistribution(platformCode: string, distributionId: stri
 
 /** Ops: distributions not completed, oldest first (the index is eventually consistent; re-read before acting). */
 export async function listOpenDistributions(): Promise<{ platform_code: string; distribution_id: string; created_at: number }[]> {
-  const found: { platform_code: string; distribution_id: string; created_at: number }[] = [];
-  let ExclusiveStartKey: Record<string, any> | undefined;
-  do {
-    const out = await dynamo().send(
-      new QueryCommand({
-        TableName: tableNames().main,
-        IndexName: 'gsi2',
-        KeyConditionExpression: 'gsi2pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.openAwardDistributions() },
-        ExclusiveStartKey,
-      }),
-    );
-    for (const item of out.Items ?? []) {
-      found.push({ platform_code: item.platform_code, distribution_id: item.distribution_id, created_at: readInteger(item.created_at) });
-    }
-    ExclusiveStartKey = out.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return found;
+  const items = await queryAll({
+    TableName: tableNames().main,
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.openAwardDistributions() },
+  });
+  return items.map((item) => ({ platform_code: item.platform_code, distribution_id: item.distribution_id, created_at: readInteger(item.created_at) }));
 }
