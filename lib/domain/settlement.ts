@@ -1,4 +1,3 @@
-import { ConflictError } from './errors.js';
 import { Money, plain } from './money.js';
 import type { ProductType, Side } from './trade-report.js';
 
@@ -162,59 +161,6 @@ export function settlementDeadlineMs(
 ): number {
   if (trade.product_type === 'forward' && trade.expiry_timestamp !== null) return trade.expiry_timestamp;
   return firstAttemptAtMs(trade) + spotDeadlineMs;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// State machines. A store write moving a trade is conditioned on the current state; these tables say which
-// moves may be attempted at all.
-
-/**
- * `accepted -> terminated` is allowed so a trade that was never activated (its workflow resumed after a crash,
- * or its deadline passed before the first session) can still be closed by the settle or default task.
- */
-const TRADE_TRANSITIONS: Readonly<Record<TradeState, readonly TradeState[]>> = {
-  accepted: ['active', 'terminated'],
-  active: ['terminated'],
-  terminated: [],
-};
-
-export function canMoveTrade(from: TradeState, to: TradeState): boolean {
-  return TRADE_TRANSITIONS[from].includes(to);
-}
-
-/** A repeat of a move already made is a conflict for the caller to treat as "already done". */
-export function assertTradeTransition(from: TradeState, to: TradeState): void {
-  if (!canMoveTrade(from, to)) throw new ConflictError([`trade_state: cannot move from ${from} to ${to}`]);
-}
-
-export function isTerminalTradeState(state: TradeState): boolean {
-  return TRADE_TRANSITIONS[state].length === 0;
-}
-
-/** Outstanding and met alternate as funds come and go between sessions; the last three are final. */
-const SETTLEMENT_TRANSITIONS: ReadonlyMap<SettlementState, readonly SettlementState[]> = new Map<
-  SettlementState,
-  readonly SettlementState[]
->([
-  [null, ['obligations_outstanding', 'current_obligations_met', 'settled', 'defaulted', 'counterparty_defaulted']],
-  ['obligations_outstanding', ['current_obligations_met', 'settled', 'defaulted', 'counterparty_defaulted']],
-  ['current_obligations_met', ['obligations_outstanding', 'settled', 'defaulted', 'counterparty_defaulted']],
-  ['settled', []],
-  ['defaulted', []],
-  ['counterparty_defaulted', []],
-]);
-
-export function canMoveSettlement(from: SettlementState, to: SettlementState): boolean {
-  return SETTLEMENT_TRANSITIONS.get(from)?.includes(to) ?? false;
-}
-
-export function isTerminalSettlementState(state: SettlementState): boolean {
-  return state === 'settled' || state === 'defaulted' || state === 'counterparty_defaulted';
-}
-
-/** The trade state that goes with a decision: every attempt activates the trade at least; settle and default end it. */
-export function tradeStateAfter(decision: AttemptDecision): TradeState {
-  return decision.kind === 'outstanding' ? 'active' : 'terminated';
 }
 
 function partyIndex(trade: Pick<SettlementTrade, 'parties'>, side: Side): number {

@@ -249,14 +249,6 @@ export function validateTradeReport(body: unknown, ctx: TradeReportContext): Tra
   };
 }
 
-/** The registry entries behind a validated trade's `underlying` and `quoted_currency`. */
-export function tradeAssets(trade: Pick<TradeReport, 'underlying' | 'quoted_currency'>): { base: Asset; quote: Asset } {
-  const base = findAsset(trade.underlying);
-  const quote = findAsset(trade.quoted_currency);
-  if (!base || !quote) throw new Error(`trade references an asset missing from the registry: ${trade.underlying}/${trade.quoted_currency}`);
-  return { base, quote };
-}
-
 /**
  * Whether `price` equals `sellerAmount ÷ buyerAmount` to 20 significant figures. Both sides are rounded to 20
  * significant figures half-to-even (the service's one rounding rule) and compared; the expected price is
