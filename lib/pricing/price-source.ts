@@ -7,25 +7,11 @@ import { priceWithSpread, type QuoteSide } from '../domain/quotes.js';
 import { getPlatform, setPlatformSpread } from '../store/platforms.js';
 import { getReferencePrice, putReferencePrice, type StoredPrice } from '../store/prices.js';
 
-export type ReferencePrice = StoredPrice;
-
 /**
- * Where reference prices come from. Locally and by default they are the prices ops set with `price set`,
- * stored in the table; on AWS a market-data feed can write the same items or replace this source outright.
- * Callers never read prices any other way, so the freshness rule below holds for every quote.
+ * Reference prices are the items ops set with `price set`; on AWS a market-data feed writes the same items.
+ * Quotes read them only through `freshReferencePrice`, so the freshness rule below holds for every quote.
  */
-export interface PriceSource {
-  referencePrice(underlying: string, quotedCurrency: string): Promise<ReferencePrice | undefined>;
-}
-
-export const storedPriceSource: PriceSource = { referencePrice: getReferencePrice };
-
-let source: PriceSource = storedPriceSource;
-
-/** Swaps the price source (a feed adapter; tests). `undefined` restores the stored prices. */
-export function usePriceSource(replacement: PriceSource | undefined): void {
-  source = replacement ?? storedPriceSource;
-}
+export type ReferencePrice = StoredPrice;
 
 /**
  * A stale price is not an answer we can quote on, and it won't fix itself within a second, so clients are
@@ -38,7 +24,7 @@ const STALE_PRICE_RETRY_AFTER_SECONDS = 30;
  * PRICE_MAX_AGE_SECONDS: quoting on an old price would hand the client (or the house) a free option.
  */
 export async function freshReferencePrice(underlying: string, quotedCurrency: string, nowMs = clock.nowMs()): Promise<ReferencePrice> {
-  const price = await source.referencePrice(underlying, quotedCurrency);
+  const price = await getReferencePrice(underlying, quotedCurrency);
   const pair = `${underlying}/${quotedCurrency}`;
   if (!price) throw new ServiceUnavailableError(`no price available for ${pair}`, STALE_PRICE_RETRY_AFTER_SECONDS);
   const maxAgeMs = config().PRICE_MAX_AGE_SECONDS * 1000;
