@@ -245,6 +245,9 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
     expect(await balances(platform)).toEqual(before);
     const trades = await platform.get(`/trades?client_trade_id=${message.quote_id}`);
     expect(trades.body.count).toBe(0);
+    await fund(platform.participantCode, 'USD', '49900');
+    const executed = await execute(platform, message.quote_id);
+    expect(executed.status, executed.text).toBe(200);
   });
 
   it('refuses an expired quote with 400', async () => {
