@@ -99,3 +99,40 @@ describe('transaction conflicts', () => {
     });
   });
 });
+
+describe('an idempotent POST whose response can’t be stored', () => {
+  afterEach(() => setDynamo(undefined));
+
+  it('keeps its X-Request-Id held, so a retry can’t book the transfer again', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '10');
+    const base = new DynamoDBClient({
+      region: 'us-east-1',
+      endpoint: config().DYNAMODB_ENDPOINT,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    // Fail only the write that records the finished response, after the transfer has committed.
+    base.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { UpdateExpression?: string };
+        if (context.commandName === 'UpdateItemCommand' && input.UpdateExpression?.includes(':completed')) {
+          throw Object.assign(new Error('service unavailable'), { name: 'InternalServerError', $metadata: {} });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'failResponseRecording' },
+    );
+    setDynamo(DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true }, unmarshallOptions: { wrapNumbers: true } }));
+
+    const requestId = crypto.randomUUID();
+    const first = await platform.post('/transfers', body(platform, '4'), { headers: { 'X-Request-Id': requestId } });
+    expect(first.status).toBe(500);
+    setDynamo(undefined);
+    const retry = await platform.post('/transfers', body(platform, '4'), { headers: { 'X-Request-Id': requestId } });
+    expect(retry.status).toBe(409);
+    expect(await balances(platform)).toMatchObject({
+      [`${platform.participantCode}/general/USD`]: '6.00',
+      [`${platform.participantCode}/other/USD`]: '4.00',
+    });
+  });
+});

@@ -42,6 +42,10 @@ export function idempotency(): ServiceMiddleware {
       const key = request.context.svc.idempotencyKey;
       if (!key) return;
       const { statusCode, headers, body } = request.response!;
+      // The use case has committed by now: if storing its response fails, the id must not be released
+      // (onError would), or the client's retry would book again. The in-progress record then holds the id
+      // for its lease instead.
+      request.context.svc.idempotencyKey = undefined;
       await completeIdempotentRequest(key.platformCode, key.requestId, {
         statusCode,
         headers: Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name, String(value)])),
