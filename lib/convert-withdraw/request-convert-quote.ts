@@ -27,18 +27,31 @@ export interface ConvertQuoteRequest extends QuoteRequest {
 export async function requestConvertQuote(auth: AuthContext, request: ConvertQuoteRequest, requestId: string): Promise<ConvertQuoteView> {
   const { errors, value } = validateQuoteRequest(request, { allowedSides: ['buy'] });
   const underlying = findAsset(request.underlying);
-  const withdrawable = underlying?.type === 'crypto' && underlying.network !== null;
-  const fee = withdrawable ? await getNetworkFee(underlying.symbol) : undefined;
-  if (underlying && withdrawable) {
-    const problem = validateWithdrawalAddress(underlying.network!, request.withdrawal_address);
+  const network = underlying?.type === 'crypto' ? underlying.network : null;
+  const nowMs = clock.nowMs();
+  // The fee, participant and price reads are independent, so they run together, as in an RFQ; a 400 for the
+  // request still wins over a 503 for the price.
+  const pricing = value
+    ? dealPrice(auth.platformCode, 'buy', value.underlying, value.quoted, nowMs).then(
+        (deal) => ({ deal }),
+        (error: unknown) => ({ error }),
+      )
+    : undefined;
+  const participantErrors: string[] = [];
+  const [fee, participant] = await Promise.all([
+    underlying && network ? getNetworkFee(underlying.symbol) : undefined,
+    tradingParticipant(auth, request.participant_code, participantErrors),
+  ]);
+  if (underlying && network) {
+    const problem = validateWithdrawalAddress(network, request.withdrawal_address);
     if (problem) errors.push(problem);
     if (!fee) errors.push(`underlying: withdrawals of ${underlying.symbol} are not available (no network fee is set)`);
   }
-  const participant = await tradingParticipant(auth, request.participant_code, errors);
-  if (errors.length > 0 || !value || !participant || !fee) throw new ValidationError(errors);
-
-  const nowMs = clock.nowMs();
-  const deal = await dealPrice(auth.platformCode, 'buy', value.underlying, value.quoted, nowMs);
+  errors.push(...participantErrors);
+  if (errors.length > 0 || !value || !participant || !fee || !pricing) throw new ValidationError(errors);
+  const priced = await pricing;
+  if ('error' in priced) throw priced.error;
+  const { deal } = priced;
   const amounts = computeConvertQuote({ ...value, price: deal.price, networkFeeQuantity: fee.quantity });
   const quote: StoredQuote = {
     ...openQuote({
