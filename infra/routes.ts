@@ -12,6 +12,8 @@ export interface Route {
   /** Handler module relative to the repository root; it exports `handler`. */
   handler: string;
   area: PermissionArea | null;
+  /** A GET that stores what it answers (an RFQ stores its quote), so its function may write the main table. */
+  writes?: true;
 }
 
 export const routes: readonly Route[] = [
@@ -27,13 +29,13 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/trades', handler: 'functions/trades/report-trade.ts', area: 'trades' },
   { method: 'GET', path: '/trades', handler: 'functions/trades/list-trades.ts', area: 'trades' },
   { method: 'GET', path: '/trades/{trade_id}', handler: 'functions/trades/get-trade.ts', area: 'trades' },
-  { method: 'GET', path: '/liquidity/rfq', handler: 'functions/liquidity/request-quote.ts', area: 'liquidity' },
+  { method: 'GET', path: '/liquidity/rfq', handler: 'functions/liquidity/request-quote.ts', area: 'liquidity', writes: true },
   { method: 'POST', path: '/liquidity/execute', handler: 'functions/liquidity/execute-quote.ts', area: 'liquidity' },
   { method: 'GET', path: '/payments/status', handler: 'functions/payments/list-payment-status.ts', area: 'payments' },
   { method: 'POST', path: '/rewards', handler: 'functions/rewards/issue-reward.ts', area: 'rewards' },
   { method: 'POST', path: '/awards/fund', handler: 'functions/awards/fund-awards.ts', area: 'awards' },
   { method: 'POST', path: '/awards/distribute', handler: 'functions/awards/distribute-awards.ts', area: 'awards' },
-  { method: 'GET', path: '/convert_withdraw/rfq', handler: 'functions/convert-withdraw/request-quote.ts', area: 'convert_withdraw' },
+  { method: 'GET', path: '/convert_withdraw/rfq', handler: 'functions/convert-withdraw/request-quote.ts', area: 'convert_withdraw', writes: true },
   { method: 'POST', path: '/convert_withdraw/execute', handler: 'functions/convert-withdraw/execute-quote.ts', area: 'convert_withdraw' },
 ];
 

@@ -155,7 +155,12 @@ export class TradingSettlementStack extends Stack {
     });
   }
 
-  /** One function and one API Gateway method per route; all API functions share the same grants. */
+  /**
+   * One function and one API Gateway method per route, each granted what its row of the route table implies:
+   * the unsigned route nothing; a signed route reads its API key (main table) and decrypts the key's secret;
+   * a POST, or a GET marked `writes`, writes the main table; only POSTs keep replay, idempotency and client-id
+   * records in the TTL table.
+   */
   private addRoutes(table: readonly Route[]): void {
     const ids = new Set<string>();
     for (const route of table) {
@@ -168,11 +173,13 @@ export class TradingSettlementStack extends Stack {
         description: `${route.method} ${route.path}`,
         environment: this.functionEnvironment,
       });
-      // Every route reads keys and writes the replay cache or idempotency records, so each needs both tables.
-      this.mainTable.grantReadWriteData(fn.function);
-      this.ttlTable.grantReadWriteData(fn.function);
-      // Decrypt only: API secrets are created by the ops CLI, never through the API.
-      this.secretsKey.grantDecrypt(fn.function);
+      if (route.area !== null) {
+        if (route.method === 'POST' || route.writes) this.mainTable.grantReadWriteData(fn.function);
+        else this.mainTable.grantReadData(fn.function);
+        if (route.method === 'POST') this.ttlTable.grantReadWriteData(fn.function);
+        // Decrypt only: API secrets are created by the ops CLI, never through the API.
+        this.secretsKey.grantDecrypt(fn.function);
+      }
 
       this.api.root.resourceForPath(route.path).addMethod(route.method, new LambdaIntegration(fn.function));
       this.routeFunctions.set(route, fn);

@@ -164,7 +164,7 @@ describe('the service stack, from the real route table', () => {
     });
   });
 
-  it('grants every API function both tables and Decrypt, and DynamoDB actions on nothing but the two tables', () => {
+  it('grants API functions what their route needs, and DynamoDB actions on nothing but the two tables', () => {
     const tableIds = [mainId, ttlId];
     for (const [, policy] of ofType(resources, 'AWS::IAM::Policy')) {
       for (const statement of policy.Properties.PolicyDocument.Statement) {
@@ -182,15 +182,33 @@ describe('the service stack, from the real route table', () => {
       }
     }
 
+    const kinds = new Set<string>();
     for (const route of routes) {
-      const roleId = idOf(stack.routeFunctions.get(route)!.function.role!);
-      const statements = statementsOf(resources, roleId);
+      const name = `${route.method} ${route.path}`;
+      const statements = statementsOf(resources, idOf(stack.routeFunctions.get(route)!.function.role!));
       const granted = (action: string) => statements.filter((statement) => actionsOf(statement).includes(action)).flatMap(resourcesOf);
-      for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']) {
-        expect(granted(action), `${route.path} ${action}`).toEqual(expect.arrayContaining([arnOf(mainId), arnOf(ttlId)]));
+      const touchesTtl = statements.some((statement) => JSON.stringify(resourcesOf(statement)).includes(`"${ttlId}"`));
+      if (route.area === null) {
+        // The unsigned route reads no key and stores nothing.
+        kinds.add('unsigned');
+        expect(statements.flatMap(actionsOf).filter((action) => /^(dynamodb|kms):/.test(action)), name).toEqual([]);
+        continue;
       }
-      expect(granted('kms:Decrypt')).toEqual([arnOf(idOf(stack.secretsKey))]);
+      expect(granted('kms:Decrypt'), name).toEqual([arnOf(idOf(stack.secretsKey))]);
+      for (const action of ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query']) expect(granted(action), `${name} ${action}`).toContainEqual(arnOf(mainId));
+      const writesMain = route.method === 'POST' || route.writes === true;
+      kinds.add(route.method === 'POST' ? 'post' : writesMain ? 'storing get' : 'reading get');
+      for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem']) {
+        expect(granted(action).filter((resource) => JSON.stringify(resource).includes(`"${mainId}"`)).length > 0, `${name} ${action}`).toBe(writesMain);
+      }
+      // Replay, idempotency and client-id records are kept for POSTs only.
+      expect(touchesTtl, name).toBe(route.method === 'POST');
+      if (route.method === 'POST') {
+        for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']) expect(granted(action), `${name} ${action}`).toContainEqual(arnOf(ttlId));
+      }
     }
+    // Every kind of route is in the table, so none of the branches above went unchecked.
+    expect([...kinds].sort()).toEqual(['post', 'reading get', 'storing get', 'unsigned']);
   });
 
   it('outputs the API URL, both table names and the KMS key', () => {
