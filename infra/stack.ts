@@ -246,8 +246,8 @@ export class TradingSettlementStack extends Stack {
     });
     this.mainTable.grantReadData(sweep.function);
     stateMachine.grantStartExecution(sweep.function);
-    stateMachine.grantRead(sweep.function);
-    stateMachine.grantExecution(sweep.function, 'states:RedriveExecution');
+    // Not grantRead: that adds execution histories, listings and activities the sweep never asks for.
+    stateMachine.grantExecution(sweep.function, 'states:DescribeExecution', 'states:RedriveExecution');
     new Rule(this, 'OpenTradeSweepSchedule', {
       schedule: Schedule.rate(Duration.minutes(5)),
       targets: [new LambdaFunction(sweep.function)],

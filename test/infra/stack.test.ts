@@ -254,7 +254,7 @@ describe('the service stack, from the real route table', () => {
       Targets: Match.arrayWith([Match.objectLike({ Arn: arnOf(sweepId) })]),
     });
     const actions = statementsOf(resources, idOf(stack.node.findAll().find((c) => c.node.path.endsWith('OpenTradeSweep/Function/ServiceRole')) as any)).flatMap(actionsOf);
-    expect(actions).toEqual(expect.arrayContaining(['states:StartExecution', 'states:DescribeExecution', 'states:RedriveExecution']));
+    expect(actions.filter((action) => action.startsWith('states:')).sort()).toEqual(['states:DescribeExecution', 'states:RedriveExecution', 'states:StartExecution']);
     expect(actions.some((action) => action.startsWith('dynamodb:') && /Put|Update|Delete|Write/.test(action))).toBe(false);
   });
 
