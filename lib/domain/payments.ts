@@ -1,5 +1,5 @@
 import { ValidationError } from './errors.js';
-import { AMOUNT_PATTERN, decimalPlaces, Money } from './money.js';
+import { AMOUNT_LIMIT, AMOUNT_PATTERN, decimalPlaces, Money } from './money.js';
 import type { QuoteSide } from './quotes.js';
 
 /** Grouping 1: the service generates an ACH transaction against the client's external bank account. */
@@ -114,19 +114,24 @@ function descriptionProblem(description: unknown): string | null {
  * that text.
  */
 function parseBankFee(value: unknown): Money | string {
+  let amount: Money;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return 'must be a finite number';
     if (value < 0) return 'must not be negative';
     // Very large or very small doubles print in exponent form, which Decimal reads exactly.
-    const amount = new Money(String(value));
+    amount = new Money(String(value));
     if (amount.decimalPlaces() > BANK_FEE_DECIMALS) return `at most ${BANK_FEE_DECIMALS} decimal places`;
-    return amount;
+  } else {
+    if (typeof value !== 'string') return 'must be a number or a decimal string';
+    if (value.startsWith('-')) return 'must not be negative';
+    if (!AMOUNT_PATTERN.test(value)) return 'must be a decimal string such as "1.50" (no sign, no exponent)';
+    if (decimalPlaces(value) > BANK_FEE_DECIMALS) return `at most ${BANK_FEE_DECIMALS} decimal places`;
+    amount = new Money(value);
   }
-  if (typeof value !== 'string') return 'must be a number or a decimal string';
-  if (value.startsWith('-')) return 'must not be negative';
-  if (!AMOUNT_PATTERN.test(value)) return 'must be a decimal string such as "1.50" (no sign, no exponent)';
-  if (decimalPlaces(value) > BANK_FEE_DECIMALS) return `at most ${BANK_FEE_DECIMALS} decimal places`;
-  return new Money(value);
+  // Bounded like every client amount: a buy's payment (trade amount + fee) is booked when the bank posts it,
+  // and beyond the bound that write would fail in DynamoDB on every redelivery.
+  if (amount.gte(AMOUNT_LIMIT)) return `must be less than ${AMOUNT_LIMIT.toFixed()}`;
+  return amount;
 }
 
 export type AchTransferType = 'debit' | 'credit';

@@ -115,6 +115,7 @@ describe('ACH-funded execution', () => {
     ['neither grouping', {}, 'must contain either'],
     ['a bank_fee with 3 decimals', ach({ bank_fee: '1.505' }), 'funding_details.bank_fee: at most 2 decimal places'],
     ['a negative bank_fee', ach({ bank_fee: -1 }), 'funding_details.bank_fee: must not be negative'],
+    ['a bank_fee of 10^15 or more', ach({ bank_fee: `1${'0'.repeat(40)}` }), 'funding_details.bank_fee: must be less than 1000000000000000'],
     ['an external_account_id that is not a UUID', ach({ external_account_id: 'acct-1' }), 'funding_details.external_account_id: must be a UUID'],
   ])('refuses %s with 400 and writes nothing', async (_name, funding, words) => {
     const platform = await newPlatform();

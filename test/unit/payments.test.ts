@@ -141,12 +141,16 @@ describe('parseFundingDetails: bank_fee', () => {
     [Number.POSITIVE_INFINITY, 'must be a finite number'],
     [1e-7, 'at most 2 decimal places'],
     [true, 'must be a number or a decimal string'],
+    // Bounded like every client amount: a buy's payment is the trade amount plus this fee, booked when it posts.
+    ['1000000000000000', 'must be less than 1000000000000000'],
+    [`1${'0'.repeat(40)}`, 'must be less than 1000000000000000'],
+    [1e21, 'must be less than 1000000000000000'],
   ])('rejects %j', (input, message) => {
     expect(errorsOf(parseFundingDetails({ ...ach, bank_fee: input }))).toEqual([`funding_details.bank_fee: ${message}`]);
   });
 
-  it('reads a large number given in exponent form exactly', () => {
-    expect(bankFeeOf(1e21)).toBe('1000000000000000000000');
+  it('accepts a fee just under the bound', () => {
+    expect(bankFeeOf('999999999999999.99')).toBe('999999999999999.99');
   });
 });
 
