@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
@@ -18,7 +16,7 @@ import type { Construct } from 'constructs';
 import type { Config } from '../lib/config.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../lib/store/tables.js';
 import { routeId, routes, type Route } from './routes.js';
-import { PROJECT_ROOT, ServiceFunction, type ServiceEnvironment } from './service-function.js';
+import { ServiceFunction, type ServiceEnvironment } from './service-function.js';
 import { settlementWorkflowDefinition, type SettlementWorkflowResources } from './settlement-workflow.js';
 
 /** Business settings the functions read from the environment; on AWS sessions are hours apart, not seconds. */
@@ -186,11 +184,10 @@ export class TradingSettlementStack extends Stack {
     }
   }
 
-  /** One function per event handler that exists; they move balances, so main-table access only. */
+  /** One function per event handler; they move balances, so main-table access only. */
   private addEventFunctions(): Map<string, ServiceFunction> {
     const functions = new Map<string, ServiceFunction>();
     for (const [id, handler] of Object.entries(EVENT_HANDLERS)) {
-      if (!existsSync(join(PROJECT_ROOT, handler))) continue;
       const fn = new ServiceFunction(this, id, { handler, description: `events: ${handler}`, environment: this.functionEnvironment });
       this.mainTable.grantReadWriteData(fn.function);
       functions.set(id, fn);

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { routes, type Route } from '../../infra/routes.js';
 import { PROJECT_ROOT } from '../../infra/service-function.js';
 import { SETTLEMENT_STATE_NAMES } from '../../infra/settlement-workflow.js';
-import { SETTLEMENT_TASK_HANDLERS, TradingSettlementStack, type TradingSettlementStackProps } from '../../infra/stack.js';
+import { EVENT_HANDLERS, SETTLEMENT_TASK_HANDLERS, TradingSettlementStack, type TradingSettlementStackProps } from '../../infra/stack.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/tables.js';
 
 type Json = any; // CloudFormation fragments: shapes are asserted, not typed.
@@ -259,11 +259,14 @@ describe('the service stack, from the real route table', () => {
   });
 
   it('deploys a function per event handler with main-table access', () => {
+    expect([...stack.eventFunctions.keys()].sort()).toEqual(Object.keys(EVENT_HANDLERS).sort());
     for (const [id, fn] of stack.eventFunctions) {
-      expect(id).toMatch(/Events$/);
-      expect(resources[idOf(fn.function)].Properties.Runtime).toBe('nodejs22.x');
+      expect(resources[idOf(fn.function)].Properties.Runtime, id).toBe('nodejs22.x');
+      const statements = statementsOf(resources, idOf(fn.function.role!));
+      const text = JSON.stringify(statements.filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:'))).flatMap(resourcesOf));
+      expect(text, id).toContain(`"${mainId}"`);
+      expect(text, id).not.toContain(`"${ttlId}"`);
     }
-    expect(stack.eventFunctions.has('BankEvents')).toBe(true);
   });
 });
 
