@@ -1,5 +1,5 @@
 import { clock } from '../clock.js';
-import { IdempotencyMismatchError, ServiceUnavailableError } from '../domain/errors.js';
+import { IdempotencyMismatchError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL, type MovementType } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { computeQuote } from '../domain/quotes.js';
@@ -27,6 +27,11 @@ export interface InstantPurchase {
   request: Omit<ValidQuoteRequest, 'side'>;
   /** Who receives the underlying, and in which of its accounts. */
   beneficiary: { participant_code: string; account_label: string };
+  /**
+   * Problems found by a check that needs a read (a reward's recipient), started by the caller so it runs
+   * alongside this purchase's own reads; any problem is a 400 before anything else is answered.
+   */
+  problems?: Promise<string[]>;
 }
 
 export interface InstantPurchaseResult {
@@ -83,13 +88,15 @@ export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, 
   const nowMs = clock.nowMs();
   // Independent reads, so they run together. An earlier booking of this request is the answer even when the
   // price has gone stale since.
-  const [booked, priced] = await Promise.all([
+  const [problems, booked, priced] = await Promise.all([
+    purchase.problems ?? [],
     bookedByRequest(product, auth.platformCode, requestId, nowMs),
     dealPrice(auth.platformCode, 'buy', request.underlying, request.quoted, nowMs).then(
       (deal) => ({ deal }),
       (error: unknown) => ({ error }),
     ),
   ]);
+  if (problems.length > 0) throw new ValidationError(problems);
   if (booked) return resultOf(booked, purchase);
   if ('error' in priced) throw priced.error;
   const { deal } = priced;

@@ -21,10 +21,13 @@ export interface RewardRequest {
  */
 export async function issueReward(auth: AuthContext, request: RewardRequest, requestId: string): Promise<InstantPurchaseResult> {
   const { errors, value } = validateQuoteRequest({ ...request, side: 'buy' });
-  const customer = await getParticipantOfPlatform(auth.platformCode, request.participant_code);
-  if (!customer || customer.kind !== 'customer') errors.push(`participant_code: no customer '${request.participant_code}' of this platform`);
-  else if (customer.status !== 'approved') errors.push(`participant_code: customer ${request.participant_code} is ${customer.status}, not approved`);
-  if (errors.length > 0 || !value) throw new ValidationError(errors);
+  // Read alongside the purchase's own reads (price, request claim); its problems still come before anything.
+  const recipientProblems = getParticipantOfPlatform(auth.platformCode, request.participant_code).then((customer) => {
+    if (!customer || customer.kind !== 'customer') return [`participant_code: no customer '${request.participant_code}' of this platform`];
+    if (customer.status !== 'approved') return [`participant_code: customer ${request.participant_code} is ${customer.status}, not approved`];
+    return [];
+  });
+  if (errors.length > 0 || !value) throw new ValidationError([...errors, ...(await recipientProblems)]);
 
   return purchaseNow(
     auth,
@@ -33,6 +36,7 @@ export async function issueReward(auth: AuthContext, request: RewardRequest, req
       movementType: 'reward',
       request: value,
       beneficiary: { participant_code: request.participant_code, account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL },
+      problems: recipientProblems,
     },
     requestId,
   );
