@@ -190,11 +190,11 @@ export function validateTradeReport(body: unknown, ctx: TradeReportContext): Tra
   });
 
   // Which method was used is read from the raw body, so a mix-up is reported even when a party has other errors.
-  const methodOk = checkAmountMethod(body, errors);
+  const method = checkAmountMethod(body, errors);
   const amounts =
-    parties === undefined || !methodOk
+    parties === undefined || method === undefined
       ? undefined
-      : resolveAmounts({ errors, pair, trade_price, trade_price_text, trade_quantity_text, parties });
+      : resolveAmounts({ errors, method, pair, trade_price, trade_price_text, trade_quantity_text, parties });
 
   if (errors.length > 0) return { ok: false, errors };
   // Every branch that leaves one of these undefined has pushed an error; the check only narrows the types.
@@ -431,8 +431,11 @@ function readSettling(raw: unknown, field: string, anonymous: boolean, errors: s
   return value;
 }
 
-/** Method A sends `trade_quantity` and no party amounts; method B the reverse. Anything else is an error. */
-function checkAmountMethod(body: Record<string, unknown>, errors: string[]): boolean {
+/**
+ * Method A sends `trade_quantity` and no party amounts; method B the reverse. Anything else is an error
+ * (undefined). Decided on presence alone: a malformed `trade_quantity` still means method A.
+ */
+function checkAmountMethod(body: Record<string, unknown>, errors: string[]): AmountMethod | undefined {
   const hasQuantity = !isAbsent(body.trade_quantity);
   const rawParties = Array.isArray(body.parties) ? body.parties : [];
   const withAmount = rawParties.map((p: unknown) => isRecord(p) && !isAbsent(p.amount));
@@ -440,25 +443,26 @@ function checkAmountMethod(body: Record<string, unknown>, errors: string[]): boo
 
   if (hasQuantity && anyAmount) {
     errors.push('trade_quantity: must be omitted when the parties carry amounts');
-    return false;
+    return undefined;
   }
   if (!hasQuantity && !anyAmount) {
     errors.push('trade_quantity: required unless every party carries an amount');
-    return false;
+    return undefined;
   }
   if (!hasQuantity) {
     const before = errors.length;
     withAmount.forEach((has, index) => {
       if (!has) errors.push(`parties[${index}].amount: required when trade_quantity is omitted`);
     });
-    return errors.length === before;
+    return errors.length === before ? 'amounts_per_party' : undefined;
   }
-  return true;
+  return 'price_and_quantity';
 }
 
 /** Runs only on a body whose parties and method are valid; computes (A) or checks (B) the final amounts. */
 function resolveAmounts(input: {
   errors: string[];
+  method: AmountMethod;
   pair: Pair | undefined;
   trade_price: Money | undefined;
   trade_price_text: string | undefined;
@@ -471,7 +475,9 @@ function resolveAmounts(input: {
   const buyerIndex = parties.findIndex((p) => p.side === 'buy');
   const sellerIndex = parties.findIndex((p) => p.side === 'sell');
 
-  if (trade_quantity_text !== undefined) {
+  if (input.method === 'price_and_quantity') {
+    // A malformed trade_quantity (a JSON number, say) was reported when it was read.
+    if (trade_quantity_text === undefined) return undefined;
     // Method A. A quantity finer than the base allows is rejected, never rounded (client-supplied amount).
     const quantity = parseAmount(trade_quantity_text, pair.base, 'trade_quantity');
     if (typeof quantity === 'string') {

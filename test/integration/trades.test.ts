@@ -281,6 +281,12 @@ describe('POST /trades: each rule fails and passes through HTTP', () => {
     }
   });
 
+  it('a trade_quantity sent as a JSON number is a 400, not a 500', async () => {
+    const rejected = await post(body({ trade_quantity: 0.5 }));
+    expect(rejected.status).toBe(400);
+    expect(rejected.body.errors).toEqual(['trade_quantity: must be a decimal string such as "12.34" (no sign, no exponent)']);
+  });
+
   it('a quantity finer than the base asset allows is refused, not rounded', async () => {
     const rejected = await post(tradeBody(platform, { buyer, seller, quantity: '0.123456789' }));
     expect(rejected.status).toBe(400);

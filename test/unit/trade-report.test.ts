@@ -445,6 +445,13 @@ describe('amount method A: price and quantity', () => {
     expect(ok(methodA({ trade_quantity: '0.00000001', trade_price: '1000000' })).trade_quantity).toBe('0.00000001');
   });
 
+  it('reports a trade_quantity that is not a decimal string (a JSON number, say) instead of throwing', () => {
+    const shape = 'trade_quantity: must be a decimal string such as "12.34" (no sign, no exponent)';
+    for (const bad of [0.5, 'abc', {}, true]) {
+      expect(errorsOf(methodA({ trade_quantity: bad }))).toEqual([shape]);
+    }
+  });
+
   it('rejects a zero quantity and one whose quote amount rounds to zero', () => {
     expect(errorsOf(methodA({ trade_quantity: '0' }))).toEqual(['trade_quantity: must be greater than zero']);
     expect(errorsOf(methodA({ trade_quantity: '1', trade_price: '0.004' }))).toEqual([
