@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   TRADE_REPORT_LIMITS,
@@ -582,5 +583,38 @@ describe('amount method B: amounts per party', () => {
     const neither = methodA();
     delete neither.trade_quantity;
     expect(errorsOf(neither)).toEqual(['trade_quantity: required unless every party carries an amount']);
+  });
+});
+
+describe('any client body', () => {
+  // Whatever a client sends is a valid trade or a list of errors (a 400), never an exception (a 500).
+  const value = fc.oneof(
+    fc.constantFrom(undefined, null, true, false, 0, 0.5, -1, '', '0', '.5', '1e5', '2', '200', 'Anonymous', 'buy', 'sell', 'BTC', 'USD', 'BTC/BTC', 'ETH/USD', 'forward', PLATFORM),
+    fc.integer(),
+    fc.string(),
+    fc.array(fc.anything(), { maxLength: 3 }),
+    fc.object(),
+  );
+  const topFields = ['client_trade_id', 'symbol', 'product_type', 'trade_price', 'trade_quantity', 'physical_delivery', 'transaction_timestamp', 'parties_anonymous', 'settlement_timestamp', 'expiry_timestamp', 'bank_fee', 'reporting_party', 'parties'];
+  const partyFields = ['side', 'participant_code', 'asset', 'amount', 'settling', 'account_label'];
+
+  it('validates to a trade or to errors, never throws', () => {
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        fc.array(fc.tuple(fc.constantFrom(...topFields), value), { maxLength: 4 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), fc.constantFrom(...partyFields), value), { maxLength: 4 }),
+        (amountsPerParty, topChanges, partyChanges) => {
+          const body: Record<string, any> = amountsPerParty ? methodB() : methodA();
+          for (const [field, v] of topChanges) body[field] = v;
+          for (const [index, field, v] of partyChanges) {
+            if (Array.isArray(body.parties) && body.parties[index] && typeof body.parties[index] === 'object') body.parties[index][field] = v;
+          }
+          const result = validateTradeReport(body, ctx);
+          expect(result.ok ? result.value.parties : result.errors.length).toBeTruthy();
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });
