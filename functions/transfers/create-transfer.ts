@@ -16,6 +16,6 @@ const body = z.object({
 });
 
 /** POST /transfers: move an asset between accounts the platform may act for. */
-export const handler = apiHandler({ body, successStatus: 201 }, async ({ body, auth }) => ({
-  message: await createTransfer(auth.platformCode, body),
+export const handler = apiHandler({ body, successStatus: 201 }, async ({ body, auth, requestId, idempotent }) => ({
+  message: await createTransfer(auth.platformCode, body, { idempotentRequestId: idempotent ? requestId : undefined }),
 }));

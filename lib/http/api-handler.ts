@@ -25,6 +25,8 @@ export interface HandlerInput<Q, B, P> {
   requestId: string;
   /** The verified caller. Present on every signed route (all but GET /time). */
   auth: AuthContext;
+  /** True when the client's X-Request-Id made this POST idempotent (`requestId` is then the client's). */
+  idempotent: boolean;
 }
 
 /**
@@ -45,6 +47,7 @@ export function apiHandler<
       path: svc.input?.path as Parsed<P>,
       requestId: svc.requestId,
       auth: svc.auth as AuthContext,
+      idempotent: svc.idempotencyKey !== undefined,
     });
     return { statusCode: options.successStatus ?? 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
   };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clock } from '../../lib/clock.js';
 import { sign } from '../../lib/http/signature.js';
@@ -297,6 +297,41 @@ describe('X-Request-Id idempotency on POST', () => {
     expect(changed.status).toBe(422);
     expect(changed.body.errors[0]).toContain('X-Request-Id');
     expect((await platform.post('/transfers', body, { headers: { 'X-Request-Id': 'not-a-uuid' } })).status).toBe(400);
+  });
+});
+
+describe('a transfer whose first run booked but never answered', () => {
+  // What a run that died between its commit and storing its response leaves behind, once the idempotency
+  // record's in-progress lease has lapsed: no record at all.
+  const loseIdempotencyRecord = (platform: TestPlatform, requestId: string) =>
+    dynamo().send(new DeleteCommand({ TableName: tableNames().ttl, Key: { pk: ttlKeys.idempotency(platform.platformCode, requestId) } }));
+
+  it('answers the retry with the booked transfer instead of booking a second one', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '100');
+    const requestId = randomUUID();
+    const body = transferBody(platform, { amount: '7' });
+    const first = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
+    expect(first.status).toBe(201);
+    await loseIdempotencyRecord(platform, requestId);
+
+    const retry = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
+    expect(retry.status).toBe(201);
+    expect(retry.body.message).toEqual(first.body.message);
+    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('93.00');
+    expect((await platform.get('/transfers')).body.count).toBe(1);
+  });
+
+  it('refuses another request under the same id with 422 and moves nothing', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '100');
+    const requestId = randomUUID();
+    expect((await platform.post('/transfers', transferBody(platform, { amount: '7' }), { headers: { 'X-Request-Id': requestId } })).status).toBe(201);
+    await loseIdempotencyRecord(platform, requestId);
+
+    const other = await platform.post('/transfers', transferBody(platform, { amount: '8' }), { headers: { 'X-Request-Id': requestId } });
+    expect(other.status).toBe(422);
+    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('93.00');
   });
 });
 
