@@ -1,33 +1,25 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { clock } from '../../lib/clock.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableNames } from '../../lib/store/client.js';
-import { newParticipantCode } from '../../lib/store/codes.js';
 import { keys } from '../../lib/store/keys.js';
+import { customersViaStore } from './customers.js';
 
 /**
- * An approved customer of `platformCode`, written straight to the table: trade tests need parties, not the
- * onboarding rules (those have their own tests through HTTP). `status` lets a test make a locked one.
+ * A customer of `platformCode` made through the store's own creation path: trade tests need parties, not
+ * the onboarding rules (those have their own tests through HTTP). `status` lets a test make a locked one;
+ * nothing in the service changes a status yet, so the test sets it directly.
  */
 export async function newCustomer(platformCode: string, status = 'approved'): Promise<string> {
-  const code = newParticipantCode();
-  const now = clock.nowMs();
-  await dynamo().send(
-    new PutCommand({
-      TableName: tableNames().main,
-      Item: {
-        ...keys.participant(code),
-        gsi1pk: keys.participantsOfPlatform(platformCode),
-        gsi1sk: keys.participantSortKey(now, code),
-        type: 'participant',
-        participant_code: code,
-        platform_code: platformCode,
-        kind: 'customer',
-        status,
-        is_minor: false,
-        created_at: now,
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
-  return code;
+  const [code] = await customersViaStore(platformCode, 1);
+  if (status !== 'approved') {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: tableNames().main,
+        Key: keys.participant(code!),
+        UpdateExpression: 'SET #status = :status',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':status': status },
+      }),
+    );
+  }
+  return code!;
 }
