@@ -10,14 +10,25 @@ import { newPlatform, type TestPlatform } from '../support/service.js';
  * DynamoDB Local never reports transaction conflicts, so these tests put a middleware on the client that
  * does what DynamoDB does under contention: cancel the first N TransactWriteItems calls.
  */
-function clientInjecting(fault: { conflicts?: number; lostResponses?: number }) {
-  const calls = { transactions: 0 };
+type Middleware = Parameters<DynamoDBClient['middlewareStack']['add']>[0];
+
+/**
+ * Points the service at DynamoDB Local through a client that carries one fault-injecting middleware, placed
+ * inside the SDK's retry loop so that it sees (and can fail) every attempt.
+ */
+function useClientWith(middleware: Middleware, name: string): void {
   const base = new DynamoDBClient({
     region: 'us-east-1',
     endpoint: config().DYNAMODB_ENDPOINT,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  base.middlewareStack.add(
+  base.middlewareStack.add(middleware, { step: 'deserialize', name });
+  setDynamo(DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true }, unmarshallOptions: { wrapNumbers: true } }));
+}
+
+function clientInjecting(fault: { conflicts?: number; lostResponses?: number }) {
+  const calls = { transactions: 0 };
+  useClientWith(
     (next, context) => async (args) => {
       if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
       calls.transactions++;
@@ -37,13 +48,7 @@ function clientInjecting(fault: { conflicts?: number; lostResponses?: number }) 
       }
       return result;
     },
-    { step: 'deserialize', name: 'injectTransactionFaults' },
-  );
-  setDynamo(
-    DynamoDBDocumentClient.from(base, {
-      marshallOptions: { removeUndefinedValues: true },
-      unmarshallOptions: { wrapNumbers: true },
-    }),
+    'injectTransactionFaults',
   );
   return calls;
 }
@@ -106,13 +111,8 @@ describe('an idempotent POST whose response can’t be stored', () => {
   it('keeps its X-Request-Id held, so a retry can’t book the transfer again', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '10');
-    const base = new DynamoDBClient({
-      region: 'us-east-1',
-      endpoint: config().DYNAMODB_ENDPOINT,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
     // Fail only the write that records the finished response, after the transfer has committed.
-    base.middlewareStack.add(
+    useClientWith(
       (next, context) => async (args) => {
         const input = args.input as { UpdateExpression?: string };
         if (context.commandName === 'UpdateItemCommand' && input.UpdateExpression?.includes(':completed')) {
@@ -120,9 +120,8 @@ describe('an idempotent POST whose response can’t be stored', () => {
         }
         return next(args);
       },
-      { step: 'initialize', name: 'failResponseRecording' },
+      'failResponseRecording',
     );
-    setDynamo(DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true }, unmarshallOptions: { wrapNumbers: true } }));
 
     const requestId = crypto.randomUUID();
     const first = await platform.post('/transfers', body(platform, '4'), { headers: { 'X-Request-Id': requestId } });
