@@ -1,7 +1,6 @@
 import { clock } from '../clock.js';
 import { findAsset } from '../domain/assets.js';
 import { ValidationError } from '../domain/errors.js';
-import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
 import { formatAmount } from '../domain/money.js';
 import { computeConvertQuote } from '../domain/quotes.js';
 import { validateWithdrawalAddress } from '../domain/withdrawal-address.js';
@@ -59,11 +58,8 @@ export async function requestConvertQuote(auth: AuthContext, request: ConvertQuo
       requestId,
       platformCode: auth.platformCode,
       platformParticipantCode: auth.participantCode,
-      account: {
-        participant_code: participant.participant_code,
-        account_group: participant.platform_code,
-        account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL,
-      },
+      participant,
+      accountLabel: request.account_label,
       side: 'buy',
       underlying: value.underlying,
       quoted: value.quoted,

@@ -1,5 +1,6 @@
 import { config } from '../config.js';
 import type { Asset } from '../domain/assets.js';
+import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
 import { formatAmount, type Money } from '../domain/money.js';
 import type { QuoteSide } from '../domain/quotes.js';
 import type { DealPrice } from '../pricing/price-source.js';
@@ -12,7 +13,10 @@ export interface OpenQuoteInput {
   platformCode: string;
   /** The platform's own participant: a quote for anyone else is made on their behalf. */
   platformParticipantCode: string;
-  account: { participant_code: string; account_group: string; account_label: string };
+  /** Whose accounts trade; they live in the group of the participant's platform. */
+  participant: { participant_code: string; platform_code: string };
+  /** The account label the quote trades (`general` when the client named none). */
+  accountLabel?: string;
   side: QuoteSide;
   underlying: Asset;
   quoted: Asset;
@@ -32,10 +36,10 @@ export function openQuote(input: OpenQuoteInput): StoredQuote {
     product: input.product,
     request_id: input.requestId,
     platform_code: input.platformCode,
-    participant_code: input.account.participant_code,
-    account_group: input.account.account_group,
-    account_label: input.account.account_label,
-    on_behalf_of: input.account.participant_code !== input.platformParticipantCode,
+    participant_code: input.participant.participant_code,
+    account_group: input.participant.platform_code,
+    account_label: input.accountLabel ?? DEFAULT_ACCOUNT_LABEL,
+    on_behalf_of: input.participant.participant_code !== input.platformParticipantCode,
     side: input.side,
     underlying: input.underlying.symbol,
     quoted_currency: input.quoted.symbol,

@@ -1,7 +1,6 @@
 import { clock } from '../clock.js';
 import { findAsset, type Asset } from '../domain/assets.js';
 import { ValidationError } from '../domain/errors.js';
-import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
 import { parseAmount, type Money } from '../domain/money.js';
 import { computeQuote, validateQuantityXorTotal, type QuoteSide } from '../domain/quotes.js';
 import type { AuthContext } from '../http/types.js';
@@ -105,12 +104,8 @@ export async function requestQuote(auth: AuthContext, request: QuoteRequest, req
     requestId,
     platformCode: auth.platformCode,
     platformParticipantCode: auth.participantCode,
-    // A participant's accounts live in the group of its platform.
-    account: {
-      participant_code: participant.participant_code,
-      account_group: participant.platform_code,
-      account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL,
-    },
+    participant,
+    accountLabel: request.account_label,
     side: value.side,
     underlying: value.underlying,
     quoted: value.quoted,
