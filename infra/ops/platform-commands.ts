@@ -4,9 +4,11 @@ import { createApiKey, listApiKeys, PERMISSION_AREAS, revokeApiKey, type Permiss
 import { createPlatform, getPlatform } from '../../lib/store/platforms.js';
 import { required, UsageError, type Commands } from './command.js';
 
+/** Absent: every area. Given: a non-empty list of known areas (`--permissions ''` is a mistake, not "all"). */
 function parsePermissions(text: string | undefined): PermissionArea[] {
-  if (!text) return [...PERMISSION_AREAS];
+  if (text === undefined) return [...PERMISSION_AREAS];
   const areas = text.split(',').map((area) => area.trim());
+  if (areas.some((area) => area === '')) throw new UsageError(`--permissions needs one or more areas separated by commas (known: ${PERMISSION_AREAS.join(', ')})`);
   const unknown = areas.filter((area) => !(PERMISSION_AREAS as readonly string[]).includes(area));
   if (unknown.length) throw new UsageError(`unknown permission areas: ${unknown.join(', ')} (known: ${PERMISSION_AREAS.join(', ')})`);
   return areas as PermissionArea[];

@@ -35,6 +35,19 @@ export class ForbiddenError extends Error {
   }
 }
 
+/**
+ * 403 for every way authentication can fail (missing header, stale timestamp, unknown or revoked key, wrong
+ * passphrase, bad signature): one message for all, so the answer tells a guesser nothing. `reason` is for
+ * the log only.
+ */
+export class AuthenticationError extends ForbiddenError {
+  static readonly MESSAGE = 'request could not be authenticated';
+  constructor(readonly reason: string) {
+    super(AuthenticationError.MESSAGE);
+    this.name = 'AuthenticationError';
+  }
+}
+
 /** 404: unknown resource, or one that belongs to another platform (never reveal it exists). */
 export class NotFoundError extends Error {
   constructor(message: string) {

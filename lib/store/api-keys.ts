@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { clock } from '../clock.js';
-import { NotFoundError } from '../domain/errors.js';
+import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { dynamo, tableNames } from './client.js';
 import { keys } from './keys.js';
 import { decryptSecret, encryptSecret } from './secret-cipher.js';
@@ -20,6 +20,8 @@ export const PERMISSION_AREAS = [
   'trades',
   'accounts',
   'assets',
+  'withdrawals',
+  'webhooks',
 ] as const;
 export type PermissionArea = (typeof PERMISSION_AREAS)[number];
 
@@ -54,12 +56,14 @@ export function passphraseMatches(stored: StoredApiKey, presented: string): bool
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 
-/** Issues a key. `fixed` credentials exist for signature test vectors; everything else gets random ones. */
-export async function createApiKey(
-  platformCode: string,
-  permissions: readonly PermissionArea[] = PERMISSION_AREAS,
-  fixed?: ApiKeyCredentials,
-): Promise<ApiKeyCredentials> {
+/**
+ * Issues a key with at least one permission area: an empty list is a mistake, never "everything".
+ * `fixed` credentials exist for signature test vectors; everything else gets random ones.
+ */
+export async function createApiKey(platformCode: string, permissions: readonly PermissionArea[], fixed?: ApiKeyCredentials): Promise<ApiKeyCredentials> {
+  const unknown = permissions.filter((area) => !(PERMISSION_AREAS as readonly string[]).includes(area));
+  if (permissions.length === 0) throw new ValidationError(['permissions: a key needs at least one permission area']);
+  if (unknown.length) throw new ValidationError([`permissions: unknown areas ${unknown.join(', ')}`]);
   const credentials: ApiKeyCredentials = fixed ?? {
     api_key: randomBytes(24).toString('base64url'),
     api_secret: randomBytes(32).toString('base64'),
@@ -76,7 +80,7 @@ export async function createApiKey(
         type: 'api_key',
         api_key: credentials.api_key,
         platform_code: platformCode,
-        permissions: [...permissions],
+        permissions: [...new Set(permissions)],
         secret_ciphertext: await encryptSecret(credentials.api_secret),
         passphrase_salt: salt,
         passphrase_hash: hashPassphrase(credentials.passphrase, salt),

@@ -1,7 +1,9 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../lib/clock.js';
 import { sign } from '../../lib/http/signature.js';
-import { createApiKey, revokeApiKey } from '../../lib/store/api-keys.js';
+import { AuthenticationError } from '../../lib/domain/errors.js';
+import { createApiKey, PERMISSION_AREAS, revokeApiKey } from '../../lib/store/api-keys.js';
+import { routes } from '../../infra/routes.js';
 import { createPlatform, getPlatform } from '../../lib/store/platforms.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
@@ -68,9 +70,10 @@ describe('signed requests', () => {
     expect(response.status, response.text).toBe(404);
   });
 
+  // Every authentication failure reads the same, so the answer tells a guesser nothing.
   const forbidden = (response: { status: number; body: any; headers: Headers }) => {
     expect(response.status).toBe(403);
-    expect(response.body).toEqual({ error: true, message: expect.any(String) });
+    expect(response.body).toEqual({ error: true, message: AuthenticationError.MESSAGE });
     expect(response.headers.get('x-request-id')).toBeTruthy();
   };
 
@@ -110,8 +113,69 @@ describe('signed requests', () => {
   it('refuses a key without the route permission', async () => {
     const limited = await newPlatform({ permissions: ['transfers'] });
     const response = await limited.get('/assets');
-    forbidden(response);
-    expect(response.body.message).toContain("'assets'");
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({ error: true, message: expect.stringContaining("'assets'") });
+  });
+
+  it('logs what failed, while the client hears one message', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      forbidden(await platform.get('/assets', { headers: { 'X-SVC-PASSPHRASE': 'not-the-passphrase' } }));
+      forbidden(await platform.get('/assets', { headers: { 'X-SVC-API-KEY': 'no-such-key' } }));
+      const lines = warn.mock.calls.map(([line]) => JSON.parse(String(line)));
+      expect(lines).toEqual([
+        expect.objectContaining({ level: 'warn', route: 'GET /assets', reason: 'invalid passphrase' }),
+        expect.objectContaining({ level: 'warn', route: 'GET /assets', reason: 'unknown API key' }),
+      ]);
+      expect(JSON.stringify(lines)).not.toContain(platform.credentials.passphrase);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('refuses anything but exactly one base64 signature in X-SVC-SIGNED', async () => {
+    const timestamp = String(clock.nowSeconds());
+    const good = sign(Buffer.from(platform.credentials.api_secret, 'base64'), timestamp, 'GET', '/assets', '{}');
+    const withSignature = (signature: string) =>
+      send('GET', '/assets', undefined, {
+        unsigned: true,
+        headers: {
+          'X-SVC-API-KEY': platform.credentials.api_key,
+          'X-SVC-PASSPHRASE': platform.credentials.passphrase,
+          'X-SVC-TIMESTAMP': timestamp,
+          'X-SVC-SIGNED': signature,
+        },
+      });
+    for (const junk of [`${good}junk`, `${good} ${good}`, `${good},${good}`, `${good}==`, `${good}.`, good.slice(0, -2), good.replace(/\+/g, '-').replace(/\//g, '_')]) {
+      if (junk === good) continue;
+      forbidden(await withSignature(junk));
+    }
+    expect((await withSignature(good)).status).toBe(200);
+    // Padding is optional: the same 32 bytes either way.
+    expect((await withSignature(good.replace(/=$/, ''))).status).toBe(200);
+  });
+
+  it("refuses a POST whose query is not under its signature; a GET may sign its bare path (the spec's weaker form)", async () => {
+    const body = { from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, asset: 'USD', amount: '1' };
+    forbidden(await platform.post('/transfers?to_account_label=elsewhere', body, { signWithoutQuery: true }));
+    // Signed with its query, the same request passes authentication (and fails on its body instead).
+    const signed = await platform.post('/transfers?to_account_label=elsewhere', body);
+    expect(signed.status, signed.text).toBe(400);
+    expect((await platform.get('/assets?symbol=BTC', { signWithoutQuery: true })).status).toBe(200);
+    // A GET signed over a different query than it sends is refused.
+    const secret = Buffer.from(platform.credentials.api_secret, 'base64');
+    const timestamp = String(clock.nowSeconds());
+    forbidden(
+      await send('GET', '/assets?symbol=ETH', undefined, {
+        unsigned: true,
+        headers: {
+          'X-SVC-API-KEY': platform.credentials.api_key,
+          'X-SVC-PASSPHRASE': platform.credentials.passphrase,
+          'X-SVC-TIMESTAMP': timestamp,
+          'X-SVC-SIGNED': sign(secret, timestamp, 'GET', '/assets?symbol=BTC', '{}'),
+        },
+      }),
+    );
   });
 
   it('accepts the fixed test vector computed outside the code base', async () => {
@@ -141,6 +205,37 @@ describe('signed requests', () => {
     } finally {
       clock.reset();
     }
+  });
+});
+
+describe('permission areas', () => {
+  const signed = routes.filter((route) => route.area !== null);
+
+  it('cover every signed route', () => {
+    for (const route of signed) expect(PERMISSION_AREAS).toContain(route.area);
+    expect(PERMISSION_AREAS).toEqual(expect.arrayContaining(['withdrawals', 'webhooks']));
+  });
+
+  it.each(signed.map((route) => [`${route.method} ${route.path}`, route] as const))('%s needs its area and no other', async (_name, route) => {
+    const path = route.path.replace(/\{[^}]+\}/g, 'unknown-id');
+    const body = route.method === 'POST' ? {} : undefined;
+    const without = await newPlatform({ permissions: PERMISSION_AREAS.filter((area) => area !== route.area) });
+    const refused = await without.request(route.method, path, body);
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.body.message).toContain(`'${route.area}'`);
+    const only = await newPlatform({ permissions: [route.area!] });
+    const allowed = await only.request(route.method, path, body);
+    expect(allowed.status, allowed.text).not.toBe(403);
+    expect(allowed.status, allowed.text).toBeLessThan(500);
+  });
+
+  it('a key is never created without an area', async () => {
+    const { platform_code } = await createPlatform('no areas');
+    await expect(createApiKey(platform_code, [])).rejects.toThrow(/at least one permission area/);
+    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', ''], { connectToTables: false })).rejects.toThrow(/--permissions/);
+    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades,'], { connectToTables: false })).rejects.toThrow(/--permissions/);
+    const created: any = await runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades'], { connectToTables: false });
+    expect(created.platform_code).toBe(platform_code);
   });
 });
 

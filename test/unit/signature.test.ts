@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { queryStringVariants, sign, signaturesEqual, signedTextCandidates } from '../../lib/http/signature.js';
+import { isOneSignature, queryStringVariants, sign, signaturesEqual, signedTextCandidates } from '../../lib/http/signature.js';
 
 // Vectors computed outside this code base with:
 //   printf '%s' "<text>" | openssl dgst -sha256 -mac HMAC -macopt hexkey:<hex of secret> -binary | base64
@@ -28,6 +28,21 @@ describe('request signature', () => {
       bodies: ['{}', ''],
     }).map((parts) => parts.join(''));
     expect(candidates).toEqual(expect.arrayContaining(['1GET/assets{}', '1GET/assets', '1GET/assets?symbol=BTC{}', '1GET/assets?symbol=BTC']));
+  });
+
+  it('keeps the query of any other method under the signature', () => {
+    const candidates = signedTextCandidates('POST', '1', { paths: ['/transfers'], queries: queryStringVariants({ a: ['1'] }), bodies: ['{"x":1}'] }).map((parts) => parts.join(''));
+    expect(candidates).toEqual(['1POST/transfers?a=1{"x":1}']);
+    expect(signedTextCandidates('POST', '1', { paths: ['/transfers'], queries: [], bodies: ['{}'] }).map((parts) => parts.join(''))).toEqual(['1POST/transfers{}']);
+  });
+
+  it('takes exactly one base64 HMAC-SHA256 value', () => {
+    const good = 'nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k=';
+    expect(isOneSignature(good)).toBe(true);
+    expect(isOneSignature(good.slice(0, -1))).toBe(true);
+    for (const bad of [`${good}x`, `${good} ${good}`, `${good}=`, good.slice(0, -2), 'nvbMIwhJaFxg5gFBBm9v_Ectppt0G97l-icNMSUgP6k=', 'nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6l=', '']) {
+      expect(isOneSignature(bad), bad).toBe(false);
+    }
   });
 
   it('rebuilds the query string encoded and raw, in the order sent', () => {

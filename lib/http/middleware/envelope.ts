@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { AuthenticationError } from '../../domain/errors.js';
 import { errorToHttp } from '../error-mapper.js';
 import type { ServiceMiddleware, ServiceRequest } from '../types.js';
 
@@ -31,6 +32,18 @@ export function envelope(): ServiceMiddleware {
       // An error thrown before `before` ran (not expected) still gets an id.
       request.context.svc ??= { requestId: randomUUID(), headers: {} };
       const mapped = errorToHttp(request.error);
+      if (request.error instanceof AuthenticationError) {
+        // The client hears one message for every authentication failure; ops need to know which it was.
+        console.warn(
+          JSON.stringify({
+            level: 'warn',
+            requestId: request.context.svc.requestId,
+            route: `${request.event.httpMethod} ${request.event.resource}`,
+            message: 'authentication failed',
+            reason: request.error.reason,
+          }),
+        );
+      }
       if (mapped.internal) {
         console.error(
           JSON.stringify({

@@ -1,9 +1,9 @@
 import { clock } from '../../clock.js';
-import { ForbiddenError } from '../../domain/errors.js';
+import { AuthenticationError, ForbiddenError } from '../../domain/errors.js';
 import { getApiKey, passphraseMatches, secretBytes } from '../../store/api-keys.js';
 import { claimSignature } from '../../store/windows.js';
 import { routeFor } from '../../../infra/routes.js';
-import { queryStringVariants, sign, signaturesEqual, signedTextCandidates } from '../signature.js';
+import { isOneSignature, queryStringVariants, sign, signaturesEqual, signedTextCandidates } from '../signature.js';
 import type { ServiceMiddleware } from '../types.js';
 
 export const SIGNATURE_WINDOW_SECONDS = 60;
@@ -12,7 +12,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * Verifies the four X-SVC-* headers (design section 4) against the raw body, before anything parses it,
- * and checks the key's permission for the route's area. A mutating request's signature is remembered for
+ * and checks the key's permission for the route's area. Every authentication failure answers the same 403
+ * (`AuthenticationError`); what exactly failed goes to the log only. A mutating request's signature is remembered for
  * the life of its timestamp window so that sending it again is refused as a replay.
  */
 export function verifySignature(): ServiceMiddleware {
@@ -24,22 +25,23 @@ export function verifySignature(): ServiceMiddleware {
       const svc = request.context.svc;
 
       const missing = REQUIRED_HEADERS.filter((name) => !svc.headers[name]);
-      if (missing.length) throw new ForbiddenError(`missing authentication headers: ${missing.join(', ')}`);
+      if (missing.length) throw new AuthenticationError(`missing headers: ${missing.join(', ')}`);
       const apiKey = svc.headers['x-svc-api-key']!;
       const presented = svc.headers['x-svc-signed']!;
       const timestamp = svc.headers['x-svc-timestamp']!;
       const passphrase = svc.headers['x-svc-passphrase']!;
 
-      if (!/^\d{1,12}$/.test(timestamp)) throw new ForbiddenError('X-SVC-TIMESTAMP must be UNIX time in seconds');
+      if (!/^\d{1,12}$/.test(timestamp)) throw new AuthenticationError('X-SVC-TIMESTAMP is not UNIX time in seconds');
       const nowSeconds = clock.nowSeconds();
       if (Math.abs(nowSeconds - Number(timestamp)) > SIGNATURE_WINDOW_SECONDS) {
-        throw new ForbiddenError(`X-SVC-TIMESTAMP is more than ${SIGNATURE_WINDOW_SECONDS} seconds from server time`);
+        throw new AuthenticationError(`X-SVC-TIMESTAMP is more than ${SIGNATURE_WINDOW_SECONDS} seconds from server time`);
       }
+      if (!isOneSignature(presented)) throw new AuthenticationError('X-SVC-SIGNED is not exactly one base64 HMAC-SHA256 value');
 
       const key = await getApiKey(apiKey);
-      if (!key) throw new ForbiddenError('unknown API key');
-      if (key.revoked_at !== null) throw new ForbiddenError('API key has been revoked');
-      if (!passphraseMatches(key, passphrase)) throw new ForbiddenError('invalid passphrase');
+      if (!key) throw new AuthenticationError('unknown API key');
+      if (key.revoked_at !== null) throw new AuthenticationError('API key has been revoked');
+      if (!passphraseMatches(key, passphrase)) throw new AuthenticationError('invalid passphrase');
 
       const secret = await secretBytes(key);
       const rawBody = event.body ?? '';
@@ -54,7 +56,7 @@ export function verifySignature(): ServiceMiddleware {
         const expected = sign(secret, ts!, method!, path!, body!);
         if (signaturesEqual(expected, presented)) matched = expected;
       }
-      if (matched === undefined) throw new ForbiddenError('invalid signature');
+      if (matched === undefined) throw new AuthenticationError('signature does not match the request');
 
       if (!route || !route.area || !key.permissions.includes(route.area)) {
         throw new ForbiddenError(`API key lacks the '${route?.area ?? 'unknown'}' permission`);
