@@ -1,13 +1,13 @@
 import * as z from 'zod/mini';
 import { listAccounts } from '../../lib/accounts/list-accounts.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { pageQuery } from '../../lib/http/zod.js';
+import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 
 const query = z.object({
-  account_owner: z.optional(z.string()),
-  account_group: z.optional(z.string()),
-  account_label: z.optional(z.string()),
-  asset: z.optional(z.string()),
+  account_owner: queryFilter(),
+  account_group: queryFilter(),
+  account_label: queryFilter(),
+  asset: queryFilter(),
   ...pageQuery(100),
 });
 

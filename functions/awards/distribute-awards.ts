@@ -1,13 +1,13 @@
 import * as z from 'zod/mini';
 import { distributeAwards } from '../../lib/awards/distribute-awards.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { text } from '../../lib/http/zod.js';
+import { amountText, text } from '../../lib/http/zod.js';
 
 // The amount stays a string and the list unbounded here: the use case checks precision, size and
 // duplicates together, so every problem comes back in one response.
 const body = z.object({
   asset: text(25),
-  quantity: z.string(),
+  quantity: amountText(),
   participant_codes: z.array(text(50)),
   quoted_currency: z.optional(text(25)),
 });

@@ -1,15 +1,15 @@
 import * as z from 'zod/mini';
 import { fundAwards } from '../../lib/awards/fund-awards.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { text } from '../../lib/http/zod.js';
+import { amountText, text } from '../../lib/http/zod.js';
 
 // `underlying` or its alias `asset`: the use case decides which was meant and reports both problems at once.
 const body = z.object({
   underlying: z.optional(text(25)),
   asset: z.optional(text(25)),
   quoted_currency: text(25),
-  quantity: z.optional(z.string()),
-  total: z.optional(z.string()),
+  quantity: z.optional(amountText()),
+  total: z.optional(amountText()),
 });
 
 /** POST /awards/fund: buys the asset to award into the platform's `awards` pool. */

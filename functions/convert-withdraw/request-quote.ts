@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { requestConvertQuote } from '../../lib/convert-withdraw/request-convert-quote.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { text } from '../../lib/http/zod.js';
+import { amountText, text } from '../../lib/http/zod.js';
 
 // The side, amounts and address stay plain strings here so the use case reports every problem in one list.
 const query = z.object({
@@ -9,8 +9,8 @@ const query = z.object({
   underlying: text(25),
   quoted_currency: text(25),
   withdrawal_address: text(200),
-  quantity: z.optional(z.string()),
-  total: z.optional(z.string()),
+  quantity: z.optional(amountText()),
+  total: z.optional(amountText()),
   participant_code: z.optional(text(50)),
   account_label: z.optional(text(40)),
 });

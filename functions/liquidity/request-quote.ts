@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { text } from '../../lib/http/zod.js';
+import { amountText, text } from '../../lib/http/zod.js';
 import { requestQuote } from '../../lib/liquidity/request-quote.js';
 
 // Amounts and the side stay plain strings here so the use case reports every problem in one list.
@@ -8,8 +8,8 @@ const query = z.object({
   side: text(10),
   underlying: text(25),
   quoted_currency: text(25),
-  quantity: z.optional(z.string()),
-  total: z.optional(z.string()),
+  quantity: z.optional(amountText()),
+  total: z.optional(amountText()),
   participant_code: z.optional(text(50)),
   account_label: z.optional(text(40)),
 });

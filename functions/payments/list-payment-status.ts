@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { pageNumber, text } from '../../lib/http/zod.js';
+import { pageNumber, queryFilter, text } from '../../lib/http/zod.js';
 import { listPayments } from '../../lib/payments/list-payments.js';
 
 /** UNIX seconds; the bound keeps `seconds * 1000` inside the 15-digit sort keys of the payment index. */
@@ -12,9 +12,9 @@ const query = z.object({
   end_date: unixSeconds(),
   // Bounded like every participant code we take: it becomes a DynamoDB key, which refuses long values.
   participant: z.optional(text(50)),
-  transaction_id: z.optional(z.string()),
-  trade_id: z.optional(z.string()),
-  status: z.optional(z.string()),
+  transaction_id: queryFilter(),
+  trade_id: queryFilter(),
+  status: queryFilter(),
   page: pageNumber(1),
   // The spec's sample shows 200 to a page; design section 3 makes that the default and the maximum.
   size: pageNumber(200, 200),

@@ -1,14 +1,14 @@
 import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { text } from '../../lib/http/zod.js';
+import { amountText, text } from '../../lib/http/zod.js';
 import { issueReward } from '../../lib/rewards/issue-reward.js';
 
 // Amounts stay plain strings here so the use case reports every problem (both amounts, precision) in one list.
 const body = z.object({
   underlying: text(25),
   quoted_currency: text(25),
-  quantity: z.optional(z.string()),
-  total: z.optional(z.string()),
+  quantity: z.optional(amountText()),
+  total: z.optional(amountText()),
   participant_code: text(50),
   account_label: z.optional(text(40)),
 });

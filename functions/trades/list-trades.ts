@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { pageQuery } from '../../lib/http/zod.js';
+import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTrades } from '../../lib/trades/list-trades.js';
 
 /**
@@ -14,15 +14,15 @@ const timestamp = () =>
   );
 
 const query = z.object({
-  client_trade_id: z.optional(z.string()),
+  client_trade_id: queryFilter(),
   trade_state: z.optional(z.enum(['accepted', 'active', 'terminated'])),
   settlement_state: z.optional(
     z.enum(['null', 'obligations_outstanding', 'current_obligations_met', 'counterparty_defaulted', 'settled', 'defaulted']),
   ),
-  party_code: z.optional(z.string()),
-  reporting_party: z.optional(z.string()),
-  account_label: z.optional(z.string()),
-  market_identifier_code: z.optional(z.string()),
+  party_code: queryFilter(),
+  reporting_party: queryFilter(),
+  account_label: queryFilter(),
+  market_identifier_code: queryFilter(),
   // The reference API's operators, with the brackets literally in the parameter name...
   'transaction_timestamp[gt]': z.optional(timestamp()),
   'transaction_timestamp[gte]': z.optional(timestamp()),

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { text } from '../../lib/http/zod.js';
+import { amountText, text } from '../../lib/http/zod.js';
 import { createTransfer } from '../../lib/transfers/create-transfer.js';
 
 const body = z.object({
@@ -12,7 +12,7 @@ const body = z.object({
   to_account_group: z.optional(text(50)),
   to_account_label: z.optional(text(100)),
   asset: text(25),
-  amount: z.string(),
+  amount: amountText(),
 });
 
 /** POST /transfers: move an asset between accounts the platform may act for. */

@@ -1,17 +1,17 @@
 import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { pageQuery } from '../../lib/http/zod.js';
+import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTransfers } from '../../lib/transfers/list-transfers.js';
 
 const query = z.object({
-  client_transfer_id: z.optional(z.string()),
-  from_participant_code: z.optional(z.string()),
-  to_participant_code: z.optional(z.string()),
-  from_account_group: z.optional(z.string()),
-  to_account_group: z.optional(z.string()),
-  from_account_label: z.optional(z.string()),
-  to_account_label: z.optional(z.string()),
-  asset: z.optional(z.string()),
+  client_transfer_id: queryFilter(),
+  from_participant_code: queryFilter(),
+  to_participant_code: queryFilter(),
+  from_account_group: queryFilter(),
+  to_account_group: queryFilter(),
+  from_account_label: queryFilter(),
+  to_account_label: queryFilter(),
+  asset: queryFilter(),
   ...pageQuery(100),
 });
 

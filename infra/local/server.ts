@@ -55,11 +55,19 @@ function lambdaContext(route: Route): Context {
   };
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
+/** API Gateway refuses payloads over 10 MB before any Lambda runs; so does the local server (the handlers' own limit is lower). */
+const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** The body as text, or null once it grows past the gateway's limit (the rest is drained, not buffered). */
+function readBody(request: IncomingMessage): Promise<string | null> {
   return new Promise((resolveBody, reject) => {
     const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolveBody(Buffer.concat(chunks).toString('utf8')));
+    let bytes = 0;
+    request.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes <= GATEWAY_MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    request.on('end', () => resolveBody(bytes > GATEWAY_MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8')));
     request.on('error', reject);
   });
 }
@@ -89,6 +97,14 @@ export async function handleHttp(request: IncomingMessage, response: ServerRespo
   const routable = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   const method = request.method ?? 'GET';
   const body = await readBody(request);
+  if (body === null) {
+    send(response, {
+      statusCode: 413,
+      headers: { 'Content-Type': 'application/json', 'X-Request-Id': randomUUID() },
+      body: JSON.stringify({ message: 'Request Too Long' }),
+    });
+    return;
+  }
 
   const matches = compiled.map((entry) => ({ entry, match: entry.pattern.exec(routable) })).filter((m) => m.match);
   const hit = matches.find((m) => m.entry.route.method === method);

@@ -48,6 +48,14 @@ export class AuthenticationError extends ForbiddenError {
   }
 }
 
+/** 413: the request body is larger than the service accepts; nothing read it further. */
+export class PayloadTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`body: larger than ${maxBytes} bytes`);
+    this.name = 'PayloadTooLargeError';
+  }
+}
+
 /** 404: unknown resource, or one that belongs to another platform (never reveal it exists). */
 export class NotFoundError extends Error {
   constructor(message: string) {

@@ -54,10 +54,16 @@ export function parseFundingDetails(input: unknown): FundingDetailsResult {
   return { ok: false, errors: [`${FIELD}: must contain ${BOTH_GROUPINGS}`] };
 }
 
+/** A bank's reference for reconciliation; generous, but bounded like every client string. */
+const INBOUND_REFERENCE_MAX_CHARS = 100;
+
 function parseInboundReference(body: Record<string, unknown>): FundingDetailsResult {
   const id = body.inbound_reference_id;
   if (typeof id !== 'string' || id.trim() === '') {
     return { ok: false, errors: [`${FIELD}.inbound_reference_id: must be a non-empty string`] };
+  }
+  if (id.length > INBOUND_REFERENCE_MAX_CHARS) {
+    return { ok: false, errors: [`${FIELD}.inbound_reference_id: at most ${INBOUND_REFERENCE_MAX_CHARS} characters`] };
   }
   return { ok: true, value: { kind: 'inbound_reference', inbound_reference_id: id } };
 }

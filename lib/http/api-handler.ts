@@ -4,6 +4,7 @@ import type * as z from 'zod/mini';
 import { envelope, JSON_HEADERS } from './middleware/envelope.js';
 import { idempotency } from './middleware/idempotency.js';
 import { jsonBody } from './middleware/json-body.js';
+import { requestLimits } from './middleware/request-limits.js';
 import { validateInput } from './middleware/validate-input.js';
 import { verifySignature } from './middleware/verify-signature.js';
 import type { AuthContext, ServiceContext } from './types.js';
@@ -31,7 +32,7 @@ export interface HandlerInput<Q, B, P> {
 
 /**
  * Builds a Lambda handler with the one middleware stack every route shares, in the order of
- * `conventions.md`: request id and error mapping -> signature on the raw body -> JSON -> zod -> idempotency
+ * `conventions.md`: request id and error mapping -> body size and nesting limits -> signature on the raw body -> JSON -> zod -> idempotency
  * -> the use case. `run` returns the response body (`{ message, ... }`); everything else is done here.
  */
 export function apiHandler<
@@ -53,6 +54,7 @@ export function apiHandler<
   };
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>()
     .use(envelope())
+    .use(requestLimits())
     .use(verifySignature())
     .use(jsonBody())
     .use(validateInput({ query: options.query, body: options.body, path: options.path }))

@@ -3,6 +3,7 @@ import {
   ForbiddenError,
   IdempotencyMismatchError,
   NotFoundError,
+  PayloadTooLargeError,
   ServiceUnavailableError,
   ValidationError,
 } from '../domain/errors.js';
@@ -29,6 +30,7 @@ export function errorToHttp(error: unknown): HttpResult & { internal: boolean } 
   if (error instanceof ValidationError) return { statusCode: 400, body: { errors: error.errors }, internal: false };
   if (error instanceof ForbiddenError) return { statusCode: 403, body: { error: true, message: error.message }, internal: false };
   if (error instanceof NotFoundError) return { statusCode: 404, body: { error: error.message }, internal: false };
+  if (error instanceof PayloadTooLargeError) return { statusCode: 413, body: { errors: [error.message] }, internal: false };
   if (error instanceof ConflictError) return { statusCode: 409, body: { errors: error.errors }, internal: false };
   if (error instanceof IdempotencyMismatchError) return { statusCode: 422, body: { errors: error.errors }, internal: false };
   if (error instanceof ServiceUnavailableError) {

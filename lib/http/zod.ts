@@ -30,3 +30,9 @@ export function pageNumber(fallback: number, max = Number.MAX_SAFE_INTEGER) {
 
 /** Pagination per design section 3: pages from 1; `page_size` (or `size`) defaults to and is capped at `max`. */
 export const pageQuery = (max = 100) => ({ page: pageNumber(1), page_size: pageNumber(max, max) });
+
+/** An amount as the client wrote it (checked against its asset by the use case): a string of bounded length. */
+export const amountText = () => z.string().check(z.maxLength(60, 'must be at most 60 characters'));
+
+/** An optional query-string filter of bounded length. */
+export const queryFilter = (max = 100) => z.optional(z.string().check(z.maxLength(max, `must be at most ${max} characters`)));
