@@ -6,8 +6,10 @@ import type { AchTransferType, PaymentStatus } from './payments.js';
  * How ACH-funded executions meet the ledger.
  *
  * Each platform has one ACH clearing account per fiat asset: its own participant, group = the platform code,
- * label `ach_clearing` (so the platform sees it in GET /accounts). It is an ordinary platform account: it
- * never goes negative, so the platform prefunds it to cover ACH buys it fronts.
+ * label `ach_clearing` (so the platform sees it in GET /accounts). It is guarded like any platform account
+ * (the platform prefunds it to cover ACH buys it fronts), with one exception: a bank event is a fact from
+ * outside and always books, so its leg may take the clearing account below zero (a reversal the platform
+ * can't cover). The negative balance is what the platform owes; only bank events can cause it.
  *
  *   execute BUY   clearing --total--> liquidity provider   (the platform fronts the purchase; guarded)
  *   execute SELL  liquidity provider --total--> clearing   (proceeds wait there for the ACH credit)
@@ -50,7 +52,9 @@ export function achBoundaryAccount(asset = ACH_ASSET): PlatformAccount {
 export function bankEventLegs(payment: { transfer_type: AchTransferType; amount: Money; clearing: PlatformAccount }, next: PaymentStatus): Leg[] | null {
   const boundary = achBoundaryAccount(payment.clearing.account.asset);
   const moneyIn = payment.transfer_type === 'debit';
-  if (next === 'posted') return moneyIn ? moveLegs(boundary, payment.clearing, payment.amount) : moveLegs(payment.clearing, boundary, payment.amount);
-  if (next === 'reversed') return moneyIn ? moveLegs(payment.clearing, boundary, payment.amount) : moveLegs(boundary, payment.clearing, payment.amount);
-  return null;
+  const clearingPays = (next === 'posted' && !moneyIn) || (next === 'reversed' && moneyIn);
+  if (next !== 'posted' && next !== 'reversed') return null;
+  const legs = clearingPays ? moveLegs(payment.clearing, boundary, payment.amount) : moveLegs(boundary, payment.clearing, payment.amount);
+  // The bank has already moved the money: its fact is booked even if the clearing account can't cover it.
+  return legs.map((leg) => (leg.account === payment.clearing.account ? { ...leg, mayOverdraw: true as const } : leg));
 }

@@ -19,6 +19,12 @@ export interface Leg {
   amount: Money;
   /** The owner's platform (for listing a platform's accounts); system accounts have none. */
   platform_code: string | null;
+  /**
+   * A debit that may take its guarded account below zero. Only a fact from outside sets it: a bank event on
+   * a platform's ACH clearing account, which must be recorded even when the platform can't cover it (the
+   * negative balance is then what the platform owes). Every other debit of the account stays guarded.
+   */
+  mayOverdraw?: true;
 }
 
 export type MovementType =
@@ -63,6 +69,14 @@ export const SYSTEM_PARTICIPANTS = {
 
 export function isSystemParticipant(participantCode: string): boolean {
   return participantCode.startsWith('SYS0');
+}
+
+/**
+ * The accounts that stand for the world outside and so may go negative: the liquidity provider and the
+ * external boundary. Every other account, system ones included (escrow, fees), is guarded like a customer's.
+ */
+export function isUnguarded(participantCode: string): boolean {
+  return participantCode === SYSTEM_PARTICIPANTS.liquidityProvider || participantCode === SYSTEM_PARTICIPANTS.externalBoundary;
 }
 
 export function systemAccount(participantCode: string, group: string, asset: string): AccountRef {
@@ -110,13 +124,23 @@ export function assertBalanced(movement: Movement): void {
  * Net change per account. DynamoDB allows one operation per item in a transaction, so legs touching the same
  * account are combined before the balance updates are built.
  */
-export function netChanges(legs: readonly Leg[]): { account: AccountRef; platform_code: string | null; change: Money }[] {
-  const byAccount = new Map<string, { account: AccountRef; platform_code: string | null; change: Money }>();
+export interface NetChange {
+  account: AccountRef;
+  platform_code: string | null;
+  change: Money;
+  /** Every leg on this account may overdraw it (see `Leg.mayOverdraw`). */
+  mayOverdraw: boolean;
+}
+
+export function netChanges(legs: readonly Leg[]): NetChange[] {
+  const byAccount = new Map<string, NetChange>();
   for (const leg of legs) {
     const key = accountKey(leg.account);
     const current = byAccount.get(key);
-    if (current) current.change = current.change.plus(leg.amount);
-    else byAccount.set(key, { account: leg.account, platform_code: leg.platform_code, change: leg.amount });
+    if (current) {
+      current.change = current.change.plus(leg.amount);
+      current.mayOverdraw &&= leg.mayOverdraw === true;
+    } else byAccount.set(key, { account: leg.account, platform_code: leg.platform_code, change: leg.amount, mayOverdraw: leg.mayOverdraw === true });
   }
   return [...byAccount.values()].filter((entry) => !entry.change.isZero());
 }

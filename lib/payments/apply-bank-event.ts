@@ -1,9 +1,10 @@
 import { clock } from '../clock.js';
 import { bankEventLegs } from '../domain/ach-clearing.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
+import type { AccountRef } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { applyPaymentEvent, type PaymentStatus } from '../domain/payments.js';
-import { movementItems } from '../store/ledger.js';
+import { getAccount, movementItems } from '../store/ledger.js';
 import { getPayment, paymentStatusItem, PaymentStatusChangedError } from '../store/payments.js';
 import { transactWrite } from '../store/transactions.js';
 import { paymentView, type PaymentView } from './payment-view.js';
@@ -48,12 +49,33 @@ export async function applyBankEvent(event: BankEvent): Promise<BankEventResult>
     try {
       // The status condition goes first, so a lost race reads as such rather than as a missing balance.
       await transactWrite([paymentStatusItem(payment.transaction_id, payment.status, next, nowMs), ...(movement ?? [])]);
+      if (legs?.some((leg) => leg.mayOverdraw && leg.amount.isNegative())) await warnIfOverdrawn(payment);
       return { outcome: 'applied', payment: paymentView({ ...payment, status: next, updated_at_ms: nowMs }) };
     } catch (error) {
       if (error instanceof PaymentStatusChangedError && round < MAX_ROUNDS) continue;
       throw error;
     }
   }
+}
+
+/**
+ * A bank event that took money out of the clearing account may have left it below zero: the platform now
+ * owes that amount. It is booked (the bank's fact is never lost) and shown in GET /accounts; ops hear of it
+ * here.
+ */
+async function warnIfOverdrawn(payment: { transaction_id: string; platform_code: string; clearing_account: AccountRef }): Promise<void> {
+  const clearing = await getAccount(payment.clearing_account);
+  if (!clearing || !clearing.balance.isNegative()) return;
+  console.warn(
+    JSON.stringify({
+      level: 'warn',
+      message: 'ACH clearing account below zero after a bank event',
+      platform_code: payment.platform_code,
+      transaction_id: payment.transaction_id,
+      account: `${clearing.participant_code}/${clearing.account_group}/${clearing.account_label}/${clearing.asset}`,
+      balance: clearing.balance.toFixed(),
+    }),
+  );
 }
 
 const MAX_ID_CHARS = 100;

@@ -1,7 +1,7 @@
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '../clock.js';
 import { InsufficientFundsError } from '../domain/errors.js';
-import { assertBalanced, isSystemParticipant, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
+import { assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { dynamo, tableNames } from './client.js';
 import { queryAll } from './query.js';
@@ -19,9 +19,10 @@ export interface Account extends AccountRef {
 
 /**
  * The items that book a movement: its immutable record and one balance update per account it touches.
- * Debits of customer and platform accounts carry `balance >= amount`, so an account never goes negative
- * and a missing account can't be debited; system accounts (liquidity provider, external boundary) may go
- * negative because they stand for the world outside.
+ * Debits carry `balance >= amount`, so an account never goes negative and a missing account can't be
+ * debited. Exceptions: the liquidity provider and the external boundary, which stand for the world outside,
+ * and a leg marked `mayOverdraw` (a bank event on a platform's ACH clearing account: the bank's fact is
+ * recorded even when the platform can't cover it).
  */
 export function movementItems(movement: Movement, nowMs = clock.nowMs()): TaggedItem[] {
   assertBalanced(movement);
@@ -43,10 +44,10 @@ export function movementItems(movement: Movement, nowMs = clock.nowMs()): Tagged
       },
     },
   };
-  const updates = netChanges(movement.legs).map(({ account, platform_code, change }): TaggedItem => {
+  const updates = netChanges(movement.legs).map(({ account, platform_code, change, mayOverdraw }): TaggedItem => {
     const debit = change.isNegative();
     const amount = change.abs();
-    const guarded = debit && !isSystemParticipant(account.participant_code);
+    const guarded = debit && !isUnguarded(account.participant_code) && !mayOverdraw;
     return {
       item: {
         Update: {

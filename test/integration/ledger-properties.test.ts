@@ -4,7 +4,13 @@ import { inject } from 'vitest';
 import { ensureTables } from '../../infra/local/dynamodb.js';
 import { useLocalTables } from '../../infra/local/local-env.js';
 import { InsufficientFundsError } from '../../lib/domain/errors.js';
-import { isSystemParticipant, accountKey } from '../../lib/domain/ledger.js';
+import { ACH_CLEARING_LABEL, achClearingAccount } from '../../lib/domain/ach-clearing.js';
+import { isUnguarded, accountKey } from '../../lib/domain/ledger.js';
+import type { AchTransferType } from '../../lib/domain/payments.js';
+import { applyBankEvent } from '../../lib/payments/apply-bank-event.js';
+import { newId } from '../../lib/store/codes.js';
+import { paymentCreationItem } from '../../lib/store/payments.js';
+import { transactWrite } from '../../lib/store/transactions.js';
 import { Money } from '../../lib/domain/money.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { readMoney } from '../../lib/store/numbers.js';
@@ -30,11 +36,15 @@ const amountArb = (asset: AssetSymbol) =>
 
 type Operation =
   | { kind: 'deposit'; who: number; asset: AssetSymbol; amount: string }
-  | { kind: 'transfer'; from: number; fromLabel: string; to: number; toLabel: string; asset: AssetSymbol; amount: string };
+  | { kind: 'transfer'; from: number; fromLabel: string; to: number; toLabel: string; asset: AssetSymbol; amount: string }
+  | { kind: 'bank'; who: number; transferType: AchTransferType; amount: string; reverse: boolean };
 
 const assetArb = fc.constantFrom<AssetSymbol>('USD', 'BTC', 'ETH');
 const labelArb = fc.constantFrom('general', 'savings');
 const operationArb: fc.Arbitrary<Operation> = fc.oneof(
+  // An ACH payment of the platform's clearing account walked by bank events to posted, then perhaps reversed:
+  // the bank's facts book even when the clearing account can't cover them.
+  fc.record({ kind: fc.constant('bank' as const), who: fc.nat(2), transferType: fc.constantFrom<AchTransferType>('debit', 'credit'), amount: amountArb('USD'), reverse: fc.boolean() }),
   assetArb.chain((asset) => fc.record({ kind: fc.constant('deposit' as const), who: fc.nat(2), asset: fc.constant(asset), amount: amountArb(asset) })),
   assetArb.chain((asset) =>
     fc.record({
@@ -49,8 +59,41 @@ const operationArb: fc.Arbitrary<Operation> = fc.oneof(
   ),
 );
 
-describe('ledger invariants under concurrent deposits and transfers', () => {
+/** A submitted ACH payment on the platform's clearing account, walked by the bank to posted and maybe reversed. */
+async function bankEvents(platform: { platform_code: string; participant_code: string }, op: { transferType: AchTransferType; amount: string; reverse: boolean }) {
+  const transactionId = newId();
+  const nowMs = Date.now();
+  await transactWrite([
+    paymentCreationItem({
+      transaction_id: transactionId,
+      platform_code: platform.platform_code,
+      trade_id: null,
+      participant_code: platform.participant_code,
+      asset: 'USD',
+      amount: op.amount,
+      trade_amount: op.amount,
+      status: 'submitted',
+      transfer_type: op.transferType,
+      bank_transfer_id: transactionId,
+      funding: 'inbound_reference',
+      external_account_id: null,
+      description: null,
+      bank_fee: null,
+      inbound_reference_id: 'property',
+      clearing_account: achClearingAccount(platform).account,
+      created_at_ms: nowMs,
+      updated_at_ms: nowMs,
+    }),
+  ]);
+  for (const status of ['pending', 'posted', ...(op.reverse ? ['reversed'] : [])]) {
+    const { outcome } = await applyBankEvent({ transaction_id: transactionId, status });
+    if (outcome !== 'applied') throw new Error(`bank event ${status} was not applied`);
+  }
+}
+
+describe('ledger invariants under concurrent deposits, transfers and bank events', () => {
   let participants: string[] = [];
+  let platforms: { platform_code: string; participant_code: string }[] = [];
   let operator = '';
 
   beforeAll(async () => {
@@ -58,7 +101,7 @@ describe('ledger invariants under concurrent deposits and transfers', () => {
     const endpoint = inject('dynamoEndpoint');
     await ensureTables(endpoint, tables);
     useLocalTables(endpoint, tables, TEST_SECRETS_KEY);
-    const platforms = await Promise.all([createPlatform('p0'), createPlatform('p1'), createPlatform('p2')]);
+    platforms = await Promise.all([createPlatform('p0'), createPlatform('p1'), createPlatform('p2')]);
     participants = platforms.map((platform) => platform.participant_code);
     operator = participants[0]!;
     // The operator platform may move anyone's money, so transfers cross participants and platforms.
@@ -71,7 +114,9 @@ describe('ledger invariants under concurrent deposits and transfers', () => {
         const movementsBefore = (await scanLedger()).movements.length;
         const outcomes = await Promise.allSettled(
           operations.map((op) =>
-            op.kind === 'deposit'
+            op.kind === 'bank'
+              ? bankEvents(platforms[op.who]!, op)
+              : op.kind === 'deposit'
               ? deposit({ participantCode: participants[op.who]!, asset: op.asset, amount: op.amount })
               : createTransfer(operator, {
                   from_participant_code: participants[op.from]!,
@@ -93,12 +138,20 @@ describe('ledger invariants under concurrent deposits and transfers', () => {
         }
 
         const { accounts, movements } = await scanLedger();
-        // One movement per operation that succeeded; a refused one wrote nothing.
-        expect(movements.length).toBe(movementsBefore + outcomes.filter((outcome) => outcome.status === 'fulfilled').length);
+        // One movement per operation that succeeded (a bank walk books posted, and reversed when asked); a
+        // refused one wrote nothing. Bank events are never refused.
+        const booked = outcomes.reduce((sum, outcome, i) => {
+          const op = operations[i]!;
+          if (outcome.status !== 'fulfilled') return sum;
+          return sum + (op.kind === 'bank' ? (op.reverse ? 2 : 1) : 1);
+        }, 0);
+        operations.forEach((op, i) => op.kind === 'bank' && expect(outcomes[i]!.status).toBe('fulfilled'));
+        expect(movements.length).toBe(movementsBefore + booked);
         const totals = new Map<string, Money>();
         for (const account of accounts) {
           totals.set(account.asset, (totals.get(account.asset) ?? new Money(0)).plus(account.balance));
-          if (!isSystemParticipant(account.participant_code)) expect(account.balance.isNegative()).toBe(false);
+          // Only the outside world and, through bank events only, a platform's ACH clearing account go negative.
+          if (!isUnguarded(account.participant_code) && account.account_label !== ACH_CLEARING_LABEL) expect(account.balance.isNegative()).toBe(false);
         }
         for (const [asset, total] of totals) expect(`${asset} ${total.toFixed()}`).toBe(`${asset} 0`);
 
@@ -114,8 +167,8 @@ describe('ledger invariants under concurrent deposits and transfers', () => {
           for (const sum of perAsset.values()) expect(sum.isZero()).toBe(true);
         }
         // Both ways: every account's balance is its movements' sum, and every account a movement names exists.
-        const booked = Object.fromEntries(accounts.map((account) => [accountKey(account), account.balance.toFixed()]));
-        expect(Object.fromEntries([...replayed].map(([key, sum]) => [key, sum.toFixed()]))).toEqual(booked);
+        const balances = Object.fromEntries(accounts.map((account) => [accountKey(account), account.balance.toFixed()]));
+        expect(Object.fromEntries([...replayed].map(([key, sum]) => [key, sum.toFixed()]))).toEqual(balances);
       }),
       { numRuns: 12 },
     );

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../lib/clock.js';
 import { getPayment } from '../../lib/store/payments.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
@@ -184,6 +184,50 @@ describe('payment status events', () => {
     const [listed] = (await payments(platform, `?transaction_id=${transaction_id}`)).message;
     expect(listed.status).toBe('reversed');
     expect(Date.parse(listed.updated_at)).toBeGreaterThanOrEqual(Date.parse(listed.created_at));
+  });
+
+  it('books a reversal the clearing account cannot cover: the balance goes negative, shows in GET /accounts, is logged; other debits stay guarded', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '100', 'ach_clearing');
+    const { transaction_id } = await achBuy(platform, { total: '98.50' });
+    expect(await bankEvent({ transaction_id, status: 'pending' })).toMatchObject({ result: 'applied' });
+    expect(await bankEvent({ transaction_id, status: 'posted' })).toMatchObject({ result: 'applied' });
+    // The platform spends what the bank brought in: the clearing account is empty when the bank reverses.
+    const spend = await platform.post('/transfers', {
+      from_participant_code: platform.participantCode,
+      from_account_label: 'ach_clearing',
+      to_participant_code: platform.participantCode,
+      asset: 'USD',
+      amount: '101.50',
+    });
+    expect(spend.status, spend.text).toBe(201);
+    expect((await balances(platform))[clearingKey(platform)]).toBe('0.00');
+
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      expect(await bankEvent({ transaction_id, status: 'reversed' })).toMatchObject({ result: 'applied', payment: { status: 'reversed' } });
+      expect(warn.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([
+        expect.objectContaining({ level: 'warn', platform_code: platform.platformCode, transaction_id, balance: '-100' }),
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
+    expect((await balances(platform))[clearingKey(platform)]).toBe('-100.00');
+    const [listed] = (await payments(platform, `?transaction_id=${transaction_id}`)).message;
+    expect(listed.status).toBe('reversed');
+
+    // Only bank events may overdraw it: a transfer out of the negative clearing account is refused.
+    const more = await platform.post('/transfers', {
+      from_participant_code: platform.participantCode,
+      from_account_label: 'ach_clearing',
+      to_participant_code: platform.participantCode,
+      asset: 'USD',
+      amount: '0.01',
+    });
+    expect(more.status, more.text).toBe(400);
+    // And neither may an ACH buy it would have to front.
+    expect((await executeAch(platform, { side: 'buy', total: '1' }, ach())).status).toBe(400);
+    expect((await balances(platform))[clearingKey(platform)]).toBe('-100.00');
   });
 
   it('posts a credit out of the clearing account', async () => {
