@@ -8,6 +8,7 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, type TableProps } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -79,6 +80,7 @@ export class TradingSettlementStack extends Stack {
   /** One function per row of the route table, keyed by the row. */
   readonly routeFunctions = new Map<Route, ServiceFunction>();
   readonly settlementWorkflow: StateMachine;
+  readonly listCursorKey: Secret;
   readonly eventFunctions: Map<string, ServiceFunction>;
 
   // Not `environment`: Stack already uses that name for its account/region.
@@ -105,10 +107,18 @@ export class TradingSettlementStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
+    this.listCursorKey = new Secret(this, 'ListCursorKey', {
+      description: 'HMAC key of the list cursors (next_cursor) the API issues.',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+
     this.functionEnvironment = {
       TABLE_NAME: this.mainTable.tableName,
       TTL_TABLE_NAME: this.ttlTable.tableName,
       SECRETS_KMS_KEY_ID: this.secretsKey.keyArn,
+      // Cursors only need tamper evidence: which platform's data a list reads comes from the signed request,
+      // never from the cursor. So the key may sit in the function's environment, resolved at deploy time.
+      LIST_CURSOR_KEY: this.listCursorKey.secretValue.unsafeUnwrap(),
       QUOTE_TTL_SECONDS: String(settings.quoteTtlSeconds),
       PRICE_MAX_AGE_SECONDS: String(settings.priceMaxAgeSeconds),
       SETTLEMENT_SESSION_SECONDS: String(settings.settlementSessionSeconds),

@@ -14,6 +14,8 @@ const schema = z.object({
   SECRETS_KMS_KEY_ID: z.optional(z.string().check(z.minLength(1))),
   /** Locally, a base64 AES-256 key (the local stack keeps one in DATA_DIR). */
   SECRETS_LOCAL_KEY: z.optional(z.string().check(z.minLength(1))),
+  /** HMAC key of list cursors (design section 3); on AWS a generated secret. Locally derived from SECRETS_LOCAL_KEY. */
+  LIST_CURSOR_KEY: z.optional(z.string().check(z.minLength(32))),
   STATE_MACHINE_ARN: z.optional(z.string().check(z.minLength(1))),
   QUOTE_TTL_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive()), 30),
   PRICE_MAX_AGE_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive()), 300),

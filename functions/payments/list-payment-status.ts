@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { pageNumber, queryFilter, text } from '../../lib/http/zod.js';
+import { cursorParameter, pageNumber, queryFilter, text } from '../../lib/http/zod.js';
 import { listPayments } from '../../lib/payments/list-payments.js';
 
 /** UNIX seconds; the bound keeps `seconds * 1000` inside the 15-digit sort keys of the payment index. */
@@ -16,6 +16,7 @@ const query = z.object({
   trade_id: queryFilter(),
   status: queryFilter(),
   page: pageNumber(1),
+  cursor: cursorParameter(),
   // The spec's sample shows 200 to a page; design section 3 makes that the default and the maximum.
   size: pageNumber(200, 200),
 });

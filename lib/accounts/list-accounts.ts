@@ -1,7 +1,7 @@
-import { paginate } from '../http/pagination.js';
+import { listEnvelope } from '../http/pagination.js';
 import { findAsset } from '../domain/assets.js';
 import { formatAmount } from '../domain/money.js';
-import { accountsOfPlatform } from '../store/ledger.js';
+import { pageOfAccounts } from '../store/ledger.js';
 
 export interface AccountFilters {
   account_owner?: string;
@@ -10,20 +10,18 @@ export interface AccountFilters {
   asset?: string;
   page: number;
   page_size: number;
+  cursor?: string;
 }
 
-/** The platform's accounts and its customers' accounts, in the reference API's account shape. */
+/** `GET /accounts`: one page of the platform's and its customers' accounts, in the reference API's shape. */
 export async function listAccounts(platformCode: string, filters: AccountFilters) {
-  const accounts = await accountsOfPlatform(platformCode);
-  const matching = accounts.filter(
-    (account) =>
-      (filters.account_owner === undefined || account.participant_code === filters.account_owner) &&
-      (filters.account_group === undefined || account.account_group === filters.account_group) &&
-      (filters.account_label === undefined || account.account_label === filters.account_label) &&
-      (filters.asset === undefined || account.asset === filters.asset),
+  const found = await pageOfAccounts(
+    platformCode,
+    { participant_code: filters.account_owner, account_group: filters.account_group, account_label: filters.account_label, asset: filters.asset },
+    { page: filters.page, pageSize: filters.page_size, cursor: filters.cursor },
   );
-  return paginate(
-    matching.map((account) => ({
+  return listEnvelope(
+    found.items.map((account) => ({
       asset: account.asset,
       account_owner: account.participant_code,
       account_type: 'available',
@@ -33,7 +31,6 @@ export async function listAccounts(platformCode: string, filters: AccountFilters
       account_id: account.account_id,
       last_update: account.last_update,
     })),
-    filters.page,
-    filters.page_size,
+    { page: found.page, pageSize: filters.page_size, count: found.count, nextCursor: found.nextCursor },
   );
 }

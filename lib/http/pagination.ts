@@ -1,13 +1,14 @@
-/** One page of an already filtered, ordered list, in the list envelope of design section 3. */
-export function paginate<T>(items: readonly T[], page: number, pageSize: number) {
-  const count = items.length;
-  const totalPages = Math.max(1, Math.ceil(count / pageSize));
-  const start = (page - 1) * pageSize;
+/**
+ * The list envelope of design section 3: the page under `message`, its position, the exact count from the
+ * list's counter, and `next_cursor` (null on the last page).
+ */
+export function listEnvelope<T>(items: readonly T[], position: { page: number; pageSize: number; count: number; nextCursor: string | null }) {
   return {
-    message: items.slice(start, start + pageSize),
-    page,
-    page_size: pageSize,
-    total_pages: totalPages,
-    count,
+    message: items,
+    page: position.page,
+    page_size: position.pageSize,
+    total_pages: Math.max(1, Math.ceil(position.count / position.pageSize)),
+    count: position.count,
+    next_cursor: position.nextCursor,
   };
 }

@@ -20,16 +20,28 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], root: string):
 export const text = (max = 200) =>
   z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(max, `must be at most ${max} characters`));
 
-/** A page number or size from the query string: a whole number ≥ 1 (≤ max), `fallback` when absent. */
-export function pageNumber(fallback: number, max = Number.MAX_SAFE_INTEGER) {
+/**
+ * A page number or size from the query string: digits only (so `1e2`, `0x10`, ` 5` and `5.0` are refused,
+ * which a numeric coercion would accept), at least 1 and at most `max`; `fallback` when absent.
+ */
+export function pageNumber(fallback: number, max = 1_000_000) {
   return z._default(
-    z.coerce.number().check(z.int('must be a whole number'), z.minimum(1, 'must be 1 or more'), z.maximum(max, `must be at most ${max}`)),
+    z.pipe(
+      z.pipe(z.string().check(z.regex(/^\d{1,9}$/, 'must be a whole number')), z.transform(Number)),
+      z.number().check(z.minimum(1, 'must be 1 or more'), z.maximum(max, `must be at most ${max}`)),
+    ),
     fallback,
   );
 }
 
-/** Pagination per design section 3: pages from 1; `page_size` (or `size`) defaults to and is capped at `max`. */
-export const pageQuery = (max = 100) => ({ page: pageNumber(1), page_size: pageNumber(max, max) });
+/** An opaque `cursor` as issued in `next_cursor`; its meaning is checked by the list (lib/store/paging.ts). */
+export const cursorParameter = () => z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(2048, 'is not a cursor this service issued')));
+
+/**
+ * Pagination per design section 3: pages from 1, `page_size` defaults to and is capped at `max`, and
+ * `cursor` (from a previous page's `next_cursor`) instead of a page number to go on from where it ended.
+ */
+export const pageQuery = (max = 100) => ({ page: pageNumber(1), page_size: pageNumber(max, max), cursor: cursorParameter() });
 
 /** An amount as the client wrote it (checked against its asset by the use case): a string of bounded length. */
 export const amountText = () => z.string().check(z.maxLength(60, 'must be at most 60 characters'));

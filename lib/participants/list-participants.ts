@@ -1,7 +1,8 @@
 import { normaliseEmail } from '../domain/customers.js';
-import { paginate } from '../http/pagination.js';
+import { ValidationError } from '../domain/errors.js';
+import { listEnvelope } from '../http/pagination.js';
 import { readInteger } from '../store/numbers.js';
-import { customerCodeByEmail, getParticipantOfPlatform, listParticipantsOfPlatform } from '../store/participants.js';
+import { customerCodeByEmail, getParticipantOfPlatform, pageOfParticipants } from '../store/participants.js';
 import { echoStoredCustomer } from './customer-fields.js';
 
 export interface ParticipantFilters {
@@ -10,6 +11,7 @@ export interface ParticipantFilters {
   participant_code?: string;
   page: number;
   page_size: number;
+  cursor?: string;
 }
 
 /** What a platform sees of one of its participants: identity and state, plus a customer's own fields. */
@@ -32,17 +34,21 @@ function participantView(item: Record<string, unknown>): Record<string, unknown>
  * another platform's participants never appear, whatever is asked.
  */
 export async function listParticipants(platformCode: string, filters: ParticipantFilters) {
-  let items: Record<string, unknown>[];
+  const position = { pageSize: filters.page_size };
+  if (filters.email === undefined && filters.participant_code === undefined) {
+    const found = await pageOfParticipants(platformCode, { page: filters.page, pageSize: filters.page_size, cursor: filters.cursor });
+    return listEnvelope(found.items.map(participantView), { ...position, page: found.page, count: found.count, nextCursor: found.nextCursor });
+  }
+  let participant: Awaited<ReturnType<typeof getParticipantOfPlatform>>;
   if (filters.email !== undefined) {
     const code = await customerCodeByEmail(platformCode, normaliseEmail(filters.email));
     const matches = code !== undefined && (filters.participant_code === undefined || filters.participant_code === code);
-    const participant = matches ? await getParticipantOfPlatform(platformCode, code) : undefined;
-    items = participant ? [participant.item] : [];
-  } else if (filters.participant_code !== undefined) {
-    const participant = await getParticipantOfPlatform(platformCode, filters.participant_code);
-    items = participant ? [participant.item] : [];
+    participant = matches ? await getParticipantOfPlatform(platformCode, code) : undefined;
   } else {
-    items = await listParticipantsOfPlatform(platformCode);
+    participant = await getParticipantOfPlatform(platformCode, filters.participant_code!);
   }
-  return paginate(items.map(participantView), filters.page, filters.page_size);
+  // At most one match: page 1 holds it, every later page (or any cursor: none was ever issued) is empty.
+  if (filters.cursor !== undefined) throw new ValidationError([`cursor: not a cursor this list issued for these filters; start again without cursor`]);
+  const items = participant && filters.page === 1 ? [participantView(participant.item)] : [];
+  return listEnvelope(items, { ...position, page: filters.page, count: participant ? 1 : 0, nextCursor: null });
 }

@@ -1,8 +1,8 @@
 import { ValidationError } from '../domain/errors.js';
-import { isPaymentStatus, PAYMENT_STATUSES } from '../domain/payments.js';
-import { paginate } from '../http/pagination.js';
+import { isPaymentStatus, PAYMENT_STATUSES, type PaymentStatus } from '../domain/payments.js';
+import { listEnvelope } from '../http/pagination.js';
 import { getParticipant } from '../store/participants.js';
-import { paymentsOfPlatform } from '../store/payments.js';
+import { pageOfPayments } from '../store/payments.js';
 import { hasRelationship } from '../store/relationships.js';
 import { paymentView } from './payment-view.js';
 
@@ -16,6 +16,7 @@ export interface PaymentFilters {
   status?: string;
   page: number;
   size: number;
+  cursor?: string;
 }
 
 /** The platform itself, its customers, and participants it holds a relationship for. */
@@ -27,8 +28,8 @@ async function relatedToPlatform(platformCode: string, participantCode: string):
 }
 
 /**
- * `GET /payments/status`: the platform's payments, newest first. The date range is a key range on the
- * platform's payment index; the other filters apply to what it returns. A participant the platform has no
+ * `GET /payments/status`: the platform's payments, newest first, one page. The date range is a key range on
+ * the platform's payment index; the other filters narrow the read (lib/store/paging.ts). A participant the platform has no
  * relationship with is refused rather than answered with an empty list, with the same words whether or
  * not it exists elsewhere.
  */
@@ -43,17 +44,22 @@ export async function listPayments(platformCode: string, filters: PaymentFilters
   }
   if (errors.length > 0) throw new ValidationError(errors);
 
-  const payments = await paymentsOfPlatform(platformCode, {
-    fromMs: filters.start_date === undefined ? undefined : filters.start_date * 1000,
-    // Seconds are inclusive: everything up to the last millisecond of end_date.
-    toMs: filters.end_date === undefined ? undefined : filters.end_date * 1000 + 999,
-  });
-  const matching = payments.filter(
-    (payment) =>
-      (filters.participant === undefined || payment.participant_code === filters.participant) &&
-      (filters.transaction_id === undefined || payment.transaction_id === filters.transaction_id) &&
-      (filters.trade_id === undefined || payment.trade_id === filters.trade_id) &&
-      (filters.status === undefined || payment.status === filters.status),
+  const { page, size, cursor, ...bindingFilters } = filters;
+  const found = await pageOfPayments(
+    platformCode,
+    {
+      fromMs: filters.start_date === undefined ? undefined : filters.start_date * 1000,
+      // Seconds are inclusive: everything up to the last millisecond of end_date.
+      toMs: filters.end_date === undefined ? undefined : filters.end_date * 1000 + 999,
+    },
+    {
+      participant_code: filters.participant,
+      transaction_id: filters.transaction_id,
+      trade_id: filters.trade_id,
+      status: filters.status as PaymentStatus | undefined,
+    },
+    { page, pageSize: size, cursor },
+    bindingFilters,
   );
-  return paginate(matching.map(paymentView), filters.page, filters.size);
+  return listEnvelope(found.items.map(paymentView), { page: found.page, pageSize: size, count: found.count, nextCursor: found.nextCursor });
 }

@@ -16,7 +16,7 @@ import {
 } from '../domain/settlement.js';
 import { balanceOf, movementItems } from '../store/ledger.js';
 import { transactWrite } from '../store/transactions.js';
-import { getTrade, tradeUpdateItem, TradeStateChangedError, updateTrade, type Trade, type TradeParty } from '../store/trades.js';
+import { getTrade, tradeUpdateItems, TradeStateChangedError, updateTrade, type Trade, type TradeParty } from '../store/trades.js';
 import type { SettlementTaskResult } from '../../infra/settlement-workflow.js';
 
 /**
@@ -58,7 +58,7 @@ export async function activateTrade(tradeId: string): Promise<SettlementTaskResu
   const trade = await readTrade(tradeId);
   if (trade.trade_state === 'terminated') return closed(trade);
   if (trade.trade_state === 'accepted') {
-    const moved = await updateTrade(tradeId, ['accepted'], { trade_state: 'active' }, now());
+    const moved = await updateTrade(trade, ['accepted'], { trade_state: 'active' }, now());
     if (!moved) {
       const current = await readTrade(tradeId);
       if (current.trade_state === 'terminated') return closed(current);
@@ -105,7 +105,7 @@ export async function defaultTrade(tradeId: string): Promise<SettlementTaskResul
 
   const parties = partiesAfter(trade, decision.parties, at);
   const moved = await updateTrade(
-    tradeId,
+    trade,
     ['accepted', 'active'],
     { trade_state: 'terminated', settlement_state: 'defaulted', defaulted_timestamp: at, parties },
     at,
@@ -195,8 +195,8 @@ function partiesAfter(trade: Trade, decisions: readonly PartyDecision[], at: num
  */
 async function settleOrRecord(trade: Trade, decision: AttemptDecision, at: number): Promise<SettlementTaskResult> {
   if (decision.kind === 'settle') {
-    const update = tradeUpdateItem(
-      trade.trade_id,
+    const update = tradeUpdateItems(
+      trade,
       ['accepted', 'active'],
       {
         trade_state: 'terminated',
@@ -208,7 +208,7 @@ async function settleOrRecord(trade: Trade, decision: AttemptDecision, at: numbe
       at,
     );
     try {
-      await transactWrite([update, ...movementItems(settlementMovement(trade), at)]);
+      await transactWrite([...update, ...movementItems(settlementMovement(trade), at)]);
       return { outcome: 'settled', settlement_state: 'settled', settled_timestamp: at };
     } catch (error) {
       if (error instanceof TradeStateChangedError) return closed(await readTrade(trade.trade_id));
@@ -229,7 +229,7 @@ async function recordOutstanding(
   at: number,
 ): Promise<SettlementTaskResult> {
   const moved = await updateTrade(
-    trade.trade_id,
+    trade,
     ['accepted', 'active'],
     {
       trade_state: 'active',

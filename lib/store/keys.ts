@@ -29,6 +29,9 @@ export const keys = {
   accountSortKey: (account: { participant_code: string; account_group: string; account_label: string; asset: string }) =>
     `${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`,
 
+  /** The sort-key prefix of the accounts whose leading parts (owner, then group, then label) are given. */
+  accountSortKeyPrefix: (leadingParts: readonly string[]) => leadingParts.map((part) => `${part}#`).join(''),
+
   movement: (movementId: string) => ({ pk: `MOVEMENT#${movementId}`, sk: 'MOVEMENT' }),
 
   transfer: (transferId: number | string) => ({ pk: `TRANSFER#${transferId}`, sk: 'TRANSFER' }),

@@ -4,7 +4,7 @@ import { InsufficientFundsError } from '../domain/errors.js';
 import { assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { dynamo, tableNames } from './client.js';
-import { queryAll } from './query.js';
+import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { newId } from './codes.js';
 import { keys } from './keys.js';
 import { moneyAttr, readInteger, readMoney } from './numbers.js';
@@ -113,15 +113,40 @@ export async function balanceOf(account: AccountRef): Promise<Money> {
   return (await getAccount(account))?.balance ?? new Money(0);
 }
 
-/** Every account of a platform and of its customers, ordered by owner, group, label, asset. */
-export async function accountsOfPlatform(platformCode: string): Promise<Account[]> {
-  const items = await queryAll({
-    TableName: tableNames().main,
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.accountsOfPlatform(platformCode) },
-  });
-  return items.map(toAccount);
+/** The filters of `GET /accounts`: exact matches on the account's four parts. */
+export interface AccountListFilters {
+  participant_code?: string;
+  account_group?: string;
+  account_label?: string;
+  asset?: string;
+}
+
+/**
+ * One page of the accounts of a platform and of its customers, ordered by owner, group, label, asset, with
+ * the count of those matching. The leading filters (owner, then group, then label) are a prefix of the sort
+ * key, so they narrow the key range rather than the read.
+ */
+export async function pageOfAccounts(platformCode: string, filters: AccountListFilters, request: PageRequest) {
+  const order = ['participant_code', 'account_group', 'account_label', 'asset'] as const;
+  const leading: string[] = [];
+  // Three at most: the full key has no trailing separator, so the asset is matched as a filter.
+  for (const part of order.slice(0, 3)) {
+    const value = filters[part];
+    if (value === undefined || value.includes('#')) break;
+    leading.push(value);
+  }
+  const rest = Object.fromEntries(order.slice(leading.length).map((part) => [part, filters[part]]));
+  const filter = equalityFilter(rest);
+  const index: ListIndex = {
+    indexName: 'gsi1',
+    partition: { attribute: 'gsi1pk', value: keys.accountsOfPlatform(platformCode) },
+    sortAttribute: 'gsi1sk',
+    ...(leading.length > 0 && { sortRange: { beginsWith: keys.accountSortKeyPrefix(leading) } }),
+    descending: false,
+    ...(filter && { filter }),
+  };
+  const page = await pageWithCount(index, request, { list: 'accounts', platformCode, filters: { ...filters } });
+  return { ...page, items: page.items.map(toAccount) };
 }
 
 /** Operations and tests: every account and every movement in the table (a full scan; never on a request path). */

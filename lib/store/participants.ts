@@ -3,7 +3,7 @@ import { clock } from '../clock.js';
 import type { NormalizedCustomer, NormalizedMinor } from '../domain/customers.js';
 import { ConflictError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
 import { dynamo, tableNames } from './client.js';
-import { queryAll } from './query.js';
+import { pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
@@ -184,17 +184,13 @@ export async function customerCodeByEmail(platformCode: string, emailNormalized:
   return out.Item?.participant_code as string | undefined;
 }
 
-/**
- * Every participant of a platform (its own participant and its customers), oldest first, as stored.
- * Read whole because list responses report `count` and `total_pages`; a platform's participant list is
- * small next to the 1 MB query page, so this is a few reads at most.
- */
-export async function listParticipantsOfPlatform(platformCode: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = await queryAll({
-    TableName: tableNames().main,
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.participantsOfPlatform(platformCode) },
-  });
-  return items;
+/** One page of a platform's participants (its own participant and its customers), oldest first, as stored. */
+export async function pageOfParticipants(platformCode: string, request: PageRequest) {
+  const index: ListIndex = {
+    indexName: 'gsi1',
+    partition: { attribute: 'gsi1pk', value: keys.participantsOfPlatform(platformCode) },
+    sortAttribute: 'gsi1sk',
+    descending: false,
+  };
+  return pageWithCount(index, request, { list: 'participants', platformCode, filters: {} });
 }

@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
 import type { AchTransferType, PaymentStatus } from '../domain/payments.js';
 import { dynamo, tableNames } from './client.js';
-import { queryAll } from './query.js';
+import { equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import type { TaggedItem } from './transactions.js';
@@ -112,18 +112,38 @@ export async function getPayment(transactionId: string): Promise<Payment | undef
   return out.Item ? toPayment(out.Item) : undefined;
 }
 
-/** A platform's payments created within [fromMs, toMs] (inclusive, both optional), newest first. */
-export async function paymentsOfPlatform(platformCode: string, range: { fromMs?: number; toMs?: number } = {}): Promise<Payment[]> {
+/** The filters of `GET /payments/status` besides the creation-time range (which is the key range). */
+export interface PaymentListFilters {
+  participant_code?: string;
+  transaction_id?: string;
+  trade_id?: string;
+  status?: PaymentStatus;
+}
+
+/**
+ * One page of a platform's payments created within [fromMs, toMs] (inclusive, both optional), newest
+ * first, with the count of those matching.
+ */
+export async function pageOfPayments(
+  platformCode: string,
+  range: { fromMs?: number; toMs?: number },
+  filters: PaymentListFilters,
+  request: PageRequest,
+  bindingFilters: ListBinding['filters'],
+) {
   const from = keys.paymentSortKey(Math.max(0, range.fromMs ?? 0), '');
   // '~' sorts after every id character, so payments created in the last millisecond of the range count.
   const to = keys.paymentSortKey(range.toMs ?? 999_999_999_999_999, '~');
-  if (from > to) return [];
-  const payments: Payment[] = (await queryAll({
-    TableName: tableNames().main,
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': keys.paymentsOfPlatform(platformCode), ':from': from, ':to': to },
-    ScanIndexForward: false,
-  })).map(toPayment);
-  return payments;
+  if (from > to) return { items: [] as Payment[], page: request.page, nextCursor: null, count: 0 };
+  const filter = equalityFilter({ ...filters });
+  const index: ListIndex = {
+    indexName: 'gsi1',
+    partition: { attribute: 'gsi1pk', value: keys.paymentsOfPlatform(platformCode) },
+    sortAttribute: 'gsi1sk',
+    sortRange: { between: [from, to] },
+    descending: true,
+    ...(filter && { filter }),
+  };
+  const page = await pageWithCount(index, request, { list: 'payments', platformCode, filters: bindingFilters });
+  return { ...page, items: page.items.map(toPayment) };
 }

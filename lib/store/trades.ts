@@ -7,7 +7,8 @@ import { dynamo, tableNames } from './client.js';
 import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
-import type { TaggedItem } from './transactions.js';
+import { combineFilters, countMatching, equalityFilter, queryPage, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
+import { transactWrite, type TaggedItem } from './transactions.js';
 import { clientIdClaim } from './windows.js';
 
 /**
@@ -130,7 +131,6 @@ export class TradeStateChangedError extends Error {}
  */
 export function tradeItems(trade: Trade): TaggedItem[] {
   const table = tableNames().main;
-  const listing = { gsi1pk: keys.tradesOfPlatform(trade.platform_code), gsi1sk: keys.tradeSortKey(trade.transaction_timestamp, trade.trade_id) };
   const tradeItem: TaggedItem = {
     item: {
       Put: {
@@ -138,7 +138,7 @@ export function tradeItems(trade: Trade): TaggedItem[] {
         Item: {
           ...trade,
           ...keys.trade(trade.trade_id),
-          ...listing,
+          ...listingEntry(trade, trade.platform_code),
           ...(trade.trade_state !== 'terminated' && openIndex(trade)),
           type: 'trade',
         },
@@ -147,26 +147,46 @@ export function tradeItems(trade: Trade): TaggedItem[] {
     },
     onConditionFailed: () => new TradeIdTakenError(`trade id ${trade.trade_id} is taken`),
   };
-  const pointers = trade.visible_to
-    .filter((platform) => platform !== trade.platform_code)
-    .map(
-      (platform): TaggedItem => ({
-        item: {
-          Put: {
-            TableName: table,
-            Item: {
-              ...keys.tradeVisibility(trade.trade_id, platform),
-              gsi1pk: keys.tradesOfPlatform(platform),
-              gsi1sk: keys.tradeSortKey(trade.transaction_timestamp, trade.trade_id),
-              type: 'trade_visibility',
-              trade_id: trade.trade_id,
-              platform_code: platform,
-            },
+  const pointers = otherPlatforms(trade).map(
+    (platform): TaggedItem => ({
+      item: {
+        Put: {
+          TableName: table,
+          Item: {
+            ...keys.tradeVisibility(trade.trade_id, platform),
+            ...listingEntry(trade, platform),
+            type: 'trade_visibility',
+            trade_id: trade.trade_id,
+            platform_code: platform,
           },
         },
-      }),
-    );
+      },
+    }),
+  );
   return [tradeItem, ...pointers];
+}
+
+function otherPlatforms(trade: Pick<Trade, 'platform_code' | 'visible_to'>): string[] {
+  return trade.visible_to.filter((platform) => platform !== trade.platform_code);
+}
+
+/**
+ * What `GET /trades` reads and filters on, on the trade (the reporter's entry) and on every visibility entry
+ * alike, so a filtered page is one query whichever platform asks. The states are kept current by
+ * `tradeUpdateItems`; the rest never changes after the report.
+ */
+function listingEntry(trade: Trade, platform: string) {
+  return {
+    gsi1pk: keys.tradesOfPlatform(platform),
+    gsi1sk: keys.tradeSortKey(trade.transaction_timestamp, trade.trade_id),
+    client_trade_id: trade.client_trade_id,
+    reporting_party: trade.reporting_party,
+    market_identifier_code: trade.market_identifier_code,
+    trade_state: trade.trade_state,
+    settlement_state: trade.settlement_state,
+    party_codes: [...new Set(trade.parties.map((party) => party.participant_code))],
+    account_labels: [...new Set(trade.parties.map((party) => party.account_label))],
+  };
 }
 
 /** The 72-hour claim on the trade's `client_trade_id`; goes into the same transaction as `tradeItems`. */
@@ -284,34 +304,67 @@ async function batchGetTrades(tradeIds: readonly string[]): Promise<Map<string, 
   return found;
 }
 
-/**
- * Every trade a platform sees (reported by it, or with one of its participants as a party), newest
- * transaction first, optionally within a transaction-time range (inclusive, ms).
- */
-export async function listTradesOfPlatform(platformCode: string, range: { fromMs?: number; toMs?: number } = {}): Promise<Trade[]> {
-  if (range.toMs !== undefined && range.toMs < 0) return [];
+/** The filters of `GET /trades` that the index entries carry (time bounds are the key range). */
+export interface TradeListFilters {
+  client_trade_id?: string;
+  trade_state?: TradeState;
+  /** `'null'`: no settlement attempted yet. */
+  settlement_state?: Exclude<SettlementState, null> | 'null';
+  party_code?: string;
+  reporting_party?: string;
+  account_label?: string;
+  market_identifier_code?: string;
+}
+
+function tradeListIndex(platformCode: string, range: { fromMs?: number; toMs?: number }, filters: TradeListFilters): ListIndex | undefined {
+  if (range.toMs !== undefined && range.toMs < 0) return undefined;
   const from = keys.tradeSortKey(Math.max(0, range.fromMs ?? 0), '');
   // '~' sorts after every trade id character, so the upper bound includes all trades at `toMs`.
   const to = keys.tradeSortKey(range.toMs ?? 999_999_999_999_999, '~');
-  if (from > to) return [];
-  const items = await queryAll({
-    TableName: tableNames().main,
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': keys.tradesOfPlatform(platformCode), ':from': from, ':to': to },
-    ScanIndexForward: false,
-  });
-  const pointed = items.filter((item) => item.type === 'trade_visibility').map((item) => item.trade_id as string);
+  if (from > to) return undefined;
+  const { settlement_state, party_code, account_label, ...equal } = filters;
+  const filter = combineFilters([
+    equalityFilter({ ...equal, settlement_state: settlement_state === 'null' ? undefined : settlement_state }),
+    settlement_state === 'null' ? { expression: 'attribute_not_exists(#f_ss) OR attribute_type(#f_ss, :f_null)', names: { '#f_ss': 'settlement_state' }, values: { ':f_null': 'NULL' } } : undefined,
+    party_code === undefined ? undefined : { expression: 'contains(#f_parties, :f_party)', names: { '#f_parties': 'party_codes' }, values: { ':f_party': party_code } },
+    account_label === undefined ? undefined : { expression: 'contains(#f_labels, :f_label)', names: { '#f_labels': 'account_labels' }, values: { ':f_label': account_label } },
+  ]);
+  return {
+    indexName: 'gsi1',
+    partition: { attribute: 'gsi1pk', value: keys.tradesOfPlatform(platformCode) },
+    sortAttribute: 'gsi1sk',
+    sortRange: { between: [from, to] },
+    descending: true,
+    ...(filter && { filter }),
+  };
+}
+
+/**
+ * One page of the trades a platform sees (reported by it, or with one of its participants as a party),
+ * newest transaction first, within a transaction-time range (inclusive, ms): one query of the platform's
+ * entries, and one batch read for the trades other platforms reported.
+ */
+export async function pageOfTrades(
+  platformCode: string,
+  range: { fromMs?: number; toMs?: number },
+  filters: TradeListFilters,
+  request: PageRequest,
+  bindingFilters: ListBinding['filters'],
+): Promise<{ trades: Trade[]; page: number; nextCursor: string | null; count: number }> {
+  const index = tradeListIndex(platformCode, range, filters);
+  if (!index) return { trades: [], page: request.page, nextCursor: null, count: 0 };
+  const [page, count] = await Promise.all([
+    queryPage(index, request, { list: 'trades', platformCode, filters: bindingFilters }),
+    countMatching(index),
+  ]);
+  const pointed = page.items.filter((item) => item.type === 'trade_visibility').map((item) => item.trade_id as string);
   const fetched = pointed.length > 0 ? await batchGetTrades(pointed) : new Map<string, Trade>();
   const trades: Trade[] = [];
-  for (const item of items) {
-    if (item.type === 'trade') trades.push(toTrade(item));
-    else if (item.type === 'trade_visibility') {
-      const trade = fetched.get(item.trade_id);
-      if (trade) trades.push(trade);
-    }
+  for (const item of page.items) {
+    const trade = item.type === 'trade' ? toTrade(item) : fetched.get(item.trade_id);
+    if (trade) trades.push(trade);
   }
-  return trades;
+  return { trades, page: page.page, nextCursor: page.nextCursor, count };
 }
 
 /** Every trade not yet terminated, oldest acceptance first: what the settlement runner resumes. */
@@ -352,9 +405,16 @@ export interface TradeChanges {
 /**
  * The conditional update moving a trade: applied only while `trade_state` is one of `expected`, so a
  * retried or duplicated task can't move a trade twice (it fails with TradeStateChangedError instead).
- * Terminating a trade takes it out of the open-trades index in the same write.
+ * Terminating a trade takes it out of the open-trades index in the same write. The other platforms' list
+ * entries get the new states in the same transaction, so their filtered lists stay exact.
  */
-export function tradeUpdateItem(tradeId: string, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): TaggedItem {
+export function tradeUpdateItems(
+  trade: Pick<Trade, 'trade_id' | 'platform_code' | 'visible_to'>,
+  expected: readonly TradeState[],
+  changes: TradeChanges,
+  nowMs: number,
+): TaggedItem[] {
+  const tradeId = trade.trade_id;
   const names: Record<string, string> = { '#trade_state': 'trade_state' };
   const values: Record<string, unknown> = { ':now': nowMs };
   const sets = ['last_update = :now'];
@@ -369,7 +429,7 @@ export function tradeUpdateItem(tradeId: string, expected: readonly TradeState[]
     return `:expected${index}`;
   });
   const remove = changes.trade_state === 'terminated' ? ' REMOVE gsi2pk, gsi2sk' : '';
-  return {
+  const update: TaggedItem = {
     item: {
       Update: {
         TableName: tableNames().main,
@@ -382,16 +442,39 @@ export function tradeUpdateItem(tradeId: string, expected: readonly TradeState[]
     },
     onConditionFailed: () => new TradeStateChangedError(`trade ${tradeId} is no longer ${expected.join(' or ')}`),
   };
+  const listed = (['trade_state', 'settlement_state'] as const).filter((field) => changes[field] !== undefined);
+  if (listed.length === 0) return [update];
+  const entries = otherPlatforms(trade).map(
+    (platform): TaggedItem => ({
+      item: {
+        Update: {
+          TableName: tableNames().main,
+          Key: keys.tradeVisibility(tradeId, platform),
+          UpdateExpression: `SET ${listed.map((field) => `#${field} = :${field}`).join(', ')}`,
+          ExpressionAttributeNames: Object.fromEntries(listed.map((field) => [`#${field}`, field])),
+          ExpressionAttributeValues: Object.fromEntries(listed.map((field) => [`:${field}`, changes[field]])),
+        },
+      },
+    }),
+  );
+  return [update, ...entries];
 }
 
-/** Applies `tradeUpdateItem` on its own. False when the trade had already left the expected states. */
-export async function updateTrade(tradeId: string, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): Promise<boolean> {
-  const update = tradeUpdateItem(tradeId, expected, changes, nowMs).item.Update!;
+/** Applies `tradeUpdateItems` on its own. False when the trade had already left the expected states. */
+export async function updateTrade(
+  trade: Pick<Trade, 'trade_id' | 'platform_code' | 'visible_to'>,
+  expected: readonly TradeState[],
+  changes: TradeChanges,
+  nowMs: number,
+): Promise<boolean> {
+  const items = tradeUpdateItems(trade, expected, changes, nowMs);
   try {
-    await dynamo().send(new UpdateCommand(update));
+    // A trade only its reporter sees is one item: a plain conditional update, at half a transaction's cost.
+    if (items.length === 1) await dynamo().send(new UpdateCommand(items[0]!.item.Update!));
+    else await transactWrite(items);
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (error instanceof TradeStateChangedError || error instanceof ConditionalCheckFailedException) return false;
     throw error;
   }
 }

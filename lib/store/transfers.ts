@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableNames } from './client.js';
-import { queryAll } from './query.js';
+import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import type { TaggedItem } from './transactions.js';
@@ -60,14 +60,28 @@ export async function getTransfer(id: string): Promise<Transfer | undefined> {
   return out.Item ? toTransfer(out.Item) : undefined;
 }
 
-/** Every transfer of a platform, newest first. */
-export async function transfersOfPlatform(platformCode: string): Promise<Transfer[]> {
-  const transfers: Transfer[] = (await queryAll({
-    TableName: tableNames().main,
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.transfersOfPlatform(platformCode) },
-    ScanIndexForward: false,
-  })).map(toTransfer);
-  return transfers;
+/** The filters of `GET /transfers`, all exact matches on the transfer's own fields. */
+export interface TransferListFilters {
+  client_transfer_id?: string;
+  from_participant_code?: string;
+  to_participant_code?: string;
+  from_account_group?: string;
+  to_account_group?: string;
+  from_account_label?: string;
+  to_account_label?: string;
+  asset?: string;
+}
+
+/** One page of a platform's transfers, newest first, with the count of those matching the filters. */
+export async function pageOfTransfers(platformCode: string, filters: TransferListFilters, request: PageRequest) {
+  const filter = equalityFilter({ ...filters });
+  const index: ListIndex = {
+    indexName: 'gsi1',
+    partition: { attribute: 'gsi1pk', value: keys.transfersOfPlatform(platformCode) },
+    sortAttribute: 'gsi1sk',
+    descending: true,
+    ...(filter && { filter }),
+  };
+  const page = await pageWithCount(index, request, { list: 'transfers', platformCode, filters: { ...filters } });
+  return { ...page, items: page.items.map(toTransfer) };
 }

@@ -1,7 +1,7 @@
 import { NotFoundError } from '../domain/errors.js';
 import type { SettlementState, TradeState } from '../domain/settlement.js';
-import { paginate } from '../http/pagination.js';
-import { getTradeVisibleTo, listTradesOfPlatform, type Trade } from '../store/trades.js';
+import { listEnvelope } from '../http/pagination.js';
+import { getTradeVisibleTo, pageOfTrades } from '../store/trades.js';
 import { tradeView } from './trade-view.js';
 
 export interface TradeFilters {
@@ -25,6 +25,7 @@ export interface TradeFilters {
   transaction_timestamp_to?: number;
   page: number;
   page_size: number;
+  cursor?: string;
 }
 
 /** Every bound folded into one inclusive range (all must hold), which the index query uses directly. */
@@ -43,21 +44,25 @@ function bound<K extends string>(key: K, values: (number | undefined)[], pick: (
 }
 
 
-function matches(trade: Trade, filters: TradeFilters): boolean {
-  if (filters.client_trade_id !== undefined && trade.client_trade_id !== filters.client_trade_id) return false;
-  if (filters.trade_state !== undefined && trade.trade_state !== filters.trade_state) return false;
-  if (filters.settlement_state !== undefined && (trade.settlement_state ?? 'null') !== filters.settlement_state) return false;
-  if (filters.party_code !== undefined && !trade.parties.some((p) => p.participant_code === filters.party_code)) return false;
-  if (filters.reporting_party !== undefined && trade.reporting_party !== filters.reporting_party) return false;
-  if (filters.account_label !== undefined && !trade.parties.some((p) => p.account_label === filters.account_label)) return false;
-  if (filters.market_identifier_code !== undefined && trade.market_identifier_code !== filters.market_identifier_code) return false;
-  return true;
-}
-
 /** `GET /trades`: the trades the platform sees, newest transaction first, filtered, one page. */
-export async function listTrades(platformCode: string, filters: TradeFilters) {
-  const trades = await listTradesOfPlatform(platformCode, inclusiveRange(filters));
-  return paginate(trades.filter((trade) => matches(trade, filters)).map(tradeView), filters.page, filters.page_size);
+export async function listTrades(platformCode: string, query: TradeFilters) {
+  const { page, page_size, cursor, ...bindingFilters } = query;
+  const found = await pageOfTrades(
+    platformCode,
+    inclusiveRange(query),
+    {
+      client_trade_id: query.client_trade_id,
+      trade_state: query.trade_state,
+      settlement_state: query.settlement_state,
+      party_code: query.party_code,
+      reporting_party: query.reporting_party,
+      account_label: query.account_label,
+      market_identifier_code: query.market_identifier_code,
+    },
+    { page, pageSize: page_size, cursor },
+    bindingFilters,
+  );
+  return listEnvelope(found.trades.map(tradeView), { page: found.page, pageSize: page_size, count: found.count, nextCursor: found.nextCursor });
 }
 
 /** `GET /trades/{trade_id}`: live states. A trade the platform can't see is not found, never forbidden. */

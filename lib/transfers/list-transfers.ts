@@ -1,37 +1,18 @@
 import { NotFoundError } from '../domain/errors.js';
-import { paginate } from '../http/pagination.js';
-import { getTransfer, transfersOfPlatform, type Transfer } from '../store/transfers.js';
+import { listEnvelope } from '../http/pagination.js';
+import { getTransfer, pageOfTransfers, type Transfer, type TransferListFilters } from '../store/transfers.js';
 
-export interface TransferFilters {
-  client_transfer_id?: string;
-  from_participant_code?: string;
-  to_participant_code?: string;
-  from_account_group?: string;
-  to_account_group?: string;
-  from_account_label?: string;
-  to_account_label?: string;
-  asset?: string;
+export interface TransferFilters extends TransferListFilters {
   page: number;
   page_size: number;
+  cursor?: string;
 }
 
-const FILTERED_FIELDS = [
-  'client_transfer_id',
-  'from_participant_code',
-  'to_participant_code',
-  'from_account_group',
-  'to_account_group',
-  'from_account_label',
-  'to_account_label',
-  'asset',
-] as const;
-
-export async function listTransfers(platformCode: string, filters: TransferFilters) {
-  const transfers = await transfersOfPlatform(platformCode);
-  const matching = transfers.filter((transfer) =>
-    FILTERED_FIELDS.every((field) => filters[field] === undefined || transfer[field] === filters[field]),
-  );
-  return paginate(matching.map(publicTransfer), filters.page, filters.page_size);
+/** `GET /transfers`: one page of the platform's transfers, newest first, exact matches on every filter. */
+export async function listTransfers(platformCode: string, query: TransferFilters) {
+  const { page, page_size, cursor, ...filters } = query;
+  const found = await pageOfTransfers(platformCode, filters, { page, pageSize: page_size, cursor });
+  return listEnvelope(found.items.map(publicTransfer), { page: found.page, pageSize: page_size, count: found.count, nextCursor: found.nextCursor });
 }
 
 /** A platform sees only its own transfers; anyone else's id is simply not found. */

@@ -59,7 +59,7 @@ describe('ACH-funded execution', () => {
     expect(message).toEqual({ request_id: response.quote.request_id, quote: response.quote, trade_id: expect.any(String), status: 'Completed', payment_amount: '101.50' });
 
     const listed = await payments(platform, `?trade_id=${message.trade_id}`);
-    expect(listed).toEqual({ message: [expect.any(Object)], page: 1, total_pages: 1, page_size: 200, count: 1 });
+    expect(listed).toEqual({ message: [expect.any(Object)], page: 1, total_pages: 1, page_size: 200, count: 1, next_cursor: null });
     expect(listed.message[0]).toEqual({
       transaction_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       trade_id: message.trade_id,

@@ -6,7 +6,7 @@ import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { ensureSettlementRunning, useStepFunctionsClient } from '../../lib/settlement/start-settlement.js';
 import { sweepOpenTrades } from '../../lib/settlement/sweep-open-trades.js';
 import { newId } from '../../lib/store/codes.js';
-import { acceptedTrade, tradeItems, updateTrade } from '../../lib/store/trades.js';
+import { acceptedTrade, getTrade, tradeItems, updateTrade } from '../../lib/store/trades.js';
 import { transactWrite } from '../../lib/store/transactions.js';
 
 /**
@@ -130,7 +130,10 @@ describe('sweepOpenTrades', () => {
       expect(counts).toMatchObject({ started: 1, redriven: 0, failed: 1 });
       expect(logged).toHaveBeenCalledWith(expect.stringContaining(stuck));
     } finally {
-      for (const tradeId of [stuck, stranded]) await updateTrade(tradeId, ['accepted', 'active'], { trade_state: 'terminated' }, clock.nowMs());
+      for (const tradeId of [stuck, stranded]) {
+        const trade = (await getTrade(tradeId))!;
+        await updateTrade(trade, ['accepted', 'active'], { trade_state: 'terminated' }, clock.nowMs());
+      }
     }
   });
 });

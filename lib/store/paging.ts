@@ -1,0 +1,315 @@
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { config } from '../config.js';
+import { ValidationError } from '../domain/errors.js';
+import { dynamo, tableNames } from './client.js';
+
+/**
+ * Cursor paging for every list of the API (design sections 3 and 9). A page is one key-ordered Query of one
+ * page on an index whose partition is the platform's list (plus its common filter), so what a page costs
+ * does not depend on how many records the platform holds. The API reference for building a new list on it
+ * is in `lib/store/README.md` ("Lists").
+ */
+
+/** A list's index partition and order. Built by the store module that owns the list's keys. */
+export interface ListIndex {
+  /** The GSI to query, or undefined for the table itself. */
+  indexName?: string;
+  /** Index partition key attribute and the value that selects the platform's list. */
+  partition: { attribute: string; value: string };
+  /** Index sort key attribute: the list's order. */
+  sortAttribute: string;
+  /** Optional sort-key range: both ends inclusive, or a prefix (a filter that is part of the key). */
+  sortRange?: { between: [string, string] } | { beginsWith: string };
+  /** True: descending sort key (newest first). */
+  descending: boolean;
+  /**
+   * Filters with no index of their own, narrowing the read as a FilterExpression. Attribute names and values
+   * are the caller's (placeholders `#...`, `:...`); they must not collide with `#pk`, `#sk`, `:pk`, `:from`,
+   * `:to`, `:prefix`.
+   */
+  filter?: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
+}
+
+/** What the list was asked for: the position (page number or cursor) and the page size. */
+export interface PageRequest {
+  page: number;
+  pageSize: number;
+  cursor?: string;
+}
+
+/**
+ * What a cursor is bound to: the list, the platform and every filter of the request (page and size excluded).
+ * A cursor presented with any other binding is refused, so it can't be replayed against another platform or
+ * another filter.
+ */
+export interface ListBinding {
+  list: string;
+  platformCode: string;
+  filters: Record<string, string | number | boolean | undefined>;
+}
+
+export interface Page {
+  /** The page's items as stored, in the list's order. */
+  items: Record<string, any>[];
+  /** The page number this page is (from the request, or carried by the cursor). */
+  page: number;
+  /** Opaque; null when nothing follows. */
+  nextCursor: string | null;
+}
+
+/**
+ * The most items a filtered page may evaluate before it answers. A filter without an index of its own can
+ * need many records read per match; past this it answers with what it found and a `next_cursor`.
+ */
+export const PAGE_READ_BUDGET = 1_000;
+
+/** `page=N` reaches this many records at most (page x page_size); deeper is reached with `cursor`. */
+export const PAGE_WINDOW = 10_000;
+
+const CURSOR_PROBLEM = 'cursor: not a cursor this list issued for this platform and these filters; start again without cursor';
+
+// ---- cursor ------------------------------------------------------------------------------------------
+
+let cachedSigningKey: Buffer | undefined;
+
+/**
+ * The HMAC key of cursors: `LIST_CURSOR_KEY` (the stack's secret) or, locally, one derived from the local
+ * secrets key (HKDF with its own label, so the two uses never share a key).
+ */
+function signingKey(): Buffer {
+  if (!cachedSigningKey) {
+    const { LIST_CURSOR_KEY, SECRETS_LOCAL_KEY } = config();
+    if (LIST_CURSOR_KEY) cachedSigningKey = Buffer.from(LIST_CURSOR_KEY, 'utf8');
+    else if (SECRETS_LOCAL_KEY) {
+      cachedSigningKey = Buffer.from(hkdfSync('sha256', Buffer.from(SECRETS_LOCAL_KEY, 'base64'), Buffer.alloc(0), 'list-cursor-v1', 32));
+    } else throw new Error('invalid configuration: set LIST_CURSOR_KEY');
+  }
+  return cachedSigningKey;
+}
+
+/** The binding as one canonical string: filters sorted by name, absent ones left out. */
+function bindingText(binding: ListBinding, partition: string): string {
+  const filters = Object.entries(binding.filters)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => [name, String(value)])
+    .sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
+  return JSON.stringify(['v1', binding.list, binding.platformCode, partition, filters]);
+}
+
+function mac(payload: string, binding: ListBinding, partition: string): Buffer {
+  return createHmac('sha256', signingKey()).update(bindingText(binding, partition)).update('\n').update(payload).digest();
+}
+
+interface CursorPayload {
+  /** The page number the cursor leads to. */
+  n: number;
+  /** The start key, without the partition attribute (the binding supplies it). */
+  k: Record<string, string>;
+}
+
+function encodeCursor(payload: CursorPayload, binding: ListBinding, index: ListIndex): string {
+  const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
+  return `${body}.${mac(body, binding, index.partition.value).toString('base64url')}`;
+}
+
+/** The start key and page number of a cursor this list issued for this binding; anything else is a 400. */
+function decodeCursor(cursor: string, binding: ListBinding, index: ListIndex, keyAttributes: readonly string[]): { startKey: Record<string, string>; page: number } {
+  const refuse = () => new ValidationError([CURSOR_PROBLEM]);
+  const match = /^([A-Za-z0-9_-]{1,2000})\.([A-Za-z0-9_-]{43})$/.exec(cursor);
+  if (!match) throw refuse();
+  const [, body, signature] = match as unknown as [string, string, string];
+  const expected = mac(body, binding, index.partition.value);
+  const given = Buffer.from(signature, 'base64url');
+  // Re-encoding must give back the same text: base64url has spare bits a forger could flip unnoticed.
+  if (given.length !== expected.length || given.toString('base64url') !== signature || !timingSafeEqual(given, expected)) throw refuse();
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+  } catch {
+    throw refuse();
+  }
+  const { n, k } = (payload ?? {}) as Partial<CursorPayload>;
+  const wanted = keyAttributes.filter((name) => name !== index.partition.attribute);
+  if (!Number.isSafeInteger(n) || (n as number) < 2 || !k || typeof k !== 'object') throw refuse();
+  if (Object.keys(k).length !== wanted.length || !wanted.every((name) => typeof k[name] === 'string')) throw refuse();
+  return { startKey: { ...k, [index.partition.attribute]: index.partition.value }, page: n as number };
+}
+
+// ---- filters -----------------------------------------------------------------------------------------
+
+export type ListFilter = NonNullable<ListIndex['filter']>;
+
+/** `attribute = value` for every given field (undefined ones left out); undefined when none is given. */
+export function equalityFilter(fields: Record<string, string | number | boolean | undefined>): ListFilter | undefined {
+  const given = Object.entries(fields).filter(([, value]) => value !== undefined);
+  if (given.length === 0) return undefined;
+  return {
+    expression: given.map((_, i) => `#eq${i} = :eq${i}`).join(' AND '),
+    names: Object.fromEntries(given.map(([name], i) => [`#eq${i}`, name])),
+    values: Object.fromEntries(given.map(([, value], i) => [`:eq${i}`, value])),
+  };
+}
+
+/** All of the given filters (AND); undefined when none is given. Placeholders must not collide. */
+export function combineFilters(filters: readonly (ListFilter | undefined)[]): ListFilter | undefined {
+  const given = filters.filter((filter): filter is ListFilter => filter !== undefined);
+  if (given.length === 0) return undefined;
+  // DynamoDB refuses redundant parentheses, so a lone filter goes as it is.
+  if (given.length === 1) return given[0];
+  return {
+    expression: given.map((filter) => `(${filter.expression})`).join(' AND '),
+    names: Object.assign({}, ...given.map((filter) => filter.names)),
+    values: Object.assign({}, ...given.map((filter) => filter.values)),
+  };
+}
+
+// ---- query -------------------------------------------------------------------------------------------
+
+function keyOf(item: Record<string, any>, keyAttributes: readonly string[]): Record<string, string> {
+  return Object.fromEntries(keyAttributes.map((name) => [name, String(item[name])]));
+}
+
+function queryInput(index: ListIndex): QueryCommandInput {
+  const names: Record<string, string> = { '#pk': index.partition.attribute, ...index.filter?.names };
+  const values: Record<string, unknown> = { ':pk': index.partition.value, ...index.filter?.values };
+  let condition = '#pk = :pk';
+  if (index.sortRange) {
+    names['#sk'] = index.sortAttribute;
+    if ('between' in index.sortRange) {
+      condition += ' AND #sk BETWEEN :from AND :to';
+      values[':from'] = index.sortRange.between[0];
+      values[':to'] = index.sortRange.between[1];
+    } else {
+      condition += ' AND begins_with(#sk, :prefix)';
+      values[':prefix'] = index.sortRange.beginsWith;
+    }
+  }
+  return {
+    TableName: tableNames().main,
+    ...(index.indexName && { IndexName: index.indexName }),
+    KeyConditionExpression: condition,
+    ...(index.filter && { FilterExpression: index.filter.expression }),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+    ScanIndexForward: !index.descending,
+  };
+}
+
+/** The attributes that make up a start key on this index: the table's keys and the index's. */
+export function startKeyAttributes(index: ListIndex): string[] {
+  const attributes = ['pk', 'sk'];
+  if (index.indexName) attributes.push(index.partition.attribute, index.sortAttribute);
+  return attributes;
+}
+
+/**
+ * `page=N`: the start key after the first (N-1) x size matching records, read as keys only. Bounded by the
+ * window (and, for a filtered list, by the records the window may evaluate); undefined when the list ends
+ * before. Page 1 starts at the beginning.
+ */
+async function skipTo(index: ListIndex, request: PageRequest, keyAttributes: readonly string[]): Promise<{ startKey?: Record<string, string>; ended: boolean }> {
+  const skip = (request.page - 1) * request.pageSize;
+  if (skip === 0) return { ended: false };
+  const base = queryInput(index);
+  const projectionNames = Object.fromEntries(keyAttributes.map((name, i) => [`#key${i}`, name]));
+  let skipped = 0;
+  let evaluated = 0;
+  let startKey: Record<string, any> | undefined;
+  for (;;) {
+    const out = await dynamo().send(
+      new QueryCommand({
+        ...base,
+        ExpressionAttributeNames: { ...base.ExpressionAttributeNames, ...projectionNames },
+        ProjectionExpression: Object.keys(projectionNames).join(', '),
+        Limit: index.filter ? PAGE_WINDOW - evaluated : skip - skipped,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    evaluated += out.ScannedCount ?? 0;
+    const items = out.Items ?? [];
+    if (skipped + items.length >= skip) return { startKey: keyOf(items[skip - skipped - 1]!, keyAttributes), ended: false };
+    skipped += items.length;
+    if (!out.LastEvaluatedKey) return { ended: true };
+    if (evaluated >= PAGE_WINDOW) throw new ValidationError([windowProblem()]);
+    startKey = out.LastEvaluatedKey;
+  }
+}
+
+function windowProblem(): string {
+  return `page: page x page_size must be at most ${PAGE_WINDOW} records (a filtered list: within its first ${PAGE_WINDOW} records); go further with cursor, passing each page's next_cursor`;
+}
+
+/**
+ * One page of a list. Unfiltered: one Query of page_size + 1 items (the extra one only tells whether a next
+ * page exists). Filtered without an index: Queries evaluating at most PAGE_READ_BUDGET records; a page that
+ * runs out of budget comes back short, with a cursor where the read stopped.
+ */
+export async function queryPage(index: ListIndex, request: PageRequest, binding: ListBinding): Promise<Page> {
+  const keyAttributes = startKeyAttributes(index);
+  let startKey: Record<string, any> | undefined;
+  let page = request.page;
+  if (request.cursor !== undefined) {
+    ({ startKey, page } = decodeCursor(request.cursor, binding, index, keyAttributes));
+  } else {
+    if (request.page * request.pageSize > PAGE_WINDOW) throw new ValidationError([windowProblem()]);
+    const skipped = await skipTo(index, request, keyAttributes);
+    if (skipped.ended) return { items: [], page, nextCursor: null };
+    startKey = skipped.startKey;
+  }
+
+  const base = queryInput(index);
+  const items: Record<string, any>[] = [];
+  let evaluated = 0;
+  for (;;) {
+    const wanted = request.pageSize + 1 - items.length;
+    const out = await dynamo().send(
+      new QueryCommand({
+        ...base,
+        // Filtered reads ask for more than they need: matches may be sparse, and the budget bounds the cost.
+        Limit: index.filter ? Math.min(PAGE_READ_BUDGET - evaluated, Math.max(wanted, 100)) : wanted,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    evaluated += out.ScannedCount ?? 0;
+    items.push(...(out.Items ?? []));
+    if (items.length > request.pageSize) {
+      const shown = items.slice(0, request.pageSize);
+      return { items: shown, page, nextCursor: encodeCursor({ n: page + 1, k: cursorStart(shown.at(-1)!, keyAttributes, index) }, binding, index) };
+    }
+    if (!out.LastEvaluatedKey) return { items, page, nextCursor: null };
+    startKey = out.LastEvaluatedKey;
+    if (evaluated >= PAGE_READ_BUDGET || !index.filter) {
+      // Out of budget (or, unfiltered, cut by DynamoDB's 1 MB page): answer short, continue where it stopped.
+      return { items, page, nextCursor: encodeCursor({ n: page + 1, k: cursorStart(startKey, keyAttributes, index) }, binding, index) };
+    }
+  }
+}
+
+function cursorStart(item: Record<string, any>, keyAttributes: readonly string[], index: ListIndex): Record<string, string> {
+  const key = keyOf(item, keyAttributes);
+  delete key[index.partition.attribute];
+  return key;
+}
+
+/**
+ * How many records match, by a COUNT query over the list's range (keys only leave DynamoDB). Costs what
+ * the range holds; lists use stored counters where they have one (see README "Lists").
+ */
+export async function countMatching(index: ListIndex): Promise<number> {
+  const base = queryInput(index);
+  let count = 0;
+  let startKey: Record<string, any> | undefined;
+  do {
+    const out = await dynamo().send(new QueryCommand({ ...base, Select: 'COUNT', ExclusiveStartKey: startKey }));
+    count += out.Count ?? 0;
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return count;
+}
+
+/** A page and the list's exact count, read in parallel. */
+export async function pageWithCount(index: ListIndex, request: PageRequest, binding: ListBinding): Promise<Page & { count: number }> {
+  const [page, count] = await Promise.all([queryPage(index, request, binding), countMatching(index)]);
+  return { ...page, count };
+}
