@@ -1,7 +1,9 @@
 import { App } from 'aws-cdk-lib';
+import { addBestPracticeChecks } from './best-practices.js';
 import { TradingSettlementStack } from './stack.js';
 
 const app = new App();
+addBestPracticeChecks(app);
 
 // Account and region come from the CLI's credentials when there are any; without them the stack is
 // environment-agnostic, which is what lets `npm run synth` work offline.

@@ -14,6 +14,8 @@ export interface Route {
   area: PermissionArea | null;
   /** A GET that stores what it answers (an RFQ stores its quote), so its function may write the main table. */
   writes?: true;
+  /** A route whose use case deletes main-table items (say, a DELETE route); only such functions get DeleteItem there. */
+  deletes?: true;
 }
 
 export const routes: readonly Route[] = [

@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Config } from '../lib/config.js';
 import { FUNCTION_BUNDLING } from './bundling.js';
@@ -32,6 +34,8 @@ export interface ServiceFunctionProps {
   environment: ServiceEnvironment;
   description?: string;
   timeout?: Duration;
+  /** For functions invoked asynchronously (schedules): where an invocation goes once Lambda's retries are spent. */
+  deadLetterQueue?: IQueue;
 }
 
 /**
@@ -53,6 +57,11 @@ export class ServiceFunction extends Construct {
     // An explicit log group, so retention is part of the template rather than left to the default of forever.
     this.logGroup = new LogGroup(this, 'Logs', { retention: RetentionDays.ONE_MONTH });
 
+    // A role of its own with no managed policy: it may write its own log group and nothing else until the stack
+    // grants what the function's job needs (AWSLambdaBasicExecutionRole would allow every log group).
+    const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: props.description });
+    this.logGroup.grantWrite(role);
+
     this.function = new NodejsFunction(this, 'Function', {
       entry,
       handler: 'handler',
@@ -63,8 +72,10 @@ export class ServiceFunction extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: 512,
       timeout: props.timeout ?? API_FUNCTION_TIMEOUT,
+      role,
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
+      deadLetterQueue: props.deadLetterQueue,
       environment: { ...props.environment },
       bundling: {
         // Local esbuild only: synth must work offline, and a Docker fallback would hide a broken install.
@@ -74,5 +85,10 @@ export class ServiceFunction extends Construct {
         format: OutputFormat.ESM,
       },
     });
+
+    Validations.of(this).acknowledge(
+      { id: 'AwsSolutions::AwsSolutions-L1', reason: 'Node.js 22 is the runtime the design fixes and the bundles target (node22).' },
+      { id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]', reason: 'Active tracing: X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions.' },
+    );
   }
 }

@@ -1,21 +1,26 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   EndpointType,
   LambdaIntegration,
   LogGroupLogDestination,
+  MethodLoggingLevel,
+  type RequestValidator,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, type TableProps } from 'aws-cdk-lib/aws-dynamodb';
+import { Grant, type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { Config } from '../lib/config.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../lib/store/tables.js';
+import { ALARM_EMAIL_CONTEXT, type MonitoredFunction, ServiceMonitoring } from './monitoring.js';
 import { routeId, routes, type Route } from './routes.js';
 import { ServiceFunction, type ServiceEnvironment } from './service-function.js';
 import { settlementWorkflowDefinition, type SettlementWorkflowResources } from './settlement-workflow.js';
@@ -43,6 +48,8 @@ export interface TradingSettlementStackProps extends StackProps {
   routes?: readonly Route[];
   /** Where the workflow's task handlers live; only tests pass others, to synthesize the workflow early. */
   settlementTaskHandlers?: Record<keyof SettlementWorkflowResources, string>;
+  /** Subscribed to the alarm topic; defaults to the `alarmEmail` context value. */
+  alarmEmail?: string;
 }
 
 /** The workflow's task handlers, by the resource name `settlementWorkflowDefinition` expects. */
@@ -68,6 +75,12 @@ export const SETTLEMENT_SWEEP_HANDLER = 'functions/settlement/sweep-open-trades.
 /** Routes whose handler starts a settlement execution (design section 7). */
 export const SETTLEMENT_STARTING_ROUTES: readonly Pick<Route, 'method' | 'path'>[] = [{ method: 'POST', path: '/trades' }];
 
+/** The API's one stage (the first segment of every URL). */
+const API_STAGE = 'v1';
+
+/** Every execution of the state machine named `Name` (an `Fn::Sub` pattern). */
+const EXECUTIONS_OF_STATE_MACHINE = 'arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${Name}:*';
+
 /** Tasks touch DynamoDB only; the margin leaves Step Functions' task timeout above the Lambda's own. */
 const SETTLEMENT_TASK_TIMEOUT = Duration.seconds(60);
 const SETTLEMENT_TASK_TIMEOUT_MARGIN = Duration.seconds(30);
@@ -82,6 +95,11 @@ export class TradingSettlementStack extends Stack {
   readonly settlementWorkflow: StateMachine;
   readonly listCursorKey: Secret;
   readonly eventFunctions: Map<string, ServiceFunction>;
+  readonly sweepFunction: ServiceFunction;
+  readonly monitoring: ServiceMonitoring;
+  /** Every Lambda of the stack by construct id, for alarms and the dashboard. */
+  private readonly monitoredFunctions: MonitoredFunction[] = [];
+  private requestValidator!: RequestValidator;
 
   // Not `environment`: Stack already uses that name for its account/region.
   private readonly functionEnvironment: ServiceEnvironment;
@@ -97,8 +115,12 @@ export class TradingSettlementStack extends Stack {
       // Lets a consumer pick up trades stored without a started execution (design section 7).
       stream: StreamViewType.NEW_AND_OLD_IMAGES,
     });
-    // Only windows of 72 hours at most live here: PITR's 35 days of history would be cost without use.
-    this.ttlTable = tableFrom(this, 'TtlTable', TTL_TABLE, {});
+    // Windows of 72 hours at most, but they are what stops a duplicated booking: losing them to a bad write
+    // or a dropped table would let a retried request book twice, so they get the same protection.
+    this.ttlTable = tableFrom(this, 'TtlTable', TTL_TABLE, {
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+    });
 
     this.secretsKey = new Key(this, 'ApiSecretsKey', {
       description: 'Encrypts API secrets; the HMAC needs them back, so they are encrypted rather than hashed.',
@@ -129,7 +151,27 @@ export class TradingSettlementStack extends Stack {
     this.api = this.createApi();
     this.addRoutes(props.routes ?? routes);
     this.eventFunctions = this.addEventFunctions();
-    this.settlementWorkflow = this.addSettlementWorkflow(props.settlementTaskHandlers ?? SETTLEMENT_TASK_HANDLERS);
+    const { stateMachine, sweep, sweepDeadLetters } = this.addSettlementWorkflow(props.settlementTaskHandlers ?? SETTLEMENT_TASK_HANDLERS);
+    this.settlementWorkflow = stateMachine;
+    this.sweepFunction = sweep;
+
+    this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
+      api: this.api,
+      functions: this.monitoredFunctions,
+      tables: [
+        { id: 'MainTable', table: this.mainTable, definition: MAIN_TABLE },
+        { id: 'TtlTable', table: this.ttlTable, definition: TTL_TABLE },
+      ],
+      settlementWorkflow: stateMachine,
+      alarmEmail: props.alarmEmail ?? (this.node.tryGetContext(ALARM_EMAIL_CONTEXT) as string | undefined),
+    });
+    this.monitoring.watchDeadLetterQueue({
+      id: 'OpenTradeSweep',
+      queue: sweepDeadLetters,
+      runbook:
+        'Each message is a sweep run that failed after retries: open trades may be without a live execution. ' +
+        'Read the OpenTradeSweep logs; the next successful run catches up, then purge the queue.',
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
     new CfnOutput(this, 'MainTableName', { value: this.mainTable.tableName });
@@ -138,11 +180,13 @@ export class TradingSettlementStack extends Stack {
     new CfnOutput(this, 'SecretsKmsKeyId', { value: this.secretsKey.keyId });
     new CfnOutput(this, 'SecretsKmsKeyArn', { value: this.secretsKey.keyArn });
     new CfnOutput(this, 'SettlementStateMachineArn', { value: this.settlementWorkflow.stateMachineArn });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
   }
 
   private createApi(): RestApi {
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.ONE_MONTH });
-    return new RestApi(this, 'Api', {
+    const api = new RestApi(this, 'Api', {
       restApiName: 'trading-settlement',
       description: 'Trading, rewards and settlement API. Requests are authenticated by signature in the Lambdas.',
       endpointTypes: [EndpointType.REGIONAL],
@@ -151,9 +195,12 @@ export class TradingSettlementStack extends Stack {
       cloudWatchRole: true,
       cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
-        stageName: 'v1',
+        stageName: API_STAGE,
         tracingEnabled: true,
         metricsEnabled: true,
+        // Execution logs for failures API Gateway itself answers; never request or response bodies.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
         accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
         // Stage-wide ceiling so one runaway client cannot exhaust the account's Lambda concurrency.
@@ -161,6 +208,26 @@ export class TradingSettlementStack extends Stack {
         throttlingBurstLimit: 200,
       },
     });
+    // API Gateway creates its execution log group on first use, never expiring; created here first, it keeps a retention.
+    const executionLogs = new LogGroup(this, 'ApiExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${api.restApiId}/${API_STAGE}`,
+      retention: RetentionDays.ONE_MONTH,
+    });
+    api.deploymentStage.node.addDependency(executionLogs);
+    // Bodies and query strings are validated by the handlers' zod schemas, which report every problem at once in
+    // the service's error shape; API Gateway checks what it can without changing that shape: the path
+    // parameters each method declares (no request models, so no body is rejected here).
+    this.requestValidator = api.addRequestValidator('RequestValidator', { validateRequestBody: true, validateRequestParameters: true });
+    Validations.of(api).acknowledge(
+      { id: 'AwsSolutions::AwsSolutions-APIG4', reason: 'Every route but GET /time is authenticated by the HMAC signature, checked in the Lambda (design section 4).' },
+      { id: 'AwsSolutions::AwsSolutions-COG4', reason: 'Clients are platforms signing with API keys, not Cognito users (design section 4).' },
+      { id: 'AwsSolutions::AwsSolutions-APIG3', reason: 'No WAF web ACL in the stack: an account-level choice; stage throttling and signature checks bound abuse.' },
+      {
+        id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason: "API Gateway's account-level logging role; AWS documents this managed policy for it.",
+      },
+    );
+    return api;
   }
 
   /**
@@ -176,20 +243,25 @@ export class TradingSettlementStack extends Stack {
       if (ids.has(id)) throw new Error(`routes ${route.method} ${route.path}: construct id ${id} is taken`);
       ids.add(id);
 
-      const fn = new ServiceFunction(this, id, {
+      const fn = this.serviceFunction(id, `${route.method} ${route.path}`, {
         handler: route.handler,
         description: `${route.method} ${route.path}`,
         environment: this.functionEnvironment,
       });
       if (route.area !== null) {
-        if (route.method === 'POST' || route.writes) this.mainTable.grantReadWriteData(fn.function);
-        else this.mainTable.grantReadData(fn.function);
-        if (route.method === 'POST') this.ttlTable.grantReadWriteData(fn.function);
+        const mutates = route.method !== 'GET';
+        grantTable(fn.function, this.mainTable, MAIN_TABLE, route.deletes ? 'delete' : mutates || route.writes ? 'write' : 'read');
+        // Releasing an idempotency key after a failure deletes it: the TTL table's only delete.
+        if (mutates) grantTable(fn.function, this.ttlTable, TTL_TABLE, 'delete');
         // Decrypt only: API secrets are created by the ops CLI, never through the API.
         this.secretsKey.grantDecrypt(fn.function);
       }
 
-      this.api.root.resourceForPath(route.path).addMethod(route.method, new LambdaIntegration(fn.function));
+      const pathParameters = [...route.path.matchAll(/\{([^}]+)\}/g)].map((match) => `method.request.path.${match[1]}`);
+      this.api.root.resourceForPath(route.path).addMethod(route.method, new LambdaIntegration(fn.function), {
+        requestValidator: this.requestValidator,
+        requestParameters: Object.fromEntries(pathParameters.map((name) => [name, true])),
+      });
       this.routeFunctions.set(route, fn);
     }
   }
@@ -198,8 +270,8 @@ export class TradingSettlementStack extends Stack {
   private addEventFunctions(): Map<string, ServiceFunction> {
     const functions = new Map<string, ServiceFunction>();
     for (const [id, handler] of Object.entries(EVENT_HANDLERS)) {
-      const fn = new ServiceFunction(this, id, { handler, description: `events: ${handler}`, environment: this.functionEnvironment });
-      this.mainTable.grantReadWriteData(fn.function);
+      const fn = this.serviceFunction(id, 'applies bank or custody events', { handler, description: `events: ${handler}`, environment: this.functionEnvironment });
+      grantTable(fn.function, this.mainTable, MAIN_TABLE, 'write');
       functions.set(id, fn);
       new CfnOutput(this, `${id}FunctionName`, { value: fn.function.functionName });
     }
@@ -210,16 +282,16 @@ export class TradingSettlementStack extends Stack {
    * The settlement workflow (design section 7): a Standard state machine whose tasks are three Lambdas, and
    * StartExecution for the routes that store trades.
    */
-  private addSettlementWorkflow(handlers: Record<keyof SettlementWorkflowResources, string>): StateMachine {
+  private addSettlementWorkflow(handlers: Record<keyof SettlementWorkflowResources, string>) {
     const task = (name: keyof SettlementWorkflowResources) => {
-      const fn = new ServiceFunction(this, `Settlement${name[0]!.toUpperCase()}${name.slice(1)}Task`, {
+      const fn = this.serviceFunction(`Settlement${name[0]!.toUpperCase()}${name.slice(1)}Task`, `settlement task: ${name}`, {
         handler: handlers[name],
         description: `settlement workflow: ${name}`,
         environment: this.functionEnvironment,
         timeout: SETTLEMENT_TASK_TIMEOUT,
       });
       // Tasks move trades and balances; they neither authenticate callers nor keep request windows.
-      this.mainTable.grantReadWriteData(fn.function);
+      grantTable(fn.function, this.mainTable, MAIN_TABLE, 'write');
       return fn;
     };
     const tasks = { activate: task('activate'), attempt: task('attempt'), default: task('default') };
@@ -238,26 +310,54 @@ export class TradingSettlementStack extends Stack {
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromString(JSON.stringify(definition)),
       tracingEnabled: true,
-      logs: { destination: logs, level: LogLevel.ALL, includeExecutionData: true },
+      // Failures only, without execution data (trade amounts and parties): each execution's own history,
+      // kept by Step Functions for 90 days, already has every transition for `trade history`.
+      logs: { destination: logs, level: LogLevel.ERROR, includeExecutionData: false },
     });
-    // A string definition hides its task resources from CDK, so invoke rights are granted by hand.
-    for (const task of Object.values(tasks)) task.function.grantInvoke(stateMachine);
+    // A string definition hides its task resources from CDK, so invoke rights are granted by hand, on the
+    // functions themselves (grantInvoke would add every version and alias: `arn:*`).
+    stateMachine.addToRolePolicy(
+      new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: Object.values(tasks).map((task) => task.function.functionArn) }),
+    );
+    Validations.of(stateMachine).acknowledge(
+      { id: 'AwsSolutions::AwsSolutions-SF1', reason: 'Logged at ERROR without execution data on purpose (trade data stays out of logs); the execution history has every event.' },
+      { id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]', reason: 'CloudWatch Logs delivery and X-Ray actions that Step Functions logging and tracing need have no resource-level permissions.' },
+    );
 
     // Nothing may strand a trade (design section 7): a scheduled sweep starts an execution for any open trade
     // that lacks one and redrives failed ones. Tasks are idempotent, so a sweep racing a live run is harmless.
-    const sweep = new ServiceFunction(this, 'OpenTradeSweep', {
+    // Invoked asynchronously by the schedule: a run that fails after Lambda's retries (or that EventBridge
+    // cannot deliver) is kept here, and alarmed on, instead of vanishing.
+    const sweepDeadLetters = new Queue(this, 'OpenTradeSweepDeadLetters', {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    const sweep = this.serviceFunction('OpenTradeSweep', 'the scheduled settlement sweep', {
       handler: SETTLEMENT_SWEEP_HANDLER,
       description: 'settlement workflow: revive open trades without a live execution',
       environment: { ...this.functionEnvironment, STATE_MACHINE_ARN: stateMachine.stateMachineArn },
       timeout: Duration.minutes(5),
+      deadLetterQueue: sweepDeadLetters,
     });
-    this.mainTable.grantReadData(sweep.function);
+    grantTable(sweep.function, this.mainTable, MAIN_TABLE, 'read');
     stateMachine.grantStartExecution(sweep.function);
-    // Not grantRead: that adds execution histories, listings and activities the sweep never asks for.
-    stateMachine.grantExecution(sweep.function, 'states:DescribeExecution', 'states:RedriveExecution');
+    // Not grantRead: that adds execution histories, listings and activities the sweep never asks for. Executions
+    // are named by trade id, so only a pattern under this state machine can name them.
+    sweep.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['states:DescribeExecution', 'states:RedriveExecution'],
+        resources: [Fn.sub(EXECUTIONS_OF_STATE_MACHINE, { Name: stateMachine.stateMachineName })],
+      }),
+    );
+    Validations.of(sweep).acknowledge({
+      // cdk-nag names the finding by the resolved Fn::Sub arguments.
+      id: `AwsSolutions::AwsSolutions-IAM5[Resource::${JSON.stringify([EXECUTIONS_OF_STATE_MACHINE, { Name: this.resolve(stateMachine.stateMachineName) }])}]`,
+      reason: 'Executions are named by trade id at run time: only a pattern under this one state machine can name them.',
+    });
     new Rule(this, 'OpenTradeSweepSchedule', {
       schedule: Schedule.rate(Duration.minutes(5)),
-      targets: [new LambdaFunction(sweep.function)],
+      targets: [new LambdaFunction(sweep.function, { deadLetterQueue: sweepDeadLetters, retryAttempts: 2 })],
     });
 
     for (const [route, fn] of this.routeFunctions) {
@@ -266,8 +366,45 @@ export class TradingSettlementStack extends Stack {
       fn.function.addEnvironment(variable, stateMachine.stateMachineArn);
       stateMachine.grantStartExecution(fn.function);
     }
-    return stateMachine;
+    return { stateMachine, sweep, sweepDeadLetters };
   }
+
+  /** A ServiceFunction that the alarms and the dashboard watch. */
+  private serviceFunction(id: string, purpose: string, props: ConstructorParameters<typeof ServiceFunction>[2]): ServiceFunction {
+    const fn = new ServiceFunction(this, id, props);
+    this.monitoredFunctions.push({ id, purpose, fn: fn.function });
+    return fn;
+  }
+}
+
+type TableAccess = 'read' | 'write' | 'delete';
+
+const TABLE_ACTIONS: Record<TableAccess, readonly string[]> = {
+  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+  // ConditionCheckItem: the guards inside TransactWriteItems (each of a transaction's actions is authorised on its own).
+  write: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+  delete: [
+    'dynamodb:GetItem',
+    'dynamodb:BatchGetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:ConditionCheckItem',
+    'dynamodb:DeleteItem',
+  ],
+};
+
+/**
+ * Grants the item actions one access level needs on a table and its named indexes, and nothing else: no Scan,
+ * no DeleteItem below `delete`, no table management, and no `index/*` (CDK's grantReadData grants all three
+ * kinds of wildcard). Nothing on a request path scans; a full scan is an ops CLI task under ops credentials.
+ */
+function grantTable(grantee: IGrantable, table: Table, definition: TableDefinition, access: TableAccess): void {
+  Grant.addToPrincipal({
+    grantee,
+    actions: [...TABLE_ACTIONS[access]],
+    resourceArns: [table.tableArn, ...definition.globalIndexes.map((index) => `${table.tableArn}/index/${index.name}`)],
+  });
 }
 
 /** A table built from its shared definition, so CDK, DynamoDB Local and the tests cannot disagree on keys. */

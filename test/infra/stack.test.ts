@@ -1,53 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { App, type CfnResource } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
-import { afterAll, describe, expect, it } from 'vitest';
+import { Match } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
 import { routes, type Route } from '../../infra/routes.js';
-import { PROJECT_ROOT } from '../../infra/service-function.js';
 import { SETTLEMENT_STATE_NAMES } from '../../infra/settlement-workflow.js';
-import { EVENT_HANDLERS, SETTLEMENT_TASK_HANDLERS, TradingSettlementStack, type TradingSettlementStackProps } from '../../infra/stack.js';
+import { EVENT_HANDLERS, SETTLEMENT_TASK_HANDLERS } from '../../infra/stack.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/tables.js';
-
-type Json = any; // CloudFormation fragments: shapes are asserted, not typed.
-
-const outdirs: string[] = [];
-afterAll(() => outdirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-
-/**
- * Synthesizes with the feature flags `cdk synth` uses (cdk.json), so the template under test is the deployed
- * one. Bundling is skipped through the CDK's own switch: esbuild would cost about half a second per function
- * and the template is the same either way, apart from the asset hash. CloudFormation validation stays on (CI
- * runs no `cdk synth`, so this is where an invalid template fails): about 3 s once per process, then cheap.
- */
-function synth(props: TradingSettlementStackProps = {}) {
-  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8'));
-  const outdir = mkdtempSync(join(tmpdir(), 'infra-test-'));
-  outdirs.push(outdir);
-  const app = new App({ outdir, context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
-  const stack = new TradingSettlementStack(app, 'TradingSettlementService', props);
-  const template = Template.fromStack(stack);
-  const resources: Record<string, Json> = template.toJSON().Resources;
-  const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnResource);
-  return { stack, template, resources, idOf };
-}
-
-const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
-
-function ofType(resources: Record<string, Json>, type: string): [string, Json][] {
-  return Object.entries(resources).filter(([, resource]) => resource.Type === type);
-}
-
-/** The statements of every IAM policy attached to a role, flattened. */
-function statementsOf(resources: Record<string, Json>, roleId: string): Json[] {
-  return ofType(resources, 'AWS::IAM::Policy')
-    .filter(([, policy]) => policy.Properties.Roles.some((role: Json) => role.Ref === roleId))
-    .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);
-}
-
-const actionsOf = (statement: Json): string[] => [statement.Action].flat();
-const resourcesOf = (statement: Json): Json[] => [statement.Resource].flat();
+import { actionsOf, arnOf, type Json, ofType, resourcesOf, statementsOf, synth } from '../support/template.js';
 
 /** `METHOD /path` for every API Gateway method, with the path rebuilt from the resource tree. */
 function apiMethods(resources: Record<string, Json>): Map<string, Json> {
@@ -218,10 +175,10 @@ describe('the service stack, from the real route table', () => {
     template.hasOutput('SecretsKmsKeyId', { Value: { Ref: idOf(stack.secretsKey) } });
   });
 
-  it('runs settlement on a Standard state machine with full logging', () => {
+  it('runs settlement on a Standard state machine, logging errors without execution data', () => {
     template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
       StateMachineType: 'STANDARD',
-      LoggingConfiguration: Match.objectLike({ Level: 'ALL' }),
+      LoggingConfiguration: Match.objectLike({ Level: 'ERROR', IncludeExecutionData: false }),
       TracingConfiguration: { Enabled: true },
     });
   });
@@ -253,7 +210,7 @@ describe('the service stack, from the real route table', () => {
       ScheduleExpression: 'rate(5 minutes)',
       Targets: Match.arrayWith([Match.objectLike({ Arn: arnOf(sweepId) })]),
     });
-    const actions = statementsOf(resources, idOf(stack.node.findAll().find((c) => c.node.path.endsWith('OpenTradeSweep/Function/ServiceRole')) as any)).flatMap(actionsOf);
+    const actions = statementsOf(resources, idOf(stack.sweepFunction.function.role!)).flatMap(actionsOf);
     expect(actions.filter((action) => action.startsWith('states:')).sort()).toEqual(['states:DescribeExecution', 'states:RedriveExecution', 'states:StartExecution']);
     expect(actions.some((action) => action.startsWith('dynamodb:') && /Put|Update|Delete|Write/.test(action))).toBe(false);
   });
@@ -293,13 +250,14 @@ describe('the service stack, with a fixture route table and workflow', () => {
     expect(pathParts.sort()).toEqual(['customers', 'new', 'participants', 'time', 'trades', '{trade_id}'].sort());
   });
 
-  it('is a Standard state machine, logged at ALL to its own group, traced, invoking the three task functions', () => {
+  it('is a Standard state machine, logged at ERROR to its own group, traced, invoking the three task functions', () => {
     expect(workflow).toBeDefined();
     const machine = resources[workflowId].Properties;
     expect(machine.StateMachineType).toBe('STANDARD');
     expect(machine.TracingConfiguration).toEqual({ Enabled: true });
     expect(machine.LoggingConfiguration).toMatchObject({
-      Level: 'ALL',
+      Level: 'ERROR',
+      IncludeExecutionData: false,
       Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: expect.anything() } }],
     });
 

@@ -1,0 +1,51 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, type CfnResource } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll } from 'vitest';
+import { addBestPracticeChecks } from '../../infra/best-practices.js';
+import { PROJECT_ROOT } from '../../infra/service-function.js';
+import { TradingSettlementStack, type TradingSettlementStackProps } from '../../infra/stack.js';
+
+export type Json = any; // CloudFormation fragments: shapes are asserted, not typed.
+
+const outdirs: string[] = [];
+afterAll(() => outdirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+/**
+ * Synthesizes with the feature flags `cdk synth` uses (cdk.json), so the template under test is the deployed
+ * one. Bundling is skipped through the CDK's own switch: esbuild would cost about half a second per function
+ * and the template is the same either way, apart from the asset hash. CloudFormation validation stays on (CI
+ * runs no `cdk synth`, so this is where an invalid template fails): about 3 s once per process, then cheap.
+ * A validation finding fails `Template.fromStack` with the report.
+ */
+export function synth(props: TradingSettlementStackProps = {}, options: { context?: Record<string, unknown>; bestPractices?: boolean } = {}) {
+  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8'));
+  const outdir = mkdtempSync(join(tmpdir(), 'infra-test-'));
+  outdirs.push(outdir);
+  const app = new App({ outdir, context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...options.context } });
+  // Off by default: the checks add seconds per synthesis, and one test runs them as `npm run synth` does.
+  if (options.bestPractices) addBestPracticeChecks(app);
+  const stack = new TradingSettlementStack(app, 'TradingSettlementService', props);
+  const template = Template.fromStack(stack);
+  const resources: Record<string, Json> = template.toJSON().Resources;
+  const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnResource);
+  return { app, stack, template, resources, idOf };
+}
+
+export const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+
+export function ofType(resources: Record<string, Json>, type: string): [string, Json][] {
+  return Object.entries(resources).filter(([, resource]) => resource.Type === type);
+}
+
+/** The statements of every IAM policy attached to a role, flattened. */
+export function statementsOf(resources: Record<string, Json>, roleId: string): Json[] {
+  return ofType(resources, 'AWS::IAM::Policy')
+    .filter(([, policy]) => policy.Properties.Roles.some((role: Json) => role.Ref === roleId))
+    .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);
+}
+
+export const actionsOf = (statement: Json): string[] => [statement.Action].flat();
+export const resourcesOf = (statement: Json): Json[] => [statement.Resource].flat();
