@@ -119,8 +119,9 @@ export function validateTradeReport(body: unknown, ctx: TradeReportContext): Tra
   const fields = new FieldReader(body, errors);
 
   const client_trade_id = fields.text('client_trade_id', { required: true, max: L.clientTradeIdMaxLength });
-  // The reference sends '' outside central limit order books, so an empty session id is legal; absent is not.
-  const session_id = fields.text('session_id', { required: true, max: L.textMaxLength, allowEmpty: true });
+  // Optional (design section 6): the reference answers '' for a trade outside a trading session, and its
+  // clients often leave the field out; an absent session id is stored as that ''.
+  const session_id = fields.text('session_id', { required: false, max: L.textMaxLength, allowEmpty: true }) ?? '';
   const trade_reporter = fields.text('trade_reporter', { required: true, max: L.textMaxLength });
   const reporting_party = fields.code('reporting_party', { required: false });
   const settlement_schedule = fields.text('settlement_schedule', { required: false, max: L.textMaxLength });
@@ -200,7 +201,6 @@ export function validateTradeReport(body: unknown, ctx: TradeReportContext): Tra
   // Every branch that leaves one of these undefined has pushed an error; the check only narrows the types.
   if (
     client_trade_id === undefined ||
-    session_id === undefined ||
     trade_reporter === undefined ||
     platform_code === undefined ||
     symbol === undefined ||

@@ -135,6 +135,18 @@ describe('POST /trades, then settlement', () => {
 });
 
 describe('POST /trades: client_trade_id', () => {
+  it('takes a report without session_id, as reference clients send it, and answers session_id "" (design section 6)', async () => {
+    const { platform, buyer, seller } = await market();
+    const { session_id: _absent, ...body } = tradeBody(platform, { buyer, seller });
+    const response = await platform.post('/trades', body);
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.message.session_id).toBe('');
+    const read = await platform.get(`/trades/${response.body.message.trade_id}`);
+    expect(read.body.message.session_id).toBe('');
+    const withSession = await platform.post('/trades', tradeBody(platform, { buyer, seller, overrides: { session_id: '20261125' } }));
+    expect(withSession.body.message.session_id).toBe('20261125');
+  });
+
   it('is unique per platform for 72 hours: a duplicate is 409 and stores nothing', async () => {
     const { platform, buyer, seller } = await market();
     const body = tradeBody(platform, { buyer, seller });

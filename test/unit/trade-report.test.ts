@@ -153,9 +153,9 @@ describe('validateTradeReport: a valid method-A trade', () => {
 describe('reports every issue at once', () => {
   it('lists all missing required fields of an empty object', () => {
     const errors = errorsOf({});
+    expect(errors.some((e) => e.startsWith('session_id: '))).toBe(false);
     for (const field of [
       'client_trade_id',
-      'session_id',
       'trade_reporter',
       'platform_code',
       'symbol',
@@ -201,10 +201,12 @@ describe('top-level fields', () => {
     expect(ok(methodA({ client_trade_id: 'x'.repeat(50) })).client_trade_id).toHaveLength(50);
   });
 
-  it('session_id: a required string, empty allowed', () => {
+  it('session_id: an optional string, empty allowed, stored as "" when absent (design section 6)', () => {
     const missing = methodA();
     delete missing.session_id;
-    expect(errorsOf(missing)).toContain('session_id: required');
+    expect(ok(missing).session_id).toBe('');
+    expect(ok(methodA({ session_id: null })).session_id).toBe('');
+    expect(ok(methodA({ session_id: '20261121' })).session_id).toBe('20261121');
     expect(errorsOf(methodA({ session_id: 7 }))).toContain('session_id: must be a string');
     expect(ok(methodA({ session_id: '' })).session_id).toBe('');
   });
