@@ -2,6 +2,18 @@
 // minified to a bundle; mini brings the same validators in ~10 KB.
 import * as z from 'zod/mini';
 import { ValidationError } from './errors.js';
+import {
+  idTypeProblem,
+  maskedTaxId,
+  parsePhoneNumber,
+  parseTaxId,
+  REFERENCE_ID_NUMBER_TYPES,
+  REFERENCE_OTHER_ID_NUMBER_TYPE,
+  resolveCitizenship,
+  resolveJurisdiction,
+  taxIdLastFour,
+  type ReferenceIdNumberType,
+} from './customer-identity.js';
 import { isSanctionedCountry, resolveCountry, resolveUsState } from './geography.js';
 
 /**
@@ -19,10 +31,22 @@ export const ID_NUMBER_TYPES = [
   'non_in_passport',
   'non_in_other',
 ] as const;
-export type IdNumberType = (typeof ID_NUMBER_TYPES)[number];
+export type SpecIdNumberType = (typeof ID_NUMBER_TYPES)[number];
+/** Minors take the spec's ID types only; adults also take the reference API's (design section 6). */
+export type IdNumberType = SpecIdNumberType | ReferenceIdNumberType;
+export const ADULT_ID_NUMBER_TYPES: readonly IdNumberType[] = [...ID_NUMBER_TYPES, ...REFERENCE_ID_NUMBER_TYPES];
 
 /** The ID type whose free-form description travels in `non_us_other_type`. */
 export const OTHER_ID_NUMBER_TYPE: IdNumberType = 'non_in_other';
+/** Types that need `non_us_other_type`: the spec's `non_in_other` and the reference API's `non_us_other`. */
+const OTHER_ID_NUMBER_TYPES: ReadonlySet<string> = new Set([OTHER_ID_NUMBER_TYPE, REFERENCE_OTHER_ID_NUMBER_TYPE]);
+
+export const SCREENING_RESULTS = ['pass', 'fail'] as const;
+export type ScreeningResult = (typeof SCREENING_RESULTS)[number];
+
+/** The reference API's window for KYC and screening times: at most a year old, at most a day ahead. */
+export const SCREENING_MAX_AGE_MS = 365 * 24 * 3_600_000;
+export const SCREENING_MAX_AHEAD_MS = 24 * 3_600_000;
 
 export const CUSTODIAN_RELATIONSHIPS = ['parent', 'legal_guardian'] as const;
 export type CustodianRelationship = (typeof CUSTODIAN_RELATIONSHIPS)[number];
@@ -75,6 +99,26 @@ export interface CustomerFields {
 /** An adult customer, possibly later named as a minor's custodian. */
 export interface NormalizedCustomer extends CustomerFields {
   signed_timestamp: number;
+  // The reference API's US vocabulary (design section 6), all optional.
+  middle_name?: string;
+  postal_code?: string;
+  /** ISO 3166-2 as sent (trimmed), e.g. `US-CA`. */
+  jurisdiction_code?: string;
+  /** ISO alpha-2, upper-cased. */
+  citizenship_code?: string;
+  /** As sent (trimmed); `phone_e164` is the number in E.164. */
+  phone_number?: string;
+  phone_e164?: string;
+  /**
+   * The tax id in its compact form. Plaintext only in memory: the use case encrypts it before the store
+   * sees the customer, and responses show `tax_id_last4` only.
+   */
+  tax_id?: string;
+  tax_id_last4?: string;
+  kyc?: ScreeningResult;
+  kyc_timestamp?: number;
+  sanction_screening?: ScreeningResult;
+  sanction_screening_timestamp?: number;
 }
 
 export interface NormalizedMinor extends CustomerFields {
@@ -186,6 +230,13 @@ export function isPoBoxAddress(line: string): boolean {
 
 export const US_ZIP_PATTERN = /^\d{5}(?:-\d{4})?$/;
 
+/** A postal code outside the US: 3 to 12 letters and digits, optionally grouped (`SW1A 1AA`, `10115`). */
+const POSTAL_CODE_PATTERN = /^(?=(?:[ -]?[A-Za-z0-9]){3,12}$)[A-Za-z0-9](?:[ -]?[A-Za-z0-9])*$/;
+
+function isReferenceIdType(type: IdNumberType): type is ReferenceIdNumberType {
+  return (REFERENCE_ID_NUMBER_TYPES as readonly string[]).includes(type);
+}
+
 // ---- the validator ------------------------------------------------------------------------------------
 
 type Kind = 'adult' | 'minor';
@@ -275,6 +326,37 @@ function requiredPastMs(body: Record<string, unknown>, field: string, nowMs: num
   return raw;
 }
 
+interface Screening {
+  result: ScreeningResult;
+  timestampMs: number;
+}
+
+/**
+ * A check the platform ran (`kyc`, `sanction_screening`) with its `<field>_timestamp`: both or neither.
+ * Customers are approved at once, so a failed check is refused rather than approved.
+ */
+function screening(body: Record<string, unknown>, field: string, failed: string, nowMs: number, problems: Problems): Screening | undefined {
+  const timestampField = `${field}_timestamp`;
+  const hasResult = body[field] !== undefined && body[field] !== null;
+  const hasTimestamp = body[timestampField] !== undefined && body[timestampField] !== null;
+  if (!hasResult && !hasTimestamp) return undefined;
+  const result = hasResult ? requiredOneOf(body, field, SCREENING_RESULTS, problems) : undefined;
+  if (!hasResult) problems.add(field, `is required with ${timestampField}`);
+  if (result === 'fail') problems.add(field, `a customer who ${failed} cannot be onboarded`);
+  const raw = body[timestampField];
+  let timestampMs: number | undefined;
+  if (!hasTimestamp) {
+    problems.add(timestampField, `is required with ${field}`);
+  } else if (typeof raw !== 'number' || !Number.isSafeInteger(raw) || raw < MIN_PLAUSIBLE_MS) {
+    problems.add(timestampField, 'must be an integer UNIX time in milliseconds');
+  } else if (raw < nowMs - SCREENING_MAX_AGE_MS || raw > nowMs + SCREENING_MAX_AHEAD_MS) {
+    problems.add(timestampField, 'must be within the last year (and at most a day ahead of server time)');
+  } else {
+    timestampMs = raw;
+  }
+  return result === 'pass' && timestampMs !== undefined ? { result, timestampMs } : undefined;
+}
+
 function addressLine(body: Record<string, unknown>, field: string, required: boolean, problems: Problems): string | undefined {
   const value = required ? requiredText(body, field, problems) : optionalText(body, field, problems);
   if (value !== undefined && isPoBoxAddress(value)) {
@@ -291,7 +373,9 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
   const problems = new Problems();
 
   // Fields are checked in the spec's table order so the error list reads in a stable, predictable order.
+  const adult = kind === 'adult';
   const first_name = requiredText(body, 'first_name', problems);
+  const middle_name = adult ? optionalText(body, 'middle_name', problems) : undefined;
   const last_name = requiredText(body, 'last_name', problems);
 
   const email = requiredText(body, 'email', problems);
@@ -303,27 +387,63 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
 
   // `state` and `zip` come before `country` in the table but their rules depend on it.
   const countryProblems = new Problems();
-  const country = requiredText(body, 'country', countryProblems);
-  const resolvedCountry = country === undefined ? undefined : resolveCountry(country);
-  if (country !== undefined && resolvedCountry === undefined) {
+  // An adult may name the subdivision by its ISO 3166-2 code (the reference API's `jurisdiction_code`),
+  // which names the country too: it stands in for `state` and `country`, or must agree with them.
+  const jurisdictionText = adult ? optionalText(body, 'jurisdiction_code', countryProblems) : undefined;
+  const jurisdiction = jurisdictionText === undefined ? undefined : resolveJurisdiction(jurisdictionText);
+  if (jurisdictionText !== undefined && jurisdiction === undefined) {
+    countryProblems.add('jurisdiction_code', 'must be the ISO 3166-2 code of a US state, DC or inhabited territory (e.g. US-CA)');
+  }
+  const countryText =
+    jurisdictionText === undefined ? requiredText(body, 'country', countryProblems) : optionalText(body, 'country', countryProblems);
+  const countryFromText = countryText === undefined ? undefined : resolveCountry(countryText);
+  const resolvedCountry = countryText === undefined ? (jurisdiction && resolveCountry(jurisdiction.countryAlpha2)) : countryFromText;
+  if (countryText !== undefined && countryFromText === undefined) {
     countryProblems.add('country', 'must be a supported country (English name, ISO alpha-2 or alpha-3 code)');
   } else if (resolvedCountry !== undefined && isSanctionedCountry(resolvedCountry.alpha2)) {
     countryProblems.add('country', `customers in ${resolvedCountry.name} cannot be onboarded (sanctioned jurisdiction)`);
+  } else if (jurisdiction && resolvedCountry && resolvedCountry.alpha2 !== jurisdiction.countryAlpha2) {
+    countryProblems.add('jurisdiction_code', `${jurisdiction.code} disagrees with country (${countryText}); give one, or both agreeing`);
   }
+  const country = countryText ?? resolvedCountry?.name;
   const isUs = resolvedCountry?.alpha2 === 'US';
 
   const requiredForUs = 'is required when country is the United States';
-  const state = isUs ? requiredText(body, 'state', problems, requiredForUs) : optionalText(body, 'state', problems);
+  const state =
+    isUs && jurisdictionText === undefined ? requiredText(body, 'state', problems, requiredForUs) : optionalText(body, 'state', problems);
   let state_code: string | undefined;
   if (isUs && state !== undefined) {
     state_code = resolveUsState(state)?.code;
     if (state_code === undefined) problems.add('state', 'must be a US state, DC or inhabited territory (name or USPS code)');
   }
+  if (jurisdiction && isUs) {
+    if (state_code !== undefined && state_code !== jurisdiction.state.code) {
+      problems.add('jurisdiction_code', `${jurisdiction.code} disagrees with state (${state}); give one, or both agreeing`);
+    }
+    state_code ??= jurisdiction.state.code;
+  }
 
-  const zip = isUs ? requiredText(body, 'zip', problems, requiredForUs) : optionalText(body, 'zip', problems);
+  // The reference API's `postal_code` may carry a US ZIP in place of `zip`.
+  const postal_code = adult ? optionalText(body, 'postal_code', problems) : undefined;
+  const zip =
+    isUs && postal_code === undefined ? requiredText(body, 'zip', problems, requiredForUs) : optionalText(body, 'zip', problems);
   if (isUs && zip !== undefined && !US_ZIP_PATTERN.test(zip)) problems.add('zip', 'must be NNNNN or NNNNN-NNNN for a US address');
+  if (postal_code !== undefined) {
+    if (isUs && !US_ZIP_PATTERN.test(postal_code)) problems.add('postal_code', 'must be NNNNN or NNNNN-NNNN for a US address');
+    else if (!POSTAL_CODE_PATTERN.test(postal_code)) problems.add('postal_code', 'must be 3 to 12 letters and digits (spaces or hyphens may group them)');
+  }
 
   problems.list.push(...countryProblems.list);
+
+  const citizenshipText = adult ? optionalText(body, 'citizenship_code', problems) : undefined;
+  const citizenship_code = citizenshipText === undefined ? undefined : resolveCitizenship(citizenshipText);
+  if (citizenshipText !== undefined && citizenship_code === undefined) problems.add('citizenship_code', 'must be an ISO 3166-1 alpha-2 country code');
+
+  const phoneText = adult ? optionalText(body, 'phone_number', problems) : undefined;
+  const phone_e164 = phoneText === undefined ? undefined : parsePhoneNumber(phoneText);
+  if (phoneText !== undefined && phone_e164 === undefined) {
+    problems.add('phone_number', 'must be a phone number with its country code (E.164, e.g. +15557778888)');
+  }
 
   const date_of_birth = requiredText(body, 'date_of_birth', problems);
   if (date_of_birth !== undefined) {
@@ -343,23 +463,56 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
     }
   }
 
-  const id_number_type = requiredOneOf(body, 'id_number_type', ID_NUMBER_TYPES, problems);
-  const id_number = requiredText(body, 'id_number', problems);
-  const needsOtherType = id_number_type === OTHER_ID_NUMBER_TYPE;
+  const id_number_type = requiredOneOf<IdNumberType>(body, 'id_number_type', adult ? ADULT_ID_NUMBER_TYPES : ID_NUMBER_TYPES, problems);
+  if (id_number_type !== undefined && resolvedCountry !== undefined && isReferenceIdType(id_number_type)) {
+    const problem = idTypeProblem(id_number_type, { countryAlpha2: resolvedCountry.alpha2, citizenshipAlpha2: citizenship_code });
+    if (problem !== undefined) problems.add('id_number_type', problem);
+  }
+  // For an `ssn` the ID number is the tax id: it may come in either field, and is kept only encrypted.
+  const isSsn = id_number_type === 'ssn';
+  const id_number_text = isSsn ? optionalText(body, 'id_number', problems) : requiredText(body, 'id_number', problems);
+  const needsOtherType = id_number_type !== undefined && OTHER_ID_NUMBER_TYPES.has(id_number_type);
   const non_us_other_type = needsOtherType
-    ? requiredText(body, 'non_us_other_type', problems, `is required when id_number_type is ${OTHER_ID_NUMBER_TYPE}`)
+    ? requiredText(body, 'non_us_other_type', problems, `is required when id_number_type is ${id_number_type}`)
     : optionalText(body, 'non_us_other_type', problems);
   if (!needsOtherType && id_number_type !== undefined && non_us_other_type !== undefined) {
-    problems.add('non_us_other_type', `is only allowed when id_number_type is ${OTHER_ID_NUMBER_TYPE}`);
+    problems.add('non_us_other_type', `is only allowed when id_number_type is ${adult ? `${OTHER_ID_NUMBER_TYPE} or ${REFERENCE_OTHER_ID_NUMBER_TYPE}` : OTHER_ID_NUMBER_TYPE}`);
   }
   const id_issuing_authority = optionalText(body, 'id_issuing_authority', problems);
+
+  // Tax id: an SSN/ITIN for US citizens and residents (unless another citizenship is given), a foreign TIN
+  // otherwise. Problems name the field but never repeat its value: error texts reach logs.
+  let tax_id: string | undefined;
+  if (adult) {
+    const taxText = optionalText(body, 'tax_id', problems);
+    const usTaxId = isSsn || citizenship_code === 'US' || (citizenship_code === undefined && isUs);
+    const parsedTax = taxText === undefined ? undefined : parseTaxId(taxText, usTaxId);
+    if (parsedTax && 'problem' in parsedTax) problems.add('tax_id', parsedTax.problem);
+    else tax_id = parsedTax?.value;
+    if (isSsn && id_number_text !== undefined) {
+      const parsedId = parseTaxId(id_number_text, true);
+      if ('problem' in parsedId) problems.add('id_number', `for an ssn ${parsedId.problem}`);
+      else if (tax_id !== undefined && tax_id !== parsedId.value) problems.add('tax_id', 'differs from id_number; for an ssn they are the same number');
+      else if (taxText === undefined) tax_id = parsedId.value;
+    }
+    if (tax_id === undefined && taxText === undefined) {
+      if (isSsn && id_number_text === undefined) problems.add('tax_id', 'is required when id_number_type is ssn (or give the SSN as id_number)');
+      else if (citizenship_code === 'US') problems.add('tax_id', 'is required when citizenship_code is US');
+    }
+  }
+  const tax_id_last4 = tax_id === undefined ? undefined : taxIdLastFour(tax_id);
+  const id_number = isSsn ? (tax_id_last4 === undefined ? undefined : maskedTaxId(tax_id_last4)) : id_number_text;
 
   let signed_timestamp: number | undefined;
   let utma_signed_timestamp: number | undefined;
   let custodian_participant_code: string | undefined;
   let custodian_relationship: CustodianRelationship | undefined;
+  let kyc: Screening | undefined;
+  let sanction_screening: Screening | undefined;
   if (kind === 'adult') {
     signed_timestamp = requiredPastMs(body, 'signed_timestamp', nowMs, problems);
+    kyc = screening(body, 'kyc', 'failed KYC', nowMs, problems);
+    sanction_screening = screening(body, 'sanction_screening', 'failed sanctions screening', nowMs, problems);
   } else {
     utma_signed_timestamp = requiredPastMs(body, 'utma_signed_timestamp', nowMs, problems);
     custodian_participant_code = requiredText(body, 'custodian_participant_code', problems);
@@ -400,7 +553,24 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
     country_alpha2: resolvedCountry!.alpha2,
     ...(state_code !== undefined && { state_code }),
   };
-  if (kind === 'adult') return { ok: true, value: { ...fields, signed_timestamp: signed_timestamp! } };
+  if (kind === 'adult') {
+    const customer: NormalizedCustomer = {
+      ...fields,
+      signed_timestamp: signed_timestamp!,
+      ...(middle_name !== undefined && { middle_name }),
+      ...(postal_code !== undefined && { postal_code }),
+      ...(jurisdiction !== undefined && { jurisdiction_code: jurisdiction.code }),
+      ...(citizenship_code !== undefined && { citizenship_code }),
+      ...(phoneText !== undefined && { phone_number: phoneText, phone_e164 }),
+      ...(tax_id !== undefined && { tax_id, tax_id_last4 }),
+      ...(kyc !== undefined && { kyc: kyc.result, kyc_timestamp: kyc.timestampMs }),
+      ...(sanction_screening !== undefined && {
+        sanction_screening: sanction_screening.result,
+        sanction_screening_timestamp: sanction_screening.timestampMs,
+      }),
+    };
+    return { ok: true, value: customer };
+  }
   return {
     ok: true,
     value: {

@@ -1,6 +1,7 @@
 import { clock } from '../clock.js';
 import { validateCustomer } from '../domain/customers.js';
 import { createCustomer as storeCustomer } from '../store/participants.js';
+import { encryptSecret } from '../store/secret-cipher.js';
 import { acceptOrThrow, echoCustomer, emailAlreadyUsed } from './customer-fields.js';
 
 /**
@@ -10,6 +11,9 @@ import { acceptOrThrow, echoCustomer, emailAlreadyUsed } from './customer-fields
 export async function createCustomer(platformCode: string, body: unknown): Promise<Record<string, unknown>> {
   const verdict = validateCustomer(body, clock.nowMs());
   const customer = acceptOrThrow(verdict, [], await emailAlreadyUsed(platformCode, body));
-  const created = await storeCustomer(platformCode, customer);
+  // The tax id is stored only encrypted, like an API secret; the store never sees the plaintext.
+  const { tax_id, ...rest } = customer;
+  const sealed = tax_id === undefined ? rest : { ...rest, tax_id_encrypted: await encryptSecret(tax_id) };
+  const created = await storeCustomer(platformCode, sealed);
   return { ...echoCustomer(customer), platform_code: platformCode, participant_code: created.participant_code, status: created.status };
 }

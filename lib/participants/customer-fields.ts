@@ -1,3 +1,4 @@
+import { maskedTaxId } from '../domain/customer-identity.js';
 import { isValidEmail, normaliseEmail, type NormalizedCustomer, type NormalizedMinor, type ValidationResult } from '../domain/customers.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';
 import { customerCodeByEmail, EMAIL_TAKEN } from '../store/participants.js';
@@ -7,7 +8,7 @@ import { readInteger } from '../store/numbers.js';
  * The request fields a customer response echoes, in the spec's table order. Derived fields
  * (`email_normalized`, `country_alpha2`, `state_code`) and anything else a client sent are never echoed.
  */
-const SHARED_FIELDS = [
+const MINOR_FIELDS = [
   'first_name',
   'last_name',
   'email',
@@ -22,29 +23,72 @@ const SHARED_FIELDS = [
   'id_number',
   'non_us_other_type',
   'id_issuing_authority',
+  'utma_signed_timestamp',
+  'custodian_participant_code',
+  'custodian_relationship',
 ] as const;
-const ADULT_FIELDS = [...SHARED_FIELDS, 'signed_timestamp'] as const;
-const MINOR_FIELDS = [...SHARED_FIELDS, 'utma_signed_timestamp', 'custodian_participant_code', 'custodian_relationship'] as const;
-const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set(['signed_timestamp', 'utma_signed_timestamp']);
+/**
+ * An adult also takes the reference API's US vocabulary (design section 6). `tax_id` is answered from its
+ * last four characters only (`tax_id_last4`), never the number.
+ */
+const ADULT_FIELDS = [
+  'first_name',
+  'middle_name',
+  'last_name',
+  'email',
+  'phone_number',
+  'address_one',
+  'address_two',
+  'city',
+  'state',
+  'zip',
+  'postal_code',
+  'country',
+  'jurisdiction_code',
+  'citizenship_code',
+  'tax_id',
+  'date_of_birth',
+  'id_number_type',
+  'id_number',
+  'non_us_other_type',
+  'id_issuing_authority',
+  'signed_timestamp',
+  'kyc',
+  'kyc_timestamp',
+  'sanction_screening',
+  'sanction_screening_timestamp',
+] as const;
+const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set([
+  'signed_timestamp',
+  'utma_signed_timestamp',
+  'kyc_timestamp',
+  'sanction_screening_timestamp',
+]);
+
+function echoFields(source: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
+  const echo: Record<string, unknown> = {};
+  for (const name of names) {
+    if (name === 'tax_id') {
+      if (typeof source.tax_id_last4 === 'string') echo.tax_id = maskedTaxId(source.tax_id_last4);
+      continue;
+    }
+    if (source[name] === undefined) continue;
+    echo[name] = TIMESTAMP_FIELDS.has(name) ? readInteger(source[name]) : source[name];
+  }
+  return echo;
+}
 
 /** The echo of a customer just accepted: its known fields as the client sent them (trimmed). */
 export function echoCustomer(customer: NormalizedCustomer | NormalizedMinor): Record<string, unknown> {
-  const source = customer as unknown as Record<string, unknown>;
   const names = 'custodian_participant_code' in customer ? MINOR_FIELDS : ADULT_FIELDS;
-  const echo: Record<string, unknown> = {};
-  for (const name of names) if (source[name] !== undefined) echo[name] = source[name];
+  const echo = echoFields(customer as unknown as Record<string, unknown>, names);
   if (customer.metadata !== undefined) echo.metadata = customer.metadata;
   return echo;
 }
 
 /** The same echo rebuilt from a stored customer item (numbers come back wrapped, metadata as JSON text). */
 export function echoStoredCustomer(item: Record<string, unknown>): Record<string, unknown> {
-  const names = item.is_minor === true ? MINOR_FIELDS : ADULT_FIELDS;
-  const echo: Record<string, unknown> = {};
-  for (const name of names) {
-    if (item[name] === undefined) continue;
-    echo[name] = TIMESTAMP_FIELDS.has(name) ? readInteger(item[name]) : item[name];
-  }
+  const echo = echoFields(item, item.is_minor === true ? MINOR_FIELDS : ADULT_FIELDS);
   if (typeof item.metadata_json === 'string') echo.metadata = JSON.parse(item.metadata_json);
   return echo;
 }

@@ -70,6 +70,9 @@ export const EMAIL_TAKEN = 'email: already used by another customer of this plat
 /** The custodian stopped qualifying between the use case's read and the write (e.g. locked meanwhile). */
 export const CUSTODIAN_NO_LONGER_ELIGIBLE = 'custodian_participant_code: the custodian is no longer an approved adult customer of this platform';
 
+/** An adult customer as stored: the tax id only encrypted (`tax_id_encrypted`, see secret-cipher.ts). */
+export type SealedCustomer = Omit<NormalizedCustomer, 'tax_id'> & { tax_id_encrypted?: string };
+
 export interface CreatedCustomer {
   participant_code: string;
   status: 'approved';
@@ -89,7 +92,9 @@ const MAX_CODE_ATTEMPTS = 5;
  * Throws `ConflictError([EMAIL_TAKEN])` when the e-mail is already claimed and
  * `ValidationError([CUSTODIAN_NO_LONGER_ELIGIBLE])` when the custodian no longer qualifies.
  */
-export async function createCustomer(platformCode: string, customer: NormalizedCustomer | NormalizedMinor): Promise<CreatedCustomer> {
+export async function createCustomer(platformCode: string, customer: SealedCustomer | NormalizedMinor): Promise<CreatedCustomer> {
+  // A plaintext tax id must never reach the table, whatever a caller passes.
+  if ('tax_id' in customer) throw new Error('a customer reaches the store with its tax id encrypted (tax_id_encrypted), never in plaintext');
   const { main } = tableNames();
   const custodianCode = 'custodian_participant_code' in customer ? customer.custodian_participant_code : undefined;
   // Metadata is opaque to us and may hold numbers DynamoDB can't store exactly (or at all), so it is kept

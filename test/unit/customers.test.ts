@@ -406,8 +406,13 @@ describe('validateCustomer (adult / custodian)', () => {
       }
     });
 
-    it('reject an ID type outside the spec list', () => {
-      expect(customerErrors({ id_number_type: 'us_passport' })).toEqual([
+    it('reject an ID type in neither the spec list nor the reference API list (a minor takes the spec list only)', () => {
+      expect(customerErrors({ id_number_type: 'library_card' })).toEqual([
+        'id_number_type: must be one of aadhar_card, in_driving_license, in_passport, in_passport_card, non_in_passport, non_in_other, ' +
+          'us_drivers_license, us_passport, us_passport_card, us_permanent_resident_card, us_border_crossing_card, us_alien_card, ' +
+          'us_id_card, non_us_passport, non_us_other, passport, eu_drivers_license, national_id, ssn',
+      ]);
+      expect(minorErrors({ id_number_type: 'us_passport' })).toEqual([
         'id_number_type: must be one of aadhar_card, in_driving_license, in_passport, in_passport_card, non_in_passport, non_in_other',
       ]);
     });
@@ -421,6 +426,9 @@ describe('validateCustomer (adult / custodian)', () => {
         non_us_other_type: 'Voter ID',
       });
       expect(customerErrors({ id_number_type: 'in_passport', non_us_other_type: 'Voter ID' })).toEqual([
+        'non_us_other_type: is only allowed when id_number_type is non_in_other or non_us_other',
+      ]);
+      expect(minorErrors({ id_number_type: 'in_passport', non_us_other_type: 'Voter ID' })).toEqual([
         'non_us_other_type: is only allowed when id_number_type is non_in_other',
       ]);
     });
@@ -465,6 +473,179 @@ describe('validateCustomer (adult / custodian)', () => {
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as ValidationError).errors).toEqual(['email: must be a valid e-mail address', 'city: must not be empty']);
     }
+  });
+});
+
+describe('validateCustomer: the reference API US vocabulary', () => {
+  /** A US customer as reference clients send it (anchor-api.md 1.1): jurisdiction_code instead of state/country. */
+  const referenceBody = (overrides: Record<string, unknown> = {}) => {
+    const { state: _s, country: _c, zip: _z, id_number_type: _t, id_number: _n, ...rest } = adultBody();
+    return {
+      ...rest,
+      middle_name: 'King',
+      jurisdiction_code: 'US-CA',
+      postal_code: '94105',
+      citizenship_code: 'US',
+      tax_id: '123-45-6789',
+      phone_number: '15557778888',
+      id_number_type: 'us_drivers_license',
+      id_number: 'D1234567',
+      kyc: 'pass',
+      kyc_timestamp: NOW_MS - HOUR_MS,
+      sanction_screening: 'pass',
+      sanction_screening_timestamp: NOW_MS - HOUR_MS,
+      ...overrides,
+    };
+  };
+  const referenceValue = (overrides: Record<string, unknown> = {}) => valueOf(validateCustomer(referenceBody(overrides), NOW_MS));
+  const referenceErrors = (overrides: Record<string, unknown> = {}) => errorsOf(validateCustomer(referenceBody(overrides), NOW_MS));
+
+  it('takes jurisdiction_code in place of state and country, and postal_code in place of zip', () => {
+    expect(referenceValue()).toMatchObject({
+      jurisdiction_code: 'US-CA',
+      country: 'United States of America',
+      country_alpha2: 'US',
+      state_code: 'CA',
+      postal_code: '94105',
+      citizenship_code: 'US',
+      middle_name: 'King',
+      phone_number: '15557778888',
+      phone_e164: '+15557778888',
+      tax_id: '123456789',
+      tax_id_last4: '6789',
+      kyc: 'pass',
+      kyc_timestamp: NOW_MS - HOUR_MS,
+      sanction_screening: 'pass',
+      id_number_type: 'us_drivers_license',
+    });
+    expect(referenceValue({ jurisdiction_code: 'us-pr' }).jurisdiction_code).toBe('US-PR');
+  });
+
+  it('accepts jurisdiction_code agreeing with state and country, and refuses a disagreement naming both fields', () => {
+    expect(referenceValue({ state: 'California', country: 'USA' }).state_code).toBe('CA');
+    expect(referenceErrors({ state: 'NY' })).toEqual(['jurisdiction_code: US-CA disagrees with state (NY); give one, or both agreeing']);
+    expect(referenceErrors({ country: 'Germany', citizenship_code: 'DE', tax_id: undefined, id_number_type: 'passport' })).toEqual([
+      'jurisdiction_code: US-CA disagrees with country (Germany); give one, or both agreeing',
+    ]);
+  });
+
+  it('refuses unknown jurisdiction codes, including other countries\' subdivisions the reference does not list', () => {
+    for (const jurisdiction_code of ['US-XX', 'US-California', 'CA', 'DE-BY', 'USCA']) {
+      expect(referenceErrors({ jurisdiction_code }), jurisdiction_code).toEqual([
+        'jurisdiction_code: must be the ISO 3166-2 code of a US state, DC or inhabited territory (e.g. US-CA)',
+      ]);
+    }
+  });
+
+  it('takes country as a name, alpha-2 or alpha-3 beside jurisdiction_code', () => {
+    for (const country of ['United States', 'US', 'USA']) expect(referenceValue({ country }).country).toBe(country);
+  });
+
+  it('checks tax ids: an SSN/ITIN for US persons, a foreign TIN otherwise; never repeating the value', () => {
+    expect(referenceValue({ tax_id: '912345678' }).tax_id).toBe('912345678');
+    for (const tax_id of ['12345678', '123-45-678X', '000-12-3456', '666-12-3456', '123-00-4567', '123-45-0000']) {
+      const errors = referenceErrors({ tax_id });
+      expect(errors, tax_id).toHaveLength(1);
+      expect(errors[0]).toMatch(/^tax_id: /);
+      expect(errors[0]).not.toContain(tax_id.replace(/-/g, '').slice(-4));
+    }
+    const german = { jurisdiction_code: undefined, postal_code: '10115', country: 'DE', citizenship_code: 'DE', id_number_type: 'passport' };
+    expect(referenceValue({ ...german, tax_id: 'DE 12345 67890' }).tax_id).toBe('DE1234567890');
+    expect(referenceErrors({ ...german, tax_id: '12' })).toEqual(['tax_id: must have 4 to 20 letters and digits']);
+    expect(referenceErrors({ tax_id: undefined })).toEqual(['tax_id: is required when citizenship_code is US']);
+  });
+
+  it('takes an ssn ID whose number is the tax id, in either field, kept only as its last four', () => {
+    const value = referenceValue({ id_number_type: 'ssn', id_number: undefined });
+    expect(value).toMatchObject({ id_number_type: 'ssn', id_number: '*****6789', tax_id: '123456789', tax_id_last4: '6789' });
+    expect(referenceValue({ id_number_type: 'ssn', id_number: '123456789', tax_id: undefined }).tax_id).toBe('123456789');
+    expect(referenceErrors({ id_number_type: 'ssn', id_number: '987-65-4321' })).toEqual([
+      'tax_id: differs from id_number; for an ssn they are the same number',
+    ]);
+    expect(referenceErrors({ id_number_type: 'ssn', id_number: undefined, tax_id: undefined, citizenship_code: undefined })).toEqual([
+      'tax_id: is required when id_number_type is ssn (or give the SSN as id_number)',
+    ]);
+  });
+
+  it('checks phone numbers as E.164 with a country calling code', () => {
+    expect(referenceValue({ phone_number: '+44 20 7946 0958' }).phone_e164).toBe('+442079460958');
+    for (const phone_number of ['12', '+999123456789', 'call me', '+1 555']) {
+      expect(referenceErrors({ phone_number }), phone_number).toEqual([
+        'phone_number: must be a phone number with its country code (E.164, e.g. +15557778888)',
+      ]);
+    }
+  });
+
+  it('accepts every reference ID type for a customer its country and citizenship allow', () => {
+    const cases: [string, Record<string, unknown>][] = [
+      ['us_drivers_license', {}],
+      ['us_passport', {}],
+      ['us_passport_card', {}],
+      ['us_id_card', {}],
+      ['ssn', { id_number: undefined }],
+      ['us_permanent_resident_card', { citizenship_code: 'MX', tax_id: '912345678' }],
+      ['us_alien_card', { citizenship_code: 'MX', tax_id: undefined }],
+      ['us_border_crossing_card', { citizenship_code: 'MX', tax_id: undefined }],
+      ['non_us_passport', { citizenship_code: 'GB', tax_id: undefined }],
+      ['non_us_other', { citizenship_code: 'GB', tax_id: undefined, non_us_other_type: 'Voter card' }],
+      ['passport', {}],
+      ['national_id', {}],
+      ['eu_drivers_license', { jurisdiction_code: undefined, country: 'France', postal_code: '75001', citizenship_code: 'FR', tax_id: undefined }],
+    ];
+    for (const [id_number_type, overrides] of cases) {
+      expect(referenceValue({ id_number_type, ...overrides }).id_number_type, id_number_type).toBe(id_number_type);
+    }
+  });
+
+  it('refuses an ID type the customer\'s country or citizenship cannot use', () => {
+    const french = { jurisdiction_code: undefined, country: 'France', postal_code: '75001', citizenship_code: 'FR', tax_id: undefined };
+    expect(referenceErrors({ ...french, id_number_type: 'us_drivers_license' })).toEqual([
+      'id_number_type: us_drivers_license is issued to US residents; country is FR',
+    ]);
+    expect(referenceErrors({ id_number_type: 'eu_drivers_license' })).toEqual([
+      'id_number_type: eu_drivers_license is issued to residents of the EU/EEA; country is US',
+    ]);
+    expect(referenceErrors({ id_number_type: 'non_us_passport' })).toEqual([
+      'id_number_type: non_us_passport is for customers who are not US citizens; citizenship_code is US',
+    ]);
+    expect(referenceErrors({ id_number_type: 'us_passport', citizenship_code: 'GB', tax_id: undefined })).toEqual([
+      'id_number_type: us_passport is issued to US citizens; citizenship_code is GB',
+    ]);
+    expect(referenceErrors({ id_number_type: 'us_permanent_resident_card' })).toEqual([
+      'id_number_type: us_permanent_resident_card is not issued to US citizens',
+    ]);
+    expect(referenceErrors({ id_number_type: 'non_us_other', citizenship_code: 'GB', tax_id: undefined })).toEqual([
+      'non_us_other_type: is required when id_number_type is non_us_other',
+    ]);
+  });
+
+  it('requires kyc and sanction_screening with their timestamps, refuses a failed check and a stale time', () => {
+    expect(referenceErrors({ kyc: 'fail' })).toEqual(['kyc: a customer who failed KYC cannot be onboarded']);
+    expect(referenceErrors({ kyc: 'maybe' })).toEqual(['kyc: must be one of pass, fail']);
+    expect(referenceErrors({ kyc_timestamp: undefined })).toEqual(['kyc_timestamp: is required with kyc']);
+    expect(referenceErrors({ sanction_screening: undefined })).toEqual(['sanction_screening: is required with sanction_screening_timestamp']);
+    expect(referenceErrors({ sanction_screening_timestamp: NOW_MS - 400 * 24 * HOUR_MS })).toEqual([
+      'sanction_screening_timestamp: must be within the last year (and at most a day ahead of server time)',
+    ]);
+    expect(referenceErrors({ kyc_timestamp: 1_700_000_000 })).toEqual(['kyc_timestamp: must be an integer UNIX time in milliseconds']);
+  });
+
+  it('reports every new-field problem at once, after the pure rules of the spec fields', () => {
+    expect(
+      referenceErrors({ first_name: '', jurisdiction_code: 'US-ZZ', tax_id: '1', phone_number: '0', kyc: 'fail', id_number_type: 'ssn' }),
+    ).toEqual([
+      'first_name: must not be empty',
+      'jurisdiction_code: must be the ISO 3166-2 code of a US state, DC or inhabited territory (e.g. US-CA)',
+      'phone_number: must be a phone number with its country code (E.164, e.g. +15557778888)',
+      'tax_id: must be a 9-digit SSN or ITIN (NNNNNNNNN or NNN-NN-NNNN)',
+      'id_number: for an ssn must be a 9-digit SSN or ITIN (NNNNNNNNN or NNN-NN-NNNN)',
+      'kyc: a customer who failed KYC cannot be onboarded',
+    ]);
+  });
+
+  it('leaves the minor endpoint on the spec rules: the reference vocabulary is not read there', () => {
+    const value = minorValue({ jurisdiction_code: 'US-ZZ', tax_id: 'x', phone_number: 'y', kyc: 'fail' }) as unknown as Record<string, unknown>;
+    for (const field of ['jurisdiction_code', 'tax_id', 'phone_number', 'kyc']) expect(value[field]).toBeUndefined();
   });
 });
 
