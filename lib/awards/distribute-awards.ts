@@ -47,7 +47,8 @@ export interface DistributeRequest {
 
 export interface DistributionResult {
   request_id: string;
-  confirms: Recipient[];
+  /** One per recipient; `trade_ids_list` is the reference API's list of the confirm's trades, first = `trade_id`. */
+  confirms: (Recipient & { trade_ids_list: string[] })[];
 }
 
 export function awardsPoolAccount(auth: Pick<AuthContext, 'platformCode' | 'participantCode'>, asset: string): Holder {
@@ -232,7 +233,10 @@ async function finish(stored: StoredDistribution): Promise<DistributionResult> {
     await chunkObserver?.({ distributionId: distribution.distribution_id, chunkIndex: chunk.index });
   }
   if (distribution.status !== 'completed') await completeDistribution(distribution.platform_code, distribution.distribution_id, clock.nowMs());
-  return { request_id: distribution.distribution_id, confirms: chunks.flatMap((chunk) => chunk.recipients) };
+  return {
+    request_id: distribution.distribution_id,
+    confirms: chunks.flatMap((chunk) => chunk.recipients).map((recipient) => ({ ...recipient, trade_ids_list: [recipient.trade_id] })),
+  };
 }
 
 async function creditChunk(distribution: Distribution, chunk: DistributionChunk): Promise<void> {

@@ -14,6 +14,8 @@ export interface ConvertExecutionResult {
   request_id: string;
   quote: ConvertQuoteView;
   trade_id: string;
+  /** The reference API's list of the execution's trades; the first is `trade_id`. */
+  trade_ids_list: string[];
   status: 'Completed';
   withdrawal_request_id: string;
 }
@@ -102,6 +104,7 @@ export async function executeConvertQuote(auth: AuthContext, quoteId: string): P
     request_id: quote.request_id,
     quote: convertQuoteView(quote),
     trade_id: tradeId,
+    trade_ids_list: [tradeId],
     status: 'Completed',
     withdrawal_request_id: withdrawal.withdrawal_request_id,
   };

@@ -22,9 +22,11 @@ export interface ExecutionResult {
   request_id: string;
   quote: QuoteView;
   trade_id: string;
+  /** The reference API's list of the execution's trades; the first is `trade_id` (one trade per execution here). */
+  trade_ids_list: string[];
   status: 'Completed';
-  /** ACH executions only: what the bank moves (trade amount plus the fee for a buy, minus it for a sell). */
-  payment_amount?: string;
+  /** ACH executions: what the bank moves (trade amount plus the fee for a buy, minus it for a sell); else null. */
+  payment_amount: string | null;
 }
 
 /**
@@ -157,7 +159,8 @@ export async function executeQuote(auth: AuthContext, request: ExecuteRequest): 
     request_id: quote.request_id,
     quote: quoteView(quote),
     trade_id: tradeId,
+    trade_ids_list: [tradeId],
     status: 'Completed',
-    ...(payment && { payment_amount: payment.amount }),
+    payment_amount: payment?.amount ?? null,
   };
 }

@@ -38,7 +38,22 @@ export interface InstantPurchaseResult {
   request_id: string;
   quote: ReturnType<typeof instantQuoteView>;
   trade_id: string;
+  /** The reference API's list of the purchase's trades; the first is `trade_id`. */
+  trade_ids_list: string[];
   status: 'Completed';
+  /** Price x quantity in the quoted currency (the reference's reward field; the same for an award funding). */
+  asset_cost_notional: string;
+}
+
+function purchaseResult(requestId: string, quote: StoredQuote, tradeId: string): InstantPurchaseResult {
+  return {
+    request_id: requestId,
+    quote: instantQuoteView(quote),
+    trade_id: tradeId,
+    trade_ids_list: [tradeId],
+    status: 'Completed',
+    asset_cost_notional: quote.total,
+  };
 }
 
 /**
@@ -75,7 +90,7 @@ async function resultOf(quoteId: string, purchase: InstantPurchase): Promise<Ins
   const quote = await getQuote(quoteId);
   if (!quote?.trade_id) throw new Error(`claimed quote ${quoteId} is missing or not executed`);
   if (!bookedAsAsked(quote, purchase)) throw new IdempotencyMismatchError();
-  return { request_id: quote.request_id, quote: instantQuoteView(quote), trade_id: quote.trade_id, status: 'Completed' };
+  return purchaseResult(quote.request_id, quote, quote.trade_id);
 }
 
 /**
@@ -160,5 +175,5 @@ export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, 
     if (!winner) throw error;
     return resultOf(winner, purchase);
   }
-  return { request_id: requestId, quote: instantQuoteView(quote), trade_id: tradeId, status: 'Completed' };
+  return purchaseResult(requestId, quote, tradeId);
 }

@@ -6,11 +6,16 @@ import type { Trade, TradeParty } from '../store/trades.js';
  * (how amounts were given, account groups, who may see the trade) stays out.
  */
 export function tradeView(trade: Trade) {
+  // What the quote-currency side receives: price x quantity, rounded once at its precision. No fee is
+  // charged on top of a trade here, so it is both the total and the asset's cost.
+  const notional = trade.parties.find((party) => party.side === 'sell')!.amount;
   return {
     trade_id: trade.trade_id,
+    batch_trade_id: null,
     client_trade_id: trade.client_trade_id,
     session_id: trade.session_id,
     trade_reporter: trade.trade_reporter,
+    trade_reporter_code: null,
     reporting_party: trade.reporting_party,
     settlement_schedule: trade.settlement_schedule,
     platform_code: trade.platform_code,
@@ -39,6 +44,21 @@ export function tradeView(trade: Trade) {
     settled_timestamp: trade.settled_timestamp,
     defaulted_timestamp: trade.defaulted_timestamp,
     last_update: trade.last_update,
+    total_notional: notional,
+    asset_cost_notional: notional,
+    // Documented reference fields for products this service doesn't have (issuer fees, payment
+    // processors, dynamic fees, on-chain network fees on the trade itself): present, with no value.
+    spread_notional: null,
+    spread_bps: null,
+    issuer_fee_rate: null,
+    issuer_fee_amount: null,
+    issuer_fee_payor_type: null,
+    // Every trade reaches this service through its REST API.
+    origin: 'rest_api',
+    payment_processor: null,
+    fees: [],
+    network_fee_notional: null,
+    network_fee_quantity: null,
     parties: trade.parties.map(partyView),
   };
 }
@@ -60,5 +80,11 @@ function partyView(party: TradeParty) {
     settlement_state: party.settlement_state,
     obligations_outstanding_timestamp: party.obligations_outstanding_timestamp,
     current_obligations_met_timestamp: party.current_obligations_met_timestamp,
+    // The reference's party fields for collateral, margin and multi-tenant accounts: not offered here.
+    collateral_percentage: null,
+    account_profile: null,
+    trader: null,
+    zrn: null,
+    manual_order_indicator: null,
   };
 }

@@ -65,6 +65,13 @@ describe('GET /convert_withdraw/rfq', () => {
       network_fee_quantity: ETH('0.002'),
       main_quote_id: message.quote_id,
       asset_cost_notional: '2500.00',
+      spread_notional: '0.00',
+      spread_bps: '0',
+      settlement_type: null,
+      issuer_fee_payor_type: null,
+      issuer_fee_rate: null,
+      issuer_fee_amount: null,
+      payment_processor: null,
       withdrawal_address: ETH_ADDRESS,
     });
   });
@@ -137,6 +144,7 @@ describe('POST /convert_withdraw/execute and custody events', () => {
       request_id: quoted.request_id,
       quote: quoted,
       trade_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      trade_ids_list: [message.trade_id],
       status: 'Completed',
       withdrawal_request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });

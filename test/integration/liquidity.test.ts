@@ -55,6 +55,14 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
       obo_participant: null,
       underlying: 'BTC',
       total_notional: '25000.00',
+      asset_cost_notional: '25000.00',
+      spread_notional: '0.00',
+      spread_bps: '0',
+      settlement_type: null,
+      issuer_fee_payor_type: null,
+      issuer_fee_rate: null,
+      issuer_fee_amount: null,
+      payment_processor: null,
     });
     // The default lifetime is 30 seconds.
     expect(message.expire_ts - before).toBeGreaterThanOrEqual(30_000);
@@ -62,7 +70,14 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
 
     const executed = await execute(platform, message.quote_id);
     expect(executed.status, executed.text).toBe(200);
-    expect(executed.body.message).toEqual({ request_id: requestId, quote: message, trade_id: expect.any(String), status: 'Completed' });
+    expect(executed.body.message).toEqual({
+      request_id: requestId,
+      quote: message,
+      trade_id: expect.any(String),
+      trade_ids_list: [executed.body.message.trade_id],
+      status: 'Completed',
+      payment_amount: null,
+    });
 
     const accounts = await balances(platform);
     expect(accounts[`${platform.participantCode}/general/BTC`]).toBe('0.50000000');

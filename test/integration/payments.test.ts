@@ -56,7 +56,7 @@ describe('ACH-funded execution', () => {
     const response = await executeAch(platform, { side: 'buy', total: '100.00' }, ach());
     expect(response.status, response.text).toBe(200);
     const { message } = response.body;
-    expect(message).toEqual({ request_id: response.quote.request_id, quote: response.quote, trade_id: expect.any(String), status: 'Completed', payment_amount: '101.50' });
+    expect(message).toEqual({ request_id: response.quote.request_id, quote: response.quote, trade_id: expect.any(String), trade_ids_list: [message.trade_id], status: 'Completed', payment_amount: '101.50' });
 
     const listed = await payments(platform, `?trade_id=${message.trade_id}`);
     expect(listed).toEqual({ message: [expect.any(Object)], page: 1, total_pages: 1, page_size: 200, count: 1, next_cursor: null });

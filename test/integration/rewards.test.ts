@@ -51,11 +51,21 @@ describe('POST /rewards', () => {
         obo_participant: { participant_code: customers[0], account_group: platform.platformCode, account_label: 'general' },
         underlying: 'ETH',
         total_notional: '1000.00',
+        asset_cost_notional: '1000.00',
+        spread_notional: '0.00',
+        spread_bps: '0',
+        settlement_type: null,
+        issuer_fee_payor_type: null,
+        issuer_fee_rate: null,
+        issuer_fee_amount: null,
+        payment_processor: null,
         underlying_currency: 'ETH',
         transaction_timestamp: expect.any(Number),
       },
       trade_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      trade_ids_list: [message.trade_id],
       status: 'Completed',
+      asset_cost_notional: '1000.00',
     });
 
     const after = await balances(platform);
