@@ -4,7 +4,7 @@ import { sign } from '../../lib/http/signature.js';
 /**
  * `npm run call -- METHOD PATH [BODY]`: sends one signed request, the way a platform would. Credentials come
  * from SVC_API_KEY, SVC_API_SECRET (base64) and SVC_PASSPHRASE; the base URL from SVC_BASE_URL or the
- * running `npm start`. Prints the status, the X-Request-Id and the body.
+ * running `npm start`. Prints the status and the X-Request-Id (stderr), then the body (stdout).
  */
 const [method = 'GET', path = '/time', body] = process.argv.slice(2);
 const baseUrl = process.env.SVC_BASE_URL ?? readStackInfo()?.base_url ?? 'http://127.0.0.1:3000';
@@ -24,7 +24,8 @@ if (process.env.SVC_REQUEST_ID) headers['X-Request-Id'] = process.env.SVC_REQUES
 
 const response = await fetch(`${baseUrl}${path}`, { method: method.toUpperCase(), headers, body: body ?? undefined });
 const text = await response.text();
-console.log(`HTTP ${response.status}  X-Request-Id: ${response.headers.get('x-request-id')}`);
+// The status line goes to stderr, so stdout is the body alone and pipes into jq.
+console.error(`HTTP ${response.status}  X-Request-Id: ${response.headers.get('x-request-id')}`);
 try {
   console.log(JSON.stringify(JSON.parse(text), null, 2));
 } catch {
