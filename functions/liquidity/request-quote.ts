@@ -4,7 +4,8 @@ import { amountText, text } from '../../lib/http/zod.js';
 import { requestQuote } from '../../lib/liquidity/request-quote.js';
 
 // Amounts and the side stay plain strings here so the use case reports every problem in one list.
-const query = z.object({
+// The JSON-body form (`POST /liquidity/rfq`) takes the very same fields.
+export const quoteRequestFields = z.object({
   side: text(10),
   underlying: text(25),
   quoted_currency: text(25),
@@ -15,4 +16,4 @@ const query = z.object({
 });
 
 /** GET /liquidity/rfq: a quote for the platform or one of its customers, valid for QUOTE_TTL_SECONDS. */
-export const handler = apiHandler({ query }, async ({ query, auth, requestId }) => ({ message: await requestQuote(auth, query, requestId) }));
+export const handler = apiHandler({ query: quoteRequestFields }, async ({ query, auth, requestId }) => ({ message: await requestQuote(auth, query, requestId) }));

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { findAsset } from './assets.js';
 import { Money, decimalPlaces, plain } from './money.js';
 
@@ -85,6 +86,32 @@ export function systemAccount(participantCode: string, group: string, asset: str
 
 export function accountKey(account: AccountRef): string {
   return `${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`;
+}
+
+/**
+ * Account groups a platform names itself (design section 5): at most 50 letters, digits, `_` and `-`, as
+ * the reference API's clients use them. The default group of a participant's accounts is its platform code.
+ */
+export const ACCOUNT_GROUP_PATTERN = /^[A-Za-z0-9_-]{1,50}$/;
+
+/** Why `group` can't name an account group, or undefined when it can. */
+export function accountGroupProblem(field: string, group: string): string | undefined {
+  return ACCOUNT_GROUP_PATTERN.test(group) ? undefined : `${field}: must be 1 to 50 letters, digits, _ or - (an account group)`;
+}
+
+/** The namespace of account ids (a fixed random UUID: ids are names within it, RFC 9562 section 5.5). */
+const ACCOUNT_ID_NAMESPACE = Buffer.from('3d0c6f52a9b84e1f9e7a21c4b5d8f063', 'hex');
+
+/**
+ * An account's stable id: a name-based UUID (version 5) of its four parts, so it is the same whenever the
+ * account is written, needs no read to know, and can't collide with another account's.
+ */
+export function accountIdOf(account: AccountRef): string {
+  const bytes = createHash('sha1').update(ACCOUNT_ID_NAMESPACE).update(accountKey(account), 'utf8').digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 export function sameAccount(a: AccountRef, b: AccountRef): boolean {

@@ -1,6 +1,6 @@
 import { findAsset } from '../domain/assets.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
-import { DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, systemAccount } from '../domain/ledger.js';
+import { accountGroupProblem, DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, systemAccount } from '../domain/ledger.js';
 import { parseAmount, type Money } from '../domain/money.js';
 import { newId } from '../store/codes.js';
 import { bookMovement } from '../store/ledger.js';
@@ -25,6 +25,8 @@ export async function deposit(request: DepositRequest): Promise<{ movement_id: s
   if (!asset) throw new ValidationError([`asset: unknown asset '${request.asset}'`]);
   const amount = parseAmount(request.amount, asset, 'amount');
   if (typeof amount === 'string') throw new ValidationError([amount]);
+  const groupProblem = request.accountGroup === undefined ? undefined : accountGroupProblem('account_group', request.accountGroup);
+  if (groupProblem) throw new ValidationError([groupProblem]);
 
   const movementId = newId();
   await bookMovement({

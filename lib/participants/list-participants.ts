@@ -15,7 +15,7 @@ export interface ParticipantFilters {
 }
 
 /** What a platform sees of one of its participants: identity and state, plus a customer's own fields. */
-function participantView(item: Record<string, unknown>): Record<string, unknown> {
+export function participantView(item: Record<string, unknown>): Record<string, unknown> {
   const isCustomer = item.kind === 'customer';
   return {
     participant_code: item.participant_code,

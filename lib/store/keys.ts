@@ -32,6 +32,10 @@ export const keys = {
   /** The sort-key prefix of the accounts whose leading parts (owner, then group, then label) are given. */
   accountSortKeyPrefix: (leadingParts: readonly string[]) => leadingParts.map((part) => `${part}#`).join(''),
 
+  /** gsi2: an account found by its stable id (a name-based UUID of its four parts, see `accountIdOf`). */
+  accountById: (accountId: string) => `ACCOUNTID#${accountId}`,
+  accountByIdSortKey: () => 'ACCOUNT',
+
   movement: (movementId: string) => ({ pk: `MOVEMENT#${movementId}`, sk: 'MOVEMENT' }),
 
   transfer: (transferId: number | string) => ({ pk: `TRANSFER#${transferId}`, sk: 'TRANSFER' }),

@@ -1,11 +1,10 @@
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '../clock.js';
 import { InsufficientFundsError } from '../domain/errors.js';
-import { assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
+import { accountIdOf, assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { dynamo, tableNames } from './client.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
-import { newId } from './codes.js';
 import { keys } from './keys.js';
 import { moneyAttr, readInteger, readMoney } from './numbers.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
@@ -54,7 +53,7 @@ export function movementItems(movement: Movement, nowMs = clock.nowMs()): Tagged
           TableName: table,
           Key: keys.account(account),
           UpdateExpression:
-            'SET balance = if_not_exists(balance, :zero) + :change, last_update = :now, account_id = if_not_exists(account_id, :id), ' +
+            'SET balance = if_not_exists(balance, :zero) + :change, last_update = :now, account_id = :id, gsi2pk = :gsi2pk, gsi2sk = :gsi2sk, ' +
             'participant_code = :participant, account_group = :group, account_label = :label, asset = :asset, #type = :type, gsi1pk = :gsi1pk, gsi1sk = :gsi1sk' +
             (platform_code ? ', platform_code = :platform' : ''),
           ...(guarded && { ConditionExpression: 'balance >= :amount' }),
@@ -64,7 +63,9 @@ export function movementItems(movement: Movement, nowMs = clock.nowMs()): Tagged
             ':change': moneyAttr(change),
             ...(guarded && { ':amount': moneyAttr(amount) }),
             ':now': nowMs,
-            ':id': newId(),
+            ':id': accountIdOf(account),
+            ':gsi2pk': keys.accountById(accountIdOf(account)),
+            ':gsi2sk': keys.accountByIdSortKey(),
             ':participant': account.participant_code,
             ':group': account.account_group,
             ':label': account.account_label,
@@ -111,6 +112,26 @@ export async function getAccount(account: AccountRef): Promise<Account | undefin
 
 export async function balanceOf(account: AccountRef): Promise<Money> {
   return (await getAccount(account))?.balance ?? new Money(0);
+}
+
+/**
+ * The account with this id, read strongly consistently once the id index has named it. The index is
+ * eventually consistent on AWS: an account credited a moment ago may read as unknown for that moment.
+ */
+export async function getAccountById(accountId: string): Promise<Account | undefined> {
+  const out = await dynamo().send(
+    new QueryCommand({
+      TableName: tableNames().main,
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.accountById(accountId) },
+      ProjectionExpression: 'participant_code, account_group, account_label, asset',
+      Limit: 1,
+    }),
+  );
+  const found = out.Items?.[0];
+  if (!found) return undefined;
+  return getAccount({ participant_code: found.participant_code, account_group: found.account_group, account_label: found.account_label, asset: found.asset });
 }
 
 /** The filters of `GET /accounts`: exact matches on the account's four parts. */

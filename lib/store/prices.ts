@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { Money } from '../domain/money.js';
 import { dynamo, tableNames } from './client.js';
@@ -54,4 +54,31 @@ export async function getReferencePrice(underlying: string, quotedCurrency: stri
     price: new Money(String(item.price)),
     updated_at_ms: readInteger(item.updated_at),
   };
+}
+
+function toStoredPrice(item: Record<string, any>): StoredPrice {
+  return {
+    underlying: item.underlying,
+    quoted_currency: item.quoted_currency,
+    price: new Money(String(item.price)),
+    updated_at_ms: readInteger(item.updated_at),
+  };
+}
+
+/**
+ * The stored reference prices of these pairs (at most 100: one BatchGetItem; unprocessed keys are read
+ * again). Pairs never priced are absent from the answer.
+ */
+export async function getReferencePrices(pairs: readonly { underlying: string; quoted_currency: string }[]): Promise<StoredPrice[]> {
+  if (pairs.length > 100) throw new Error('getReferencePrices: at most 100 pairs per call');
+  const table = tableNames().main;
+  const found: StoredPrice[] = [];
+  let pending: Record<string, any>[] | undefined = pairs.map((pair) => keys.price(pair.underlying, pair.quoted_currency));
+  for (let round = 0; pending && pending.length > 0; round++) {
+    if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+    const out = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
+    found.push(...(out.Responses?.[table] ?? []).map(toStoredPrice));
+    pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
+  }
+  return found;
 }

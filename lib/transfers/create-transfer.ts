@@ -1,7 +1,7 @@
 import { clock } from '../clock.js';
 import { findAsset } from '../domain/assets.js';
 import { ConflictError, IdempotencyMismatchError, ValidationError } from '../domain/errors.js';
-import { DEFAULT_ACCOUNT_LABEL, moveLegs, sameAccount, type AccountRef } from '../domain/ledger.js';
+import { accountGroupProblem, DEFAULT_ACCOUNT_LABEL, moveLegs, sameAccount, type AccountRef } from '../domain/ledger.js';
 import { formatAmount, parseAmount } from '../domain/money.js';
 import { newId, newNumericId } from '../store/codes.js';
 import { movementItems } from '../store/ledger.js';
@@ -37,17 +37,16 @@ async function permittedParticipant(platformCode: string, participant: Participa
 }
 
 function resolveSide(side: 'from' | 'to', participant: Participant | undefined, code: string, group: string | undefined, label: string | undefined, asset: string, errors: string[]) {
+  const groupProblem = group === undefined ? undefined : accountGroupProblem(`${side}_account_group`, group);
+  if (groupProblem) errors.push(groupProblem);
   if (!participant) {
     errors.push(`${side}_participant_code: no participant '${code}' that this platform may transfer for`);
     return undefined;
   }
-  // Accounts of a platform's participants live in the group named by that platform's code.
-  const expectedGroup = participant.platform_code;
-  if (group !== undefined && group !== expectedGroup) {
-    errors.push(`${side}_account_group: participant ${code} has accounts only in group '${expectedGroup}'`);
-    return undefined;
-  }
-  const account: AccountRef = { participant_code: code, account_group: expectedGroup, account_label: label ?? DEFAULT_ACCOUNT_LABEL, asset };
+  if (groupProblem) return undefined;
+  // A participant's accounts default to the group named by its platform's code; a platform may name its own
+  // groups for the participants it acts for (design section 5), as the reference API's clients do.
+  const account: AccountRef = { participant_code: code, account_group: group ?? participant.platform_code, account_label: label ?? DEFAULT_ACCOUNT_LABEL, asset };
   return { account, platform_code: participant.platform_code };
 }
 

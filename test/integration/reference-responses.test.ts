@@ -216,3 +216,104 @@ describe('reference response shapes', () => {
     await expectTradeShape(platform, message.trade_id);
   });
 });
+
+describe('reference read routes and the JSON-body quote', () => {
+  it('POST /liquidity/rfq: the JSON-body form answers 201 with the same quote fields and rules as the GET form', async () => {
+    const response = await platform.post('/liquidity/rfq', {
+      side: 'buy',
+      underlying: 'DOGE',
+      quoted_currency: 'USD',
+      quantity: '1000',
+      participant_code: customer,
+      // Reference inputs for products not offered here: ignored.
+      fees: [{ name: 'x', amount: '1', type: 'notional' }],
+      settlement_type: 'STANDARD',
+    });
+    expect(response.status, response.text).toBe(201);
+    expectFields(response.body.message, RFQ_QUOTE_FIELDS, 'POST quote');
+    expect(response.body.message).toMatchObject({ price: '0.251', total_notional: '251.00', participant_code: customer });
+    // Executable like a GET quote.
+    await fund(customer, 'USD', '251');
+    const executed = await platform.post('/liquidity/execute', { quote_id: response.body.message.quote_id });
+    expect(executed.status, executed.text).toBe(200);
+
+    const bad = await platform.post('/liquidity/rfq', { side: 'hold', underlying: 'DOGE', quoted_currency: 'USD', quantity: '1', total: '1' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors.length).toBeGreaterThanOrEqual(2);
+    const get = await platform.get('/liquidity/rfq?side=hold&underlying=DOGE&quoted_currency=USD&quantity=1&total=1');
+    expect(bad.body.errors).toEqual(get.body.errors);
+  });
+
+  it('GET /index: the reference prices quotes come from, filterable by pair side', async () => {
+    const response = await platform.get('/index?underlying=DOGE&quoted_currency=USD');
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.message).toEqual([
+      { underlying: 'DOGE', quoted_currency: 'USD', symbol: 'DOGE/USD', price: '0.25', timestamp: expect.any(Number), fresh: true },
+    ]);
+    const all = await platform.get('/index');
+    expect(all.body.message.map((price: any) => price.symbol)).toEqual(expect.arrayContaining(['DOGE/USD', 'USDC/EUR']));
+    const bad = await platform.get('/index?underlying=NOPE');
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors).toEqual(["underlying: unknown asset 'NOPE'"]);
+  });
+
+  it('GET /withdrawals/requests/{id}: the convert-withdraw request in the reference fields; malformed 400, unknown and foreign 404', async () => {
+    const quote = await platform.get(
+      `/convert_withdraw/rfq?side=buy&underlying=USDC&quoted_currency=EUR&quantity=5&participant_code=${customer}&withdrawal_address=${ETH_ADDRESS}`,
+    );
+    const executed = await platform.post('/convert_withdraw/execute', { quote_id: quote.body.message.quote_id });
+    expect(executed.status, executed.text).toBe(200);
+    const id = executed.body.message.withdrawal_request_id;
+
+    const response = await platform.get(`/withdrawals/requests/${id}`);
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.message).toEqual({
+      id,
+      withdrawal_account_id: null,
+      participant_code: customer,
+      beneficiary_participant_code: null,
+      sender_participant_code: null,
+      requestor_participant_code: customer,
+      requested_amount: '5.000000',
+      settled_amount: null,
+      status: 'PENDING',
+      on_chain_status: 'PENDING',
+      asset: 'USDC',
+      network: 'ethereum',
+      withdrawal_address: ETH_ADDRESS,
+      account_group: platform.platformCode,
+      account_label: 'general',
+      transaction_id: null,
+      input_data: null,
+      requested_timestamp: expect.any(Number),
+      created_timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      gas_price: null,
+      client_withdrawal_request_id: null,
+      fee_amount: '1.500000',
+      withdrawal_fee: null,
+      quoted_fee_amount: '1.500000',
+      // 1.5 USDC at 0.9 EUR plus the platform's 40 bps: 1.3554 -> 1.36.
+      quoted_fee_notional: '1.36',
+      quoted_fee_asset: 'USDC',
+      quoted_currency: 'EUR',
+      trade_id: executed.body.message.trade_id,
+      quote_id: quote.body.message.quote_id,
+      parent_link_id: null,
+      parent_link_id_source: null,
+      amount_in_usd: null,
+      contract_validation_id: null,
+      recipient_instructions: null,
+    });
+
+    const malformed = await platform.get('/withdrawals/requests/not-a-uuid');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.errors).toEqual(['id: must be a withdrawal request id (a UUID)']);
+    const unknown = await platform.get('/withdrawals/requests/00000000-0000-4000-8000-000000000000');
+    expect(unknown.status).toBe(404);
+    const stranger = await newPlatform();
+    const foreign = await stranger.get(`/withdrawals/requests/${id}`);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual({ error: expect.any(String) });
+    expect(foreign.body.error.replace(id, '')).toBe(unknown.body.error.replace('00000000-0000-4000-8000-000000000000', ''));
+  });
+});
