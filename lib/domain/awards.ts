@@ -11,9 +11,10 @@ export const MAX_RECIPIENTS = 1000;
 
 /**
  * Items a chunk's transaction writes besides its recipients: the chunk's own state update (its idempotency
- * marker), the movement record and the escrow's balance update.
+ * marker), the movement record, the escrow's balance update, and the list counters the chunk moves (the
+ * platform's trades, its terminated trades, its accounts when a recipient's account is new).
  */
-export const CHUNK_FIXED_ITEMS = 3;
+export const CHUNK_FIXED_ITEMS = 6;
 /** Items per recipient in a chunk: the recipient's balance update and its trade record. */
 export const CHUNK_ITEMS_PER_RECIPIENT = 2;
 

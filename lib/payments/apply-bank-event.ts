@@ -48,7 +48,7 @@ export async function applyBankEvent(event: BankEvent): Promise<BankEventResult>
     const movement = legs && movementItems({ movement_id: `payment-${payment.transaction_id}-${next}`, type: 'payment', reference: `payment:${payment.transaction_id}`, legs }, nowMs);
     try {
       // The status condition goes first, so a lost race reads as such rather than as a missing balance.
-      await transactWrite([paymentStatusItem(payment.transaction_id, payment.status, next, nowMs), ...(movement ?? [])]);
+      await transactWrite([paymentStatusItem(payment, payment.status, next, nowMs), ...(movement ?? [])]);
       if (legs?.some((leg) => leg.mayOverdraw && leg.amount.isNegative())) await warnIfOverdrawn(payment);
       return { outcome: 'applied', payment: paymentView({ ...payment, status: next, updated_at_ms: nowMs }) };
     } catch (error) {

@@ -211,7 +211,12 @@ async function settleOrRecord(trade: Trade, decision: AttemptDecision, at: numbe
       await transactWrite([...update, ...movementItems(settlementMovement(trade), at)]);
       return { outcome: 'settled', settlement_state: 'settled', settled_timestamp: at };
     } catch (error) {
-      if (error instanceof TradeStateChangedError) return closed(await readTrade(trade.trade_id));
+      if (error instanceof TradeStateChangedError) {
+        // The update is conditioned on the exact state read (the counts by state move from it): a trade
+        // activated meanwhile is still open and settles from its new state; a terminated one is done.
+        const current = await readTrade(trade.trade_id);
+        return current.trade_state === 'terminated' ? closed(current) : settleOrRecord(current, decision, at);
+      }
       if (!(error instanceof InsufficientFundsError)) throw error;
       const fresh = decideAttempt({ trade, balances: await deliveryBalances(trade), nowMs: at, deadlineMs: Infinity });
       // Funds that are back already (a spend and a refill in between) still settle only next session.

@@ -24,8 +24,6 @@ export const keys = {
   }),
   /** gsi1: a platform's accounts and its customers' accounts. */
   accountsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#ACCOUNTS`,
-  /** gsi1: the accounts of system participants (liquidity provider, external boundary). */
-  systemAccounts: () => 'SYSTEM#ACCOUNTS',
   accountSortKey: (account: { participant_code: string; account_group: string; account_label: string; asset: string }) =>
     `${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`,
 
@@ -105,6 +103,13 @@ export const keys = {
 
   /** The network fee charged on withdrawals of an asset (ops set it); one item per asset. */
   networkFee: (asset: string) => ({ pk: `NETWORK_FEE#${asset}`, sk: 'NETWORK_FEE' }),
+
+  /** A list's counter (see counters.ts): one partition per counter, one item per shard. */
+  counter: (platformCode: string, list: string, bucket: string) => `COUNT#${platformCode}#${list}#${bucket}`,
+  counterShard: (platformCode: string, list: string, bucket: string, shard: number) => ({
+    pk: `COUNT#${platformCode}#${list}#${bucket}`,
+    sk: `SHARD#${shard}`,
+  }),
 
   apiKey: (apiKey: string) => ({ pk: `APIKEY#${apiKey}`, sk: 'APIKEY' }),
   /** gsi1: a platform's API keys. */

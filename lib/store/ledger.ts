@@ -7,7 +7,10 @@ import { dynamo, tableNames } from './client.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
 import { moneyAttr, readInteger, readMoney } from './numbers.js';
+import { ALL, readCount } from './counters.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
+
+const ACCOUNTS_LIST = 'accounts';
 
 export interface Account extends AccountRef {
   account_id: string;
@@ -47,41 +50,53 @@ export function movementItems(movement: Movement, nowMs = clock.nowMs()): Tagged
     const debit = change.isNegative();
     const amount = change.abs();
     const guarded = debit && !isUnguarded(account.participant_code) && !mayOverdraw;
-    return {
-      item: {
-        Update: {
-          TableName: table,
-          Key: keys.account(account),
-          UpdateExpression:
-            'SET balance = if_not_exists(balance, :zero) + :change, last_update = :now, account_id = :id, gsi2pk = :gsi2pk, gsi2sk = :gsi2sk, ' +
-            'participant_code = :participant, account_group = :group, account_label = :label, asset = :asset, #type = :type, gsi1pk = :gsi1pk, gsi1sk = :gsi1sk' +
-            (platform_code ? ', platform_code = :platform' : ''),
-          ...(guarded && { ConditionExpression: 'balance >= :amount' }),
-          ExpressionAttributeNames: { '#type': 'type' },
-          ExpressionAttributeValues: {
-            ':zero': moneyAttr(new Money(0)),
-            ':change': moneyAttr(change),
-            ...(guarded && { ':amount': moneyAttr(amount) }),
-            ':now': nowMs,
-            ':id': accountIdOf(account),
-            ':gsi2pk': keys.accountById(accountIdOf(account)),
-            ':gsi2sk': keys.accountByIdSortKey(),
-            ':participant': account.participant_code,
-            ':group': account.account_group,
-            ':label': account.account_label,
-            ':asset': account.asset,
-            ':type': 'account',
-            ':gsi1pk': platform_code ? keys.accountsOfPlatform(platform_code) : keys.systemAccounts(),
-            ':gsi1sk': keys.accountSortKey(account),
-            ...(platform_code && { ':platform': platform_code }),
-          },
-        },
+    // Platform and customer accounts are listed (gsi1) and counted. System accounts (liquidity provider,
+    // external boundary, ...) are in no list: every platform's bookings touch them, and an index entry would
+    // make one index partition take every booking of the service.
+    const update = {
+      TableName: table,
+      Key: keys.account(account),
+      UpdateExpression:
+        'SET balance = if_not_exists(balance, :zero) + :change, last_update = :now, account_id = :id, gsi2pk = :gsi2pk, gsi2sk = :gsi2sk, ' +
+        'participant_code = :participant, account_group = :group, account_label = :label, asset = :asset, #type = :type' +
+        (platform_code ? ', gsi1pk = :gsi1pk, gsi1sk = :gsi1sk, platform_code = :platform' : ' REMOVE gsi1pk, gsi1sk'),
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: {
+        ':zero': moneyAttr(new Money(0)),
+        ':change': moneyAttr(change),
+        ...(guarded && { ':amount': moneyAttr(amount) }),
+        ':now': nowMs,
+        ':id': accountIdOf(account),
+        ':gsi2pk': keys.accountById(accountIdOf(account)),
+        ':gsi2sk': keys.accountByIdSortKey(),
+        ':participant': account.participant_code,
+        ':group': account.account_group,
+        ':label': account.account_label,
+        ':asset': account.asset,
+        ':type': 'account',
+        ...(platform_code && { ':gsi1pk': keys.accountsOfPlatform(platform_code), ':gsi1sk': keys.accountSortKey(account), ':platform': platform_code }),
       },
-      onConditionFailed: () =>
-        new InsufficientFundsError(
-          `${account.participant_code}/${account.account_group}/${account.account_label}: insufficient ${account.asset} balance for ${amount.toFixed()}`,
-        ),
     };
+    if (guarded) {
+      // A guarded debit needs the account to exist (its balance to cover the amount): it never opens one.
+      return {
+        item: { Update: { ...update, ConditionExpression: 'balance >= :amount' } },
+        onConditionFailed: () =>
+          new InsufficientFundsError(
+            `${account.participant_code}/${account.account_group}/${account.account_label}: insufficient ${account.asset} balance for ${amount.toFixed()}`,
+          ),
+      };
+    }
+    if (!platform_code) return { item: { Update: update } };
+    // A credit (or an allowed overdraft) may open the account. Expect it to exist, the common case; when it
+    // doesn't, transactWrite swaps in the opening write, which also counts it in its platform's accounts.
+    const existing = (): TaggedItem => ({ item: { Update: { ...update, ConditionExpression: 'attribute_exists(pk)' } }, otherwise: opening });
+    const opening = (): TaggedItem => ({
+      item: { Update: { ...update, ConditionExpression: 'attribute_not_exists(pk)' } },
+      counts: [{ platformCode: platform_code, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 }],
+      otherwise: existing,
+    });
+    return existing();
   });
   return [record, ...updates];
 }
@@ -166,7 +181,8 @@ export async function pageOfAccounts(platformCode: string, filters: AccountListF
     descending: false,
     ...(filter && { filter }),
   };
-  const page = await pageWithCount(index, request, { list: 'accounts', platformCode, filters: { ...filters } });
+  const counter = filter || leading.length > 0 ? undefined : () => readCount(platformCode, ACCOUNTS_LIST);
+  const page = await pageWithCount(index, request, { list: ACCOUNTS_LIST, platformCode, filters: { ...filters } }, counter);
   return { ...page, items: page.items.map(toAccount) };
 }
 

@@ -67,6 +67,9 @@ export const PAGE_READ_BUDGET = 1_000;
 /** `page=N` reaches this many records at most (page x page_size); deeper is reached with `cursor`. */
 export const PAGE_WINDOW = 10_000;
 
+/** The most records a count without a stored counter evaluates; beyond, the count is null (unknown). */
+export const COUNT_BUDGET = 10_000;
+
 const CURSOR_PROBLEM = 'cursor: not a cursor this list issued for this platform and these filters; start again without cursor';
 
 // ---- cursor ------------------------------------------------------------------------------------------
@@ -293,23 +296,36 @@ function cursorStart(item: Record<string, any>, keyAttributes: readonly string[]
 }
 
 /**
- * How many records match, by a COUNT query over the list's range (keys only leave DynamoDB). Costs what
- * the range holds; lists use stored counters where they have one (see README "Lists").
+ * How many records a list without a stored counter holds: a COUNT Query over its key range and filter
+ * (only counts leave DynamoDB) that evaluates at most COUNT_BUDGET records. Past that it answers null
+ * (unknown): a filter combination with no counter never costs more than the budget, however long the
+ * platform's history.
  */
-export async function countMatching(index: ListIndex): Promise<number> {
+export async function boundedCount(index: ListIndex): Promise<number | null> {
   const base = queryInput(index);
   let count = 0;
+  let evaluated = 0;
   let startKey: Record<string, any> | undefined;
   do {
-    const out = await dynamo().send(new QueryCommand({ ...base, Select: 'COUNT', ExclusiveStartKey: startKey }));
+    if (evaluated >= COUNT_BUDGET) return null;
+    const out = await dynamo().send(new QueryCommand({ ...base, Select: 'COUNT', Limit: COUNT_BUDGET - evaluated, ExclusiveStartKey: startKey }));
     count += out.Count ?? 0;
+    evaluated += out.ScannedCount ?? 0;
     startKey = out.LastEvaluatedKey;
   } while (startKey);
   return count;
 }
 
-/** A page and the list's exact count, read in parallel. */
-export async function pageWithCount(index: ListIndex, request: PageRequest, binding: ListBinding): Promise<Page & { count: number }> {
-  const [page, count] = await Promise.all([queryPage(index, request, binding), countMatching(index)]);
+/**
+ * A page and the list's count, read in parallel: from the list's counter when the request's filters have
+ * one (`counter`), else `boundedCount`.
+ */
+export async function pageWithCount(
+  index: ListIndex,
+  request: PageRequest,
+  binding: ListBinding,
+  counter?: () => Promise<number>,
+): Promise<Page & { count: number | null }> {
+  const [page, count] = await Promise.all([queryPage(index, request, binding), counter ? counter() : boundedCount(index)]);
   return { ...page, count };
 }

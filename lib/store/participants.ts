@@ -6,7 +6,10 @@ import { dynamo, tableNames } from './client.js';
 import { pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
+import { ALL, readCount } from './counters.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
+
+export const PARTICIPANTS_LIST = 'participants';
 
 export type ParticipantKind = 'platform' | 'customer';
 
@@ -144,6 +147,7 @@ export async function createCustomer(platformCode: string, customer: SealedCusto
         },
       },
       onConditionFailed: () => new ParticipantCodeTakenError(),
+      counts: [{ platformCode, list: PARTICIPANTS_LIST, bucket: ALL, delta: 1 }],
     };
     const custodianCheck: TaggedItem[] =
       custodianCode === undefined
@@ -197,5 +201,5 @@ export async function pageOfParticipants(platformCode: string, request: PageRequ
     sortAttribute: 'gsi1sk',
     descending: false,
   };
-  return pageWithCount(index, request, { list: 'participants', platformCode, filters: {} });
+  return pageWithCount(index, request, { list: PARTICIPANTS_LIST, platformCode, filters: {} }, () => readCount(platformCode, PARTICIPANTS_LIST));
 }

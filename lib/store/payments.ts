@@ -5,7 +5,10 @@ import { dynamo, tableNames } from './client.js';
 import { equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
+import { ALL, bucketOf, readCount } from './counters.js';
 import type { TaggedItem } from './transactions.js';
+
+const PAYMENTS_LIST = 'payments';
 
 /**
  * An ACH payment transaction. `amount` is what the bank moves (fixed-point, the asset's decimals);
@@ -52,6 +55,10 @@ export function paymentCreationItem(payment: Payment): TaggedItem {
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
+    counts: [
+      { platformCode: payment.platform_code, list: PAYMENTS_LIST, bucket: ALL, delta: 1 },
+      { platformCode: payment.platform_code, list: PAYMENTS_LIST, bucket: bucketOf('status', payment.status), delta: 1 },
+    ],
   };
 }
 
@@ -62,7 +69,13 @@ export class PaymentStatusChangedError extends Error {}
  * Moves a payment from `expected` to `next`, appending to its history. Conditioned on the current status,
  * so two deliveries of events racing each other can't both apply (and can't both book money).
  */
-export function paymentStatusItem(transactionId: string, expected: PaymentStatus, next: PaymentStatus, nowMs: number): TaggedItem {
+export function paymentStatusItem(
+  payment: Pick<Payment, 'transaction_id' | 'platform_code'>,
+  expected: PaymentStatus,
+  next: PaymentStatus,
+  nowMs: number,
+): TaggedItem {
+  const transactionId = payment.transaction_id;
   return {
     item: {
       Update: {
@@ -75,6 +88,10 @@ export function paymentStatusItem(transactionId: string, expected: PaymentStatus
       },
     },
     onConditionFailed: () => new PaymentStatusChangedError(`payment ${transactionId} is no longer ${expected}`),
+    counts: [
+      { platformCode: payment.platform_code, list: PAYMENTS_LIST, bucket: bucketOf('status', expected), delta: -1 },
+      { platformCode: payment.platform_code, list: PAYMENTS_LIST, bucket: bucketOf('status', next), delta: 1 },
+    ],
   };
 }
 
@@ -144,6 +161,10 @@ export async function pageOfPayments(
     descending: true,
     ...(filter && { filter }),
   };
-  const page = await pageWithCount(index, request, { list: 'payments', platformCode, filters: bindingFilters });
+    // Counted: all payments, and payments by status; any other filter or a date range is counted by reading.
+  const { status, ...others } = filters;
+  const counted = range.fromMs === undefined && range.toMs === undefined && Object.values(others).every((value) => value === undefined);
+  const counter = counted ? () => readCount(platformCode, PAYMENTS_LIST, status === undefined ? ALL : bucketOf('status', status)) : undefined;
+  const page = await pageWithCount(index, request, { list: PAYMENTS_LIST, platformCode, filters: bindingFilters }, counter);
   return { ...page, items: page.items.map(toPayment) };
 }

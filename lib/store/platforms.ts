@@ -5,6 +5,8 @@ import { dynamo, tableNames } from './client.js';
 import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
+import { ALL, counterUpdates } from './counters.js';
+import { PARTICIPANTS_LIST } from './participants.js';
 
 export interface Platform {
   platform_code: string;
@@ -53,6 +55,8 @@ export async function createPlatform(name: string, spreadBps = '0'): Promise<Pla
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
+            // The platform's own participant is the first record of its participants list.
+            ...counterUpdates([{ platformCode: code, list: PARTICIPANTS_LIST, bucket: ALL, delta: 1 }]),
           ],
         }),
       );

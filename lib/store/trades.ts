@@ -1,5 +1,4 @@
-import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../domain/errors.js';
 import type { SettlementState, TradeState } from '../domain/settlement.js';
 import type { AmountMethod, TradeReport, TradeReportParty } from '../domain/trade-report.js';
@@ -7,7 +6,8 @@ import { dynamo, tableNames } from './client.js';
 import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
-import { combineFilters, countMatching, equalityFilter, queryPage, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
+import { combineFilters, equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
+import { ALL, bucketOf, readCount, type CountChange } from './counters.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
 import { clientIdClaim } from './windows.js';
 
@@ -146,6 +146,7 @@ export function tradeItems(trade: Trade): TaggedItem[] {
       },
     },
     onConditionFailed: () => new TradeIdTakenError(`trade id ${trade.trade_id} is taken`),
+    counts: tradeCounts(trade.platform_code, trade.trade_state, 1),
   };
   const pointers = otherPlatforms(trade).map(
     (platform): TaggedItem => ({
@@ -161,9 +162,28 @@ export function tradeItems(trade: Trade): TaggedItem[] {
           },
         },
       },
+      counts: tradeCounts(platform, trade.trade_state, 1),
     }),
   );
   return [tradeItem, ...pointers];
+}
+
+const TRADES_LIST = 'trades';
+
+/** A trade entering (+1) or leaving (-1) a platform's trade list and its count by `trade_state`. */
+function tradeCounts(platformCode: string, state: TradeState, delta: 1 | -1): CountChange[] {
+  return [
+    { platformCode, list: TRADES_LIST, bucket: ALL, delta },
+    { platformCode, list: TRADES_LIST, bucket: bucketOf('trade_state', state), delta },
+  ];
+}
+
+/** A trade moving from one `trade_state` to another in a platform's counts. */
+function tradeStateMove(platformCode: string, from: TradeState, to: TradeState): CountChange[] {
+  return [
+    { platformCode, list: TRADES_LIST, bucket: bucketOf('trade_state', from), delta: -1 },
+    { platformCode, list: TRADES_LIST, bucket: bucketOf('trade_state', to), delta: 1 },
+  ];
 }
 
 function otherPlatforms(trade: Pick<Trade, 'platform_code' | 'visible_to'>): string[] {
@@ -350,13 +370,14 @@ export async function pageOfTrades(
   filters: TradeListFilters,
   request: PageRequest,
   bindingFilters: ListBinding['filters'],
-): Promise<{ trades: Trade[]; page: number; nextCursor: string | null; count: number }> {
+): Promise<{ trades: Trade[]; page: number; nextCursor: string | null; count: number | null }> {
   const index = tradeListIndex(platformCode, range, filters);
   if (!index) return { trades: [], page: request.page, nextCursor: null, count: 0 };
-  const [page, count] = await Promise.all([
-    queryPage(index, request, { list: 'trades', platformCode, filters: bindingFilters }),
-    countMatching(index),
-  ]);
+  // Counted: all trades, and trades by trade_state; other filters and time bounds are counted by reading.
+  const { trade_state, ...others } = filters;
+  const counted = range.fromMs === undefined && range.toMs === undefined && Object.values(others).every((value) => value === undefined);
+  const counter = counted ? () => readCount(platformCode, TRADES_LIST, trade_state === undefined ? ALL : bucketOf('trade_state', trade_state)) : undefined;
+  const { count, ...page } = await pageWithCount(index, request, { list: TRADES_LIST, platformCode, filters: bindingFilters }, counter);
   const pointed = page.items.filter((item) => item.type === 'trade_visibility').map((item) => item.trade_id as string);
   const fetched = pointed.length > 0 ? await batchGetTrades(pointed) : new Map<string, Trade>();
   const trades: Trade[] = [];
@@ -402,21 +423,22 @@ export interface TradeChanges {
   parties?: readonly TradeParty[];
 }
 
+/** What a state change needs to know of the trade as the caller read it. */
+export type TradeAsRead = Pick<Trade, 'trade_id' | 'platform_code' | 'visible_to' | 'trade_state'>;
+
 /**
- * The conditional update moving a trade: applied only while `trade_state` is one of `expected`, so a
- * retried or duplicated task can't move a trade twice (it fails with TradeStateChangedError instead).
- * Terminating a trade takes it out of the open-trades index in the same write. The other platforms' list
- * entries get the new states in the same transaction, so their filtered lists stay exact.
+ * The conditional update moving a trade, applied only while `trade_state` is still the state the caller
+ * read (which must be one of `expected`), so a retried or duplicated task can't move a trade twice (it fails
+ * with TradeStateChangedError instead) and the counts by state move from the right state. Terminating a trade
+ * takes it out of the open-trades index in the same write. The other platforms' list entries get the new
+ * states in the same transaction, so their filtered lists stay exact.
  */
-export function tradeUpdateItems(
-  trade: Pick<Trade, 'trade_id' | 'platform_code' | 'visible_to'>,
-  expected: readonly TradeState[],
-  changes: TradeChanges,
-  nowMs: number,
-): TaggedItem[] {
+export function tradeUpdateItems(trade: TradeAsRead, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): TaggedItem[] {
   const tradeId = trade.trade_id;
+  const stateChanged = () => new TradeStateChangedError(`trade ${tradeId} is no longer ${expected.join(' or ')}`);
+  if (!expected.includes(trade.trade_state)) throw stateChanged();
   const names: Record<string, string> = { '#trade_state': 'trade_state' };
-  const values: Record<string, unknown> = { ':now': nowMs };
+  const values: Record<string, unknown> = { ':now': nowMs, ':read': trade.trade_state };
   const sets = ['last_update = :now'];
   for (const [field, value] of Object.entries(changes)) {
     if (value === undefined) continue;
@@ -424,23 +446,22 @@ export function tradeUpdateItems(
     values[`:${field}`] = value;
     sets.push(`#${field} = :${field}`);
   }
-  const expectedNames = expected.map((state, index) => {
-    values[`:expected${index}`] = state;
-    return `:expected${index}`;
-  });
   const remove = changes.trade_state === 'terminated' ? ' REMOVE gsi2pk, gsi2sk' : '';
+  const moves = changes.trade_state !== undefined && changes.trade_state !== trade.trade_state;
+  const countsOf = (platform: string) => (moves ? tradeStateMove(platform, trade.trade_state, changes.trade_state!) : []);
   const update: TaggedItem = {
     item: {
       Update: {
         TableName: tableNames().main,
         Key: keys.trade(tradeId),
         UpdateExpression: `SET ${sets.join(', ')}${remove}`,
-        ConditionExpression: `attribute_exists(pk) AND #trade_state IN (${expectedNames.join(', ')})`,
+        ConditionExpression: 'attribute_exists(pk) AND #trade_state = :read',
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
       },
     },
-    onConditionFailed: () => new TradeStateChangedError(`trade ${tradeId} is no longer ${expected.join(' or ')}`),
+    onConditionFailed: stateChanged,
+    counts: countsOf(trade.platform_code),
   };
   const listed = (['trade_state', 'settlement_state'] as const).filter((field) => changes[field] !== undefined);
   if (listed.length === 0) return [update];
@@ -455,26 +476,27 @@ export function tradeUpdateItems(
           ExpressionAttributeValues: Object.fromEntries(listed.map((field) => [`:${field}`, changes[field]])),
         },
       },
+      counts: countsOf(platform),
     }),
   );
   return [update, ...entries];
 }
 
-/** Applies `tradeUpdateItems` on its own. False when the trade had already left the expected states. */
-export async function updateTrade(
-  trade: Pick<Trade, 'trade_id' | 'platform_code' | 'visible_to'>,
-  expected: readonly TradeState[],
-  changes: TradeChanges,
-  nowMs: number,
-): Promise<boolean> {
-  const items = tradeUpdateItems(trade, expected, changes, nowMs);
-  try {
-    // A trade only its reporter sees is one item: a plain conditional update, at half a transaction's cost.
-    if (items.length === 1) await dynamo().send(new UpdateCommand(items[0]!.item.Update!));
-    else await transactWrite(items);
-    return true;
-  } catch (error) {
-    if (error instanceof TradeStateChangedError || error instanceof ConditionalCheckFailedException) return false;
-    throw error;
+/**
+ * Applies `tradeUpdateItems` on its own. When the trade moved meanwhile to another of the `expected` states
+ * (a concurrent activation), it is applied from that state; false once the trade has left them.
+ */
+export async function updateTrade(trade: TradeAsRead, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): Promise<boolean> {
+  let current: TradeAsRead | undefined = trade;
+  // States only move forward (accepted, active, terminated), so this ends within three rounds.
+  for (let round = 0; round < 3 && current && expected.includes(current.trade_state); round++) {
+    try {
+      await transactWrite(tradeUpdateItems(current, expected, changes, nowMs));
+      return true;
+    } catch (error) {
+      if (!(error instanceof TradeStateChangedError)) throw error;
+      current = await getTrade(trade.trade_id, { consistent: true });
+    }
   }
+  return false;
 }

@@ -3,6 +3,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailableError } from '../domain/errors.js';
 import { dynamo } from './client.js';
+import { counterUpdates, type CountChange } from './counters.js';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -13,10 +14,19 @@ export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems'
 export interface TaggedItem {
   item: TransactItem;
   onConditionFailed?: () => Error;
+  /** How this write moves list counters (a record created, a state changed); applied in the same transaction. */
+  counts?: readonly CountChange[];
+  /**
+   * What to write instead when this item's condition fails: a write that may find its item present or absent
+   * (an account credited for the first time, which then enters its platform's account count) states which
+   * it expects and names the other case here. Not an error: the transaction is retried with the swap.
+   */
+  otherwise?: () => TaggedItem;
 }
 
 export const MAX_TRANSACTION_ITEMS = 100;
 const MAX_CONFLICT_ATTEMPTS = 5;
+const MAX_SWAP_ROUNDS = 4;
 
 /** Conflicts with another in-flight transaction on the same items: harmless to retry after a short pause. */
 function isConflictOnly(error: TransactionCanceledException): boolean {
@@ -28,15 +38,23 @@ function isConflictOnly(error: TransactionCanceledException): boolean {
  * Writes all items atomically. Transaction conflicts are retried a bounded number of times with full
  * jitter (then a 503 the client may retry); a failed condition becomes the domain error its item names; anything else propagates.
  */
-export async function transactWrite(items: readonly TaggedItem[]): Promise<void> {
-  if (items.length === 0) return;
-  if (items.length > MAX_TRANSACTION_ITEMS) throw new Error(`transaction of ${items.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`);
+export async function transactWrite(given: readonly TaggedItem[]): Promise<void> {
+  if (given.length === 0) return;
+  const items = [...given];
+  let swaps = 0;
   for (let attempt = 1; ; attempt++) {
+    const counts = items.flatMap((tagged) => tagged.counts ?? []);
+    // Counter updates go last (a failed condition is looked up by position among `items`), each attempt on
+    // freshly drawn shards, so a retry after a conflict on a shard likely avoids it.
+    const transactItems = [...items.map((tagged) => tagged.item), ...counterUpdates(counts)];
+    if (transactItems.length > MAX_TRANSACTION_ITEMS) {
+      throw new Error(`transaction of ${transactItems.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`);
+    }
     try {
       // The token makes the SDK's own retries (e.g. after a lost response) idempotent: DynamoDB answers a
       // repeat of a committed transaction with success instead of applying it twice. A new attempt after a
       // cancellation gets a new token.
-      await dynamo().send(new TransactWriteCommand({ TransactItems: items.map((tagged) => tagged.item), ClientRequestToken: randomUUID() }));
+      await dynamo().send(new TransactWriteCommand({ TransactItems: transactItems, ClientRequestToken: randomUUID() }));
       return;
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
@@ -46,7 +64,16 @@ export async function transactWrite(items: readonly TaggedItem[]): Promise<void>
         continue;
       }
       const reasons = error.CancellationReasons ?? [];
-      const failed = reasons.findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
+      const failedItems = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' && index < items.length ? [index] : []));
+      // Every failed condition has an alternative (accounts found new, or found existing after all): swap
+      // them all and try again. Each swap settles on what the item is; a few rounds cover a racing twin.
+      if (failedItems.length > 0 && failedItems.every((index) => items[index]!.otherwise) && swaps < MAX_SWAP_ROUNDS) {
+        swaps += 1;
+        for (const index of failedItems) items[index] = items[index]!.otherwise!();
+        attempt -= 1;
+        continue;
+      }
+      const failed = reasons.findIndex((reason, index) => reason.Code === 'ConditionalCheckFailed' && !items[index]?.otherwise);
       const meaning = failed >= 0 ? items[failed]?.onConditionFailed : undefined;
       if (meaning) throw meaning();
       throw error;

@@ -3,7 +3,10 @@ import { dynamo, tableNames } from './client.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
+import { ALL, readCount } from './counters.js';
 import type { TaggedItem } from './transactions.js';
+
+const TRANSFERS_LIST = 'transfers';
 
 /** A transfer as stored and as returned by the API (the reference API's transfer shape). */
 export interface Transfer {
@@ -47,6 +50,7 @@ export function transferRecordItem(transfer: Transfer, createdAtMs: number): Tag
       },
     },
     onConditionFailed: () => new TransferIdTakenError(),
+    counts: [{ platformCode: transfer.platform_code, list: TRANSFERS_LIST, bucket: ALL, delta: 1 }],
   };
 }
 
@@ -82,6 +86,7 @@ export async function pageOfTransfers(platformCode: string, filters: TransferLis
     descending: true,
     ...(filter && { filter }),
   };
-  const page = await pageWithCount(index, request, { list: 'transfers', platformCode, filters: { ...filters } });
+  const counter = filter ? undefined : () => readCount(platformCode, TRANSFERS_LIST);
+  const page = await pageWithCount(index, request, { list: TRANSFERS_LIST, platformCode, filters: { ...filters } }, counter);
   return { ...page, items: page.items.map(toTransfer) };
 }

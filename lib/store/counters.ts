@@ -1,0 +1,67 @@
+import { randomInt } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableNames } from './client.js';
+import { keys } from './keys.js';
+import { readInteger } from './numbers.js';
+import type { TransactItem } from './transactions.js';
+
+/**
+ * Exact list counts (design section 9). A record's item declares how it moves its lists' counters
+ * (`TaggedItem.counts`); `transactWrite` adds the counter updates to the same transaction, so a count can't
+ * drift from the records it counts. Each counter is split over COUNTER_SHARDS items in one partition: a write
+ * adds to one shard picked at random, a read sums the partition with one Query. Concurrent bookings of one
+ * platform then rarely touch the same counter item (DynamoDB cancels a transaction that does).
+ */
+
+/** A change of one counter: `list` (e.g. `transfers`) and its `bucket` (`all`, or `trade_state=active`...). */
+export interface CountChange {
+  platformCode: string;
+  list: string;
+  bucket: string;
+  delta: number;
+}
+
+/** See lib/store/README.md ("Counters") for how this follows from DynamoDB's limits. */
+export const COUNTER_SHARDS = 8;
+
+/** The counter `bucket` for records whose `field` has `value`, and the one every record of a list is in. */
+export const ALL = 'all';
+export const bucketOf = (field: string, value: string | null) => `${field}=${value ?? 'null'}`;
+
+/**
+ * One update per counter the changes touch, deltas of the same counter summed (a transaction may not name an
+ * item twice: an award chunk books 48 trades of one platform), counters left unchanged dropped.
+ */
+export function counterUpdates(changes: readonly CountChange[]): TransactItem[] {
+  const net = new Map<string, CountChange>();
+  for (const change of changes) {
+    const id = JSON.stringify([change.platformCode, change.list, change.bucket]);
+    const seen = net.get(id);
+    net.set(id, { ...change, delta: (seen?.delta ?? 0) + change.delta });
+  }
+  return [...net.values()]
+    .filter((change) => change.delta !== 0)
+    .map((change) => ({
+      Update: {
+        TableName: tableNames().main,
+        Key: keys.counterShard(change.platformCode, change.list, change.bucket, randomInt(COUNTER_SHARDS)),
+        UpdateExpression: 'ADD #n :delta SET #type = :type',
+        ExpressionAttributeNames: { '#n': 'n', '#type': 'type' },
+        ExpressionAttributeValues: { ':delta': change.delta, ':type': 'counter' },
+      },
+    }));
+}
+
+/** A counter's value: its shards summed, read with one Query. */
+export async function readCount(platformCode: string, list: string, bucket = ALL): Promise<number> {
+  const out = await dynamo().send(
+    new QueryCommand({
+      TableName: tableNames().main,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.counter(platformCode, list, bucket) },
+      ProjectionExpression: '#n',
+      ExpressionAttributeNames: { '#n': 'n' },
+    }),
+  );
+  return (out.Items ?? []).reduce((sum, item) => sum + readInteger(item.n), 0);
+}
