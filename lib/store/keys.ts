@@ -22,6 +22,15 @@ export const keys = {
     pk: `ACCOUNT#${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`,
     sk: 'ACCOUNT',
   }),
+  /**
+   * One shard of an account whose balance is spread over several items (the liquidity provider's and the
+   * external boundary's: see README "Hot items"); its balance is the sum of its shards. Each shard is its
+   * own partition, so the shards share no partition's write limit.
+   */
+  accountShard: (account: { participant_code: string; account_group: string; account_label: string; asset: string }, shard: number) => ({
+    pk: `ACCOUNT#${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}#SHARD#${shard}`,
+    sk: 'ACCOUNT',
+  }),
   /** gsi1: a platform's accounts and its customers' accounts. */
   accountsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#ACCOUNTS`,
   accountSortKey: (account: { participant_code: string; account_group: string; account_label: string; asset: string }) =>

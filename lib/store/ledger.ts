@@ -1,7 +1,8 @@
-import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { randomInt } from 'node:crypto';
+import { BatchGetCommand, GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { clock } from '../clock.js';
 import { InsufficientFundsError } from '../domain/errors.js';
-import { accountIdOf, assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
+import { accountIdOf, accountKey, assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { dynamo, tableNames } from './client.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
@@ -53,12 +54,17 @@ export function movementItems(movement: Movement, nowMs = clock.nowMs()): Tagged
     // Platform and customer accounts are listed (gsi1) and counted. System accounts (liquidity provider,
     // external boundary, ...) are in no list: every platform's bookings touch them, and an index entry would
     // make one index partition take every booking of the service.
+    // The outside world's balances are spread over shards (one drawn per booking, no guard: they may go
+    // negative); every other account is one item.
+    const sharded = isUnguarded(account.participant_code);
     const update = {
       TableName: table,
-      Key: keys.account(account),
+      Key: sharded ? keys.accountShard(account, randomInt(OUTSIDE_ACCOUNT_SHARDS)) : keys.account(account),
       UpdateExpression:
-        'SET balance = if_not_exists(balance, :zero) + :change, last_update = :now, account_id = :id, gsi2pk = :gsi2pk, gsi2sk = :gsi2sk, ' +
+        'SET balance = if_not_exists(balance, :zero) + :change, last_update = :now, account_id = :id, ' +
         'participant_code = :participant, account_group = :group, account_label = :label, asset = :asset, #type = :type' +
+        // Shards are found by key, not by id: one gsi2 entry per account id stays unique.
+        (sharded ? '' : ', gsi2pk = :gsi2pk, gsi2sk = :gsi2sk') +
         (platform_code ? ', gsi1pk = :gsi1pk, gsi1sk = :gsi1sk, platform_code = :platform' : ' REMOVE gsi1pk, gsi1sk'),
       ExpressionAttributeNames: { '#type': 'type' },
       ExpressionAttributeValues: {
@@ -67,8 +73,7 @@ export function movementItems(movement: Movement, nowMs = clock.nowMs()): Tagged
         ...(guarded && { ':amount': moneyAttr(amount) }),
         ':now': nowMs,
         ':id': accountIdOf(account),
-        ':gsi2pk': keys.accountById(accountIdOf(account)),
-        ':gsi2sk': keys.accountByIdSortKey(),
+        ...(!sharded && { ':gsi2pk': keys.accountById(accountIdOf(account)), ':gsi2sk': keys.accountByIdSortKey() }),
         ':participant': account.participant_code,
         ':group': account.account_group,
         ':label': account.account_label,
@@ -119,10 +124,40 @@ function toAccount(item: Record<string, any>): Account {
   };
 }
 
-/** Reads one account strongly consistently; an account never credited doesn't exist and reads as undefined. */
+/**
+ * Shards of each outside-world balance (liquidity provider, external boundary, per group and asset). From
+ * DynamoDB's documented limits; the arithmetic is in README "Hot items".
+ */
+export const OUTSIDE_ACCOUNT_SHARDS = 16;
+
+/**
+ * Reads one account strongly consistently; an account never credited doesn't exist and reads as undefined.
+ * A sharded (outside-world) account is the sum of its shards, read in one consistent batch.
+ */
 export async function getAccount(account: AccountRef): Promise<Account | undefined> {
+  if (isUnguarded(account.participant_code)) return getShardedAccount(account);
   const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.account(account), ConsistentRead: true }));
   return out.Item ? toAccount(out.Item) : undefined;
+}
+
+async function getShardedAccount(account: AccountRef): Promise<Account | undefined> {
+  const table = tableNames().main;
+  // The unsharded item too: balances booked before the accounts were sharded stay part of the sum.
+  let pending: Record<string, any>[] | undefined = [keys.account(account), ...Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, (_, shard) => keys.accountShard(account, shard))];
+  const parts: Account[] = [];
+  for (let round = 0; pending && pending.length > 0; round++) {
+    if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+    const out = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
+    parts.push(...(out.Responses?.[table] ?? []).map(toAccount));
+    pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
+  }
+  if (parts.length === 0) return undefined;
+  return {
+    ...parts[0]!,
+    account_id: accountIdOf(account),
+    balance: parts.reduce((sum, part) => sum.plus(part.balance), new Money(0)),
+    last_update: Math.max(...parts.map((part) => part.last_update)),
+  };
 }
 
 export async function balanceOf(account: AccountRef): Promise<Money> {
@@ -208,5 +243,17 @@ export async function scanLedger(): Promise<{ accounts: Account[]; movements: Re
     }
     ExclusiveStartKey = out.LastEvaluatedKey;
   } while (ExclusiveStartKey);
-  return { accounts, movements };
+  // One account per account, as bookings name them: the shards of an outside-world balance summed.
+  const merged = new Map<string, Account>();
+  for (const account of accounts) {
+    const key = accountKey(account);
+    const seen = merged.get(key);
+    merged.set(
+      key,
+      seen
+        ? { ...seen, account_id: accountIdOf(account), balance: seen.balance.plus(account.balance), last_update: Math.max(seen.last_update, account.last_update) }
+        : account,
+    );
+  }
+  return { accounts: [...merged.values()], movements };
 }

@@ -1,0 +1,40 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
+import { Money } from '../../lib/domain/money.js';
+import { deposit } from '../../lib/ledger/deposit.js';
+import { dynamo, tableNames } from '../../lib/store/client.js';
+import { keys } from '../../lib/store/keys.js';
+import { balanceOf, OUTSIDE_ACCOUNT_SHARDS, scanLedger } from '../../lib/store/ledger.js';
+import { readMoney } from '../../lib/store/numbers.js';
+import { createPlatform } from '../../lib/store/platforms.js';
+
+/**
+ * The outside world's balances (design section 9, "hot items"): every platform's deposits debit the external
+ * boundary, so its balance is spread over shard items, one drawn per booking, and read as their sum.
+ */
+describe('sharded outside-world balances', () => {
+  it('concurrent deposits of many platforms spread over the boundary\'s shards; its balance is their exact sum', async () => {
+    const platforms = await Promise.all(Array.from({ length: 6 }, () => createPlatform('hot')));
+    const boundary = systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', 'SOL');
+    const before = await balanceOf(boundary);
+    const amounts = Array.from({ length: 48 }, (_, i) => `0.00000000${(i % 9) + 1}`);
+    await Promise.all(amounts.map((amount, i) => deposit({ participantCode: platforms[i % platforms.length]!.participant_code, asset: 'SOL', amount })));
+    const total = amounts.reduce((sum, amount) => sum.plus(amount), new Money(0));
+    expect((await balanceOf(boundary)).toFixed()).toBe(before.minus(total).toFixed());
+
+    const shards = await Promise.all(
+      Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, async (_, shard) => {
+        const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.accountShard(boundary, shard), ConsistentRead: true }));
+        return out.Item ? readMoney(out.Item.balance) : undefined;
+      }),
+    );
+    // 48 bookings over 16 shards: all on one shard has probability 16^-47.
+    expect(shards.filter((shard) => shard !== undefined).length).toBeGreaterThan(1);
+    const { accounts } = await scanLedger();
+    const summed = accounts
+      .filter((a) => a.participant_code === boundary.participant_code && a.account_group === 'deposits' && a.asset === 'SOL')
+      .reduce((sum, a) => sum.plus(a.balance), new Money(0));
+    expect(summed.toFixed()).toBe((await balanceOf(boundary)).toFixed());
+  });
+});
