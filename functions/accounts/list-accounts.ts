@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { listAccounts } from '../../lib/accounts/list-accounts.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
+import { accountListResponse } from '../../lib/http/schemas/accounts.js';
 
 const query = z.object({
   account_owner: queryFilter(),
@@ -12,4 +13,4 @@ const query = z.object({
 });
 
 /** GET /accounts: balances of the platform's accounts and its customers' accounts. */
-export const handler = apiHandler({ query }, async ({ query, auth }) => listAccounts(auth.platformCode, query));
+export const handler = apiHandler({ query, response: accountListResponse, summary: 'List accounts' }, async ({ query, auth }) => listAccounts(auth.platformCode, query));

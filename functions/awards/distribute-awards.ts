@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { distributeAwards } from '../../lib/awards/distribute-awards.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
+import { distributionResponse } from '../../lib/http/schemas/quotes.js';
 
 // The amount stays a string and the list unbounded here: the use case checks precision, size and
 // duplicates together, so every problem comes back in one response.
@@ -13,6 +14,6 @@ const body = z.object({
 });
 
 /** POST /awards/distribute: `quantity` of the pooled asset to each listed customer, resumable by X-Request-Id. */
-export const handler = apiHandler({ body, successStatus: 201 }, async ({ body, auth, requestId }) => ({
+export const handler = apiHandler({ body, successStatus: 201, response: distributionResponse, summary: 'Distribute awards' }, async ({ body, auth, requestId }) => ({
   message: await distributeAwards(auth, body, requestId),
 }));

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { fundAwards } from '../../lib/awards/fund-awards.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
+import { instantPurchaseResponse } from '../../lib/http/schemas/quotes.js';
 
 // `underlying` or its alias `asset`: the use case decides which was meant and reports both problems at once.
 const body = z.object({
@@ -13,6 +14,6 @@ const body = z.object({
 });
 
 /** POST /awards/fund: buys the asset to award into the platform's `awards` pool. */
-export const handler = apiHandler({ body, successStatus: 201 }, async ({ body, auth, requestId }) => ({
+export const handler = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Fund the awards pool' }, async ({ body, auth, requestId }) => ({
   message: await fundAwards(auth, body, requestId),
 }));

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { requestConvertQuote } from '../../lib/convert-withdraw/request-convert-quote.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
+import { convertQuoteResponse } from '../../lib/http/schemas/quotes.js';
 
 // The side, amounts and address stay plain strings here so the use case reports every problem in one list.
 const query = z.object({
@@ -16,4 +17,4 @@ const query = z.object({
 });
 
 /** GET /convert_withdraw/rfq: a buy quote with the network fee of a withdrawal to the given address. */
-export const handler = apiHandler({ query }, async ({ query, auth, requestId }) => ({ message: await requestConvertQuote(auth, query, requestId) }));
+export const handler = apiHandler({ query, response: convertQuoteResponse, summary: 'Request a convert-and-withdraw quote' }, async ({ query, auth, requestId }) => ({ message: await requestConvertQuote(auth, query, requestId) }));

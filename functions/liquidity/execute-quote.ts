@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { text } from '../../lib/http/zod.js';
 import { executeQuote } from '../../lib/liquidity/execute-quote.js';
+import { executionResponse } from '../../lib/http/schemas/quotes.js';
 
 const body = z.object({
   quote_id: text(100),
@@ -10,4 +11,4 @@ const body = z.object({
 });
 
 /** POST /liquidity/execute: executes a quote once, with its balances, trade and (ACH) payment. */
-export const handler = apiHandler({ body }, async ({ body, auth }) => ({ message: await executeQuote(auth, body) }));
+export const handler = apiHandler({ body, response: executionResponse, summary: 'Execute a quote' }, async ({ body, auth }) => ({ message: await executeQuote(auth, body) }));

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { requestQuote } from '../../lib/liquidity/request-quote.js';
+import { quoteResponse } from '../../lib/http/schemas/quotes.js';
 
 // Amounts and the side stay plain strings here so the use case reports every problem in one list.
 // The JSON-body form (`POST /liquidity/rfq`) takes the very same fields.
@@ -16,4 +17,7 @@ export const quoteRequestFields = z.object({
 });
 
 /** GET /liquidity/rfq: a quote for the platform or one of its customers, valid for QUOTE_TTL_SECONDS. */
-export const handler = apiHandler({ query: quoteRequestFields }, async ({ query, auth, requestId }) => ({ message: await requestQuote(auth, query, requestId) }));
+export const handler = apiHandler(
+  { query: quoteRequestFields, response: quoteResponse, summary: 'Request a quote' },
+  async ({ query, auth, requestId }) => ({ message: await requestQuote(auth, query, requestId) }),
+);

@@ -1,12 +1,13 @@
 import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { createCustomer } from '../../lib/participants/create-customer.js';
+import { createdCustomerResponse } from '../../lib/http/schemas/participants.js';
 
 /**
  * POST /participants/customers/new. The body passes through untyped: the customer rules report every
  * problem at once, including cross-field ones (US state and zip, ID type and its description), which a
  * schema would split into two rounds.
  */
-export const handler = apiHandler({ body: z.unknown(), successStatus: 201 }, async ({ body, auth }) => ({
+export const handler = apiHandler({ body: z.unknown(), successStatus: 201, response: createdCustomerResponse, summary: 'Create a customer' }, async ({ body, auth }) => ({
   message: await createCustomer(auth.platformCode, body),
 }));

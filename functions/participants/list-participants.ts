@@ -2,9 +2,10 @@ import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, text } from '../../lib/http/zod.js';
 import { listParticipants } from '../../lib/participants/list-participants.js';
+import { participantListResponse } from '../../lib/http/schemas/participants.js';
 
 /** GET /participants: the caller platform's participants, filtered by e-mail or code, a page at a time. */
 export const handler = apiHandler(
-  { query: z.object({ email: z.optional(text(254)), participant_code: z.optional(text(64)), ...pageQuery(100) }) },
+  { response: participantListResponse, summary: 'List participants', query: z.object({ email: z.optional(text(254)), participant_code: z.optional(text(64)), ...pageQuery(100) }) },
   async ({ query, auth }) => listParticipants(auth.platformCode, query),
 );

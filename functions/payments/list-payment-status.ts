@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { cursorParameter, pageNumber, queryFilter, text } from '../../lib/http/zod.js';
 import { listPayments } from '../../lib/payments/list-payments.js';
+import { paymentListResponse } from '../../lib/http/schemas/payments.js';
 
 /** UNIX seconds; the bound keeps `seconds * 1000` inside the 15-digit sort keys of the payment index. */
 const unixSeconds = () =>
@@ -22,4 +23,4 @@ const query = z.object({
 });
 
 /** GET /payments/status: the platform's ACH payment transactions, newest first. */
-export const handler = apiHandler({ query }, async ({ query, auth }) => listPayments(auth.platformCode, query));
+export const handler = apiHandler({ query, response: paymentListResponse, summary: 'List ACH payments' }, async ({ query, auth }) => listPayments(auth.platformCode, query));

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { issueReward } from '../../lib/rewards/issue-reward.js';
+import { instantPurchaseResponse } from '../../lib/http/schemas/quotes.js';
 
 // Amounts stay plain strings here so the use case reports every problem (both amounts, precision) in one list.
 const body = z.object({
@@ -14,6 +15,6 @@ const body = z.object({
 });
 
 /** POST /rewards: buys an asset for one customer, paid by the platform; idempotent with X-Request-Id. */
-export const handler = apiHandler({ body, successStatus: 201 }, async ({ body, auth, requestId }) => ({
+export const handler = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Issue a reward' }, async ({ body, auth, requestId }) => ({
   message: await issueReward(auth, body, requestId),
 }));

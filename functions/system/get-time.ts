@@ -1,5 +1,6 @@
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { serverTime } from '../../lib/system/server-time.js';
+import { serverTimeResponse } from '../../lib/http/schemas/system.js';
 
 /** GET /time: server time for clients checking their clock before signing. The only unsigned route. */
-export const handler = apiHandler({}, async () => ({ message: serverTime() }));
+export const handler = apiHandler({ response: serverTimeResponse, summary: 'Server time' }, async () => ({ message: serverTime() }));

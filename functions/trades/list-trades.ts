@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTrades } from '../../lib/trades/list-trades.js';
+import { tradeListResponse } from '../../lib/http/schemas/trades.js';
 
 /**
  * A transaction-time bound: UNIX milliseconds, or nanoseconds (more than 16 digits) as the reference API
@@ -40,4 +41,4 @@ const query = z.object({
  * apply together: `transaction_timestamp[gt|gte|e|lt|lte]` as in the reference API, or the inclusive
  * `transaction_timestamp_from` / `transaction_timestamp_to`.
  */
-export const handler = apiHandler({ query }, async ({ query, auth }) => listTrades(auth.platformCode, query));
+export const handler = apiHandler({ query, response: tradeListResponse, summary: 'List trades' }, async ({ query, auth }) => listTrades(auth.platformCode, query));

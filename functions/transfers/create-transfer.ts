@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { createTransfer } from '../../lib/transfers/create-transfer.js';
+import { transferResponse } from '../../lib/http/schemas/transfers.js';
 
 const body = z.object({
   client_transfer_id: z.optional(text(100)),
@@ -16,6 +17,6 @@ const body = z.object({
 });
 
 /** POST /transfers: move an asset between accounts the platform may act for. */
-export const handler = apiHandler({ body, successStatus: 201 }, async ({ body, auth, requestId, idempotent }) => ({
+export const handler = apiHandler({ body, successStatus: 201, response: transferResponse, summary: 'Create a transfer' }, async ({ body, auth, requestId, idempotent }) => ({
   message: await createTransfer(auth.platformCode, body, { idempotentRequestId: idempotent ? requestId : undefined }),
 }));

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTransfers } from '../../lib/transfers/list-transfers.js';
+import { transferListResponse } from '../../lib/http/schemas/transfers.js';
 
 const query = z.object({
   client_transfer_id: queryFilter(),
@@ -16,4 +17,4 @@ const query = z.object({
 });
 
 /** GET /transfers: the platform's transfers, newest first. */
-export const handler = apiHandler({ query }, async ({ query, auth }) => listTransfers(auth.platformCode, query));
+export const handler = apiHandler({ query, response: transferListResponse, summary: 'List transfers' }, async ({ query, auth }) => listTransfers(auth.platformCode, query));

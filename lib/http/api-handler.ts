@@ -17,6 +17,31 @@ export interface HandlerOptions<Q extends z.ZodMiniType | undefined, B extends z
   path?: P;
   /** 201 for the creating routes of design section 3; 200 otherwise. */
   successStatus?: 200 | 201;
+  /** The whole success body `run` returns (`{ message, ... }`): the API description and the contract tests check answers against it. */
+  response?: z.ZodMiniType;
+  /** One line on what the route does, the operation's title in the API description. */
+  summary?: string;
+  /** More on the route for the API description (markdown). */
+  description?: string;
+  /** A route answering something other than JSON: `run` returns the body text, sent as is with this type. */
+  produces?: 'text/html' | 'text/javascript';
+  /** Extra headers on the success response (a page's Content-Security-Policy, caching). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * What a handler built here says about itself, read by the API description generator (`lib/openapi`).
+ * The same schemas validate the requests, so the description cannot drift from what is enforced.
+ */
+export interface HandlerDescription {
+  query?: z.ZodMiniType;
+  body?: z.ZodMiniType;
+  path?: z.ZodMiniType;
+  response?: z.ZodMiniType;
+  successStatus: 200 | 201;
+  summary?: string;
+  description?: string;
+  produces?: 'text/html' | 'text/javascript';
 }
 
 export interface HandlerInput<Q, B, P> {
@@ -50,9 +75,13 @@ export function apiHandler<
       auth: svc.auth as AuthContext,
       idempotent: svc.idempotencyKey !== undefined,
     });
-    return { statusCode: options.successStatus ?? 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
+    if (options.produces) {
+      const headers = { ...options.headers, 'Content-Type': `${options.produces}; charset=utf-8` };
+      return { statusCode: options.successStatus ?? 200, headers, body: String(body) };
+    }
+    return { statusCode: options.successStatus ?? 200, headers: { ...options.headers, ...JSON_HEADERS }, body: JSON.stringify(body) };
   };
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>()
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>()
     .use(envelope())
     .use(requestLimits())
     .use(verifySignature())
@@ -60,4 +89,15 @@ export function apiHandler<
     .use(validateInput({ query: options.query, body: options.body, path: options.path }))
     .use(idempotency())
     .handler(core);
+  const api: HandlerDescription = {
+    query: options.query,
+    body: options.body,
+    path: options.path,
+    response: options.response,
+    successStatus: options.successStatus ?? 200,
+    summary: options.summary,
+    description: options.description,
+    produces: options.produces,
+  };
+  return Object.assign(handler, { api });
 }

@@ -1,0 +1,48 @@
+import * as z from 'zod/mini';
+import { described, epochMs, messageOf, pageOf } from './common.js';
+
+/** The customer fields a response echoes (as sent, trimmed), each present only when the request had it. */
+const customerEcho = {
+  first_name: z.optional(z.string()),
+  last_name: z.optional(z.string()),
+  email: z.optional(z.string()),
+  address_one: z.optional(z.string()),
+  address_two: z.optional(z.string()),
+  city: z.optional(z.string()),
+  state: z.optional(z.string()),
+  zip: z.optional(z.string()),
+  country: z.optional(z.string()),
+  date_of_birth: z.optional(z.string()),
+  id_number_type: z.optional(z.string()),
+  id_number: z.optional(z.string()),
+  non_us_other_type: z.optional(z.string()),
+  id_issuing_authority: z.optional(z.string()),
+  signed_timestamp: z.optional(epochMs('Adults: when the customer agreement was signed')),
+  utma_signed_timestamp: z.optional(epochMs('Minors: when the UTMA agreement was signed')),
+  custodian_participant_code: z.optional(z.string()),
+  custodian_relationship: z.optional(z.string()),
+  metadata: z.optional(described(z.unknown(), 'The metadata sent, as sent.')),
+};
+
+export const createdCustomerResponse = messageOf(
+  z.object({
+    ...customerEcho,
+    platform_code: z.string(),
+    participant_code: described(z.string(), 'The new customer.'),
+    status: z.literal('approved'),
+  }),
+);
+
+export const participantSchema = z
+  .object({
+    participant_code: z.string(),
+    platform_code: z.string(),
+    kind: described(z.enum(['platform', 'customer']), "`platform`: the platform's own participant."),
+    status: z.string(),
+    is_minor: z.optional(described(z.boolean(), 'Customers only.')),
+    created_at: epochMs('Created'),
+    ...customerEcho,
+  })
+  .check(z.meta({ id: 'Participant' }));
+
+export const participantListResponse = pageOf(participantSchema);

@@ -1,0 +1,80 @@
+import * as z from 'zod/mini';
+import { amount, described, epochMs, messageOf } from './common.js';
+
+const quoteFields = {
+  request_id: described(z.string(), 'The request id of the RFQ.'),
+  participant_code: described(z.string(), 'Whose accounts trade.'),
+  quoted_currency: z.string(),
+  side: z.enum(['buy', 'sell']),
+  quantity: amount('Quantity of the underlying.'),
+  price: amount('Price per unit in the quoted currency, spread included.'),
+  quote_id: z.string(),
+  expire_ts: epochMs('The quote can be executed until then'),
+  account_group: z.string(),
+  account_label: z.string(),
+  obo_participant: described(
+    z.nullable(z.object({ participant_code: z.string(), account_group: z.string(), account_label: z.string() })),
+    'The customer the platform trades for; null when the platform trades for itself.',
+  ),
+  underlying: z.string(),
+  total_notional: amount('What the buyer pays or the seller receives, in the quoted currency.'),
+};
+
+export const quoteSchema = z.object(quoteFields).check(z.meta({ id: 'Quote' }));
+
+export const convertQuoteSchema = z
+  .object({
+    ...quoteFields,
+    total_notional: amount('Everything the participant pays: the asset cost plus the network fee notional.'),
+    network_fee_notional: amount('The network fee in the quoted currency.'),
+    network_fee_quantity: amount('The network fee in the underlying.'),
+    main_quote_id: described(z.string(), 'The quote itself (`quote_id`).'),
+    asset_cost_notional: amount('The asset alone, in the quoted currency.'),
+    withdrawal_address: z.string(),
+  })
+  .check(z.meta({ id: 'ConvertQuote' }));
+
+export const instantQuoteSchema = z
+  .object({
+    ...quoteFields,
+    underlying_currency: described(z.string(), 'The underlying, under the name the spec uses.'),
+    transaction_timestamp: z.nullable(epochMs('When it was booked')),
+  })
+  .check(z.meta({ id: 'InstantPurchaseQuote' }));
+
+const completed = described(z.literal('Completed'), 'Executions complete at once.');
+
+export const quoteResponse = messageOf(quoteSchema);
+export const convertQuoteResponse = messageOf(convertQuoteSchema);
+
+export const executionResponse = messageOf(
+  z.object({
+    request_id: z.string(),
+    quote: quoteSchema,
+    trade_id: z.string(),
+    status: completed,
+    payment_amount: z.optional(amount('ACH funding only: the amount of the payment created.')),
+  }),
+);
+
+export const convertExecutionResponse = messageOf(
+  z.object({
+    request_id: z.string(),
+    quote: convertQuoteSchema,
+    trade_id: z.string(),
+    status: completed,
+    withdrawal_request_id: described(z.string(), 'The `PENDING` withdrawal that custody confirms or fails.'),
+  }),
+);
+
+/** Rewards and award funding: a purchase booked at once. */
+export const instantPurchaseResponse = messageOf(
+  z.object({ request_id: z.string(), quote: instantQuoteSchema, trade_id: z.string(), status: completed }),
+);
+
+export const distributionResponse = messageOf(
+  z.object({
+    request_id: described(z.string(), "The distribution's id: the X-Request-Id when one was sent."),
+    confirms: z.array(z.object({ participant_code: z.string(), trade_id: z.string() })),
+  }),
+);

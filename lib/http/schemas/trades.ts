@@ -1,0 +1,66 @@
+import * as z from 'zod/mini';
+import { amount, described, epochMs, messageOf, pageOf } from './common.js';
+
+const settlementState = z.nullable(
+  z.enum(['obligations_outstanding', 'current_obligations_met', 'counterparty_defaulted', 'settled', 'defaulted']),
+);
+const nullableMs = (description: string) => z.nullable(epochMs(description));
+
+export const tradePartySchema = z
+  .object({
+    side: z.enum(['buy', 'sell']),
+    participant_code: described(z.string(), 'The party, or `Anonymous`.'),
+    asset: described(z.string(), 'What this party receives: the base for the buyer, the quote for the seller.'),
+    amount: amount("What this party receives, at the asset's precision."),
+    settling: z.boolean(),
+    account_label: z.string(),
+    liquidity_indicator: z.nullable(z.enum(['added', 'removed'])),
+    client_order_id: z.nullable(z.string()),
+    order_id: z.nullable(z.string()),
+    execution_id: z.nullable(z.string()),
+    settlement_state: settlementState,
+    obligations_outstanding_timestamp: nullableMs('When the party was last found short'),
+    current_obligations_met_timestamp: nullableMs('When the party was found to hold what it delivers'),
+  })
+  .check(z.meta({ id: 'TradeParty' }));
+
+export const tradeSchema = z
+  .object({
+    trade_id: z.string(),
+    client_trade_id: described(z.string(), "The reporter's id (a quote's `quote_id` for executions)."),
+    session_id: described(z.string(), '`""` for a trade outside a trading session.'),
+    trade_reporter: z.string(),
+    reporting_party: z.nullable(z.string()),
+    settlement_schedule: z.nullable(z.string()),
+    platform_code: z.string(),
+    market_identifier_code: z.nullable(z.string()),
+    symbol: described(z.string(), '`BASE/QUOTE`.'),
+    product_type: z.enum(['spot', 'forward']),
+    trade_type: z.enum(['regular', 'block']),
+    trade_price: described(z.string(), 'As submitted.'),
+    trade_quantity: amount("The buyer's amount."),
+    physical_delivery: z.literal(true),
+    transaction_timestamp: epochMs('When the trade was executed'),
+    comment: z.nullable(z.string()),
+    parties_anonymous: z.boolean(),
+    settlement_price_index_id: z.nullable(z.string()),
+    settlement_timestamp: nullableMs('When settlement may start'),
+    expiry_timestamp: nullableMs('Forwards: when an unsettled trade defaults'),
+    bank_fee: z.nullable(amount('Bank fee, 2 decimals.')),
+    contract_size: z.literal(1),
+    underlying: z.string(),
+    quoted_currency: z.string(),
+    trade_state: z.enum(['accepted', 'active', 'terminated']),
+    settlement_state: settlementState,
+    accepted_timestamp: epochMs('Accepted'),
+    current_obligations_met_timestamp: nullableMs('Every settling party held what it delivers'),
+    obligations_outstanding_timestamp: nullableMs('A settling party was found short'),
+    settled_timestamp: nullableMs('Settled'),
+    defaulted_timestamp: nullableMs('Defaulted'),
+    last_update: epochMs('Last change'),
+    parties: z.array(tradePartySchema).check(z.length(2)),
+  })
+  .check(z.meta({ id: 'Trade', description: 'A trade: fields in a fixed order, every optional field present (null when not given or not reached).' }));
+
+export const tradeResponse = messageOf(tradeSchema);
+export const tradeListResponse = pageOf(tradeSchema);
