@@ -3,7 +3,7 @@ import type { PermissionArea } from '../lib/store/api-keys.js';
 /**
  * The one route table. The CDK stack makes an API Gateway method and a Lambda per row; the local server
  * routes HTTP requests with it; the signature middleware reads the permission area of the matched row.
- * `area: null` marks the only unauthenticated route.
+ * `area: null` marks the unauthenticated routes: GET /time and the API description.
  */
 export interface Route {
   method: 'GET' | 'POST';
@@ -44,6 +44,9 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/convert_withdraw/rfq', handler: 'functions/convert-withdraw/request-quote.ts', area: 'convert_withdraw', writes: true },
   { method: 'GET', path: '/withdrawals/requests/{id}', handler: 'functions/withdrawals/get-withdrawal-request.ts', area: 'withdrawals' },
   { method: 'POST', path: '/convert_withdraw/execute', handler: 'functions/convert-withdraw/execute-quote.ts', area: 'convert_withdraw' },
+  { method: 'GET', path: '/openapi.json', handler: 'functions/docs/get-openapi.ts', area: null },
+  { method: 'GET', path: '/docs', handler: 'functions/docs/get-docs.ts', area: null },
+  { method: 'GET', path: '/docs/redoc.standalone.js', handler: 'functions/docs/get-docs-script.ts', area: null },
 ];
 
 /** Finds the route for a method and an API Gateway resource path (as in `event.resource`). */
@@ -53,6 +56,6 @@ export function routeFor(method: string, resource: string): Route | undefined {
 
 /** A stable CDK id / function name fragment for a route, e.g. `GetTransfersId`. */
 export function routeId(route: Route): string {
-  const words = [route.method.toLowerCase(), ...route.path.split(/[/_{}-]+/).filter(Boolean)];
+  const words = [route.method.toLowerCase(), ...route.path.split(/[/_{}.-]+/).filter(Boolean)];
   return words.map((word) => word[0]!.toUpperCase() + word.slice(1)).join('');
 }

@@ -39,6 +39,16 @@ export interface ServiceFunctionProps {
 }
 
 /**
+ * Files some handlers read beside their bundle, made when the function is bundled: the API description
+ * (written by the same generator as `npm run openapi`) and the Redoc script GET /docs loads. Commands run
+ * from the project root; a source checkout reads the same things directly (see the handlers).
+ */
+const FILES_BESIDE_BUNDLE: Record<string, (outputDir: string) => string[]> = {
+  'functions/docs/get-openapi.ts': (outputDir) => [`npx tsx infra/write-openapi.ts --out "${outputDir}/openapi.json"`],
+  'functions/docs/get-docs-script.ts': (outputDir) => [`cp node_modules/redoc/bundles/redoc.standalone.js "${outputDir}/redoc.standalone.js"`],
+};
+
+/**
  * Every Lambda of the service, built one way. Runtime, architecture, bundling, tracing and log retention are
  * fixed here and nowhere else, so routes added to the table cannot drift from them.
  */
@@ -62,6 +72,7 @@ export class ServiceFunction extends Construct {
     const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: props.description });
     this.logGroup.grantWrite(role);
 
+    const besideBundle = FILES_BESIDE_BUNDLE[props.handler];
     this.function = new NodejsFunction(this, 'Function', {
       entry,
       handler: 'handler',
@@ -83,6 +94,13 @@ export class ServiceFunction extends Construct {
         // The settings live in bundling.ts so the benchmark measures exactly the bundles deployed here.
         ...FUNCTION_BUNDLING,
         format: OutputFormat.ESM,
+        ...(besideBundle && {
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (_inputDir: string, outputDir: string) => besideBundle(outputDir),
+          },
+        }),
       },
     });
 

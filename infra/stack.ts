@@ -6,6 +6,8 @@ import {
   LogGroupLogDestination,
   MethodLoggingLevel,
   type RequestValidator,
+  MockIntegration,
+  PassthroughBehavior,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, type TableProps } from 'aws-cdk-lib/aws-dynamodb';
@@ -266,8 +268,33 @@ export class TradingSettlementStack extends Stack {
         requestValidator: this.requestValidator,
         requestParameters: Object.fromEntries(pathParameters.map((name) => [name, true])),
       });
+      if (route.area === null) this.answerOtherMethodsWith405(route);
       this.routeFunctions.set(route, fn);
     }
+  }
+
+  /**
+   * API Gateway answers a method a resource lacks with 403 "Missing Authentication Token". The unsigned
+   * routes (GET /time and the API description) answer any other method with 405, as the local server does,
+   * from a mock integration: no function runs. (A body of another type than JSON gets API Gateway's 415.)
+   */
+  private answerOtherMethodsWith405(route: Route): void {
+    const requestId = 'method.response.header.X-Request-Id';
+    this.api.root.resourceForPath(route.path).addMethod(
+      'ANY',
+      new MockIntegration({
+        passthroughBehavior: PassthroughBehavior.NEVER,
+        requestTemplates: { 'application/json': '{"statusCode": 405}' },
+        integrationResponses: [
+          {
+            statusCode: '405',
+            responseParameters: { [requestId]: 'context.requestId' },
+            responseTemplates: { 'application/json': JSON.stringify({ error: `method not allowed on ${route.path}` }) },
+          },
+        ],
+      }),
+      { methodResponses: [{ statusCode: '405', responseParameters: { [requestId]: true } }] },
+    );
   }
 
   /** One function per event handler; they move balances, so main-table access only. */

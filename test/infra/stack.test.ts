@@ -102,12 +102,26 @@ describe('the service stack, from the real route table', () => {
 
   it('exposes exactly one proxy method per route, on the route path, invoking that route function', () => {
     const methods = apiMethods(resources);
-    expect([...methods.keys()].sort()).toEqual(routes.map((route) => `${route.method} ${route.path}`).sort());
+    const unsigned = routes.filter((route) => route.area === null).map((route) => `ANY ${route.path}`);
+    expect([...methods.keys()].sort()).toEqual([...routes.map((route) => `${route.method} ${route.path}`), ...unsigned].sort());
     for (const route of routes) {
       const integration = methods.get(`${route.method} ${route.path}`).Properties.Integration;
       expect(integration.Type).toBe('AWS_PROXY');
       expect(JSON.stringify(integration.Uri)).toContain(JSON.stringify(arnOf(idOf(stack.routeFunctions.get(route)!.function))));
     }
+  });
+
+  it('answers other methods on the unsigned routes (GET /time, the API description) with 405 from a mock, no function', () => {
+    const methods = apiMethods(resources);
+    for (const route of routes.filter((r) => r.area === null)) {
+      const any = methods.get(`ANY ${route.path}`).Properties;
+      expect(any.Integration.Type).toBe('MOCK');
+      expect(any.Integration.RequestTemplates).toEqual({ 'application/json': '{"statusCode": 405}' });
+      expect(any.Integration.IntegrationResponses).toEqual([
+        expect.objectContaining({ StatusCode: '405', ResponseParameters: { 'method.response.header.X-Request-Id': 'context.requestId' } }),
+      ]);
+    }
+    expect(routes.filter((r) => r.area === null).map((r) => r.path)).toEqual(['/time', '/openapi.json', '/docs', '/docs/redoc.standalone.js']);
   });
 
   it('deploys stage v1 with access logs, tracing and throttling', () => {
@@ -245,7 +259,8 @@ describe('the service stack, with a fixture route table and workflow', () => {
   const workflowId = idOf(workflow);
 
   it('builds nested and {param} resources, sharing parents between routes', () => {
-    expect([...apiMethods(resources).keys()].sort()).toEqual(fixtureRoutes.map((route) => `${route.method} ${route.path}`).sort());
+    // The unsigned GET /time also answers other methods with 405 (ANY, a mock).
+    expect([...apiMethods(resources).keys()].sort()).toEqual([...fixtureRoutes.map((route) => `${route.method} ${route.path}`), 'ANY /time'].sort());
     const pathParts = ofType(resources, 'AWS::ApiGateway::Resource').map(([, resource]) => resource.Properties.PathPart);
     expect(pathParts.sort()).toEqual(['customers', 'new', 'participants', 'time', 'trades', '{trade_id}'].sort());
   });

@@ -4,6 +4,7 @@ import { sign } from '../../lib/http/signature.js';
 import { createApiKey, PERMISSION_AREAS, type ApiKeyCredentials, type PermissionArea } from '../../lib/store/api-keys.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { startHttpServer } from '../../infra/local/server.js';
+import { assertConformsToContract } from './contract.js';
 
 /**
  * The local HTTP server, started in this test file's process (so tests can move its clock) and stopped when
@@ -69,6 +70,8 @@ export async function send(method: string, path: string, body?: unknown, options
   Object.assign(headers, options.headers);
   const response = await fetch(`${await baseUrl()}${path}`, { method, headers, body: text });
   const responseText = await response.text();
+  // Every response a test sees must be what the OpenAPI document says (status, headers, body).
+  await assertConformsToContract({ method, target: path, status: response.status, headers: response.headers, text: responseText });
   let parsed: unknown;
   try {
     parsed = JSON.parse(responseText);

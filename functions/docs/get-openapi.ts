@@ -1,0 +1,26 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as z from 'zod/mini';
+import { routes } from '../../infra/routes.js';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeTableDocument } from '../../lib/openapi/route-table-document.js';
+
+/**
+ * A deployed function finds the document beside its bundle (the stack's bundling writes it with the same
+ * generator as `npm run openapi`); a source checkout (`npm start`, tests) generates it from the route table.
+ */
+const BUNDLED_DOCUMENT = fileURLToPath(new URL('./openapi.json', import.meta.url));
+
+let document: Promise<unknown> | undefined;
+function apiDocument(): Promise<unknown> {
+  document ??= existsSync(BUNDLED_DOCUMENT) ? Promise.resolve(JSON.parse(readFileSync(BUNDLED_DOCUMENT, 'utf8'))) : routeTableDocument(routes);
+  return document;
+}
+
+const response = z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({}), paths: z.looseObject({}) });
+
+/** GET /openapi.json: this API's OpenAPI 3.1 description. Unsigned; any query is ignored. */
+export const handler = apiHandler(
+  { response, summary: 'This API description (OpenAPI 3.1)', description: 'Generated from the schemas the handlers validate with and the route table.' },
+  async () => apiDocument(),
+);
