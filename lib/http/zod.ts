@@ -31,7 +31,8 @@ export function pageNumber(fallback: number, max = 1_000_000) {
       z.number().check(z.minimum(1, 'must be 1 or more'), z.maximum(max, `must be at most ${max}`)),
     ),
     fallback,
-  );
+    // The API description shows the string the query carries; its bounds and default are said here.
+  ).check(z.meta({ description: `A whole number from 1 to ${max}; ${fallback} when absent.`, default: String(fallback) }));
 }
 
 /** An opaque `cursor` as issued in `next_cursor`; its meaning is checked by the list (lib/store/paging.ts). */

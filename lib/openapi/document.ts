@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import type { HandlerDescription } from '../http/api-handler.js';
-import { errorList, forbiddenError, internalError, notFoundError } from '../http/schemas/common.js';
+import { errorList, forbiddenError, gatewayError, internalError, notFoundError } from '../http/schemas/common.js';
 import { signingGuide } from './signing-guide.js';
 
 /** What the generator needs of a route table row (the table itself lives at the edge). */
@@ -65,7 +65,7 @@ const SECURITY_SCHEMES = {
 /** All four headers together: one requirement object is an AND of its schemes. */
 const SIGNED = [{ ApiKey: [], Passphrase: [], Timestamp: [], Signature: [] }];
 
-const ERROR_RESPONSES: Record<string, { description: string; schema: string; example: unknown; headers?: Json }> = {
+const ERROR_RESPONSES: Record<string, { description: string; schema: string | string[]; example: unknown; headers?: Json }> = {
   '400': { description: 'Invalid input: every problem at once; nothing was written.', schema: 'ErrorList', example: { errors: ['amount: must be a decimal string', 'asset: unknown asset \'XYZ\''] } },
   '403': { description: 'Authentication or permission failure.', schema: 'ForbiddenError', example: { error: true, message: "API key lacks the 'transfers' permission" } },
   '404': { description: "Unknown resource, or another platform's.", schema: 'NotFoundError', example: { error: 'transfer not found: 123' } },
@@ -74,7 +74,11 @@ const ERROR_RESPONSES: Record<string, { description: string; schema: string; exa
     schema: 'ErrorList',
     example: { errors: ['X-Request-Id: a request with this id is still in progress'] },
   },
-  '413': { description: 'Body larger than 1 MiB; refused before parsing.', schema: 'ErrorList', example: { errors: ['body: larger than 1048576 bytes'] } },
+  '413': {
+    description: 'Body larger than 1 MiB; refused before parsing. (Over 10 MB API Gateway itself refuses it, with `{"message": "Request Too Long"}`.)',
+    schema: ['ErrorList', 'GatewayError'],
+    example: { errors: ['body: larger than 1048576 bytes'] },
+  },
   '422': { description: 'X-Request-Id reused with a different request.', schema: 'ErrorList', example: { errors: ['X-Request-Id: already used with a different request'] } },
   '500': { description: 'Unexpected failure; no internals shown.', schema: 'InternalError', example: { error: 'Internal Server Error' } },
   '503': {
@@ -85,7 +89,7 @@ const ERROR_RESPONSES: Record<string, { description: string; schema: string; exa
   },
 };
 
-const ERROR_SCHEMAS = [errorList, forbiddenError, notFoundError, internalError];
+const ERROR_SCHEMAS = [errorList, forbiddenError, notFoundError, internalError, gatewayError];
 
 /**
  * Converts zod schemas to JSON Schema 2020-12 (OpenAPI 3.1's dialect), hoisting schemas registered with an
@@ -219,7 +223,12 @@ export function openApiDocument(routes: readonly DescribedRoute[], options: Docu
     responses[status] = {
       description: error.description,
       headers: { 'X-Request-Id': { $ref: '#/components/headers/RequestId' }, ...error.headers },
-      content: { 'application/json': { schema: { $ref: `#/components/schemas/${error.schema}` }, example: error.example } },
+      content: {
+        'application/json': {
+          schema: Array.isArray(error.schema) ? { oneOf: error.schema.map((name) => ({ $ref: `#/components/schemas/${name}` })) } : { $ref: `#/components/schemas/${error.schema}` },
+          example: error.example,
+        },
+      },
     };
   }
   const tagNames = new Set(sorted.map(({ route }) => tagOf(route)));

@@ -53,7 +53,14 @@ describe('GET /openapi.json', () => {
     expect(transfer.responses['201'].content['application/json'].schema.properties.message).toEqual({ $ref: '#/components/schemas/Transfer' });
 
     const list = doc.paths['/transfers'].get;
-    expect(list.parameters.find((p: Json) => p.name === 'page_size')).toMatchObject({ in: 'query', required: false, schema: { default: 100, maximum: 100 } });
+    expect(list.parameters.find((p: Json) => p.name === 'page_size')).toMatchObject({
+      in: 'query',
+      required: false,
+      description: 'A whole number from 1 to 100; 100 when absent.',
+      schema: { type: 'string', pattern: '^\\d{1,9}$' },
+    });
+    expect(list.parameters.find((p: Json) => p.name === 'cursor')).toMatchObject({ in: 'query', schema: { maxLength: 2048 } });
+    expect(list.responses['200'].content['application/json'].schema.properties.next_cursor).toMatchObject({ type: ['string', 'null'] });
     const trades = doc.paths['/trades/{trade_id}'].get;
     expect(trades.parameters).toEqual([{ name: 'trade_id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 100 } }]);
   });
@@ -71,7 +78,8 @@ describe('GET /openapi.json', () => {
     expect(schemaOf('400').schema).toEqual({ $ref: '#/components/schemas/ErrorList' });
     expect(schemaOf('403').example).toEqual({ error: true, message: expect.any(String) });
     expect(schemaOf('404').example).toEqual({ error: expect.any(String) });
-    for (const status of ['409', '413', '422', '503']) expect(schemaOf(status).schema).toEqual({ $ref: '#/components/schemas/ErrorList' });
+    for (const status of ['409', '422', '503']) expect(schemaOf(status).schema).toEqual({ $ref: '#/components/schemas/ErrorList' });
+    expect(schemaOf('413').schema.oneOf).toContainEqual({ $ref: '#/components/schemas/ErrorList' });
     expect(doc.components.responses['503'].headers['Retry-After']).toBeDefined();
     expect(doc.components.schemas.ForbiddenError.properties.error).toEqual({ type: 'boolean', const: true });
   });

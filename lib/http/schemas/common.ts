@@ -22,7 +22,7 @@ export const described = <T extends z.ZodMiniType>(schema: T, description: strin
 /** The success envelope of design section 3: the payload under `message`. */
 export const messageOf = <T extends z.ZodMiniType>(payload: T) => z.object({ message: payload });
 
-/** A list page: the items under `message`, with the page figures beside them. */
+/** A list page: the items under `message`, with the page figures and the next page's cursor beside them. */
 export const pageOf = <T extends z.ZodMiniType>(item: T) =>
   z.object({
     message: z.array(item),
@@ -30,6 +30,7 @@ export const pageOf = <T extends z.ZodMiniType>(item: T) =>
     page_size: described(z.int().check(z.minimum(1)), 'Items per page.'),
     total_pages: described(z.int().check(z.minimum(1)), 'Pages in the whole list (at least 1).'),
     count: described(z.int().check(z.minimum(0)), 'Items in the whole list.'),
+    next_cursor: described(z.nullable(z.string()), 'Pass as `cursor` for the next page; null on the last page.'),
   });
 
 // ---- error bodies of design section 3 --------------------------------------------------------------------
@@ -49,3 +50,7 @@ export const notFoundError = z
 export const internalError = z
   .object({ error: z.literal('Internal Server Error') })
   .check(z.meta({ id: 'InternalError', description: 'An unexpected failure; no internals are shown.' }));
+
+export const gatewayError = z
+  .object({ message: z.string() })
+  .check(z.meta({ id: 'GatewayError', description: 'An answer of API Gateway itself (e.g. a body over 10 MB), before any function runs.' }));
