@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import type { EventType, ResourceType } from '../../domain/events.js';
 import { described, epochMs, signedAmount } from './common.js';
 import { paymentSchema } from './payments.js';
 import { tradeSchema } from './trades.js';
@@ -7,7 +8,7 @@ import { tradeSchema } from './trades.js';
  * The event envelope of design section 8, the same in `GET /events` and in a webhook delivery, with the
  * `data` of each event type: the resource as its GET route shows it, without personal data.
  */
-function envelope<T extends string, D extends z.ZodMiniType>(type: T, resourceType: string, data: D, description: string) {
+function envelope<T extends EventType, D extends z.ZodMiniType>(type: T, resourceType: ResourceType, data: D, description: string) {
   return z
     .object({
       id: described(z.string().check(z.regex(/^evt_[0-9a-z]+$/)), 'Event id; the `webhook-id` of every delivery of it.'),
@@ -65,7 +66,7 @@ export const EVENT_SCHEMAS = {
     'Every chunk of an award distribution is credited.',
   ),
   'webhook.test': envelope('webhook.test', 'webhook_endpoint', z.looseObject({}), 'Sent by `POST /webhooks/endpoints/{id}/test`.'),
-} as const;
+} as const satisfies Record<EventType, z.ZodMiniType>;
 
 export type EventTypeName = keyof typeof EVENT_SCHEMAS;
 export const EVENT_TYPE_NAMES = Object.keys(EVENT_SCHEMAS) as EventTypeName[];

@@ -21,15 +21,22 @@ export const tradePartySchema = z
     settlement_state: settlementState,
     obligations_outstanding_timestamp: nullableMs('When the party was last found short'),
     current_obligations_met_timestamp: nullableMs('When the party was found to hold what it delivers'),
+    collateral_percentage: described(z.null(), "The reference API's collateral field: not offered here."),
+    account_profile: z.null(),
+    trader: z.null(),
+    zrn: z.null(),
+    manual_order_indicator: z.null(),
   })
   .check(z.meta({ id: 'TradeParty' }));
 
 export const tradeSchema = z
   .object({
     trade_id: z.string(),
+    batch_trade_id: z.null(),
     client_trade_id: described(z.string(), "The reporter's id (a quote's `quote_id` for executions)."),
     session_id: described(z.string(), '`""` for a trade outside a trading session.'),
     trade_reporter: z.string(),
+    trade_reporter_code: z.null(),
     reporting_party: z.nullable(z.string()),
     settlement_schedule: z.nullable(z.string()),
     platform_code: z.string(),
@@ -58,6 +65,19 @@ export const tradeSchema = z
     settled_timestamp: nullableMs('Settled'),
     defaulted_timestamp: nullableMs('Defaulted'),
     last_update: epochMs('Last change'),
+    total_notional: amount('What the quote-currency side receives: price x quantity at its precision.'),
+    asset_cost_notional: amount('The same: no fee is charged on top of a trade.'),
+    // The reference API's fields for products this service does not have: present, with no value.
+    spread_notional: z.null(),
+    spread_bps: z.null(),
+    issuer_fee_rate: z.null(),
+    issuer_fee_amount: z.null(),
+    issuer_fee_payor_type: z.null(),
+    origin: described(z.literal('rest_api'), 'Every trade reaches this service through its REST API.'),
+    payment_processor: z.null(),
+    fees: z.array(z.never()).check(z.maxLength(0)),
+    network_fee_notional: z.null(),
+    network_fee_quantity: z.null(),
     parties: z.array(tradePartySchema).check(z.length(2)),
   })
   .check(z.meta({ id: 'Trade', description: 'A trade: fields in a fixed order, every optional field present (null when not given or not reached).' }));
