@@ -1,12 +1,13 @@
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { requestQuote } from '../../lib/liquidity/request-quote.js';
 import { quoteRequestFields } from './request-quote.js';
+import { quoteResponse } from '../../lib/http/schemas/quotes.js';
 
 /**
  * POST /liquidity/rfq: the reference API's JSON-body form of the quote, with the same fields and rules as
  * GET /liquidity/rfq; 201, as the reference answers it. The reference's extra inputs (fees,
  * payment_processor, settlement_type) are for products not offered here and are ignored like any unknown field.
  */
-export const handler = apiHandler({ body: quoteRequestFields, successStatus: 201 }, async ({ body, auth, requestId }) => ({
+export const handler = apiHandler({ body: quoteRequestFields, successStatus: 201, response: quoteResponse, summary: 'Request a quote (JSON body)' }, async ({ body, auth, requestId }) => ({
   message: await requestQuote(auth, body, requestId),
 }));

@@ -2,8 +2,9 @@ import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { queryFilter } from '../../lib/http/zod.js';
 import { listIndexPrices } from '../../lib/pricing/list-index-prices.js';
+import { indexPriceListResponse } from '../../lib/http/schemas/pricing.js';
 
 /** GET /index: the reference prices the service quotes from, optionally for one underlying or quoted currency. */
-export const handler = apiHandler({ query: z.object({ underlying: queryFilter(25), quoted_currency: queryFilter(25) }) }, async ({ query }) =>
+export const handler = apiHandler({ query: z.object({ underlying: queryFilter(25), quoted_currency: queryFilter(25) }), response: indexPriceListResponse, summary: 'List reference prices' }, async ({ query }) =>
   listIndexPrices(query),
 );

@@ -42,6 +42,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   system: 'Server time, for clients checking their clock before signing; unsigned.',
   trades: 'Reported trades and their settlement. Permission area `trades`.',
   transfers: 'Moves between accounts the platform may act for. Permission area `transfers`.',
+  withdrawals: 'On-chain withdrawal requests made by convert-withdraw executions. Permission area `withdrawals`.',
   webhooks: 'Event deliveries to the platform\'s endpoints (see `webhooks`). Permission area `webhooks`.',
 };
 

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { described, epochMs, pageOf, signedAmount } from './common.js';
+import { described, epochMs, messageOf, pageOf, signedAmount } from './common.js';
 
 export const accountSchema = z
   .object({
@@ -15,3 +15,4 @@ export const accountSchema = z
   .check(z.meta({ id: 'Account' }));
 
 export const accountListResponse = pageOf(accountSchema);
+export const accountResponse = messageOf(accountSchema);

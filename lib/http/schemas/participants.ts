@@ -59,3 +59,4 @@ export const participantSchema = z
   .check(z.meta({ id: 'Participant' }));
 
 export const participantListResponse = pageOf(participantSchema);
+export const participantResponse = messageOf(participantSchema);
