@@ -28,8 +28,14 @@ export const pageOf = <T extends z.ZodMiniType>(item: T) =>
     message: z.array(item),
     page: described(z.int().check(z.minimum(1)), 'This page, from 1.'),
     page_size: described(z.int().check(z.minimum(1)), 'Items per page.'),
-    total_pages: described(z.int().check(z.minimum(1)), 'Pages in the whole list (at least 1).'),
-    count: described(z.int().check(z.minimum(0)), 'Items in the whole list.'),
+    total_pages: described(
+      z.nullable(z.int().check(z.minimum(1))),
+      'Pages in the whole list (at least 1); null with `count` when the filters have no counter and match beyond the count budget.',
+    ),
+    count: described(
+      z.nullable(z.int().check(z.minimum(0))),
+      'Items in the whole list, exact. Null only for a filter combination without a stored counter whose records exceed 10,000 read.',
+    ),
     next_cursor: described(z.nullable(z.string()), 'Pass as `cursor` for the next page; null on the last page.'),
   });
 
