@@ -44,6 +44,11 @@ export const keys = {
   accountByIdSortKey: () => 'ACCOUNT',
 
   movement: (movementId: string) => ({ pk: `MOVEMENT#${movementId}`, sk: 'MOVEMENT' }),
+  /** A movement's list entry for a second platform whose accounts it touches (the record carries the first's). */
+  movementEntry: (movementId: string, platformCode: string) => ({ pk: `MOVEMENT#${movementId}`, sk: `PLATFORM#${platformCode}` }),
+  /** gsi1: the movements on a platform's and its customers' accounts, by time. */
+  movementsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#MOVEMENTS`,
+  movementSortKey: (createdAtMs: number, movementId: string) => `${String(createdAtMs).padStart(15, '0')}#${movementId}`,
 
   transfer: (transferId: number | string) => ({ pk: `TRANSFER#${transferId}`, sk: 'TRANSFER' }),
   /** gsi1: a platform's transfers, oldest first. */

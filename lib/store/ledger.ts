@@ -30,23 +30,46 @@ export interface Account extends AccountRef {
 export function movementItems(movement: Movement, nowMs = clock.nowMs()): TaggedItem[] {
   assertBalanced(movement);
   const table = tableNames().main;
+  // The movement's list entries (GET /movements): the record is the entry of the first platform whose
+  // accounts it touches; a second platform (a transfer under a relationship) gets an entry item of its own.
+  // What the list filters on (accounts, participants, assets) is carried on every entry.
+  const platforms = [...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null))];
+  const platformLegs = movement.legs.filter((leg) => leg.platform_code !== null);
+  const fields = {
+    movement_id: movement.movement_id,
+    movement_type: movement.type,
+    reference: movement.reference,
+    created_at: nowMs,
+    legs: movement.legs.map((leg) => ({ ...leg.account, platform_code: leg.platform_code, amount: moneyAttr(leg.amount) })),
+    ...(platformLegs.length > 0 && {
+      account_ids: [...new Set(platformLegs.map((leg) => accountIdOf(leg.account)))],
+      participant_codes: [...new Set(platformLegs.map((leg) => leg.account.participant_code))],
+      assets: [...new Set(platformLegs.map((leg) => leg.account.asset))],
+    }),
+  };
+  const listEntry = (platformCode: string) => ({
+    gsi1pk: keys.movementsOfPlatform(platformCode),
+    gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
+    platform_code: platformCode,
+  });
   const record: TaggedItem = {
     item: {
       Put: {
         TableName: table,
-        Item: {
-          ...keys.movement(movement.movement_id),
-          type: 'movement',
-          movement_id: movement.movement_id,
-          movement_type: movement.type,
-          reference: movement.reference,
-          created_at: nowMs,
-          legs: movement.legs.map((leg) => ({ ...leg.account, platform_code: leg.platform_code, amount: moneyAttr(leg.amount) })),
-        },
+        Item: { ...keys.movement(movement.movement_id), type: 'movement', ...fields, ...(platforms[0] !== undefined && listEntry(platforms[0])) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
   };
+  const entries: TaggedItem[] = platforms.slice(1).map((platformCode) => ({
+    item: {
+      Put: {
+        TableName: table,
+        Item: { ...keys.movementEntry(movement.movement_id, platformCode), type: 'movement_entry', ...fields, ...listEntry(platformCode) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  }));
   const updates = netChanges(movement.legs).map(({ account, platform_code, change, mayOverdraw }): TaggedItem => {
     const debit = change.isNegative();
     const amount = change.abs();
@@ -103,7 +126,7 @@ export function movementItems(movement: Movement, nowMs = clock.nowMs()): Tagged
     });
     return existing();
   });
-  return [record, ...updates];
+  return [record, ...entries, ...updates];
 }
 
 /** Books one movement atomically, together with any other items that must succeed or fail with it. */

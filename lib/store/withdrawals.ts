@@ -4,6 +4,7 @@ import type { CustodyOutcome, WithdrawalStatus } from '../domain/withdrawals.js'
 import { dynamo, tableNames } from './client.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
+import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import type { TaggedItem } from './transactions.js';
 
 /**
@@ -86,11 +87,7 @@ function accountRef(raw: Record<string, any>): AccountRef {
   return { participant_code: raw.participant_code, account_group: raw.account_group, account_label: raw.account_label, asset: raw.asset };
 }
 
-/** Read strongly consistently: custody events decide on the status they then condition on. */
-export async function getWithdrawal(withdrawalId: string): Promise<Withdrawal | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.withdrawal(withdrawalId), ConsistentRead: true }));
-  const item = out.Item;
-  if (!item) return undefined;
+function toWithdrawal(item: Record<string, any>): Withdrawal {
   return {
     withdrawal_request_id: item.withdrawal_request_id,
     platform_code: item.platform_code,
@@ -114,4 +111,31 @@ export async function getWithdrawal(withdrawalId: string): Promise<Withdrawal | 
     created_at: readInteger(item.created_at),
     updated_at: readInteger(item.updated_at),
   };
+}
+
+/** Read strongly consistently: custody events decide on the status they then condition on. */
+export async function getWithdrawal(withdrawalId: string): Promise<Withdrawal | undefined> {
+  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.withdrawal(withdrawalId), ConsistentRead: true }));
+  return out.Item ? toWithdrawal(out.Item) : undefined;
+}
+
+/** The filters of `GET /withdrawals/requests`: exact matches. */
+export interface WithdrawalListFilters {
+  participant_code?: string;
+  asset?: string;
+  status?: WithdrawalStatus;
+}
+
+/** One page of a platform's withdrawal requests, newest first, with the count of those matching. */
+export async function pageOfWithdrawals(platformCode: string, filters: WithdrawalListFilters, request: PageRequest) {
+  const filter = equalityFilter({ participant_code: filters.participant_code, asset: filters.asset, status: filters.status });
+  const index: ListIndex = {
+    indexName: 'gsi1',
+    partition: { attribute: 'gsi1pk', value: keys.withdrawalsOfPlatform(platformCode) },
+    sortAttribute: 'gsi1sk',
+    descending: true,
+    ...(filter && { filter }),
+  };
+  const page = await pageWithCount(index, request, { list: 'withdrawals', platformCode, filters: { ...filters } });
+  return { ...page, items: page.items.map(toWithdrawal) };
 }

@@ -317,3 +317,43 @@ describe('reference read routes and the JSON-body quote', () => {
     expect(foreign.body.error.replace(id, '')).toBe(unknown.body.error.replace('00000000-0000-4000-8000-000000000000', ''));
   });
 });
+
+describe('GET /withdrawals/requests', () => {
+  it('lists the platform\'s withdrawal requests newest first, filtered by participant, asset and status, as a cursor list', async () => {
+    const lister = await newPlatform();
+    const [buyer] = await customersViaHttp(lister, 1);
+    await fund(buyer!, 'EUR', '100');
+    const ids: string[] = [];
+    for (const quantity of ['2', '3', '4']) {
+      const quote = await lister.get(
+        `/convert_withdraw/rfq?side=buy&underlying=USDC&quoted_currency=EUR&quantity=${quantity}&participant_code=${buyer}&withdrawal_address=${ETH_ADDRESS}`,
+      );
+      const executed = await lister.post('/convert_withdraw/execute', { quote_id: quote.body.message.quote_id });
+      expect(executed.status, executed.text).toBe(200);
+      ids.push(executed.body.message.withdrawal_request_id);
+    }
+    const response = await lister.get('/withdrawals/requests');
+    expect(response.status, response.text).toBe(200);
+    expect(response.body).toMatchObject({ page: 1, page_size: 100, count: 3, total_pages: 1, next_cursor: null });
+    expect(response.body.message.map((w: any) => w.id)).toEqual([...ids].reverse());
+    expect(response.body.message.map((w: any) => w.requested_amount)).toEqual(['4.000000', '3.000000', '2.000000']);
+    const single = await lister.get(`/withdrawals/requests/${ids[0]}`);
+    expect(response.body.message[2]).toEqual(single.body.message);
+
+    const filtered = await lister.get(`/withdrawals/requests?participant_code=${buyer}&asset=USDC&status=PENDING`);
+    expect(filtered.body.count).toBe(3);
+    expect((await lister.get('/withdrawals/requests?status=CONFIRMED')).body).toMatchObject({ message: [], count: 0 });
+    const lower = await lister.get('/withdrawals/requests?status=pending');
+    expect(lower.status).toBe(400);
+    expect(lower.body.errors[0]).toMatch(/^status: /);
+
+    const first = await lister.get('/withdrawals/requests?page_size=2');
+    expect(first.body.message).toHaveLength(2);
+    const second = await lister.get(`/withdrawals/requests?page_size=2&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+    expect(second.body.message.map((w: any) => w.id)).toEqual([ids[0]]);
+    expect(second.body.next_cursor).toBeNull();
+
+    // Another platform sees none of them.
+    expect((await platform.get(`/withdrawals/requests?participant_code=${buyer}`)).body).toMatchObject({ message: [], count: 0 });
+  });
+});

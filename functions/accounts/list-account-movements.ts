@@ -1,0 +1,14 @@
+import * as z from 'zod/mini';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { pageQuery } from '../../lib/http/zod.js';
+import { listAccountMovements } from '../../lib/movements/list-movements.js';
+import { movementQueryFields } from '../../lib/movements/query-schema.js';
+
+/** GET /accounts/{account_id}/movements: one account's movements, newest first, each with its change. */
+export const handler = apiHandler(
+  {
+    path: z.object({ account_id: z.string().check(z.maxLength(100, 'must be an account id (a UUID)')) }),
+    query: z.object({ ...movementQueryFields, ...pageQuery(100) }),
+  },
+  async ({ path, query, auth }) => listAccountMovements(auth.platformCode, path.account_id, query),
+);

@@ -1,0 +1,13 @@
+import * as z from 'zod/mini';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { pageQuery, queryFilter } from '../../lib/http/zod.js';
+import { listMovements } from '../../lib/movements/list-movements.js';
+import { movementQueryFields } from '../../lib/movements/query-schema.js';
+
+const query = z.object({ account_id: queryFilter(40), ...movementQueryFields, ...pageQuery(100) });
+
+/**
+ * GET /movements: the movements on the platform's and its customers' accounts, newest first; filters
+ * `account_id`, `participant_code`, `asset`, `movement_type`, and `movement_timestamp[gt|gte|lt|lte]` (ms).
+ */
+export const handler = apiHandler({ query }, async ({ query, auth }) => listMovements(auth.platformCode, query));

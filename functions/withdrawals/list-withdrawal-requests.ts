@@ -1,0 +1,14 @@
+import * as z from 'zod/mini';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { pageQuery, queryFilter } from '../../lib/http/zod.js';
+import { listWithdrawals } from '../../lib/withdrawals/list-withdrawals.js';
+
+const query = z.object({
+  participant_code: queryFilter(50),
+  asset: queryFilter(25),
+  status: z.optional(z.enum(['PENDING', 'CONFIRMED', 'FAILED'])),
+  ...pageQuery(100),
+});
+
+/** GET /withdrawals/requests: the platform's withdrawal requests (convert-withdraw executions), newest first. */
+export const handler = apiHandler({ query }, async ({ query, auth }) => listWithdrawals(auth.platformCode, query));

@@ -1,0 +1,86 @@
+import { combineFilters, equalityFilter, pageWithCount, type ListFilter, type ListIndex, type PageRequest } from './paging.js';
+import { keys } from './keys.js';
+import { readInteger, readMoney } from './numbers.js';
+import type { Money } from '../domain/money.js';
+
+/**
+ * Reading movements as lists (`GET /movements`, `GET /accounts/{account_id}/movements`). A movement's
+ * record carries its platform's list entry (gsi1 `PLATFORM#<p>#MOVEMENTS`, by time); a movement between
+ * two platforms' accounts (a transfer under `submits_platform_transfers_for`) has one more entry item for
+ * the other platform. Both are written with the movement, in its transaction (`movementItems`).
+ *
+ * Filters by account, participant and asset are FilterExpressions over the entry's `account_ids`,
+ * `participant_codes` and `assets` (under the page read budget): a movement touches a handful of accounts,
+ * and an index entry per account and movement would cost an award chunk of 48 recipients 48 more items of
+ * its 100-item transaction.
+ */
+
+export interface StoredMovementLeg {
+  participant_code: string;
+  account_group: string;
+  account_label: string;
+  asset: string;
+  platform_code: string | null;
+  amount: Money;
+}
+
+export interface StoredMovement {
+  movement_id: string;
+  movement_type: string;
+  reference: string;
+  created_at: number;
+  legs: StoredMovementLeg[];
+}
+
+function toMovement(item: Record<string, any>): StoredMovement {
+  return {
+    movement_id: item.movement_id,
+    movement_type: item.movement_type,
+    reference: item.reference,
+    created_at: readInteger(item.created_at),
+    legs: (item.legs as Record<string, any>[]).map((leg) => ({
+      participant_code: leg.participant_code,
+      account_group: leg.account_group,
+      account_label: leg.account_label,
+      asset: leg.asset,
+      platform_code: leg.platform_code ?? null,
+      amount: readMoney(leg.amount),
+    })),
+  };
+}
+
+export interface MovementListFilters {
+  account_id?: string;
+  participant_code?: string;
+  asset?: string;
+  movement_type?: string;
+  /** Inclusive bounds on the movement's time, in ms. */
+  fromMs?: number;
+  toMs?: number;
+}
+
+function containsFilter(name: string, attribute: string, value: string | undefined): ListFilter | undefined {
+  return value === undefined ? undefined : { expression: `contains(#${name}, :${name})`, names: { [`#${name}`]: attribute }, values: { [`:${name}`]: value } };
+}
+
+/** One page of the movements that touch the platform's (or its customers') accounts, newest first. */
+export async function pageOfMovements(platformCode: string, filters: MovementListFilters, request: PageRequest, binding: { list: string; filters: Record<string, string | number | undefined> }) {
+  const filter = combineFilters([
+    containsFilter('acct', 'account_ids', filters.account_id),
+    containsFilter('part', 'participant_codes', filters.participant_code),
+    containsFilter('asst', 'assets', filters.asset),
+    equalityFilter({ movement_type: filters.movement_type }),
+  ]);
+  const index: ListIndex = {
+    indexName: 'gsi1',
+    partition: { attribute: 'gsi1pk', value: keys.movementsOfPlatform(platformCode) },
+    sortAttribute: 'gsi1sk',
+    ...((filters.fromMs !== undefined || filters.toMs !== undefined) && {
+      sortRange: { between: [keys.movementSortKey(Math.max(0, filters.fromMs ?? 0), ''), keys.movementSortKey(filters.toMs ?? 999_999_999_999_999, '~')] },
+    }),
+    descending: true,
+    ...(filter && { filter }),
+  };
+  const page = await pageWithCount(index, request, { list: binding.list, platformCode, filters: binding.filters });
+  return { ...page, items: page.items.map(toMovement) };
+}

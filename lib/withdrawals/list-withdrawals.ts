@@ -1,0 +1,20 @@
+import { listEnvelope } from '../http/pagination.js';
+import { pageOfWithdrawals } from '../store/withdrawals.js';
+import { withdrawalView } from './withdrawal-view.js';
+
+export interface WithdrawalFilters {
+  participant_code?: string;
+  asset?: string;
+  /** Upper case, as the reference API's filter values are. */
+  status?: 'PENDING' | 'CONFIRMED' | 'FAILED';
+  page: number;
+  page_size: number;
+  cursor?: string;
+}
+
+/** `GET /withdrawals/requests`: the platform's withdrawal requests, newest first (as the reference sorts them). */
+export async function listWithdrawals(platformCode: string, filters: WithdrawalFilters) {
+  const { page, page_size, cursor, ...bindingFilters } = filters;
+  const found = await pageOfWithdrawals(platformCode, bindingFilters, { page, pageSize: page_size, cursor });
+  return listEnvelope(found.items.map(withdrawalView), { page: found.page, pageSize: page_size, count: found.count, nextCursor: found.nextCursor });
+}
