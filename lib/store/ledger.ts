@@ -86,9 +86,11 @@ export function movementItems(movement: Movement, nowMs = clock.nowMs()): Tagged
       UpdateExpression:
         'SET balance = if_not_exists(balance, :zero) + :change, last_update = :now, account_id = :id, ' +
         'participant_code = :participant, account_group = :group, account_label = :label, asset = :asset, #type = :type' +
-        // Shards are found by key, not by id: one gsi2 entry per account id stays unique.
-        (sharded ? '' : ', gsi2pk = :gsi2pk, gsi2sk = :gsi2sk') +
-        (platform_code ? ', gsi1pk = :gsi1pk, gsi1sk = :gsi1sk, platform_code = :platform' : ' REMOVE gsi1pk, gsi1sk'),
+        // Only platform accounts are found by id (GET /accounts/{account_id}); a system account's id entry
+        // would put every booking of the service on one index partition.
+        (platform_code
+          ? ', gsi1pk = :gsi1pk, gsi1sk = :gsi1sk, platform_code = :platform, gsi2pk = :gsi2pk, gsi2sk = :gsi2sk'
+          : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
       ExpressionAttributeNames: { '#type': 'type' },
       ExpressionAttributeValues: {
         ':zero': moneyAttr(new Money(0)),
@@ -96,13 +98,18 @@ export function movementItems(movement: Movement, nowMs = clock.nowMs()): Tagged
         ...(guarded && { ':amount': moneyAttr(amount) }),
         ':now': nowMs,
         ':id': accountIdOf(account),
-        ...(!sharded && { ':gsi2pk': keys.accountById(accountIdOf(account)), ':gsi2sk': keys.accountByIdSortKey() }),
         ':participant': account.participant_code,
         ':group': account.account_group,
         ':label': account.account_label,
         ':asset': account.asset,
         ':type': 'account',
-        ...(platform_code && { ':gsi1pk': keys.accountsOfPlatform(platform_code), ':gsi1sk': keys.accountSortKey(account), ':platform': platform_code }),
+        ...(platform_code && {
+          ':gsi1pk': keys.accountsOfPlatform(platform_code),
+          ':gsi1sk': keys.accountSortKey(account),
+          ':platform': platform_code,
+          ':gsi2pk': keys.accountById(accountIdOf(account)),
+          ':gsi2sk': keys.accountByIdSortKey(),
+        }),
       },
     };
     if (guarded) {

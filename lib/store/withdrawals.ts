@@ -5,6 +5,9 @@ import { dynamo, tableNames } from './client.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
+import { ALL, readCount } from './counters.js';
+
+const WITHDRAWALS_LIST = 'withdrawals';
 import type { TaggedItem } from './transactions.js';
 
 /**
@@ -57,6 +60,7 @@ export function withdrawalCreationItem(withdrawal: Withdrawal): TaggedItem {
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
+    counts: [{ platformCode: withdrawal.platform_code, list: WITHDRAWALS_LIST, bucket: ALL, delta: 1 }],
   };
 }
 
@@ -136,6 +140,8 @@ export async function pageOfWithdrawals(platformCode: string, filters: Withdrawa
     descending: true,
     ...(filter && { filter }),
   };
-  const page = await pageWithCount(index, request, { list: 'withdrawals', platformCode, filters: { ...filters } });
+  // Unfiltered, the count is the platform's counter; a filtered count reads within the count budget.
+  const counter = filter ? undefined : () => readCount(platformCode, WITHDRAWALS_LIST);
+  const page = await pageWithCount(index, request, { list: WITHDRAWALS_LIST, platformCode, filters: { ...filters } }, counter);
   return { ...page, items: page.items.map(toWithdrawal) };
 }
