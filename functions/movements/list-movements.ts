@@ -3,6 +3,7 @@ import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listMovements } from '../../lib/movements/list-movements.js';
 import { movementQueryFields } from '../../lib/movements/query-schema.js';
+import { movementListResponse } from '../../lib/http/schemas/movements.js';
 
 const query = z.object({ account_id: queryFilter(40), ...movementQueryFields, ...pageQuery(100) });
 
@@ -10,4 +11,4 @@ const query = z.object({ account_id: queryFilter(40), ...movementQueryFields, ..
  * GET /movements: the movements on the platform's and its customers' accounts, newest first; filters
  * `account_id`, `participant_code`, `asset`, `movement_type`, and `movement_timestamp[gt|gte|lt|lte]` (ms).
  */
-export const handler = apiHandler({ query }, async ({ query, auth }) => listMovements(auth.platformCode, query));
+export const handler = apiHandler({ query, response: movementListResponse, summary: 'List movements' }, async ({ query, auth }) => listMovements(auth.platformCode, query));

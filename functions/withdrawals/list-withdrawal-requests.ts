@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listWithdrawals } from '../../lib/withdrawals/list-withdrawals.js';
+import { withdrawalRequestListResponse } from '../../lib/http/schemas/withdrawals.js';
 
 const query = z.object({
   participant_code: queryFilter(50),
@@ -11,4 +12,4 @@ const query = z.object({
 });
 
 /** GET /withdrawals/requests: the platform's withdrawal requests (convert-withdraw executions), newest first. */
-export const handler = apiHandler({ query }, async ({ query, auth }) => listWithdrawals(auth.platformCode, query));
+export const handler = apiHandler({ query, response: withdrawalRequestListResponse, summary: 'List withdrawal requests' }, async ({ query, auth }) => listWithdrawals(auth.platformCode, query));

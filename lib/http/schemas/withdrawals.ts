@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { amount, described, epochMs, isoInstant, messageOf } from './common.js';
+import { amount, described, epochMs, isoInstant, messageOf, pageOf } from './common.js';
 
 /** The reference API's withdrawal request fields, every one present; null where this service has no value. */
 export const withdrawalRequestSchema = z
@@ -42,3 +42,5 @@ export const withdrawalRequestSchema = z
   .check(z.meta({ id: 'WithdrawalRequest' }));
 
 export const withdrawalRequestResponse = messageOf(withdrawalRequestSchema);
+
+export const withdrawalRequestListResponse = pageOf(withdrawalRequestSchema);
