@@ -1,6 +1,5 @@
 import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import {  } from '../../lib/http/zod.js';
 import { findTransfer } from '../../lib/transfers/list-transfers.js';
 import { transferResponse } from '../../lib/http/schemas/transfers.js';
 
