@@ -14,6 +14,7 @@ import { measureSettlement, type SettlementResult } from './settlement.js';
 import { startBenchStack } from './stack.js';
 import { fmt, round, table } from './stats.js';
 import { makeLanes, measureCapacity, measureOverhead, measureThroughput, type CapacityResult, type OverheadResult, type ThroughputResult } from './transfers.js';
+import { measureListPages, type ListScaling } from './lists.js';
 
 /**
  * `npm run bench`: the performance goals of the service, measured on this machine against the local stack
@@ -34,7 +35,14 @@ const SETTINGS = {
   settlePairs: 100,
   settleReporters: 16,
   settleTimeoutMs: 180_000,
+  /** Records per list of the small and the large platform (issue 13: 1,000 and 100,000). */
+  listRecordsSmall: 1_000,
+  listRecordsLarge: Number(process.env.BENCH_LIST_RECORDS ?? 100_000),
+  listSamples: 20,
 };
+
+/** `BENCH_ONLY=lists` runs only the list scenario (seeding the large platform takes most of a run). */
+const ONLY = process.env.BENCH_ONLY;
 
 /** The handler whose bundle is also built with the SDK left external, to show what bundling the SDK buys. */
 const COMPARISON_HANDLER = 'functions/transfers/create-transfer.ts';
@@ -48,6 +56,10 @@ const GOALS = {
   awards_1000_s: { goal: 5, better: 'lower' },
   settle_500_s: { goal: 60, better: 'lower' },
   transitions_per_trade: { goal: 10, better: 'lower' },
+  list_page_ratio_max: { goal: 1.2, better: 'lower' },
+  list_read_units_ratio_max: { goal: 1.2, better: 'lower' },
+  isolation_ratio: { goal: 2, better: 'lower' },
+  import_ratio: { goal: 1.5, better: 'lower' },
 } as const;
 
 type Metric = keyof typeof GOALS;
@@ -91,7 +103,7 @@ async function main(): Promise<void> {
   const workspace = bundleWorkspace(ROOT);
   let bundles: BundleReport | undefined;
   try {
-    bundles = await attempt(`bundles (esbuild with infra/bundling.ts, ${IMPORT_RUNS} imports each)`, failures, () => measureBundles(ROOT, workspace, COMPARISON_HANDLER));
+    if (ONLY === undefined) bundles = await attempt(`bundles (esbuild with infra/bundling.ts, ${IMPORT_RUNS} imports each)`, failures, () => measureBundles(ROOT, workspace, COMPARISON_HANDLER));
   } finally {
     workspace.dispose();
   }
@@ -103,37 +115,45 @@ async function main(): Promise<void> {
   let listScaling: EndpointRow | undefined;
   let awards: AwardsResult | undefined;
   let settlement: SettlementResult | undefined;
+  let listPages: ListScaling | undefined;
 
   // Without DynamoDB Local (no Java, say) the remaining metrics are null, and the run still ends in JSON.
   const stack = await attempt('local stack (DynamoDB Local in memory, HTTP server)', failures, () => startBenchStack());
   if (stack) {
     try {
       progress(`local stack: DynamoDB Local ${stack.dynamoEndpoint}, HTTP ${stack.baseUrl}`);
-      const setup = await attempt(`bench platform with ${SETTINGS.concurrency} funded customers`, failures, async () => {
-        const platform = await newBenchPlatform(stack.baseUrl);
-        return { platform, lanes: await makeLanes(platform, SETTINGS.concurrency) };
-      });
-      if (setup) {
-        const { platform, lanes } = setup;
-        const lane = lanes[0]!;
-        endpoints = await attempt('endpoints, one request at a time', failures, () => measureEndpoints({ platform, lane }, stack.meter, SETTINGS.endpointSamples));
-        overhead = await attempt('POST /transfers: HTTP vs direct DynamoDB calls, interleaved', failures, () => measureOverhead(platform, lane, SETTINGS.overheadPairs));
-        capacity = await attempt('POST /transfers: write capacity', failures, () => measureCapacity(platform, lane, stack.meter, SETTINGS.capacityTransfers));
-        throughput = await attempt(`POST /transfers: throughput with ${SETTINGS.concurrency} callers`, failures, () =>
-          measureThroughput(platform, lanes, SETTINGS.throughputRounds, SETTINGS.throughputPhaseMs),
+      const otherScenarios = async () => {
+        const setup = await attempt(`bench platform with ${SETTINGS.concurrency} funded customers`, failures, async () => {
+          const platform = await newBenchPlatform(stack.baseUrl);
+          return { platform, lanes: await makeLanes(platform, SETTINGS.concurrency) };
+        });
+        if (setup) {
+          const { platform, lanes } = setup;
+          const lane = lanes[0]!;
+          endpoints = await attempt('endpoints, one request at a time', failures, () => measureEndpoints({ platform, lane }, stack.meter, SETTINGS.endpointSamples));
+          overhead = await attempt('POST /transfers: HTTP vs direct DynamoDB calls, interleaved', failures, () => measureOverhead(platform, lane, SETTINGS.overheadPairs));
+          capacity = await attempt('POST /transfers: write capacity', failures, () => measureCapacity(platform, lane, stack.meter, SETTINGS.capacityTransfers));
+          throughput = await attempt(`POST /transfers: throughput with ${SETTINGS.concurrency} callers`, failures, () =>
+            measureThroughput(platform, lanes, SETTINGS.throughputRounds, SETTINGS.throughputPhaseMs),
+          );
+          listScaling = await attempt('GET /transfers after the throughput run', failures, () => measureListScaling(platform, stack.meter, 10));
+        }
+        awards = await attempt(`POST /awards/distribute to ${SETTINGS.awardRecipients} recipients`, failures, async () =>
+          measureAwards(await newBenchPlatform(stack.baseUrl, 'bench awards'), stack.meter, SETTINGS.awardRecipients),
         );
-        listScaling = await attempt('GET /transfers after the throughput run', failures, () => measureListScaling(platform, stack.meter, 10));
-      }
-      awards = await attempt(`POST /awards/distribute to ${SETTINGS.awardRecipients} recipients`, failures, async () =>
-        measureAwards(await newBenchPlatform(stack.baseUrl, 'bench awards'), stack.meter, SETTINGS.awardRecipients),
-      );
-      settlement = await attempt(`settlement of ${SETTINGS.settleTrades} funded trades`, failures, async () =>
-        measureSettlement(await newBenchPlatform(stack.baseUrl, 'bench settlement'), {
-          trades: SETTINGS.settleTrades,
-          pairs: SETTINGS.settlePairs,
-          reporters: SETTINGS.settleReporters,
-          timeoutMs: SETTINGS.settleTimeoutMs,
-        }),
+        settlement = await attempt(`settlement of ${SETTINGS.settleTrades} funded trades`, failures, async () =>
+          measureSettlement(await newBenchPlatform(stack.baseUrl, 'bench settlement'), {
+            trades: SETTINGS.settleTrades,
+            pairs: SETTINGS.settlePairs,
+            reporters: SETTINGS.settleReporters,
+            timeoutMs: SETTINGS.settleTimeoutMs,
+          }),
+        );
+      };
+      if (ONLY === undefined) await otherScenarios();
+      // Last: the large platform's seeding fills the table and loads the machine for minutes.
+      listPages = await attempt(`lists: page 1 at ${SETTINGS.listRecordsSmall} and ${SETTINGS.listRecordsLarge} records per list`, failures, () =>
+        measureListPages(stack.baseUrl, stack.meter, { small: SETTINGS.listRecordsSmall, large: SETTINGS.listRecordsLarge }, SETTINGS.listSamples),
       );
     } finally {
       await stack.stop();
@@ -150,7 +170,24 @@ async function main(): Promise<void> {
     awards_1000_s: awards ? round(awards.seconds, 2) : null,
     settle_500_s: settlement && settlement.settleSeconds !== null ? round(settlement.settleSeconds, 2) : null,
     transitions_per_trade: settlement ? round(settlement.transitionsPerTrade, 2) : null,
+    list_page_ratio_max: listPages ? round(listPages.pageRatioMax, 3) : null,
+    list_read_units_ratio_max: listPages ? round(listPages.readUnitsRatioMax, 3) : null,
+    // Not built yet (issue 13): another platform's GET /accounts under 20 concurrent list connections, and
+    // the import time over a bundle holding only the document client.
+    isolation_ratio: null,
+    import_ratio: null,
   };
+  if (listPages) {
+    print(
+      table(
+        `Lists: page 1 (100 records), p50 over ${SETTINGS.listSamples} requests; read units per request from ReturnConsumedCapacity (DynamoDB Local)`,
+        ['list', 'records', 'p50 ms', 'read units', 'count'],
+        listPages.rows.map((row) => [row.list, row.records, fmt(row.p50), fmt(row.readUnits, 2), row.count === null ? 'null' : row.count]),
+      ),
+    );
+    print(`Seeding (store write functions, ${Object.entries(listPages.seedSeconds).map(([records, seconds]) => `${records} per list: ${fmt(seconds, 0)} s`).join('; ')})`);
+  }
+  failures.push('isolation_ratio and import_ratio: not measured yet (issue 13)');
 
   if (bundles) {
     print(

@@ -23,6 +23,9 @@ export class DynamoMeter {
   reportedWcu = 0;
   /** The same writes priced by DynamoDB's rules. */
   ruleWcu = 0;
+  /** While on: read units of reads (Query, GetItem, BatchGetItem) as DynamoDB Local reports them. */
+  readCapacity = false;
+  readUnits = 0;
 
   snapshot() {
     return { calls: this.calls, byCommand: new Map(this.byCommand), reportedWcu: this.reportedWcu, ruleWcu: this.ruleWcu };
@@ -50,6 +53,7 @@ export function describeCalls(byCommand: ReadonlyMap<string, number>, per = 1): 
 }
 
 const WIRE_BODY = Symbol('bench wire body');
+const READ_COMMANDS = new Set(['Query', 'GetItem', 'BatchGetItem']);
 
 export function installMeter(endpoint: string): DynamoMeter {
   const meter = new DynamoMeter();
@@ -61,8 +65,15 @@ export function installMeter(endpoint: string): DynamoMeter {
       const command = String(context.commandName ?? 'unknown').replace(/Command$/, '');
       meter.record(command);
       const pricing = meter.capacity && WRITE_COMMANDS.has(command);
-      if (pricing) (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
+      const reading = meter.readCapacity && READ_COMMANDS.has(command);
+      if (pricing || reading) (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
       const result = await next(args);
+      if (reading) {
+        const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+        for (const entry of (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as { CapacityUnits?: number; ReadCapacityUnits?: number }[]) {
+          meter.readUnits += entry.ReadCapacityUnits ?? entry.CapacityUnits ?? 0;
+        }
+      }
       if (pricing) {
         const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
         for (const entry of (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as { CapacityUnits?: number; WriteCapacityUnits?: number }[]) {
