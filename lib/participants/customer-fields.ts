@@ -65,31 +65,36 @@ const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set([
   'sanction_screening_timestamp',
 ]);
 
+/**
+ * Every field of the customer's kind, as given, and null when it was not (design section 3: an optional field
+ * with no value is null, the same in every response that has it).
+ */
 function echoFields(source: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
   const echo: Record<string, unknown> = {};
   for (const name of names) {
     if (name === 'tax_id') {
-      if (typeof source.tax_id_last4 === 'string') echo.tax_id = maskedTaxId(source.tax_id_last4);
-      continue;
+      echo.tax_id = typeof source.tax_id_last4 === 'string' ? maskedTaxId(source.tax_id_last4) : null;
+    } else if (source[name] === undefined || source[name] === null) {
+      echo[name] = null;
+    } else {
+      echo[name] = TIMESTAMP_FIELDS.has(name) ? readInteger(source[name]) : source[name];
     }
-    if (source[name] === undefined) continue;
-    echo[name] = TIMESTAMP_FIELDS.has(name) ? readInteger(source[name]) : source[name];
   }
   return echo;
 }
 
-/** The echo of a customer just accepted: its known fields as the client sent them (trimmed). */
+/** The echo of a customer just accepted: its known fields as the client sent them (trimmed), null when not sent. */
 export function echoCustomer(customer: NormalizedCustomer | NormalizedMinor): Record<string, unknown> {
   const names = 'custodian_participant_code' in customer ? MINOR_FIELDS : ADULT_FIELDS;
   const echo = echoFields(customer as unknown as Record<string, unknown>, names);
-  if (customer.metadata !== undefined) echo.metadata = customer.metadata;
+  echo.metadata = customer.metadata ?? null;
   return echo;
 }
 
 /** The same echo rebuilt from a stored customer item (numbers come back wrapped, metadata as JSON text). */
 export function echoStoredCustomer(item: Record<string, unknown>): Record<string, unknown> {
   const echo = echoFields(item, item.is_minor === true ? MINOR_FIELDS : ADULT_FIELDS);
-  if (typeof item.metadata_json === 'string') echo.metadata = JSON.parse(item.metadata_json);
+  echo.metadata = typeof item.metadata_json === 'string' ? JSON.parse(item.metadata_json) : null;
   return echo;
 }
 

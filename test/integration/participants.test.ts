@@ -47,6 +47,25 @@ function dayBefore(years: number, days = 0): string {
   return date.toISOString().slice(0, 10);
 }
 
+/**
+ * Every optional field a customer response carries, null when the request had no value for it (design
+ * section 3): the spec's fields, and for adults the reference API's US vocabulary.
+ */
+const MINOR_OPTIONAL_NULLS = { address_two: null, state: null, zip: null, non_us_other_type: null, id_issuing_authority: null, metadata: null };
+const ADULT_OPTIONAL_NULLS = {
+  ...MINOR_OPTIONAL_NULLS,
+  middle_name: null,
+  phone_number: null,
+  postal_code: null,
+  jurisdiction_code: null,
+  citizenship_code: null,
+  tax_id: null,
+  kyc: null,
+  kyc_timestamp: null,
+  sanction_screening: null,
+  sanction_screening_timestamp: null,
+};
+
 function adultBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     first_name: 'Ada',
@@ -124,18 +143,29 @@ describe('POST /participants/customers/new', () => {
     expect(response.status, response.text).toBe(201);
     const { favourite_colour: _a, participant_code: _b, status: _c, email_normalized: _d, ...known } = body;
     expect(response.body).toEqual({
-      message: { ...known, platform_code: platform.platformCode, participant_code: expect.stringMatching(CODE), status: 'approved' },
+      message: { ...ADULT_OPTIONAL_NULLS, ...known, platform_code: platform.platformCode, participant_code: expect.stringMatching(CODE), status: 'approved' },
     });
     expect(response.body.message.participant_code).not.toBe('HACKED');
   });
 
-  it('echoes text as sent, trimmed, and leaves out blank optional fields', async () => {
+  it('echoes text as sent, trimmed, and answers blank optional fields as null', async () => {
     const email = uniqueEmail('Trim');
     const response = await platform.post(CUSTOMERS, adultBody({ first_name: '  Ada  ', email: ` ${email} `, address_two: '', id_issuing_authority: null }));
     expect(response.status, response.text).toBe(201);
     expect(response.body.message).toMatchObject({ first_name: 'Ada', email, state: 'IL' });
-    expect(response.body.message).not.toHaveProperty('address_two');
-    expect(response.body.message).not.toHaveProperty('id_issuing_authority');
+    expect(response.body.message.address_two).toBeNull();
+    expect(response.body.message.id_issuing_authority).toBeNull();
+  });
+
+  it('answers the same fields, null alike, when it creates the customer and when it is read back', async () => {
+    const body = adultBody({ address_two: undefined, metadata: undefined });
+    const created = await platform.post(CUSTOMERS, body);
+    expect(created.status, created.text).toBe(201);
+    const read = await platform.get(`/participants/${encodeURIComponent(String(body.email))}`);
+    expect(read.status, read.text).toBe(200);
+    const { kind: _k, is_minor: _m, created_at: _c, ...readFields } = read.body.message;
+    expect(readFields).toEqual(created.body.message);
+    expect(created.body.message).toMatchObject({ address_two: null, metadata: null, tax_id: null, middle_name: null });
   });
 
   it('requires an adult: 17 fails, 18 today passes', async () => {
@@ -172,7 +202,7 @@ describe('POST /participants/customers/minor', () => {
     expect(response.status, response.text).toBe(201);
     const { unknown_field: _a, non_in_other_type: _b, ...known } = body;
     expect(response.body).toEqual({
-      message: { ...known, platform_code: platform.platformCode, participant_code: expect.stringMatching(CODE), status: 'approved' },
+      message: { ...MINOR_OPTIONAL_NULLS, ...known, platform_code: platform.platformCode, participant_code: expect.stringMatching(CODE), status: 'approved' },
     });
     expect(response.body.message.participant_code).not.toBe(custodian);
   });
@@ -180,8 +210,8 @@ describe('POST /participants/customers/minor', () => {
   it('accepts a non-US minor without state and zip', async () => {
     const response = await platform.post(MINORS, without(minorBody(custodian, { country: 'Germany' }), 'state', 'zip'));
     expect(response.status, response.text).toBe(201);
-    expect(response.body.message).not.toHaveProperty('state');
-    expect(response.body.message).not.toHaveProperty('zip');
+    expect(response.body.message.state).toBeNull();
+    expect(response.body.message.zip).toBeNull();
   });
 
   it('accepts non_in_other with its description, echoed as non_us_other_type', async () => {
