@@ -40,9 +40,11 @@ export interface LocalDynamo {
  * until it answers. One shared database file, so the server, the ops CLI and any region/credential see the
  * same tables.
  */
-export async function startDynamoLocal(options: { port: number; dataDir?: string }): Promise<LocalDynamo> {
+export async function startDynamoLocal(options: { port: number; dataDir?: string; onSpawn?: (child: ChildProcess) => void }): Promise<LocalDynamo> {
   assertJava();
   const child = spawn({ port: options.port, path: options.dataDir ?? null, sharedDb: true, stdio: 'pipe' });
+  // The caller may have to stop it before it answers (a signal during start-up).
+  options.onSpawn?.(child);
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));

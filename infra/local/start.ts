@@ -1,47 +1,80 @@
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ensureTables, freePort, startDynamoLocal } from './dynamodb.js';
+import { ensureTables, freePort, startDynamoLocal, type LocalDynamo } from './dynamodb.js';
+import { assertPortFree, lockDataDir, type DataDirLock } from './instance-lock.js';
 import { dataDir, LOCAL_TABLES, removeStackInfo, useLocalTables, writeStackInfo } from './local-env.js';
 import { startHttpServer } from './server.js';
 
+/** Longest a stop may take before the process exits anyway (a child that ignores SIGTERM gets SIGKILL). */
+const STOP_TIMEOUT_MS = 10_000;
+
 /**
- * `npm start`: the whole service on one machine. DynamoDB Local (persisting under DATA_DIR), the tables,
- * the route table served over HTTP by the same handlers as on AWS, and the settlement workflow run
- * in-process from the same definition. Ctrl-C or SIGTERM stops all of it.
+ * `npm start`: the whole service on one machine. DynamoDB Local (persisting under DATA_DIR, on a free port
+ * of its own unless DYNAMODB_PORT says otherwise), the tables, the route table served over HTTP by the same
+ * handlers as on AWS, and the settlement workflow run in-process from the same definition. Ctrl-C or
+ * SIGTERM stops all of it, at any point of start-up.
+ *
+ * A second instance on the same PORT or the same DATA_DIR fails within seconds with a plain message, and
+ * touches nothing of the running one (its lock, its state file, its database).
  */
 async function main(): Promise<void> {
   const dir = dataDir();
-  mkdirSync(resolve(dir, 'dynamodb'), { recursive: true });
   const port = Number(process.env.PORT ?? 3000);
-  const dynamoPort = process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : await freePort();
+  const host = process.env.HOST ?? '127.0.0.1';
 
-  const dynamo = await startDynamoLocal({ port: dynamoPort, dataDir: resolve(dir, 'dynamodb') });
+  let lock: DataDirLock | undefined;
+  let dynamoChild: ChildProcess | undefined;
+  let dynamo: LocalDynamo | undefined;
+  let http: Awaited<ReturnType<typeof startHttpServer>> | undefined;
+  let stopWorkflows: (() => Promise<void>) | undefined;
+  let wroteStackInfo = false;
   let stopping = false;
+
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    removeStackInfo();
-    await Promise.allSettled([stopWorkflows?.(), new Promise((r) => http?.server.close(r))]);
-    await dynamo.stop();
+    setTimeout(() => {
+      dynamoChild?.kill('SIGKILL');
+      process.exit(code);
+    }, STOP_TIMEOUT_MS).unref();
+    if (wroteStackInfo) removeStackInfo();
+    http?.server.closeAllConnections();
+    await Promise.allSettled([stopWorkflows?.(), new Promise((r) => (http ? http.server.close(r) : r(undefined)))]);
+    if (dynamo) await dynamo.stop();
+    else if (dynamoChild && dynamoChild.exitCode === null) {
+      await new Promise<void>((r) => {
+        dynamoChild!.once('exit', () => r());
+        dynamoChild!.kill('SIGTERM');
+      });
+    }
+    lock?.release();
     process.exit(code);
   };
+  // Registered first, so a signal during start-up still stops what has started.
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
 
-  let http: Awaited<ReturnType<typeof startHttpServer>> | undefined;
-  let stopWorkflows: (() => Promise<void>) | undefined;
   try {
+    mkdirSync(dir, { recursive: true });
+    lock = lockDataDir(dir);
+    await assertPortFree(port, host);
+    mkdirSync(resolve(dir, 'dynamodb'), { recursive: true });
+    const dynamoPort = process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : await freePort();
+    dynamo = await startDynamoLocal({ port: dynamoPort, dataDir: resolve(dir, 'dynamodb'), onSpawn: (child) => (dynamoChild = child) });
+    if (stopping) return;
     await ensureTables(dynamo.endpoint, LOCAL_TABLES);
     useLocalTables(dynamo.endpoint);
     process.env.SETTLEMENT_SESSION_SECONDS ??= '5';
     const { startLocalWorkflows } = await import('./workflow-runner.js');
     stopWorkflows = await startLocalWorkflows();
-    http = await startHttpServer(port, process.env.HOST ?? '127.0.0.1');
+    http = await startHttpServer(port, host);
   } catch (error) {
-    console.error((error as Error).message);
+    console.error(`npm start: ${(error as Error).message}`);
     await stop(1);
     return;
   }
+  if (stopping) return;
   writeStackInfo({
     dynamodb_endpoint: dynamo.endpoint,
     table_name: LOCAL_TABLES.main,
@@ -49,6 +82,7 @@ async function main(): Promise<void> {
     base_url: http.baseUrl,
     pid: process.pid,
   });
+  wroteStackInfo = true;
   console.log(`Service listening on ${http.baseUrl}`);
   console.log(`DynamoDB Local on ${dynamo.endpoint}, data in ${dir}`);
   console.log('Create a platform with: npm run admin -- platform create --name "My Platform"');

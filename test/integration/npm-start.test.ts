@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { freePort } from '../../infra/local/dynamodb.js';
+
+/**
+ * `npm start` as a user runs it: real processes, each in its own process group so afterAll can kill
+ * everything it started, whatever happened. Every wait is bounded.
+ */
+const REPO = resolve(import.meta.dirname, '..', '..');
+const started: ChildProcess[] = [];
+const dirs: string[] = [];
+
+interface Instance {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function npmStart(port: number, dataDir: string): Instance {
+  const child = spawn('npm', ['start', '--silent'], {
+    cwd: REPO,
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, DYNAMODB_PORT: '' },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.push(child);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  return { child, output: () => output, exited };
+}
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const within = <T>(promise: Promise<T>, ms: number, what: string) =>
+  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms))]);
+
+const portOpen = (port: number) =>
+  new Promise<boolean>((resolveOpen) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    socket.once('connect', () => (socket.destroy(), resolveOpen(true)));
+    socket.once('error', () => resolveOpen(false));
+  });
+
+async function running(port: number, dataDir: string): Promise<Instance> {
+  const instance = npmStart(port, dataDir);
+  await until('the service to listen', () => (instance.output().includes('Service listening') ? true : instance.child.exitCode !== null ? Promise.reject(new Error(instance.output())) : undefined), 90_000);
+  return instance;
+}
+
+const stackInfo = (dataDir: string) => JSON.parse(readFileSync(join(dataDir, 'local-stack.json'), 'utf8'));
+const time = async (port: number) => (await fetch(`http://127.0.0.1:${port}/time`)).status;
+
+afterAll(async () => {
+  for (const child of started) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const newDataDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-start-'));
+  dirs.push(dir);
+  return dir;
+};
+
+// Several JVMs start in sequence here, on a machine other test files are loading too.
+vi.setConfig({ testTimeout: 240_000 });
+
+describe('npm start', () => {
+  it('refuses a busy port and a data directory in use within seconds, touching nothing of the running instance; SIGTERM stops it and DynamoDB Local', async () => {
+    const port = await freePort();
+    const dataDir = newDataDir();
+    const first = await running(port, dataDir);
+    const info = stackInfo(dataDir);
+    expect(info.pid).toBeGreaterThan(0);
+    const dynamoPort = Number(new URL(info.dynamodb_endpoint).port);
+    expect(dynamoPort).not.toBe(port);
+
+    // Same port, another data directory.
+    const samePort = npmStart(port, newDataDir());
+    expect(await within(samePort.exited, 30_000, 'a second instance on a busy port')).toBe(1);
+    expect(samePort.output()).toMatch(new RegExp(`port ${port} .*in use`));
+
+    // Same data directory, another port.
+    const sameDir = npmStart(await freePort(), dataDir);
+    expect(await within(sameDir.exited, 30_000, 'a second instance on a data directory in use')).toBe(1);
+    expect(sameDir.output()).toMatch(/data directory .* stop it first/);
+
+    // The first is untouched: its state file, its lock, its service.
+    expect(stackInfo(dataDir)).toEqual(info);
+    expect(existsSync(join(dataDir, 'instance.lock'))).toBe(true);
+    expect(await time(port)).toBe(200);
+
+    first.child.kill('SIGTERM');
+    await within(first.exited, 20_000, 'stopping on SIGTERM');
+    await until('DynamoDB Local to stop', async () => ((await portOpen(dynamoPort)) ? undefined : true), 10_000);
+    expect(await portOpen(port)).toBe(false);
+    expect(existsSync(join(dataDir, 'local-stack.json'))).toBe(false);
+    expect(existsSync(join(dataDir, 'instance.lock'))).toBe(false);
+  });
+
+  it('two instances on two data directories each run their own DynamoDB Local; SIGINT stops one cleanly, and the data directory can be used again', async () => {
+    const [portA, portB] = [await freePort(), await freePort()];
+    const [dirA, dirB] = [newDataDir(), newDataDir()];
+    const a = await running(portA, dirA);
+    const b = await running(portB, dirB);
+    const dynamoA = Number(new URL(stackInfo(dirA).dynamodb_endpoint).port);
+    const dynamoB = Number(new URL(stackInfo(dirB).dynamodb_endpoint).port);
+    expect(dynamoA).not.toBe(dynamoB);
+
+    a.child.kill('SIGINT');
+    await within(a.exited, 20_000, 'stopping on SIGINT');
+    await until('DynamoDB Local of the first to stop', async () => ((await portOpen(dynamoA)) ? undefined : true), 10_000);
+    expect(await time(portB)).toBe(200);
+
+    const again = await running(portA, dirA);
+    expect(await time(portA)).toBe(200);
+    again.child.kill('SIGTERM');
+    b.child.kill('SIGTERM');
+    await within(Promise.all([again.exited, b.exited]), 20_000, 'stopping both');
+  });
+});
