@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   wroteStackInfo = true;
   console.log(`Service listening on ${http.baseUrl}`);
   console.log(`DynamoDB Local on ${dynamo.endpoint}, data in ${dir}`);
-  console.log('Create a platform with: npm run admin -- platform create --name "My Platform"');
+  console.log('Create a platform with: npm run -s admin -- platform create --name "My Platform" --reason "first platform"');
 }
 
 main().catch((error) => {

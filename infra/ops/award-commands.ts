@@ -9,10 +9,17 @@ import { required, type Commands } from './command.js';
 export const awardCommands: Commands = {
   'awards open': {
     usage: 'awards open',
+    options: {},
     run: () => listOpenDistributions(),
   },
   'awards resume': {
     usage: 'awards resume --platform CODE --request-id ID',
-    run: (flags) => resumeDistribution(required(flags, 'platform'), required(flags, 'request-id')),
+    options: { platform: { type: 'string', required: true }, 'request-id': { type: 'string', required: true } },
+    mutates: true,
+    run: async (flags, audit) => {
+      const result = await resumeDistribution(required(flags, 'platform'), required(flags, 'request-id'));
+      await audit.record({ platform_code: flags.platform, request_id: flags['request-id'], result });
+      return result;
+    },
   },
 };

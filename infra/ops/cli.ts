@@ -1,5 +1,9 @@
+import { userInfo } from 'node:os';
+import { parseArgs } from 'node:util';
+import { clock } from '../../lib/clock.js';
+import { auditItem, newAuditEntry, recordAudit } from '../../lib/store/audit.js';
 import { readStackInfo, useLocalTables } from '../local/local-env.js';
-import { UsageError, type Commands, type Flags } from './command.js';
+import { UsageError, type Audit, type Command, type Commands, type Flags } from './command.js';
 import { ledgerCommands } from './ledger-commands.js';
 import { paymentCommands } from './payment-commands.js';
 import { platformCommands } from './platform-commands.js';
@@ -27,42 +31,95 @@ function connect(): void {
   if (process.env.TABLE_NAME && process.env.TTL_TABLE_NAME) return;
   const stack = readStackInfo();
   if (!stack) {
-    throw new UsageError(
-      'no running local stack found (start one with `npm start`), and TABLE_NAME/TTL_TABLE_NAME are not set for deployed tables',
-    );
+    throw new Error('no running local stack found (start one with `npm start`), and TABLE_NAME/TTL_TABLE_NAME are not set for deployed tables');
   }
   useLocalTables(stack.dynamodb_endpoint, { main: stack.table_name, ttl: stack.ttl_table_name });
 }
 
-export function usage(): string {
-  return ['usage: npm run admin -- <command>', ...Object.values(commands).map((command) => `  ${command.usage}`)].join('\n');
+const MAX_REASON_CHARS = 500;
+
+function commandUsage(command: Command): string {
+  return `usage: npm run admin -- ${command.usage}${command.mutates ? ' --reason TEXT' : ''}`;
 }
 
-/** `--name value` and `--name=value` pairs; every flag takes a value. */
-function parseFlags(args: string[]): Flags {
-  const flags: Flags = {};
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument '${arg}'\n${usage()}`);
-    const eq = arg.indexOf('=');
-    if (eq !== -1) flags[arg.slice(2, eq)] = arg.slice(eq + 1);
-    else {
-      const value = args[i + 1];
-      if (value === undefined || value.startsWith('--')) throw new UsageError(`${arg} needs a value`);
-      flags[arg.slice(2)] = value;
-      i++;
-    }
+export function usage(): string {
+  return ['usage: npm run admin -- <command>', ...Object.values(commands).map((command) => `  ${command.usage}${command.mutates ? ' --reason TEXT' : ''}`)].join('\n');
+}
+
+/**
+ * `node:util` parseArgs in strict mode: an unknown or misspelled flag, a flag without its value, an empty
+ * value, a missing required flag or a stray word is a usage error naming the command's usage, never
+ * silently ignored (a misspelled `--account-lable` once booked to `general`).
+ */
+function parseFlags(command: Command, args: string[]): Flags {
+  const options = { ...command.options, ...(command.mutates && { reason: { type: 'string' as const, required: true as const } }) };
+  let values: Flags;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args,
+      options: Object.fromEntries(Object.entries(options).map(([name, spec]) => [name, { type: spec.type }])),
+      strict: true,
+      allowPositionals: true,
+    }) as { values: Flags; positionals: string[] });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n${commandUsage(command)}`);
   }
-  return flags;
+  const problems: string[] = [];
+  if (positionals.length > 0) problems.push(`unexpected argument${positionals.length > 1 ? 's' : ''} ${positionals.map((word) => `'${word}'`).join(' ')}`);
+  for (const [name, spec] of Object.entries(options)) {
+    const value = values[name];
+    if (typeof value === 'string' && value.trim() === '') problems.push(`--${name} needs a non-empty value`);
+    else if (spec.required && value === undefined) problems.push(`--${name} is required`);
+  }
+  if (typeof values.reason === 'string' && values.reason.length > MAX_REASON_CHARS) problems.push(`--reason is at most ${MAX_REASON_CHARS} characters`);
+  if (problems.length > 0) throw new UsageError(`${problems.join('; ')}\n${commandUsage(command)}`);
+  return values;
+}
+
+/** Who runs the command: `OPERATOR`, else the OS user. */
+function operator(): string {
+  const named = process.env.OPERATOR?.trim();
+  if (named) return named;
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function auditFor(commandName: string, reason: string): Audit & { recorded: boolean } {
+  const who = operator();
+  // Through JSON: decimals become their text, and nothing but plain data reaches the table.
+  const entry = (changes: Record<string, unknown>) =>
+    newAuditEntry({ command: commandName, operator: who, reason, changes: JSON.parse(JSON.stringify(changes)) as Record<string, unknown>, at: clock.nowMs() });
+  const audit = {
+    operator: who,
+    reason,
+    recorded: false,
+    item: (changes: Record<string, unknown>) => {
+      audit.recorded = true;
+      return auditItem(entry(changes));
+    },
+    record: async (changes: Record<string, unknown>) => {
+      audit.recorded = true;
+      await recordAudit(entry(changes));
+    },
+  };
+  return audit;
 }
 
 /** Runs one command. `connectToTables: false` is for tests that have already pointed the process at tables. */
 export async function runAdmin(argv: string[], options: { connectToTables?: boolean } = {}): Promise<unknown> {
   // Commands are one word (`deposit`) or two (`platform create`).
   const words = commands[argv.slice(0, 2).join(' ')] ? 2 : 1;
-  const command = commands[argv.slice(0, words).join(' ')];
-  if (!command) throw new UsageError(usage());
-  const flags = parseFlags(argv.slice(words));
+  const name = argv.slice(0, words).join(' ');
+  const command = commands[name];
+  if (!command) throw new UsageError(`unknown command '${argv.slice(0, 2).join(' ')}'\n${usage()}`);
+  const flags = parseFlags(command, argv.slice(words));
   if (options.connectToTables !== false) connect();
-  return command.run(flags);
+  const audit = auditFor(name, typeof flags.reason === 'string' ? flags.reason : '');
+  const result = await command.run(flags, audit);
+  if (command.mutates && !audit.recorded) await audit.record({ result });
+  return result;
 }

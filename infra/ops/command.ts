@@ -1,16 +1,50 @@
+import type { AuditEntry } from '../../lib/store/audit.js';
+import type { TaggedItem } from '../../lib/store/transactions.js';
+
+/** Parsed flags: strings for valued options, true for switches (`--force`). */
+export type Flags = Record<string, string | boolean | undefined>;
+
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  required?: true;
+}
+
+/**
+ * Who changed what and why, for a mutating command. A command whose change is one transaction puts
+ * `item(changes)` in it (the change and its record commit together); any other calls `record(changes)` once
+ * the change is made. The CLI records the command's result for a mutating command that did neither.
+ */
+export interface Audit {
+  readonly operator: string;
+  readonly reason: string;
+  item(changes: Record<string, unknown>): TaggedItem;
+  record(changes: Record<string, unknown>): Promise<void>;
+}
+
 /** The shape of an ops command: flags in, one JSON-able result out. */
-export type Flags = Record<string, string | undefined>;
 export interface Command {
+  /** The command's words and flags (`--reason` is added for a mutating command). */
   usage: string;
-  run: (flags: Flags) => Promise<unknown>;
+  options: Record<string, OptionSpec>;
+  /** Changes state: needs `--reason`, and the operator and reason are recorded with what it changed. */
+  mutates?: true;
+  run: (flags: Flags, audit: Audit) => Promise<unknown>;
 }
 export type Commands = Record<string, Command>;
 
 /** A mistake in how the CLI was called: printed without a stack, exit code 2. */
 export class UsageError extends Error {}
 
+/** A required option's value (presence and non-emptiness are checked by the parser already). */
 export function required(flags: Flags, name: string): string {
   const value = flags[name];
-  if (!value) throw new UsageError(`--${name} is required`);
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
   return value;
 }
+
+export function optional(flags: Flags, name: string): string | undefined {
+  const value = flags[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export type { AuditEntry };

@@ -1,29 +1,47 @@
 import { deposit } from '../../lib/ledger/deposit.js';
 import { grantRelationship, RELATIONSHIP_KINDS, type RelationshipKind } from '../../lib/store/relationships.js';
-import { required, UsageError, type Commands } from './command.js';
+import { optional, required, UsageError, type Commands } from './command.js';
 
 /** Money in from outside, and the relationships that let a platform act for a participant. */
 export const ledgerCommands: Commands = {
   deposit: {
-    usage: 'deposit --participant CODE --asset ASSET --amount AMOUNT [--account-group G] [--account-label L]',
-    run: async (flags) => {
-      const result = await deposit({
+    usage: 'deposit --participant CODE --asset ASSET --amount AMOUNT --reference BANK_WIRE_ID [--account-group G] [--account-label L]',
+    options: {
+      participant: { type: 'string', required: true },
+      asset: { type: 'string', required: true },
+      amount: { type: 'string', required: true },
+      reference: { type: 'string', required: true },
+      'account-group': { type: 'string' },
+      'account-label': { type: 'string' },
+    },
+    mutates: true,
+    run: async (flags, audit) => {
+      const request = {
         participantCode: required(flags, 'participant'),
         asset: required(flags, 'asset'),
         amount: required(flags, 'amount'),
-        accountGroup: flags['account-group'],
-        accountLabel: flags['account-label'],
+        reference: required(flags, 'reference'),
+        accountGroup: optional(flags, 'account-group'),
+        accountLabel: optional(flags, 'account-label'),
+      };
+      // The operator's record commits with the booking; a repeated reference books nothing and records nothing new.
+      const booking = await deposit(request, {
+        alongWith: [audit.item({ reference: request.reference, participant_code: request.participantCode, asset: request.asset, amount: request.amount, account_group: request.accountGroup ?? null, account_label: request.accountLabel ?? null })],
       });
-      return { movement_id: result.movement_id, participant_code: flags.participant, asset: flags.asset, amount: flags.amount };
+      return booking;
     },
   },
   'relationship grant': {
     usage: `relationship grant --platform CODE --participant CODE [--kind ${RELATIONSHIP_KINDS.join('|')}]`,
-    run: async (flags) => {
-      const kind = (flags.kind ?? 'submits_platform_transfers_for') as RelationshipKind;
-      if (!RELATIONSHIP_KINDS.includes(kind)) throw new UsageError(`unknown relationship kind ${kind}`);
-      await grantRelationship(required(flags, 'platform'), kind, required(flags, 'participant'));
-      return { platform_code: flags.platform, participant_code: flags.participant, kind, granted: true };
+    options: { platform: { type: 'string', required: true }, participant: { type: 'string', required: true }, kind: { type: 'string' } },
+    mutates: true,
+    run: async (flags, audit) => {
+      const kind = (optional(flags, 'kind') ?? 'submits_platform_transfers_for') as RelationshipKind;
+      if (!RELATIONSHIP_KINDS.includes(kind)) throw new UsageError(`unknown relationship kind ${kind} (known: ${RELATIONSHIP_KINDS.join(', ')})`);
+      const platformCode = required(flags, 'platform');
+      const participantCode = required(flags, 'participant');
+      await grantRelationship(platformCode, kind, participantCode, { alongWith: [audit.item({ platform_code: platformCode, participant_code: participantCode, kind })] });
+      return { platform_code: platformCode, participant_code: participantCode, kind, granted: true };
     },
   },
 };

@@ -5,6 +5,14 @@ import { required, type Commands } from './command.js';
 export const paymentCommands: Commands = {
   'payment event': {
     usage: 'payment event --transaction-id ID --status submitted|pending|posted|failed|reversed',
-    run: (flags) => applyBankEvent({ transaction_id: required(flags, 'transaction-id'), status: required(flags, 'status') }),
+    options: { 'transaction-id': { type: 'string', required: true }, status: { type: 'string', required: true } },
+    mutates: true,
+    run: async (flags, audit) => {
+      const event = { transaction_id: required(flags, 'transaction-id'), status: required(flags, 'status') };
+      // The operator's record goes into the transaction that moves the payment (and its money), if one does.
+      const result = await applyBankEvent(event, { alongWith: [audit.item({ ...event })] });
+      if (result.outcome === 'noop') await audit.record({ ...event, outcome: 'noop' });
+      return result;
+    },
   },
 };

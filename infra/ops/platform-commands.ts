@@ -2,7 +2,7 @@ import { AMOUNT_PATTERN, Money } from '../../lib/domain/money.js';
 import { priceWithSpread } from '../../lib/domain/quotes.js';
 import { createApiKey, listApiKeys, PERMISSION_AREAS, revokeApiKey, type PermissionArea } from '../../lib/store/api-keys.js';
 import { createPlatform, getPlatform } from '../../lib/store/platforms.js';
-import { required, UsageError, type Commands } from './command.js';
+import { optional, required, UsageError, type Commands } from './command.js';
 
 /** Absent: every area. Given: a non-empty list of known areas (`--permissions ''` is a mistake, not "all"). */
 function parsePermissions(text: string | undefined): PermissionArea[] {
@@ -30,32 +30,46 @@ function parseSpreadBps(text: string | undefined): string {
 export const platformCommands: Commands = {
   'platform create': {
     usage: 'platform create --name NAME [--spread-bps BPS] [--permissions area,area]',
-    run: async (flags) => {
+    options: { name: { type: 'string', required: true }, 'spread-bps': { type: 'string' }, permissions: { type: 'string' } },
+    mutates: true,
+    run: async (flags, audit) => {
       // Every flag is checked before the first write, so a typo never leaves a platform without a key.
-      const permissions = parsePermissions(flags.permissions);
-      const platform = await createPlatform(required(flags, 'name'), parseSpreadBps(flags['spread-bps']));
+      const permissions = parsePermissions(optional(flags, 'permissions'));
+      const spreadBps = parseSpreadBps(optional(flags, 'spread-bps'));
+      const platform = await createPlatform(required(flags, 'name'), spreadBps);
       const credentials = await createApiKey(platform.platform_code, permissions);
+      // The secret and passphrase are printed once, never recorded.
+      await audit.record({ platform_code: platform.platform_code, participant_code: platform.participant_code, spread_bps: spreadBps, api_key: credentials.api_key, permissions });
       return { platform_code: platform.platform_code, participant_code: platform.participant_code, ...credentials };
     },
   },
   'key create': {
     usage: 'key create --platform CODE [--permissions area,area]',
-    run: async (flags) => {
+    options: { platform: { type: 'string', required: true }, permissions: { type: 'string' } },
+    mutates: true,
+    run: async (flags, audit) => {
       const platformCode = required(flags, 'platform');
+      const permissions = parsePermissions(optional(flags, 'permissions'));
       if (!(await getPlatform(platformCode))) throw new UsageError(`unknown platform ${platformCode}`);
-      return { platform_code: platformCode, ...(await createApiKey(platformCode, parsePermissions(flags.permissions))) };
+      const credentials = await createApiKey(platformCode, permissions);
+      await audit.record({ platform_code: platformCode, api_key: credentials.api_key, permissions });
+      return { platform_code: platformCode, ...credentials };
     },
   },
   'key revoke': {
     usage: 'key revoke --api-key KEY',
-    run: async (flags) => {
+    options: { 'api-key': { type: 'string', required: true } },
+    mutates: true,
+    run: async (flags, audit) => {
       const apiKey = required(flags, 'api-key');
       await revokeApiKey(apiKey);
+      await audit.record({ api_key: apiKey, revoked: true });
       return { api_key: apiKey, revoked: true };
     },
   },
   'key list': {
     usage: 'key list --platform CODE',
+    options: { platform: { type: 'string', required: true } },
     run: async (flags) => ({ platform_code: required(flags, 'platform'), keys: await listApiKeys(required(flags, 'platform')) }),
   },
 };

@@ -4,11 +4,23 @@ import { required, type Commands } from './command.js';
 /** Reference prices and platform spreads: what every quote is priced from. */
 export const pricingCommands: Commands = {
   'price set': {
-    usage: 'price set --underlying ASSET --quoted-currency ASSET --price PRICE',
-    run: (flags) => setReferencePrice(required(flags, 'underlying'), required(flags, 'quoted-currency'), required(flags, 'price')),
+    usage: 'price set --underlying ASSET --quoted-currency ASSET --price PRICE [--force]',
+    options: { underlying: { type: 'string', required: true }, 'quoted-currency': { type: 'string', required: true }, price: { type: 'string', required: true }, force: { type: 'boolean' } },
+    mutates: true,
+    run: async (flags, audit) => {
+      const result = await setReferencePrice(required(flags, 'underlying'), required(flags, 'quoted-currency'), required(flags, 'price'), { force: flags.force === true });
+      await audit.record({ ...result, forced: flags.force === true });
+      return result;
+    },
   },
   'platform spread': {
     usage: 'platform spread --platform CODE --bps BPS',
-    run: (flags) => setSpread(required(flags, 'platform'), required(flags, 'bps')),
+    options: { platform: { type: 'string', required: true }, bps: { type: 'string', required: true } },
+    mutates: true,
+    run: async (flags, audit) => {
+      const result = await setSpread(required(flags, 'platform'), required(flags, 'bps'));
+      await audit.record(result);
+      return result;
+    },
   },
 };

@@ -136,6 +136,7 @@ async function awsExecutions(stateMachineArn: string, tradeId: string) {
 export const tradeCommands: Commands = {
   'trade history': {
     usage: 'trade history --trade-id ID',
+    options: { 'trade-id': { type: 'string', required: true } },
     run: async (flags) => {
       const tradeId = required(flags, 'trade-id');
       const trade = await getTrade(tradeId, { consistent: true });

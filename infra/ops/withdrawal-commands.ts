@@ -1,16 +1,28 @@
 import { applyCustodyEvent } from '../../lib/withdrawals/apply-custody-event.js';
 import { setNetworkFee } from '../../lib/withdrawals/network-fees.js';
-import { required, type Commands } from './command.js';
+import { optional, required, type Commands } from './command.js';
 
 /** The network fee table, and custody events by hand (locally there is no custodian; on AWS, to replay one). */
 export const withdrawalCommands: Commands = {
   'fee set': {
     usage: 'fee set --asset ASSET --quantity QUANTITY',
-    run: (flags) => setNetworkFee(required(flags, 'asset'), required(flags, 'quantity')),
+    options: { asset: { type: 'string', required: true }, quantity: { type: 'string', required: true } },
+    mutates: true,
+    run: async (flags, audit) => {
+      const fee = await setNetworkFee(required(flags, 'asset'), required(flags, 'quantity'));
+      await audit.record(fee);
+      return fee;
+    },
   },
   'withdrawal event': {
     usage: 'withdrawal event --id WITHDRAWAL_REQUEST_ID --status CONFIRMED|FAILED [--transaction-hash HASH]',
-    run: (flags) =>
-      applyCustodyEvent({ withdrawal_request_id: required(flags, 'id'), status: required(flags, 'status'), transaction_hash: flags['transaction-hash'] ?? null }),
+    options: { id: { type: 'string', required: true }, status: { type: 'string', required: true }, 'transaction-hash': { type: 'string' } },
+    mutates: true,
+    run: async (flags, audit) => {
+      const event = { withdrawal_request_id: required(flags, 'id'), status: required(flags, 'status'), transaction_hash: optional(flags, 'transaction-hash') ?? null };
+      const result = await applyCustodyEvent(event);
+      await audit.record({ ...event, result });
+      return result;
+    },
   },
 };

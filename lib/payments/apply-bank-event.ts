@@ -6,7 +6,7 @@ import { Money } from '../domain/money.js';
 import { applyPaymentEvent, type PaymentStatus } from '../domain/payments.js';
 import { getAccount, movementItems } from '../store/ledger.js';
 import { getPayment, paymentStatusItem, PaymentStatusChangedError } from '../store/payments.js';
-import { transactWrite } from '../store/transactions.js';
+import { transactWrite, type TaggedItem } from '../store/transactions.js';
 import { paymentView, type PaymentView } from './payment-view.js';
 
 export interface BankEvent {
@@ -30,8 +30,9 @@ const MAX_ROUNDS = 5;
  * `reversed`, the movement between the platform's ACH clearing account and the external boundary (see
  * `lib/domain/ach-clearing.ts`). The movement's id is derived from the payment and the status, and each of
  * those is reached at most once, so even a misbehaving caller can't book the same bank leg twice.
+ * `alongWith` items (an operator's audit record) commit in the same transaction.
  */
-export async function applyBankEvent(event: BankEvent): Promise<BankEventResult> {
+export async function applyBankEvent(event: BankEvent, options: { alongWith?: readonly TaggedItem[] } = {}): Promise<BankEventResult> {
   for (let round = 1; ; round++) {
     const payment = await getPayment(event.transaction_id);
     if (!payment) throw new NotFoundError(`payment not found: ${event.transaction_id}`);
@@ -48,7 +49,7 @@ export async function applyBankEvent(event: BankEvent): Promise<BankEventResult>
     const movement = legs && movementItems({ movement_id: `payment-${payment.transaction_id}-${next}`, type: 'payment', reference: `payment:${payment.transaction_id}`, legs }, nowMs);
     try {
       // The status condition goes first, so a lost race reads as such rather than as a missing balance.
-      await transactWrite([paymentStatusItem(payment, payment.status, next, nowMs), ...(movement ?? [])]);
+      await transactWrite([paymentStatusItem(payment, payment.status, next, nowMs), ...(movement ?? []), ...(options.alongWith ?? [])]);
       if (legs?.some((leg) => leg.mayOverdraw && leg.amount.isNegative())) await warnIfOverdrawn(payment);
       return { outcome: 'applied', payment: paymentView({ ...payment, status: next, updated_at_ms: nowMs }) };
     } catch (error) {

@@ -53,9 +53,19 @@ export async function dealPrice(platformCode: string, side: QuoteSide, underlyin
 
 /** Significant digits a price may carry: far beyond any market's tick, and keeps prices exact in every store. */
 const MAX_PRICE_DIGITS = 38;
+/**
+ * Decimal places a reference price may carry. No market quotes a pair finer than 10^-12 of the quoted
+ * currency; more is a typo or a floating-point artefact (`0.30000000000000004`), so it is refused.
+ */
+export const MAX_PRICE_DECIMALS = 12;
+/** A move larger than this from the stored price is more likely a typo than the market: `--force` confirms it. */
+export const MAX_UNFORCED_PRICE_MOVE = new Money('0.5');
 
-/** `price set`: validates the pair and the price, then stores it as observed now. */
-export async function setReferencePrice(underlying: string, quotedCurrency: string, priceText: string, nowMs = clock.nowMs()) {
+/**
+ * `price set`: validates the pair and the price (positive, at most 12 decimals), refuses a move of more than
+ * 50% from the stored price unless `force`, then stores it as observed now.
+ */
+export async function setReferencePrice(underlying: string, quotedCurrency: string, priceText: string, options: { force?: boolean } = {}, nowMs = clock.nowMs()) {
   const errors: string[] = [];
   const base = findAsset(underlying);
   const quote = findAsset(quotedCurrency);
@@ -65,7 +75,18 @@ export async function setReferencePrice(underlying: string, quotedCurrency: stri
   if (!AMOUNT_PATTERN.test(priceText)) errors.push('price: must be a decimal string such as "50000.25" (no sign, no exponent)');
   else if (new Money(priceText).lte(0)) errors.push('price: must be greater than zero');
   else if (new Money(priceText).precision(true) > MAX_PRICE_DIGITS) errors.push(`price: at most ${MAX_PRICE_DIGITS} significant digits`);
+  else if (new Money(priceText).decimalPlaces() > MAX_PRICE_DECIMALS) errors.push(`price: at most ${MAX_PRICE_DECIMALS} decimal places`);
   if (errors.length > 0 || !base || !quote) throw new ValidationError(errors);
+
+  const current = await getReferencePrice(base.symbol, quote.symbol);
+  if (current && !options.force) {
+    const move = new Money(priceText).minus(current.price).abs().div(current.price);
+    if (move.gt(MAX_UNFORCED_PRICE_MOVE)) {
+      throw new ValidationError([
+        `price: ${priceText} moves ${base.symbol}/${quote.symbol} ${move.times(100).toDecimalPlaces(1).toFixed()}% from the stored ${current.price.toFixed()}; repeat with --force if that is right`,
+      ]);
+    }
+  }
 
   const stored = await putReferencePrice({ underlying: base.symbol, quoted_currency: quote.symbol, price: new Money(priceText), updated_at_ms: nowMs });
   if (!stored) throw new ValidationError([`price: a newer price for ${base.symbol}/${quote.symbol} is already stored`]);

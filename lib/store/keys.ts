@@ -50,6 +50,11 @@ export const keys = {
   movementsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#MOVEMENTS`,
   movementSortKey: (createdAtMs: number, movementId: string) => `${String(createdAtMs).padStart(15, '0')}#${movementId}`,
 
+  /** An ops command's record: who, why, what changed. gsi1: the audit log in time order. */
+  audit: (auditId: string) => ({ pk: `AUDIT#${auditId}`, sk: 'AUDIT' }),
+  auditLog: () => 'AUDIT',
+  auditSortKey: (atMs: number, auditId: string) => `${String(atMs).padStart(15, '0')}#${auditId}`,
+
   transfer: (transferId: number | string) => ({ pk: `TRANSFER#${transferId}`, sk: 'TRANSFER' }),
   /** gsi1: a platform's transfers, oldest first. */
   transfersOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#TRANSFERS`,

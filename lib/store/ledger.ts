@@ -141,6 +141,23 @@ export async function bookMovement(movement: Movement, alongWith: readonly Tagge
   await transactWrite([...movementItems(movement), ...alongWith]);
 }
 
+/** A booked movement as stored (legs with their accounts and signed amounts), or undefined. */
+export async function getMovement(movementId: string): Promise<Movement | undefined> {
+  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.movement(movementId), ConsistentRead: true }));
+  const item = out.Item;
+  if (!item) return undefined;
+  return {
+    movement_id: item.movement_id,
+    type: item.movement_type,
+    reference: item.reference,
+    legs: (item.legs as Record<string, any>[]).map((leg) => ({
+      account: { participant_code: leg.participant_code, account_group: leg.account_group, account_label: leg.account_label, asset: leg.asset },
+      platform_code: leg.platform_code ?? null,
+      amount: readMoney(leg.amount),
+    })),
+  };
+}
+
 function toAccount(item: Record<string, any>): Account {
   return {
     participant_code: item.participant_code,

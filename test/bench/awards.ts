@@ -25,7 +25,7 @@ const EACH = '0.0001';
  */
 export async function measureAwards(platform: BenchPlatform, meter: DynamoMeter, recipients: number): Promise<AwardsResult> {
   await setReferencePrice('BTC', 'USD', '40000');
-  await deposit({ participantCode: platform.participantCode, asset: 'USD', amount: '1000000' });
+  await deposit({ reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '1000000' });
   const pool = (Number(EACH) * recipients).toFixed(8);
   const funded = await platform.client.post('/awards/fund', { underlying: 'BTC', quoted_currency: 'USD', quantity: pool });
   expectStatus(funded, 201, 'POST /awards/fund');

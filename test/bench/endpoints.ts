@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { routes } from '../../infra/routes.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { setReferencePrice } from '../../lib/pricing/price-source.js';
@@ -147,7 +148,7 @@ export async function measureEndpoints(context: EndpointContext, meter: DynamoMe
   await setReferencePrice('BTC', 'USD', '50000');
   await setReferencePrice('ETH', 'USD', '2500');
   await setNetworkFee('ETH', '0.0001');
-  await deposit({ participantCode: context.platform.participantCode, asset: 'USD', amount: '10000000' });
+  await deposit({ reference: randomUUID(), participantCode: context.platform.participantCode, asset: 'USD', amount: '10000000' });
   let executionsStarted = 0;
   useLocalSettlementStarter(async () => {
     executionsStarted += 1;

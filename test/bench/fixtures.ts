@@ -93,7 +93,7 @@ export function tradeBody(platformCode: string, buyer: string, seller: string): 
  */
 export async function fundedTradePair(platform: BenchPlatform, trades: number): Promise<{ buyer: string; seller: string }> {
   const [buyer, seller] = [await newCustomer(platform), await newCustomer(platform)];
-  await deposit({ participantCode: buyer, asset: 'USD', amount: String(trades) });
-  await deposit({ participantCode: seller, asset: 'BTC', amount: String(trades * 0.001 + 1) });
+  await deposit({ reference: randomUUID(), participantCode: buyer, asset: 'USD', amount: String(trades) });
+  await deposit({ reference: randomUUID(), participantCode: seller, asset: 'BTC', amount: String(trades * 0.001 + 1) });
   return { buyer, seller };
 }

@@ -35,7 +35,7 @@ export async function makeLanes(platform: BenchPlatform, count: number): Promise
   const lanes: Lane[] = [];
   for (let i = 0; i < count; i++) {
     const customer = await newCustomer(platform);
-    await deposit({ participantCode: customer, asset: 'USD', amount: '1000000000' });
+    await deposit({ reference: randomUUID(), participantCode: customer, asset: 'USD', amount: '1000000000' });
     lanes.push({ from: customer, to: platform.participantCode, toLabel: `bench-${i}` });
   }
   return lanes;

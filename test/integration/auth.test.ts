@@ -232,16 +232,16 @@ describe('permission areas', () => {
   it('a key is never created without an area', async () => {
     const { platform_code } = await createPlatform('no areas');
     await expect(createApiKey(platform_code, [])).rejects.toThrow(/at least one permission area/);
-    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', ''], { connectToTables: false })).rejects.toThrow(/--permissions/);
-    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades,'], { connectToTables: false })).rejects.toThrow(/--permissions/);
-    const created: any = await runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades'], { connectToTables: false });
+    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', '', '--reason', 'test'], { connectToTables: false })).rejects.toThrow(/--permissions/);
+    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades,', '--reason', 'test'], { connectToTables: false })).rejects.toThrow(/--permissions/);
+    const created: any = await runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades', '--reason', 'test'], { connectToTables: false });
     expect(created.platform_code).toBe(platform_code);
   });
 });
 
 describe('ops: platform create', () => {
   it('prints credentials that sign requests for the new platform', async () => {
-    const created: any = await runAdmin(['platform', 'create', '--name', 'Ops Platform', '--spread-bps', '25'], { connectToTables: false });
+    const created: any = await runAdmin(['platform', 'create', '--name', 'Ops Platform', '--spread-bps', '25', '--reason', 'test'], { connectToTables: false });
     expect(Object.keys(created).sort()).toEqual(['api_key', 'api_secret', 'participant_code', 'passphrase', 'platform_code']);
     expect(Buffer.from(created.api_secret, 'base64')).toHaveLength(32);
     expect((await getPlatform(created.platform_code))?.spread_bps).toBe('25');
@@ -252,7 +252,7 @@ describe('ops: platform create', () => {
 
   it('refuses a spread quotes could not use, before creating anything', async () => {
     for (const spread of ['abc', '-5', '10000']) {
-      await expect(runAdmin(['platform', 'create', '--name', 'Bad Spread', '--spread-bps', spread], { connectToTables: false }), spread).rejects.toThrow(/spread/);
+      await expect(runAdmin(['platform', 'create', '--name', 'Bad Spread', '--spread-bps', spread, '--reason', 'test'], { connectToTables: false }), spread).rejects.toThrow(/spread/);
     }
   });
 });

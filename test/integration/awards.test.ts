@@ -264,7 +264,7 @@ describe('POST /awards/distribute across chunks', () => {
 
     const open = (await runAdmin(['awards', 'open'], { connectToTables: false })) as { platform_code: string; distribution_id: string }[];
     expect(open).toContainEqual(expect.objectContaining({ platform_code: platform.platformCode, distribution_id: requestId }));
-    const resumed = (await runAdmin(['awards', 'resume', '--platform', platform.platformCode, '--request-id', requestId], { connectToTables: false })) as {
+    const resumed = (await runAdmin(['awards', 'resume', '--platform', platform.platformCode, '--request-id', requestId, '--reason', 'test'], { connectToTables: false })) as {
       confirms: unknown[];
     };
     expect(resumed.confirms).toHaveLength(60);

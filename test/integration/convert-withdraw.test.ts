@@ -27,8 +27,8 @@ const buyEth = (extra: Record<string, string> = {}) =>
 beforeAll(async () => {
   await setPrice('ETH', 'EUR', '2500');
   await setPrice('USDC', 'USD', '1');
-  await runAdmin(['fee', 'set', '--asset', 'ETH', '--quantity', '0.002'], { connectToTables: false });
-  await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5'], { connectToTables: false });
+  await runAdmin(['fee', 'set', '--asset', 'ETH', '--quantity', '0.002', '--reason', 'test'], { connectToTables: false });
+  await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5', '--reason', 'test'], { connectToTables: false });
 });
 
 afterEach(() => clock.reset());
@@ -205,13 +205,13 @@ describe('POST /convert_withdraw/execute and custody events', () => {
     const { message } = await executeOneEth();
     const id = message.withdrawal_request_id;
 
-    await expect(runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED'], { connectToTables: false })).rejects.toThrow(ValidationError);
-    const confirmed = await runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed'], { connectToTables: false });
+    await expect(runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--reason', 'test'], { connectToTables: false })).rejects.toThrow(ValidationError);
+    const confirmed = await runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed', '--reason', 'test'], { connectToTables: false });
     expect(confirmed).toMatchObject({ outcome: 'applied', withdrawal: { status: 'CONFIRMED', transaction_hash: '0xfeed' } });
     expect((await balanceOf(escrow())).eq(escrowBefore)).toBe(true);
     expect((await balanceOf(onChainBoundaryAccount('ETH'))).minus(boundaryBefore).toFixed()).toBe('1');
 
-    const repeat = await runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed'], { connectToTables: false });
+    const repeat = await runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed', '--reason', 'test'], { connectToTables: false });
     expect(repeat).toMatchObject({ outcome: 'noop' });
     expect((await balanceOf(onChainBoundaryAccount('ETH'))).minus(boundaryBefore).toFixed()).toBe('1');
     expect(await custodyEventHandler({ withdrawal_request_id: id, status: 'FAILED' })).toMatchObject({ result: 'rejected' });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
@@ -117,7 +118,7 @@ describe('ledger invariants under concurrent deposits, transfers and bank events
             op.kind === 'bank'
               ? bankEvents(platforms[op.who]!, op)
               : op.kind === 'deposit'
-              ? deposit({ participantCode: participants[op.who]!, asset: op.asset, amount: op.amount })
+              ? deposit({ reference: randomUUID(), participantCode: participants[op.who]!, asset: op.asset, amount: op.amount })
               : createTransfer(operator, {
                   from_participant_code: participants[op.from]!,
                   from_account_label: op.fromLabel,

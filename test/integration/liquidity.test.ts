@@ -227,7 +227,7 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
 
   it("applies the platform's spread against the client: 25 bps buys at 50125 and sells at 49875", async () => {
     const platform = await newPlatform();
-    await runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '25'], { connectToTables: false });
+    await runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '25', '--reason', 'test'], { connectToTables: false });
     expect(await quote(platform, buyBtc({ quantity: '1' }))).toMatchObject({ price: '50125', total_notional: '50125.00' });
     expect(await quote(platform, sellBtc({ quantity: '1' }))).toMatchObject({ price: '49875', total_notional: '49875.00' });
   });
@@ -341,7 +341,7 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
 });
 
 describe('price set (ops)', () => {
-  const priceSet = (...args: string[]) => runAdmin(['price', 'set', ...args], { connectToTables: false });
+  const priceSet = (...args: string[]) => runAdmin(['price', 'set', ...args, '--reason', 'test'], { connectToTables: false });
 
   it('refuses unknown assets, a pair of one asset, and prices that are not positive decimals', async () => {
     await expect(priceSet('--underlying', 'XYZ', '--quoted-currency', 'USD', '--price', '1')).rejects.toThrow("underlying: unknown asset 'XYZ'");
@@ -353,14 +353,14 @@ describe('price set (ops)', () => {
 
   it('never lets an older observation replace a newer price', async () => {
     const now = clock.nowMs();
-    await setReferencePrice('ETH', 'EUR', '3000', now);
-    await expect(setReferencePrice('ETH', 'EUR', '2000', now - 1_000)).rejects.toThrow('a newer price for ETH/EUR is already stored');
+    await setReferencePrice('ETH', 'EUR', '3000', {}, now);
+    await expect(setReferencePrice('ETH', 'EUR', '2000', { force: true }, now - 1_000)).rejects.toThrow('a newer price for ETH/EUR is already stored');
     expect((await getReferencePrice('ETH', 'EUR'))?.price.toFixed()).toBe('3000');
   });
 
   it('refuses a spread of 10000 bps or more, and an unknown platform', async () => {
     const platform = await newPlatform();
-    await expect(runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '10000'], { connectToTables: false })).rejects.toThrow('spread');
-    await expect(runAdmin(['platform', 'spread', '--platform', 'NOPE22', '--bps', '5'], { connectToTables: false })).rejects.toThrow('platform not found');
+    await expect(runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '10000', '--reason', 'test'], { connectToTables: false })).rejects.toThrow('spread');
+    await expect(runAdmin(['platform', 'spread', '--platform', 'NOPE22', '--bps', '5', '--reason', 'test'], { connectToTables: false })).rejects.toThrow('platform not found');
   });
 });

@@ -282,9 +282,9 @@ describe('payment status events', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
     const { transaction_id } = await achBuy(platform);
-    const applied = await runAdmin(['payment', 'event', '--transaction-id', transaction_id, '--status', 'pending'], { connectToTables: false });
+    const applied = await runAdmin(['payment', 'event', '--transaction-id', transaction_id, '--status', 'pending', '--reason', 'test'], { connectToTables: false });
     expect(applied).toMatchObject({ outcome: 'applied', payment: { transaction_id, status: 'pending' } });
-    await expect(runAdmin(['payment', 'event', '--transaction-id', transaction_id, '--status', 'reversed'], { connectToTables: false })).rejects.toThrow(
+    await expect(runAdmin(['payment', 'event', '--transaction-id', transaction_id, '--status', 'reversed', '--reason', 'test'], { connectToTables: false })).rejects.toThrow(
       'cannot move from pending to reversed',
     );
   });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { jsonNestingDepth, MAX_BODY_BYTES, MAX_JSON_DEPTH } from '../../lib/http/middleware/request-limits.js';
@@ -21,7 +22,7 @@ describe('request limits', () => {
   let platform: TestPlatform;
   beforeAll(async () => {
     platform = await newPlatform();
-    await deposit({ participantCode: platform.participantCode, asset: 'USD', amount: '100' });
+    await deposit({ reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '100' });
   });
 
   const transfer = () => ({ from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: 'limits', asset: 'USD', amount: '1' });

@@ -340,9 +340,9 @@ describe('a transfer whose first run booked but never answered', () => {
 describe('ops CLI', () => {
   it('deposits and grants relationships', async () => {
     const platform = await newPlatform();
-    const result: any = await runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'ETH', '--amount', '1.000000000000000001'], { connectToTables: false });
+    const result: any = await runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'ETH', '--amount', '1.000000000000000001', '--reference', `wire-${randomUUID()}`, '--reason', 'test'], { connectToTables: false });
     expect(result.movement_id).toBeTruthy();
     expect((await balances(platform))[`${platform.participantCode}/general/ETH`]).toBe('1.000000000000000001');
-    await expect(runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'USD', '--amount', '1.001'], { connectToTables: false })).rejects.toThrow(/decimal places/);
+    await expect(runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'USD', '--amount', '1.001', '--reference', `wire-${randomUUID()}`, '--reason', 'test'], { connectToTables: false })).rejects.toThrow(/decimal places/);
   });
 });

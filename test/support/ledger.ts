@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { deposit } from '../../lib/ledger/deposit.js';
 import type { TestPlatform } from './service.js';
 
 /** Credits a participant's account from outside, as the ops `deposit` command does. */
 export async function fund(participantCode: string, asset: string, amount: string, accountLabel?: string): Promise<void> {
-  await deposit({ participantCode, asset, amount, accountLabel });
+  await deposit({ reference: randomUUID(), participantCode, asset, amount, accountLabel });
 }
 
 /** Balances the platform sees through GET /accounts, keyed `owner/label/asset`. */

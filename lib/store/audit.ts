@@ -1,0 +1,59 @@
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableNames } from './client.js';
+import { newId } from './codes.js';
+import { keys } from './keys.js';
+import { readInteger } from './numbers.js';
+import type { TaggedItem } from './transactions.js';
+
+/** What an operator changed by hand, who, and why. Immutable; written with the change where there is one transaction. */
+export interface AuditEntry {
+  audit_id: string;
+  /** The command as typed (`deposit`, `price set`, ...). */
+  command: string;
+  operator: string;
+  reason: string;
+  /** What the command changed (never a secret). */
+  changes: Record<string, unknown>;
+  at: number;
+}
+
+export function newAuditEntry(fields: Omit<AuditEntry, 'audit_id'>): AuditEntry {
+  return { audit_id: newId(), ...fields };
+}
+
+export function auditItem(entry: AuditEntry): TaggedItem {
+  return {
+    item: {
+      Put: {
+        TableName: tableNames().main,
+        Item: { ...keys.audit(entry.audit_id), type: 'audit', ...entry, gsi1pk: keys.auditLog(), gsi1sk: keys.auditSortKey(entry.at, entry.audit_id) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  };
+}
+
+export async function recordAudit(entry: AuditEntry): Promise<void> {
+  await dynamo().send(new PutCommand({ ...auditItem(entry).item.Put! }));
+}
+
+export async function getAuditEntry(auditId: string): Promise<AuditEntry | undefined> {
+  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.audit(auditId), ConsistentRead: true }));
+  const item = out.Item;
+  if (!item) return undefined;
+  return { audit_id: item.audit_id, command: item.command, operator: item.operator, reason: item.reason, changes: item.changes, at: readInteger(item.at) };
+}
+
+/** The audit log from `sinceMs` on, oldest first (at most `limit` entries). */
+export async function auditLog(sinceMs: number, limit = 100): Promise<AuditEntry[]> {
+  const out = await dynamo().send(
+    new QueryCommand({
+      TableName: tableNames().main,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :from',
+      ExpressionAttributeValues: { ':pk': keys.auditLog(), ':from': keys.auditSortKey(sinceMs, '') },
+      Limit: limit,
+    }),
+  );
+  return (out.Items ?? []).map((item) => ({ audit_id: item.audit_id, command: item.command, operator: item.operator, reason: item.reason, changes: item.changes, at: readInteger(item.at) }));
+}
