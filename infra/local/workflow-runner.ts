@@ -1,20 +1,23 @@
 // aws-local-stepfunctions needs Promise.withResolvers, which Node 20 lacks; the shim must load first.
 import './promise-shim.js';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionTimeoutError, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { clock } from '../../lib/clock.js';
 import { settlementInputFor, useLocalSettlementStarter } from '../../lib/settlement/start-settlement.js';
 import {
+  closeRunningExecution,
   interruptRunningExecutions,
   recordExecutionEnd,
   recordExecutionEvent,
   recordExecutionStart,
+  runningExecutions,
   settlementHistory,
   type ExecutionStatus,
   type SettlementEvent,
 } from '../../lib/store/settlement-history.js';
-import { listOpenTrades, type Trade } from '../../lib/store/trades.js';
+import { getTrade, listOpenTrades, type Trade } from '../../lib/store/trades.js';
 import { handler as activateHandler } from '../../functions/settlement/activate-trade.js';
 import { handler as attemptHandler } from '../../functions/settlement/attempt-settlement.js';
 import { handler as defaultHandler } from '../../functions/settlement/default-trade.js';
@@ -39,6 +42,9 @@ import {
  *   beside the trade, so the ops CLI in another process can show the history.
  * - On start it resumes every trade that is not terminated (design section 7): tasks are idempotent and all
  *   state is in DynamoDB, so a trade interrupted anywhere simply runs its workflow again from the top.
+ * - No history stays RUNNING after a crash: each execution records its owner (host, pid, runner), and the
+ *   resume on start and a periodic sweep close every RUNNING execution whose owner is gone (INTERRUPTED),
+ *   resuming its trade if it is still open.
  */
 
 type TaskHandler = (event: unknown) => Promise<unknown>;
@@ -70,6 +76,37 @@ export interface LocalRunnerOptions {
   tasks?: Partial<Record<keyof SettlementWorkflowResources, TaskHandler>>;
 }
 
+/** Runners alive in this process, by owner id. */
+const liveOwners = new Set<string>();
+
+/**
+ * Whether the runner that recorded an execution may still be running it: a runner of this process that
+ * hasn't stopped, or a live process on this host. Another host's runner can't be checked and is presumed
+ * alive (locally there is only this host).
+ */
+function ownerAlive(owner: string | null): boolean {
+  if (!owner) return false;
+  const [host, pidText] = owner.split(':');
+  const pid = Number(pidText);
+  if (host !== hostname()) return true;
+  if (pid === process.pid) return liveOwners.has(owner);
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Which trades a sweep may touch. */
+export type TradeIdFilter = (tradeId: string) => boolean | Promise<boolean>;
+
+/** What a sweep did: executions it closed, and trades it resumed. */
+export interface SweepResult {
+  closed: { trade_id: string; execution_id: string; status: ExecutionStatus }[];
+  resumed: string[];
+}
+
 /** The outcome of one start: how the execution ended, or `skipped` when the trade had already settled. */
 export type LocalExecutionEnd = Exclude<ExecutionStatus, 'RUNNING' | 'INTERRUPTED'> | 'SKIPPED';
 
@@ -82,7 +119,11 @@ export class LocalSettlementRunner {
   private readonly machine: StateMachine;
   private readonly tasks: Record<string, TaskHandler>;
   private readonly executions = new Map<string, LocalExecution>();
+  /** Ends this runner could not write (DynamoDB refused): the sweep writes them later. */
+  private readonly unrecordedEnds = new Map<string, { tradeId: string; status: Exclude<ExecutionStatus, 'RUNNING'>; atMs: number; error?: string }>();
+  private sweepTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 
   constructor(options: LocalRunnerOptions = {}) {
     // Cloned: the engine may annotate the definition it is given, and the shared one must stay pristine.
@@ -94,6 +135,53 @@ export class LocalSettlementRunner {
       [SETTLEMENT_STATE_NAMES.attemptSettlement]: tasks.attempt,
       [SETTLEMENT_STATE_NAMES.defaultTrade]: tasks.default,
     };
+    liveOwners.add(this.owner);
+  }
+
+  /**
+   * Closes every execution recorded RUNNING that no live runner is running: one whose process died
+   * (INTERRUPTED), or one of this runner whose end could not be written (its real end). A trade still open
+   * gets a new execution here. `filter` limits the sweep to some trades (tests share one database).
+   */
+  async sweepStranded(filter: TradeIdFilter = () => true): Promise<SweepResult> {
+    const result: SweepResult = { closed: [], resumed: [] };
+    for (const running of await runningExecutions()) {
+      if (!(await filter(running.trade_id))) continue;
+      const mine = running.owner === this.owner;
+      const pending = this.unrecordedEnds.get(running.execution_id);
+      if (mine ? !pending : ownerAlive(running.owner)) continue;
+      const status = pending?.status ?? 'INTERRUPTED';
+      const closed = await closeRunningExecution(
+        running.trade_id,
+        running.execution_id,
+        status,
+        pending?.atMs ?? Date.now(),
+        pending ? (pending.error ?? null) : 'the process running it ended before it did',
+      );
+      this.unrecordedEnds.delete(running.execution_id);
+      if (closed) result.closed.push({ trade_id: running.trade_id, execution_id: running.execution_id, status });
+      if (mine || this.stopped) continue;
+      const trade = await getTrade(running.trade_id, { consistent: true });
+      if (trade && trade.trade_state !== 'terminated' && !this.executions.has(trade.trade_id)) {
+        await this.start(settlementInputFor(trade));
+        result.resumed.push(trade.trade_id);
+      }
+    }
+    if (result.closed.length > 0) {
+      console.warn(JSON.stringify({ level: 'warn', message: 'closed settlement executions left running', closed: result.closed.length, resumed: result.resumed }));
+    }
+    return result;
+  }
+
+  /** Sweeps every `intervalMs` until stopped (a failed sweep is logged and tried again next time). */
+  startSweeping(intervalMs: number, filter?: TradeIdFilter): void {
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = setInterval(() => {
+      this.sweepStranded(filter).catch((error: Error) => {
+        if (!this.stopped) console.error(JSON.stringify({ level: 'error', message: 'settlement sweep failed', error: error.message }));
+      });
+    }, intervalMs);
+    this.sweepTimer.unref();
   }
 
   /**
@@ -126,6 +214,8 @@ export class LocalSettlementRunner {
   /** Aborts every running execution and waits (briefly) for their histories to be written. */
   async stop(graceMs = 5_000): Promise<void> {
     this.stopped = true;
+    clearInterval(this.sweepTimer);
+    liveOwners.delete(this.owner);
     for (const execution of this.executions.values()) execution.abort?.();
     const ends = Promise.allSettled([...this.executions.values()].map((execution) => execution.finished));
     await Promise.race([ends, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
@@ -142,7 +232,7 @@ export class LocalSettlementRunner {
     const startedAt = Date.now();
     // Start time first, so execution ids sort in the order they ran.
     const executionId = `${String(startedAt).padStart(15, '0')}-${randomBytes(4).toString('hex')}`;
-    await recordExecutionStart(tradeId, executionId, startedAt);
+    await recordExecutionStart(tradeId, executionId, startedAt, this.owner);
 
     let aborted = false;
     const early = new AbortController();
@@ -157,7 +247,7 @@ export class LocalSettlementRunner {
     const settlementAtMs = Date.parse(input.settlement_at);
     await sleepUntil(settlementAtMs - MAX_TIMER_MS, early.signal);
     if (aborted) {
-      await this.safely(() => recordExecutionEnd(tradeId, executionId, 'ABORTED', Date.now()));
+      await this.recordEnd(tradeId, executionId, 'ABORTED');
       return 'ABORTED';
     }
 
@@ -186,7 +276,7 @@ export class LocalSettlementRunner {
       error = failure instanceof Error ? `${failure.message}${failure.cause instanceof Error ? `: ${failure.cause.message}` : ''}` : String(failure);
     }
     await recording;
-    await this.safely(() => recordExecutionEnd(tradeId, executionId, status, Date.now(), error));
+    await this.recordEnd(tradeId, executionId, status, error);
     if (status === 'FAILED') console.error(JSON.stringify({ level: 'error', message: 'settlement execution failed', trade_id: tradeId, error }));
     return status;
   }
@@ -200,11 +290,21 @@ export class LocalSettlementRunner {
     }
   }
 
-  private async safely(write: () => Promise<void>): Promise<void> {
+  /** The execution's end; if it can't be written now, the next sweep writes it (it must not stay RUNNING). */
+  private async recordEnd(tradeId: string, executionId: string, status: Exclude<ExecutionStatus, 'RUNNING'>, error?: string): Promise<void> {
+    const atMs = Date.now();
+    if (!(await this.safely(() => recordExecutionEnd(tradeId, executionId, status, atMs, error)))) {
+      this.unrecordedEnds.set(executionId, { tradeId, status, atMs, error });
+    }
+  }
+
+  private async safely(write: () => Promise<void>): Promise<boolean> {
     try {
       await write();
+      return true;
     } catch (error) {
       if (!this.stopped) console.error(JSON.stringify({ level: 'warn', message: 'settlement history not written', error: (error as Error).message }));
+      return false;
     }
   }
 }
@@ -252,11 +352,19 @@ export interface StartLocalWorkflowsOptions extends LocalRunnerOptions {
    * share one DynamoDB between files, and a file must not pick up another file's trades.
    */
   resume?: boolean | ((trade: Trade) => boolean);
+  /** How often the sweep closes executions whose process died (default 60 s; 0: never). */
+  sweepIntervalMs?: number;
+  /** Which trades the sweep may touch (tests: their own); by default those `resume` accepts. */
+  sweepFilter?: TradeIdFilter;
 }
 
-/** Resumes every open trade (or those `filter` accepts) on `runner`. Returns the trade ids started. */
-export async function resumeOpenTrades(runner: LocalSettlementRunner, filter: (trade: Trade) => boolean = () => true): Promise<string[]> {
-  const trades = (await listOpenTrades()).filter(filter);
+/**
+ * Resumes every open trade (or those `filter` accepts) on `runner`, after closing the executions a dead
+ * process left RUNNING (of any trade, open or not). Returns the trade ids started.
+ */
+export async function resumeOpenTrades(runner: LocalSettlementRunner, filter: (trade: Trade) => boolean = () => true, sweepFilter?: TradeIdFilter): Promise<string[]> {
+  const swept = await runner.sweepStranded(sweepFilter);
+  const trades = (await listOpenTrades()).filter(filter).filter((trade) => !swept.resumed.includes(trade.trade_id));
   await Promise.all(
     trades.map(async (trade) => {
       // Runs left RUNNING by a process that died are over; say so before this process runs its own.
@@ -264,7 +372,7 @@ export async function resumeOpenTrades(runner: LocalSettlementRunner, filter: (t
       await runner.start(settlementInputFor(trade));
     }),
   );
-  return trades.map((trade) => trade.trade_id);
+  return [...swept.resumed, ...trades.map((trade) => trade.trade_id)];
 }
 
 /**
@@ -275,10 +383,20 @@ export async function startLocalWorkflows(options: StartLocalWorkflowsOptions = 
   const runner = new LocalSettlementRunner(options);
   useLocalSettlementStarter((input) => runner.start(input));
   const resume = options.resume ?? true;
+  const tradeFilter = typeof resume === 'function' ? resume : undefined;
+  const sweepFilter =
+    options.sweepFilter ??
+    (tradeFilter &&
+      (async (tradeId: string) => {
+        const trade = await getTrade(tradeId, { consistent: true });
+        return trade !== undefined && tradeFilter(trade);
+      }));
   if (resume) {
-    const resumed = await resumeOpenTrades(runner, typeof resume === 'function' ? resume : undefined);
+    const resumed = await resumeOpenTrades(runner, tradeFilter, sweepFilter);
     if (resumed.length > 0) console.log(`Resumed settlement of ${resumed.length} open trade(s)`);
   }
+  const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
+  if (sweepIntervalMs > 0) runner.startSweeping(sweepIntervalMs, sweepFilter);
   activeRunner = runner;
   return async () => {
     useLocalSettlementStarter(undefined);

@@ -86,6 +86,9 @@ export const keys = {
     sk: `EXECUTION#${executionId}#EVENT#${String(sequence).padStart(6, '0')}`,
   }),
   settlementExecutionsPrefix: () => 'EXECUTION#',
+  /** gsi2, sparse: local settlement executions still RUNNING, so a crashed process's runs are found and closed. */
+  runningExecutions: () => 'EXECUTIONS#RUNNING',
+  runningExecutionSortKey: (startedAtMs: number, tradeId: string, executionId: string) => `${String(startedAtMs).padStart(15, '0')}#${tradeId}#${executionId}`,
 
   /** The reference price of a pair (set by ops or a feed); one item per pair, overwritten in place. */
   price: (underlying: string, quotedCurrency: string) => ({ pk: `PRICE#${underlying}#${quotedCurrency}`, sk: 'PRICE' }),

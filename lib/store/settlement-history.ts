@@ -16,6 +16,8 @@ export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | '
 export interface SettlementExecution {
   trade_id: string;
   execution_id: string;
+  /** The runner that runs it (host, pid, runner id), so a run whose process died can be told from a live one. */
+  owner: string | null;
   status: ExecutionStatus;
   started_at: number;
   stopped_at: number | null;
@@ -36,7 +38,11 @@ export interface SettlementEvent {
   error: string | null;
 }
 
-export async function recordExecutionStart(tradeId: string, executionId: string, startedAtMs: number): Promise<void> {
+/**
+ * A RUNNING execution is on the sparse `gsi2` index of running executions until it ends, so one left
+ * RUNNING by a process that died is found (and closed) without reading every trade's history.
+ */
+export async function recordExecutionStart(tradeId: string, executionId: string, startedAtMs: number, owner: string): Promise<void> {
   await dynamo().send(
     new PutCommand({
       TableName: tableNames().main,
@@ -45,8 +51,11 @@ export async function recordExecutionStart(tradeId: string, executionId: string,
         type: 'settlement_execution',
         trade_id: tradeId,
         execution_id: executionId,
+        owner,
         status: 'RUNNING',
         started_at: startedAtMs,
+        gsi2pk: keys.runningExecutions(),
+        gsi2sk: keys.runningExecutionSortKey(startedAtMs, tradeId, executionId),
       },
     }),
   );
@@ -63,7 +72,7 @@ export async function recordExecutionEnd(
     new UpdateCommand({
       TableName: tableNames().main,
       Key: keys.settlementExecution(tradeId, executionId),
-      UpdateExpression: 'SET #status = :status, stopped_at = :at, #error = :error',
+      UpdateExpression: 'SET #status = :status, stopped_at = :at, #error = :error REMOVE gsi2pk, gsi2sk',
       ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
       ExpressionAttributeValues: { ':status': status, ':at': stoppedAtMs, ':error': error ?? null },
     }),
@@ -88,27 +97,54 @@ export async function recordExecutionEvent(tradeId: string, executionId: string,
 }
 
 /**
+ * Closes an execution still RUNNING (conditioned on it, so a live run's own end is never overwritten) and
+ * takes it off the index of running executions. Returns false when it had already ended.
+ */
+export async function closeRunningExecution(
+  tradeId: string,
+  executionId: string,
+  status: Exclude<ExecutionStatus, 'RUNNING'>,
+  nowMs: number,
+  error: string | null = null,
+): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: tableNames().main,
+        Key: keys.settlementExecution(tradeId, executionId),
+        UpdateExpression: 'SET #status = :status, stopped_at = :at, #error = :error REMOVE gsi2pk, gsi2sk',
+        ConditionExpression: '#status = :running',
+        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+        ExpressionAttributeValues: { ':status': status, ':running': 'RUNNING', ':at': nowMs, ':error': error },
+      }),
+    );
+    return true;
+  } catch (failure) {
+    if (failure instanceof ConditionalCheckFailedException) return false;
+    throw failure;
+  }
+}
+
+/**
  * Marks executions left RUNNING by a process that died as INTERRUPTED. Only the runner that is resuming
  * the trade calls this, before it starts its own execution.
  */
 export async function interruptRunningExecutions(tradeId: string, nowMs: number): Promise<void> {
   const { executions } = await settlementHistory(tradeId);
   for (const execution of executions.filter((e) => e.status === 'RUNNING')) {
-    try {
-      await dynamo().send(
-        new UpdateCommand({
-          TableName: tableNames().main,
-          Key: keys.settlementExecution(tradeId, execution.execution_id),
-          UpdateExpression: 'SET #status = :interrupted, stopped_at = :at',
-          ConditionExpression: '#status = :running',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':interrupted': 'INTERRUPTED', ':running': 'RUNNING', ':at': nowMs },
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+    await closeRunningExecution(tradeId, execution.execution_id, 'INTERRUPTED', nowMs, 'the process running it ended before it did');
   }
+}
+
+/** Every execution recorded RUNNING, oldest first (the sparse index holds nothing else). */
+export async function runningExecutions(): Promise<{ trade_id: string; execution_id: string; owner: string | null; started_at: number }[]> {
+  const items = await queryAll({
+    TableName: tableNames().main,
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.runningExecutions() },
+  });
+  return items.map((item) => ({ trade_id: item.trade_id, execution_id: item.execution_id, owner: item.owner ?? null, started_at: readInteger(item.started_at) }));
 }
 
 /** Every execution of a trade's settlement, oldest first, each with its events in order. */
@@ -125,6 +161,7 @@ export async function settlementHistory(tradeId: string): Promise<{ executions: 
     executions.set(item.execution_id, {
       trade_id: item.trade_id,
       execution_id: item.execution_id,
+      owner: item.owner ?? null,
       status: item.status,
       started_at: readInteger(item.started_at),
       stopped_at: readOptionalInteger(item.stopped_at),

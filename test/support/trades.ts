@@ -13,7 +13,8 @@ export async function startTestWorkflows(settings: { sessionSeconds?: number; sp
   process.env.SETTLEMENT_SESSION_SECONDS = String(settings.sessionSeconds ?? 1);
   if (settings.spotDeadlineSeconds !== undefined) process.env.SPOT_SETTLEMENT_DEADLINE_SECONDS = String(settings.spotDeadlineSeconds);
   resetConfig();
-  const stop = await startLocalWorkflows({ resume: false, tasks: settings.tasks });
+  // No periodic sweep: other files' runners share this database, and their trades are theirs.
+  const stop = await startLocalWorkflows({ resume: false, tasks: settings.tasks, sweepIntervalMs: 0 });
   afterAll(stop);
   return stop;
 }

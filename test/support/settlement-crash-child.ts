@@ -1,0 +1,38 @@
+/**
+ * A process that runs one trade's settlement and hangs at a chosen point, for a test to kill it there
+ * (SIGKILL: no handler runs, as in a real crash). Env: DYNAMODB_ENDPOINT, TABLE_NAME, TTL_TABLE_NAME,
+ * SECRETS_LOCAL_KEY (the test's), TRADE_ID, HANG ('before-attempt' | 'after-attempt').
+ */
+import { useLocalTables } from '../../infra/local/local-env.js';
+import { LocalSettlementRunner } from '../../infra/local/workflow-runner.js';
+import { handler as attempt } from '../../functions/settlement/attempt-settlement.js';
+import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
+import { getTrade } from '../../lib/store/trades.js';
+
+const env = (name: string) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+};
+process.env.SETTLEMENT_SESSION_SECONDS = '1';
+useLocalTables(env('DYNAMODB_ENDPOINT'), { main: env('TABLE_NAME'), ttl: env('TTL_TABLE_NAME') }, env('SECRETS_LOCAL_KEY'));
+const hang = env('HANG');
+
+const forever = () => new Promise<never>(() => undefined);
+const runner = new LocalSettlementRunner({
+  tasks: {
+    attempt: async (event) => {
+      if (hang === 'before-attempt') {
+        console.log('HUNG');
+        return forever();
+      }
+      const result = await attempt(event as never);
+      console.log('HUNG');
+      return forever().then(() => result);
+    },
+  },
+});
+const trade = await getTrade(env('TRADE_ID'), { consistent: true });
+if (!trade) throw new Error('no such trade');
+await runner.start(settlementInputFor(trade));
+console.log('STARTED');
