@@ -358,11 +358,19 @@ export interface StartLocalWorkflowsOptions extends LocalRunnerOptions {
   sweepFilter?: TradeIdFilter;
 }
 
+/** The sweep's view of a trade filter: by id, reading the trade. */
+function tradeIdFilter(filter: (trade: Trade) => boolean): TradeIdFilter {
+  return async (tradeId) => {
+    const trade = await getTrade(tradeId, { consistent: true });
+    return trade !== undefined && filter(trade);
+  };
+}
+
 /**
  * Resumes every open trade (or those `filter` accepts) on `runner`, after closing the executions a dead
  * process left RUNNING (of any trade, open or not). Returns the trade ids started.
  */
-export async function resumeOpenTrades(runner: LocalSettlementRunner, filter: (trade: Trade) => boolean = () => true, sweepFilter?: TradeIdFilter): Promise<string[]> {
+export async function resumeOpenTrades(runner: LocalSettlementRunner, filter: (trade: Trade) => boolean = () => true, sweepFilter: TradeIdFilter = tradeIdFilter(filter)): Promise<string[]> {
   const swept = await runner.sweepStranded(sweepFilter);
   const trades = (await listOpenTrades()).filter(filter).filter((trade) => !swept.resumed.includes(trade.trade_id));
   await Promise.all(
@@ -384,13 +392,7 @@ export async function startLocalWorkflows(options: StartLocalWorkflowsOptions = 
   useLocalSettlementStarter((input) => runner.start(input));
   const resume = options.resume ?? true;
   const tradeFilter = typeof resume === 'function' ? resume : undefined;
-  const sweepFilter =
-    options.sweepFilter ??
-    (tradeFilter &&
-      (async (tradeId: string) => {
-        const trade = await getTrade(tradeId, { consistent: true });
-        return trade !== undefined && tradeFilter(trade);
-      }));
+  const sweepFilter = options.sweepFilter ?? (tradeFilter && tradeIdFilter(tradeFilter));
   if (resume) {
     const resumed = await resumeOpenTrades(runner, tradeFilter, sweepFilter);
     if (resumed.length > 0) console.log(`Resumed settlement of ${resumed.length} open trade(s)`);
