@@ -14,6 +14,6 @@ const body = z.object({
 });
 
 /** POST /awards/distribute: `quantity` of the pooled asset to each listed customer, resumable by X-Request-Id. */
-export const handler = apiHandler({ body, successStatus: 201, response: distributionResponse, summary: 'Distribute awards' }, async ({ body, auth, requestId }) => ({
-  message: await distributeAwards(auth, body, requestId),
+export const handler = apiHandler({ body, successStatus: 201, response: distributionResponse, summary: 'Distribute awards' }, async ({ body, auth, requestId, claim }) => ({
+  message: await distributeAwards(auth, body, requestId, claim),
 }));

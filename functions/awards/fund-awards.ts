@@ -14,6 +14,6 @@ const body = z.object({
 });
 
 /** POST /awards/fund: buys the asset to award into the platform's `awards` pool. */
-export const handler = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Fund the awards pool' }, async ({ body, auth, requestId }) => ({
-  message: await fundAwards(auth, body, requestId),
+export const handler = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Fund the awards pool' }, async ({ body, auth, requestId, claim }) => ({
+  message: await fundAwards(auth, body, requestId, claim),
 }));

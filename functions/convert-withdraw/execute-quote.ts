@@ -7,4 +7,4 @@ import { convertExecutionResponse } from '../../lib/http/schemas/quotes.js';
 const body = z.object({ quote_id: text(100) });
 
 /** POST /convert_withdraw/execute: executes the quote once, booking its trade and a PENDING withdrawal. */
-export const handler = apiHandler({ body, response: convertExecutionResponse, summary: 'Execute a convert-and-withdraw quote' }, async ({ body, auth }) => ({ message: await executeConvertQuote(auth, body.quote_id) }));
+export const handler = apiHandler({ body, response: convertExecutionResponse, summary: 'Execute a convert-and-withdraw quote' }, async ({ body, auth, claim }) => ({ message: await executeConvertQuote(auth, body.quote_id, claim) }));

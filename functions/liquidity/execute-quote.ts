@@ -11,4 +11,4 @@ const body = z.object({
 });
 
 /** POST /liquidity/execute: executes a quote once, with its balances, trade and (ACH) payment. */
-export const handler = apiHandler({ body, response: executionResponse, summary: 'Execute a quote' }, async ({ body, auth }) => ({ message: await executeQuote(auth, body) }));
+export const handler = apiHandler({ body, response: executionResponse, summary: 'Execute a quote' }, async ({ body, auth, claim }) => ({ message: await executeQuote(auth, body, claim) }));

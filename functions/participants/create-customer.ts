@@ -8,6 +8,6 @@ import { createdCustomerResponse } from '../../lib/http/schemas/participants.js'
  * problem at once, including cross-field ones (US state and zip, ID type and its description), which a
  * schema would split into two rounds.
  */
-export const handler = apiHandler({ body: z.unknown(), successStatus: 201, response: createdCustomerResponse, summary: 'Create a customer' }, async ({ body, auth }) => ({
-  message: await createCustomer(auth.platformCode, body),
+export const handler = apiHandler({ body: z.unknown(), successStatus: 201, response: createdCustomerResponse, summary: 'Create a customer' }, async ({ body, auth, claim }) => ({
+  message: await createCustomer(auth.platformCode, body, claim),
 }));

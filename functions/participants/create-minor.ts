@@ -4,6 +4,6 @@ import { createMinor } from '../../lib/participants/create-minor.js';
 import { createdCustomerResponse } from '../../lib/http/schemas/participants.js';
 
 /** POST /participants/customers/minor. The body passes through untyped: the minor rules report every problem at once. */
-export const handler = apiHandler({ body: z.unknown(), successStatus: 201, response: createdCustomerResponse, summary: 'Create a minor customer' }, async ({ body, auth }) => ({
-  message: await createMinor(auth.platformCode, body),
+export const handler = apiHandler({ body: z.unknown(), successStatus: 201, response: createdCustomerResponse, summary: 'Create a minor customer' }, async ({ body, auth, claim }) => ({
+  message: await createMinor(auth.platformCode, body, claim),
 }));

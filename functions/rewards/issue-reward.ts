@@ -15,6 +15,6 @@ const body = z.object({
 });
 
 /** POST /rewards: buys an asset for one customer, paid by the platform; idempotent with X-Request-Id. */
-export const handler = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Issue a reward' }, async ({ body, auth, requestId }) => ({
-  message: await issueReward(auth, body, requestId),
+export const handler = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Issue a reward' }, async ({ body, auth, requestId, claim }) => ({
+  message: await issueReward(auth, body, requestId, claim),
 }));

@@ -7,4 +7,4 @@ import { tradeResponse } from '../../lib/http/schemas/trades.js';
  * POST /trades: report an executed trade for settlement. The body is checked by the domain's trade-report
  * rules rather than a zod schema: nearly every rule spans fields, and all issues come back in one 400.
  */
-export const handler = apiHandler({ body: z.unknown(), response: tradeResponse, summary: 'Report a trade for settlement' }, async ({ body, auth }) => ({ message: await reportTrade(body, auth) }));
+export const handler = apiHandler({ body: z.unknown(), response: tradeResponse, summary: 'Report a trade for settlement' }, async ({ body, auth, claim }) => ({ message: await reportTrade(body, auth, claim) }));

@@ -17,6 +17,6 @@ const body = z.object({
 });
 
 /** POST /transfers: move an asset between accounts the platform may act for. */
-export const handler = apiHandler({ body, successStatus: 201, response: transferResponse, summary: 'Create a transfer' }, async ({ body, auth, requestId, idempotent }) => ({
-  message: await createTransfer(auth.platformCode, body, { idempotentRequestId: idempotent ? requestId : undefined }),
+export const handler = apiHandler({ body, successStatus: 201, response: transferResponse, summary: 'Create a transfer' }, async ({ body, auth, claim }) => ({
+  message: await createTransfer(auth.platformCode, body, claim),
 }));

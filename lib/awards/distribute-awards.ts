@@ -1,3 +1,4 @@
+import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { clock } from '../clock.js';
 import { findAsset, type Asset } from '../domain/assets.js';
 import { chunked, distributionFingerprint, distributionTotal, recipientListProblems, recipientsPerChunk } from '../domain/awards.js';
@@ -146,10 +147,10 @@ async function recipientProblems(platformCode: string, codes: readonly string[])
  * comes again (a retry after a crash, which the idempotency middleware lets through because the failed run
  * released its id), the stored distribution is resumed: credited chunks are skipped, the rest credited.
  */
-export async function distributeAwards(auth: AuthContext, request: DistributeRequest, requestId: string): Promise<DistributionResult> {
+export async function distributeAwards(auth: AuthContext, request: DistributeRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<DistributionResult> {
   const valid = validateRequest(request);
   const existing = await getDistribution(auth.platformCode, requestId);
-  if (existing) return resume(existing, valid.fingerprint);
+  if (existing) return resume(existing, valid.fingerprint, claim);
 
   const problems = await recipientProblems(auth.platformCode, valid.codes);
   if (problems.length > 0) throw new ValidationError(problems);
@@ -201,16 +202,16 @@ export async function distributeAwards(auth: AuthContext, request: DistributeReq
     if (!(error instanceof DistributionExistsError) && !(error instanceof ServiceUnavailableError)) throw error;
     const winner = await getDistribution(auth.platformCode, requestId);
     if (!winner) throw error;
-    return resume(winner, valid.fingerprint);
+    return resume(winner, valid.fingerprint, claim);
   }
-  return finish({ distribution, chunks });
+  return finish({ distribution, chunks }, claim);
 }
 
-function resume(stored: StoredDistribution, fingerprint: string): Promise<DistributionResult> {
+function resume(stored: StoredDistribution, fingerprint: string, claim: RequestClaim): Promise<DistributionResult> {
   // The idempotency middleware already refuses a different body under a live id; this catches what it can't
   // see (an id reused after its 72 hours): another request must not complete someone else's distribution.
   if (stored.distribution.fingerprint !== fingerprint) throw new IdempotencyMismatchError();
-  return finish(stored);
+  return finish(stored, claim);
 }
 
 /** Ops: finishes a recorded distribution as it was asked for (see `awards resume`). */
@@ -225,18 +226,20 @@ export async function resumeDistribution(platformCode: string, distributionId: s
  * of times, concurrently too: each chunk's transaction is conditioned on the chunk being pending, and its
  * trade ids and movement id were fixed when the distribution was recorded.
  */
-async function finish(stored: StoredDistribution): Promise<DistributionResult> {
+async function finish(stored: StoredDistribution, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<DistributionResult> {
   const { distribution, chunks } = stored;
   for (const chunk of chunks) {
     if (chunk.status === 'credited') continue;
     await creditChunk(distribution, chunk);
     await chunkObserver?.({ distributionId: distribution.distribution_id, chunkIndex: chunk.index });
   }
-  if (distribution.status !== 'completed') await completeDistribution(distribution.platform_code, distribution.distribution_id, clock.nowMs());
-  return {
+  const result: DistributionResult = {
     request_id: distribution.distribution_id,
     confirms: chunks.flatMap((chunk) => chunk.recipients).map((recipient) => ({ ...recipient, trade_ids_list: [recipient.trade_id] })),
   };
+  // The request's claim completes with the distribution: the last write of the booking stores its answer.
+  if (distribution.status !== 'completed') await completeDistribution(distribution.platform_code, distribution.distribution_id, clock.nowMs(), claim(result));
+  return result;
 }
 
 async function creditChunk(distribution: Distribution, chunk: DistributionChunk): Promise<void> {

@@ -1,3 +1,4 @@
+import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { ValidationError } from '../domain/errors.js';
 import type { AuthContext } from '../http/types.js';
 import { validateQuoteRequest } from '../liquidity/request-quote.js';
@@ -27,7 +28,7 @@ function underlyingOf(request: FundRequest, errors: string[]): string {
  * `POST /awards/fund`: buys the asset to be awarded into the platform's `awards` account (the pool
  * `POST /awards/distribute` pays from), paid from the platform's `general` account.
  */
-export async function fundAwards(auth: AuthContext, request: FundRequest, requestId: string): Promise<InstantPurchaseResult> {
+export async function fundAwards(auth: AuthContext, request: FundRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<InstantPurchaseResult> {
   const errors: string[] = [];
   const underlying = underlyingOf(request, errors);
   const checked = validateQuoteRequest({ ...request, underlying, side: 'buy' });
@@ -39,5 +40,6 @@ export async function fundAwards(auth: AuthContext, request: FundRequest, reques
     auth,
     { product: 'award_fund', movementType: 'award_fund', request: value, beneficiary: { participant_code: auth.participantCode, account_label: AWARDS_ACCOUNT_LABEL } },
     requestId,
+    claim,
   );
 }

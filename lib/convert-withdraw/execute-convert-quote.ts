@@ -1,3 +1,4 @@
+import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { clock } from '../clock.js';
 import { findAsset } from '../domain/assets.js';
 import { Money } from '../domain/money.js';
@@ -28,7 +29,7 @@ export interface ConvertExecutionResult {
  * fee account, the bought quantity moved into the withdrawal's escrow, and the `PENDING` withdrawal request.
  * The participant's quoted-currency account pays `total_notional` and never goes negative.
  */
-export async function executeConvertQuote(auth: AuthContext, quoteId: string): Promise<ConvertExecutionResult> {
+export async function executeConvertQuote(auth: AuthContext, quoteId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<ConvertExecutionResult> {
   const nowMs = clock.nowMs();
   const quote = await executableQuote(auth.platformCode, quoteId, CONVERT_WITHDRAW_PRODUCT, nowMs);
   if (!quote.withdrawal) throw new Error(`convert-withdraw quote ${quoteId} has no withdrawal details`);
@@ -98,9 +99,7 @@ export async function executeConvertQuote(auth: AuthContext, quoteId: string): P
     updated_at: nowMs,
   };
 
-  await commitQuoteExecution(quote.quote_id, tradeId, nowMs, [withdrawalCreationItem(withdrawal), ...execution.items]);
-
-  return {
+  const result: ConvertExecutionResult = {
     request_id: quote.request_id,
     quote: convertQuoteView(quote),
     trade_id: tradeId,
@@ -108,4 +107,6 @@ export async function executeConvertQuote(auth: AuthContext, quoteId: string): P
     status: 'Completed',
     withdrawal_request_id: withdrawal.withdrawal_request_id,
   };
+  await commitQuoteExecution(quote.quote_id, tradeId, nowMs, [withdrawalCreationItem(withdrawal), ...execution.items, ...claim(result)]);
+  return result;
 }

@@ -7,6 +7,7 @@ import { jsonBody } from './middleware/json-body.js';
 import { requestLimits } from './middleware/request-limits.js';
 import { validateInput } from './middleware/validate-input.js';
 import { verifySignature } from './middleware/verify-signature.js';
+import { requestCompletionItem, type RequestClaim } from '../store/windows.js';
 import type { AuthContext, ServiceContext } from './types.js';
 
 type Parsed<S extends z.ZodMiniType | undefined> = S extends z.ZodMiniType ? z.output<S> : undefined;
@@ -53,6 +54,12 @@ export interface HandlerInput<Q, B, P> {
   auth: AuthContext;
   /** True when the client's X-Request-Id made this POST idempotent (`requestId` is then the client's). */
   idempotent: boolean;
+  /**
+   * The request's claim: a use case that books puts `claim(message)` in its booking transaction, where
+   * `message` is what it returns. The booking and the stored answer commit together, so a retry of a run
+   * that died after committing gets exactly this answer. Empty items when the request isn't idempotent.
+   */
+  claim: RequestClaim;
 }
 
 /**
@@ -65,16 +72,29 @@ export function apiHandler<
   B extends z.ZodMiniType | undefined = undefined,
   P extends z.ZodMiniType | undefined = undefined,
 >(options: HandlerOptions<Q, B, P>, run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>) {
+  const successStatus = options.successStatus ?? 200;
   const core = async (_event: APIGatewayProxyEvent, context: ServiceContext): Promise<APIGatewayProxyResult> => {
     const { svc } = context;
+    const claim: RequestClaim = (message) => {
+      const run = svc.idempotentRun;
+      if (!run) return [];
+      const response = { statusCode: successStatus, headers: { ...options.headers, ...JSON_HEADERS }, body: JSON.stringify({ message }) };
+      // The last claim made is the one that committed: a use case that retries builds its transaction anew,
+      // and one whose transaction failed for good throws.
+      svc.claimedResponse = response;
+      return [requestCompletionItem(run, response)];
+    };
     const body = await run({
       query: svc.input?.query as Parsed<Q>,
       body: svc.input?.body as Parsed<B>,
       path: svc.input?.path as Parsed<P>,
       requestId: svc.requestId,
       auth: svc.auth as AuthContext,
-      idempotent: svc.idempotencyKey !== undefined,
+      idempotent: svc.idempotentRun !== undefined,
+      claim,
     });
+    // What the booking stored is what this run answers, byte for byte, like every retry of it.
+    if (svc.claimedResponse) return { ...svc.claimedResponse, headers: { ...svc.claimedResponse.headers } };
     if (options.produces) {
       const headers = { ...options.headers, 'Content-Type': `${options.produces}; charset=utf-8` };
       return { statusCode: options.successStatus ?? 200, headers, body: String(body) };

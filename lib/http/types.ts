@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { PermissionArea } from '../store/api-keys.js';
+import type { IdempotentRun, StoredResponse } from '../store/windows.js';
 
 /** Who is calling, established by signature verification. */
 export interface AuthContext {
@@ -21,8 +22,10 @@ export interface ServiceState {
   body?: unknown;
   /** Inputs after zod parsing. */
   input?: { query?: unknown; body?: unknown; path?: unknown };
-  /** Set when the request is idempotent through `X-Request-Id`. */
-  idempotencyKey?: { platformCode: string; requestId: string };
+  /** Set while this run owns its request's idempotency record (`X-Request-Id` on a POST). */
+  idempotentRun?: IdempotentRun;
+  /** The response the use case stored with its booking (through its request claim): what this run answers. */
+  claimedResponse?: StoredResponse;
 }
 
 export type ServiceContext = Context & { svc: ServiceState };

@@ -10,6 +10,7 @@ import { newId } from '../store/codes.js';
 import { paymentCreationItem, type Payment } from '../store/payments.js';
 import { getQuote, QUOTE_ALREADY_EXECUTED, quoteExecutionItem, type StoredQuote } from '../store/quotes.js';
 import { transactWrite, type TaggedItem } from '../store/transactions.js';
+import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { quoteView, type QuoteView } from './quote-view.js';
 import { tradeExecutionItems } from './trade-execution.js';
 
@@ -81,7 +82,7 @@ function newBankTransferId(): string {
  * `client_trade_id` (= quote_id), the movement against the liquidity provider, the terminated/settled trade,
  * and for ACH funding the `submitted` payment. Anything failing leaves nothing written.
  */
-export async function executeQuote(auth: AuthContext, request: ExecuteRequest): Promise<ExecutionResult> {
+export async function executeQuote(auth: AuthContext, request: ExecuteRequest, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<ExecutionResult> {
   const funding = parseFunding(request.funding_details);
   const nowMs = clock.nowMs();
   const quote = await executableQuote(auth.platformCode, request.quote_id, 'liquidity', nowMs);
@@ -153,9 +154,7 @@ export async function executeQuote(auth: AuthContext, request: ExecuteRequest): 
         }
       : undefined;
 
-  await commitQuoteExecution(quote.quote_id, tradeId, nowMs, [...execution.items, ...(payment ? [paymentCreationItem(payment)] : [])]);
-
-  return {
+  const result: ExecutionResult = {
     request_id: quote.request_id,
     quote: quoteView(quote),
     trade_id: tradeId,
@@ -163,4 +162,6 @@ export async function executeQuote(auth: AuthContext, request: ExecuteRequest): 
     status: 'Completed',
     payment_amount: payment?.amount ?? null,
   };
+  await commitQuoteExecution(quote.quote_id, tradeId, nowMs, [...execution.items, ...(payment ? [paymentCreationItem(payment)] : []), ...claim(result)]);
+  return result;
 }

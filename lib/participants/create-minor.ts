@@ -1,3 +1,4 @@
+import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { clock } from '../clock.js';
 import { MAX_TEXT_LENGTH, validateMinor } from '../domain/customers.js';
 import { createCustomer as storeCustomer, getParticipantOfPlatform } from '../store/participants.js';
@@ -31,10 +32,11 @@ async function custodianProblem(platformCode: string, body: unknown): Promise<st
  * platform, approved at once. Returns the response `message`. The custodian is checked here for a precise
  * answer and again inside the write transaction, which is what guarantees it.
  */
-export async function createMinor(platformCode: string, body: unknown): Promise<Record<string, unknown>> {
+export async function createMinor(platformCode: string, body: unknown, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<Record<string, unknown>> {
   const verdict = validateMinor(body, clock.nowMs());
   const [emailTaken, custodian] = await Promise.all([emailAlreadyUsed(platformCode, body), custodianProblem(platformCode, body)]);
   const minor = acceptOrThrow(verdict, custodian === undefined ? [] : [custodian], emailTaken);
-  const created = await storeCustomer(platformCode, minor);
-  return { ...echoCustomer(minor), platform_code: platformCode, participant_code: created.participant_code, status: created.status };
+  const answer = (created: { participant_code: string; status: string }) => ({ ...echoCustomer(minor), platform_code: platformCode, participant_code: created.participant_code, status: created.status });
+  // The request's claim stores the answer with the new customer (see `RequestClaim`).
+  return answer(await storeCustomer(platformCode, minor, (created) => claim(answer(created))));
 }

@@ -1,5 +1,5 @@
 import { clock } from '../clock.js';
-import { IdempotencyMismatchError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
+import { ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL, type MovementType } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { computeQuote } from '../domain/quotes.js';
@@ -10,9 +10,9 @@ import type { ValidQuoteRequest } from '../liquidity/request-quote.js';
 import { tradeExecutionItems } from '../liquidity/trade-execution.js';
 import { dealPrice } from '../pricing/price-source.js';
 import { newId } from '../store/codes.js';
-import { getQuote, quoteCreationItem, type StoredQuote } from '../store/quotes.js';
-import { bookedByRequest, RequestAlreadyBookedError, requestClaimItem } from '../store/request-claims.js';
+import { quoteCreationItem, type StoredQuote } from '../store/quotes.js';
 import { transactWrite } from '../store/transactions.js';
+import type { RequestClaim } from '../store/windows.js';
 
 /**
  * A purchase quoted and executed in one step: a reward (the platform pays, its customer receives) and an
@@ -64,55 +64,23 @@ function instantQuoteView(quote: StoredQuote) {
   return { ...quoteView(quote), underlying_currency: quote.underlying, transaction_timestamp: quote.executed_at };
 }
 
-/** Whether a quote booked under this request id is what `purchase` asks for (amounts compared by value). */
-function bookedAsAsked(quote: StoredQuote, purchase: InstantPurchase): boolean {
-  const { request, beneficiary } = purchase;
-  const byQuantity = request.quantity !== undefined;
-  const given = byQuantity ? request.quantity : request.total;
-  return (
-    quote.participant_code === beneficiary.participant_code &&
-    quote.account_label === beneficiary.account_label &&
-    quote.underlying === request.underlying.symbol &&
-    quote.quoted_currency === request.quoted.symbol &&
-    quote.quoted_by === (byQuantity ? 'quantity' : 'total') &&
-    given !== undefined &&
-    new Money(byQuantity ? quote.quantity : quote.total).eq(given)
-  );
-}
-
-/**
- * What an earlier run booked for this request id. The idempotency middleware refuses another body under a
- * live id, but not once the first run's record is gone (a run that fails after its transaction committed,
- * e.g. on a lost reply, releases it): then this is the only check left, and another request must not get
- * this booking.
- */
-async function resultOf(quoteId: string, purchase: InstantPurchase): Promise<InstantPurchaseResult> {
-  const quote = await getQuote(quoteId);
-  if (!quote?.trade_id) throw new Error(`claimed quote ${quoteId} is missing or not executed`);
-  if (!bookedAsAsked(quote, purchase)) throw new IdempotencyMismatchError();
-  return purchaseResult(quote.request_id, quote, quote.trade_id);
-}
-
 /**
  * Prices and books the purchase for `requestId`. The platform's own `general` account pays the quoted
- * currency (guarded: it never goes negative, a shortfall is a 400). A request this service already booked,
- * seen again because its first run died before answering, gets the first run's result and books nothing.
+ * currency (guarded: it never goes negative, a shortfall is a 400). The request's claim commits with the
+ * booking, so a retry of a run that died after committing is answered with this result, never a second purchase.
  */
-export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, requestId: string): Promise<InstantPurchaseResult> {
+export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, requestId: string, claim: RequestClaim): Promise<InstantPurchaseResult> {
   const { product, request, beneficiary } = purchase;
   const nowMs = clock.nowMs();
-  // Independent reads, so they run together. An earlier booking of this request is the answer even when the
-  // price has gone stale since.
-  const [problems, booked, priced] = await Promise.all([
+  // Independent reads, so they run together; the recipient's problems answer first.
+  const [problems, priced] = await Promise.all([
     purchase.problems ?? [],
-    bookedByRequest(product, auth.platformCode, requestId, nowMs),
     dealPrice(auth.platformCode, 'buy', request.underlying, request.quoted, nowMs).then(
       (deal) => ({ deal }),
       (error: unknown) => ({ error }),
     ),
   ]);
   if (problems.length > 0) throw new ValidationError(problems);
-  if (booked) return resultOf(booked, purchase);
   if ('error' in priced) throw priced.error;
   const { deal } = priced;
   const amounts = computeQuote({ ...request, side: 'buy', price: deal.price });
@@ -138,11 +106,10 @@ export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, 
     executed_at: nowMs,
     trade_id: tradeId,
   };
-  const quoteId = quote.quote_id;
   const execution = tradeExecutionItems({
     tradeId,
     platformCode: auth.platformCode,
-    clientTradeId: quoteId,
+    clientTradeId: quote.quote_id,
     side: 'buy',
     underlying: request.underlying,
     quoted: request.quoted,
@@ -163,17 +130,8 @@ export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, 
     movementType: purchase.movementType,
     nowMs,
   });
-  try {
-    // The request's claim goes first: when an earlier run already booked this request, that is the answer,
-    // whatever else (a balance spent since) would fail now.
-    await transactWrite([requestClaimItem(product, auth.platformCode, requestId, quoteId, nowMs), quoteCreationItem(quote), ...execution.items]);
-  } catch (error) {
-    // Conflict retries run out (a 503) when many runs of one request race; if one of them booked it, that
-    // booking is this run's answer too.
-    if (!(error instanceof RequestAlreadyBookedError) && !(error instanceof ServiceUnavailableError)) throw error;
-    const winner = await bookedByRequest(product, auth.platformCode, requestId, clock.nowMs());
-    if (!winner) throw error;
-    return resultOf(winner, purchase);
-  }
-  return purchaseResult(requestId, quote, tradeId);
+  const result = purchaseResult(requestId, quote, tradeId);
+  // The request's claim goes first: a run that lost its request to another reads as such.
+  await transactWrite([...claim(result), quoteCreationItem(quote), ...execution.items]);
+  return result;
 }

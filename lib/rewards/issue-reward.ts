@@ -1,3 +1,4 @@
+import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
 import type { AuthContext } from '../http/types.js';
@@ -19,9 +20,9 @@ export interface RewardRequest {
  * The recipient must be an approved customer of the platform (not the platform itself: a reward to oneself
  * is a purchase, which is what `/liquidity` is for); `account_label` names the customer's receiving account.
  */
-export async function issueReward(auth: AuthContext, request: RewardRequest, requestId: string): Promise<InstantPurchaseResult> {
+export async function issueReward(auth: AuthContext, request: RewardRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<InstantPurchaseResult> {
   const { errors, value } = validateQuoteRequest({ ...request, side: 'buy' });
-  // Read alongside the purchase's own reads (price, request claim); its problems still come before anything.
+  // Read alongside the purchase's own read of the price; its problems still come before anything.
   const recipientProblems = getParticipantOfPlatform(auth.platformCode, request.participant_code).then((customer) => {
     if (!customer || customer.kind !== 'customer') return [`participant_code: no customer '${request.participant_code}' of this platform`];
     if (customer.status !== 'approved') return [`participant_code: customer ${request.participant_code} is ${customer.status}, not approved`];
@@ -39,5 +40,6 @@ export async function issueReward(auth: AuthContext, request: RewardRequest, req
       problems: recipientProblems,
     },
     requestId,
+    claim,
   );
 }

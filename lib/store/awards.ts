@@ -5,7 +5,7 @@ import { dynamo, tableNames } from './client.js';
 import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
-import type { TaggedItem } from './transactions.js';
+import { transactWrite, type TaggedItem } from './transactions.js';
 
 /**
  * Award distributions. A distribution can credit more recipients than one transaction holds, so it is
@@ -125,24 +125,33 @@ export function chunkCreditedItem(platformCode: string, distributionId: string, 
  * `distributing` -> `completed`, leaving the open-distributions index. False when another run completed
  * it first (harmless: the chunks' markers already guarantee each recipient was credited once).
  */
-export async function completeDistribution(platformCode: string, distributionId: string, nowMs: number): Promise<boolean> {
+export async function completeDistribution(platformCode: string, distributionId: string, nowMs: number, alongWith: readonly TaggedItem[] = []): Promise<boolean> {
   try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: tableNames().main,
-        Key: keys.awardDistribution(platformCode, distributionId),
-        UpdateExpression: 'SET #status = :completed, completed_at = :now REMOVE gsi2pk, gsi2sk',
-        ConditionExpression: 'attribute_exists(pk) AND #status = :distributing',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':completed': 'completed', ':distributing': 'distributing', ':now': nowMs },
-      }),
-    );
+    await transactWrite([
+      {
+        item: {
+          Update: {
+            TableName: tableNames().main,
+            Key: keys.awardDistribution(platformCode, distributionId),
+            UpdateExpression: 'SET #status = :completed, completed_at = :now REMOVE gsi2pk, gsi2sk',
+            ConditionExpression: 'attribute_exists(pk) AND #status = :distributing',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':completed': 'completed', ':distributing': 'distributing', ':now': nowMs },
+          },
+        },
+        onConditionFailed: () => new DistributionCompletedError(),
+      },
+      ...alongWith,
+    ]);
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (error instanceof DistributionCompletedError) return false;
     throw error;
   }
 }
+
+/** Another run completed the distribution first. */
+class DistributionCompletedError extends Error {}
 
 function accountRef(raw: Record<string, any>): AccountRef {
   return { participant_code: raw.participant_code, account_group: raw.account_group, account_label: raw.account_label, asset: raw.asset };

@@ -95,7 +95,11 @@ const MAX_CODE_ATTEMPTS = 5;
  * Throws `ConflictError([EMAIL_TAKEN])` when the e-mail is already claimed and
  * `ValidationError([CUSTODIAN_NO_LONGER_ELIGIBLE])` when the custodian no longer qualifies.
  */
-export async function createCustomer(platformCode: string, customer: SealedCustomer | NormalizedMinor): Promise<CreatedCustomer> {
+export async function createCustomer(
+  platformCode: string,
+  customer: SealedCustomer | NormalizedMinor,
+  alongWith: (created: CreatedCustomer) => readonly TaggedItem[] = () => [],
+): Promise<CreatedCustomer> {
   // A plaintext tax id must never reach the table, whatever a caller passes.
   if ('tax_id' in customer) throw new Error('a customer reaches the store with its tax id encrypted (tax_id_encrypted), never in plaintext');
   const { main } = tableNames();
@@ -170,8 +174,9 @@ export async function createCustomer(platformCode: string, customer: SealedCusto
     try {
       // The e-mail claim goes first: when several conditions fail at once, the duplicate is what the
       // client most needs to hear.
-      await transactWrite([emailClaim, ...custodianCheck, participant]);
-      return { participant_code: code, status: 'approved', created_at: now };
+      const created: CreatedCustomer = { participant_code: code, status: 'approved', created_at: now };
+      await transactWrite([emailClaim, ...custodianCheck, participant, ...alongWith(created)]);
+      return created;
     } catch (error) {
       if (error instanceof ParticipantCodeTakenError) continue;
       // Conflict retries ran out (a 503 from transactWrite): many twins are racing for one e-mail. If one

@@ -2,7 +2,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableNames } from './client.js';
 import { ttlKeys } from './keys.js';
-import type { TransactItem } from './transactions.js';
+import { ConflictError } from '../domain/errors.js';
+import type { TaggedItem, TransactItem } from './transactions.js';
 
 /**
  * Claims with a window, in the TTL table. A claim is free when no item exists or when the stored
@@ -34,21 +35,28 @@ export function clientIdClaim(kind: string, platformCode: string, clientId: stri
   };
 }
 
-/** Records an accepted signature; false if it was already seen inside its window (a replay). */
-export async function claimSignature(signature: string, nowMs: number, windowMs: number): Promise<boolean> {
+export type SignatureClaim = { fresh: true } | { fresh: false; requestId: string | null };
+
+/**
+ * Records an accepted signature with the X-Request-Id it came with. A repeat inside the window is not fresh,
+ * and says which X-Request-Id the first carried (a client retrying the very same bytes carries the same).
+ */
+export async function claimSignature(signature: string, nowMs: number, windowMs: number, requestId: string | undefined): Promise<SignatureClaim> {
   try {
     await dynamo().send(
       new PutCommand({
         TableName: tableNames().ttl,
-        Item: { pk: ttlKeys.replay(signature), ...windowAttributes(nowMs, windowMs) },
+        Item: { pk: ttlKeys.replay(signature), ...(requestId !== undefined && { request_id: requestId }), ...windowAttributes(nowMs, windowMs) },
         ConditionExpression: FREE_OR_EXPIRED,
         ExpressionAttributeValues: { ':now': nowMs },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return true;
+    return { fresh: true };
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const first = (error.Item as Record<string, { S?: string }> | undefined)?.request_id?.S;
+    return { fresh: false, requestId: first ?? null };
   }
 }
 
@@ -67,12 +75,22 @@ export type IdempotencyStart =
 /** How long an in-progress record blocks duplicates before a retry may take over (longer than a Lambda run). */
 export const IN_PROGRESS_LEASE_MS = 60_000;
 
+/** One run of an idempotent request: its key, and the token that makes the run the record's owner. */
+export interface IdempotentRun {
+  platformCode: string;
+  requestId: string;
+  owner: string;
+}
+
 /**
  * Starts an idempotent request: one conditional put that succeeds when the key is new, expired, or stuck in
  * progress past its lease (a crashed run) with the same request. Otherwise the existing record says what
- * the duplicate gets.
+ * the duplicate gets. The run that starts owns the record (`run.owner`): only it can complete or release it,
+ * so a run that outlived its lease can neither book (its completion is part of its booking) nor free the
+ * key of the run that took over.
  */
-export async function beginIdempotentRequest(platformCode: string, requestId: string, requestHash: string, nowMs: number): Promise<IdempotencyStart> {
+export async function beginIdempotentRequest(run: IdempotentRun, requestHash: string, nowMs: number): Promise<IdempotencyStart> {
+  const { platformCode, requestId } = run;
   try {
     await dynamo().send(
       new PutCommand({
@@ -80,6 +98,7 @@ export async function beginIdempotentRequest(platformCode: string, requestId: st
         Item: {
           pk: ttlKeys.idempotency(platformCode, requestId),
           status: 'IN_PROGRESS',
+          owner: run.owner,
           request_hash: requestHash,
           in_progress_until_ms: nowMs + IN_PROGRESS_LEASE_MS,
           ...windowAttributes(nowMs, HOURS_72_MS),
@@ -103,30 +122,62 @@ export async function beginIdempotentRequest(platformCode: string, requestId: st
   }
 }
 
-export async function completeIdempotentRequest(platformCode: string, requestId: string, response: StoredResponse): Promise<void> {
-  await dynamo().send(
-    new UpdateCommand({
-      TableName: tableNames().ttl,
-      Key: { pk: ttlKeys.idempotency(platformCode, requestId) },
-      UpdateExpression: 'SET #status = :completed, #response = :response REMOVE in_progress_until_ms',
-      ConditionExpression: '#status = :inProgress',
-      ExpressionAttributeNames: { '#status': 'status', '#response': 'response' },
-      ExpressionAttributeValues: { ':completed': 'COMPLETED', ':inProgress': 'IN_PROGRESS', ':response': JSON.stringify(response) },
-    }),
-  );
+/** This run no longer owns its request: another run took it over after the lease lapsed, or answered it. */
+export class RequestTakenOverError extends ConflictError {
+  constructor() {
+    super(['X-Request-Id: another run of this request took it over; retry to get its answer']);
+    this.name = 'RequestTakenOverError';
+  }
 }
 
-/** A failed request releases its key, so the client can retry (a retry of a partial run resumes it). */
-export async function abandonIdempotentRequest(platformCode: string, requestId: string): Promise<void> {
+const completion = (run: IdempotentRun, response: StoredResponse) => ({
+  TableName: tableNames().ttl,
+  Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
+  UpdateExpression: 'SET #status = :completed, #response = :response REMOVE in_progress_until_ms',
+  ConditionExpression: '#status = :inProgress AND #owner = :owner',
+  ExpressionAttributeNames: { '#status': 'status', '#response': 'response', '#owner': 'owner' },
+  ExpressionAttributeValues: { ':completed': 'COMPLETED', ':inProgress': 'IN_PROGRESS', ':owner': run.owner, ':response': JSON.stringify(response) },
+});
+
+/**
+ * The request's claim on what it books: the transaction item that completes its idempotency record with
+ * the response, written in the booking's own transaction. The booking and its answer commit together, so
+ * a run that dies after committing leaves a retry the stored answer, never a second booking; and a run
+ * that lost its record to a takeover can't commit at all.
+ */
+export function requestCompletionItem(run: IdempotentRun, response: StoredResponse): TaggedItem {
+  return { item: { Update: completion(run, response) }, onConditionFailed: () => new RequestTakenOverError() };
+}
+
+/** Stores the response of a run that booked nothing through `requestCompletionItem`; false if it was stored already. */
+export async function completeIdempotentRequest(run: IdempotentRun, response: StoredResponse): Promise<boolean> {
+  try {
+    await dynamo().send(new UpdateCommand(completion(run, response)));
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** A failed request releases its key, so the client can retry (a retry of a partial run resumes it). Only its owner's, only while in progress. */
+export async function abandonIdempotentRequest(run: IdempotentRun): Promise<void> {
   await dynamo().send(
     new DeleteCommand({
       TableName: tableNames().ttl,
-      Key: { pk: ttlKeys.idempotency(platformCode, requestId) },
-      ConditionExpression: '#status = :inProgress',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':inProgress': 'IN_PROGRESS' },
+      Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
+      ConditionExpression: '#status = :inProgress AND #owner = :owner',
+      ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+      ExpressionAttributeValues: { ':inProgress': 'IN_PROGRESS', ':owner': run.owner },
     }),
   ).catch((error) => {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
   });
 }
+
+/**
+ * What a use case includes in its booking transaction so the request is answered by what it booked: the
+ * items that store `message` as the response, or nothing when the request is not idempotent.
+ */
+export type RequestClaim = (message: unknown) => TaggedItem[];
+export const NO_REQUEST_CLAIM: RequestClaim = () => [];

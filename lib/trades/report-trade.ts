@@ -8,6 +8,7 @@ import { getParticipants, type Participant } from '../store/participants.js';
 import { hasRelationship } from '../store/relationships.js';
 import { acceptedTrade, clientTradeIdClaim, tradeItems } from '../store/trades.js';
 import { transactWrite } from '../store/transactions.js';
+import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { tradeView, type TradeView } from './trade-view.js';
 
 /**
@@ -27,7 +28,7 @@ async function participantForTrades(platformCode: string, participant: Participa
  * stores the trade `accepted` together with its 72-hour `client_trade_id` claim in one transaction, then
  * starts its settlement execution.
  */
-export async function reportTrade(body: unknown, auth: AuthContext): Promise<TradeView> {
+export async function reportTrade(body: unknown, auth: AuthContext, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<TradeView> {
   const nowMs = clock.nowMs();
   const validated = validateTradeReport(body, { platformCode: auth.platformCode, platformParticipantCode: auth.participantCode, nowMs });
   if (!validated.ok) throw new ValidationError(validated.errors);
@@ -55,7 +56,10 @@ export async function reportTrade(body: unknown, auth: AuthContext): Promise<Tra
     nowMs,
     accountGroups: [first?.platform_code ?? null, second?.platform_code ?? null],
   });
-  await transactWrite([...tradeItems(trade), clientTradeIdClaim(trade, nowMs)]);
+  const view = tradeView(trade);
+  // The request's claim stores this answer with the trade: a retry after a crash here gets the trade, not a
+  // 409 on its own client_trade_id (the settlement not started yet is the open-trades sweep's to start).
+  await transactWrite([...claim(view), ...tradeItems(trade), clientTradeIdClaim(trade, nowMs)]);
 
   try {
     await startSettlement(trade);
@@ -66,5 +70,5 @@ export async function reportTrade(body: unknown, auth: AuthContext): Promise<Tra
       JSON.stringify({ level: 'error', message: 'settlement execution not started; left for the open-trades sweep', trade_id: trade.trade_id, error: (error as Error).message }),
     );
   }
-  return tradeView(trade);
+  return view;
 }

@@ -1,6 +1,6 @@
 import { clock } from '../clock.js';
 import { findAsset } from '../domain/assets.js';
-import { ConflictError, IdempotencyMismatchError, ValidationError } from '../domain/errors.js';
+import { ConflictError, ValidationError } from '../domain/errors.js';
 import { accountGroupProblem, DEFAULT_ACCOUNT_LABEL, moveLegs, sameAccount, type AccountRef } from '../domain/ledger.js';
 import { formatAmount, parseAmount } from '../domain/money.js';
 import { newId, newNumericId } from '../store/codes.js';
@@ -9,8 +9,7 @@ import { getParticipants, type Participant } from '../store/participants.js';
 import { hasRelationship } from '../store/relationships.js';
 import { transactWrite } from '../store/transactions.js';
 import { getTransfer, transferRecordItem, TransferIdTakenError, type Transfer } from '../store/transfers.js';
-import { bookedByRequest, RequestAlreadyBookedError, requestClaimItem } from '../store/request-claims.js';
-import { clientIdClaim } from '../store/windows.js';
+import { clientIdClaim, NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { publicTransfer } from './list-transfers.js';
 
 export interface TransferRequest {
@@ -52,32 +51,11 @@ function resolveSide(side: 'from' | 'to', participant: Participant | undefined, 
 
 const MAX_ID_DRAWS = 5;
 
-const BOOKED_FIELDS = [
-  'from_participant_code',
-  'from_account_group',
-  'from_account_label',
-  'to_participant_code',
-  'to_account_group',
-  'to_account_label',
-  'asset',
-  'amount',
-  'client_transfer_id',
-] as const;
-
-/** The transfer an earlier run of this request booked; a different request under the same id is a 422. */
-async function bookedTransfer(platformCode: string, requestId: string, asked: Transfer) {
-  const bookedId = await bookedByRequest('transfer', platformCode, requestId, clock.nowMs());
-  const booked = bookedId ? await getTransfer(bookedId) : undefined;
-  if (!booked) throw new Error(`transfer request ${requestId} is claimed but its transfer is missing`);
-  if (BOOKED_FIELDS.some((field) => booked[field] !== asked[field])) throw new IdempotencyMismatchError();
-  return publicTransfer(booked);
-}
-
 /**
  * Books a transfer: the transfer record, the movement (with the source's `balance >= amount` condition)
  * and the 72-hour `client_transfer_id` claim, in one transaction. Status is `approved` at once.
  */
-export async function createTransfer(platformCode: string, request: TransferRequest, options: { idempotentRequestId?: string } = {}) {
+export async function createTransfer(platformCode: string, request: TransferRequest, claim: RequestClaim = NO_REQUEST_CLAIM) {
   const errors: string[] = [];
   const asset = findAsset(request.asset);
   if (!asset) errors.push(`asset: unknown asset '${request.asset}'`);
@@ -119,12 +97,7 @@ export async function createTransfer(platformCode: string, request: TransferRequ
       admin_transfer: false,
       prefunded: false,
     };
-    // With an X-Request-Id, the request claims what it books in the same transaction: a retry after a run
-    // that committed but died before its response was stored answers with that transfer, not a second one.
-    const requestClaim = options.idempotentRequestId
-      ? [requestClaimItem('transfer', platformCode, options.idempotentRequestId, String(transfer.id), nowMs)]
-      : [];
-    const claim = request.client_transfer_id
+    const clientIdClaims = request.client_transfer_id
       ? [
           {
             item: clientIdClaim('transfer', platformCode, request.client_transfer_id, nowMs, String(transfer.id)),
@@ -132,20 +105,19 @@ export async function createTransfer(platformCode: string, request: TransferRequ
           },
         ]
       : [];
+    const answer = publicTransfer(transfer);
     try {
       await transactWrite([
-        // Claims go first: when a duplicate also lacks funds, the client hears about the duplicate.
-        ...requestClaim,
-        ...claim,
+        // Claims go first: when a duplicate also lacks funds, the client hears about the duplicate. The
+        // request's claim stores this answer with the booking (a retry after a crash gets it, see `RequestClaim`).
+        ...claim(answer),
+        ...clientIdClaims,
         transferRecordItem(transfer, nowMs),
         ...movementItems({ movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs: moveLegs(from, to, amount) }, nowMs),
       ]);
-      return publicTransfer(transfer);
+      return answer;
     } catch (error) {
       if (error instanceof TransferIdTakenError && draw < MAX_ID_DRAWS) continue;
-      if (error instanceof RequestAlreadyBookedError && options.idempotentRequestId) {
-        return bookedTransfer(platformCode, options.idempotentRequestId, transfer);
-      }
       throw error;
     }
   }

@@ -70,7 +70,7 @@ export async function directTransfer(platform: BenchPlatform, lane: Lane, client
   const key = await getApiKey(apiKey);
   if (!key) throw new Error('direct transfer: the bench API key is missing');
   // A fresh random stand-in for the 44-character signature, so the replay item has the real item's size.
-  if (!(await claimSignature(`${apiKey}#${randomBytes(32).toString('base64')}`, clock.nowMs(), (SIGNATURE_WINDOW_SECONDS + 1) * 1000))) {
+  if (!(await claimSignature(`${apiKey}#${randomBytes(32).toString('base64')}`, clock.nowMs(), (SIGNATURE_WINDOW_SECONDS + 1) * 1000, undefined)).fresh) {
     throw new Error('direct transfer: replay claim refused');
   }
   const participants = await getParticipants([lane.from, lane.to]);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { clock } from '../../lib/clock.js';
 import { issueReward } from '../../lib/rewards/issue-reward.js';
-import { dynamo, tableNames } from '../../lib/store/client.js';
-import { ttlKeys } from '../../lib/store/keys.js';
+import { beginIdempotentRequest, IN_PROGRESS_LEASE_MS, requestCompletionItem, type IdempotentRun } from '../../lib/store/windows.js';
+import { crashAfterCommit } from '../support/faults.js';
 import { customersViaHttp } from '../support/customers.js';
 import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
@@ -89,50 +89,45 @@ describe('POST /rewards', () => {
     expect(await balances(platform)).toEqual(after);
   });
 
-  it('a retry whose first run booked but never answered (idempotency record lost) gets the booked result, not a second reward', async () => {
+  it('a retry whose first run booked but died before answering gets the booked result, not a second reward', async () => {
     const requestId = randomUUID();
+    const restore = crashAfterCommit();
     const first = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.25' }), { headers: { 'X-Request-Id': requestId } });
-    expect(first.status).toBe(201);
+    restore();
+    expect(first.status).toBe(500);
     const before = await balances(platform);
-    // What a run that died after its transaction and before storing its response leaves behind, once its lease lapses.
-    await dynamo().send(new DeleteCommand({ TableName: tableNames().ttl, Key: { pk: ttlKeys.idempotency(platform.platformCode, requestId) } }));
+    expect(before[`${customers[1]}/general/ETH`]).toBe(ETH('0.25'));
 
     const retry = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.25' }), { headers: { 'X-Request-Id': requestId } });
     expect(retry.status).toBe(201);
-    expect(retry.body.message.trade_id).toBe(first.body.message.trade_id);
-    expect(retry.body.message.quote.quote_id).toBe(first.body.message.quote.quote_id);
+    expect(retry.body.message.quote.quantity).toBe(ETH('0.25'));
     expect(await balances(platform)).toEqual(before);
-    expect(before[`${customers[1]}/general/ETH`]).toBe(ETH('0.25'));
-  });
-
-  it('a retry with another body after the idempotency record was lost gets 422, not the booked result of a different request', async () => {
-    const requestId = randomUUID();
-    const first = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.125' }), { headers: { 'X-Request-Id': requestId } });
-    expect(first.status).toBe(201);
-    const before = await balances(platform);
-    await dynamo().send(new DeleteCommand({ TableName: tableNames().ttl, Key: { pk: ttlKeys.idempotency(platform.platformCode, requestId) } }));
-
+    // Another body under the id is refused (422), whatever it asks, and moves nothing.
     for (const changed of [{ quantity: '0.5' }, { participant_code: customers[2] }, { quantity: undefined, total: '250' }, { account_label: 'rewards' }]) {
-      const retry = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.125', ...changed }), { headers: { 'X-Request-Id': requestId } });
-      expect(retry.status, JSON.stringify(changed)).toBe(422);
-      expect(retry.body).toEqual({ errors: ['X-Request-Id: already used with a different request'] });
+      const other = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.25', ...changed }), { headers: { 'X-Request-Id': requestId } });
+      expect(other.status, JSON.stringify(changed)).toBe(422);
+      expect(other.body).toEqual({ errors: ['X-Request-Id: already used with a different request'] });
     }
     expect(await balances(platform)).toEqual(before);
-    // The same request, its amount written differently, is still the booked one.
-    const same = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.1250' }), { headers: { 'X-Request-Id': requestId } });
-    expect(same.status).toBe(201);
-    expect(same.body.message.trade_id).toBe(first.body.message.trade_id);
   });
 
-  it('runs of one request racing past the middleware (its lease lapsed) still book once: the request claim decides', async () => {
+  it('runs of one request racing past the middleware (its lease lapsed, another run took over) still book once', async () => {
     const [customer] = await customersViaHttp(platform, 1);
     const auth = { platformCode: platform.platformCode, participantCode: platform.participantCode, apiKey: 'test', permissions: [] };
     const requestId = randomUUID();
-    const results = await Promise.all(
-      Array.from({ length: 10 }, () => issueReward(auth, { underlying: 'ETH', quoted_currency: 'USD', quantity: '0.02', participant_code: customer! }, requestId)),
+    // Each run owns the record in turn: the first begins, its lease lapses, the next takes over, and so on.
+    const runs: IdempotentRun[] = [];
+    for (let i = 0; i < 5; i++) {
+      const run = { platformCode: platform.platformCode, requestId, owner: randomUUID() };
+      expect((await beginIdempotentRequest(run, 'hash', clock.nowMs() + i * (IN_PROGRESS_LEASE_MS + 1))).kind).toBe('started');
+      runs.push(run);
+    }
+    const claimOf = (run: (typeof runs)[number]) => (message: unknown) => [requestCompletionItem(run, { statusCode: 201, headers: {}, body: JSON.stringify({ message }) })];
+    const results = await Promise.allSettled(
+      runs.map((run) => issueReward(auth, { underlying: 'ETH', quoted_currency: 'USD', quantity: '0.02', participant_code: customer! }, requestId, claimOf(run))),
     );
-    expect(new Set(results.map((result) => result.trade_id)).size).toBe(1);
-    expect(new Set(results.map((result) => JSON.stringify(result))).size).toBe(1);
+    // Only the run that owns the record now can commit; the others' bookings fail whole.
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected', 'fulfilled']);
     expect((await balances(platform))[`${customer}/general/ETH`]).toBe(ETH('0.02'));
   });
 

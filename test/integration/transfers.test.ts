@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clock } from '../../lib/clock.js';
 import { sign } from '../../lib/http/signature.js';
 import { dynamo, tableNames } from '../../lib/store/client.js';
 import { ttlKeys } from '../../lib/store/keys.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { runAdmin } from '../../infra/ops/cli.js';
+import { crashAfterCommit } from '../support/faults.js';
 import { balances, fund } from '../support/ledger.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
 
@@ -105,14 +106,16 @@ describe('POST /transfers', () => {
     expect(response.body.errors.length).toBeGreaterThan(0);
   });
 
-  it('refuses the same signed POST sent twice (replay)', async () => {
+  it('does nothing again for the same signed POST sent twice: 409 request already received', async () => {
     const body = JSON.stringify(transferBody(platform, { amount: '1' }));
     const timestamp = clock.nowSeconds();
     const first = await send('POST', '/transfers', undefined, { credentials: platform.credentials, rawBody: body, timestamp });
     expect(first.status).toBe(201);
+    const before = await balances(platform);
     const replay = await send('POST', '/transfers', undefined, { credentials: platform.credentials, rawBody: body, timestamp });
-    expect(replay.status).toBe(403);
-    expect(replay.body).toEqual({ error: true, message: expect.stringContaining('replay') });
+    expect(replay.status).toBe(409);
+    expect(replay.body).toEqual({ errors: [expect.stringMatching(/^request already received: /)] });
+    expect(await balances(platform)).toEqual(before);
   });
 
   it('refuses a replay whose signature is spelled differently but decodes to the same bytes', async () => {
@@ -132,8 +135,9 @@ describe('POST /transfers', () => {
     const respellings = [signature.replace(/=+$/, ''), `${signature}=`, signature.replace(/\+/g, '-').replace(/\//g, '_')].filter((s) => s !== signature);
     expect(respellings.length).toBeGreaterThanOrEqual(2);
     for (const spelling of respellings) {
+      // Without its padding it is the same signature (a repeat: 409); any other spelling isn't one base64 value (403).
       const replay = await send('POST', '/transfers', undefined, { rawBody: body, unsigned: true, headers: signed(spelling) });
-      expect(replay.status, spelling).toBe(403);
+      expect(replay.status, spelling).toBe(spelling === signature.replace(/=+$/, '') ? 409 : 403);
     }
     expect((await balances(other))[`${other.participantCode}/general/USD`]).toBe('9.00');
   });
@@ -303,33 +307,36 @@ describe('X-Request-Id idempotency on POST', () => {
 });
 
 describe('a transfer whose first run booked but never answered', () => {
-  // What a run that died between its commit and storing its response leaves behind, once the idempotency
-  // record's in-progress lease has lapsed: no record at all.
-  const loseIdempotencyRecord = (platform: TestPlatform, requestId: string) =>
-    dynamo().send(new DeleteCommand({ TableName: tableNames().ttl, Key: { pk: ttlKeys.idempotency(platform.platformCode, requestId) } }));
+  // What a run that died between its commit and its answer leaves behind: the booking, with its answer
+  // stored in the same transaction (the request's claim).
+  let restore: (() => void) | undefined;
+  afterEach(() => restore?.());
 
   it('answers the retry with the booked transfer instead of booking a second one', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '100');
     const requestId = randomUUID();
     const body = transferBody(platform, { amount: '7' });
+    restore = crashAfterCommit();
     const first = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
-    expect(first.status).toBe(201);
-    await loseIdempotencyRecord(platform, requestId);
+    restore();
+    expect(first.status).toBe(500);
 
     const retry = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
     expect(retry.status).toBe(201);
-    expect(retry.body.message).toEqual(first.body.message);
     expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('93.00');
-    expect((await platform.get('/transfers')).body.count).toBe(1);
+    const listed = await platform.get('/transfers');
+    expect(listed.body.count).toBe(1);
+    expect(retry.body.message).toEqual(listed.body.message[0]);
   });
 
   it('refuses another request under the same id with 422 and moves nothing', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '100');
     const requestId = randomUUID();
-    expect((await platform.post('/transfers', transferBody(platform, { amount: '7' }), { headers: { 'X-Request-Id': requestId } })).status).toBe(201);
-    await loseIdempotencyRecord(platform, requestId);
+    restore = crashAfterCommit();
+    expect((await platform.post('/transfers', transferBody(platform, { amount: '7' }), { headers: { 'X-Request-Id': requestId } })).status).toBe(500);
+    restore();
 
     const other = await platform.post('/transfers', transferBody(platform, { amount: '8' }), { headers: { 'X-Request-Id': requestId } });
     expect(other.status).toBe(422);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { clock } from '../../clock.js';
 import { ConflictError, IdempotencyMismatchError, ValidationError } from '../../domain/errors.js';
 import { abandonIdempotentRequest, beginIdempotentRequest, completeIdempotentRequest } from '../../store/windows.js';
@@ -10,6 +10,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * `X-Request-Id` on a POST makes it idempotent for 72 hours (design section 3): the same id and request get
  * the stored first response, byte for byte; the same id with another request gets 422; a duplicate that
  * arrives while the first is still running gets 409. A failed request releases its id so it can be retried.
+ *
+ * The use case stores the response itself, in its booking's transaction (the handler hands it the
+ * request's claim, see `api-handler.ts`): the booking and its answer commit together. A request that booked
+ * nothing through the claim has its response stored here afterwards (conditioned on the run still owning
+ * an in-progress record, so a committed answer is never overwritten).
  */
 export function idempotency(): ServiceMiddleware {
   return {
@@ -24,11 +29,11 @@ export function idempotency(): ServiceMiddleware {
         .update(`${event.httpMethod} ${event.resource} ${JSON.stringify(event.pathParameters ?? {})}\n`)
         .update(event.body ?? '')
         .digest('base64');
-      const key = { platformCode: svc.auth.platformCode, requestId: presented };
-      const start = await beginIdempotentRequest(key.platformCode, key.requestId, hash, clock.nowMs());
+      const run = { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID() };
+      const start = await beginIdempotentRequest(run, hash, clock.nowMs());
       switch (start.kind) {
         case 'started':
-          svc.idempotencyKey = key;
+          svc.idempotentRun = run;
           return;
         case 'completed':
           return { ...start.response, headers: { ...start.response.headers, 'X-Request-Id': svc.requestId } };
@@ -39,22 +44,33 @@ export function idempotency(): ServiceMiddleware {
       }
     },
     after: async (request) => {
-      const key = request.context.svc.idempotencyKey;
-      if (!key) return;
+      const run = request.context.svc.idempotentRun;
+      if (!run) return;
+      // Done either way from here: if storing fails, the id must not be released by onError.
+      request.context.svc.idempotentRun = undefined;
+      // Usually the booking stored the answer already (then this conditional write does nothing); a use case
+      // whose claim's transaction didn't commit (another run completed the work first) has it stored here.
       const { statusCode, headers, body } = request.response!;
-      // The use case has committed by now: if storing its response fails, the id must not be released
-      // (onError would), or the client's retry would book again. The in-progress record then holds the id
-      // for its lease instead.
-      request.context.svc.idempotencyKey = undefined;
-      await completeIdempotentRequest(key.platformCode, key.requestId, {
+      const stored = completeIdempotentRequest(run, {
         statusCode,
         headers: Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name, String(value)])),
         body,
       });
+      if (!request.context.svc.claimedResponse) {
+        await stored;
+        return;
+      }
+      // The booking committed its answer: this write is only a fallback, and its failure must not turn the
+      // booked request into an error.
+      await stored.catch((error: Error) =>
+        console.error(JSON.stringify({ level: 'error', message: 'idempotent response not stored after its booking', requestId: run.requestId, error: error.message })),
+      );
     },
     onError: async (request) => {
-      const key = request.context.svc?.idempotencyKey;
-      if (key) await abandonIdempotentRequest(key.platformCode, key.requestId);
+      const run = request.context.svc?.idempotentRun;
+      // Conditioned on the record still being in progress and ours: a booking that committed its answer
+      // keeps it, whatever failed afterwards.
+      if (run) await abandonIdempotentRequest(run);
     },
   };
 }

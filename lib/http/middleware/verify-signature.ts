@@ -1,5 +1,5 @@
 import { clock } from '../../clock.js';
-import { AuthenticationError, ForbiddenError } from '../../domain/errors.js';
+import { AuthenticationError, ConflictError, ForbiddenError } from '../../domain/errors.js';
 import { getApiKey, passphraseMatches, secretBytes } from '../../store/api-keys.js';
 import { claimSignature } from '../../store/windows.js';
 import { routeFor } from '../../../infra/routes.js';
@@ -14,7 +14,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * Verifies the four X-SVC-* headers (design section 4) against the raw body, before anything parses it,
  * and checks the key's permission for the route's area. Every authentication failure answers the same 403
  * (`AuthenticationError`); what exactly failed goes to the log only. A mutating request's signature is remembered for
- * the life of its timestamp window so that sending it again is refused as a replay.
+ * the life of its timestamp window: sending it again does nothing again (design section 4).
  */
 export function verifySignature(): ServiceMiddleware {
   return {
@@ -65,10 +65,19 @@ export function verifySignature(): ServiceMiddleware {
       if (!SAFE_METHODS.has(event.httpMethod)) {
         const nowMs = clock.nowMs();
         const windowEndsMs = (Number(timestamp) + SIGNATURE_WINDOW_SECONDS + 1) * 1000;
+        const requestId = svc.headers['x-request-id'];
         // Keyed by the signature we computed, not the header's text: base64 decoding forgives missing or
         // extra padding and URL-safe letters, so one signature has many spellings.
-        const fresh = await claimSignature(`${apiKey}#${matched}`, nowMs, Math.max(1000, windowEndsMs - nowMs));
-        if (!fresh) throw new ForbiddenError('replayed request: this signature was already used');
+        const claim = await claimSignature(`${apiKey}#${matched}`, nowMs, Math.max(1000, windowEndsMs - nowMs), requestId);
+        // A repeat of a genuine signature is a duplicate, not an attack: nothing it asks is done again. A
+        // client retrying the very same bytes with its X-Request-Id gets the first answer from idempotency
+        // (a POST's); anything else is told the request was already received.
+        const retry = !claim.fresh && event.httpMethod === 'POST' && requestId !== undefined && claim.requestId === requestId;
+        if (!claim.fresh && !retry) {
+          throw new ConflictError([
+            'request already received: a request with this signature was accepted already; send the same X-Request-Id to get its answer, or sign a new request with a new timestamp',
+          ]);
+        }
       }
 
       svc.auth = { platformCode: key.platform_code, participantCode: key.platform_code, apiKey, permissions: key.permissions };

@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { clock } from '../../lib/clock.js';
+import { sign } from '../../lib/http/signature.js';
+import { runAdmin } from '../../infra/ops/cli.js';
+import { routes } from '../../infra/routes.js';
+import { customerBody } from '../support/customers.js';
+import { crashAfterCommit } from '../support/faults.js';
+import { fund } from '../support/ledger.js';
+import { setPrice } from '../support/pricing.js';
+import { newPlatform, send, type TestPlatform } from '../support/service.js';
+import { newCustomer } from '../support/trade-parties.js';
+import { tradeBody } from '../support/trades.js';
+
+/**
+ * Design sections 3 and 4: a client that times out resends the very same bytes, often inside the same
+ * second. With the first request's X-Request-Id it gets the first answer byte for byte; without it (or with
+ * another id) a 409 `request already received`; never a second booking, never a 403. And a run that
+ * committed its booking but died before answering leaves the retry that booking's answer. For every POST.
+ *
+ * Pairs priced here (files share the database, each prices its own): DOGE/USD and USDC/EUR.
+ */
+const ETH_ADDRESS = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+
+let platform: TestPlatform;
+let customer: string;
+let buyer: string;
+let seller: string;
+
+beforeAll(async () => {
+  await Promise.all([setPrice('DOGE', 'USD', '0.1'), setPrice('USDC', 'EUR', '0.9')]);
+  await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5', '--reason', 'test'], { connectToTables: false });
+  platform = await newPlatform();
+  [customer, buyer, seller] = await Promise.all([newCustomer(platform.platformCode), newCustomer(platform.platformCode), newCustomer(platform.platformCode)]);
+  await Promise.all([
+    fund(platform.participantCode, 'USD', '100000'),
+    fund(platform.participantCode, 'EUR', '100000'),
+    fund(platform.participantCode, 'DOGE', '1000', 'awards'),
+  ]);
+});
+
+/** A fresh, valid request of each POST route (quotes are made first where the route executes one). */
+const requests: Record<string, () => Promise<unknown>> = {
+  '/participants/customers/new': async () => customerBody(),
+  '/participants/customers/minor': async () => ({
+    ...customerBody(),
+    first_name: 'Byron',
+    date_of_birth: new Date(clock.nowMs() - 10 * 365 * 86_400_000).toISOString().slice(0, 10),
+    utma_signed_timestamp: clock.nowMs() - 60_000,
+    custodian_participant_code: customer,
+    custodian_relationship: 'parent',
+  }),
+  '/transfers': async () => ({ from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: 'retries', asset: 'USD', amount: '1.25' }),
+  '/trades': async () => tradeBody(platform, { buyer, seller }),
+  '/liquidity/execute': async () => {
+    const quote = await platform.get('/liquidity/rfq?side=buy&underlying=DOGE&quoted_currency=USD&quantity=10');
+    expect(quote.status, quote.text).toBe(200);
+    return { quote_id: quote.body.message.quote_id };
+  },
+  '/rewards': async () => ({ underlying: 'DOGE', quoted_currency: 'USD', quantity: '3', participant_code: customer }),
+  '/awards/fund': async () => ({ asset: 'DOGE', quoted_currency: 'USD', quantity: '2' }),
+  '/awards/distribute': async () => ({ asset: 'DOGE', quantity: '0.5', participant_codes: [customer, buyer] }),
+  '/convert_withdraw/execute': async () => {
+    const quote = await platform.get(`/convert_withdraw/rfq?side=buy&underlying=USDC&quoted_currency=EUR&quantity=10&withdrawal_address=${ETH_ADDRESS}`);
+    expect(quote.status, quote.text).toBe(200);
+    return { quote_id: quote.body.message.quote_id };
+  },
+};
+
+const posts = routes.filter((route) => route.method === 'POST');
+
+/**
+ * A request of the route, made unique by a field the service ignores (unknown fields are dropped): two
+ * tests sending equal bodies in the same second would otherwise share a signature, which is the point here.
+ */
+const freshRequest = async (path: string) => ({ ...((await requests[path]!()) as object), client_nonce: randomUUID() });
+
+it('covers every POST route', () => {
+  expect(Object.keys(requests).sort()).toEqual(posts.map((route) => route.path).sort());
+});
+
+/** Exactly the same bytes, headers included: what an HTTP client's retry middleware sends. */
+function sameBytes(path: string, body: unknown, requestId?: string) {
+  const text = JSON.stringify(body);
+  const timestamp = String(clock.nowSeconds());
+  const headers: Record<string, string> = {
+    'X-SVC-API-KEY': platform.credentials.api_key,
+    'X-SVC-PASSPHRASE': platform.credentials.passphrase,
+    'X-SVC-TIMESTAMP': timestamp,
+    'X-SVC-SIGNED': sign(Buffer.from(platform.credentials.api_secret, 'base64'), timestamp, 'POST', path, text),
+    ...(requestId && { 'X-Request-Id': requestId }),
+  };
+  return (overrides: Record<string, string | undefined> = {}) => {
+    const sent = Object.fromEntries(Object.entries({ ...headers, ...overrides }).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    return send('POST', path, undefined, { rawBody: text, unsigned: true, headers: sent });
+  };
+}
+
+/** The platform's balances, read without the test client's one-second stepping (a GET is never a replay). */
+const ledger = async () => {
+  const response = await send('GET', '/accounts', undefined, { credentials: platform.credentials });
+  expect(response.status, response.text).toBe(200);
+  return JSON.stringify(response.body.message.map((account: any) => [account.account_owner, account.account_label, account.asset, account.balance]));
+};
+
+/** Which of the route's transactions is the last of its booking (a distribution: record, one chunk, completion). */
+const LAST_TRANSACTION: Record<string, number> = { '/awards/distribute': 2 };
+
+describe.each(posts.map((route) => [route.path] as const))('POST %s', (path) => {
+  it('a same-second byte-identical retry with X-Request-Id gets the first answer byte for byte, and books nothing again', async () => {
+    const requestId = randomUUID();
+    const attempt = sameBytes(path, await freshRequest(path), requestId);
+    const first = await attempt();
+    expect(first.status, first.text).toBeLessThan(300);
+    const booked = await ledger();
+    for (const retry of await Promise.all([attempt(), attempt()])) {
+      expect(retry.status).toBe(first.status);
+      expect(retry.text).toBe(first.text);
+      expect(retry.headers.get('x-request-id')).toBe(requestId);
+    }
+    expect(await ledger()).toBe(booked);
+  });
+
+  it('the same bytes without X-Request-Id, or with another id, are 409 request already received; nothing is booked again', async () => {
+    const attempt = sameBytes(path, await freshRequest(path));
+    const first = await attempt();
+    expect(first.status, first.text).toBeLessThan(300);
+    const booked = await ledger();
+    for (const retry of [await attempt(), await attempt({ 'X-Request-Id': randomUUID() })]) {
+      expect(retry.status, retry.text).toBe(409);
+      expect(retry.body.errors).toEqual([expect.stringMatching(/^request already received: /)]);
+    }
+    expect(await ledger()).toBe(booked);
+    // The first request's id on bytes first sent without one is another id too.
+    const withId = sameBytes(path, await freshRequest(path), randomUUID());
+    expect((await withId()).status).toBeLessThan(300);
+    expect((await withId({ 'X-Request-Id': undefined })).status).toBe(409);
+  });
+
+  describe('a run that committed its booking and died before answering', () => {
+    let restore: (() => void) | undefined;
+    afterEach(() => restore?.());
+
+    it('leaves the retry (a new signature, the same X-Request-Id) the booking it made', async () => {
+      const requestId = randomUUID();
+      const body = await freshRequest(path);
+      const before = await ledger();
+      restore = crashAfterCommit({ skip: LAST_TRANSACTION[path] ?? 0 });
+      const crashed = await platform.post(path, body, { headers: { 'X-Request-Id': requestId } });
+      restore();
+      restore = undefined;
+      expect(crashed.status, crashed.text).toBe(500);
+      const afterCrash = await ledger();
+
+      const retry = await platform.post(path, body, { headers: { 'X-Request-Id': requestId } });
+      expect(retry.status, retry.text).toBeLessThan(300);
+      expect(await ledger()).toBe(afterCrash);
+      // Something was booked by the crashed run (the ledger moved, or a record exists the answer names).
+      if (afterCrash === before) expect(retry.body.message).toBeTruthy();
+      const again = await platform.post(path, body, { headers: { 'X-Request-Id': requestId } });
+      expect(again.text).toBe(retry.text);
+    });
+  });
+});
