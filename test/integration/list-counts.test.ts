@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { clock } from '../../lib/clock.js';
@@ -139,8 +140,8 @@ describe('accounts count', () => {
     const { deposit } = await import('../../lib/ledger/deposit.js');
     // Eight deposits race to open the same two accounts; four more open one each.
     await Promise.all([
-      ...Array.from({ length: 8 }, (_, i) => deposit({ participantCode: customer!, asset: i % 2 ? 'USD' : 'BTC', amount: '1' })),
-      ...['a', 'b', 'c', 'd'].map((label) => deposit({ participantCode: platform.participantCode, asset: 'USD', amount: '2', accountLabel: label })),
+      ...Array.from({ length: 8 }, (_, i) => deposit({ reference: randomUUID(), participantCode: customer!, asset: i % 2 ? 'USD' : 'BTC', amount: '1' })),
+      ...['a', 'b', 'c', 'd'].map((label) => deposit({ reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '2', accountLabel: label })),
     ]);
     const listed = await allOf(platform, '/accounts?page_size=3');
     expect(listed).toHaveLength(6);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { accountIdOf } from '../../lib/domain/ledger.js';
 import { deposit } from '../../lib/ledger/deposit.js';
@@ -70,10 +71,10 @@ describe('account groups a platform names itself', () => {
   });
 
   it('credits an own group through the ops deposit too', async () => {
-    await deposit({ participantCode: customer, asset: 'EUR', amount: '3.00', accountGroup: 'ops_group' });
+    await deposit({ reference: randomUUID(), participantCode: customer, asset: 'EUR', amount: '3.00', accountGroup: 'ops_group' });
     const listed = await platform.get(`/accounts?account_owner=${customer}&account_group=ops_group`);
     expect(listed.body.message).toEqual([expect.objectContaining({ asset: 'EUR', balance: '3.00', account_group: 'ops_group' })]);
-    await expect(deposit({ participantCode: customer, asset: 'EUR', amount: '1', accountGroup: 'bad group' })).rejects.toThrow(ValidationError);
+    await expect(deposit({ reference: randomUUID(), participantCode: customer, asset: 'EUR', amount: '1', accountGroup: 'bad group' })).rejects.toThrow(ValidationError);
   });
 
   it('refuses a group over 50 characters or with other characters, naming the field, and books nothing', async () => {
