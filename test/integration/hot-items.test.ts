@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
@@ -19,7 +20,7 @@ describe('sharded outside-world balances', () => {
     const boundary = systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', 'SOL');
     const before = await balanceOf(boundary);
     const amounts = Array.from({ length: 48 }, (_, i) => `0.00000000${(i % 9) + 1}`);
-    await Promise.all(amounts.map((amount, i) => deposit({ participantCode: platforms[i % platforms.length]!.participant_code, asset: 'SOL', amount })));
+    await Promise.all(amounts.map((amount, i) => deposit({ reference: randomUUID(), participantCode: platforms[i % platforms.length]!.participant_code, asset: 'SOL', amount })));
     const total = amounts.reduce((sum, amount) => sum.plus(amount), new Money(0));
     expect((await balanceOf(boundary)).toFixed()).toBe(before.minus(total).toFixed());
 
