@@ -8,6 +8,6 @@ import { quoteResponse } from '../../lib/http/schemas/quotes.js';
  * GET /liquidity/rfq; 201, as the reference answers it. The reference's extra inputs (fees,
  * payment_processor, settlement_type) are for products not offered here and are ignored like any unknown field.
  */
-export const handler = apiHandler({ body: quoteRequestFields, successStatus: 201, response: quoteResponse, summary: 'Request a quote (JSON body)' }, async ({ body, auth, requestId }) => ({
-  message: await requestQuote(auth, body, requestId),
+export const handler = apiHandler({ body: quoteRequestFields, successStatus: 201, response: quoteResponse, summary: 'Request a quote (JSON body)' }, async ({ body, auth, requestId, claim }) => ({
+  message: await requestQuote(auth, body, requestId, claim),
 }));

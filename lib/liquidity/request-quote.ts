@@ -6,7 +6,9 @@ import { computeQuote, validateQuantityXorTotal, type QuoteSide } from '../domai
 import type { AuthContext } from '../http/types.js';
 import { dealPrice } from '../pricing/price-source.js';
 import { getParticipantOfPlatform, type Participant } from '../store/participants.js';
-import { putQuote } from '../store/quotes.js';
+import { putQuote, quoteCreationItem } from '../store/quotes.js';
+import { transactWrite } from '../store/transactions.js';
+import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { quoteView, type QuoteView } from './quote-view.js';
 import { openQuote } from './open-quote.js';
 
@@ -82,7 +84,7 @@ export async function tradingParticipant(auth: AuthContext, participantCode: str
  * `GET /liquidity/rfq`: prices a trade for the platform or one of its customers and stores the quote for
  * QUOTE_TTL_SECONDS. Balances are not checked here, only at execution (as in the reference API).
  */
-export async function requestQuote(auth: AuthContext, request: QuoteRequest, requestId: string): Promise<QuoteView> {
+export async function requestQuote(auth: AuthContext, request: QuoteRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<QuoteView> {
   const { errors, value } = validateQuoteRequest(request);
   const nowMs = clock.nowMs();
   // The price reads don't depend on the participant, so they run alongside its read; a 400 for the
@@ -114,6 +116,10 @@ export async function requestQuote(auth: AuthContext, request: QuoteRequest, req
     quotedBy: value.quantity !== undefined ? 'quantity' : 'total',
     nowMs,
   });
-  await putQuote(quote);
-  return quoteView(quote);
+  const view = quoteView(quote);
+  // POST /liquidity/rfq with X-Request-Id: the quote and its answer are stored together (see `RequestClaim`).
+  const claimed = claim(view);
+  if (claimed.length > 0) await transactWrite([...claimed, quoteCreationItem(quote)]);
+  else await putQuote(quote);
+  return view;
 }

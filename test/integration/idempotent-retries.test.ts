@@ -57,6 +57,7 @@ const requests: Record<string, () => Promise<unknown>> = {
     expect(quote.status, quote.text).toBe(200);
     return { quote_id: quote.body.message.quote_id };
   },
+  '/liquidity/rfq': async () => ({ side: 'buy', underlying: 'DOGE', quoted_currency: 'USD', quantity: '10' }),
   '/rewards': async () => ({ underlying: 'DOGE', quoted_currency: 'USD', quantity: '3', participant_code: customer }),
   '/awards/fund': async () => ({ asset: 'DOGE', quoted_currency: 'USD', quantity: '2' }),
   '/awards/distribute': async () => ({ asset: 'DOGE', quantity: '0.5', participant_codes: [customer, buyer] }),
