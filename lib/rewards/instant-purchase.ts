@@ -1,7 +1,6 @@
 import { clock } from '../clock.js';
 import { ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL, type MovementType } from '../domain/ledger.js';
-import { Money } from '../domain/money.js';
 import { computeQuote } from '../domain/quotes.js';
 import type { AuthContext } from '../http/types.js';
 import { quoteView } from '../liquidity/quote-view.js';

@@ -8,7 +8,7 @@ import { movementItems } from '../store/ledger.js';
 import { getParticipants, type Participant } from '../store/participants.js';
 import { hasRelationship } from '../store/relationships.js';
 import { transactWrite } from '../store/transactions.js';
-import { getTransfer, transferRecordItem, TransferIdTakenError, type Transfer } from '../store/transfers.js';
+import { transferRecordItem, TransferIdTakenError, type Transfer } from '../store/transfers.js';
 import { clientIdClaim, NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { publicTransfer } from './list-transfers.js';
 
