@@ -126,18 +126,19 @@ describe('ops CLI commands', () => {
     expect(await hasRelationship(platform.platformCode, 'submits_platform_transfers_for', other.participantCode)).toBe(true);
   });
 
+  // SOL/BTC: a pair no other test file prices (another file asserts DOGE/EUR has no price).
   it('price set refuses zero, negative and over-precise prices, and asks for --force on a move over 50%', async () => {
-    const price = (value: string, ...more: string[]) => admin('price', 'set', '--underlying', 'DOGE', '--quoted-currency', 'EUR', '--price', value, '--reason', 'feed down', ...more);
+    const price = (value: string, ...more: string[]) => admin('price', 'set', '--underlying', 'SOL', '--quoted-currency', 'BTC', '--price', value, '--reason', 'feed down', ...more);
     await price('0.1', '--force');
     for (const bad of ['0', '0.000', '-1', '--1', '0.1234567890123']) {
       await expect(price(`${bad}`).catch((error: Error) => Promise.reject(error)), bad).rejects.toThrow(/price/);
     }
-    await expect(price('0.16')).rejects.toThrow(/moves DOGE\/EUR 60% .*--force/);
-    await expect(price('0.04')).rejects.toThrow(/moves DOGE\/EUR 60% .*--force/);
-    expect((await getReferencePrice('DOGE', 'EUR'))?.price.toFixed()).toBe('0.1');
+    await expect(price('0.16')).rejects.toThrow(/moves SOL\/BTC 60% .*--force/);
+    await expect(price('0.04')).rejects.toThrow(/moves SOL\/BTC 60% .*--force/);
+    expect((await getReferencePrice('SOL', 'BTC'))?.price.toFixed()).toBe('0.1');
     await price('0.15');
-    expect((await getReferencePrice('DOGE', 'EUR'))?.price.toFixed()).toBe('0.15');
+    expect((await getReferencePrice('SOL', 'BTC'))?.price.toFixed()).toBe('0.15');
     await price('0.5', '--force');
-    expect((await getReferencePrice('DOGE', 'EUR'))?.price.toFixed()).toBe('0.5');
+    expect((await getReferencePrice('SOL', 'BTC'))?.price.toFixed()).toBe('0.5');
   });
 });
