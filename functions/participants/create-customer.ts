@@ -2,12 +2,13 @@ import * as z from 'zod/mini';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { createCustomer } from '../../lib/participants/create-customer.js';
 import { createdCustomerResponse } from '../../lib/http/schemas/participants.js';
+import { customerRequest } from '../../lib/http/schemas/customer-requests.js';
 
 /**
  * POST /participants/customers/new. The body passes through untyped: the customer rules report every
  * problem at once, including cross-field ones (US state and zip, ID type and its description), which a
  * schema would split into two rounds.
  */
-export const handler = apiHandler({ body: z.unknown(), successStatus: 201, response: createdCustomerResponse, summary: 'Create a customer' }, async ({ body, auth, claim }) => ({
+export const handler = apiHandler({ body: z.unknown(), documentedBody: customerRequest, successStatus: 201, response: createdCustomerResponse, summary: 'Create a customer' }, async ({ body, auth, claim }) => ({
   message: await createCustomer(auth.platformCode, body, claim),
 }));

@@ -28,6 +28,11 @@ export interface HandlerOptions<Q extends z.ZodMiniType | undefined, B extends z
   produces?: 'text/html' | 'text/javascript';
   /** Extra headers on the success response (a page's Content-Security-Policy, caching). */
   headers?: Record<string, string>;
+  /**
+   * The body's shape for the API description, when `body` passes it on unchecked to domain rules that report
+   * every problem at once (cross-field rules a schema would split into two rounds).
+   */
+  documentedBody?: z.ZodMiniType;
 }
 
 /**
@@ -43,6 +48,7 @@ export interface HandlerDescription {
   summary?: string;
   description?: string;
   produces?: 'text/html' | 'text/javascript';
+  documentedBody?: z.ZodMiniType;
 }
 
 export interface HandlerInput<Q, B, P> {
@@ -118,6 +124,7 @@ export function apiHandler<
     summary: options.summary,
     description: options.description,
     produces: options.produces,
+    documentedBody: options.documentedBody,
   };
   return Object.assign(handler, { api });
 }

@@ -198,7 +198,7 @@ function operation(described: DescribedRoute, schemas: SchemaCollector): Json {
       ...parameters(query, 'query'),
       ...(route.method === 'POST' && signed ? [{ $ref: '#/components/parameters/RequestId' }] : []),
     ],
-    ...(api?.body && { requestBody: { required: true, content: { 'application/json': { schema: schemas.convert(api.body, 'input') } } } }),
+    ...(api?.body && { requestBody: { required: true, content: { 'application/json': { schema: schemas.convert(api.documentedBody ?? api.body, 'input') } } } }),
     responses,
   };
 }

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../infra/routes.js';
 import { openApiText } from '../../infra/write-openapi.js';
+import { EVENT_TYPES } from '../../lib/domain/events.js';
 import { SIGNING_EXAMPLE } from '../../lib/openapi/signing-guide.js';
 import { contractViolations } from '../support/contract.js';
 import { newPlatform, send } from '../support/service.js';
@@ -65,13 +66,27 @@ describe('GET /openapi.json', () => {
     expect(trades.parameters).toEqual([{ name: 'trade_id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 100 } }]);
   });
 
+  it('documents the bodies the domain rules check (trades, customers) with their fields and limits', async () => {
+    const doc = await document();
+    const schemas = doc.components.schemas;
+    expect(doc.paths['/trades'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TradeReport' });
+    expect(schemas.TradeReport.required).toEqual(expect.arrayContaining(['client_trade_id', 'symbol', 'trade_price', 'transaction_timestamp', 'parties']));
+    expect(schemas.TradeReport.properties.client_trade_id).toMatchObject({ maxLength: 50 });
+    expect(schemas.TradeReport.properties.parties).toMatchObject({ minItems: 2, maxItems: 2 });
+    expect(doc.paths['/participants/customers/new'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CustomerRequest' });
+    expect(schemas.CustomerRequest.required).toEqual(expect.arrayContaining(['first_name', 'email', 'date_of_birth', 'id_number_type', 'signed_timestamp']));
+    expect(schemas.CustomerRequest.properties.id_number_type.enum).toEqual(expect.arrayContaining(['us_passport', 'ssn', 'in_passport']));
+    expect(schemas.MinorRequest.required).toEqual(expect.arrayContaining(['custodian_participant_code', 'custodian_relationship', 'utma_signed_timestamp']));
+  });
+
   it('describes every success body and the error shapes of design section 3, with examples', async () => {
     const doc = await document();
     for (const [path, item] of Object.entries(doc.paths as Json)) {
       for (const [method, operation] of Object.entries(item as Json)) {
         const [status, success] = Object.entries(operation.responses as Json)[0]!;
         const [mediaType, content] = Object.entries(success.content as Json)[0] as [string, Json];
-        if (mediaType === 'application/json') expect(content.schema, `${method} ${path} ${status}`).not.toEqual({ type: 'object' });
+        const hint = `${method.toUpperCase()} ${path} ${status} has no response schema: give apiHandler a \`response\` (lib/http/schemas)`;
+        if (mediaType === 'application/json') expect(content.schema, hint).not.toEqual({ type: 'object' });
       }
     }
     const schemaOf = (status: string) => doc.components.responses[status].content['application/json'];
@@ -86,9 +101,7 @@ describe('GET /openapi.json', () => {
 
   it('describes the webhook deliveries: one per event type, each with its envelope', async () => {
     const doc = await document();
-    expect(Object.keys(doc.webhooks).sort()).toEqual(
-      ['account_balance.changed', 'award_distribution.completed', 'participant.status_changed', 'payment.status_changed', 'trade.status_changed', 'webhook.test', 'withdrawal.status_changed'],
-    );
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
     const trade = doc.components.schemas.TradeStatusChangedEvent;
     expect(trade.required).toEqual(['id', 'type', 'created_at', 'platform_code', 'resource', 'sequence', 'previous_status', 'data']);
     expect(trade.properties.data).toEqual({ $ref: '#/components/schemas/Trade' });
@@ -189,5 +202,27 @@ describe('contract checking (test/support/contract.ts)', () => {
       expect.arrayContaining(['body/error: must be boolean', "body: must have required property 'message'"]),
     );
     expect((await contractViolations({ method: 'GET', target: '/nowhere', status: 200, headers, text: '{}' }))[0]).toMatch(/not an operation/);
+  });
+
+  it('refuses an accepted request whose body the document would not take', async () => {
+    const created = { 'content-type': 'application/json', 'x-request-id': 'r2' };
+    const problems = await contractViolations({
+      method: 'POST',
+      target: '/transfers',
+      requestBody: JSON.stringify({ from_participant_code: 'A', to_participant_code: 'B', asset: 'USD' }),
+      status: 400,
+      headers: new Headers(created),
+      text: '{"errors":["amount: is required"]}',
+    });
+    expect(problems).toEqual([]);
+    const accepted = await contractViolations({
+      method: 'POST',
+      target: '/transfers',
+      requestBody: JSON.stringify({ from_participant_code: 'A', to_participant_code: 'B', asset: 'USD' }),
+      status: 201,
+      headers: new Headers(created),
+      text: '{}',
+    });
+    expect(accepted).toContain("request body: must have required property 'amount'");
   });
 });

@@ -55,6 +55,8 @@ export interface ObservedResponse {
   method: string;
   /** The request target as sent (path and query). */
   target: string;
+  /** The request body as sent, if any: a request the service accepted must match the documented body. */
+  requestBody?: string;
   status: number;
   headers: Headers;
   text: string;
@@ -104,6 +106,17 @@ export async function contractViolations(observed: ObservedResponse): Promise<st
   const declared = operation.responses[String(observed.status)] as Json | undefined;
   if (!declared) {
     return [`status ${observed.status} is not documented for ${observed.method} ${template.template} (documented: ${Object.keys(operation.responses).join(', ')})`];
+  }
+  // What the service accepted must be what the document says it takes (the documented body can't be stricter).
+  if (observed.status < 300 && observed.requestBody !== undefined && operation.requestBody) {
+    let sent: unknown;
+    try {
+      sent = JSON.parse(observed.requestBody);
+    } catch {
+      sent = undefined;
+    }
+    const schemaPointer = `${operationPointer}/requestBody/content/application~1json/schema`;
+    if (sent !== undefined) problems.push(...validateBody(c, schemaPointer, sent).map((problem) => `request ${problem}`));
   }
   const { value: response, pointer } = resolveRef(c.document, declared);
   const responsePointer = pointer ?? `${operationPointer}/responses/${observed.status}`;

@@ -71,7 +71,7 @@ export async function send(method: string, path: string, body?: unknown, options
   const response = await fetch(`${await baseUrl()}${path}`, { method, headers, body: text });
   const responseText = await response.text();
   // Every response a test sees must be what the OpenAPI document says (status, headers, body).
-  await assertConformsToContract({ method, target: path, status: response.status, headers: response.headers, text: responseText });
+  await assertConformsToContract({ method, target: path, requestBody: text, status: response.status, headers: response.headers, text: responseText });
   let parsed: unknown;
   try {
     parsed = JSON.parse(responseText);
