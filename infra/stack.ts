@@ -147,6 +147,10 @@ export class TradingSettlementStack extends Stack {
       // Cursors only need tamper evidence: which platform's data a list reads comes from the signed request,
       // never from the cursor. So the key may sit in the function's environment, resolved at deploy time.
       LIST_CURSOR_KEY: this.listCursorKey.secretValue.unsafeUnwrap(),
+      // A stalled DynamoDB or Step Functions call fails well inside the functions' timeouts (503, Retry-After).
+      AWS_CONNECT_TIMEOUT_MS: '1000',
+      AWS_REQUEST_TIMEOUT_MS: '2000',
+      AWS_MAX_ATTEMPTS: '3',
       QUOTE_TTL_SECONDS: String(settings.quoteTtlSeconds),
       PRICE_MAX_AGE_SECONDS: String(settings.priceMaxAgeSeconds),
       SETTLEMENT_SESSION_SECONDS: String(settings.settlementSessionSeconds),

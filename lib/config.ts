@@ -16,6 +16,14 @@ const schema = z.object({
   SECRETS_LOCAL_KEY: z.optional(z.string().check(z.minLength(1))),
   /** HMAC key of list cursors (design section 3); on AWS a generated secret. Locally derived from SECRETS_LOCAL_KEY. */
   LIST_CURSOR_KEY: z.optional(z.string().check(z.minLength(32))),
+  /**
+   * AWS SDK timeouts (DynamoDB and Step Functions): a stalled connection fails after these instead of
+   * hanging a request, and the request answers 503 with Retry-After. Worst case per call is about
+   * AWS_MAX_ATTEMPTS x (connect + request timeout) plus the SDK's short backoff.
+   */
+  AWS_CONNECT_TIMEOUT_MS: z._default(z.coerce.number().check(z.int(), z.positive()), 1000),
+  AWS_REQUEST_TIMEOUT_MS: z._default(z.coerce.number().check(z.int(), z.positive()), 2000),
+  AWS_MAX_ATTEMPTS: z._default(z.coerce.number().check(z.int(), z.positive()), 3),
   STATE_MACHINE_ARN: z.optional(z.string().check(z.minLength(1))),
   QUOTE_TTL_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive()), 30),
   PRICE_MAX_AGE_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive()), 300),

@@ -14,12 +14,16 @@ export interface HttpResult {
   body: unknown;
 }
 
-/** DynamoDB's "slow down" errors: the client may retry, so they are a 503, not a 500. */
+/**
+ * A dependency slowing us down (DynamoDB or Step Functions throttling) or not answering in time (the SDK
+ * clients' request timeouts): the client may retry, so these are a 503, not a 500.
+ */
 const THROTTLING = new Set([
   'ProvisionedThroughputExceededException',
   'ThrottlingException',
   'RequestLimitExceeded',
   'TransactionConflictException',
+  'TimeoutError',
 ]);
 
 /**

@@ -10,6 +10,7 @@ import { config } from '../config.js';
 import { firstAttemptAtMs } from '../domain/settlement.js';
 import type { Trade } from '../store/trades.js';
 import { settlementExecutionInput, type SettlementExecutionInput } from '../../infra/settlement-workflow.js';
+import { awsRequestHandler } from '../store/client.js';
 
 /**
  * Starts the settlement workflow of a trade: an execution named by `trade_id`. On AWS that is Step Functions
@@ -23,7 +24,7 @@ let localStarter: LocalSettlementStarter | undefined;
 let sfn: SFNClient | undefined;
 
 function stepFunctions(): SFNClient {
-  sfn ??= new SFNClient({ region: config().AWS_REGION });
+  sfn ??= new SFNClient({ region: config().AWS_REGION, maxAttempts: config().AWS_MAX_ATTEMPTS, requestHandler: awsRequestHandler() });
   return sfn;
 }
 

@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { config } from '../config.js';
 
 /**
@@ -10,10 +11,11 @@ let documentClient: DynamoDBDocumentClient | undefined;
 
 export function dynamo(): DynamoDBDocumentClient {
   if (!documentClient) {
-    const { DYNAMODB_ENDPOINT, AWS_REGION } = config();
+    const { DYNAMODB_ENDPOINT, AWS_REGION, AWS_MAX_ATTEMPTS } = config();
     const base = new DynamoDBClient({
       region: AWS_REGION,
-      maxAttempts: 5,
+      maxAttempts: AWS_MAX_ATTEMPTS,
+      requestHandler: awsRequestHandler(),
       ...(DYNAMODB_ENDPOINT && {
         endpoint: DYNAMODB_ENDPOINT,
         credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
@@ -25,6 +27,20 @@ export function dynamo(): DynamoDBDocumentClient {
     });
   }
   return documentClient;
+}
+
+/**
+ * The HTTP handler every AWS SDK client here uses: bounded connect and request timeouts (the SDK's
+ * defaults wait indefinitely for a stalled response), so a dead dependency surfaces as a TimeoutError,
+ * which the error mapper answers with 503 and Retry-After.
+ */
+export function awsRequestHandler(): NodeHttpHandler {
+  const { AWS_CONNECT_TIMEOUT_MS, AWS_REQUEST_TIMEOUT_MS } = config();
+  return new NodeHttpHandler({
+    connectionTimeout: AWS_CONNECT_TIMEOUT_MS,
+    requestTimeout: AWS_REQUEST_TIMEOUT_MS,
+    throwOnRequestTimeout: true,
+  });
 }
 
 /** Tests only: replace the client (e.g. one with a middleware that injects transaction conflicts). */
