@@ -1,19 +1,10 @@
 import { NotFoundError } from '../domain/errors.js';
-import type { SettlementState, TradeState } from '../domain/settlement.js';
 import { listEnvelope } from '../http/pagination.js';
-import { getTradeVisibleTo, pageOfTrades } from '../store/trades.js';
+import { getTradeVisibleTo, pageOfTrades, type TradeListFilters } from '../store/trades.js';
 import { tradeView } from './trade-view.js';
 
-export interface TradeFilters {
-  client_trade_id?: string;
-  trade_state?: TradeState;
-  /** `'null'` selects trades with no settlement attempted yet, as in the reference API. */
-  settlement_state?: Exclude<SettlementState, null> | 'null';
-  /** Matches either party. */
-  party_code?: string;
-  reporting_party?: string;
-  account_label?: string;
-  market_identifier_code?: string;
+/** The index-carried filters (the store's) plus the time bounds and paging of `GET /trades`. */
+export interface TradeFilters extends TradeListFilters {
   /** Transaction-time bounds in ms: the reference API's bracket operators... */
   'transaction_timestamp[gt]'?: number;
   'transaction_timestamp[gte]'?: number;
