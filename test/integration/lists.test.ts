@@ -6,7 +6,7 @@ import { newId } from '../../lib/store/codes.js';
 import { acceptedTrade, tradeItems, updateTrade, type Trade } from '../../lib/store/trades.js';
 import { transactWrite } from '../../lib/store/transactions.js';
 import { customersViaStore } from '../support/customers.js';
-import { fund } from '../support/ledger.js';
+import { fund, transferBody } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { tradeBody } from '../support/trades.js';
 
@@ -14,20 +14,6 @@ import { tradeBody } from '../support/trades.js';
  * Cursor paging of every list (design section 3): one key-ordered page per request, `next_cursor` bound to
  * the platform, the list and its filters, `page=N` within a window, strict page parameters.
  */
-
-function transferBody(platform: TestPlatform, overrides: Record<string, unknown> = {}) {
-  return {
-    from_participant_code: platform.participantCode,
-    from_account_group: platform.platformCode,
-    from_account_label: 'general',
-    to_participant_code: platform.participantCode,
-    to_account_group: platform.platformCode,
-    to_account_label: 'savings',
-    asset: 'USD',
-    amount: '1.00',
-    ...overrides,
-  };
-}
 
 async function transfer(platform: TestPlatform, overrides: Record<string, unknown> = {}): Promise<number> {
   // A distinct client id per transfer: identical bodies signed in one second would be replays.

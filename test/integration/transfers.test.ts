@@ -8,22 +8,8 @@ import { ttlKeys } from '../../lib/store/keys.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { crashAfterCommit } from '../support/faults.js';
-import { balances, fund } from '../support/ledger.js';
+import { balances, fund, transferBody } from '../support/ledger.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
-
-function transferBody(platform: TestPlatform, overrides: Record<string, unknown> = {}) {
-  return {
-    from_participant_code: platform.participantCode,
-    from_account_group: platform.platformCode,
-    from_account_label: 'general',
-    to_participant_code: platform.participantCode,
-    to_account_group: platform.platformCode,
-    to_account_label: 'savings',
-    asset: 'USD',
-    amount: '1.00',
-    ...overrides,
-  };
-}
 
 describe('POST /transfers', () => {
   let platform: TestPlatform;

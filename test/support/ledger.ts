@@ -13,3 +13,18 @@ export async function balances(platform: TestPlatform, query = ''): Promise<Reco
   if (response.status !== 200) throw new Error(`GET /accounts: ${response.status} ${response.text}`);
   return Object.fromEntries(response.body.message.map((account: any) => [`${account.account_owner}/${account.account_label}/${account.asset}`, account.balance]));
 }
+
+/** A POST /transfers body moving 1.00 USD between two of the platform's own accounts; fields overridable. */
+export function transferBody(platform: TestPlatform, overrides: Record<string, unknown> = {}) {
+  return {
+    from_participant_code: platform.participantCode,
+    from_account_group: platform.platformCode,
+    from_account_label: 'general',
+    to_participant_code: platform.participantCode,
+    to_account_group: platform.platformCode,
+    to_account_label: 'savings',
+    asset: 'USD',
+    amount: '1.00',
+    ...overrides,
+  };
+}
