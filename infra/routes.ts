@@ -1,61 +1,6 @@
-import type { PermissionArea } from '../lib/store/api-keys.js';
+import type { Route } from '../lib/routes.js';
 
-/**
- * The one route table. The CDK stack makes an API Gateway method and a Lambda per row; the local server
- * routes HTTP requests with it; the signature middleware reads the permission area of the matched row.
- * `area: null` marks the unauthenticated routes: GET /time and the API description.
- */
-export interface Route {
-  method: 'GET' | 'POST';
-  /** API Gateway resource path, with `{param}` placeholders. */
-  path: string;
-  /** Handler module relative to the repository root; it exports `handler`. */
-  handler: string;
-  area: PermissionArea | null;
-  /** A GET that stores what it answers (an RFQ stores its quote), so its function may write the main table. */
-  writes?: true;
-  /** A route whose use case deletes main-table items (say, a DELETE route); only such functions get DeleteItem there. */
-  deletes?: true;
-}
-
-export const routes: readonly Route[] = [
-  { method: 'GET', path: '/time', handler: 'functions/system/get-time.ts', area: null },
-  { method: 'GET', path: '/assets', handler: 'functions/assets/list-assets.ts', area: 'assets' },
-  { method: 'POST', path: '/participants/customers/new', handler: 'functions/participants/create-customer.ts', area: 'participants' },
-  { method: 'POST', path: '/participants/customers/minor', handler: 'functions/participants/create-minor.ts', area: 'participants' },
-  { method: 'GET', path: '/participants', handler: 'functions/participants/list-participants.ts', area: 'participants' },
-  { method: 'GET', path: '/participants/{email}', handler: 'functions/participants/get-participant.ts', area: 'participants' },
-  { method: 'GET', path: '/accounts', handler: 'functions/accounts/list-accounts.ts', area: 'accounts' },
-  { method: 'GET', path: '/accounts/{account_id}', handler: 'functions/accounts/get-account.ts', area: 'accounts' },
-  { method: 'GET', path: '/accounts/{account_id}/movements', handler: 'functions/accounts/list-account-movements.ts', area: 'accounts' },
-  { method: 'GET', path: '/movements', handler: 'functions/movements/list-movements.ts', area: 'accounts' },
-  { method: 'POST', path: '/transfers', handler: 'functions/transfers/create-transfer.ts', area: 'transfers' },
-  { method: 'GET', path: '/transfers', handler: 'functions/transfers/list-transfers.ts', area: 'transfers' },
-  { method: 'GET', path: '/transfers/{id}', handler: 'functions/transfers/get-transfer.ts', area: 'transfers' },
-  { method: 'POST', path: '/trades', handler: 'functions/trades/report-trade.ts', area: 'trades' },
-  { method: 'GET', path: '/trades', handler: 'functions/trades/list-trades.ts', area: 'trades' },
-  { method: 'GET', path: '/trades/{trade_id}', handler: 'functions/trades/get-trade.ts', area: 'trades' },
-  { method: 'GET', path: '/liquidity/rfq', handler: 'functions/liquidity/request-quote.ts', area: 'liquidity', writes: true },
-  { method: 'POST', path: '/liquidity/rfq', handler: 'functions/liquidity/request-quote-body.ts', area: 'liquidity' },
-  { method: 'GET', path: '/index', handler: 'functions/pricing/list-index-prices.ts', area: 'liquidity' },
-  { method: 'POST', path: '/liquidity/execute', handler: 'functions/liquidity/execute-quote.ts', area: 'liquidity' },
-  { method: 'GET', path: '/payments/status', handler: 'functions/payments/list-payment-status.ts', area: 'payments' },
-  { method: 'POST', path: '/rewards', handler: 'functions/rewards/issue-reward.ts', area: 'rewards' },
-  { method: 'POST', path: '/awards/fund', handler: 'functions/awards/fund-awards.ts', area: 'awards' },
-  { method: 'POST', path: '/awards/distribute', handler: 'functions/awards/distribute-awards.ts', area: 'awards' },
-  { method: 'GET', path: '/convert_withdraw/rfq', handler: 'functions/convert-withdraw/request-quote.ts', area: 'convert_withdraw', writes: true },
-  { method: 'GET', path: '/withdrawals/requests', handler: 'functions/withdrawals/list-withdrawal-requests.ts', area: 'withdrawals' },
-  { method: 'GET', path: '/withdrawals/requests/{id}', handler: 'functions/withdrawals/get-withdrawal-request.ts', area: 'withdrawals' },
-  { method: 'POST', path: '/convert_withdraw/execute', handler: 'functions/convert-withdraw/execute-quote.ts', area: 'convert_withdraw' },
-  { method: 'GET', path: '/openapi.json', handler: 'functions/docs/get-openapi.ts', area: null },
-  { method: 'GET', path: '/docs', handler: 'functions/docs/get-docs.ts', area: null },
-  { method: 'GET', path: '/docs/redoc.standalone.js', handler: 'functions/docs/get-docs-script.ts', area: null },
-];
-
-/** Finds the route for a method and an API Gateway resource path (as in `event.resource`). */
-export function routeFor(method: string, resource: string): Route | undefined {
-  return routes.find((route) => route.method === method && route.path === resource);
-}
+export { routeFor, routes, type Route } from '../lib/routes.js';
 
 /** A stable CDK id / function name fragment for a route, e.g. `GetTransfersId`. */
 export function routeId(route: Route): string {

@@ -14,6 +14,14 @@
  * A funded trade enters five states (wait, activate, attempt, choice, done); each extra session costs four.
  */
 
+export {
+  settlementExecutionInput,
+  type SettlementExecutionInput,
+  type SettlementTaskInput,
+  type SettlementTaskOutcome,
+  type SettlementTaskResult,
+} from '../lib/settlement/workflow-io.js';
+
 export const SETTLEMENT_STATE_NAMES = {
   waitForSettlementTime: 'Wait for settlement time',
   activateTrade: 'Activate trade',
@@ -27,30 +35,6 @@ export const SETTLEMENT_STATE_NAMES = {
 
 export type SettlementStateName = (typeof SETTLEMENT_STATE_NAMES)[keyof typeof SETTLEMENT_STATE_NAMES];
 
-/** The execution input. `settlement_at` is ISO 8601 (UTC, `Z`) because a Wait state's TimestampPath needs it. */
-export interface SettlementExecutionInput {
-  trade_id: string;
-  settlement_at: string;
-  session_interval_seconds: number;
-}
-
-export type SettlementTaskOutcome = 'settled' | 'outstanding' | 'defaulted' | 'terminated';
-
-/**
- * What every task returns. The attempt task sets `past_deadline` when an outstanding trade has reached its
- * deadline; it decides that with the service clock (not the workflow's), so tests that move the clock move
- * deadlines too. `terminated` means the trade was already closed by an earlier run: nothing left to do.
- */
-export interface SettlementTaskResult {
-  outcome: SettlementTaskOutcome;
-  past_deadline?: boolean;
-  [detail: string]: unknown;
-}
-
-/** What each task receives: only the trade id; the task reads everything else from the table. */
-export interface SettlementTaskInput {
-  trade_id: string;
-}
 
 export interface SettlementWorkflowResources {
   /** Lambda ARNs (or CDK tokens resolving to them); invoked directly, so the task input is the Lambda event. */
@@ -177,18 +161,5 @@ export function settlementWorkflowDefinition(
       },
       [S.done]: { Type: 'Succeed' },
     },
-  };
-}
-
-/** The execution input for a trade whose first attempt is due at `settlementAtMs`. */
-export function settlementExecutionInput(
-  tradeId: string,
-  settlementAtMs: number,
-  sessionIntervalSeconds: number,
-): SettlementExecutionInput {
-  return {
-    trade_id: tradeId,
-    settlement_at: new Date(settlementAtMs).toISOString(),
-    session_interval_seconds: sessionIntervalSeconds,
   };
 }

@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
 
 /**
- * Runtime configuration, parsed once from the environment and failing fast on a bad value. The CDK stack
- * sets exactly these variables; the local stack and the tests set them before the first use.
+ * Runtime configuration, parsed from the environment once at the edge (the Lambda handler factory, the local
+ * runtime, a test) and carried in the context (`lib/context.ts`). The CDK stack sets exactly these variables.
  */
 const schema = z.object({
   TABLE_NAME: z.string().check(z.minLength(1)),
@@ -34,24 +34,15 @@ const schema = z.object({
 
 export type Config = z.infer<typeof schema>;
 
-let cached: Config | undefined;
-
-export function config(): Config {
-  if (!cached) {
-    const parsed = schema.safeParse(process.env);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-      throw new Error(`invalid configuration: ${problems.join('; ')}`);
-    }
-    if (!parsed.data.SECRETS_KMS_KEY_ID && !parsed.data.SECRETS_LOCAL_KEY) {
-      throw new Error('invalid configuration: set SECRETS_KMS_KEY_ID (AWS) or SECRETS_LOCAL_KEY (local)');
-    }
-    cached = parsed.data;
+/** Parses the service's configuration from `env` (normally `process.env`), failing fast on a bad value. */
+export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`invalid configuration: ${problems.join('; ')}`);
   }
-  return cached;
-}
-
-/** Tests and the local stack only: forget the parsed configuration after changing the environment. */
-export function resetConfig(): void {
-  cached = undefined;
+  if (!parsed.data.SECRETS_KMS_KEY_ID && !parsed.data.SECRETS_LOCAL_KEY) {
+    throw new Error('invalid configuration: set SECRETS_KMS_KEY_ID (AWS) or SECRETS_LOCAL_KEY (local)');
+  }
+  return parsed.data;
 }

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery } from '../../lib/http/zod.js';
 import { listAccountMovements } from '../../lib/movements/list-movements.js';
@@ -6,12 +7,14 @@ import { movementQueryFields } from '../../lib/movements/query-schema.js';
 import { accountMovementListResponse } from '../../lib/http/schemas/movements.js';
 
 /** GET /accounts/{account_id}/movements: one account's movements, newest first, each with its change. */
-export const handler = apiHandler(
+export const bind = apiHandler(
   {
     path: z.object({ account_id: z.string().check(z.maxLength(100, 'must be an account id (a UUID)')) }),
     query: z.object({ ...movementQueryFields, ...pageQuery(100) }),
     response: accountMovementListResponse,
     summary: "List an account's movements",
   },
-  async ({ path, query, auth }) => listAccountMovements(auth.platformCode, path.account_id, query),
+  async ({ ctx, path, query, auth }) => listAccountMovements(ctx, auth.platformCode, path.account_id, query),
 );
+
+export const handler = onLambda(bind);

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { distributeAwards } from '../../lib/awards/distribute-awards.js';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { distributionResponse } from '../../lib/http/schemas/quotes.js';
@@ -14,6 +15,8 @@ const body = z.object({
 });
 
 /** POST /awards/distribute: `quantity` of the pooled asset to each listed customer, resumable by X-Request-Id. */
-export const handler = apiHandler({ body, successStatus: 201, response: distributionResponse, summary: 'Distribute awards' }, async ({ body, auth, requestId, claim }) => ({
-  message: await distributeAwards(auth, body, requestId, claim),
+export const bind = apiHandler({ body, successStatus: 201, response: distributionResponse, summary: 'Distribute awards' }, async ({ ctx, body, auth, requestId, claim }) => ({
+  message: await distributeAwards(ctx, auth, body, requestId, claim),
 }));
+
+export const handler = onLambda(bind);

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { fundAwards } from '../../lib/awards/fund-awards.js';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { instantPurchaseResponse } from '../../lib/http/schemas/quotes.js';
@@ -14,6 +15,8 @@ const body = z.object({
 });
 
 /** POST /awards/fund: buys the asset to award into the platform's `awards` pool. */
-export const handler = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Fund the awards pool' }, async ({ body, auth, requestId, claim }) => ({
-  message: await fundAwards(auth, body, requestId, claim),
+export const bind = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Fund the awards pool' }, async ({ ctx, body, auth, requestId, claim }) => ({
+  message: await fundAwards(ctx, auth, body, requestId, claim),
 }));
+
+export const handler = onLambda(bind);

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { executeConvertQuote } from '../../lib/convert-withdraw/execute-convert-quote.js';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { text } from '../../lib/http/zod.js';
 import { convertExecutionResponse } from '../../lib/http/schemas/quotes.js';
@@ -7,4 +8,6 @@ import { convertExecutionResponse } from '../../lib/http/schemas/quotes.js';
 const body = z.object({ quote_id: text(100) });
 
 /** POST /convert_withdraw/execute: executes the quote once, booking its trade and a PENDING withdrawal. */
-export const handler = apiHandler({ body, response: convertExecutionResponse, summary: 'Execute a convert-and-withdraw quote' }, async ({ body, auth, claim }) => ({ message: await executeConvertQuote(auth, body.quote_id, claim) }));
+export const bind = apiHandler({ body, response: convertExecutionResponse, summary: 'Execute a convert-and-withdraw quote' }, async ({ ctx, body, auth, claim }) => ({ message: await executeConvertQuote(ctx, auth, body.quote_id, claim) }));
+
+export const handler = onLambda(bind);

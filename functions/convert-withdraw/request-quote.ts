@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { requestConvertQuote } from '../../lib/convert-withdraw/request-convert-quote.js';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { convertQuoteResponse } from '../../lib/http/schemas/quotes.js';
@@ -17,4 +18,6 @@ const query = z.object({
 });
 
 /** GET /convert_withdraw/rfq: a buy quote with the network fee of a withdrawal to the given address. */
-export const handler = apiHandler({ query, response: convertQuoteResponse, summary: 'Request a convert-and-withdraw quote' }, async ({ query, auth, requestId }) => ({ message: await requestConvertQuote(auth, query, requestId) }));
+export const bind = apiHandler({ query, response: convertQuoteResponse, summary: 'Request a convert-and-withdraw quote' }, async ({ ctx, query, auth, requestId }) => ({ message: await requestConvertQuote(ctx, auth, query, requestId) }));
+
+export const handler = onLambda(bind);

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 
 /**
@@ -16,7 +17,9 @@ function redocScript(): string {
 }
 
 /** GET /docs/redoc.standalone.js: the renderer GET /docs loads. Unsigned. */
-export const handler = apiHandler(
+export const bind = apiHandler(
   { produces: 'text/javascript', summary: 'The API reference renderer (Redoc)', headers: { 'Cache-Control': 'public, max-age=3600' } },
-  async () => redocScript(),
+  async ({ ctx }) => redocScript(),
 );
+
+export const handler = onLambda(bind);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 
 // Redoc is loaded from this service (never a CDN: deployed stacks may be private). Both URLs are built from
@@ -41,7 +42,9 @@ const CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 /** GET /docs: the API reference page, rendered by Redoc from GET /openapi.json. Unsigned; any query is ignored. */
-export const handler = apiHandler(
+export const bind = apiHandler(
   { produces: 'text/html', summary: 'API reference page (HTML)', headers: { 'Content-Security-Policy': CONTENT_SECURITY_POLICY } },
-  async () => PAGE,
+  async ({ ctx }) => PAGE,
 );
+
+export const handler = onLambda(bind);

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
-import { routes } from '../../infra/routes.js';
+import { routes } from '../../lib/routes.js';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { routeTableDocument } from '../../lib/openapi/route-table-document.js';
 
@@ -20,7 +21,9 @@ function apiDocument(): Promise<unknown> {
 const response = z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({}), paths: z.looseObject({}) });
 
 /** GET /openapi.json: this API's OpenAPI 3.1 description. Unsigned; any query is ignored. */
-export const handler = apiHandler(
+export const bind = apiHandler(
   { response, summary: 'This API description (OpenAPI 3.1)', description: 'Generated from the schemas the handlers validate with and the route table.' },
-  async () => apiDocument(),
+  async ({ ctx }) => apiDocument(),
 );
+
+export const handler = onLambda(bind);

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { text } from '../../lib/http/zod.js';
 import { executeQuote } from '../../lib/liquidity/execute-quote.js';
@@ -11,4 +12,6 @@ const body = z.object({
 });
 
 /** POST /liquidity/execute: executes a quote once, with its balances, trade and (ACH) payment. */
-export const handler = apiHandler({ body, response: executionResponse, summary: 'Execute a quote' }, async ({ body, auth, claim }) => ({ message: await executeQuote(auth, body, claim) }));
+export const bind = apiHandler({ body, response: executionResponse, summary: 'Execute a quote' }, async ({ ctx, body, auth, claim }) => ({ message: await executeQuote(ctx, auth, body, claim) }));
+
+export const handler = onLambda(bind);

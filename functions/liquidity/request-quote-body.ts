@@ -1,3 +1,4 @@
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { requestQuote } from '../../lib/liquidity/request-quote.js';
 import { quoteRequestFields } from './request-quote.js';
@@ -8,6 +9,8 @@ import { quoteResponse } from '../../lib/http/schemas/quotes.js';
  * GET /liquidity/rfq; 201, as the reference answers it. The reference's extra inputs (fees,
  * payment_processor, settlement_type) are for products not offered here and are ignored like any unknown field.
  */
-export const handler = apiHandler({ body: quoteRequestFields, successStatus: 201, response: quoteResponse, summary: 'Request a quote (JSON body)' }, async ({ body, auth, requestId, claim }) => ({
-  message: await requestQuote(auth, body, requestId, claim),
+export const bind = apiHandler({ body: quoteRequestFields, successStatus: 201, response: quoteResponse, summary: 'Request a quote (JSON body)' }, async ({ ctx, body, auth, requestId, claim }) => ({
+  message: await requestQuote(ctx, auth, body, requestId, claim),
 }));
+
+export const handler = onLambda(bind);

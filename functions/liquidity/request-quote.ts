@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { requestQuote } from '../../lib/liquidity/request-quote.js';
@@ -17,7 +18,9 @@ export const quoteRequestFields = z.object({
 });
 
 /** GET /liquidity/rfq: a quote for the platform or one of its customers, valid for QUOTE_TTL_SECONDS. */
-export const handler = apiHandler(
+export const bind = apiHandler(
   { query: quoteRequestFields, response: quoteResponse, summary: 'Request a quote' },
-  async ({ query, auth, requestId }) => ({ message: await requestQuote(auth, query, requestId) }),
+  async ({ ctx, query, auth, requestId }) => ({ message: await requestQuote(ctx, auth, query, requestId) }),
 );
+
+export const handler = onLambda(bind);

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listMovements } from '../../lib/movements/list-movements.js';
@@ -11,4 +12,6 @@ const query = z.object({ account_id: queryFilter(40), ...movementQueryFields, ..
  * GET /movements: the movements on the platform's and its customers' accounts, newest first; filters
  * `account_id`, `participant_code`, `asset`, `movement_type`, and `movement_timestamp[gt|gte|lt|lte]` (ms).
  */
-export const handler = apiHandler({ query, response: movementListResponse, summary: 'List movements' }, async ({ query, auth }) => listMovements(auth.platformCode, query));
+export const bind = apiHandler({ query, response: movementListResponse, summary: 'List movements' }, async ({ ctx, query, auth }) => listMovements(ctx, auth.platformCode, query));
+
+export const handler = onLambda(bind);

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { createCustomer } from '../../lib/participants/create-customer.js';
 import { createdCustomerResponse } from '../../lib/http/schemas/participants.js';
@@ -9,6 +10,8 @@ import { customerRequest } from '../../lib/http/schemas/customer-requests.js';
  * problem at once, including cross-field ones (US state and zip, ID type and its description), which a
  * schema would split into two rounds.
  */
-export const handler = apiHandler({ body: z.unknown(), documentedBody: customerRequest, successStatus: 201, response: createdCustomerResponse, summary: 'Create a customer' }, async ({ body, auth, claim }) => ({
-  message: await createCustomer(auth.platformCode, body, claim),
+export const bind = apiHandler({ body: z.unknown(), documentedBody: customerRequest, successStatus: 201, response: createdCustomerResponse, summary: 'Create a customer' }, async ({ ctx, body, auth, claim }) => ({
+  message: await createCustomer(ctx, auth.platformCode, body, claim),
 }));
+
+export const handler = onLambda(bind);

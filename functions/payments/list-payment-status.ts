@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { cursorParameter, pageNumber, queryFilter, text } from '../../lib/http/zod.js';
 import { listPayments } from '../../lib/payments/list-payments.js';
@@ -23,4 +24,6 @@ const query = z.object({
 });
 
 /** GET /payments/status: the platform's ACH payment transactions, newest first. */
-export const handler = apiHandler({ query, response: paymentListResponse, summary: 'List ACH payments' }, async ({ query, auth }) => listPayments(auth.platformCode, query));
+export const bind = apiHandler({ query, response: paymentListResponse, summary: 'List ACH payments' }, async ({ ctx, query, auth }) => listPayments(ctx, auth.platformCode, query));
+
+export const handler = onLambda(bind);

@@ -1,10 +1,13 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { queryFilter } from '../../lib/http/zod.js';
 import { listIndexPrices } from '../../lib/pricing/list-index-prices.js';
 import { indexPriceListResponse } from '../../lib/http/schemas/pricing.js';
 
 /** GET /index: the reference prices the service quotes from, optionally for one underlying or quoted currency. */
-export const handler = apiHandler({ query: z.object({ underlying: queryFilter(25), quoted_currency: queryFilter(25) }), response: indexPriceListResponse, summary: 'List reference prices' }, async ({ query }) =>
-  listIndexPrices(query),
+export const bind = apiHandler({ query: z.object({ underlying: queryFilter(25), quoted_currency: queryFilter(25) }), response: indexPriceListResponse, summary: 'List reference prices' }, async ({ ctx, query }) =>
+  listIndexPrices(ctx, query),
 );
+
+export const handler = onLambda(bind);

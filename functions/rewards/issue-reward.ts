@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { issueReward } from '../../lib/rewards/issue-reward.js';
@@ -15,6 +16,8 @@ const body = z.object({
 });
 
 /** POST /rewards: buys an asset for one customer, paid by the platform; idempotent with X-Request-Id. */
-export const handler = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Issue a reward' }, async ({ body, auth, requestId, claim }) => ({
-  message: await issueReward(auth, body, requestId, claim),
+export const bind = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Issue a reward' }, async ({ ctx, body, auth, requestId, claim }) => ({
+  message: await issueReward(ctx, auth, body, requestId, claim),
 }));
+
+export const handler = onLambda(bind);

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTrades } from '../../lib/trades/list-trades.js';
@@ -41,4 +42,6 @@ const query = z.object({
  * apply together: `transaction_timestamp[gt|gte|e|lt|lte]` as in the reference API, or the inclusive
  * `transaction_timestamp_from` / `transaction_timestamp_to`.
  */
-export const handler = apiHandler({ query, response: tradeListResponse, summary: 'List trades' }, async ({ query, auth }) => listTrades(auth.platformCode, query));
+export const bind = apiHandler({ query, response: tradeListResponse, summary: 'List trades' }, async ({ ctx, query, auth }) => listTrades(ctx, auth.platformCode, query));
+
+export const handler = onLambda(bind);

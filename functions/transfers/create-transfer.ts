@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { createTransfer } from '../../lib/transfers/create-transfer.js';
@@ -17,6 +18,8 @@ const body = z.object({
 });
 
 /** POST /transfers: move an asset between accounts the platform may act for. */
-export const handler = apiHandler({ body, successStatus: 201, response: transferResponse, summary: 'Create a transfer' }, async ({ body, auth, claim }) => ({
-  message: await createTransfer(auth.platformCode, body, claim),
+export const bind = apiHandler({ body, successStatus: 201, response: transferResponse, summary: 'Create a transfer' }, async ({ ctx, body, auth, claim }) => ({
+  message: await createTransfer(ctx, auth.platformCode, body, claim),
 }));
+
+export const handler = onLambda(bind);

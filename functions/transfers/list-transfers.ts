@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTransfers } from '../../lib/transfers/list-transfers.js';
@@ -17,4 +18,6 @@ const query = z.object({
 });
 
 /** GET /transfers: the platform's transfers, newest first. */
-export const handler = apiHandler({ query, response: transferListResponse, summary: 'List transfers' }, async ({ query, auth }) => listTransfers(auth.platformCode, query));
+export const bind = apiHandler({ query, response: transferListResponse, summary: 'List transfers' }, async ({ ctx, query, auth }) => listTransfers(ctx, auth.platformCode, query));
+
+export const handler = onLambda(bind);

@@ -1,3 +1,4 @@
+import { onLambda, type AppContext } from '../../lib/context.js';
 import { replyToCustodyEvent } from '../../lib/withdrawals/apply-custody-event.js';
 
 /**
@@ -5,4 +6,9 @@ import { replyToCustodyEvent } from '../../lib/withdrawals/apply-custody-event.j
  * CONFIRMED|FAILED, transaction_hash? }` for every outcome it learns of. Redeliveries are no-ops and
  * refused outcomes come back `rejected`.
  */
-export const handler = (event: unknown) => replyToCustodyEvent(event);
+export const bind =
+  (ctx: AppContext) =>
+  (event: unknown) =>
+    replyToCustodyEvent(ctx, event);
+
+export const handler = onLambda(bind);

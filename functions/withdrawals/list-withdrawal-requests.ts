@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listWithdrawals } from '../../lib/withdrawals/list-withdrawals.js';
@@ -12,4 +13,6 @@ const query = z.object({
 });
 
 /** GET /withdrawals/requests: the platform's withdrawal requests (convert-withdraw executions), newest first. */
-export const handler = apiHandler({ query, response: withdrawalRequestListResponse, summary: 'List withdrawal requests' }, async ({ query, auth }) => listWithdrawals(auth.platformCode, query));
+export const bind = apiHandler({ query, response: withdrawalRequestListResponse, summary: 'List withdrawal requests' }, async ({ ctx, query, auth }) => listWithdrawals(ctx, auth.platformCode, query));
+
+export const handler = onLambda(bind);

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { resetConfig } from '../../lib/config.js';
+import { parseConfig, type Config } from '../../lib/config.js';
 
 // The local stack runs on the machine's Node (20 here); AWS's runtime warning is about Lambda, not us.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -33,14 +33,28 @@ export function localSecretsKey(): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-/** Points this process's configuration at a local DynamoDB. */
-export function useLocalTables(endpoint: string, tables = LOCAL_TABLES, secretsKey = localSecretsKey()): void {
-  process.env.DYNAMODB_ENDPOINT = endpoint;
-  process.env.TABLE_NAME = tables.main;
-  process.env.TTL_TABLE_NAME = tables.ttl;
-  process.env.AWS_REGION ??= 'us-east-1';
-  process.env.SECRETS_LOCAL_KEY = secretsKey;
-  resetConfig();
+/**
+ * The configuration of a process working on a local DynamoDB: the environment's settings, with the endpoint,
+ * tables and local secrets key replaced (and no KMS key, which is AWS's). `overrides` set other variables
+ * (tests shorten settlement sessions this way).
+ */
+export function localConfig(
+  endpoint: string,
+  tables = LOCAL_TABLES,
+  secretsKey = localSecretsKey(),
+  overrides: Record<string, string | undefined> = {},
+): Config {
+  return parseConfig({
+    ...process.env,
+    AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+    DYNAMODB_ENDPOINT: endpoint,
+    TABLE_NAME: tables.main,
+    TTL_TABLE_NAME: tables.ttl,
+    SECRETS_LOCAL_KEY: secretsKey,
+    SECRETS_KMS_KEY_ID: undefined,
+    STATE_MACHINE_ARN: undefined,
+    ...overrides,
+  });
 }
 
 export function writeStackInfo(info: LocalStackInfo): void {

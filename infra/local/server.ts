@@ -3,8 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { AppContext } from '../../lib/context.js';
+import type { BindApiHandler } from '../../lib/http/api-handler.js';
 import { apiGatewayEvent } from '../../lib/http/apigw-event.js';
-import { routes, type Route } from '../routes.js';
+import { routes, type Route } from '../../lib/routes.js';
 
 type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -26,15 +28,24 @@ function compile(route: Route): CompiledRoute {
 }
 
 const compiled = routes.map(compile);
-const handlers = new Map<string, Promise<LambdaHandler>>();
 
-function loadHandler(route: Route): Promise<LambdaHandler> {
-  let loaded = handlers.get(route.handler);
-  if (!loaded) {
-    loaded = import(pathToFileURL(resolve(REPO_ROOT, route.handler)).href).then((module) => module.handler as LambdaHandler);
-    handlers.set(route.handler, loaded);
-  }
-  return loaded;
+/**
+ * Each route's handler bound to `ctx`, loaded on first use: the function module's `bind` is what its Lambda
+ * `handler` calls with the context it builds from the environment; here it gets the local runtime's (or a
+ * test's) context instead.
+ */
+function handlerLoader(ctx: AppContext): (route: Route) => Promise<LambdaHandler> {
+  const handlers = new Map<string, Promise<LambdaHandler>>();
+  return (route) => {
+    let loaded = handlers.get(route.handler);
+    if (!loaded) {
+      loaded = import(pathToFileURL(resolve(REPO_ROOT, route.handler)).href).then(
+        (module: { bind: BindApiHandler }) => module.bind(ctx) as unknown as LambdaHandler,
+      );
+      handlers.set(route.handler, loaded);
+    }
+    return loaded;
+  };
 }
 
 function lambdaContext(route: Route): Context {
@@ -91,7 +102,7 @@ function send(response: ServerResponse, result: APIGatewayProxyResult): void {
  * proxy event of its route, with the raw body, and goes to the same handler module. A trailing slash
  * routes like the path without it.
  */
-export async function handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function handleHttp(loadHandler: (route: Route) => Promise<LambdaHandler>, ctx: AppContext, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://local');
   const path = url.pathname;
   const routable = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
@@ -132,15 +143,17 @@ export async function handleHttp(request: IncomingMessage, response: ServerRespo
     const handler = await loadHandler(hit.entry.route);
     send(response, await handler(event, lambdaContext(hit.entry.route)));
   } catch (error) {
-    console.error(error);
+    ctx.logger.error('local server: handler failed', { error: error as Error });
     send(response, { statusCode: 500, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ error: 'Internal Server Error' }) });
   }
 }
 
-export function startHttpServer(port: number, host = '127.0.0.1'): Promise<{ server: Server; baseUrl: string }> {
+/** Serves the route table on `port` (0: any free one) with every handler bound to `ctx`. */
+export function startHttpServer(ctx: AppContext, port: number, host = '127.0.0.1'): Promise<{ server: Server; baseUrl: string }> {
+  const loadHandler = handlerLoader(ctx);
   const server = createServer((request, response) => {
-    handleHttp(request, response).catch((error) => {
-      console.error(error);
+    handleHttp(loadHandler, ctx, request, response).catch((error) => {
+      ctx.logger.error('local server: request failed', { error: error as Error });
       if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
       response.end(JSON.stringify({ error: 'Internal Server Error' }));
     });

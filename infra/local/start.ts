@@ -1,9 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { createContext } from '../../lib/context.js';
 import { ensureTables, freePort, startDynamoLocal, type LocalDynamo } from './dynamodb.js';
 import { assertPortFree, lockDataDir, type DataDirLock } from './instance-lock.js';
-import { dataDir, LOCAL_TABLES, removeStackInfo, useLocalTables, writeStackInfo } from './local-env.js';
+import { dataDir, LOCAL_TABLES, localConfig, removeStackInfo, writeStackInfo } from './local-env.js';
 import { startHttpServer } from './server.js';
 
 /** Longest a stop may take before the process exits anyway (a child that ignores SIGTERM gets SIGKILL). */
@@ -64,11 +65,14 @@ async function main(): Promise<void> {
     dynamo = await startDynamoLocal({ port: dynamoPort, dataDir: resolve(dir, 'dynamodb'), onSpawn: (child) => (dynamoChild = child) });
     if (stopping) return;
     await ensureTables(dynamo.endpoint, LOCAL_TABLES);
-    useLocalTables(dynamo.endpoint);
-    process.env.SETTLEMENT_SESSION_SECONDS ??= '5';
+    // The local runtime's edge: one context for the server and the settlement runner.
+    const config = localConfig(dynamo.endpoint, LOCAL_TABLES, undefined, {
+      SETTLEMENT_SESSION_SECONDS: process.env.SETTLEMENT_SESSION_SECONDS ?? '5',
+    });
     const { startLocalWorkflows } = await import('./workflow-runner.js');
-    stopWorkflows = await startLocalWorkflows();
-    http = await startHttpServer(port, host);
+    const workflows = await startLocalWorkflows(createContext(config));
+    stopWorkflows = workflows.stop;
+    http = await startHttpServer(workflows.ctx, port, host);
   } catch (error) {
     console.error(`npm start: ${(error as Error).message}`);
     await stop(1);

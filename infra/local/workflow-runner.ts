@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionTimeoutError, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { clock } from '../../lib/clock.js';
-import { settlementInputFor, useLocalSettlementStarter } from '../../lib/settlement/start-settlement.js';
+import type { AppContext } from '../../lib/context.js';
+import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
 import {
   closeRunningExecution,
   interruptRunningExecutions,
@@ -18,9 +18,9 @@ import {
   type SettlementEvent,
 } from '../../lib/store/settlement-history.js';
 import { getTrade, listOpenTrades, type Trade } from '../../lib/store/trades.js';
-import { handler as activateHandler } from '../../functions/settlement/activate-trade.js';
-import { handler as attemptHandler } from '../../functions/settlement/attempt-settlement.js';
-import { handler as defaultHandler } from '../../functions/settlement/default-trade.js';
+import { bind as bindActivate } from '../../functions/settlement/activate-trade.js';
+import { bind as bindAttempt } from '../../functions/settlement/attempt-settlement.js';
+import { bind as bindDefault } from '../../functions/settlement/default-trade.js';
 import {
   SETTLEMENT_STATE_NAMES,
   settlementWorkflowDefinition,
@@ -58,11 +58,12 @@ const LOCAL_RESOURCES: SettlementWorkflowResources = {
   default: 'arn:aws:lambda:us-east-1:000000000000:function:settlement-default',
 };
 
-const DEFAULT_TASKS: Record<keyof SettlementWorkflowResources, TaskHandler> = {
-  activate: activateHandler,
-  attempt: attemptHandler,
-  default: defaultHandler,
-};
+/** The task functions' handlers, bound to the runner's context as Lambda binds them to its own. */
+const defaultTasks = (ctx: AppContext): Record<keyof SettlementWorkflowResources, TaskHandler> => ({
+  activate: bindActivate(ctx),
+  attempt: bindAttempt(ctx),
+  default: bindDefault(ctx),
+});
 
 /** Where each task writes its result in the execution state (the definition's ResultPath), to read outcomes back. */
 const TASK_RESULT_KEYS: Record<string, string> = {
@@ -125,11 +126,14 @@ export class LocalSettlementRunner {
   private stopped = false;
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 
-  constructor(options: LocalRunnerOptions = {}) {
+  constructor(
+    private readonly ctx: AppContext,
+    options: LocalRunnerOptions = {},
+  ) {
     // Cloned: the engine may annotate the definition it is given, and the shared one must stay pristine.
     const definition = structuredClone(settlementWorkflowDefinition(LOCAL_RESOURCES)) as unknown as StateMachineDefinition;
     this.machine = new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } });
-    const tasks = { ...DEFAULT_TASKS, ...options.tasks };
+    const tasks = { ...defaultTasks(ctx), ...options.tasks };
     this.tasks = {
       [SETTLEMENT_STATE_NAMES.activateTrade]: tasks.activate,
       [SETTLEMENT_STATE_NAMES.attemptSettlement]: tasks.attempt,
@@ -145,13 +149,14 @@ export class LocalSettlementRunner {
    */
   async sweepStranded(filter: TradeIdFilter = () => true): Promise<SweepResult> {
     const result: SweepResult = { closed: [], resumed: [] };
-    for (const running of await runningExecutions()) {
+    for (const running of await runningExecutions(this.ctx)) {
       if (!(await filter(running.trade_id))) continue;
       const mine = running.owner === this.owner;
       const pending = this.unrecordedEnds.get(running.execution_id);
       if (mine ? !pending : ownerAlive(running.owner)) continue;
       const status = pending?.status ?? 'INTERRUPTED';
       const closed = await closeRunningExecution(
+        this.ctx,
         running.trade_id,
         running.execution_id,
         status,
@@ -161,14 +166,14 @@ export class LocalSettlementRunner {
       this.unrecordedEnds.delete(running.execution_id);
       if (closed) result.closed.push({ trade_id: running.trade_id, execution_id: running.execution_id, status });
       if (mine || this.stopped) continue;
-      const trade = await getTrade(running.trade_id, { consistent: true });
+      const trade = await getTrade(this.ctx, running.trade_id, { consistent: true });
       if (trade && trade.trade_state !== 'terminated' && !this.executions.has(trade.trade_id)) {
-        await this.start(settlementInputFor(trade));
+        await this.start(settlementInputFor(this.ctx, trade));
         result.resumed.push(trade.trade_id);
       }
     }
     if (result.closed.length > 0) {
-      console.warn(JSON.stringify({ level: 'warn', message: 'closed settlement executions left running', closed: result.closed.length, resumed: result.resumed }));
+      this.ctx.logger.warn('closed settlement executions left running', { closed: result.closed.length, resumed: result.resumed });
     }
     return result;
   }
@@ -178,7 +183,7 @@ export class LocalSettlementRunner {
     clearInterval(this.sweepTimer);
     this.sweepTimer = setInterval(() => {
       this.sweepStranded(filter).catch((error: Error) => {
-        if (!this.stopped) console.error(JSON.stringify({ level: 'error', message: 'settlement sweep failed', error: error.message }));
+        if (!this.stopped) this.ctx.logger.error('settlement sweep failed', { error: error.message });
       });
     }, intervalMs);
     this.sweepTimer.unref();
@@ -223,7 +228,7 @@ export class LocalSettlementRunner {
 
   private async run(input: SettlementExecutionInput, execution: LocalExecution, markStarted: () => void): Promise<LocalExecutionEnd> {
     const tradeId = input.trade_id;
-    const { executions } = await settlementHistory(tradeId);
+    const { executions } = await settlementHistory(this.ctx, tradeId);
     if (executions.some((previous) => previous.status === 'SUCCEEDED')) {
       markStarted();
       return 'SKIPPED';
@@ -232,7 +237,7 @@ export class LocalSettlementRunner {
     const startedAt = Date.now();
     // Start time first, so execution ids sort in the order they ran.
     const executionId = `${String(startedAt).padStart(15, '0')}-${randomBytes(4).toString('hex')}`;
-    await recordExecutionStart(tradeId, executionId, startedAt, this.owner);
+    await recordExecutionStart(this.ctx, tradeId, executionId, startedAt, this.owner);
 
     let aborted = false;
     const early = new AbortController();
@@ -245,7 +250,7 @@ export class LocalSettlementRunner {
     // The engine's Wait state is one setTimeout, and Node runs a timer longer than about 24.8 days at once:
     // a trade due to settle further out would be attempted immediately. Sleep off all but the last stretch here.
     const settlementAtMs = Date.parse(input.settlement_at);
-    await sleepUntil(settlementAtMs - MAX_TIMER_MS, early.signal);
+    await sleepUntil(this.ctx, settlementAtMs - MAX_TIMER_MS, early.signal);
     if (aborted) {
       await this.recordEnd(tradeId, executionId, 'ABORTED');
       return 'ABORTED';
@@ -256,7 +261,7 @@ export class LocalSettlementRunner {
       overrides: {
         taskResourceLocalHandlers: this.tasks as never,
         waitTimeOverrides: {
-          [SETTLEMENT_STATE_NAMES.waitForSettlementTime]: Math.max(0, settlementAtMs - clock.nowMs()),
+          [SETTLEMENT_STATE_NAMES.waitForSettlementTime]: Math.max(0, settlementAtMs - this.ctx.clock.nowMs()),
         },
       },
     });
@@ -277,7 +282,7 @@ export class LocalSettlementRunner {
     }
     await recording;
     await this.recordEnd(tradeId, executionId, status, error);
-    if (status === 'FAILED') console.error(JSON.stringify({ level: 'error', message: 'settlement execution failed', trade_id: tradeId, error }));
+    if (status === 'FAILED') this.ctx.logger.error('settlement execution failed', { trade_id: tradeId, error });
     return status;
   }
 
@@ -286,14 +291,14 @@ export class LocalSettlementRunner {
     let sequence = 0;
     for await (const event of events) {
       const entry = historyEntry(event, ++sequence);
-      if (entry) await this.safely(() => recordExecutionEvent(tradeId, executionId, entry));
+      if (entry) await this.safely(() => recordExecutionEvent(this.ctx, tradeId, executionId, entry));
     }
   }
 
   /** The execution's end; if it can't be written now, the next sweep writes it (it must not stay RUNNING). */
   private async recordEnd(tradeId: string, executionId: string, status: Exclude<ExecutionStatus, 'RUNNING'>, error?: string): Promise<void> {
     const atMs = Date.now();
-    if (!(await this.safely(() => recordExecutionEnd(tradeId, executionId, status, atMs, error)))) {
+    if (!(await this.safely(() => recordExecutionEnd(this.ctx, tradeId, executionId, status, atMs, error)))) {
       this.unrecordedEnds.set(executionId, { tradeId, status, atMs, error });
     }
   }
@@ -303,7 +308,7 @@ export class LocalSettlementRunner {
       await write();
       return true;
     } catch (error) {
-      if (!this.stopped) console.error(JSON.stringify({ level: 'warn', message: 'settlement history not written', error: (error as Error).message }));
+      if (!this.stopped) this.ctx.logger.warn('settlement history not written', { error: (error as Error).message });
       return false;
     }
   }
@@ -313,10 +318,10 @@ export class LocalSettlementRunner {
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Resolves once the service clock reaches `atMs` (at once if it has), or when `signal` aborts. */
-async function sleepUntil(atMs: number, signal: AbortSignal): Promise<void> {
-  while (!signal.aborted && clock.nowMs() < atMs) {
+async function sleepUntil(ctx: AppContext, atMs: number, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted && ctx.clock.nowMs() < atMs) {
     try {
-      await sleep(Math.min(atMs - clock.nowMs(), MAX_TIMER_MS), undefined, { signal });
+      await sleep(Math.min(atMs - ctx.clock.nowMs(), MAX_TIMER_MS), undefined, { signal });
     } catch {
       return; // aborted
     }
@@ -359,9 +364,9 @@ export interface StartLocalWorkflowsOptions extends LocalRunnerOptions {
 }
 
 /** The sweep's view of a trade filter: by id, reading the trade. */
-function tradeIdFilter(filter: (trade: Trade) => boolean): TradeIdFilter {
+function tradeIdFilter(ctx: AppContext, filter: (trade: Trade) => boolean): TradeIdFilter {
   return async (tradeId) => {
-    const trade = await getTrade(tradeId, { consistent: true });
+    const trade = await getTrade(ctx, tradeId, { consistent: true });
     return trade !== undefined && filter(trade);
   };
 }
@@ -370,46 +375,49 @@ function tradeIdFilter(filter: (trade: Trade) => boolean): TradeIdFilter {
  * Resumes every open trade (or those `filter` accepts) on `runner`, after closing the executions a dead
  * process left RUNNING (of any trade, open or not). Returns the trade ids started.
  */
-export async function resumeOpenTrades(runner: LocalSettlementRunner, filter: (trade: Trade) => boolean = () => true, sweepFilter: TradeIdFilter = tradeIdFilter(filter)): Promise<string[]> {
+export async function resumeOpenTrades(
+  ctx: AppContext,
+  runner: LocalSettlementRunner,
+  filter: (trade: Trade) => boolean = () => true,
+  sweepFilter: TradeIdFilter = tradeIdFilter(ctx, filter),
+): Promise<string[]> {
   const swept = await runner.sweepStranded(sweepFilter);
-  const trades = (await listOpenTrades()).filter(filter).filter((trade) => !swept.resumed.includes(trade.trade_id));
+  const trades = (await listOpenTrades(ctx)).filter(filter).filter((trade) => !swept.resumed.includes(trade.trade_id));
   await Promise.all(
     trades.map(async (trade) => {
       // Runs left RUNNING by a process that died are over; say so before this process runs its own.
-      await interruptRunningExecutions(trade.trade_id, Date.now());
-      await runner.start(settlementInputFor(trade));
+      await interruptRunningExecutions(ctx, trade.trade_id, Date.now());
+      await runner.start(settlementInputFor(ctx, trade));
     }),
   );
   return [...swept.resumed, ...trades.map((trade) => trade.trade_id)];
 }
 
+export interface LocalWorkflows {
+  /** `ctx` with its workflow set to the runner: bind handlers to this one so `POST /trades` starts executions here. */
+  ctx: AppContext;
+  runner: LocalSettlementRunner;
+  /** Aborts running executions (and refuses new ones). */
+  stop: () => Promise<void>;
+}
+
 /**
- * Starts the local runner, makes `POST /trades` start executions on it, and resumes open trades. Returns
- * the stop function: it detaches the runner and aborts running executions.
+ * Starts the local runner for `ctx`, resumes open trades (closing first the executions a dead process left
+ * RUNNING) and sweeps for such executions every `sweepIntervalMs`. The returned context is `ctx` with the
+ * runner as its settlement workflow; the runner's tasks run with it too.
  */
-export async function startLocalWorkflows(options: StartLocalWorkflowsOptions = {}): Promise<() => Promise<void>> {
-  const runner = new LocalSettlementRunner(options);
-  useLocalSettlementStarter((input) => runner.start(input));
+export async function startLocalWorkflows(ctx: AppContext, options: StartLocalWorkflowsOptions = {}): Promise<LocalWorkflows> {
+  let runner!: LocalSettlementRunner;
+  const withRunner: AppContext = { ...ctx, workflow: { kind: 'local', start: (input) => runner.start(input) } };
+  runner = new LocalSettlementRunner(withRunner, options);
   const resume = options.resume ?? true;
   const tradeFilter = typeof resume === 'function' ? resume : undefined;
-  const sweepFilter = options.sweepFilter ?? (tradeFilter && tradeIdFilter(tradeFilter));
+  const sweepFilter = options.sweepFilter ?? (tradeFilter && tradeIdFilter(withRunner, tradeFilter));
   if (resume) {
-    const resumed = await resumeOpenTrades(runner, tradeFilter, sweepFilter);
-    if (resumed.length > 0) console.log(`Resumed settlement of ${resumed.length} open trade(s)`);
+    const resumed = await resumeOpenTrades(withRunner, runner, tradeFilter, sweepFilter);
+    if (resumed.length > 0) ctx.logger.info(`Resumed settlement of ${resumed.length} open trade(s)`);
   }
   const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
   if (sweepIntervalMs > 0) runner.startSweeping(sweepIntervalMs, sweepFilter);
-  activeRunner = runner;
-  return async () => {
-    useLocalSettlementStarter(undefined);
-    if (activeRunner === runner) activeRunner = undefined;
-    await runner.stop();
-  };
-}
-
-let activeRunner: LocalSettlementRunner | undefined;
-
-/** The runner `startLocalWorkflows` registered in this process (tests wait on its executions). */
-export function localRunner(): LocalSettlementRunner | undefined {
-  return activeRunner;
+  return { ctx: withRunner, runner, stop: () => runner.stop() };
 }

@@ -10,14 +10,14 @@ export const awardCommands: Commands = {
   'awards open': {
     usage: 'awards open',
     options: {},
-    run: () => listOpenDistributions(),
+    run: (_flags, ctx) => listOpenDistributions(ctx),
   },
   'awards resume': {
     usage: 'awards resume --platform CODE --request-id ID',
     options: { platform: { type: 'string', required: true }, 'request-id': { type: 'string', required: true } },
     mutates: true,
-    run: async (flags, audit) => {
-      const result = await resumeDistribution(required(flags, 'platform'), required(flags, 'request-id'));
+    run: async (flags, ctx, audit) => {
+      const result = await resumeDistribution(ctx, required(flags, 'platform'), required(flags, 'request-id'));
       await audit.record({ platform_code: flags.platform, request_id: flags['request-id'], result });
       return result;
     },

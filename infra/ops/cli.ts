@@ -1,8 +1,9 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { clock } from '../../lib/clock.js';
+import { createContext, type AppContext } from '../../lib/context.js';
+import { parseConfig } from '../../lib/config.js';
 import { auditItem, newAuditEntry, recordAudit } from '../../lib/store/audit.js';
-import { readStackInfo, useLocalTables } from '../local/local-env.js';
+import { localConfig, readStackInfo } from '../local/local-env.js';
 import { UsageError, type Audit, type Command, type Commands, type Flags } from './command.js';
 import { ledgerCommands } from './ledger-commands.js';
 import { paymentCommands } from './payment-commands.js';
@@ -27,13 +28,14 @@ export const commands: Commands = {
   ...awardCommands,
 };
 
-function connect(): void {
-  if (process.env.TABLE_NAME && process.env.TTL_TABLE_NAME) return;
+/** The context of the tables the CLI targets: deployed ones named in the environment, or the running local stack's. */
+function connect(): AppContext {
+  if (process.env.TABLE_NAME && process.env.TTL_TABLE_NAME) return createContext(parseConfig(process.env));
   const stack = readStackInfo();
   if (!stack) {
     throw new Error('no running local stack found (start one with `npm start`), and TABLE_NAME/TTL_TABLE_NAME are not set for deployed tables');
   }
-  useLocalTables(stack.dynamodb_endpoint, { main: stack.table_name, ttl: stack.ttl_table_name });
+  return createContext(localConfig(stack.dynamodb_endpoint, { main: stack.table_name, ttl: stack.ttl_table_name }));
 }
 
 const MAX_REASON_CHARS = 500;
@@ -88,38 +90,39 @@ function operator(): string {
   }
 }
 
-function auditFor(commandName: string, reason: string): Audit & { recorded: boolean } {
+function auditFor(ctx: AppContext, commandName: string, reason: string): Audit & { recorded: boolean } {
   const who = operator();
   // Through JSON: decimals become their text, and nothing but plain data reaches the table.
   const entry = (changes: Record<string, unknown>) =>
-    newAuditEntry({ command: commandName, operator: who, reason, changes: JSON.parse(JSON.stringify(changes)) as Record<string, unknown>, at: clock.nowMs() });
+    newAuditEntry({ command: commandName, operator: who, reason, changes: JSON.parse(JSON.stringify(changes)) as Record<string, unknown>, at: ctx.clock.nowMs() });
   const audit = {
     operator: who,
     reason,
     recorded: false,
     item: (changes: Record<string, unknown>) => {
       audit.recorded = true;
-      return auditItem(entry(changes));
+      return auditItem(ctx, entry(changes));
     },
     record: async (changes: Record<string, unknown>) => {
       audit.recorded = true;
-      await recordAudit(entry(changes));
+      await recordAudit(ctx, entry(changes));
     },
   };
   return audit;
 }
 
-/** Runs one command. `connectToTables: false` is for tests that have already pointed the process at tables. */
-export async function runAdmin(argv: string[], options: { connectToTables?: boolean } = {}): Promise<unknown> {
+/** Runs one command. Tests pass the context of their own tables. */
+export async function runAdmin(argv: string[], options: { ctx?: AppContext } = {}): Promise<unknown> {
   // Commands are one word (`deposit`) or two (`platform create`).
   const words = commands[argv.slice(0, 2).join(' ')] ? 2 : 1;
   const name = argv.slice(0, words).join(' ');
   const command = commands[name];
   if (!command) throw new UsageError(`unknown command '${argv.slice(0, 2).join(' ')}'\n${usage()}`);
+  // Every flag is checked before the CLI connects to anything.
   const flags = parseFlags(command, argv.slice(words));
-  if (options.connectToTables !== false) connect();
-  const audit = auditFor(name, typeof flags.reason === 'string' ? flags.reason : '');
-  const result = await command.run(flags, audit);
+  const ctx = options.ctx ?? connect();
+  const audit = auditFor(ctx, name, typeof flags.reason === 'string' ? flags.reason : '');
+  const result = await command.run(flags, ctx, audit);
   if (command.mutates && !audit.recorded) await audit.record({ result });
   return result;
 }

@@ -1,3 +1,4 @@
+import type { AppContext } from '../../lib/context.js';
 import type { AuditEntry } from '../../lib/store/audit.js';
 import type { TaggedItem } from '../../lib/store/transactions.js';
 
@@ -28,7 +29,8 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** Changes state: needs `--reason`, and the operator and reason are recorded with what it changed. */
   mutates?: true;
-  run: (flags: Flags, audit: Audit) => Promise<unknown>;
+  /** Runs with the context the CLI built for the tables it targets (or a test's own), and the command's audit. */
+  run: (flags: Flags, ctx: AppContext, audit: Audit) => Promise<unknown>;
 }
 export type Commands = Record<string, Command>;
 

@@ -15,7 +15,7 @@ export const ledgerCommands: Commands = {
       'account-label': { type: 'string' },
     },
     mutates: true,
-    run: async (flags, audit) => {
+    run: async (flags, ctx, audit) => {
       const request = {
         participantCode: required(flags, 'participant'),
         asset: required(flags, 'asset'),
@@ -25,7 +25,7 @@ export const ledgerCommands: Commands = {
         accountLabel: optional(flags, 'account-label'),
       };
       // The operator's record commits with the booking; a repeated reference books nothing and records nothing new.
-      const booking = await deposit(request, {
+      const booking = await deposit(ctx, request, {
         alongWith: [audit.item({ reference: request.reference, participant_code: request.participantCode, asset: request.asset, amount: request.amount, account_group: request.accountGroup ?? null, account_label: request.accountLabel ?? null })],
       });
       return booking;
@@ -35,12 +35,12 @@ export const ledgerCommands: Commands = {
     usage: `relationship grant --platform CODE --participant CODE [--kind ${RELATIONSHIP_KINDS.join('|')}]`,
     options: { platform: { type: 'string', required: true }, participant: { type: 'string', required: true }, kind: { type: 'string' } },
     mutates: true,
-    run: async (flags, audit) => {
+    run: async (flags, ctx, audit) => {
       const kind = (optional(flags, 'kind') ?? 'submits_platform_transfers_for') as RelationshipKind;
       if (!RELATIONSHIP_KINDS.includes(kind)) throw new UsageError(`unknown relationship kind ${kind} (known: ${RELATIONSHIP_KINDS.join(', ')})`);
       const platformCode = required(flags, 'platform');
       const participantCode = required(flags, 'participant');
-      await grantRelationship(platformCode, kind, participantCode, { alongWith: [audit.item({ platform_code: platformCode, participant_code: participantCode, kind })] });
+      await grantRelationship(ctx, platformCode, kind, participantCode, { alongWith: [audit.item({ platform_code: platformCode, participant_code: participantCode, kind })] });
       return { platform_code: platformCode, participant_code: participantCode, kind, granted: true };
     },
   },

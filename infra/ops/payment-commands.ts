@@ -7,10 +7,10 @@ export const paymentCommands: Commands = {
     usage: 'payment event --transaction-id ID --status submitted|pending|posted|failed|reversed',
     options: { 'transaction-id': { type: 'string', required: true }, status: { type: 'string', required: true } },
     mutates: true,
-    run: async (flags, audit) => {
+    run: async (flags, ctx, audit) => {
       const event = { transaction_id: required(flags, 'transaction-id'), status: required(flags, 'status') };
       // The operator's record goes into the transaction that moves the payment (and its money), if one does.
-      const result = await applyBankEvent(event, { alongWith: [audit.item({ ...event })] });
+      const result = await applyBankEvent(ctx, event, { alongWith: [audit.item({ ...event })] });
       if (result.outcome === 'noop') await audit.record({ ...event, outcome: 'noop' });
       return result;
     },

@@ -32,12 +32,12 @@ export const platformCommands: Commands = {
     usage: 'platform create --name NAME [--spread-bps BPS] [--permissions area,area]',
     options: { name: { type: 'string', required: true }, 'spread-bps': { type: 'string' }, permissions: { type: 'string' } },
     mutates: true,
-    run: async (flags, audit) => {
+    run: async (flags, ctx, audit) => {
       // Every flag is checked before the first write, so a typo never leaves a platform without a key.
       const permissions = parsePermissions(optional(flags, 'permissions'));
       const spreadBps = parseSpreadBps(optional(flags, 'spread-bps'));
-      const platform = await createPlatform(required(flags, 'name'), spreadBps);
-      const credentials = await createApiKey(platform.platform_code, permissions);
+      const platform = await createPlatform(ctx, required(flags, 'name'), spreadBps);
+      const credentials = await createApiKey(ctx, platform.platform_code, permissions);
       // The secret and passphrase are printed once, never recorded.
       await audit.record({ platform_code: platform.platform_code, participant_code: platform.participant_code, spread_bps: spreadBps, api_key: credentials.api_key, permissions });
       return { platform_code: platform.platform_code, participant_code: platform.participant_code, ...credentials };
@@ -47,11 +47,11 @@ export const platformCommands: Commands = {
     usage: 'key create --platform CODE [--permissions area,area]',
     options: { platform: { type: 'string', required: true }, permissions: { type: 'string' } },
     mutates: true,
-    run: async (flags, audit) => {
+    run: async (flags, ctx, audit) => {
       const platformCode = required(flags, 'platform');
       const permissions = parsePermissions(optional(flags, 'permissions'));
-      if (!(await getPlatform(platformCode))) throw new UsageError(`unknown platform ${platformCode}`);
-      const credentials = await createApiKey(platformCode, permissions);
+      if (!(await getPlatform(ctx, platformCode))) throw new UsageError(`unknown platform ${platformCode}`);
+      const credentials = await createApiKey(ctx, platformCode, permissions);
       await audit.record({ platform_code: platformCode, api_key: credentials.api_key, permissions });
       return { platform_code: platformCode, ...credentials };
     },
@@ -60,9 +60,9 @@ export const platformCommands: Commands = {
     usage: 'key revoke --api-key KEY',
     options: { 'api-key': { type: 'string', required: true } },
     mutates: true,
-    run: async (flags, audit) => {
+    run: async (flags, ctx, audit) => {
       const apiKey = required(flags, 'api-key');
-      await revokeApiKey(apiKey);
+      await revokeApiKey(ctx, apiKey);
       await audit.record({ api_key: apiKey, revoked: true });
       return { api_key: apiKey, revoked: true };
     },
@@ -70,6 +70,6 @@ export const platformCommands: Commands = {
   'key list': {
     usage: 'key list --platform CODE',
     options: { platform: { type: 'string', required: true } },
-    run: async (flags) => ({ platform_code: required(flags, 'platform'), keys: await listApiKeys(required(flags, 'platform')) }),
+    run: async (flags, ctx) => ({ platform_code: required(flags, 'platform'), keys: await listApiKeys(ctx, required(flags, 'platform')) }),
   },
 };

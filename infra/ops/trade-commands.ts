@@ -1,5 +1,5 @@
-import { GetExecutionHistoryCommand, SFNClient, type HistoryEvent } from '@aws-sdk/client-sfn';
-import { config } from '../../lib/config.js';
+import { GetExecutionHistoryCommand, type HistoryEvent, type SFNClient } from '@aws-sdk/client-sfn';
+import type { AppContext } from '../../lib/context.js';
 import { executionArnOf } from '../../lib/settlement/start-settlement.js';
 import { settlementHistory, type SettlementEvent } from '../../lib/store/settlement-history.js';
 import { getTrade, type Trade } from '../../lib/store/trades.js';
@@ -86,8 +86,8 @@ function tradeStates(trade: Trade) {
   };
 }
 
-async function localExecutions(tradeId: string) {
-  const { executions } = await settlementHistory(tradeId);
+async function localExecutions(ctx: AppContext, tradeId: string) {
+  const { executions } = await settlementHistory(ctx, tradeId);
   return executions.map((execution) => ({
     execution_id: execution.execution_id,
     status: execution.status,
@@ -100,9 +100,8 @@ async function localExecutions(tradeId: string) {
 }
 
 /** Step Functions' history of the execution named by the trade id, in the same shape. */
-async function awsExecutions(stateMachineArn: string, tradeId: string) {
+async function awsExecutions(client: SFNClient, stateMachineArn: string, tradeId: string) {
   const executionArn = executionArnOf(stateMachineArn, tradeId);
-  const client = new SFNClient({ region: config().AWS_REGION });
   const events: HistoryEvent[] = [];
   let nextToken: string | undefined;
   do {
@@ -137,12 +136,14 @@ export const tradeCommands: Commands = {
   'trade history': {
     usage: 'trade history --trade-id ID',
     options: { 'trade-id': { type: 'string', required: true } },
-    run: async (flags) => {
+    run: async (flags, ctx) => {
       const tradeId = required(flags, 'trade-id');
-      const trade = await getTrade(tradeId, { consistent: true });
+      const trade = await getTrade(ctx, tradeId, { consistent: true });
       if (!trade) throw new UsageError(`unknown trade ${tradeId}`);
-      const arn = config().STATE_MACHINE_ARN;
-      return { trade: tradeStates(trade), executions: arn ? await awsExecutions(arn, tradeId) : await localExecutions(tradeId) };
+      const { workflow } = ctx;
+      const executions =
+        workflow.kind === 'step-functions' ? await awsExecutions(workflow.client, workflow.stateMachineArn, tradeId) : await localExecutions(ctx, tradeId);
+      return { trade: tradeStates(trade), executions };
     },
   },
 };

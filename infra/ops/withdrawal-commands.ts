@@ -8,8 +8,8 @@ export const withdrawalCommands: Commands = {
     usage: 'fee set --asset ASSET --quantity QUANTITY',
     options: { asset: { type: 'string', required: true }, quantity: { type: 'string', required: true } },
     mutates: true,
-    run: async (flags, audit) => {
-      const fee = await setNetworkFee(required(flags, 'asset'), required(flags, 'quantity'));
+    run: async (flags, ctx, audit) => {
+      const fee = await setNetworkFee(ctx, required(flags, 'asset'), required(flags, 'quantity'));
       await audit.record(fee);
       return fee;
     },
@@ -18,9 +18,9 @@ export const withdrawalCommands: Commands = {
     usage: 'withdrawal event --id WITHDRAWAL_REQUEST_ID --status CONFIRMED|FAILED [--transaction-hash HASH]',
     options: { id: { type: 'string', required: true }, status: { type: 'string', required: true }, 'transaction-hash': { type: 'string' } },
     mutates: true,
-    run: async (flags, audit) => {
+    run: async (flags, ctx, audit) => {
       const event = { withdrawal_request_id: required(flags, 'id'), status: required(flags, 'status'), transaction_hash: optional(flags, 'transaction-hash') ?? null };
-      const result = await applyCustodyEvent(event);
+      const result = await applyCustodyEvent(ctx, event);
       await audit.record({ ...event, result });
       return result;
     },

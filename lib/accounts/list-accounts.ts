@@ -3,6 +3,7 @@ import { accountGroupProblem } from '../domain/ledger.js';
 import { listEnvelope } from '../http/pagination.js';
 import { pageOfAccounts } from '../store/ledger.js';
 import { accountView } from './account-view.js';
+import type { AppContext } from '../context.js';
 
 export interface AccountFilters {
   account_owner?: string;
@@ -15,10 +16,11 @@ export interface AccountFilters {
 }
 
 /** `GET /accounts`: one page of the platform's and its customers' accounts, in the reference API's shape. */
-export async function listAccounts(platformCode: string, filters: AccountFilters) {
+export async function listAccounts(ctx: AppContext, platformCode: string, filters: AccountFilters) {
   const groupProblem = filters.account_group === undefined ? undefined : accountGroupProblem('account_group', filters.account_group);
   if (groupProblem) throw new ValidationError([groupProblem]);
   const found = await pageOfAccounts(
+    ctx,
     platformCode,
     { participant_code: filters.account_owner, account_group: filters.account_group, account_label: filters.account_label, asset: filters.asset },
     { page: filters.page, pageSize: filters.page_size, cursor: filters.cursor },

@@ -1,5 +1,4 @@
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
-import { clock } from '../clock.js';
 import { findAsset, type Asset } from '../domain/assets.js';
 import { chunked, distributionFingerprint, distributionTotal, recipientListProblems, recipientsPerChunk } from '../domain/awards.js';
 import { IdempotencyMismatchError, NotFoundError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
@@ -24,6 +23,7 @@ import { balanceOf, movementItems } from '../store/ledger.js';
 import { getParticipants } from '../store/participants.js';
 import { settledTrade, tradeItems } from '../store/trades.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from '../store/transactions.js';
+import type { AppContext } from '../context.js';
 
 /** The label of a platform's award pool: what `POST /awards/fund` buys into and distributions pay from. */
 export const AWARDS_ACCOUNT_LABEL = 'awards';
@@ -120,8 +120,8 @@ function validateRequest(request: DistributeRequest): ValidRequest {
 }
 
 /** Each code must be an approved customer of the caller's platform; every offender is named. */
-async function recipientProblems(platformCode: string, codes: readonly string[]): Promise<string[]> {
-  const participants = await getParticipants(codes);
+async function recipientProblems(ctx: AppContext, platformCode: string, codes: readonly string[]): Promise<string[]> {
+  const participants = await getParticipants(ctx, codes);
   const unknown: string[] = [];
   const notApproved: string[] = [];
   for (const code of codes) {
@@ -147,17 +147,17 @@ async function recipientProblems(platformCode: string, codes: readonly string[])
  * comes again (a retry after a crash, which the idempotency middleware lets through because the failed run
  * released its id), the stored distribution is resumed: credited chunks are skipped, the rest credited.
  */
-export async function distributeAwards(auth: AuthContext, request: DistributeRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<DistributionResult> {
+export async function distributeAwards(ctx: AppContext, auth: AuthContext, request: DistributeRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<DistributionResult> {
   const valid = validateRequest(request);
-  const existing = await getDistribution(auth.platformCode, requestId);
-  if (existing) return resume(existing, valid.fingerprint, claim);
+  const existing = await getDistribution(ctx, auth.platformCode, requestId);
+  if (existing) return resume(ctx, existing, valid.fingerprint, claim);
 
-  const problems = await recipientProblems(auth.platformCode, valid.codes);
+  const problems = await recipientProblems(ctx, auth.platformCode, valid.codes);
   if (problems.length > 0) throw new ValidationError(problems);
 
   const pool = awardsPoolAccount(auth, valid.asset.symbol);
   const total = distributionTotal(valid.quantity, valid.codes.length);
-  const held = await balanceOf(pool.account);
+  const held = await balanceOf(ctx, pool.account);
   if (held.lt(total)) {
     throw new ValidationError([
       `quantity: the awards pool holds ${formatAmount(held, valid.asset)} ${valid.asset.symbol}, less than the ` +
@@ -165,7 +165,7 @@ export async function distributeAwards(auth: AuthContext, request: DistributeReq
     ]);
   }
 
-  const nowMs = clock.nowMs();
+  const nowMs = ctx.clock.nowMs();
   const escrow = awardsEscrowAccount(auth.platformCode, valid.asset.symbol);
   const recipients = valid.codes.map((code): Recipient => ({ participant_code: code, trade_id: newId() }));
   const chunks = chunked(recipients, RECIPIENTS_PER_CHUNK).map(
@@ -196,29 +196,29 @@ export async function distributeAwards(auth: AuthContext, request: DistributeReq
   try {
     // The distribution's own record goes first: losing to an identical concurrent request is what matters
     // then, not the pool (which that request has just debited).
-    await transactWrite([...distributionCreationItems(distribution, chunks), ...movementItems(escrowMovement, nowMs)]);
+    await transactWrite(ctx, [...distributionCreationItems(ctx, distribution, chunks), ...movementItems(ctx, escrowMovement, nowMs)]);
   } catch (error) {
     // Losing to an identical run shows as its record existing, or as conflict retries running out (503).
     if (!(error instanceof DistributionExistsError) && !(error instanceof ServiceUnavailableError)) throw error;
-    const winner = await getDistribution(auth.platformCode, requestId);
+    const winner = await getDistribution(ctx, auth.platformCode, requestId);
     if (!winner) throw error;
-    return resume(winner, valid.fingerprint, claim);
+    return resume(ctx, winner, valid.fingerprint, claim);
   }
-  return finish({ distribution, chunks }, claim);
+  return finish(ctx, { distribution, chunks }, claim);
 }
 
-function resume(stored: StoredDistribution, fingerprint: string, claim: RequestClaim): Promise<DistributionResult> {
+function resume(ctx: AppContext, stored: StoredDistribution, fingerprint: string, claim: RequestClaim): Promise<DistributionResult> {
   // The idempotency middleware already refuses a different body under a live id; this catches what it can't
   // see (an id reused after its 72 hours): another request must not complete someone else's distribution.
   if (stored.distribution.fingerprint !== fingerprint) throw new IdempotencyMismatchError();
-  return finish(stored, claim);
+  return finish(ctx, stored, claim);
 }
 
 /** Ops: finishes a recorded distribution as it was asked for (see `awards resume`). */
-export async function resumeDistribution(platformCode: string, distributionId: string): Promise<DistributionResult> {
-  const stored = await getDistribution(platformCode, distributionId);
+export async function resumeDistribution(ctx: AppContext, platformCode: string, distributionId: string): Promise<DistributionResult> {
+  const stored = await getDistribution(ctx, platformCode, distributionId);
   if (!stored) throw new NotFoundError(`award distribution not found: ${platformCode}/${distributionId}`);
-  return finish(stored);
+  return finish(ctx, stored);
 }
 
 /**
@@ -226,11 +226,11 @@ export async function resumeDistribution(platformCode: string, distributionId: s
  * of times, concurrently too: each chunk's transaction is conditioned on the chunk being pending, and its
  * trade ids and movement id were fixed when the distribution was recorded.
  */
-async function finish(stored: StoredDistribution, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<DistributionResult> {
+async function finish(ctx: AppContext, stored: StoredDistribution, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<DistributionResult> {
   const { distribution, chunks } = stored;
   for (const chunk of chunks) {
     if (chunk.status === 'credited') continue;
-    await creditChunk(distribution, chunk);
+    await creditChunk(ctx, distribution, chunk);
     await chunkObserver?.({ distributionId: distribution.distribution_id, chunkIndex: chunk.index });
   }
   const result: DistributionResult = {
@@ -238,15 +238,15 @@ async function finish(stored: StoredDistribution, claim: RequestClaim = NO_REQUE
     confirms: chunks.flatMap((chunk) => chunk.recipients).map((recipient) => ({ ...recipient, trade_ids_list: [recipient.trade_id] })),
   };
   // The request's claim completes with the distribution: the last write of the booking stores its answer.
-  if (distribution.status !== 'completed') await completeDistribution(distribution.platform_code, distribution.distribution_id, clock.nowMs(), claim(result));
+  if (distribution.status !== 'completed') await completeDistribution(ctx, distribution.platform_code, distribution.distribution_id, ctx.clock.nowMs(), claim(result));
   return result;
 }
 
-async function creditChunk(distribution: Distribution, chunk: DistributionChunk): Promise<void> {
+async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: DistributionChunk): Promise<void> {
   const asset = findAsset(distribution.asset);
   const quoted = findAsset(distribution.quoted_currency);
   if (!asset || !quoted) throw new Error(`award distribution ${distribution.distribution_id} names an asset missing from the registry`);
-  const nowMs = clock.nowMs();
+  const nowMs = ctx.clock.nowMs();
   const quantity = new Money(distribution.quantity);
   const escrow: Holder = { account: distribution.escrow, platform_code: null };
   const movement: Movement = {
@@ -259,10 +259,10 @@ async function creditChunk(distribution: Distribution, chunk: DistributionChunk)
   };
   const firstPosition = chunk.index * RECIPIENTS_PER_CHUNK;
   const trades = chunk.recipients.flatMap((recipient, offset) =>
-    tradeItems(awardTrade(distribution, recipient, firstPosition + offset, asset, quoted, nowMs)),
+    tradeItems(ctx, awardTrade(distribution, recipient, firstPosition + offset, asset, quoted, nowMs)),
   );
   try {
-    await transactWrite([chunkCreditedItem(distribution.platform_code, distribution.distribution_id, chunk.index, nowMs), ...movementItems(movement, nowMs), ...trades]);
+    await transactWrite(ctx, [chunkCreditedItem(ctx, distribution.platform_code, distribution.distribution_id, chunk.index, nowMs), ...movementItems(ctx, movement, nowMs), ...trades]);
   } catch (error) {
     // Another run of this distribution credited the chunk first: its recipients are paid, nothing to do.
     if (error instanceof ChunkAlreadyCreditedError) return;

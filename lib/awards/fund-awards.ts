@@ -4,6 +4,7 @@ import type { AuthContext } from '../http/types.js';
 import { validateQuoteRequest } from '../liquidity/request-quote.js';
 import { purchaseNow, type InstantPurchaseResult } from '../rewards/instant-purchase.js';
 import { AWARDS_ACCOUNT_LABEL } from './distribute-awards.js';
+import type { AppContext } from '../context.js';
 
 export interface FundRequest {
   underlying?: string;
@@ -28,7 +29,7 @@ function underlyingOf(request: FundRequest, errors: string[]): string {
  * `POST /awards/fund`: buys the asset to be awarded into the platform's `awards` account (the pool
  * `POST /awards/distribute` pays from), paid from the platform's `general` account.
  */
-export async function fundAwards(auth: AuthContext, request: FundRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<InstantPurchaseResult> {
+export async function fundAwards(ctx: AppContext, auth: AuthContext, request: FundRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<InstantPurchaseResult> {
   const errors: string[] = [];
   const underlying = underlyingOf(request, errors);
   const checked = validateQuoteRequest({ ...request, underlying, side: 'buy' });
@@ -37,7 +38,7 @@ export async function fundAwards(auth: AuthContext, request: FundRequest, reques
   const value = checked.value;
   if (errors.length > 0 || !value) throw new ValidationError(errors);
   return purchaseNow(
-    auth,
+    ctx, auth,
     { product: 'award_fund', movementType: 'award_fund', request: value, beneficiary: { participant_code: auth.participantCode, account_label: AWARDS_ACCOUNT_LABEL } },
     requestId,
     claim,

@@ -1,5 +1,4 @@
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
-import { clock } from '../clock.js';
 import { findAsset } from '../domain/assets.js';
 import { Money } from '../domain/money.js';
 import { networkFeeAccount, withdrawalEscrowAccount, withdrawalExecutionLegs } from '../domain/withdrawals.js';
@@ -10,6 +9,7 @@ import { newId } from '../store/codes.js';
 import { withdrawalCreationItem, type Withdrawal } from '../store/withdrawals.js';
 import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js';
 import { CONVERT_WITHDRAW_PRODUCT } from './request-convert-quote.js';
+import type { AppContext } from '../context.js';
 
 export interface ConvertExecutionResult {
   request_id: string;
@@ -29,9 +29,9 @@ export interface ConvertExecutionResult {
  * fee account, the bought quantity moved into the withdrawal's escrow, and the `PENDING` withdrawal request.
  * The participant's quoted-currency account pays `total_notional` and never goes negative.
  */
-export async function executeConvertQuote(auth: AuthContext, quoteId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<ConvertExecutionResult> {
-  const nowMs = clock.nowMs();
-  const quote = await executableQuote(auth.platformCode, quoteId, CONVERT_WITHDRAW_PRODUCT, nowMs);
+export async function executeConvertQuote(ctx: AppContext, auth: AuthContext, quoteId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<ConvertExecutionResult> {
+  const nowMs = ctx.clock.nowMs();
+  const quote = await executableQuote(ctx, auth.platformCode, quoteId, CONVERT_WITHDRAW_PRODUCT, nowMs);
   if (!quote.withdrawal) throw new Error(`convert-withdraw quote ${quoteId} has no withdrawal details`);
 
   const underlying = findAsset(quote.underlying);
@@ -49,7 +49,7 @@ export async function executeConvertQuote(auth: AuthContext, quoteId: string, cl
   const networkFeeQuantity = new Money(quote.withdrawal.network_fee_quantity);
 
   const tradeId = newId();
-  const execution = tradeExecutionItems({
+  const execution = tradeExecutionItems(ctx, {
     tradeId,
     platformCode: auth.platformCode,
     clientTradeId: quote.quote_id,
@@ -107,6 +107,6 @@ export async function executeConvertQuote(auth: AuthContext, quoteId: string, cl
     status: 'Completed',
     withdrawal_request_id: withdrawal.withdrawal_request_id,
   };
-  await commitQuoteExecution(quote.quote_id, tradeId, nowMs, [withdrawalCreationItem(withdrawal), ...execution.items, ...claim(result)]);
+  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, [withdrawalCreationItem(ctx, withdrawal), ...execution.items, ...claim(result)]);
   return result;
 }

@@ -1,4 +1,3 @@
-import { clock } from '../clock.js';
 import { findAsset } from '../domain/assets.js';
 import { ValidationError } from '../domain/errors.js';
 import { formatAmount } from '../domain/money.js';
@@ -11,6 +10,7 @@ import { getNetworkFee } from '../store/network-fees.js';
 import { putQuote, type StoredQuote } from '../store/quotes.js';
 import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js';
 import { openQuote } from '../liquidity/open-quote.js';
+import type { AppContext } from '../context.js';
 
 export const CONVERT_WITHDRAW_PRODUCT = 'convert_withdraw';
 
@@ -23,23 +23,23 @@ export interface ConvertQuoteRequest extends QuoteRequest {
  * only; the address must be valid on the underlying's network; the network fee comes from the fee table and
  * is fixed in the quote. Every problem is reported at once. Balances are checked at execution, as for RFQs.
  */
-export async function requestConvertQuote(auth: AuthContext, request: ConvertQuoteRequest, requestId: string): Promise<ConvertQuoteView> {
+export async function requestConvertQuote(ctx: AppContext, auth: AuthContext, request: ConvertQuoteRequest, requestId: string): Promise<ConvertQuoteView> {
   const { errors, value } = validateQuoteRequest(request, { allowedSides: ['buy'] });
   const underlying = findAsset(request.underlying);
   const network = underlying?.type === 'crypto' ? underlying.network : null;
-  const nowMs = clock.nowMs();
+  const nowMs = ctx.clock.nowMs();
   // The fee, participant and price reads are independent, so they run together, as in an RFQ; a 400 for the
   // request still wins over a 503 for the price.
   const pricing = value
-    ? dealPrice(auth.platformCode, 'buy', value.underlying, value.quoted, nowMs).then(
+    ? dealPrice(ctx, auth.platformCode, 'buy', value.underlying, value.quoted, nowMs).then(
         (deal) => ({ deal }),
         (error: unknown) => ({ error }),
       )
     : undefined;
   const participantErrors: string[] = [];
   const [fee, participant] = await Promise.all([
-    underlying && network ? getNetworkFee(underlying.symbol) : undefined,
-    tradingParticipant(auth, request.participant_code, participantErrors),
+    underlying && network ? getNetworkFee(ctx, underlying.symbol) : undefined,
+    tradingParticipant(ctx, auth, request.participant_code, participantErrors),
   ]);
   if (underlying && network) {
     const problem = validateWithdrawalAddress(network, request.withdrawal_address);
@@ -53,7 +53,7 @@ export async function requestConvertQuote(auth: AuthContext, request: ConvertQuo
   const { deal } = priced;
   const amounts = computeConvertQuote({ ...value, price: deal.price, networkFeeQuantity: fee.quantity });
   const quote: StoredQuote = {
-    ...openQuote({
+    ...openQuote(ctx, {
       product: CONVERT_WITHDRAW_PRODUCT,
       requestId,
       platformCode: auth.platformCode,
@@ -75,6 +75,6 @@ export async function requestConvertQuote(auth: AuthContext, request: ConvertQuo
       total_notional: formatAmount(amounts.totalNotional, value.quoted),
     },
   };
-  await putQuote(quote);
+  await putQuote(ctx, quote);
   return convertQuoteView(quote);
 }

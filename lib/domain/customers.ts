@@ -19,7 +19,7 @@ import { isSanctionedCountry, resolveCountry, resolveUsState } from './geography
 /**
  * Onboarding rules for individual customers: adults (who may act as custodians) through
  * `POST /participants/customers/new` and minors through `POST /participants/customers/minor`.
- * Pure: the request time comes in as `nowMs` (the caller passes `clock.nowMs()`), and checks that need
+ * Pure: the request time comes in as `nowMs` (the caller passes `ctx.clock.nowMs()`), and checks that need
  * the store (email unique per platform, custodian exists and is an approved adult) are left to the caller.
  */
 

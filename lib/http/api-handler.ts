@@ -1,6 +1,7 @@
-import middy from '@middy/core';
+import middy, { type MiddyfiedHandler } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type * as z from 'zod/mini';
+import type { AppContext } from '../context.js';
 import { envelope, JSON_HEADERS } from './middleware/envelope.js';
 import { idempotency } from './middleware/idempotency.js';
 import { jsonBody } from './middleware/json-body.js';
@@ -52,6 +53,8 @@ export interface HandlerDescription {
 }
 
 export interface HandlerInput<Q, B, P> {
+  /** The context the handler was bound to (clock, DynamoDB, workflow, logger, configuration). */
+  ctx: AppContext;
   query: Q;
   body: B;
   path: P;
@@ -69,16 +72,26 @@ export interface HandlerInput<Q, B, P> {
 }
 
 /**
- * Builds a Lambda handler with the one middleware stack every route shares, in the order of
+ * Makes a route's Lambda handler for a context: the Lambda edge, the local server and tests each bind their
+ * own. `api` describes the route for the API description (`lib/openapi`).
+ */
+export type BindApiHandler = ((ctx: AppContext) => MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>) & {
+  api: HandlerDescription;
+};
+
+/**
+ * Builds a route's handler, for a context, with the one middleware stack every route shares, in the order of
  * `conventions.md`: request id and error mapping -> body size and nesting limits -> signature on the raw body -> JSON -> zod -> idempotency
- * -> the use case. `run` returns the response body (`{ message, ... }`); everything else is done here.
+ * -> the use case. `run` returns the response body (`{ message, ... }`); everything else is done here. A
+ * function module exports the result as `bind` and `handler = onLambda(bind)` for Lambda.
  */
 export function apiHandler<
   Q extends z.ZodMiniType | undefined = undefined,
   B extends z.ZodMiniType | undefined = undefined,
   P extends z.ZodMiniType | undefined = undefined,
->(options: HandlerOptions<Q, B, P>, run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>) {
+>(options: HandlerOptions<Q, B, P>, run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>): BindApiHandler {
   const successStatus = options.successStatus ?? 200;
+  const bind = (ctx: AppContext) => {
   const core = async (_event: APIGatewayProxyEvent, context: ServiceContext): Promise<APIGatewayProxyResult> => {
     const { svc } = context;
     const claim: RequestClaim = (message) => {
@@ -88,9 +101,10 @@ export function apiHandler<
       // The last claim made is the one that committed: a use case that retries builds its transaction anew,
       // and one whose transaction failed for good throws.
       svc.claimedResponse = response;
-      return [requestCompletionItem(run, response)];
+      return [requestCompletionItem(ctx, run, response)];
     };
     const body = await run({
+      ctx,
       query: svc.input?.query as Parsed<Q>,
       body: svc.input?.body as Parsed<B>,
       path: svc.input?.path as Parsed<P>,
@@ -107,14 +121,15 @@ export function apiHandler<
     }
     return { statusCode: options.successStatus ?? 200, headers: { ...options.headers, ...JSON_HEADERS }, body: JSON.stringify(body) };
   };
-  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>()
-    .use(envelope())
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>()
+    .use(envelope(ctx))
     .use(requestLimits())
-    .use(verifySignature())
+    .use(verifySignature(ctx))
     .use(jsonBody())
     .use(validateInput({ query: options.query, body: options.body, path: options.path }))
-    .use(idempotency())
+    .use(idempotency(ctx))
     .handler(core);
+  };
   const api: HandlerDescription = {
     query: options.query,
     body: options.body,
@@ -126,5 +141,5 @@ export function apiHandler<
     produces: options.produces,
     documentedBody: options.documentedBody,
   };
-  return Object.assign(handler, { api });
+  return Object.assign(bind, { api });
 }

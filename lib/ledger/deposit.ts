@@ -5,6 +5,7 @@ import { formatAmount, parseAmount } from '../domain/money.js';
 import { getMovement, movementItems } from '../store/ledger.js';
 import { getParticipant } from '../store/participants.js';
 import { transactWrite, type TaggedItem } from '../store/transactions.js';
+import type { AppContext } from '../context.js';
 
 export interface DepositRequest {
   participantCode: string;
@@ -42,8 +43,8 @@ export class DepositReferenceTakenError extends ValidationError {
 /** The movement a reference books: its id is the reference, so the movement record itself is the claim. */
 const movementIdOf = (reference: string) => `deposit-${reference}`;
 
-async function originalBooking(reference: string): Promise<DepositBooking | undefined> {
-  const movement = await getMovement(movementIdOf(reference));
+async function originalBooking(ctx: AppContext, reference: string): Promise<DepositBooking | undefined> {
+  const movement = await getMovement(ctx, movementIdOf(reference));
   const credit = movement?.legs.find((leg) => !leg.amount.isNegative());
   if (!movement || !credit) return undefined;
   const asset = findAsset(credit.account.asset)!;
@@ -66,7 +67,7 @@ async function originalBooking(reference: string): Promise<DepositBooking | unde
  * transaction as the balances (and `alongWith`, the operator's audit record). The same reference again
  * answers the original booking; with other details it is refused.
  */
-export async function deposit(request: DepositRequest, options: { alongWith?: readonly TaggedItem[] } = {}): Promise<DepositBooking> {
+export async function deposit(ctx: AppContext, request: DepositRequest, options: { alongWith?: readonly TaggedItem[] } = {}): Promise<DepositBooking> {
   const errors: string[] = [];
   if (!REFERENCE.test(request.reference)) errors.push('reference: 1 to 100 letters, digits and . _ : / -');
   const asset = findAsset(request.asset);
@@ -76,7 +77,7 @@ export async function deposit(request: DepositRequest, options: { alongWith?: re
   const groupProblem = request.accountGroup === undefined ? undefined : accountGroupProblem('account_group', request.accountGroup);
   if (groupProblem) errors.push(groupProblem);
   if (errors.length > 0 || !asset || amount === undefined || typeof amount === 'string') throw new ValidationError(errors);
-  const participant = await getParticipant(request.participantCode);
+  const participant = await getParticipant(ctx, request.participantCode);
   if (!participant) throw new NotFoundError(`participant not found: ${request.participantCode}`);
 
   const account: AccountRef = {
@@ -87,21 +88,21 @@ export async function deposit(request: DepositRequest, options: { alongWith?: re
   };
   const booking: DepositBooking = { movement_id: movementIdOf(request.reference), reference: request.reference, ...account, amount: formatAmount(amount, asset), already_booked: false };
   const repeat = async () => {
-    const original = await originalBooking(request.reference);
+    const original = await originalBooking(ctx, request.reference);
     if (!original) throw new Error(`deposit reference ${request.reference} is taken but its movement is missing`);
     const same = (['participant_code', 'account_group', 'account_label', 'asset', 'amount'] as const).every((field) => original[field] === booking[field]);
     if (!same) throw new DepositReferenceTakenError(request.reference, original);
     return original;
   };
 
-  const [record, ...updates] = movementItems({
+  const [record, ...updates] = movementItems(ctx, {
     movement_id: booking.movement_id,
     type: 'deposit',
     reference: `deposit:${request.reference}`,
     legs: moveLegs({ account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', asset.symbol), platform_code: null }, { account, platform_code: participant.platform_code }, amount),
   });
   try {
-    await transactWrite([{ ...record!, onConditionFailed: () => new DepositReferenceRepeated() }, ...updates, ...(options.alongWith ?? [])]);
+    await transactWrite(ctx, [{ ...record!, onConditionFailed: () => new DepositReferenceRepeated() }, ...updates, ...(options.alongWith ?? [])]);
   } catch (error) {
     if (error instanceof DepositReferenceRepeated) return repeat();
     throw error;

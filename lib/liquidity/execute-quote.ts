@@ -1,5 +1,4 @@
 import { randomInt } from 'node:crypto';
-import { clock } from '../clock.js';
 import { ACH_ASSET, achClearingAccount, type PlatformAccount } from '../domain/ach-clearing.js';
 import { findAsset } from '../domain/assets.js';
 import { ConflictError, NotFoundError, QuoteExpiredError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
@@ -13,6 +12,7 @@ import { transactWrite, type TaggedItem } from '../store/transactions.js';
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { quoteView, type QuoteView } from './quote-view.js';
 import { tradeExecutionItems } from './trade-execution.js';
+import type { AppContext } from '../context.js';
 
 export interface ExecuteRequest {
   quote_id: string;
@@ -35,8 +35,8 @@ export interface ExecutionResult {
  * another product's, reads as unknown. Executed is checked before expired: a quote that was executed and
  * has since expired is still a duplicate execution, which is what the client needs to hear.
  */
-export async function executableQuote(platformCode: string, quoteId: string, product: StoredQuote['product'], nowMs: number): Promise<StoredQuote> {
-  const quote = await getQuote(quoteId);
+export async function executableQuote(ctx: AppContext, platformCode: string, quoteId: string, product: StoredQuote['product'], nowMs: number): Promise<StoredQuote> {
+  const quote = await getQuote(ctx, quoteId);
   if (!quote || quote.platform_code !== platformCode || quote.product !== product) throw new NotFoundError(`quote not found: ${quoteId}`);
   if (quote.status !== 'open') throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
   if (nowMs >= quote.expire_ts) throw new QuoteExpiredError();
@@ -48,13 +48,13 @@ export async function executableQuote(platformCode: string, quoteId: string, pro
  * condition goes first: when a duplicate execution also lacks funds, the duplicate is what the client needs
  * to hear.
  */
-export async function commitQuoteExecution(quoteId: string, tradeId: string, nowMs: number, items: readonly TaggedItem[]): Promise<void> {
+export async function commitQuoteExecution(ctx: AppContext, quoteId: string, tradeId: string, nowMs: number, items: readonly TaggedItem[]): Promise<void> {
   try {
-    await transactWrite([quoteExecutionItem(quoteId, tradeId, nowMs), ...items]);
+    await transactWrite(ctx, [quoteExecutionItem(ctx, quoteId, tradeId, nowMs), ...items]);
   } catch (error) {
     // Conflict retries exhausted: many executions of this quote raced. If one of them won, this one is a
     // duplicate like any other, not a reason to retry.
-    if (error instanceof ServiceUnavailableError && (await getQuote(quoteId))?.status !== 'open') {
+    if (error instanceof ServiceUnavailableError && (await getQuote(ctx, quoteId))?.status !== 'open') {
       throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
     }
     throw error;
@@ -82,10 +82,10 @@ function newBankTransferId(): string {
  * `client_trade_id` (= quote_id), the movement against the liquidity provider, the terminated/settled trade,
  * and for ACH funding the `submitted` payment. Anything failing leaves nothing written.
  */
-export async function executeQuote(auth: AuthContext, request: ExecuteRequest, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<ExecutionResult> {
+export async function executeQuote(ctx: AppContext, auth: AuthContext, request: ExecuteRequest, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<ExecutionResult> {
   const funding = parseFunding(request.funding_details);
-  const nowMs = clock.nowMs();
-  const quote = await executableQuote(auth.platformCode, request.quote_id, 'liquidity', nowMs);
+  const nowMs = ctx.clock.nowMs();
+  const quote = await executableQuote(ctx, auth.platformCode, request.quote_id, 'liquidity', nowMs);
 
   const underlying = findAsset(quote.underlying);
   const quoted = findAsset(quote.quoted_currency);
@@ -110,7 +110,7 @@ export async function executeQuote(auth: AuthContext, request: ExecuteRequest, c
   }
 
   const tradeId = newId();
-  const execution = tradeExecutionItems({
+  const execution = tradeExecutionItems(ctx, {
     tradeId,
     platformCode: auth.platformCode,
     clientTradeId: quote.quote_id,
@@ -162,6 +162,6 @@ export async function executeQuote(auth: AuthContext, request: ExecuteRequest, c
     status: 'Completed',
     payment_amount: payment?.amount ?? null,
   };
-  await commitQuoteExecution(quote.quote_id, tradeId, nowMs, [...execution.items, ...(payment ? [paymentCreationItem(payment)] : []), ...claim(result)]);
+  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, [...execution.items, ...(payment ? [paymentCreationItem(ctx, payment)] : []), ...claim(result)]);
   return result;
 }

@@ -1,4 +1,3 @@
-import { config } from '../config.js';
 import type { Asset } from '../domain/assets.js';
 import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
 import { formatAmount, type Money } from '../domain/money.js';
@@ -6,6 +5,7 @@ import type { QuoteSide } from '../domain/quotes.js';
 import type { DealPrice } from '../pricing/price-source.js';
 import { newId } from '../store/codes.js';
 import type { StoredQuote } from '../store/quotes.js';
+import type { AppContext } from '../context.js';
 
 export interface OpenQuoteInput {
   product: StoredQuote['product'];
@@ -30,7 +30,7 @@ export interface OpenQuoteInput {
  * A priced quote, open for QUOTE_TTL_SECONDS. Every product that prices a purchase (RFQ, convert-withdraw,
  * rewards, award funding) records its quote in this one shape, so execution and the views read them alike.
  */
-export function openQuote(input: OpenQuoteInput): StoredQuote {
+export function openQuote(ctx: AppContext, input: OpenQuoteInput): StoredQuote {
   return {
     quote_id: newId(),
     product: input.product,
@@ -50,7 +50,7 @@ export function openQuote(input: OpenQuoteInput): StoredQuote {
     spread_bps: input.deal.spreadBps.toFixed(),
     quoted_by: input.quotedBy,
     created_at: input.nowMs,
-    expire_ts: input.nowMs + config().QUOTE_TTL_SECONDS * 1000,
+    expire_ts: input.nowMs + ctx.config.QUOTE_TTL_SECONDS * 1000,
     status: 'open',
     executed_at: null,
     trade_id: null,

@@ -1,4 +1,3 @@
-import { clock } from '../clock.js';
 import { findAsset, type Asset } from '../domain/assets.js';
 import { ValidationError } from '../domain/errors.js';
 import { parseAmount, type Money } from '../domain/money.js';
@@ -11,6 +10,7 @@ import { transactWrite } from '../store/transactions.js';
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { quoteView, type QuoteView } from './quote-view.js';
 import { openQuote } from './open-quote.js';
+import type { AppContext } from '../context.js';
 
 export interface QuoteRequest {
   side: string;
@@ -72,9 +72,9 @@ export function validateQuoteRequest(
  * Whose accounts a platform's request trades: the platform itself when no code is given, else the platform
  * or one of its approved customers. Another platform's participant reads like an unknown one.
  */
-export async function tradingParticipant(auth: AuthContext, participantCode: string | undefined, errors: string[]): Promise<Participant | undefined> {
+export async function tradingParticipant(ctx: AppContext, auth: AuthContext, participantCode: string | undefined, errors: string[]): Promise<Participant | undefined> {
   const code = participantCode ?? auth.participantCode;
-  const participant = await getParticipantOfPlatform(auth.platformCode, code);
+  const participant = await getParticipantOfPlatform(ctx, auth.platformCode, code);
   if (!participant) errors.push(`participant_code: no participant '${code}' of this platform`);
   else if (participant.status !== 'approved') errors.push(`participant_code: participant ${code} is ${participant.status}, not approved`);
   return participant?.status === 'approved' ? participant : undefined;
@@ -84,24 +84,24 @@ export async function tradingParticipant(auth: AuthContext, participantCode: str
  * `GET /liquidity/rfq`: prices a trade for the platform or one of its customers and stores the quote for
  * QUOTE_TTL_SECONDS. Balances are not checked here, only at execution (as in the reference API).
  */
-export async function requestQuote(auth: AuthContext, request: QuoteRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<QuoteView> {
+export async function requestQuote(ctx: AppContext, auth: AuthContext, request: QuoteRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<QuoteView> {
   const { errors, value } = validateQuoteRequest(request);
-  const nowMs = clock.nowMs();
+  const nowMs = ctx.clock.nowMs();
   // The price reads don't depend on the participant, so they run alongside its read; a 400 for the
   // request still wins over a 503 for the price.
   const pricing = value
-    ? dealPrice(auth.platformCode, value.side, value.underlying, value.quoted, nowMs).then(
+    ? dealPrice(ctx, auth.platformCode, value.side, value.underlying, value.quoted, nowMs).then(
         (deal) => ({ deal }),
         (error: unknown) => ({ error }),
       )
     : undefined;
-  const participant = await tradingParticipant(auth, request.participant_code, errors);
+  const participant = await tradingParticipant(ctx, auth, request.participant_code, errors);
   if (errors.length > 0 || !value || !participant || !pricing) throw new ValidationError(errors);
   const priced = await pricing;
   if ('error' in priced) throw priced.error;
   const { deal } = priced;
   const amounts = computeQuote({ ...value, price: deal.price });
-  const quote = openQuote({
+  const quote = openQuote(ctx, {
     product: 'liquidity',
     requestId,
     platformCode: auth.platformCode,
@@ -119,7 +119,7 @@ export async function requestQuote(auth: AuthContext, request: QuoteRequest, req
   const view = quoteView(quote);
   // POST /liquidity/rfq with X-Request-Id: the quote and its answer are stored together (see `RequestClaim`).
   const claimed = claim(view);
-  if (claimed.length > 0) await transactWrite([...claimed, quoteCreationItem(quote)]);
-  else await putQuote(quote);
+  if (claimed.length > 0) await transactWrite(ctx, [...claimed, quoteCreationItem(ctx, quote)]);
+  else await putQuote(ctx, quote);
   return view;
 }

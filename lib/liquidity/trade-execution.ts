@@ -8,6 +8,7 @@ import { newId } from '../store/codes.js';
 import { movementItems } from '../store/ledger.js';
 import { clientTradeIdClaim, settledTrade, tradeItems, type Trade } from '../store/trades.js';
 import type { TaggedItem } from '../store/transactions.js';
+import type { AppContext } from '../context.js';
 
 /** The group of the liquidity provider's accounts (one per asset; they may go negative, see ledger.ts). */
 export const LIQUIDITY_PROVIDER_GROUP = 'liquidity';
@@ -66,7 +67,7 @@ export interface BookedExecution {
   items: TaggedItem[];
 }
 
-export function tradeExecutionItems(execution: TradeExecution): BookedExecution {
+export function tradeExecutionItems(ctx: AppContext, execution: TradeExecution): BookedExecution {
   const { side, underlying, quoted, quantity, total, nowMs } = execution;
   const providerUnderlying = liquidityProviderAccount(underlying.symbol);
   const providerQuoted = liquidityProviderAccount(quoted.symbol);
@@ -128,6 +129,6 @@ export function tradeExecutionItems(execution: TradeExecution): BookedExecution 
   // The liquidity provider belongs to no platform, so only the participant's platform sees the trade.
   const trade = settledTrade(report, { tradeId: execution.tradeId, nowMs, accountGroups: [execution.participant.platform_code, null] });
 
-  const claim = execution.claimClientTradeId === false ? [] : [clientTradeIdClaim(trade, nowMs)];
-  return { trade, movement, items: [...claim, ...movementItems(movement, nowMs), ...tradeItems(trade)] };
+  const claim = execution.claimClientTradeId === false ? [] : [clientTradeIdClaim(ctx, trade, nowMs)];
+  return { trade, movement, items: [...claim, ...movementItems(ctx, movement, nowMs), ...tradeItems(ctx, trade)] };
 }

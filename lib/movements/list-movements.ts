@@ -4,6 +4,7 @@ import { accountIdOf, type AccountRef } from '../domain/ledger.js';
 import { formatAmount, Money } from '../domain/money.js';
 import { listEnvelope } from '../http/pagination.js';
 import { pageOfMovements, type StoredMovement } from '../store/movements.js';
+import type { AppContext } from '../context.js';
 
 export interface MovementTimeBounds {
   /** The reference API's bracket operators on the movement time (ms)... */
@@ -77,14 +78,14 @@ function movementView(movement: StoredMovement, platformCode: string) {
   };
 }
 
-async function page(platformCode: string, list: string, filters: MovementFilters) {
+async function page(ctx: AppContext, platformCode: string, list: string, filters: MovementFilters) {
   const { page: pageNumber, page_size, cursor, ...bindingFilters } = filters;
   const range = inclusiveRange(filters);
   // An empty range (from after to) has nothing in it; DynamoDB would refuse the inverted key condition.
   if (range.fromMs !== undefined && range.toMs !== undefined && range.fromMs > range.toMs) {
     return { items: [] as StoredMovement[], page: pageNumber, count: 0, nextCursor: null };
   }
-  return pageOfMovements(
+  return pageOfMovements(ctx, 
     platformCode,
     { account_id: filters.account_id, participant_code: filters.participant_code, asset: filters.asset, movement_type: filters.movement_type, ...range },
     { page: pageNumber, pageSize: page_size, cursor },
@@ -96,8 +97,8 @@ async function page(platformCode: string, list: string, filters: MovementFilters
  * `GET /movements`: every movement on the platform's and its customers' accounts, newest first, filtered by
  * account, participant, asset, type and time.
  */
-export async function listMovements(platformCode: string, filters: MovementFilters) {
-  const found = await page(platformCode, 'movements', filters);
+export async function listMovements(ctx: AppContext, platformCode: string, filters: MovementFilters) {
+  const found = await page(ctx, platformCode, 'movements', filters);
   return listEnvelope(
     found.items.map((movement) => movementView(movement, platformCode)),
     { page: found.page, pageSize: filters.page_size, count: found.count, nextCursor: found.nextCursor },
@@ -108,9 +109,9 @@ export async function listMovements(platformCode: string, filters: MovementFilte
  * `GET /accounts/{account_id}/movements`: the movements of one of the platform's accounts, newest first,
  * each with the account's change. Another platform's account is a 404 like an unknown one.
  */
-export async function listAccountMovements(platformCode: string, accountId: string, filters: Omit<MovementFilters, 'account_id'>) {
-  const account = await findAccountOfPlatform(platformCode, accountId);
-  const found = await page(platformCode, `account-movements:${account.account_id}`, { ...filters, account_id: account.account_id });
+export async function listAccountMovements(ctx: AppContext, platformCode: string, accountId: string, filters: Omit<MovementFilters, 'account_id'>) {
+  const account = await findAccountOfPlatform(ctx, platformCode, accountId);
+  const found = await page(ctx, platformCode, `account-movements:${account.account_id}`, { ...filters, account_id: account.account_id });
   return listEnvelope(
     found.items.map((movement) => {
       const change = changesOf(movement, platformCode).find((entry) => accountIdOf(entry.account) === account.account_id);

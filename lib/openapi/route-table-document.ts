@@ -11,14 +11,15 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /**
  * Imports each route's handler module and reads what it recorded about its schemas. Routes are found in
  * the table, never listed here, so a route added to the table with its schemas is described with no
- * further step. Importing a handler module has no side effects (context and clients are built on the
- * first invocation).
+ * further step. Importing a handler module has no side effects (the Lambda edge builds its context on
+ * the first invocation).
  */
 export async function describeRoutes(routes: readonly (RouteRow & { handler: string })[], root = REPO_ROOT): Promise<DescribedRoute[]> {
   return Promise.all(
     routes.map(async (route) => {
-      const module = (await import(pathToFileURL(resolve(root, route.handler)).href)) as { handler?: { api?: HandlerDescription } };
-      return { route: { method: route.method, path: route.path, area: route.area }, api: module.handler?.api };
+      // A route module exports `bind` (its handler for a context), which carries the description.
+      const module = (await import(pathToFileURL(resolve(root, route.handler)).href)) as { bind?: { api?: HandlerDescription } };
+      return { route: { method: route.method, path: route.path, area: route.area }, api: module.bind?.api };
     }),
   );
 }

@@ -3,6 +3,7 @@ import { isValidEmail, normaliseEmail, type NormalizedCustomer, type NormalizedM
 import { ConflictError, ValidationError } from '../domain/errors.js';
 import { customerCodeByEmail, EMAIL_TAKEN } from '../store/participants.js';
 import { readInteger } from '../store/numbers.js';
+import type { AppContext } from '../context.js';
 
 /**
  * The request fields a customer response echoes, in the spec's table order. Derived fields
@@ -103,10 +104,10 @@ export function echoStoredCustomer(item: Record<string, unknown>): Record<string
  * platform. Read up front so a duplicate is listed with the body's other problems; the transaction's own
  * condition stays the authority under concurrency.
  */
-export async function emailAlreadyUsed(platformCode: string, body: unknown): Promise<boolean> {
+export async function emailAlreadyUsed(ctx: AppContext, platformCode: string, body: unknown): Promise<boolean> {
   const email = (body as { email?: unknown } | null)?.email;
   if (typeof email !== 'string' || !isValidEmail(email.trim())) return false;
-  return (await customerCodeByEmail(platformCode, normaliseEmail(email))) !== undefined;
+  return (await customerCodeByEmail(ctx, platformCode, normaliseEmail(email))) !== undefined;
 }
 
 /**

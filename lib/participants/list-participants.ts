@@ -4,6 +4,7 @@ import { listEnvelope } from '../http/pagination.js';
 import { readInteger } from '../store/numbers.js';
 import { customerCodeByEmail, getParticipantOfPlatform, pageOfParticipants } from '../store/participants.js';
 import { echoStoredCustomer } from './customer-fields.js';
+import type { AppContext } from '../context.js';
 
 export interface ParticipantFilters {
   /** Case-insensitive exact match on a customer's e-mail. */
@@ -33,19 +34,19 @@ export function participantView(item: Record<string, unknown>): Record<string, u
  * answered by direct reads (the e-mail claim, the participant item) and always scoped to the platform, so
  * another platform's participants never appear, whatever is asked.
  */
-export async function listParticipants(platformCode: string, filters: ParticipantFilters) {
+export async function listParticipants(ctx: AppContext, platformCode: string, filters: ParticipantFilters) {
   const position = { pageSize: filters.page_size };
   if (filters.email === undefined && filters.participant_code === undefined) {
-    const found = await pageOfParticipants(platformCode, { page: filters.page, pageSize: filters.page_size, cursor: filters.cursor });
+    const found = await pageOfParticipants(ctx, platformCode, { page: filters.page, pageSize: filters.page_size, cursor: filters.cursor });
     return listEnvelope(found.items.map(participantView), { ...position, page: found.page, count: found.count, nextCursor: found.nextCursor });
   }
   let participant: Awaited<ReturnType<typeof getParticipantOfPlatform>>;
   if (filters.email !== undefined) {
-    const code = await customerCodeByEmail(platformCode, normaliseEmail(filters.email));
+    const code = await customerCodeByEmail(ctx, platformCode, normaliseEmail(filters.email));
     const matches = code !== undefined && (filters.participant_code === undefined || filters.participant_code === code);
-    participant = matches ? await getParticipantOfPlatform(platformCode, code) : undefined;
+    participant = matches ? await getParticipantOfPlatform(ctx, platformCode, code) : undefined;
   } else {
-    participant = await getParticipantOfPlatform(platformCode, filters.participant_code!);
+    participant = await getParticipantOfPlatform(ctx, platformCode, filters.participant_code!);
   }
   // At most one match: page 1 holds it, every later page (or any cursor: none was ever issued) is empty.
   if (filters.cursor !== undefined) throw new ValidationError([`cursor: not a cursor this list issued for these filters; start again without cursor`]);

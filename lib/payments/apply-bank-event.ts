@@ -1,4 +1,3 @@
-import { clock } from '../clock.js';
 import { bankEventLegs } from '../domain/ach-clearing.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import type { AccountRef } from '../domain/ledger.js';
@@ -8,6 +7,7 @@ import { getAccount, movementItems } from '../store/ledger.js';
 import { getPayment, paymentStatusItem, PaymentStatusChangedError } from '../store/payments.js';
 import { transactWrite, type TaggedItem } from '../store/transactions.js';
 import { paymentView, type PaymentView } from './payment-view.js';
+import type { AppContext } from '../context.js';
 
 export interface BankEvent {
   transaction_id: string;
@@ -32,25 +32,25 @@ const MAX_ROUNDS = 5;
  * those is reached at most once, so even a misbehaving caller can't book the same bank leg twice.
  * `alongWith` items (an operator's audit record) commit in the same transaction.
  */
-export async function applyBankEvent(event: BankEvent, options: { alongWith?: readonly TaggedItem[] } = {}): Promise<BankEventResult> {
+export async function applyBankEvent(ctx: AppContext, event: BankEvent, options: { alongWith?: readonly TaggedItem[] } = {}): Promise<BankEventResult> {
   for (let round = 1; ; round++) {
-    const payment = await getPayment(event.transaction_id);
+    const payment = await getPayment(ctx, event.transaction_id);
     if (!payment) throw new NotFoundError(`payment not found: ${event.transaction_id}`);
     const decision = applyPaymentEvent(payment.status, event.status);
     if (decision.kind === 'noop') return { outcome: 'noop', payment: paymentView(payment) };
     if (decision.kind === 'illegal') throw new ValidationError([decision.message]);
 
     const next = event.status as PaymentStatus;
-    const nowMs = clock.nowMs();
+    const nowMs = ctx.clock.nowMs();
     const legs = bankEventLegs(
       { transfer_type: payment.transfer_type, amount: new Money(payment.amount), clearing: { account: payment.clearing_account, platform_code: payment.platform_code } },
       next,
     );
-    const movement = legs && movementItems({ movement_id: `payment-${payment.transaction_id}-${next}`, type: 'payment', reference: `payment:${payment.transaction_id}`, legs }, nowMs);
+    const movement = legs && movementItems(ctx, { movement_id: `payment-${payment.transaction_id}-${next}`, type: 'payment', reference: `payment:${payment.transaction_id}`, legs }, nowMs);
     try {
       // The status condition goes first, so a lost race reads as such rather than as a missing balance.
-      await transactWrite([paymentStatusItem(payment, payment.status, next, nowMs), ...(movement ?? []), ...(options.alongWith ?? [])]);
-      if (legs?.some((leg) => leg.mayOverdraw && leg.amount.isNegative())) await warnIfOverdrawn(payment);
+      await transactWrite(ctx, [paymentStatusItem(ctx, payment, payment.status, next, nowMs), ...(movement ?? []), ...(options.alongWith ?? [])]);
+      if (legs?.some((leg) => leg.mayOverdraw && leg.amount.isNegative())) await warnIfOverdrawn(ctx, payment);
       return { outcome: 'applied', payment: paymentView({ ...payment, status: next, updated_at_ms: nowMs }) };
     } catch (error) {
       if (error instanceof PaymentStatusChangedError && round < MAX_ROUNDS) continue;
@@ -64,19 +64,15 @@ export async function applyBankEvent(event: BankEvent, options: { alongWith?: re
  * owes that amount. It is booked (the bank's fact is never lost) and shown in GET /accounts; ops hear of it
  * here.
  */
-async function warnIfOverdrawn(payment: { transaction_id: string; platform_code: string; clearing_account: AccountRef }): Promise<void> {
-  const clearing = await getAccount(payment.clearing_account);
+async function warnIfOverdrawn(ctx: AppContext, payment: { transaction_id: string; platform_code: string; clearing_account: AccountRef }): Promise<void> {
+  const clearing = await getAccount(ctx, payment.clearing_account);
   if (!clearing || !clearing.balance.isNegative()) return;
-  console.warn(
-    JSON.stringify({
-      level: 'warn',
-      message: 'ACH clearing account below zero after a bank event',
-      platform_code: payment.platform_code,
-      transaction_id: payment.transaction_id,
-      account: `${clearing.participant_code}/${clearing.account_group}/${clearing.account_label}/${clearing.asset}`,
-      balance: clearing.balance.toFixed(),
-    }),
-  );
+  ctx.logger.warn('ACH clearing account below zero after a bank event', {
+    platform_code: payment.platform_code,
+    transaction_id: payment.transaction_id,
+    account: `${clearing.participant_code}/${clearing.account_group}/${clearing.account_label}/${clearing.asset}`,
+    balance: clearing.balance.toFixed(),
+  });
 }
 
 const MAX_ID_CHARS = 100;
@@ -89,7 +85,7 @@ export type BankEventReply = { result: 'applied' | 'noop'; payment: PaymentView 
  * succeed, and a thrown error makes asynchronous invokers retry. Anything unexpected (DynamoDB down) still
  * throws, so it is retried.
  */
-export async function replyToBankEvent(input: unknown): Promise<BankEventReply> {
+export async function replyToBankEvent(ctx: AppContext, input: unknown): Promise<BankEventReply> {
   const body = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
   const errors: string[] = [];
   if (typeof body.transaction_id !== 'string' || body.transaction_id === '') errors.push('transaction_id: must be a non-empty string');
@@ -98,7 +94,7 @@ export async function replyToBankEvent(input: unknown): Promise<BankEventReply> 
   if (typeof body.status !== 'string' || body.status === '') errors.push('status: must be a non-empty string');
   if (errors.length > 0) return { result: 'rejected', errors };
   try {
-    const { outcome, payment } = await applyBankEvent({ transaction_id: body.transaction_id as string, status: body.status as string });
+    const { outcome, payment } = await applyBankEvent(ctx, { transaction_id: body.transaction_id as string, status: body.status as string });
     return { result: outcome, payment };
   } catch (error) {
     if (error instanceof ValidationError) return { result: 'rejected', errors: error.errors };

@@ -5,6 +5,7 @@ import { getParticipant } from '../store/participants.js';
 import { pageOfPayments } from '../store/payments.js';
 import { hasRelationship } from '../store/relationships.js';
 import { paymentView } from './payment-view.js';
+import type { AppContext } from '../context.js';
 
 export interface PaymentFilters {
   /** UNIX seconds, inclusive, on created_at. */
@@ -20,11 +21,11 @@ export interface PaymentFilters {
 }
 
 /** The platform itself, its customers, and participants it holds a relationship for. */
-async function relatedToPlatform(platformCode: string, participantCode: string): Promise<boolean> {
-  const participant = await getParticipant(participantCode);
+async function relatedToPlatform(ctx: AppContext, platformCode: string, participantCode: string): Promise<boolean> {
+  const participant = await getParticipant(ctx, participantCode);
   if (!participant) return false;
   if (participant.platform_code === platformCode) return true;
-  return hasRelationship(platformCode, 'submits_platform_transfers_for', participantCode);
+  return hasRelationship(ctx, platformCode, 'submits_platform_transfers_for', participantCode);
 }
 
 /**
@@ -33,20 +34,20 @@ async function relatedToPlatform(platformCode: string, participantCode: string):
  * relationship with is refused rather than answered with an empty list, with the same words whether or
  * not it exists elsewhere.
  */
-export async function listPayments(platformCode: string, filters: PaymentFilters) {
+export async function listPayments(ctx: AppContext, platformCode: string, filters: PaymentFilters) {
   const errors: string[] = [];
   if (filters.status !== undefined && !isPaymentStatus(filters.status)) errors.push(`status: must be one of ${PAYMENT_STATUSES.join(', ')}`);
   if (filters.start_date !== undefined && filters.end_date !== undefined && filters.end_date < filters.start_date) {
     errors.push('end_date: must not be before start_date');
   }
-  if (filters.participant !== undefined && !(await relatedToPlatform(platformCode, filters.participant))) {
+  if (filters.participant !== undefined && !(await relatedToPlatform(ctx, platformCode, filters.participant))) {
     errors.push(`participant: no participant '${filters.participant}' that this platform has a relationship with`);
   }
   if (errors.length > 0) throw new ValidationError(errors);
 
   const { page, size, cursor, ...bindingFilters } = filters;
   const found = await pageOfPayments(
-    platformCode,
+    ctx, platformCode,
     {
       fromMs: filters.start_date === undefined ? undefined : filters.start_date * 1000,
       // Seconds are inclusive: everything up to the last millisecond of end_date.

@@ -1,8 +1,7 @@
-import { clock } from '../clock.js';
-import { config } from '../config.js';
 import { findAsset, listAssets } from '../domain/assets.js';
 import { ValidationError } from '../domain/errors.js';
 import { getReferencePrices } from '../store/prices.js';
+import type { AppContext } from '../context.js';
 
 export interface IndexFilters {
   underlying?: string;
@@ -15,7 +14,7 @@ export interface IndexFilters {
  * on (`PRICE_MAX_AGE_SECONDS`). The registry bounds the pairs (under 100), so this is one BatchGetItem
  * whatever the history: a list small enough to answer whole, like `GET /assets`.
  */
-export async function listIndexPrices(filters: IndexFilters) {
+export async function listIndexPrices(ctx: AppContext, filters: IndexFilters) {
   const problems: string[] = [];
   if (filters.underlying !== undefined && !findAsset(filters.underlying)) problems.push(`underlying: unknown asset '${filters.underlying}'`);
   if (filters.quoted_currency !== undefined && !findAsset(filters.quoted_currency)) problems.push(`quoted_currency: unknown asset '${filters.quoted_currency}'`);
@@ -28,9 +27,9 @@ export async function listIndexPrices(filters: IndexFilters) {
       .map((quoted_currency) => ({ underlying, quoted_currency }))
       .filter((pair) => (filters.underlying ?? pair.underlying) === pair.underlying && (filters.quoted_currency ?? pair.quoted_currency) === pair.quoted_currency),
   );
-  const prices = await getReferencePrices(pairs);
-  const nowMs = clock.nowMs();
-  const maxAgeMs = config().PRICE_MAX_AGE_SECONDS * 1000;
+  const prices = await getReferencePrices(ctx, pairs);
+  const nowMs = ctx.clock.nowMs();
+  const maxAgeMs = ctx.config.PRICE_MAX_AGE_SECONDS * 1000;
   const order = new Map(pairs.map((pair, i) => [`${pair.underlying}/${pair.quoted_currency}`, i]));
   return {
     message: prices

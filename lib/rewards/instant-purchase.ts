@@ -1,4 +1,3 @@
-import { clock } from '../clock.js';
 import { ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL, type MovementType } from '../domain/ledger.js';
 import { computeQuote } from '../domain/quotes.js';
@@ -12,6 +11,7 @@ import { newId } from '../store/codes.js';
 import { quoteCreationItem, type StoredQuote } from '../store/quotes.js';
 import { transactWrite } from '../store/transactions.js';
 import type { RequestClaim } from '../store/windows.js';
+import type { AppContext } from '../context.js';
 
 /**
  * A purchase quoted and executed in one step: a reward (the platform pays, its customer receives) and an
@@ -68,13 +68,13 @@ function instantQuoteView(quote: StoredQuote) {
  * currency (guarded: it never goes negative, a shortfall is a 400). The request's claim commits with the
  * booking, so a retry of a run that died after committing is answered with this result, never a second purchase.
  */
-export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, requestId: string, claim: RequestClaim): Promise<InstantPurchaseResult> {
+export async function purchaseNow(ctx: AppContext, auth: AuthContext, purchase: InstantPurchase, requestId: string, claim: RequestClaim): Promise<InstantPurchaseResult> {
   const { product, request, beneficiary } = purchase;
-  const nowMs = clock.nowMs();
+  const nowMs = ctx.clock.nowMs();
   // Independent reads, so they run together; the recipient's problems answer first.
   const [problems, priced] = await Promise.all([
     purchase.problems ?? [],
-    dealPrice(auth.platformCode, 'buy', request.underlying, request.quoted, nowMs).then(
+    dealPrice(ctx, auth.platformCode, 'buy', request.underlying, request.quoted, nowMs).then(
       (deal) => ({ deal }),
       (error: unknown) => ({ error }),
     ),
@@ -85,7 +85,7 @@ export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, 
   const amounts = computeQuote({ ...request, side: 'buy', price: deal.price });
   const tradeId = newId();
   const quote: StoredQuote = {
-    ...openQuote({
+    ...openQuote(ctx, {
       product,
       requestId,
       platformCode: auth.platformCode,
@@ -105,7 +105,7 @@ export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, 
     executed_at: nowMs,
     trade_id: tradeId,
   };
-  const execution = tradeExecutionItems({
+  const execution = tradeExecutionItems(ctx, {
     tradeId,
     platformCode: auth.platformCode,
     clientTradeId: quote.quote_id,
@@ -131,6 +131,6 @@ export async function purchaseNow(auth: AuthContext, purchase: InstantPurchase, 
   });
   const result = purchaseResult(requestId, quote, tradeId);
   // The request's claim goes first: a run that lost its request to another reads as such.
-  await transactWrite([...claim(result), quoteCreationItem(quote), ...execution.items]);
+  await transactWrite(ctx, [...claim(result), quoteCreationItem(ctx, quote), ...execution.items]);
   return result;
 }

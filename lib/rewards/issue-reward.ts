@@ -5,6 +5,7 @@ import type { AuthContext } from '../http/types.js';
 import { validateQuoteRequest } from '../liquidity/request-quote.js';
 import { getParticipantOfPlatform } from '../store/participants.js';
 import { purchaseNow, type InstantPurchaseResult } from './instant-purchase.js';
+import type { AppContext } from '../context.js';
 
 export interface RewardRequest {
   underlying: string;
@@ -20,10 +21,10 @@ export interface RewardRequest {
  * The recipient must be an approved customer of the platform (not the platform itself: a reward to oneself
  * is a purchase, which is what `/liquidity` is for); `account_label` names the customer's receiving account.
  */
-export async function issueReward(auth: AuthContext, request: RewardRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<InstantPurchaseResult> {
+export async function issueReward(ctx: AppContext, auth: AuthContext, request: RewardRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<InstantPurchaseResult> {
   const { errors, value } = validateQuoteRequest({ ...request, side: 'buy' });
   // Read alongside the purchase's own read of the price; its problems still come before anything.
-  const recipientProblems = getParticipantOfPlatform(auth.platformCode, request.participant_code).then((customer) => {
+  const recipientProblems = getParticipantOfPlatform(ctx, auth.platformCode, request.participant_code).then((customer) => {
     if (!customer || customer.kind !== 'customer') return [`participant_code: no customer '${request.participant_code}' of this platform`];
     if (customer.status !== 'approved') return [`participant_code: customer ${request.participant_code} is ${customer.status}, not approved`];
     return [];
@@ -31,7 +32,7 @@ export async function issueReward(auth: AuthContext, request: RewardRequest, req
   if (errors.length > 0 || !value) throw new ValidationError([...errors, ...(await recipientProblems)]);
 
   return purchaseNow(
-    auth,
+    ctx, auth,
     {
       product: 'reward',
       movementType: 'reward',

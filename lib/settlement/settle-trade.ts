@@ -1,5 +1,3 @@
-import { clock } from '../clock.js';
-import { config } from '../config.js';
 import { InsufficientFundsError } from '../domain/errors.js';
 import { SYSTEM_PARTICIPANTS, systemAccount, type AccountRef, type Leg, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
@@ -17,7 +15,8 @@ import {
 import { balanceOf, movementItems } from '../store/ledger.js';
 import { transactWrite } from '../store/transactions.js';
 import { getTrade, tradeUpdateItems, TradeStateChangedError, updateTrade, type Trade, type TradeParty } from '../store/trades.js';
-import type { SettlementTaskResult } from '../../infra/settlement-workflow.js';
+import type { SettlementTaskResult } from './workflow-io.js';
+import type { AppContext } from '../context.js';
 
 /**
  * The three settlement tasks of the workflow (design section 7). Each reads the trade, decides with the pure
@@ -34,16 +33,16 @@ import type { SettlementTaskResult } from '../../infra/settlement-workflow.js';
 export const EXTERNAL_SETTLEMENT_GROUP = 'external_settlement';
 
 /** Time moves on the service clock, which tests can move; `now` is read once per task for one decision. */
-function now(): number {
-  return clock.nowMs();
+function now(ctx: AppContext): number {
+  return ctx.clock.nowMs();
 }
 
-function deadlineOf(trade: Trade): number {
-  return settlementDeadlineMs(trade, config().SPOT_SETTLEMENT_DEADLINE_SECONDS * 1000);
+function deadlineOf(ctx: AppContext, trade: Trade): number {
+  return settlementDeadlineMs(trade, ctx.config.SPOT_SETTLEMENT_DEADLINE_SECONDS * 1000);
 }
 
-async function readTrade(tradeId: string): Promise<Trade> {
-  const trade = await getTrade(tradeId, { consistent: true });
+async function readTrade(ctx: AppContext, tradeId: string): Promise<Trade> {
+  const trade = await getTrade(ctx, tradeId, { consistent: true });
   // A task for a trade that doesn't exist is a broken execution, not a business outcome: fail it loudly.
   if (!trade) throw new Error(`settlement task for unknown trade ${tradeId}`);
   return trade;
@@ -54,13 +53,13 @@ function closed(trade: Trade): SettlementTaskResult {
 }
 
 /** `accepted -> active`. Already active or terminated: nothing to do. */
-export async function activateTrade(tradeId: string): Promise<SettlementTaskResult> {
-  const trade = await readTrade(tradeId);
+export async function activateTrade(ctx: AppContext, tradeId: string): Promise<SettlementTaskResult> {
+  const trade = await readTrade(ctx, tradeId);
   if (trade.trade_state === 'terminated') return closed(trade);
   if (trade.trade_state === 'accepted') {
-    const moved = await updateTrade(trade, ['accepted'], { trade_state: 'active' }, now());
+    const moved = await updateTrade(ctx, trade, ['accepted'], { trade_state: 'active' }, now(ctx));
     if (!moved) {
-      const current = await readTrade(tradeId);
+      const current = await readTrade(ctx, tradeId);
       if (current.trade_state === 'terminated') return closed(current);
     }
   }
@@ -72,14 +71,14 @@ export async function activateTrade(tradeId: string): Promise<SettlementTaskResu
  * settled, in one transaction. Otherwise the per-party states are recorded and the workflow is told
  * whether the deadline has passed; defaulting is the Default task's job, so the console shows it as a step.
  */
-export async function attemptSettlement(tradeId: string): Promise<SettlementTaskResult> {
-  const trade = await readTrade(tradeId);
+export async function attemptSettlement(ctx: AppContext, tradeId: string): Promise<SettlementTaskResult> {
+  const trade = await readTrade(ctx, tradeId);
   if (trade.trade_state === 'terminated') return closed(trade);
-  const at = now();
-  const pastDeadline = isPastDeadline(at, deadlineOf(trade));
+  const at = now(ctx);
+  const pastDeadline = isPastDeadline(at, deadlineOf(ctx, trade));
   // An infinite deadline: this task never defaults, it only reports `past_deadline`.
-  const decision = decideAttempt({ trade, balances: await deliveryBalances(trade), nowMs: at, deadlineMs: Infinity });
-  const result = await settleOrRecord(trade, decision, at);
+  const decision = decideAttempt({ trade, balances: await deliveryBalances(ctx, trade), nowMs: at, deadlineMs: Infinity });
+  const result = await settleOrRecord(ctx, trade, decision, at);
   return result.outcome === 'outstanding' ? { ...result, past_deadline: pastDeadline } : result;
 }
 
@@ -90,13 +89,13 @@ export async function attemptSettlement(tradeId: string): Promise<SettlementTask
  * trade whose execution is about to end. A trade that became fully covered since the last attempt is
  * settled instead: a trade whose obligations are all met is never defaulted.
  */
-export async function defaultTrade(tradeId: string): Promise<SettlementTaskResult> {
-  const trade = await readTrade(tradeId);
+export async function defaultTrade(ctx: AppContext, tradeId: string): Promise<SettlementTaskResult> {
+  const trade = await readTrade(ctx, tradeId);
   if (trade.trade_state === 'terminated') return closed(trade);
-  const at = now();
-  const decision = decideAttempt({ trade, balances: await deliveryBalances(trade), nowMs: at, deadlineMs: at });
+  const at = now(ctx);
+  const decision = decideAttempt({ trade, balances: await deliveryBalances(ctx, trade), nowMs: at, deadlineMs: at });
   if (decision.kind === 'settle') {
-    const settled = await settleOrRecord(trade, decision, at);
+    const settled = await settleOrRecord(ctx, trade, decision, at);
     // A spend raced the settlement and the trade was left open. This is the workflow's last step, so ending
     // here would strand the trade: fail instead, and the task's retry decides again on fresh balances.
     if (settled.outcome === 'outstanding') throw new Error(`trade ${tradeId}: funds moved while settling past the deadline; retrying`);
@@ -105,23 +104,23 @@ export async function defaultTrade(tradeId: string): Promise<SettlementTaskResul
 
   const parties = partiesAfter(trade, decision.parties, at);
   const moved = await updateTrade(
-    trade,
+    ctx, trade,
     ['accepted', 'active'],
     { trade_state: 'terminated', settlement_state: 'defaulted', defaulted_timestamp: at, parties },
     at,
   );
-  if (!moved) return closed(await readTrade(tradeId));
+  if (!moved) return closed(await readTrade(ctx, tradeId));
   return { outcome: 'defaulted', settlement_state: 'defaulted', defaulted_timestamp: at };
 }
 
 // ---------------------------------------------------------------------------------------------------------
 
 /** What each settling side holds of the asset it must deliver, read strongly consistently. */
-async function deliveryBalances(trade: Trade): Promise<DeliveryBalances> {
+async function deliveryBalances(ctx: AppContext, trade: Trade): Promise<DeliveryBalances> {
   const balances: DeliveryBalances = {};
   await Promise.all(
     obligations(trade).map(async (obligation) => {
-      balances[obligation.side] = await balanceOf(deliveryAccount(trade, obligation));
+      balances[obligation.side] = await balanceOf(ctx, deliveryAccount(trade, obligation));
     }),
   );
   return balances;
@@ -193,10 +192,10 @@ function partiesAfter(trade: Trade, decisions: readonly PartyDecision[], at: num
  * `balance >= amount` conditions. A spend that landed between our balance read and the write fails those
  * conditions: the obligations were not met this session after all, and the trade waits for the next one.
  */
-async function settleOrRecord(trade: Trade, decision: AttemptDecision, at: number): Promise<SettlementTaskResult> {
+async function settleOrRecord(ctx: AppContext, trade: Trade, decision: AttemptDecision, at: number): Promise<SettlementTaskResult> {
   if (decision.kind === 'settle') {
     const update = tradeUpdateItems(
-      trade,
+      ctx, trade,
       ['accepted', 'active'],
       {
         trade_state: 'terminated',
@@ -208,33 +207,33 @@ async function settleOrRecord(trade: Trade, decision: AttemptDecision, at: numbe
       at,
     );
     try {
-      await transactWrite([...update, ...movementItems(settlementMovement(trade), at)]);
+      await transactWrite(ctx, [...update, ...movementItems(ctx, settlementMovement(trade), at)]);
       return { outcome: 'settled', settlement_state: 'settled', settled_timestamp: at };
     } catch (error) {
       if (error instanceof TradeStateChangedError) {
         // The update is conditioned on the exact state read (the counts by state move from it): a trade
         // activated meanwhile is still open and settles from its new state; a terminated one is done.
-        const current = await readTrade(trade.trade_id);
-        return current.trade_state === 'terminated' ? closed(current) : settleOrRecord(current, decision, at);
+        const current = await readTrade(ctx, trade.trade_id);
+        return current.trade_state === 'terminated' ? closed(current) : settleOrRecord(ctx, current, decision, at);
       }
       if (!(error instanceof InsufficientFundsError)) throw error;
-      const fresh = decideAttempt({ trade, balances: await deliveryBalances(trade), nowMs: at, deadlineMs: Infinity });
+      const fresh = decideAttempt({ trade, balances: await deliveryBalances(ctx, trade), nowMs: at, deadlineMs: Infinity });
       // Funds that are back already (a spend and a refill in between) still settle only next session.
       const parties = fresh.kind === 'settle' ? fresh.parties.map((p) => ({ ...p, settlement_state: 'current_obligations_met' as const })) : fresh.parties;
-      return recordOutstanding(trade, parties, fresh.kind === 'settle' ? 'current_obligations_met' : 'obligations_outstanding', at);
+      return recordOutstanding(ctx, trade, parties, fresh.kind === 'settle' ? 'current_obligations_met' : 'obligations_outstanding', at);
     }
   }
-  return recordOutstanding(trade, decision.parties, 'obligations_outstanding', at);
+  return recordOutstanding(ctx, trade, decision.parties, 'obligations_outstanding', at);
 }
 
 async function recordOutstanding(
-  trade: Trade,
+  ctx: AppContext, trade: Trade,
   decisions: readonly PartyDecision[],
   state: 'obligations_outstanding' | 'current_obligations_met',
   at: number,
 ): Promise<SettlementTaskResult> {
   const moved = await updateTrade(
-    trade,
+    ctx, trade,
     ['accepted', 'active'],
     {
       trade_state: 'active',
@@ -244,7 +243,7 @@ async function recordOutstanding(
     },
     at,
   );
-  if (!moved) return closed(await readTrade(trade.trade_id));
+  if (!moved) return closed(await readTrade(ctx, trade.trade_id));
   return {
     outcome: 'outstanding',
     settlement_state: state,

@@ -3,43 +3,22 @@ import {
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
   RedriveExecutionCommand,
-  SFNClient,
+  type SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { config } from '../config.js';
+import type { AppContext } from '../context.js';
 import { firstAttemptAtMs } from '../domain/settlement.js';
 import type { Trade } from '../store/trades.js';
-import { settlementExecutionInput, type SettlementExecutionInput } from '../../infra/settlement-workflow.js';
-import { awsRequestHandler } from '../store/client.js';
+import { settlementExecutionInput, type SettlementExecutionInput } from './workflow-io.js';
 
 /**
  * Starts the settlement workflow of a trade: an execution named by `trade_id`. On AWS that is Step Functions
- * (STATE_MACHINE_ARN, set by the stack); locally the in-process runner registers itself here. Starting the
- * same trade twice is harmless in both: Step Functions never runs a second execution of a name, and the local
- * runner keeps one execution per trade.
+ * (the context's workflow, from STATE_MACHINE_ARN set by the stack); locally the in-process runner the local
+ * runtime puts in the context. Starting the same trade twice is harmless in both: Step Functions never runs a
+ * second execution of a name, and the local runner keeps one execution per trade.
  */
-export type LocalSettlementStarter = (input: SettlementExecutionInput) => Promise<void>;
-
-let localStarter: LocalSettlementStarter | undefined;
-let sfn: SFNClient | undefined;
-
-function stepFunctions(): SFNClient {
-  sfn ??= new SFNClient({ region: config().AWS_REGION, maxAttempts: config().AWS_MAX_ATTEMPTS, requestHandler: awsRequestHandler() });
-  return sfn;
-}
-
-/** Tests only: a Step Functions client double (the service itself is AWS's, not ours to emulate). */
-export function useStepFunctionsClient(client: SFNClient | undefined): void {
-  sfn = client;
-}
-
-/** The local runner (or a test) installs its starter; `undefined` removes it. */
-export function useLocalSettlementStarter(starter: LocalSettlementStarter | undefined): void {
-  localStarter = starter;
-}
-
-export function settlementInputFor(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>): SettlementExecutionInput {
-  return settlementExecutionInput(trade.trade_id, firstAttemptAtMs(trade), config().SETTLEMENT_SESSION_SECONDS);
+export function settlementInputFor(ctx: AppContext, trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>): SettlementExecutionInput {
+  return settlementExecutionInput(trade.trade_id, firstAttemptAtMs(trade), ctx.config.SETTLEMENT_SESSION_SECONDS);
 }
 
 /** The ARN of the execution named by `tradeId` (executions are named by trade, design section 7). */
@@ -52,19 +31,19 @@ export function executionArnOf(stateMachineArn: string, tradeId: string): string
  * execution is open with success, and refuses a name already used by a closed one (ExecutionAlreadyExists):
  * either way the trade is (or was) being settled, so both count as done.
  */
-async function startExecution(stateMachineArn: string, input: SettlementExecutionInput): Promise<void> {
+async function startExecution(sfn: SFNClient, stateMachineArn: string, input: SettlementExecutionInput): Promise<void> {
   try {
-    await stepFunctions().send(new StartExecutionCommand({ stateMachineArn, name: input.trade_id, input: JSON.stringify(input) }));
+    await sfn.send(new StartExecutionCommand({ stateMachineArn, name: input.trade_id, input: JSON.stringify(input) }));
   } catch (error) {
     if (!(error instanceof ExecutionAlreadyExists)) throw error;
   }
 }
 
-export async function startSettlement(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>): Promise<void> {
-  const input = settlementInputFor(trade);
-  const { STATE_MACHINE_ARN } = config();
-  if (STATE_MACHINE_ARN) return startExecution(STATE_MACHINE_ARN, input);
-  if (localStarter) return localStarter(input);
+export async function startSettlement(ctx: AppContext, trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>): Promise<void> {
+  const input = settlementInputFor(ctx, trade);
+  const { workflow } = ctx;
+  if (workflow.kind === 'step-functions') return startExecution(workflow.client, workflow.stateMachineArn, input);
+  if (workflow.kind === 'local') return workflow.start(input);
   throw new Error('no settlement workflow: STATE_MACHINE_ARN is not set and no local runner is registered');
 }
 
@@ -78,21 +57,22 @@ export type SweepOutcome = 'started' | 'running' | 'redriven' | 'finished';
  * input, which would count every live trade as "started". Tasks are idempotent, so any of this is safe to
  * repeat.
  */
-export async function ensureSettlementRunning(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>): Promise<SweepOutcome> {
-  const { STATE_MACHINE_ARN } = config();
-  if (!STATE_MACHINE_ARN) throw new Error('ensureSettlementRunning needs STATE_MACHINE_ARN');
-  const executionArn = executionArnOf(STATE_MACHINE_ARN, trade.trade_id);
+export async function ensureSettlementRunning(ctx: AppContext, trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>): Promise<SweepOutcome> {
+  const { workflow } = ctx;
+  if (workflow.kind !== 'step-functions') throw new Error('ensureSettlementRunning needs STATE_MACHINE_ARN');
+  const { client: sfn, stateMachineArn } = workflow;
+  const executionArn = executionArnOf(stateMachineArn, trade.trade_id);
   let status: string | undefined;
   try {
-    status = (await stepFunctions().send(new DescribeExecutionCommand({ executionArn }))).status;
+    status = (await sfn.send(new DescribeExecutionCommand({ executionArn }))).status;
   } catch (error) {
     if (!(error instanceof ExecutionDoesNotExist)) throw error;
     // If the request that stored the trade starts it in the meantime, this start is a harmless repeat.
-    await startExecution(STATE_MACHINE_ARN, settlementInputFor(trade));
+    await startExecution(sfn, stateMachineArn, settlementInputFor(ctx, trade));
     return 'started';
   }
   if (status === 'RUNNING' || status === 'PENDING_REDRIVE') return 'running';
   if (status === 'SUCCEEDED') return 'finished';
-  await stepFunctions().send(new RedriveExecutionCommand({ executionArn }));
+  await sfn.send(new RedriveExecutionCommand({ executionArn }));
   return 'redriven';
 }

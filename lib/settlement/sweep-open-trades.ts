@@ -1,6 +1,6 @@
-import { clock } from '../clock.js';
 import { listOpenTrades } from '../store/trades.js';
 import { ensureSettlementRunning, type SweepOutcome } from './start-settlement.js';
+import type { AppContext } from '../context.js';
 
 /** Trades younger than this are left to the request that stored them, which starts their execution itself. */
 export const SWEEP_GRACE_MS = 60_000;
@@ -11,22 +11,20 @@ export const SWEEP_GRACE_MS = 60_000;
  * can't be redriven, a throttled call) is logged and counted, and the sweep goes on: trades are visited
  * oldest first, so one stuck trade must not keep every younger one from being revived.
  */
-export async function sweepOpenTrades(): Promise<Record<SweepOutcome | 'failed', number>> {
+export async function sweepOpenTrades(ctx: AppContext): Promise<Record<SweepOutcome | 'failed', number>> {
   const counts: Record<SweepOutcome | 'failed', number> = { started: 0, running: 0, redriven: 0, finished: 0, failed: 0 };
-  const cutoff = clock.nowMs() - SWEEP_GRACE_MS;
-  for (const trade of await listOpenTrades()) {
+  const cutoff = ctx.clock.nowMs() - SWEEP_GRACE_MS;
+  for (const trade of await listOpenTrades(ctx)) {
     if (trade.accepted_timestamp > cutoff) continue;
     try {
-      counts[await ensureSettlementRunning(trade)]++;
+      counts[await ensureSettlementRunning(ctx, trade)]++;
     } catch (error) {
       counts.failed++;
-      console.error(
-        JSON.stringify({ level: 'error', message: 'settlement sweep could not revive a trade', trade_id: trade.trade_id, error: (error as Error).message }),
-      );
+      ctx.logger.error('settlement sweep could not revive a trade', { trade_id: trade.trade_id, error: (error as Error).message });
     }
   }
   if (counts.started || counts.redriven || counts.failed) {
-    console.warn(JSON.stringify({ level: 'warn', message: 'settlement sweep revived trades', ...counts }));
+    ctx.logger.warn('settlement sweep revived trades', { ...counts });
   }
   return counts;
 }

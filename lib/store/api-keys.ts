@@ -1,14 +1,13 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { clock } from '../clock.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
-import { dynamo, tableNames } from './client.js';
 import { keys } from './keys.js';
 import { decryptSecret, encryptSecret } from './secret-cipher.js';
 import { readOptionalInteger } from './numbers.js';
+import type { AppContext } from '../context.js';
 
-/** The permission areas a key can hold. Every signed route names one (see `infra/routes.ts`). */
+/** The permission areas a key can hold. Every signed route names one (see `lib/routes.ts`). */
 export const PERMISSION_AREAS = [
   'participants',
   'liquidity',
@@ -60,7 +59,7 @@ export function passphraseMatches(stored: StoredApiKey, presented: string): bool
  * Issues a key with at least one permission area: an empty list is a mistake, never "everything".
  * `fixed` credentials exist for signature test vectors; everything else gets random ones.
  */
-export async function createApiKey(platformCode: string, permissions: readonly PermissionArea[], fixed?: ApiKeyCredentials): Promise<ApiKeyCredentials> {
+export async function createApiKey(ctx: AppContext, platformCode: string, permissions: readonly PermissionArea[], fixed?: ApiKeyCredentials): Promise<ApiKeyCredentials> {
   const unknown = permissions.filter((area) => !(PERMISSION_AREAS as readonly string[]).includes(area));
   if (permissions.length === 0) throw new ValidationError(['permissions: a key needs at least one permission area']);
   if (unknown.length) throw new ValidationError([`permissions: unknown areas ${unknown.join(', ')}`]);
@@ -70,9 +69,9 @@ export async function createApiKey(platformCode: string, permissions: readonly P
     passphrase: randomBytes(18).toString('base64url'),
   };
   const salt = randomBytes(16).toString('base64');
-  await dynamo().send(
+  await ctx.db.send(
     new PutCommand({
-      TableName: tableNames().main,
+      TableName: ctx.tables.main,
       Item: {
         ...keys.apiKey(credentials.api_key),
         gsi1pk: keys.apiKeysOfPlatform(platformCode),
@@ -81,10 +80,10 @@ export async function createApiKey(platformCode: string, permissions: readonly P
         api_key: credentials.api_key,
         platform_code: platformCode,
         permissions: [...new Set(permissions)],
-        secret_ciphertext: await encryptSecret(credentials.api_secret),
+        secret_ciphertext: await encryptSecret(ctx, credentials.api_secret),
         passphrase_salt: salt,
         passphrase_hash: hashPassphrase(credentials.passphrase, salt),
-        created_at: clock.nowMs(),
+        created_at: ctx.clock.nowMs(),
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
@@ -95,9 +94,9 @@ export async function createApiKey(platformCode: string, permissions: readonly P
 /** Longer than any key we issue (32 characters); DynamoDB would refuse the lookup of a key over 2 KB. */
 const MAX_API_KEY_LENGTH = 128;
 
-export async function getApiKey(apiKey: string): Promise<StoredApiKey | undefined> {
+export async function getApiKey(ctx: AppContext, apiKey: string): Promise<StoredApiKey | undefined> {
   if (apiKey.length > MAX_API_KEY_LENGTH) return undefined;
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.apiKey(apiKey) }));
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.apiKey(apiKey) }));
   const item = out.Item;
   if (!item) return undefined;
   return {
@@ -117,24 +116,24 @@ export async function getApiKey(apiKey: string): Promise<StoredApiKey | undefine
  */
 const secretCache = new Map<string, { secret: Buffer; until: number }>();
 
-export async function secretBytes(stored: StoredApiKey): Promise<Buffer> {
+export async function secretBytes(ctx: AppContext, stored: StoredApiKey): Promise<Buffer> {
   const cached = secretCache.get(stored.secretCiphertext);
   const now = Date.now();
   if (cached && cached.until > now) return cached.secret;
-  const secret = Buffer.from(await decryptSecret(stored.secretCiphertext), 'base64');
+  const secret = Buffer.from(await decryptSecret(ctx, stored.secretCiphertext), 'base64');
   secretCache.set(stored.secretCiphertext, { secret, until: now + 5 * 60_000 });
   return secret;
 }
 
-export async function revokeApiKey(apiKey: string): Promise<void> {
+export async function revokeApiKey(ctx: AppContext, apiKey: string): Promise<void> {
   try {
-    await dynamo().send(
+    await ctx.db.send(
       new UpdateCommand({
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Key: keys.apiKey(apiKey),
         UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':now': clock.nowMs() },
+        ExpressionAttributeValues: { ':now': ctx.clock.nowMs() },
       }),
     );
   } catch (error) {
@@ -143,10 +142,10 @@ export async function revokeApiKey(apiKey: string): Promise<void> {
   }
 }
 
-export async function listApiKeys(platformCode: string) {
-  const out = await dynamo().send(
+export async function listApiKeys(ctx: AppContext, platformCode: string) {
+  const out = await ctx.db.send(
     new QueryCommand({
-      TableName: tableNames().main,
+      TableName: ctx.tables.main,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :pk',
       ExpressionAttributeValues: { ':pk': keys.apiKeysOfPlatform(platformCode) },

@@ -1,9 +1,9 @@
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableNames } from './client.js';
 import { newId } from './codes.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import type { TaggedItem } from './transactions.js';
+import type { AppContext } from '../context.js';
 
 /** What an operator changed by hand, who, and why. Immutable; written with the change where there is one transaction. */
 export interface AuditEntry {
@@ -21,11 +21,11 @@ export function newAuditEntry(fields: Omit<AuditEntry, 'audit_id'>): AuditEntry 
   return { audit_id: newId(), ...fields };
 }
 
-export function auditItem(entry: AuditEntry): TaggedItem {
+export function auditItem(ctx: AppContext, entry: AuditEntry): TaggedItem {
   return {
     item: {
       Put: {
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Item: { ...keys.audit(entry.audit_id), type: 'audit', ...entry, gsi1pk: keys.auditLog(), gsi1sk: keys.auditSortKey(entry.at, entry.audit_id) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
@@ -33,22 +33,22 @@ export function auditItem(entry: AuditEntry): TaggedItem {
   };
 }
 
-export async function recordAudit(entry: AuditEntry): Promise<void> {
-  await dynamo().send(new PutCommand({ ...auditItem(entry).item.Put! }));
+export async function recordAudit(ctx: AppContext, entry: AuditEntry): Promise<void> {
+  await ctx.db.send(new PutCommand({ ...auditItem(ctx, entry).item.Put! }));
 }
 
-export async function getAuditEntry(auditId: string): Promise<AuditEntry | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.audit(auditId), ConsistentRead: true }));
+export async function getAuditEntry(ctx: AppContext, auditId: string): Promise<AuditEntry | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.audit(auditId), ConsistentRead: true }));
   const item = out.Item;
   if (!item) return undefined;
   return { audit_id: item.audit_id, command: item.command, operator: item.operator, reason: item.reason, changes: item.changes, at: readInteger(item.at) };
 }
 
 /** The audit log from `sinceMs` on, oldest first (at most `limit` entries). */
-export async function auditLog(sinceMs: number, limit = 100): Promise<AuditEntry[]> {
-  const out = await dynamo().send(
+export async function auditLog(ctx: AppContext, sinceMs: number, limit = 100): Promise<AuditEntry[]> {
+  const out = await ctx.db.send(
     new QueryCommand({
-      TableName: tableNames().main,
+      TableName: ctx.tables.main,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk >= :from',
       ExpressionAttributeValues: { ':pk': keys.auditLog(), ':from': keys.auditSortKey(sinceMs, '') },

@@ -1,9 +1,9 @@
 import type { AccountRef } from '../domain/ledger.js';
-import { tableNames } from './client.js';
 import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
+import type { AppContext } from '../context.js';
 
 /**
  * Award distributions. A distribution can credit more recipients than one transaction holds, so it is
@@ -59,8 +59,8 @@ export interface DistributionChunk {
 }
 
 /** Phase 1's records, for the transaction that also moves pool -> escrow. New ids only. */
-export function distributionCreationItems(distribution: Distribution, chunks: readonly DistributionChunk[]): TaggedItem[] {
-  const table = tableNames().main;
+export function distributionCreationItems(ctx: AppContext, distribution: Distribution, chunks: readonly DistributionChunk[]): TaggedItem[] {
+  const table = ctx.tables.main;
   const { platform_code: platform, distribution_id: id } = distribution;
   const record: TaggedItem = {
     item: {
@@ -103,11 +103,11 @@ export class ChunkAlreadyCreditedError extends Error {}
  * The chunk's marker for its crediting transaction: `pending` -> `credited`, so of any number of runs
  * crediting this chunk exactly one commits. Goes first in the transaction, so a lost race reads as such.
  */
-export function chunkCreditedItem(platformCode: string, distributionId: string, index: number, nowMs: number): TaggedItem {
+export function chunkCreditedItem(ctx: AppContext, platformCode: string, distributionId: string, index: number, nowMs: number): TaggedItem {
   return {
     item: {
       Update: {
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Key: keys.awardDistributionChunk(platformCode, distributionId, index),
         UpdateExpression: 'SET #status = :credited, credited_at = :now',
         ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
@@ -123,13 +123,13 @@ export function chunkCreditedItem(platformCode: string, distributionId: string, 
  * `distributing` -> `completed`, leaving the open-distributions index. False when another run completed
  * it first (harmless: the chunks' markers already guarantee each recipient was credited once).
  */
-export async function completeDistribution(platformCode: string, distributionId: string, nowMs: number, alongWith: readonly TaggedItem[] = []): Promise<boolean> {
+export async function completeDistribution(ctx: AppContext, platformCode: string, distributionId: string, nowMs: number, alongWith: readonly TaggedItem[] = []): Promise<boolean> {
   try {
-    await transactWrite([
+    await transactWrite(ctx, [
       {
         item: {
           Update: {
-            TableName: tableNames().main,
+            TableName: ctx.tables.main,
             Key: keys.awardDistribution(platformCode, distributionId),
             UpdateExpression: 'SET #status = :completed, completed_at = :now REMOVE gsi2pk, gsi2sk',
             ConditionExpression: 'attribute_exists(pk) AND #status = :distributing',
@@ -194,9 +194,9 @@ export interface StoredDistribution {
  * A distribution and its chunks in one strongly consistent Query: a resuming run decides which chunks to
  * credit from what it reads here, and a chunk credited a moment ago must not look pending.
  */
-export async function getDistribution(platformCode: string, distributionId: string): Promise<StoredDistribution | undefined> {
-  const items = await queryAll({
-    TableName: tableNames().main,
+export async function getDistribution(ctx: AppContext, platformCode: string, distributionId: string): Promise<StoredDistribution | undefined> {
+  const items = await queryAll(ctx, {
+    TableName: ctx.tables.main,
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.awardDistributionPartition(platformCode, distributionId) },
     ConsistentRead: true,
@@ -208,9 +208,9 @@ export async function getDistribution(platformCode: string, distributionId: stri
 }
 
 /** Ops: distributions not completed, oldest first (the index is eventually consistent; re-read before acting). */
-export async function listOpenDistributions(): Promise<{ platform_code: string; distribution_id: string; created_at: number }[]> {
-  const items = await queryAll({
-    TableName: tableNames().main,
+export async function listOpenDistributions(ctx: AppContext): Promise<{ platform_code: string; distribution_id: string; created_at: number }[]> {
+  const items = await queryAll(ctx, {
+    TableName: ctx.tables.main,
     IndexName: 'gsi2',
     KeyConditionExpression: 'gsi2pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.openAwardDistributions() },

@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableNames } from './client.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import type { TransactItem } from './transactions.js';
+import type { AppContext } from '../context.js';
 
 /**
  * Exact list counts (design section 9). A record's item declares how it moves its lists' counters
@@ -32,7 +32,7 @@ export const bucketOf = (field: string, value: string | null) => `${field}=${val
  * One update per counter the changes touch, deltas of the same counter summed (a transaction may not name an
  * item twice: an award chunk books 48 trades of one platform), counters left unchanged dropped.
  */
-export function counterUpdates(changes: readonly CountChange[]): TransactItem[] {
+export function counterUpdates(ctx: AppContext, changes: readonly CountChange[]): TransactItem[] {
   const net = new Map<string, CountChange>();
   for (const change of changes) {
     const id = JSON.stringify([change.platformCode, change.list, change.bucket]);
@@ -43,7 +43,7 @@ export function counterUpdates(changes: readonly CountChange[]): TransactItem[] 
     .filter((change) => change.delta !== 0)
     .map((change) => ({
       Update: {
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Key: keys.counterShard(change.platformCode, change.list, change.bucket, randomInt(COUNTER_SHARDS)),
         UpdateExpression: 'ADD #n :delta SET #type = :type',
         ExpressionAttributeNames: { '#n': 'n', '#type': 'type' },
@@ -53,10 +53,10 @@ export function counterUpdates(changes: readonly CountChange[]): TransactItem[] 
 }
 
 /** A counter's value: its shards summed, read with one Query. */
-export async function readCount(platformCode: string, list: string, bucket = ALL): Promise<number> {
-  const out = await dynamo().send(
+export async function readCount(ctx: AppContext, platformCode: string, list: string, bucket = ALL): Promise<number> {
+  const out = await ctx.db.send(
     new QueryCommand({
-      TableName: tableNames().main,
+      TableName: ctx.tables.main,
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': keys.counter(platformCode, list, bucket) },
       ProjectionExpression: '#n',

@@ -1,15 +1,14 @@
 import { randomInt } from 'node:crypto';
 import { BatchGetCommand, GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { clock } from '../clock.js';
 import { InsufficientFundsError } from '../domain/errors.js';
 import { accountIdOf, accountKey, assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
-import { dynamo, tableNames } from './client.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
 import { moneyAttr, readInteger, readMoney } from './numbers.js';
 import { ALL, readCount } from './counters.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
+import type { AppContext } from '../context.js';
 
 const ACCOUNTS_LIST = 'accounts';
 
@@ -27,9 +26,9 @@ export interface Account extends AccountRef {
  * and a leg marked `mayOverdraw` (a bank event on a platform's ACH clearing account: the bank's fact is
  * recorded even when the platform can't cover it).
  */
-export function movementItems(movement: Movement, nowMs = clock.nowMs()): TaggedItem[] {
+export function movementItems(ctx: AppContext, movement: Movement, nowMs = ctx.clock.nowMs()): TaggedItem[] {
   assertBalanced(movement);
-  const table = tableNames().main;
+  const table = ctx.tables.main;
   // The movement's list entries (GET /movements): the record is the entry of the first platform whose
   // accounts it touches; a second platform (a transfer under a relationship) gets an entry item of its own.
   // What the list filters on (accounts, participants, assets) is carried on every entry.
@@ -137,13 +136,13 @@ export function movementItems(movement: Movement, nowMs = clock.nowMs()): Tagged
 }
 
 /** Books one movement atomically, together with any other items that must succeed or fail with it. */
-export async function bookMovement(movement: Movement, alongWith: readonly TaggedItem[] = []): Promise<void> {
-  await transactWrite([...movementItems(movement), ...alongWith]);
+export async function bookMovement(ctx: AppContext, movement: Movement, alongWith: readonly TaggedItem[] = []): Promise<void> {
+  await transactWrite(ctx, [...movementItems(ctx, movement), ...alongWith]);
 }
 
 /** A booked movement as stored (legs with their accounts and signed amounts), or undefined. */
-export async function getMovement(movementId: string): Promise<Movement | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.movement(movementId), ConsistentRead: true }));
+export async function getMovement(ctx: AppContext, movementId: string): Promise<Movement | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(movementId), ConsistentRead: true }));
   const item = out.Item;
   if (!item) return undefined;
   return {
@@ -181,20 +180,20 @@ export const OUTSIDE_ACCOUNT_SHARDS = 16;
  * Reads one account strongly consistently; an account never credited doesn't exist and reads as undefined.
  * A sharded (outside-world) account is the sum of its shards, read in one consistent batch.
  */
-export async function getAccount(account: AccountRef): Promise<Account | undefined> {
-  if (isUnguarded(account.participant_code)) return getShardedAccount(account);
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.account(account), ConsistentRead: true }));
+export async function getAccount(ctx: AppContext, account: AccountRef): Promise<Account | undefined> {
+  if (isUnguarded(account.participant_code)) return getShardedAccount(ctx, account);
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.account(account), ConsistentRead: true }));
   return out.Item ? toAccount(out.Item) : undefined;
 }
 
-async function getShardedAccount(account: AccountRef): Promise<Account | undefined> {
-  const table = tableNames().main;
+async function getShardedAccount(ctx: AppContext, account: AccountRef): Promise<Account | undefined> {
+  const table = ctx.tables.main;
   // The unsharded item too: balances booked before the accounts were sharded stay part of the sum.
   let pending: Record<string, any>[] | undefined = [keys.account(account), ...Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, (_, shard) => keys.accountShard(account, shard))];
   const parts: Account[] = [];
   for (let round = 0; pending && pending.length > 0; round++) {
     if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
-    const out = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
+    const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
     parts.push(...(out.Responses?.[table] ?? []).map(toAccount));
     pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
   }
@@ -207,18 +206,18 @@ async function getShardedAccount(account: AccountRef): Promise<Account | undefin
   };
 }
 
-export async function balanceOf(account: AccountRef): Promise<Money> {
-  return (await getAccount(account))?.balance ?? new Money(0);
+export async function balanceOf(ctx: AppContext, account: AccountRef): Promise<Money> {
+  return (await getAccount(ctx, account))?.balance ?? new Money(0);
 }
 
 /**
  * The account with this id, read strongly consistently once the id index has named it. The index is
  * eventually consistent on AWS: an account credited a moment ago may read as unknown for that moment.
  */
-export async function getAccountById(accountId: string): Promise<Account | undefined> {
-  const out = await dynamo().send(
+export async function getAccountById(ctx: AppContext, accountId: string): Promise<Account | undefined> {
+  const out = await ctx.db.send(
     new QueryCommand({
-      TableName: tableNames().main,
+      TableName: ctx.tables.main,
       IndexName: 'gsi2',
       KeyConditionExpression: 'gsi2pk = :pk',
       ExpressionAttributeValues: { ':pk': keys.accountById(accountId) },
@@ -228,7 +227,7 @@ export async function getAccountById(accountId: string): Promise<Account | undef
   );
   const found = out.Items?.[0];
   if (!found) return undefined;
-  return getAccount({ participant_code: found.participant_code, account_group: found.account_group, account_label: found.account_label, asset: found.asset });
+  return getAccount(ctx, { participant_code: found.participant_code, account_group: found.account_group, account_label: found.account_label, asset: found.asset });
 }
 
 /** The filters of `GET /accounts`: exact matches on the account's four parts. */
@@ -244,7 +243,7 @@ export interface AccountListFilters {
  * the count of those matching. The leading filters (owner, then group, then label) are a prefix of the sort
  * key, so they narrow the key range rather than the read.
  */
-export async function pageOfAccounts(platformCode: string, filters: AccountListFilters, request: PageRequest) {
+export async function pageOfAccounts(ctx: AppContext, platformCode: string, filters: AccountListFilters, request: PageRequest) {
   const order = ['participant_code', 'account_group', 'account_label', 'asset'] as const;
   const leading: string[] = [];
   // Three at most: the full key has no trailing separator, so the asset is matched as a filter.
@@ -263,20 +262,20 @@ export async function pageOfAccounts(platformCode: string, filters: AccountListF
     descending: false,
     ...(filter && { filter }),
   };
-  const counter = filter || leading.length > 0 ? undefined : () => readCount(platformCode, ACCOUNTS_LIST);
-  const page = await pageWithCount(index, request, { list: ACCOUNTS_LIST, platformCode, filters: { ...filters } }, counter);
+  const counter = filter || leading.length > 0 ? undefined : () => readCount(ctx, platformCode, ACCOUNTS_LIST);
+  const page = await pageWithCount(ctx, index, request, { list: ACCOUNTS_LIST, platformCode, filters: { ...filters } }, counter);
   return { ...page, items: page.items.map(toAccount) };
 }
 
 /** Operations and tests: every account and every movement in the table (a full scan; never on a request path). */
-export async function scanLedger(): Promise<{ accounts: Account[]; movements: Record<string, any>[] }> {
+export async function scanLedger(ctx: AppContext): Promise<{ accounts: Account[]; movements: Record<string, any>[] }> {
   const accounts: Account[] = [];
   const movements: Record<string, any>[] = [];
   let ExclusiveStartKey: Record<string, any> | undefined;
   do {
-    const out = await dynamo().send(
+    const out = await ctx.db.send(
       new ScanCommand({
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         FilterExpression: '#type IN (:account, :movement)',
         ExpressionAttributeNames: { '#type': 'type' },
         ExpressionAttributeValues: { ':account': 'account', ':movement': 'movement' },

@@ -2,6 +2,7 @@ import { combineFilters, equalityFilter, pageWithCount, type ListFilter, type Li
 import { keys } from './keys.js';
 import { readInteger, readMoney } from './numbers.js';
 import type { Money } from '../domain/money.js';
+import type { AppContext } from '../context.js';
 
 /**
  * Reading movements as lists (`GET /movements`, `GET /accounts/{account_id}/movements`). A movement's
@@ -64,7 +65,7 @@ function containsFilter(name: string, attribute: string, value: string | undefin
 }
 
 /** One page of the movements that touch the platform's (or its customers') accounts, newest first. */
-export async function pageOfMovements(platformCode: string, filters: MovementListFilters, request: PageRequest, binding: { list: string; filters: Record<string, string | number | undefined> }) {
+export async function pageOfMovements(ctx: AppContext, platformCode: string, filters: MovementListFilters, request: PageRequest, binding: { list: string; filters: Record<string, string | number | undefined> }) {
   const filter = combineFilters([
     containsFilter('acct', 'account_ids', filters.account_id),
     containsFilter('part', 'participant_codes', filters.participant_code),
@@ -81,6 +82,6 @@ export async function pageOfMovements(platformCode: string, filters: MovementLis
     descending: true,
     ...(filter && { filter }),
   };
-  const page = await pageWithCount(index, request, { list: binding.list, platformCode, filters: binding.filters });
+  const page = await pageWithCount(ctx, index, request, { list: binding.list, platformCode, filters: binding.filters });
   return { ...page, items: page.items.map(toMovement) };
 }

@@ -1,8 +1,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Money } from '../domain/money.js';
-import { dynamo, tableNames } from './client.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
+import type { AppContext } from '../context.js';
 
 /**
  * The network fee table: what a withdrawal of an asset costs on its chain, in units of that asset. Set by
@@ -16,17 +16,17 @@ export interface NetworkFee {
   updated_at: number;
 }
 
-export async function putNetworkFee(fee: NetworkFee): Promise<void> {
-  await dynamo().send(
+export async function putNetworkFee(ctx: AppContext, fee: NetworkFee): Promise<void> {
+  await ctx.db.send(
     new PutCommand({
-      TableName: tableNames().main,
+      TableName: ctx.tables.main,
       Item: { ...keys.networkFee(fee.asset), type: 'network_fee', asset: fee.asset, quantity: fee.quantity, updated_at: fee.updated_at },
     }),
   );
 }
 
-export async function getNetworkFee(asset: string): Promise<{ asset: string; quantity: Money; updated_at: number } | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.networkFee(asset) }));
+export async function getNetworkFee(ctx: AppContext, asset: string): Promise<{ asset: string; quantity: Money; updated_at: number } | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.networkFee(asset) }));
   const item = out.Item;
   if (!item) return undefined;
   return { asset: item.asset, quantity: new Money(String(item.quantity)), updated_at: readInteger(item.updated_at) };

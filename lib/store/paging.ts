@@ -1,8 +1,7 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.js';
 import { ValidationError } from '../domain/errors.js';
-import { dynamo, tableNames } from './client.js';
+import type { AppContext } from '../context.js';
 
 /**
  * Cursor paging for every list of the API (design sections 3 and 9). A page is one key-ordered Query of one
@@ -80,9 +79,9 @@ let cachedSigningKey: Buffer | undefined;
  * The HMAC key of cursors: `LIST_CURSOR_KEY` (the stack's secret) or, locally, one derived from the local
  * secrets key (HKDF with its own label, so the two uses never share a key).
  */
-function signingKey(): Buffer {
+function signingKey(ctx: AppContext): Buffer {
   if (!cachedSigningKey) {
-    const { LIST_CURSOR_KEY, SECRETS_LOCAL_KEY } = config();
+    const { LIST_CURSOR_KEY, SECRETS_LOCAL_KEY } = ctx.config;
     if (LIST_CURSOR_KEY) cachedSigningKey = Buffer.from(LIST_CURSOR_KEY, 'utf8');
     else if (SECRETS_LOCAL_KEY) {
       cachedSigningKey = Buffer.from(hkdfSync('sha256', Buffer.from(SECRETS_LOCAL_KEY, 'base64'), Buffer.alloc(0), 'list-cursor-v1', 32));
@@ -100,8 +99,8 @@ function bindingText(binding: ListBinding, partition: string): string {
   return JSON.stringify(['v1', binding.list, binding.platformCode, partition, filters]);
 }
 
-function mac(payload: string, binding: ListBinding, partition: string): Buffer {
-  return createHmac('sha256', signingKey()).update(bindingText(binding, partition)).update('\n').update(payload).digest();
+function mac(ctx: AppContext, payload: string, binding: ListBinding, partition: string): Buffer {
+  return createHmac('sha256', signingKey(ctx)).update(bindingText(binding, partition)).update('\n').update(payload).digest();
 }
 
 interface CursorPayload {
@@ -111,18 +110,18 @@ interface CursorPayload {
   k: Record<string, string>;
 }
 
-function encodeCursor(payload: CursorPayload, binding: ListBinding, index: ListIndex): string {
+function encodeCursor(ctx: AppContext, payload: CursorPayload, binding: ListBinding, index: ListIndex): string {
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-  return `${body}.${mac(body, binding, index.partition.value).toString('base64url')}`;
+  return `${body}.${mac(ctx, body, binding, index.partition.value).toString('base64url')}`;
 }
 
 /** The start key and page number of a cursor this list issued for this binding; anything else is a 400. */
-function decodeCursor(cursor: string, binding: ListBinding, index: ListIndex, keyAttributes: readonly string[]): { startKey: Record<string, string>; page: number } {
+function decodeCursor(ctx: AppContext, cursor: string, binding: ListBinding, index: ListIndex, keyAttributes: readonly string[]): { startKey: Record<string, string>; page: number } {
   const refuse = () => new ValidationError([CURSOR_PROBLEM]);
   const match = /^([A-Za-z0-9_-]{1,2000})\.([A-Za-z0-9_-]{43})$/.exec(cursor);
   if (!match) throw refuse();
   const [, body, signature] = match as unknown as [string, string, string];
-  const expected = mac(body, binding, index.partition.value);
+  const expected = mac(ctx, body, binding, index.partition.value);
   const given = Buffer.from(signature, 'base64url');
   // Re-encoding must give back the same text: base64url has spare bits a forger could flip unnoticed.
   if (given.length !== expected.length || given.toString('base64url') !== signature || !timingSafeEqual(given, expected)) throw refuse();
@@ -173,7 +172,7 @@ function keyOf(item: Record<string, any>, keyAttributes: readonly string[]): Rec
   return Object.fromEntries(keyAttributes.map((name) => [name, String(item[name])]));
 }
 
-function queryInput(index: ListIndex): QueryCommandInput {
+function queryInput(ctx: AppContext, index: ListIndex): QueryCommandInput {
   const names: Record<string, string> = { '#pk': index.partition.attribute, ...index.filter?.names };
   const values: Record<string, unknown> = { ':pk': index.partition.value, ...index.filter?.values };
   let condition = '#pk = :pk';
@@ -189,7 +188,7 @@ function queryInput(index: ListIndex): QueryCommandInput {
     }
   }
   return {
-    TableName: tableNames().main,
+    TableName: ctx.tables.main,
     ...(index.indexName && { IndexName: index.indexName }),
     KeyConditionExpression: condition,
     ...(index.filter && { FilterExpression: index.filter.expression }),
@@ -211,16 +210,16 @@ export function startKeyAttributes(index: ListIndex): string[] {
  * window (and, for a filtered list, by the records the window may evaluate); undefined when the list ends
  * before. Page 1 starts at the beginning.
  */
-async function skipTo(index: ListIndex, request: PageRequest, keyAttributes: readonly string[]): Promise<{ startKey?: Record<string, string>; ended: boolean }> {
+async function skipTo(ctx: AppContext, index: ListIndex, request: PageRequest, keyAttributes: readonly string[]): Promise<{ startKey?: Record<string, string>; ended: boolean }> {
   const skip = (request.page - 1) * request.pageSize;
   if (skip === 0) return { ended: false };
-  const base = queryInput(index);
+  const base = queryInput(ctx, index);
   const projectionNames = Object.fromEntries(keyAttributes.map((name, i) => [`#key${i}`, name]));
   let skipped = 0;
   let evaluated = 0;
   let startKey: Record<string, any> | undefined;
   for (;;) {
-    const out = await dynamo().send(
+    const out = await ctx.db.send(
       new QueryCommand({
         ...base,
         ExpressionAttributeNames: { ...base.ExpressionAttributeNames, ...projectionNames },
@@ -248,25 +247,25 @@ function windowProblem(): string {
  * page exists). Filtered without an index: Queries evaluating at most PAGE_READ_BUDGET records; a page that
  * runs out of budget comes back short, with a cursor where the read stopped.
  */
-export async function queryPage(index: ListIndex, request: PageRequest, binding: ListBinding): Promise<Page> {
+export async function queryPage(ctx: AppContext, index: ListIndex, request: PageRequest, binding: ListBinding): Promise<Page> {
   const keyAttributes = startKeyAttributes(index);
   let startKey: Record<string, any> | undefined;
   let page = request.page;
   if (request.cursor !== undefined) {
-    ({ startKey, page } = decodeCursor(request.cursor, binding, index, keyAttributes));
+    ({ startKey, page } = decodeCursor(ctx, request.cursor, binding, index, keyAttributes));
   } else {
     if (request.page * request.pageSize > PAGE_WINDOW) throw new ValidationError([windowProblem()]);
-    const skipped = await skipTo(index, request, keyAttributes);
+    const skipped = await skipTo(ctx, index, request, keyAttributes);
     if (skipped.ended) return { items: [], page, nextCursor: null };
     startKey = skipped.startKey;
   }
 
-  const base = queryInput(index);
+  const base = queryInput(ctx, index);
   const items: Record<string, any>[] = [];
   let evaluated = 0;
   for (;;) {
     const wanted = request.pageSize + 1 - items.length;
-    const out = await dynamo().send(
+    const out = await ctx.db.send(
       new QueryCommand({
         ...base,
         // Filtered reads ask for more than they need: matches may be sparse, and the budget bounds the cost.
@@ -278,13 +277,13 @@ export async function queryPage(index: ListIndex, request: PageRequest, binding:
     items.push(...(out.Items ?? []));
     if (items.length > request.pageSize) {
       const shown = items.slice(0, request.pageSize);
-      return { items: shown, page, nextCursor: encodeCursor({ n: page + 1, k: cursorStart(shown.at(-1)!, keyAttributes, index) }, binding, index) };
+      return { items: shown, page, nextCursor: encodeCursor(ctx, { n: page + 1, k: cursorStart(shown.at(-1)!, keyAttributes, index) }, binding, index) };
     }
     if (!out.LastEvaluatedKey) return { items, page, nextCursor: null };
     startKey = out.LastEvaluatedKey;
     if (evaluated >= PAGE_READ_BUDGET || !index.filter) {
       // Out of budget (or, unfiltered, cut by DynamoDB's 1 MB page): answer short, continue where it stopped.
-      return { items, page, nextCursor: encodeCursor({ n: page + 1, k: cursorStart(startKey, keyAttributes, index) }, binding, index) };
+      return { items, page, nextCursor: encodeCursor(ctx, { n: page + 1, k: cursorStart(startKey, keyAttributes, index) }, binding, index) };
     }
   }
 }
@@ -301,14 +300,14 @@ function cursorStart(item: Record<string, any>, keyAttributes: readonly string[]
  * (unknown): a filter combination with no counter never costs more than the budget, however long the
  * platform's history.
  */
-export async function boundedCount(index: ListIndex): Promise<number | null> {
-  const base = queryInput(index);
+export async function boundedCount(ctx: AppContext, index: ListIndex): Promise<number | null> {
+  const base = queryInput(ctx, index);
   let count = 0;
   let evaluated = 0;
   let startKey: Record<string, any> | undefined;
   do {
     if (evaluated >= COUNT_BUDGET) return null;
-    const out = await dynamo().send(new QueryCommand({ ...base, Select: 'COUNT', Limit: COUNT_BUDGET - evaluated, ExclusiveStartKey: startKey }));
+    const out = await ctx.db.send(new QueryCommand({ ...base, Select: 'COUNT', Limit: COUNT_BUDGET - evaluated, ExclusiveStartKey: startKey }));
     count += out.Count ?? 0;
     evaluated += out.ScannedCount ?? 0;
     startKey = out.LastEvaluatedKey;
@@ -321,11 +320,11 @@ export async function boundedCount(index: ListIndex): Promise<number | null> {
  * one (`counter`), else `boundedCount`.
  */
 export async function pageWithCount(
-  index: ListIndex,
+  ctx: AppContext, index: ListIndex,
   request: PageRequest,
   binding: ListBinding,
   counter?: () => Promise<number>,
 ): Promise<Page & { count: number | null }> {
-  const [page, count] = await Promise.all([queryPage(index, request, binding), counter ? counter() : boundedCount(index)]);
+  const [page, count] = await Promise.all([queryPage(ctx, index, request, binding), counter ? counter() : boundedCount(ctx, index)]);
   return { ...page, count };
 }

@@ -1,13 +1,12 @@
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { clock } from '../clock.js';
 import type { NormalizedCustomer, NormalizedMinor } from '../domain/customers.js';
 import { ConflictError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
-import { dynamo, tableNames } from './client.js';
 import { pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
 import { ALL, readCount } from './counters.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
+import type { AppContext } from '../context.js';
 
 export const PARTICIPANTS_LIST = 'participants';
 
@@ -34,8 +33,8 @@ function toParticipant(item: Record<string, any>): Participant {
   };
 }
 
-export async function getParticipant(participantCode: string): Promise<Participant | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.participant(participantCode) }));
+export async function getParticipant(ctx: AppContext, participantCode: string): Promise<Participant | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.participant(participantCode) }));
   return out.Item ? toParticipant(out.Item) : undefined;
 }
 
@@ -43,15 +42,15 @@ export async function getParticipant(participantCode: string): Promise<Participa
  * Many participants at once (an award's up to 1,000 recipients), 100 keys per BatchGetItem, unprocessed keys
  * retried with backoff. Codes that don't exist are simply absent from the result.
  */
-export async function getParticipants(participantCodes: readonly string[]): Promise<Map<string, Participant>> {
+export async function getParticipants(ctx: AppContext, participantCodes: readonly string[]): Promise<Map<string, Participant>> {
   const found = new Map<string, Participant>();
-  const table = tableNames().main;
+  const table = ctx.tables.main;
   const unique = [...new Set(participantCodes)];
   for (let start = 0; start < unique.length; start += 100) {
     let pending: Record<string, any>[] | undefined = unique.slice(start, start + 100).map((code) => keys.participant(code));
     for (let round = 0; pending && pending.length > 0; round++) {
       if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
-      const out = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
+      const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
       for (const item of out.Responses?.[table] ?? []) found.set(item.participant_code, toParticipant(item));
       pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
     }
@@ -60,8 +59,8 @@ export async function getParticipants(participantCodes: readonly string[]): Prom
 }
 
 /** A participant the platform may act for: itself or one of its customers. Anything else is invisible. */
-export async function getParticipantOfPlatform(platformCode: string, participantCode: string): Promise<Participant | undefined> {
-  const participant = await getParticipant(participantCode);
+export async function getParticipantOfPlatform(ctx: AppContext, platformCode: string, participantCode: string): Promise<Participant | undefined> {
+  const participant = await getParticipant(ctx, participantCode);
   return participant && participant.platform_code === platformCode ? participant : undefined;
 }
 
@@ -96,13 +95,14 @@ const MAX_CODE_ATTEMPTS = 5;
  * `ValidationError([CUSTODIAN_NO_LONGER_ELIGIBLE])` when the custodian no longer qualifies.
  */
 export async function createCustomer(
+  ctx: AppContext,
   platformCode: string,
   customer: SealedCustomer | NormalizedMinor,
   alongWith: (created: CreatedCustomer) => readonly TaggedItem[] = () => [],
 ): Promise<CreatedCustomer> {
   // A plaintext tax id must never reach the table, whatever a caller passes.
   if ('tax_id' in customer) throw new Error('a customer reaches the store with its tax id encrypted (tax_id_encrypted), never in plaintext');
-  const { main } = tableNames();
+  const { main } = ctx.tables;
   const custodianCode = 'custodian_participant_code' in customer ? customer.custodian_participant_code : undefined;
   // Metadata is opaque to us and may hold numbers DynamoDB can't store exactly (or at all), so it is kept
   // as the JSON text; everything else is stored as the domain normalised it, never the raw body.
@@ -110,7 +110,7 @@ export async function createCustomer(
 
   for (let attempt = 1; attempt <= MAX_CODE_ATTEMPTS; attempt++) {
     const code = newParticipantCode();
-    const now = clock.nowMs();
+    const now = ctx.clock.nowMs();
     const emailClaim: TaggedItem = {
       item: {
         Put: {
@@ -175,13 +175,13 @@ export async function createCustomer(
       // The e-mail claim goes first: when several conditions fail at once, the duplicate is what the
       // client most needs to hear.
       const created: CreatedCustomer = { participant_code: code, status: 'approved', created_at: now };
-      await transactWrite([emailClaim, ...custodianCheck, participant, ...alongWith(created)]);
+      await transactWrite(ctx, [emailClaim, ...custodianCheck, participant, ...alongWith(created)]);
       return created;
     } catch (error) {
       if (error instanceof ParticipantCodeTakenError) continue;
       // Conflict retries ran out (a 503 from transactWrite): many twins are racing for one e-mail. If one
       // of them won, this request is a duplicate like any other; otherwise the 503 stands and a retry will do.
-      if (error instanceof ServiceUnavailableError && (await customerCodeByEmail(platformCode, customer.email_normalized))) {
+      if (error instanceof ServiceUnavailableError && (await customerCodeByEmail(ctx, platformCode, customer.email_normalized))) {
         throw new ConflictError([EMAIL_TAKEN]);
       }
       throw error;
@@ -191,20 +191,20 @@ export async function createCustomer(
 }
 
 /** The code of the platform's customer holding `emailNormalized` (lowercased), if any. */
-export async function customerCodeByEmail(platformCode: string, emailNormalized: string): Promise<string | undefined> {
-  const out = await dynamo().send(
-    new GetCommand({ TableName: tableNames().main, Key: keys.customerEmail(platformCode, emailNormalized), ConsistentRead: true }),
+export async function customerCodeByEmail(ctx: AppContext, platformCode: string, emailNormalized: string): Promise<string | undefined> {
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.customerEmail(platformCode, emailNormalized), ConsistentRead: true }),
   );
   return out.Item?.participant_code as string | undefined;
 }
 
 /** One page of a platform's participants (its own participant and its customers), oldest first, as stored. */
-export async function pageOfParticipants(platformCode: string, request: PageRequest) {
+export async function pageOfParticipants(ctx: AppContext, platformCode: string, request: PageRequest) {
   const index: ListIndex = {
     indexName: 'gsi1',
     partition: { attribute: 'gsi1pk', value: keys.participantsOfPlatform(platformCode) },
     sortAttribute: 'gsi1sk',
     descending: false,
   };
-  return pageWithCount(index, request, { list: PARTICIPANTS_LIST, platformCode, filters: {} }, () => readCount(platformCode, PARTICIPANTS_LIST));
+  return pageWithCount(ctx, index, request, { list: PARTICIPANTS_LIST, platformCode, filters: {} }, () => readCount(ctx, platformCode, PARTICIPANTS_LIST));
 }

@@ -1,12 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
 import type { AchTransferType, PaymentStatus } from '../domain/payments.js';
-import { dynamo, tableNames } from './client.js';
 import { equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { ALL, bucketOf, readCount } from './counters.js';
 import type { TaggedItem } from './transactions.js';
+import type { AppContext } from '../context.js';
 
 const PAYMENTS_LIST = 'payments';
 
@@ -39,11 +39,11 @@ export interface Payment {
 }
 
 /** The payment's creation, for the execution transaction that books its trade. */
-export function paymentCreationItem(payment: Payment): TaggedItem {
+export function paymentCreationItem(ctx: AppContext, payment: Payment): TaggedItem {
   return {
     item: {
       Put: {
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Item: {
           ...payment,
           ...keys.payment(payment.transaction_id),
@@ -70,7 +70,7 @@ export class PaymentStatusChangedError extends Error {}
  * so two deliveries of events racing each other can't both apply (and can't both book money).
  */
 export function paymentStatusItem(
-  payment: Pick<Payment, 'transaction_id' | 'platform_code'>,
+  ctx: AppContext, payment: Pick<Payment, 'transaction_id' | 'platform_code'>,
   expected: PaymentStatus,
   next: PaymentStatus,
   nowMs: number,
@@ -79,7 +79,7 @@ export function paymentStatusItem(
   return {
     item: {
       Update: {
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Key: keys.payment(transactionId),
         UpdateExpression: 'SET #status = :next, updated_at_ms = :now, status_history = list_append(status_history, :entry)',
         ConditionExpression: 'attribute_exists(pk) AND #status = :expected',
@@ -124,8 +124,8 @@ function toPayment(item: Record<string, any>): Payment {
 }
 
 /** Read strongly consistently: bank events decide on the status they then condition on. */
-export async function getPayment(transactionId: string): Promise<Payment | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.payment(transactionId), ConsistentRead: true }));
+export async function getPayment(ctx: AppContext, transactionId: string): Promise<Payment | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.payment(transactionId), ConsistentRead: true }));
   return out.Item ? toPayment(out.Item) : undefined;
 }
 
@@ -142,7 +142,7 @@ export interface PaymentListFilters {
  * first, with the count of those matching.
  */
 export async function pageOfPayments(
-  platformCode: string,
+  ctx: AppContext, platformCode: string,
   range: { fromMs?: number; toMs?: number },
   filters: PaymentListFilters,
   request: PageRequest,
@@ -164,7 +164,7 @@ export async function pageOfPayments(
     // Counted: all payments, and payments by status; any other filter or a date range is counted by reading.
   const { status, ...others } = filters;
   const counted = range.fromMs === undefined && range.toMs === undefined && Object.values(others).every((value) => value === undefined);
-  const counter = counted ? () => readCount(platformCode, PAYMENTS_LIST, status === undefined ? ALL : bucketOf('status', status)) : undefined;
-  const page = await pageWithCount(index, request, { list: PAYMENTS_LIST, platformCode, filters: bindingFilters }, counter);
+  const counter = counted ? () => readCount(ctx, platformCode, PAYMENTS_LIST, status === undefined ? ALL : bucketOf('status', status)) : undefined;
+  const page = await pageWithCount(ctx, index, request, { list: PAYMENTS_LIST, platformCode, filters: bindingFilters }, counter);
   return { ...page, items: page.items.map(toPayment) };
 }

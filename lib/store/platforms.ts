@@ -1,12 +1,11 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { clock } from '../clock.js';
-import { dynamo, tableNames } from './client.js';
 import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { ALL, counterUpdates } from './counters.js';
 import { PARTICIPANTS_LIST } from './participants.js';
+import type { AppContext } from '../context.js';
 
 export interface Platform {
   platform_code: string;
@@ -22,25 +21,25 @@ export interface Platform {
  * Creates a platform and its own participant in one transaction. The codes are random; a collision with an
  * existing code cancels the transaction and we draw again.
  */
-export async function createPlatform(name: string, spreadBps = '0'): Promise<Platform> {
+export async function createPlatform(ctx: AppContext, name: string, spreadBps = '0'): Promise<Platform> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const code = newParticipantCode();
-    const now = clock.nowMs();
+    const now = ctx.clock.nowMs();
     const platform: Platform = { platform_code: code, participant_code: code, name, spread_bps: spreadBps, created_at: now };
     try {
-      await dynamo().send(
+      await ctx.db.send(
         new TransactWriteCommand({
           TransactItems: [
             {
               Put: {
-                TableName: tableNames().main,
+                TableName: ctx.tables.main,
                 Item: { ...keys.platform(code), type: 'platform', ...platform },
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
             {
               Put: {
-                TableName: tableNames().main,
+                TableName: ctx.tables.main,
                 Item: {
                   ...keys.participant(code),
                   gsi1pk: keys.participantsOfPlatform(code),
@@ -56,7 +55,7 @@ export async function createPlatform(name: string, spreadBps = '0'): Promise<Pla
               },
             },
             // The platform's own participant is the first record of its participants list.
-            ...counterUpdates([{ platformCode: code, list: PARTICIPANTS_LIST, bucket: ALL, delta: 1 }]),
+            ...counterUpdates(ctx, [{ platformCode: code, list: PARTICIPANTS_LIST, bucket: ALL, delta: 1 }]),
           ],
         }),
       );
@@ -69,8 +68,8 @@ export async function createPlatform(name: string, spreadBps = '0'): Promise<Pla
   throw new Error('could not allocate a unique platform code');
 }
 
-export async function getPlatform(platformCode: string): Promise<Platform | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.platform(platformCode) }));
+export async function getPlatform(ctx: AppContext, platformCode: string): Promise<Platform | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.platform(platformCode) }));
   if (!out.Item) return undefined;
   const item = out.Item;
   return {
@@ -83,11 +82,11 @@ export async function getPlatform(platformCode: string): Promise<Platform | unde
 }
 
 /** Sets a platform's quote spread (ops). False when the platform doesn't exist; never creates one. */
-export async function setPlatformSpread(platformCode: string, spreadBps: string): Promise<boolean> {
+export async function setPlatformSpread(ctx: AppContext, platformCode: string, spreadBps: string): Promise<boolean> {
   try {
-    await dynamo().send(
+    await ctx.db.send(
       new UpdateCommand({
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Key: keys.platform(platformCode),
         UpdateExpression: 'SET spread_bps = :bps',
         ConditionExpression: 'attribute_exists(pk)',

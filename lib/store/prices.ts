@@ -1,9 +1,9 @@
 import { BatchGetCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { Money } from '../domain/money.js';
-import { dynamo, tableNames } from './client.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
+import type { AppContext } from '../context.js';
 
 /** A reference price as stored: the mid price of a pair before any platform's spread. */
 export interface StoredPrice {
@@ -20,11 +20,11 @@ export interface StoredPrice {
  * what is stored, so a delayed feed message can't roll the price back.
  * Returns false when a newer price was already there.
  */
-export async function putReferencePrice(price: StoredPrice): Promise<boolean> {
+export async function putReferencePrice(ctx: AppContext, price: StoredPrice): Promise<boolean> {
   try {
-    await dynamo().send(
+    await ctx.db.send(
       new PutCommand({
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Item: {
           ...keys.price(price.underlying, price.quoted_currency),
           type: 'price',
@@ -44,8 +44,8 @@ export async function putReferencePrice(price: StoredPrice): Promise<boolean> {
   }
 }
 
-export async function getReferencePrice(underlying: string, quotedCurrency: string): Promise<StoredPrice | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.price(underlying, quotedCurrency) }));
+export async function getReferencePrice(ctx: AppContext, underlying: string, quotedCurrency: string): Promise<StoredPrice | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.price(underlying, quotedCurrency) }));
   const item = out.Item;
   if (!item) return undefined;
   return {
@@ -69,14 +69,14 @@ function toStoredPrice(item: Record<string, any>): StoredPrice {
  * The stored reference prices of these pairs (at most 100: one BatchGetItem; unprocessed keys are read
  * again). Pairs never priced are absent from the answer.
  */
-export async function getReferencePrices(pairs: readonly { underlying: string; quoted_currency: string }[]): Promise<StoredPrice[]> {
+export async function getReferencePrices(ctx: AppContext, pairs: readonly { underlying: string; quoted_currency: string }[]): Promise<StoredPrice[]> {
   if (pairs.length > 100) throw new Error('getReferencePrices: at most 100 pairs per call');
-  const table = tableNames().main;
+  const table = ctx.tables.main;
   const found: StoredPrice[] = [];
   let pending: Record<string, any>[] | undefined = pairs.map((pair) => keys.price(pair.underlying, pair.quoted_currency));
   for (let round = 0; pending && pending.length > 0; round++) {
     if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
-    const out = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
+    const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
     found.push(...(out.Responses?.[table] ?? []).map(toStoredPrice));
     pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
   }

@@ -1,12 +1,12 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from './client.js';
+import type { AppContext } from '../context.js';
 
 /** Every item a query matches, following DynamoDB's pages (1 MB each) to the end. */
-export async function queryAll(input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Record<string, any>[]> {
+export async function queryAll(ctx: AppContext, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Record<string, any>[]> {
   const items: Record<string, any>[] = [];
   let ExclusiveStartKey: Record<string, any> | undefined;
   do {
-    const out = await dynamo().send(new QueryCommand({ ...input, ExclusiveStartKey }));
+    const out = await ctx.db.send(new QueryCommand({ ...input, ExclusiveStartKey }));
     items.push(...(out.Items ?? []));
     ExclusiveStartKey = out.LastEvaluatedKey;
   } while (ExclusiveStartKey);

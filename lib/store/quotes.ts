@@ -1,10 +1,10 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { QuoteSide } from '../domain/quotes.js';
 import { ConflictError } from '../domain/errors.js';
-import { dynamo, tableNames } from './client.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
 import type { TaggedItem } from './transactions.js';
+import type { AppContext } from '../context.js';
 
 export type QuoteStatus = 'open' | 'executed';
 
@@ -59,11 +59,11 @@ export interface QuoteWithdrawal {
  * A new quote as a transaction item, for products that quote and execute in one transaction (rewards,
  * award funding); the condition only guards against reusing a random id.
  */
-export function quoteCreationItem(quote: StoredQuote): TaggedItem {
+export function quoteCreationItem(ctx: AppContext, quote: StoredQuote): TaggedItem {
   return {
     item: {
       Put: {
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Item: { ...quote, ...keys.quote(quote.quote_id), type: 'quote' },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
@@ -72,16 +72,16 @@ export function quoteCreationItem(quote: StoredQuote): TaggedItem {
 }
 
 /** Stores a new quote; the condition only guards against reusing a random id. */
-export async function putQuote(quote: StoredQuote): Promise<void> {
-  await dynamo().send(new PutCommand(quoteCreationItem(quote).item.Put!));
+export async function putQuote(ctx: AppContext, quote: StoredQuote): Promise<void> {
+  await ctx.db.send(new PutCommand(quoteCreationItem(ctx, quote).item.Put!));
 }
 
 /**
  * Read strongly consistently: execution decides on the status it is about to condition on, and a quote
  * executed a moment ago must not look open.
  */
-export async function getQuote(quoteId: string): Promise<StoredQuote | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.quote(quoteId), ConsistentRead: true }));
+export async function getQuote(ctx: AppContext, quoteId: string): Promise<StoredQuote | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.quote(quoteId), ConsistentRead: true }));
   const item = out.Item;
   if (!item) return undefined;
   return {
@@ -125,11 +125,11 @@ export const QUOTE_ALREADY_EXECUTED = 'quote_id: the quote has already been exec
  * and unexpired at `nowMs`, so of any number of concurrent executions exactly one commits. The caller
  * checks expiry with the same `nowMs` before writing, so a failure here means another execution won.
  */
-export function quoteExecutionItem(quoteId: string, tradeId: string, nowMs: number): TaggedItem {
+export function quoteExecutionItem(ctx: AppContext, quoteId: string, tradeId: string, nowMs: number): TaggedItem {
   return {
     item: {
       Update: {
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Key: keys.quote(quoteId),
         UpdateExpression: 'SET #status = :executed, executed_at = :now, trade_id = :trade',
         ConditionExpression: 'attribute_exists(pk) AND #status = :open AND expire_ts > :now',

@@ -1,9 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { clock } from '../clock.js';
 import { NotFoundError } from '../domain/errors.js';
-import { dynamo, tableNames } from './client.js';
 import { keys } from './keys.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
+import type { AppContext } from '../context.js';
 
 export const RELATIONSHIP_KINDS = ['submits_platform_transfers_for'] as const;
 export type RelationshipKind = (typeof RELATIONSHIP_KINDS)[number];
@@ -14,24 +13,25 @@ export type RelationshipKind = (typeof RELATIONSHIP_KINDS)[number];
  * the operator's audit record), so a mistyped code grants nothing.
  */
 export async function grantRelationship(
+  ctx: AppContext,
   platformCode: string,
   kind: RelationshipKind,
   participantCode: string,
   options: { alongWith?: readonly TaggedItem[] } = {},
 ): Promise<void> {
-  const table = tableNames().main;
+  const table = ctx.tables.main;
   const exists = (key: { pk: string; sk: string }, what: string): TaggedItem => ({
     item: { ConditionCheck: { TableName: table, Key: key, ConditionExpression: 'attribute_exists(pk)' } },
     onConditionFailed: () => new NotFoundError(`${what} not found`),
   });
-  await transactWrite([
+  await transactWrite(ctx, [
     exists(keys.platform(platformCode), `platform ${platformCode}`),
     exists(keys.participant(participantCode), `participant ${participantCode}`),
     {
       item: {
         Put: {
           TableName: table,
-          Item: { ...keys.relationship(platformCode, kind, participantCode), type: 'relationship', kind, platform_code: platformCode, participant_code: participantCode, granted_at: clock.nowMs() },
+          Item: { ...keys.relationship(platformCode, kind, participantCode), type: 'relationship', kind, platform_code: platformCode, participant_code: participantCode, granted_at: ctx.clock.nowMs() },
         },
       },
     },
@@ -39,7 +39,7 @@ export async function grantRelationship(
   ]);
 }
 
-export async function hasRelationship(platformCode: string, kind: RelationshipKind, participantCode: string): Promise<boolean> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.relationship(platformCode, kind, participantCode) }));
+export async function hasRelationship(ctx: AppContext, platformCode: string, kind: RelationshipKind, participantCode: string): Promise<boolean> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.relationship(platformCode, kind, participantCode) }));
   return Boolean(out.Item);
 }

@@ -1,19 +1,16 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { config } from '../config.js';
+import { DecryptCommand, EncryptCommand } from '@aws-sdk/client-kms';
+import type { AppContext } from '../context.js';
 
 /**
  * API secrets must be recoverable (the HMAC needs them) but never stored in plaintext. On AWS they are
  * encrypted with the stack's KMS key; locally with an AES-256-GCM key kept in DATA_DIR. Stored form:
  * `kms:<base64>` or `aes:<iv>.<tag>.<ciphertext>` (base64 parts).
  */
-let kms: KMSClient | undefined;
-
-export async function encryptSecret(plaintext: string): Promise<string> {
-  const { SECRETS_KMS_KEY_ID, SECRETS_LOCAL_KEY, AWS_REGION } = config();
-  if (SECRETS_KMS_KEY_ID) {
-    kms ??= new KMSClient({ region: AWS_REGION });
-    const out = await kms.send(new EncryptCommand({ KeyId: SECRETS_KMS_KEY_ID, Plaintext: Buffer.from(plaintext, 'utf8') }));
+export async function encryptSecret(ctx: Pick<AppContext, 'config' | 'kms'>, plaintext: string): Promise<string> {
+  const { SECRETS_KMS_KEY_ID, SECRETS_LOCAL_KEY } = ctx.config;
+  if (SECRETS_KMS_KEY_ID && ctx.kms) {
+    const out = await ctx.kms.send(new EncryptCommand({ KeyId: SECRETS_KMS_KEY_ID, Plaintext: Buffer.from(plaintext, 'utf8') }));
     return `kms:${Buffer.from(out.CiphertextBlob!).toString('base64')}`;
   }
   const key = Buffer.from(SECRETS_LOCAL_KEY!, 'base64');
@@ -23,11 +20,10 @@ export async function encryptSecret(plaintext: string): Promise<string> {
   return `aes:${iv.toString('base64')}.${cipher.getAuthTag().toString('base64')}.${ciphertext.toString('base64')}`;
 }
 
-export async function decryptSecret(stored: string): Promise<string> {
-  const { SECRETS_LOCAL_KEY, AWS_REGION } = config();
-  if (stored.startsWith('kms:')) {
-    kms ??= new KMSClient({ region: AWS_REGION });
-    const out = await kms.send(new DecryptCommand({ CiphertextBlob: Buffer.from(stored.slice(4), 'base64') }));
+export async function decryptSecret(ctx: Pick<AppContext, 'config' | 'kms'>, stored: string): Promise<string> {
+  const { SECRETS_LOCAL_KEY } = ctx.config;
+  if (stored.startsWith('kms:') && ctx.kms) {
+    const out = await ctx.kms.send(new DecryptCommand({ CiphertextBlob: Buffer.from(stored.slice(4), 'base64') }));
     return Buffer.from(out.Plaintext!).toString('utf8');
   }
   if (stored.startsWith('aes:') && SECRETS_LOCAL_KEY) {

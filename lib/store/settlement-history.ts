@@ -1,9 +1,9 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { dynamo, tableNames } from './client.js';
 import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
+import type { AppContext } from '../context.js';
 
 /**
  * The local settlement runner's record of each execution, kept in DynamoDB beside the trade so another
@@ -42,10 +42,10 @@ export interface SettlementEvent {
  * A RUNNING execution is on the sparse `gsi2` index of running executions until it ends, so one left
  * RUNNING by a process that died is found (and closed) without reading every trade's history.
  */
-export async function recordExecutionStart(tradeId: string, executionId: string, startedAtMs: number, owner: string): Promise<void> {
-  await dynamo().send(
+export async function recordExecutionStart(ctx: AppContext, tradeId: string, executionId: string, startedAtMs: number, owner: string): Promise<void> {
+  await ctx.db.send(
     new PutCommand({
-      TableName: tableNames().main,
+      TableName: ctx.tables.main,
       Item: {
         ...keys.settlementExecution(tradeId, executionId),
         type: 'settlement_execution',
@@ -62,15 +62,16 @@ export async function recordExecutionStart(tradeId: string, executionId: string,
 }
 
 export async function recordExecutionEnd(
+  ctx: AppContext,
   tradeId: string,
   executionId: string,
   status: Exclude<ExecutionStatus, 'RUNNING'>,
   stoppedAtMs: number,
   error?: string,
 ): Promise<void> {
-  await dynamo().send(
+  await ctx.db.send(
     new UpdateCommand({
-      TableName: tableNames().main,
+      TableName: ctx.tables.main,
       Key: keys.settlementExecution(tradeId, executionId),
       UpdateExpression: 'SET #status = :status, stopped_at = :at, #error = :error REMOVE gsi2pk, gsi2sk',
       ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
@@ -79,10 +80,10 @@ export async function recordExecutionEnd(
   );
 }
 
-export async function recordExecutionEvent(tradeId: string, executionId: string, event: SettlementEvent): Promise<void> {
-  await dynamo().send(
+export async function recordExecutionEvent(ctx: AppContext, tradeId: string, executionId: string, event: SettlementEvent): Promise<void> {
+  await ctx.db.send(
     new PutCommand({
-      TableName: tableNames().main,
+      TableName: ctx.tables.main,
       Item: {
         ...keys.settlementExecutionEvent(tradeId, executionId, event.sequence),
         // The item's `type` names the entity, as everywhere in the table; the event's own type goes beside it.
@@ -101,6 +102,7 @@ export async function recordExecutionEvent(tradeId: string, executionId: string,
  * takes it off the index of running executions. Returns false when it had already ended.
  */
 export async function closeRunningExecution(
+  ctx: AppContext,
   tradeId: string,
   executionId: string,
   status: Exclude<ExecutionStatus, 'RUNNING'>,
@@ -108,9 +110,9 @@ export async function closeRunningExecution(
   error: string | null = null,
 ): Promise<boolean> {
   try {
-    await dynamo().send(
+    await ctx.db.send(
       new UpdateCommand({
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Key: keys.settlementExecution(tradeId, executionId),
         UpdateExpression: 'SET #status = :status, stopped_at = :at, #error = :error REMOVE gsi2pk, gsi2sk',
         ConditionExpression: '#status = :running',
@@ -129,17 +131,17 @@ export async function closeRunningExecution(
  * Marks executions left RUNNING by a process that died as INTERRUPTED. Only the runner that is resuming
  * the trade calls this, before it starts its own execution.
  */
-export async function interruptRunningExecutions(tradeId: string, nowMs: number): Promise<void> {
-  const { executions } = await settlementHistory(tradeId);
+export async function interruptRunningExecutions(ctx: AppContext, tradeId: string, nowMs: number): Promise<void> {
+  const { executions } = await settlementHistory(ctx, tradeId);
   for (const execution of executions.filter((e) => e.status === 'RUNNING')) {
-    await closeRunningExecution(tradeId, execution.execution_id, 'INTERRUPTED', nowMs, 'the process running it ended before it did');
+    await closeRunningExecution(ctx, tradeId, execution.execution_id, 'INTERRUPTED', nowMs, 'the process running it ended before it did');
   }
 }
 
 /** Every execution recorded RUNNING, oldest first (the sparse index holds nothing else). */
-export async function runningExecutions(): Promise<{ trade_id: string; execution_id: string; owner: string | null; started_at: number }[]> {
-  const items = await queryAll({
-    TableName: tableNames().main,
+export async function runningExecutions(ctx: AppContext): Promise<{ trade_id: string; execution_id: string; owner: string | null; started_at: number }[]> {
+  const items = await queryAll(ctx, {
+    TableName: ctx.tables.main,
     IndexName: 'gsi2',
     KeyConditionExpression: 'gsi2pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.runningExecutions() },
@@ -148,9 +150,9 @@ export async function runningExecutions(): Promise<{ trade_id: string; execution
 }
 
 /** Every execution of a trade's settlement, oldest first, each with its events in order. */
-export async function settlementHistory(tradeId: string): Promise<{ executions: (SettlementExecution & { events: SettlementEvent[] })[] }> {
-  const items = await queryAll({
-    TableName: tableNames().main,
+export async function settlementHistory(ctx: AppContext, tradeId: string): Promise<{ executions: (SettlementExecution & { events: SettlementEvent[] })[] }> {
+  const items = await queryAll(ctx, {
+    TableName: ctx.tables.main,
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': keys.trade(tradeId).pk, ':prefix': keys.settlementExecutionsPrefix() },
     ConsistentRead: true,
@@ -186,7 +188,7 @@ export async function settlementHistory(tradeId: string): Promise<{ executions: 
 }
 
 /** How many states a trade's executions entered in all: the cost measure of a settlement. */
-export async function stateTransitionCount(tradeId: string): Promise<number> {
-  const { executions } = await settlementHistory(tradeId);
+export async function stateTransitionCount(ctx: AppContext, tradeId: string): Promise<number> {
+  const { executions } = await settlementHistory(ctx, tradeId);
   return executions.reduce((sum, execution) => sum + execution.events.filter((event) => event.type === 'StateEntered').length, 0);
 }

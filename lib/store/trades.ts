@@ -2,7 +2,6 @@ import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../domain/errors.js';
 import type { SettlementState, TradeState } from '../domain/settlement.js';
 import type { AmountMethod, TradeReport, TradeReportParty } from '../domain/trade-report.js';
-import { dynamo, tableNames } from './client.js';
 import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
@@ -10,6 +9,7 @@ import { combineFilters, equalityFilter, pageWithCount, type ListBinding, type L
 import { ALL, bucketOf, readCount, type CountChange } from './counters.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
 import { clientIdClaim } from './windows.js';
+import type { AppContext } from '../context.js';
 
 /**
  * Trades: the record behind `POST /trades` and the settlement workflow, and the trades other use cases
@@ -129,8 +129,8 @@ export class TradeStateChangedError extends Error {}
  * visibility pointer per other platform that may see it. An open trade also enters the sparse index of
  * trades to resume, a terminated one doesn't.
  */
-export function tradeItems(trade: Trade): TaggedItem[] {
-  const table = tableNames().main;
+export function tradeItems(ctx: AppContext, trade: Trade): TaggedItem[] {
+  const table = ctx.tables.main;
   const tradeItem: TaggedItem = {
     item: {
       Put: {
@@ -210,9 +210,9 @@ function listingEntry(trade: Trade, platform: string) {
 }
 
 /** The 72-hour claim on the trade's `client_trade_id`; goes into the same transaction as `tradeItems`. */
-export function clientTradeIdClaim(trade: Pick<Trade, 'platform_code' | 'client_trade_id' | 'trade_id'>, nowMs: number): TaggedItem {
+export function clientTradeIdClaim(ctx: AppContext, trade: Pick<Trade, 'platform_code' | 'client_trade_id' | 'trade_id'>, nowMs: number): TaggedItem {
   return {
-    item: clientIdClaim('trade', trade.platform_code, trade.client_trade_id, nowMs, trade.trade_id),
+    item: clientIdClaim(ctx, 'trade', trade.platform_code, trade.client_trade_id, nowMs, trade.trade_id),
     onConditionFailed: () => new ConflictError(['client_trade_id: already used in the last 72 hours']),
   };
 }
@@ -296,27 +296,27 @@ function toTrade(item: Record<string, any>): Trade {
 }
 
 /** One trade. Settlement tasks read consistently: they decide on the state they are about to condition on. */
-export async function getTrade(tradeId: string, options: { consistent?: boolean } = {}): Promise<Trade | undefined> {
-  const out = await dynamo().send(
-    new GetCommand({ TableName: tableNames().main, Key: keys.trade(tradeId), ConsistentRead: options.consistent ?? false }),
+export async function getTrade(ctx: AppContext, tradeId: string, options: { consistent?: boolean } = {}): Promise<Trade | undefined> {
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.trade(tradeId), ConsistentRead: options.consistent ?? false }),
   );
   return out.Item ? toTrade(out.Item) : undefined;
 }
 
 /** A trade the platform may read, else undefined (another platform's trade is indistinguishable from none). */
-export async function getTradeVisibleTo(platformCode: string, tradeId: string): Promise<Trade | undefined> {
-  const trade = await getTrade(tradeId);
+export async function getTradeVisibleTo(ctx: AppContext, platformCode: string, tradeId: string): Promise<Trade | undefined> {
+  const trade = await getTrade(ctx, tradeId);
   return trade && trade.visible_to.includes(platformCode) ? trade : undefined;
 }
 
-async function batchGetTrades(tradeIds: readonly string[]): Promise<Map<string, Trade>> {
+async function batchGetTrades(ctx: AppContext, tradeIds: readonly string[]): Promise<Map<string, Trade>> {
   const found = new Map<string, Trade>();
-  const table = tableNames().main;
+  const table = ctx.tables.main;
   for (let start = 0; start < tradeIds.length; start += 100) {
     let request: Record<string, any>[] | undefined = tradeIds.slice(start, start + 100).map((id) => keys.trade(id));
     for (let round = 0; request && request.length > 0; round++) {
       if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
-      const out = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: request } } }));
+      const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: request } } }));
       for (const item of out.Responses?.[table] ?? []) found.set(item.trade_id, toTrade(item));
       request = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
     }
@@ -365,7 +365,7 @@ function tradeListIndex(platformCode: string, range: { fromMs?: number; toMs?: n
  * entries, and one batch read for the trades other platforms reported.
  */
 export async function pageOfTrades(
-  platformCode: string,
+  ctx: AppContext, platformCode: string,
   range: { fromMs?: number; toMs?: number },
   filters: TradeListFilters,
   request: PageRequest,
@@ -376,10 +376,10 @@ export async function pageOfTrades(
   // Counted: all trades, and trades by trade_state; other filters and time bounds are counted by reading.
   const { trade_state, ...others } = filters;
   const counted = range.fromMs === undefined && range.toMs === undefined && Object.values(others).every((value) => value === undefined);
-  const counter = counted ? () => readCount(platformCode, TRADES_LIST, trade_state === undefined ? ALL : bucketOf('trade_state', trade_state)) : undefined;
-  const { count, ...page } = await pageWithCount(index, request, { list: TRADES_LIST, platformCode, filters: bindingFilters }, counter);
+  const counter = counted ? () => readCount(ctx, platformCode, TRADES_LIST, trade_state === undefined ? ALL : bucketOf('trade_state', trade_state)) : undefined;
+  const { count, ...page } = await pageWithCount(ctx, index, request, { list: TRADES_LIST, platformCode, filters: bindingFilters }, counter);
   const pointed = page.items.filter((item) => item.type === 'trade_visibility').map((item) => item.trade_id as string);
-  const fetched = pointed.length > 0 ? await batchGetTrades(pointed) : new Map<string, Trade>();
+  const fetched = pointed.length > 0 ? await batchGetTrades(ctx, pointed) : new Map<string, Trade>();
   const trades: Trade[] = [];
   for (const item of page.items) {
     const trade = item.type === 'trade' ? toTrade(item) : fetched.get(item.trade_id);
@@ -389,11 +389,11 @@ export async function pageOfTrades(
 }
 
 /** Every trade not yet terminated, oldest acceptance first: what the settlement runner resumes. */
-export async function listOpenTrades(): Promise<Trade[]> {
+export async function listOpenTrades(ctx: AppContext): Promise<Trade[]> {
   const shards = await Promise.all(
     Array.from({ length: OPEN_SHARDS }, (_, shard) =>
-      queryAll({
-        TableName: tableNames().main,
+      queryAll(ctx, {
+        TableName: ctx.tables.main,
         IndexName: 'gsi2',
         KeyConditionExpression: 'gsi2pk = :pk',
         ExpressionAttributeValues: { ':pk': keys.openTrades(shard) },
@@ -433,7 +433,7 @@ export type TradeAsRead = Pick<Trade, 'trade_id' | 'platform_code' | 'visible_to
  * takes it out of the open-trades index in the same write. The other platforms' list entries get the new
  * states in the same transaction, so their filtered lists stay exact.
  */
-export function tradeUpdateItems(trade: TradeAsRead, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): TaggedItem[] {
+export function tradeUpdateItems(ctx: AppContext, trade: TradeAsRead, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): TaggedItem[] {
   const tradeId = trade.trade_id;
   const stateChanged = () => new TradeStateChangedError(`trade ${tradeId} is no longer ${expected.join(' or ')}`);
   if (!expected.includes(trade.trade_state)) throw stateChanged();
@@ -452,7 +452,7 @@ export function tradeUpdateItems(trade: TradeAsRead, expected: readonly TradeSta
   const update: TaggedItem = {
     item: {
       Update: {
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Key: keys.trade(tradeId),
         UpdateExpression: `SET ${sets.join(', ')}${remove}`,
         ConditionExpression: 'attribute_exists(pk) AND #trade_state = :read',
@@ -469,7 +469,7 @@ export function tradeUpdateItems(trade: TradeAsRead, expected: readonly TradeSta
     (platform): TaggedItem => ({
       item: {
         Update: {
-          TableName: tableNames().main,
+          TableName: ctx.tables.main,
           Key: keys.tradeVisibility(tradeId, platform),
           UpdateExpression: `SET ${listed.map((field) => `#${field} = :${field}`).join(', ')}`,
           ExpressionAttributeNames: Object.fromEntries(listed.map((field) => [`#${field}`, field])),
@@ -486,16 +486,16 @@ export function tradeUpdateItems(trade: TradeAsRead, expected: readonly TradeSta
  * Applies `tradeUpdateItems` on its own. When the trade moved meanwhile to another of the `expected` states
  * (a concurrent activation), it is applied from that state; false once the trade has left them.
  */
-export async function updateTrade(trade: TradeAsRead, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): Promise<boolean> {
+export async function updateTrade(ctx: AppContext, trade: TradeAsRead, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): Promise<boolean> {
   let current: TradeAsRead | undefined = trade;
   // States only move forward (accepted, active, terminated), so this ends within three rounds.
   for (let round = 0; round < 3 && current && expected.includes(current.trade_state); round++) {
     try {
-      await transactWrite(tradeUpdateItems(current, expected, changes, nowMs));
+      await transactWrite(ctx, tradeUpdateItems(ctx, current, expected, changes, nowMs));
       return true;
     } catch (error) {
       if (!(error instanceof TradeStateChangedError)) throw error;
-      current = await getTrade(trade.trade_id, { consistent: true });
+      current = await getTrade(ctx, trade.trade_id, { consistent: true });
     }
   }
   return false;

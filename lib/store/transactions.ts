@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailableError } from '../domain/errors.js';
-import { dynamo } from './client.js';
 import { counterUpdates, type CountChange } from './counters.js';
+import type { AppContext } from '../context.js';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -38,7 +38,7 @@ function isConflictOnly(error: TransactionCanceledException): boolean {
  * Writes all items atomically. Transaction conflicts are retried a bounded number of times with full
  * jitter (then a 503 the client may retry); a failed condition becomes the domain error its item names; anything else propagates.
  */
-export async function transactWrite(given: readonly TaggedItem[]): Promise<void> {
+export async function transactWrite(ctx: AppContext, given: readonly TaggedItem[]): Promise<void> {
   if (given.length === 0) return;
   const items = [...given];
   let swaps = 0;
@@ -46,7 +46,7 @@ export async function transactWrite(given: readonly TaggedItem[]): Promise<void>
     const counts = items.flatMap((tagged) => tagged.counts ?? []);
     // Counter updates go last (a failed condition is looked up by position among `items`), each attempt on
     // freshly drawn shards, so a retry after a conflict on a shard likely avoids it.
-    const transactItems = [...items.map((tagged) => tagged.item), ...counterUpdates(counts)];
+    const transactItems = [...items.map((tagged) => tagged.item), ...counterUpdates(ctx, counts)];
     if (transactItems.length > MAX_TRANSACTION_ITEMS) {
       throw new Error(`transaction of ${transactItems.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`);
     }
@@ -54,7 +54,7 @@ export async function transactWrite(given: readonly TaggedItem[]): Promise<void>
       // The token makes the SDK's own retries (e.g. after a lost response) idempotent: DynamoDB answers a
       // repeat of a committed transaction with success instead of applying it twice. A new attempt after a
       // cancellation gets a new token.
-      await dynamo().send(new TransactWriteCommand({ TransactItems: transactItems, ClientRequestToken: randomUUID() }));
+      await ctx.db.send(new TransactWriteCommand({ TransactItems: transactItems, ClientRequestToken: randomUUID() }));
       return;
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;

@@ -1,10 +1,10 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableNames } from './client.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { ALL, readCount } from './counters.js';
 import type { TaggedItem } from './transactions.js';
+import type { AppContext } from '../context.js';
 
 const TRANSFERS_LIST = 'transfers';
 
@@ -32,11 +32,11 @@ export interface Transfer {
 /** Raised by the transfer record's condition: the numeric id was drawn twice in one millisecond. */
 export class TransferIdTakenError extends Error {}
 
-export function transferRecordItem(transfer: Transfer, createdAtMs: number): TaggedItem {
+export function transferRecordItem(ctx: AppContext, transfer: Transfer, createdAtMs: number): TaggedItem {
   return {
     item: {
       Put: {
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Item: {
           ...keys.transfer(transfer.id),
           gsi1pk: keys.transfersOfPlatform(transfer.platform_code),
@@ -59,8 +59,8 @@ function toTransfer(item: Record<string, any>): Transfer {
   return { ...(rest as Transfer), id: readInteger(item.id) };
 }
 
-export async function getTransfer(id: string): Promise<Transfer | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.transfer(id) }));
+export async function getTransfer(ctx: AppContext, id: string): Promise<Transfer | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.transfer(id) }));
   return out.Item ? toTransfer(out.Item) : undefined;
 }
 
@@ -77,7 +77,7 @@ export interface TransferListFilters {
 }
 
 /** One page of a platform's transfers, newest first, with the count of those matching the filters. */
-export async function pageOfTransfers(platformCode: string, filters: TransferListFilters, request: PageRequest) {
+export async function pageOfTransfers(ctx: AppContext, platformCode: string, filters: TransferListFilters, request: PageRequest) {
   const filter = equalityFilter({ ...filters });
   const index: ListIndex = {
     indexName: 'gsi1',
@@ -86,7 +86,7 @@ export async function pageOfTransfers(platformCode: string, filters: TransferLis
     descending: true,
     ...(filter && { filter }),
   };
-  const counter = filter ? undefined : () => readCount(platformCode, TRANSFERS_LIST);
-  const page = await pageWithCount(index, request, { list: TRANSFERS_LIST, platformCode, filters: { ...filters } }, counter);
+  const counter = filter ? undefined : () => readCount(ctx, platformCode, TRANSFERS_LIST);
+  const page = await pageWithCount(ctx, index, request, { list: TRANSFERS_LIST, platformCode, filters: { ...filters } }, counter);
   return { ...page, items: page.items.map(toTransfer) };
 }

@@ -1,9 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableNames } from './client.js';
 import { ttlKeys } from './keys.js';
 import { ConflictError } from '../domain/errors.js';
 import type { TaggedItem, TransactItem } from './transactions.js';
+import type { AppContext } from '../context.js';
 
 /**
  * Claims with a window, in the TTL table. A claim is free when no item exists or when the stored
@@ -24,10 +24,10 @@ function windowAttributes(nowMs: number, windowMs: number) {
  * into the same TransactWriteItems as the record it protects, so the record and its claim exist together or
  * not at all. The caller tags it with the domain error its failed condition means (the id is taken).
  */
-export function clientIdClaim(kind: string, platformCode: string, clientId: string, nowMs: number, refersTo: string): TransactItem {
+export function clientIdClaim(ctx: AppContext, kind: string, platformCode: string, clientId: string, nowMs: number, refersTo: string): TransactItem {
   return {
     Put: {
-      TableName: tableNames().ttl,
+      TableName: ctx.tables.ttl,
       Item: { pk: ttlKeys.clientId(kind, platformCode, clientId), refers_to: refersTo, ...windowAttributes(nowMs, HOURS_72_MS) },
       ConditionExpression: FREE_OR_EXPIRED,
       ExpressionAttributeValues: { ':now': nowMs },
@@ -41,11 +41,11 @@ export type SignatureClaim = { fresh: true } | { fresh: false; requestId: string
  * Records an accepted signature with the X-Request-Id it came with. A repeat inside the window is not fresh,
  * and says which X-Request-Id the first carried (a client retrying the very same bytes carries the same).
  */
-export async function claimSignature(signature: string, nowMs: number, windowMs: number, requestId: string | undefined): Promise<SignatureClaim> {
+export async function claimSignature(ctx: AppContext, signature: string, nowMs: number, windowMs: number, requestId: string | undefined): Promise<SignatureClaim> {
   try {
-    await dynamo().send(
+    await ctx.db.send(
       new PutCommand({
-        TableName: tableNames().ttl,
+        TableName: ctx.tables.ttl,
         Item: { pk: ttlKeys.replay(signature), ...(requestId !== undefined && { request_id: requestId }), ...windowAttributes(nowMs, windowMs) },
         ConditionExpression: FREE_OR_EXPIRED,
         ExpressionAttributeValues: { ':now': nowMs },
@@ -89,12 +89,12 @@ export interface IdempotentRun {
  * so a run that outlived its lease can neither book (its completion is part of its booking) nor free the
  * key of the run that took over.
  */
-export async function beginIdempotentRequest(run: IdempotentRun, requestHash: string, nowMs: number): Promise<IdempotencyStart> {
+export async function beginIdempotentRequest(ctx: AppContext, run: IdempotentRun, requestHash: string, nowMs: number): Promise<IdempotencyStart> {
   const { platformCode, requestId } = run;
   try {
-    await dynamo().send(
+    await ctx.db.send(
       new PutCommand({
-        TableName: tableNames().ttl,
+        TableName: ctx.tables.ttl,
         Item: {
           pk: ttlKeys.idempotency(platformCode, requestId),
           status: 'IN_PROGRESS',
@@ -130,8 +130,8 @@ export class RequestTakenOverError extends ConflictError {
   }
 }
 
-const completion = (run: IdempotentRun, response: StoredResponse) => ({
-  TableName: tableNames().ttl,
+const completion = (ctx: AppContext, run: IdempotentRun, response: StoredResponse) => ({
+  TableName: ctx.tables.ttl,
   Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
   UpdateExpression: 'SET #status = :completed, #response = :response REMOVE in_progress_until_ms',
   ConditionExpression: '#status = :inProgress AND #owner = :owner',
@@ -145,14 +145,14 @@ const completion = (run: IdempotentRun, response: StoredResponse) => ({
  * a run that dies after committing leaves a retry the stored answer, never a second booking; and a run
  * that lost its record to a takeover can't commit at all.
  */
-export function requestCompletionItem(run: IdempotentRun, response: StoredResponse): TaggedItem {
-  return { item: { Update: completion(run, response) }, onConditionFailed: () => new RequestTakenOverError() };
+export function requestCompletionItem(ctx: AppContext, run: IdempotentRun, response: StoredResponse): TaggedItem {
+  return { item: { Update: completion(ctx, run, response) }, onConditionFailed: () => new RequestTakenOverError() };
 }
 
 /** Stores the response of a run that booked nothing through `requestCompletionItem`; false if it was stored already. */
-export async function completeIdempotentRequest(run: IdempotentRun, response: StoredResponse): Promise<boolean> {
+export async function completeIdempotentRequest(ctx: AppContext, run: IdempotentRun, response: StoredResponse): Promise<boolean> {
   try {
-    await dynamo().send(new UpdateCommand(completion(run, response)));
+    await ctx.db.send(new UpdateCommand(completion(ctx, run, response)));
     return true;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return false;
@@ -161,10 +161,10 @@ export async function completeIdempotentRequest(run: IdempotentRun, response: St
 }
 
 /** A failed request releases its key, so the client can retry (a retry of a partial run resumes it). Only its owner's, only while in progress. */
-export async function abandonIdempotentRequest(run: IdempotentRun): Promise<void> {
-  await dynamo().send(
+export async function abandonIdempotentRequest(ctx: AppContext, run: IdempotentRun): Promise<void> {
+  await ctx.db.send(
     new DeleteCommand({
-      TableName: tableNames().ttl,
+      TableName: ctx.tables.ttl,
       Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
       ConditionExpression: '#status = :inProgress AND #owner = :owner',
       ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },

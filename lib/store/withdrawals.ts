@@ -1,7 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
 import type { CustodyOutcome, WithdrawalStatus } from '../domain/withdrawals.js';
-import { dynamo, tableNames } from './client.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
@@ -9,6 +8,7 @@ import { ALL, readCount } from './counters.js';
 
 const WITHDRAWALS_LIST = 'withdrawals';
 import type { TaggedItem } from './transactions.js';
+import type { AppContext } from '../context.js';
 
 /**
  * A withdrawal request: created `PENDING` in the transaction that executes its convert-withdraw quote, moved
@@ -44,11 +44,11 @@ export interface Withdrawal {
   updated_at: number;
 }
 
-export function withdrawalCreationItem(withdrawal: Withdrawal): TaggedItem {
+export function withdrawalCreationItem(ctx: AppContext, withdrawal: Withdrawal): TaggedItem {
   return {
     item: {
       Put: {
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Item: {
           ...withdrawal,
           ...keys.withdrawal(withdrawal.withdrawal_request_id),
@@ -71,11 +71,11 @@ export class WithdrawalStatusChangedError extends Error {}
  * `PENDING` -> an outcome, for the transaction that books the outcome's movement. Conditioned on the
  * request still being PENDING, so of two racing deliveries only one moves money.
  */
-export function withdrawalOutcomeItem(withdrawalId: string, outcome: CustodyOutcome, transactionHash: string | null, nowMs: number): TaggedItem {
+export function withdrawalOutcomeItem(ctx: AppContext, withdrawalId: string, outcome: CustodyOutcome, transactionHash: string | null, nowMs: number): TaggedItem {
   return {
     item: {
       Update: {
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Key: keys.withdrawal(withdrawalId),
         UpdateExpression: 'SET #status = :next, transaction_hash = :hash, updated_at = :now, status_history = list_append(status_history, :entry)',
         ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
@@ -118,8 +118,8 @@ function toWithdrawal(item: Record<string, any>): Withdrawal {
 }
 
 /** Read strongly consistently: custody events decide on the status they then condition on. */
-export async function getWithdrawal(withdrawalId: string): Promise<Withdrawal | undefined> {
-  const out = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.withdrawal(withdrawalId), ConsistentRead: true }));
+export async function getWithdrawal(ctx: AppContext, withdrawalId: string): Promise<Withdrawal | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.withdrawal(withdrawalId), ConsistentRead: true }));
   return out.Item ? toWithdrawal(out.Item) : undefined;
 }
 
@@ -131,7 +131,7 @@ export interface WithdrawalListFilters {
 }
 
 /** One page of a platform's withdrawal requests, newest first, with the count of those matching. */
-export async function pageOfWithdrawals(platformCode: string, filters: WithdrawalListFilters, request: PageRequest) {
+export async function pageOfWithdrawals(ctx: AppContext, platformCode: string, filters: WithdrawalListFilters, request: PageRequest) {
   const filter = equalityFilter({ participant_code: filters.participant_code, asset: filters.asset, status: filters.status });
   const index: ListIndex = {
     indexName: 'gsi1',
@@ -141,7 +141,7 @@ export async function pageOfWithdrawals(platformCode: string, filters: Withdrawa
     ...(filter && { filter }),
   };
   // Unfiltered, the count is the platform's counter; a filtered count reads within the count budget.
-  const counter = filter ? undefined : () => readCount(platformCode, WITHDRAWALS_LIST);
-  const page = await pageWithCount(index, request, { list: WITHDRAWALS_LIST, platformCode, filters: { ...filters } }, counter);
+  const counter = filter ? undefined : () => readCount(ctx, platformCode, WITHDRAWALS_LIST);
+  const page = await pageWithCount(ctx, index, request, { list: WITHDRAWALS_LIST, platformCode, filters: { ...filters } }, counter);
   return { ...page, items: page.items.map(toWithdrawal) };
 }

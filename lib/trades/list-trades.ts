@@ -2,6 +2,7 @@ import { NotFoundError } from '../domain/errors.js';
 import { listEnvelope } from '../http/pagination.js';
 import { getTradeVisibleTo, pageOfTrades, type TradeListFilters } from '../store/trades.js';
 import { tradeView } from './trade-view.js';
+import type { AppContext } from '../context.js';
 
 /** The index-carried filters (the store's) plus the time bounds and paging of `GET /trades`. */
 export interface TradeFilters extends TradeListFilters {
@@ -36,10 +37,10 @@ function bound<K extends string>(key: K, values: (number | undefined)[], pick: (
 
 
 /** `GET /trades`: the trades the platform sees, newest transaction first, filtered, one page. */
-export async function listTrades(platformCode: string, query: TradeFilters) {
+export async function listTrades(ctx: AppContext, platformCode: string, query: TradeFilters) {
   const { page, page_size, cursor, ...bindingFilters } = query;
   const found = await pageOfTrades(
-    platformCode,
+    ctx, platformCode,
     inclusiveRange(query),
     {
       client_trade_id: query.client_trade_id,
@@ -57,8 +58,8 @@ export async function listTrades(platformCode: string, query: TradeFilters) {
 }
 
 /** `GET /trades/{trade_id}`: live states. A trade the platform can't see is not found, never forbidden. */
-export async function findTrade(platformCode: string, tradeId: string) {
-  const trade = await getTradeVisibleTo(platformCode, tradeId);
+export async function findTrade(ctx: AppContext, platformCode: string, tradeId: string) {
+  const trade = await getTradeVisibleTo(ctx, platformCode, tradeId);
   if (!trade) throw new NotFoundError(`trade not found: ${tradeId}`);
   return { message: tradeView(trade) };
 }

@@ -1,4 +1,3 @@
-import { clock } from '../clock.js';
 import { ValidationError } from '../domain/errors.js';
 import { ANONYMOUS_PARTICIPANT, validateTradeReport } from '../domain/trade-report.js';
 import type { AuthContext } from '../http/types.js';
@@ -10,6 +9,7 @@ import { acceptedTrade, clientTradeIdClaim, tradeItems } from '../store/trades.j
 import { transactWrite } from '../store/transactions.js';
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { tradeView, type TradeView } from './trade-view.js';
+import type { AppContext } from '../context.js';
 
 /**
  * A participant the platform may name in a trade it reports: itself, its customers, or a participant it
@@ -17,10 +17,10 @@ import { tradeView, type TradeView } from './trade-view.js';
  * would let a platform spend another platform's customer's balance; such a code reads as unknown, which
  * also keeps another platform's participants from being discovered. Only approved participants trade.
  */
-async function participantForTrades(platformCode: string, participant: Participant | undefined): Promise<Participant | undefined> {
+async function participantForTrades(ctx: AppContext, platformCode: string, participant: Participant | undefined): Promise<Participant | undefined> {
   if (!participant || participant.status !== 'approved') return undefined;
   if (participant.platform_code === platformCode) return participant;
-  return (await hasRelationship(platformCode, 'submits_platform_transfers_for', participant.participant_code)) ? participant : undefined;
+  return (await hasRelationship(ctx, platformCode, 'submits_platform_transfers_for', participant.participant_code)) ? participant : undefined;
 }
 
 /**
@@ -28,8 +28,8 @@ async function participantForTrades(platformCode: string, participant: Participa
  * stores the trade `accepted` together with its 72-hour `client_trade_id` claim in one transaction, then
  * starts its settlement execution.
  */
-export async function reportTrade(body: unknown, auth: AuthContext, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<TradeView> {
-  const nowMs = clock.nowMs();
+export async function reportTrade(ctx: AppContext, body: unknown, auth: AuthContext, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<TradeView> {
+  const nowMs = ctx.clock.nowMs();
   const validated = validateTradeReport(body, { platformCode: auth.platformCode, platformParticipantCode: auth.participantCode, nowMs });
   if (!validated.ok) throw new ValidationError(validated.errors);
   const report = validated.value;
@@ -37,12 +37,12 @@ export async function reportTrade(body: unknown, auth: AuthContext, claim: Reque
   const errors: string[] = [];
   // Every named participant in one BatchGetItem: one round trip instead of one per party.
   const named = report.parties.map((party) => party.participant_code).filter((code) => code !== ANONYMOUS_PARTICIPANT);
-  const participants = await getParticipants(report.reporting_party === null ? named : [...named, report.reporting_party]);
+  const participants = await getParticipants(ctx, report.reporting_party === null ? named : [...named, report.reporting_party]);
   const [first, second, reporting] = await Promise.all([
     ...report.parties.map((party) =>
-      party.participant_code === ANONYMOUS_PARTICIPANT ? Promise.resolve(null) : participantForTrades(auth.platformCode, participants.get(party.participant_code)),
+      party.participant_code === ANONYMOUS_PARTICIPANT ? Promise.resolve(null) : participantForTrades(ctx, auth.platformCode, participants.get(party.participant_code)),
     ),
-    report.reporting_party === null ? Promise.resolve(null) : participantForTrades(auth.platformCode, participants.get(report.reporting_party)),
+    report.reporting_party === null ? Promise.resolve(null) : participantForTrades(ctx, auth.platformCode, participants.get(report.reporting_party)),
   ]);
   [first, second].forEach((participant, index) => {
     const code = report.parties[index]!.participant_code;
@@ -59,16 +59,14 @@ export async function reportTrade(body: unknown, auth: AuthContext, claim: Reque
   const view = tradeView(trade);
   // The request's claim stores this answer with the trade: a retry after a crash here gets the trade, not a
   // 409 on its own client_trade_id (the settlement not started yet is the open-trades sweep's to start).
-  await transactWrite([...claim(view), ...tradeItems(trade), clientTradeIdClaim(trade, nowMs)]);
+  await transactWrite(ctx, [...claim(view), ...tradeItems(ctx, trade), clientTradeIdClaim(ctx, trade, nowMs)]);
 
   try {
-    await startSettlement(trade);
+    await startSettlement(ctx, trade);
   } catch (error) {
     // The trade is stored and the client must hear so (a retry would only hit its own client_trade_id).
     // It is open, so the sweep of open trades (locally: `npm start` resuming them) starts it later.
-    console.error(
-      JSON.stringify({ level: 'error', message: 'settlement execution not started; left for the open-trades sweep', trade_id: trade.trade_id, error: (error as Error).message }),
-    );
+    ctx.logger.error('settlement execution not started; left for the open-trades sweep', { trade_id: trade.trade_id, error: (error as Error).message });
   }
   return view;
 }

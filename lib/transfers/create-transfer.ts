@@ -1,4 +1,3 @@
-import { clock } from '../clock.js';
 import { findAsset } from '../domain/assets.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';
 import { accountGroupProblem, DEFAULT_ACCOUNT_LABEL, moveLegs, sameAccount, type AccountRef } from '../domain/ledger.js';
@@ -11,6 +10,7 @@ import { transactWrite } from '../store/transactions.js';
 import { transferRecordItem, TransferIdTakenError, type Transfer } from '../store/transfers.js';
 import { clientIdClaim, NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { publicTransfer } from './list-transfers.js';
+import type { AppContext } from '../context.js';
 
 export interface TransferRequest {
   client_transfer_id?: string;
@@ -29,10 +29,10 @@ export interface TransferRequest {
  * any participant it holds `submits_platform_transfers_for` for. Anyone else reads as unknown, so the
  * answer never reveals whether another platform's participant exists.
  */
-async function permittedParticipant(platformCode: string, participant: Participant | undefined): Promise<Participant | undefined> {
+async function permittedParticipant(ctx: AppContext, platformCode: string, participant: Participant | undefined): Promise<Participant | undefined> {
   if (!participant) return undefined;
   if (participant.platform_code === platformCode) return participant;
-  return (await hasRelationship(platformCode, 'submits_platform_transfers_for', participant.participant_code)) ? participant : undefined;
+  return (await hasRelationship(ctx, platformCode, 'submits_platform_transfers_for', participant.participant_code)) ? participant : undefined;
 }
 
 function resolveSide(side: 'from' | 'to', participant: Participant | undefined, code: string, group: string | undefined, label: string | undefined, asset: string, errors: string[]) {
@@ -55,7 +55,7 @@ const MAX_ID_DRAWS = 5;
  * Books a transfer: the transfer record, the movement (with the source's `balance >= amount` condition)
  * and the 72-hour `client_transfer_id` claim, in one transaction. Status is `approved` at once.
  */
-export async function createTransfer(platformCode: string, request: TransferRequest, claim: RequestClaim = NO_REQUEST_CLAIM) {
+export async function createTransfer(ctx: AppContext, platformCode: string, request: TransferRequest, claim: RequestClaim = NO_REQUEST_CLAIM) {
   const errors: string[] = [];
   const asset = findAsset(request.asset);
   if (!asset) errors.push(`asset: unknown asset '${request.asset}'`);
@@ -63,10 +63,10 @@ export async function createTransfer(platformCode: string, request: TransferRequ
   if (typeof amount === 'string') errors.push(amount);
 
   // Both sides in one BatchGetItem: one round trip (and one connection on a cold Lambda) instead of two.
-  const participants = await getParticipants([request.from_participant_code, request.to_participant_code]);
+  const participants = await getParticipants(ctx, [request.from_participant_code, request.to_participant_code]);
   const [fromParticipant, toParticipant] = await Promise.all([
-    permittedParticipant(platformCode, participants.get(request.from_participant_code)),
-    permittedParticipant(platformCode, participants.get(request.to_participant_code)),
+    permittedParticipant(ctx, platformCode, participants.get(request.from_participant_code)),
+    permittedParticipant(ctx, platformCode, participants.get(request.to_participant_code)),
   ]);
   const symbol = asset?.symbol ?? request.asset;
   const from = resolveSide('from', fromParticipant, request.from_participant_code, request.from_account_group, request.from_account_label, symbol, errors);
@@ -75,7 +75,7 @@ export async function createTransfer(platformCode: string, request: TransferRequ
   if (errors.length || !asset || !from || !to || amount === undefined || typeof amount === 'string') throw new ValidationError(errors);
 
   for (let draw = 1; ; draw++) {
-    const nowMs = clock.nowMs();
+    const nowMs = ctx.clock.nowMs();
     const iso = new Date(nowMs).toISOString();
     const movementId = newId();
     const transfer: Transfer = {
@@ -100,20 +100,20 @@ export async function createTransfer(platformCode: string, request: TransferRequ
     const clientIdClaims = request.client_transfer_id
       ? [
           {
-            item: clientIdClaim('transfer', platformCode, request.client_transfer_id, nowMs, String(transfer.id)),
+            item: clientIdClaim(ctx, 'transfer', platformCode, request.client_transfer_id, nowMs, String(transfer.id)),
             onConditionFailed: () => new ConflictError(['client_transfer_id: already used by this platform in the last 72 hours']),
           },
         ]
       : [];
     const answer = publicTransfer(transfer);
     try {
-      await transactWrite([
+      await transactWrite(ctx, [
         // Claims go first: when a duplicate also lacks funds, the client hears about the duplicate. The
         // request's claim stores this answer with the booking (a retry after a crash gets it, see `RequestClaim`).
         ...claim(answer),
         ...clientIdClaims,
-        transferRecordItem(transfer, nowMs),
-        ...movementItems({ movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs: moveLegs(from, to, amount) }, nowMs),
+        transferRecordItem(ctx, transfer, nowMs),
+        ...movementItems(ctx, { movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs: moveLegs(from, to, amount) }, nowMs),
       ]);
       return answer;
     } catch (error) {

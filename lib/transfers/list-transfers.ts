@@ -1,6 +1,7 @@
 import { NotFoundError } from '../domain/errors.js';
 import { listEnvelope } from '../http/pagination.js';
 import { getTransfer, pageOfTransfers, type Transfer, type TransferListFilters } from '../store/transfers.js';
+import type { AppContext } from '../context.js';
 
 export interface TransferFilters extends TransferListFilters {
   page: number;
@@ -9,15 +10,15 @@ export interface TransferFilters extends TransferListFilters {
 }
 
 /** `GET /transfers`: one page of the platform's transfers, newest first, exact matches on every filter. */
-export async function listTransfers(platformCode: string, query: TransferFilters) {
+export async function listTransfers(ctx: AppContext, platformCode: string, query: TransferFilters) {
   const { page, page_size, cursor, ...filters } = query;
-  const found = await pageOfTransfers(platformCode, filters, { page, pageSize: page_size, cursor });
+  const found = await pageOfTransfers(ctx, platformCode, filters, { page, pageSize: page_size, cursor });
   return listEnvelope(found.items.map(publicTransfer), { page: found.page, pageSize: page_size, count: found.count, nextCursor: found.nextCursor });
 }
 
 /** A platform sees only its own transfers; anyone else's id is simply not found. */
-export async function findTransfer(platformCode: string, id: string) {
-  const transfer = /^\d{1,17}$/.test(id) ? await getTransfer(id) : undefined;
+export async function findTransfer(ctx: AppContext, platformCode: string, id: string) {
+  const transfer = /^\d{1,17}$/.test(id) ? await getTransfer(ctx, id) : undefined;
   if (!transfer || transfer.platform_code !== platformCode) throw new NotFoundError(`transfer not found: ${id}`);
   return { message: publicTransfer(transfer) };
 }

@@ -1,10 +1,10 @@
-import { clock } from '../clock.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { Money } from '../domain/money.js';
 import { custodyOutcomeLegs, decideCustodyEvent } from '../domain/withdrawals.js';
 import { movementItems } from '../store/ledger.js';
 import { transactWrite } from '../store/transactions.js';
 import { getWithdrawal, withdrawalOutcomeItem, WithdrawalStatusChangedError, type Withdrawal } from '../store/withdrawals.js';
+import type { AppContext } from '../context.js';
 
 export interface CustodyEvent {
   withdrawal_request_id: string;
@@ -48,15 +48,15 @@ const MAX_ROUNDS = 5;
  * whose id is derived from the request and the outcome so it can exist once. A redelivery is a no-op; the
  * other outcome after one was booked is refused.
  */
-export async function applyCustodyEvent(event: CustodyEvent): Promise<CustodyEventResult> {
+export async function applyCustodyEvent(ctx: AppContext, event: CustodyEvent): Promise<CustodyEventResult> {
   for (let round = 1; ; round++) {
-    const withdrawal = await getWithdrawal(event.withdrawal_request_id);
+    const withdrawal = await getWithdrawal(ctx, event.withdrawal_request_id);
     if (!withdrawal) throw new NotFoundError(`withdrawal request not found: ${event.withdrawal_request_id}`);
     const decision = decideCustodyEvent(withdrawal.status, event);
     if (decision.kind === 'noop') return { outcome: 'noop', withdrawal: withdrawalView(withdrawal) };
     if (decision.kind === 'illegal') throw new ValidationError([decision.message]);
 
-    const nowMs = clock.nowMs();
+    const nowMs = ctx.clock.nowMs();
     const hash = decision.next === 'CONFIRMED' ? (event.transaction_hash ?? null) : null;
     const legs = custodyOutcomeLegs(
       {
@@ -77,7 +77,7 @@ export async function applyCustodyEvent(event: CustodyEvent): Promise<CustodyEve
     };
     try {
       // The status condition goes first, so a lost race reads as such.
-      await transactWrite([withdrawalOutcomeItem(withdrawal.withdrawal_request_id, decision.next, hash, nowMs), ...movementItems(movement, nowMs)]);
+      await transactWrite(ctx, [withdrawalOutcomeItem(ctx, withdrawal.withdrawal_request_id, decision.next, hash, nowMs), ...movementItems(ctx, movement, nowMs)]);
       return { outcome: 'applied', withdrawal: withdrawalView({ ...withdrawal, status: decision.next, transaction_hash: hash, updated_at: nowMs }) };
     } catch (error) {
       if (error instanceof WithdrawalStatusChangedError && round < MAX_ROUNDS) continue;
@@ -95,7 +95,7 @@ export type CustodyEventReply = { result: 'applied' | 'noop'; withdrawal: Withdr
  * answered `rejected` rather than thrown: redelivering it could never succeed, and a thrown error makes
  * asynchronous invokers retry. Anything unexpected (DynamoDB down) still throws, so it is retried.
  */
-export async function replyToCustodyEvent(input: unknown): Promise<CustodyEventReply> {
+export async function replyToCustodyEvent(ctx: AppContext, input: unknown): Promise<CustodyEventReply> {
   const body = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
   const errors: string[] = [];
   if (typeof body.withdrawal_request_id !== 'string' || body.withdrawal_request_id === '') errors.push('withdrawal_request_id: must be a non-empty string');
@@ -108,7 +108,7 @@ export async function replyToCustodyEvent(input: unknown): Promise<CustodyEventR
   }
   if (errors.length > 0) return { result: 'rejected', errors };
   try {
-    const { outcome, withdrawal } = await applyCustodyEvent({
+    const { outcome, withdrawal } = await applyCustodyEvent(ctx, {
       withdrawal_request_id: body.withdrawal_request_id as string,
       status: body.status as string,
       transaction_hash: (hash as string | null | undefined) ?? null,

@@ -1,6 +1,7 @@
 import { listEnvelope } from '../http/pagination.js';
 import { pageOfWithdrawals } from '../store/withdrawals.js';
 import { withdrawalView } from './withdrawal-view.js';
+import type { AppContext } from '../context.js';
 
 export interface WithdrawalFilters {
   participant_code?: string;
@@ -13,8 +14,8 @@ export interface WithdrawalFilters {
 }
 
 /** `GET /withdrawals/requests`: the platform's withdrawal requests, newest first (as the reference sorts them). */
-export async function listWithdrawals(platformCode: string, filters: WithdrawalFilters) {
+export async function listWithdrawals(ctx: AppContext, platformCode: string, filters: WithdrawalFilters) {
   const { page, page_size, cursor, ...bindingFilters } = filters;
-  const found = await pageOfWithdrawals(platformCode, bindingFilters, { page, pageSize: page_size, cursor });
+  const found = await pageOfWithdrawals(ctx, platformCode, bindingFilters, { page, pageSize: page_size, cursor });
   return listEnvelope(found.items.map(withdrawalView), { page: found.page, pageSize: page_size, count: found.count, nextCursor: found.nextCursor });
 }

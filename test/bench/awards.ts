@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { clock } from '../../lib/clock.js';
 import { parseCustomer } from '../../lib/domain/customers.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { setReferencePrice } from '../../lib/pricing/price-source.js';
@@ -7,6 +6,7 @@ import { createCustomer } from '../../lib/store/participants.js';
 import { expectStatus, type BenchPlatform } from './client.js';
 import { adultBody } from './fixtures.js';
 import { describeCalls, type DynamoMeter } from './stack.js';
+import { benchCtx } from './stack.js';
 
 export interface AwardsResult {
   /** Seconds for one POST /awards/distribute to `recipients` customers. */
@@ -24,8 +24,8 @@ const EACH = '0.0001';
  * path, not HTTP: a thousand onboarding requests would only slow the setup down.
  */
 export async function measureAwards(platform: BenchPlatform, meter: DynamoMeter, recipients: number): Promise<AwardsResult> {
-  await setReferencePrice('BTC', 'USD', '40000');
-  await deposit({ reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '1000000' });
+  await setReferencePrice(benchCtx(), 'BTC', 'USD', '40000');
+  await deposit(benchCtx(), { reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '1000000' });
   const pool = (Number(EACH) * recipients).toFixed(8);
   const funded = await platform.client.post('/awards/fund', { underlying: 'BTC', quoted_currency: 'USD', quantity: pool });
   expectStatus(funded, 201, 'POST /awards/fund');
@@ -33,7 +33,7 @@ export async function measureAwards(platform: BenchPlatform, meter: DynamoMeter,
   const customers: string[] = [];
   // Fifty at a time keeps DynamoDB Local from being flooded by a thousand transactions at once.
   for (let start = 0; start < recipients; start += 50) {
-    const batch = Array.from({ length: Math.min(50, recipients - start) }, () => createCustomer(platform.platformCode, parseCustomer(adultBody(), clock.nowMs())));
+    const batch = Array.from({ length: Math.min(50, recipients - start) }, () => createCustomer(benchCtx(), platform.platformCode, parseCustomer(adultBody(), benchCtx().clock.nowMs())));
     customers.push(...(await Promise.all(batch)).map((created) => created.participant_code));
   }
 

@@ -1,7 +1,7 @@
-import { clock } from '../../lib/clock.js';
 import { sign } from '../../lib/http/signature.js';
 import { createApiKey, PERMISSION_AREAS, type ApiKeyCredentials } from '../../lib/store/api-keys.js';
 import { createPlatform } from '../../lib/store/platforms.js';
+import { benchCtx } from './stack.js';
 
 export interface BenchResponse<T = any> {
   status: number;
@@ -25,7 +25,7 @@ export class SignedClient {
   }
 
   headersFor(method: string, path: string, text: string | undefined): Record<string, string> {
-    let timestamp = clock.nowSeconds();
+    let timestamp = benchCtx().clock.nowSeconds();
     let signature = sign(this.secret, String(timestamp), method, path, text ?? '{}');
     // Identical requests in one second share a signature; a second back keeps them distinct and in window.
     while (method !== 'GET' && this.usedSignatures.has(signature)) {
@@ -78,8 +78,8 @@ export interface BenchPlatform {
 
 /** A platform with a key holding every permission, made through the repositories as the ops CLI does. */
 export async function newBenchPlatform(baseUrl: string, name = 'bench platform'): Promise<BenchPlatform> {
-  const platform = await createPlatform(name, '0');
-  const credentials = await createApiKey(platform.platform_code, PERMISSION_AREAS);
+  const platform = await createPlatform(benchCtx(), name, '0');
+  const credentials = await createApiKey(benchCtx(), platform.platform_code, PERMISSION_AREAS);
   return { platformCode: platform.platform_code, participantCode: platform.participant_code, client: new SignedClient(baseUrl, credentials) };
 }
 

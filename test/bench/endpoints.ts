@@ -3,12 +3,12 @@ import { routes } from '../../infra/routes.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { setReferencePrice } from '../../lib/pricing/price-source.js';
 import { setNetworkFee } from '../../lib/withdrawals/network-fees.js';
-import { useLocalSettlementStarter } from '../../lib/settlement/start-settlement.js';
 import { expectStatus, type BenchPlatform, type BenchResponse } from './client.js';
 import { adultBody, fundedTradePair, minorBody, newCustomer, tradeBody, varied } from './fixtures.js';
 import { describeCalls, type DynamoMeter } from './stack.js';
 import { median, percentile } from './stats.js';
 import { transferBody, type Lane } from './transfers.js';
+import { benchCtx } from './stack.js';
 
 export interface EndpointContext {
   platform: BenchPlatform;
@@ -145,14 +145,19 @@ export interface EndpointRow {
  * DynamoDB is not part of the handler's cost, and running executions would add calls to other requests).
  */
 export async function measureEndpoints(context: EndpointContext, meter: DynamoMeter, samples: number, warmup = 5): Promise<EndpointRow[]> {
-  await setReferencePrice('BTC', 'USD', '50000');
-  await setReferencePrice('ETH', 'USD', '2500');
-  await setNetworkFee('ETH', '0.0001');
-  await deposit({ reference: randomUUID(), participantCode: context.platform.participantCode, asset: 'USD', amount: '10000000' });
+  await setReferencePrice(benchCtx(), 'BTC', 'USD', '50000');
+  await setReferencePrice(benchCtx(), 'ETH', 'USD', '2500');
+  await setNetworkFee(benchCtx(), 'ETH', '0.0001');
+  await deposit(benchCtx(), { reference: randomUUID(), participantCode: context.platform.participantCode, asset: 'USD', amount: '10000000' });
   let executionsStarted = 0;
-  useLocalSettlementStarter(async () => {
-    executionsStarted += 1;
-  });
+  const ctx = benchCtx();
+  const workflow = ctx.workflow;
+  ctx.workflow = {
+    kind: 'local',
+    start: async () => {
+      executionsStarted += 1;
+    },
+  };
   const rows: EndpointRow[] = [];
   try {
     for (const route of routes) {
@@ -199,7 +204,7 @@ export async function measureEndpoints(context: EndpointContext, meter: DynamoMe
       }
     }
   } finally {
-    useLocalSettlementStarter(undefined);
+    ctx.workflow = workflow;
   }
   return rows;
 }

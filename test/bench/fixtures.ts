@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { clock } from '../../lib/clock.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { expectStatus, type BenchPlatform } from './client.js';
+import { benchCtx } from './stack.js';
 
 const YEAR_MS = 365.25 * 24 * 3600 * 1000;
 
@@ -18,7 +18,7 @@ export function varied(base: string, decimals: number): string {
 
 /** The UTC day about `years` years ago, as `YYYY-MM-DD`. */
 function yearsAgo(years: number): string {
-  return new Date(clock.nowMs() - years * YEAR_MS).toISOString().slice(0, 10);
+  return new Date(benchCtx().clock.nowMs() - years * YEAR_MS).toISOString().slice(0, 10);
 }
 
 export function adultBody(): Record<string, unknown> {
@@ -35,7 +35,7 @@ export function adultBody(): Record<string, unknown> {
     id_number_type: 'non_in_passport',
     id_number: 'X1234567',
     id_issuing_authority: 'US',
-    signed_timestamp: clock.nowMs() - 60_000,
+    signed_timestamp: benchCtx().clock.nowMs() - 60_000,
   };
 }
 
@@ -52,7 +52,7 @@ export function minorBody(custodianCode: string): Record<string, unknown> {
     date_of_birth: yearsAgo(10),
     id_number_type: 'in_passport',
     id_number: 'P7654321',
-    utma_signed_timestamp: clock.nowMs() - 60_000,
+    utma_signed_timestamp: benchCtx().clock.nowMs() - 60_000,
     custodian_participant_code: custodianCode,
     custodian_relationship: 'parent',
   };
@@ -78,7 +78,7 @@ export function tradeBody(platformCode: string, buyer: string, seller: string): 
     trade_price: '100',
     trade_quantity: '0.001',
     physical_delivery: true,
-    transaction_timestamp: clock.nowMs() - 1_000,
+    transaction_timestamp: benchCtx().clock.nowMs() - 1_000,
     parties_anonymous: false,
     parties: [
       { side: 'buy', participant_code: buyer, asset: 'BTC', settling: true },
@@ -93,7 +93,7 @@ export function tradeBody(platformCode: string, buyer: string, seller: string): 
  */
 export async function fundedTradePair(platform: BenchPlatform, trades: number): Promise<{ buyer: string; seller: string }> {
   const [buyer, seller] = [await newCustomer(platform), await newCustomer(platform)];
-  await deposit({ reference: randomUUID(), participantCode: buyer, asset: 'USD', amount: String(trades) });
-  await deposit({ reference: randomUUID(), participantCode: seller, asset: 'BTC', amount: String(trades * 0.001 + 1) });
+  await deposit(benchCtx(), { reference: randomUUID(), participantCode: buyer, asset: 'USD', amount: String(trades) });
+  await deposit(benchCtx(), { reference: randomUUID(), participantCode: seller, asset: 'BTC', amount: String(trades * 0.001 + 1) });
   return { buyer, seller };
 }

@@ -12,7 +12,7 @@ import { transactWrite, type TaggedItem } from '../../lib/store/transactions.js'
 import { transferRecordItem } from '../../lib/store/transfers.js';
 import { expectStatus, newBenchPlatform, type BenchPlatform } from './client.js';
 import { adultBody, tradeBody } from './fixtures.js';
-import type { DynamoMeter } from './stack.js';
+import { benchCtx, type DynamoMeter } from './stack.js';
 import { inParallel, median } from './stats.js';
 
 /**
@@ -39,6 +39,7 @@ async function seedTransfers(platform: BenchPlatform, count: number): Promise<vo
     const now = Date.now();
     const items: TaggedItem[] = Array.from({ length: size }, (_, i) =>
       transferRecordItem(
+        benchCtx(),
         {
           id: base + b * PER_TRANSACTION + i,
           platform_code: platform.platformCode,
@@ -61,7 +62,7 @@ async function seedTransfers(platform: BenchPlatform, count: number): Promise<vo
         now,
       ),
     );
-    await transactWrite(items);
+    await transactWrite(benchCtx(), items);
   });
 }
 
@@ -71,9 +72,9 @@ async function seedTrades(platform: BenchPlatform, count: number): Promise<void>
     const items = Array.from({ length: size }, () => {
       const report = validateTradeReport(tradeBody(platform.platformCode, 'BUYER1', 'SELLR1'), { platformCode: platform.platformCode, nowMs: now });
       if (!report.ok) throw new Error(report.errors.join('; '));
-      return tradeItems(acceptedTrade(report.value, { tradeId: randomUUID(), nowMs: now, accountGroups: [platform.platformCode, platform.platformCode] }));
+      return tradeItems(benchCtx(), acceptedTrade(report.value, { tradeId: randomUUID(), nowMs: now, accountGroups: [platform.platformCode, platform.platformCode] }));
     }).flat();
-    await transactWrite(items);
+    await transactWrite(benchCtx(), items);
   });
 }
 
@@ -83,7 +84,7 @@ async function seedPayments(platform: BenchPlatform, count: number): Promise<voi
     const now = Date.now();
     const items = Array.from({ length: size }, () => {
       const id = randomUUID();
-      return paymentCreationItem({
+      return paymentCreationItem(benchCtx(), {
         transaction_id: id,
         platform_code: platform.platformCode,
         trade_id: null,
@@ -104,7 +105,7 @@ async function seedPayments(platform: BenchPlatform, count: number): Promise<voi
         updated_at_ms: now,
       });
     });
-    await transactWrite(items);
+    await transactWrite(benchCtx(), items);
   });
 }
 
@@ -117,13 +118,13 @@ async function seedAccounts(platform: BenchPlatform, count: number): Promise<voi
       const account = { participant_code: platform.participantCode, account_group: platform.platformCode, account_label: `l${b}x${i}`, asset: 'USD' };
       legs.push({ account, platform_code: platform.platformCode, amount: new Money(1) }, { account: boundary, platform_code: null, amount: new Money(-1) });
     }
-    await transactWrite(movementItems({ movement_id: randomUUID(), type: 'deposit', reference: 'bench', legs }));
+    await transactWrite(benchCtx(), movementItems(benchCtx(), { movement_id: randomUUID(), type: 'deposit', reference: 'bench', legs }));
   });
 }
 
 async function seedParticipants(platform: BenchPlatform, count: number): Promise<void> {
   await inParallel(Array.from({ length: count }), SEED_CONCURRENCY * 2, async () => {
-    await createCustomer(platform.platformCode, parseCustomer(adultBody(), Date.now()));
+    await createCustomer(benchCtx(), platform.platformCode, parseCustomer(adultBody(), Date.now()));
   });
 }
 

@@ -1,8 +1,9 @@
 import { expectStatus, type BenchPlatform } from './client.js';
 import { fundedTradePair, tradeBody } from './fixtures.js';
-import { localRunner, startLocalWorkflows } from '../../infra/local/workflow-runner.js';
+import { startLocalWorkflows } from '../../infra/local/workflow-runner.js';
 import { stateTransitionCount } from '../../lib/store/settlement-history.js';
 import { inParallel, median } from './stats.js';
+import { benchCtx } from './stack.js';
 
 export interface SettlementResult {
   /** Seconds from the first POST /trades to the last trade settled; null unless every trade settled. */
@@ -30,10 +31,11 @@ export async function measureSettlement(platform: BenchPlatform, options: { trad
   const perPair = Math.ceil(options.trades / options.pairs);
   const pairs = await inParallel(Array.from({ length: options.pairs }), 4, () => fundedTradePair(platform, perPair));
 
-  const stopWorkflows = await startLocalWorkflows({ resume: false });
+  const ctx = benchCtx();
+  const workflow = ctx.workflow;
+  const { runner, stop: stopWorkflows, ctx: withRunner } = await startLocalWorkflows(ctx, { resume: false });
+  ctx.workflow = withRunner.workflow;
   try {
-    const runner = localRunner();
-    if (!runner) throw new Error('the local workflow runner did not register itself');
     // Round-robin over the pairs, so trades reported together touch different accounts.
     const bodies = Array.from({ length: options.trades }, (_, i) => {
       const { buyer, seller } = pairs[i % pairs.length]!;
@@ -67,12 +69,13 @@ export async function measureSettlement(platform: BenchPlatform, options: { trad
     const lastSettledMs = Math.max(...settled.map((trade) => trade.settled_timestamp!));
     const settleSeconds = settled.length === trades.length ? (lastSettledMs - startedMs) / 1000 : null;
 
-    const counts = await inParallel(tradeIds, 8, (id) => stateTransitionCount(id));
+    const counts = await inParallel(tradeIds, 8, (id) => stateTransitionCount(benchCtx(), id));
     const transitionsPerTrade = counts.reduce((sum, count) => sum + count, 0) / counts.length;
     const most = Math.max(...counts);
     if (most !== median(counts)) notes.push(`transitions per trade: median ${median(counts)}, most ${most}`);
     return { settleSeconds, transitionsPerTrade, notes, reportSeconds, settled: settled.length, trades: trades.length };
   } finally {
+    ctx.workflow = workflow;
     await stopWorkflows();
   }
 }

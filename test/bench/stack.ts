@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { ensureTables, freePort, localClient, startDynamoLocal, type LocalDynamo } from '../../infra/local/dynamodb.js';
-import { useLocalTables } from '../../infra/local/local-env.js';
+import { localConfig } from '../../infra/local/local-env.js';
 import { startHttpServer } from '../../infra/local/server.js';
-import { dynamo } from '../../lib/store/client.js';
+import { createContext, documentClient, type AppContext } from '../../lib/context.js';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { WRITE_COMMANDS, writeUnits } from './capacity.js';
 
 /** Its own table names, so the benchmark's data is never mistaken for anyone else's. */
@@ -55,11 +56,11 @@ export function describeCalls(byCommand: ReadonlyMap<string, number>, per = 1): 
 const WIRE_BODY = Symbol('bench wire body');
 const READ_COMMANDS = new Set(['Query', 'GetItem', 'BatchGetItem']);
 
-export function installMeter(endpoint: string): DynamoMeter {
+export function installMeter(endpoint: string, db: DynamoDBDocumentClient): DynamoMeter {
   const meter = new DynamoMeter();
   // Sizing updated items needs reads the meter must not count: a separate, plain client.
   const reader = localClient(endpoint);
-  const stack = dynamo().middlewareStack;
+  const stack = db.middlewareStack;
   stack.add(
     (next, context) => async (args) => {
       const command = String(context.commandName ?? 'unknown').replace(/Command$/, '');
@@ -100,6 +101,17 @@ export function installMeter(endpoint: string): DynamoMeter {
   return meter;
 }
 
+let current: AppContext | undefined;
+
+/**
+ * The context `startBenchStack` built: its server is bound to it, and the scenarios set up data and swap its
+ * settlement workflow through it.
+ */
+export function benchCtx(): AppContext {
+  if (!current) throw new Error('the bench stack is not started');
+  return current;
+}
+
 export interface BenchStack {
   baseUrl: string;
   dynamoEndpoint: string;
@@ -126,9 +138,11 @@ export async function startBenchStack(): Promise<BenchStack> {
     local = await startDynamoLocal({ port: await freePort() });
     await ensureTables(local.endpoint, BENCH_TABLES);
     // A throwaway key: the bench must not create or read the local stack's key under DATA_DIR.
-    useLocalTables(local.endpoint, BENCH_TABLES, randomBytes(32).toString('base64'));
-    const meter = installMeter(local.endpoint);
-    const http = await startHttpServer(0, '127.0.0.1');
+    const config = localConfig(local.endpoint, BENCH_TABLES, randomBytes(32).toString('base64'));
+    const db = documentClient(config);
+    const meter = installMeter(local.endpoint, db);
+    current = createContext(config, { db });
+    const http = await startHttpServer(current, 0, '127.0.0.1');
     server = http.server;
     return { baseUrl: http.baseUrl, dynamoEndpoint: local.endpoint, meter, stop };
   } catch (error) {

@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { clock } from '../../lib/clock.js';
 import { findAsset } from '../../lib/domain/assets.js';
 import { DEFAULT_ACCOUNT_LABEL, moveLegs } from '../../lib/domain/ledger.js';
 import { formatAmount, parseAmount, type Money } from '../../lib/domain/money.js';
@@ -17,6 +16,7 @@ import { newCustomer, varied } from './fixtures.js';
 import { WRITE_COMMANDS } from './capacity.js';
 import { describeCalls, type DynamoMeter } from './stack.js';
 import { median, percentile } from './stats.js';
+import { benchCtx } from './stack.js';
 
 /**
  * One source and destination pair: a funded customer account and an account of the platform's own
@@ -35,7 +35,7 @@ export async function makeLanes(platform: BenchPlatform, count: number): Promise
   const lanes: Lane[] = [];
   for (let i = 0; i < count; i++) {
     const customer = await newCustomer(platform);
-    await deposit({ reference: randomUUID(), participantCode: customer, asset: 'USD', amount: '1000000000' });
+    await deposit(benchCtx(), { reference: randomUUID(), participantCode: customer, asset: 'USD', amount: '1000000000' });
     lanes.push({ from: customer, to: platform.participantCode, toLabel: `bench-${i}` });
   }
   return lanes;
@@ -67,13 +67,13 @@ export async function httpTransfer(platform: BenchPlatform, lane: Lane, clientTr
 export async function directTransfer(platform: BenchPlatform, lane: Lane, clientTransferId?: string): Promise<number> {
   const started = performance.now();
   const apiKey = platform.client.credentials.api_key;
-  const key = await getApiKey(apiKey);
+  const key = await getApiKey(benchCtx(), apiKey);
   if (!key) throw new Error('direct transfer: the bench API key is missing');
   // A fresh random stand-in for the 44-character signature, so the replay item has the real item's size.
-  if (!(await claimSignature(`${apiKey}#${randomBytes(32).toString('base64')}`, clock.nowMs(), (SIGNATURE_WINDOW_SECONDS + 1) * 1000, undefined)).fresh) {
+  if (!(await claimSignature(benchCtx(), `${apiKey}#${randomBytes(32).toString('base64')}`, benchCtx().clock.nowMs(), (SIGNATURE_WINDOW_SECONDS + 1) * 1000, undefined)).fresh) {
     throw new Error('direct transfer: replay claim refused');
   }
-  const participants = await getParticipants([lane.from, lane.to]);
+  const participants = await getParticipants(benchCtx(), [lane.from, lane.to]);
   const [from, to] = [participants.get(lane.from), participants.get(lane.to)];
   if (!from || !to) throw new Error('direct transfer: participant missing');
 
@@ -85,7 +85,7 @@ export async function directTransfer(platform: BenchPlatform, lane: Lane, client
   );
   // As the use case does: a numeric id drawn twice in one millisecond (three random digits) is drawn again.
   for (let draw = 1; ; draw++) {
-    const nowMs = clock.nowMs();
+    const nowMs = benchCtx().clock.nowMs();
     const iso = new Date(nowMs).toISOString();
     const movementId = newId();
     const transfer: Transfer = {
@@ -108,9 +108,9 @@ export async function directTransfer(platform: BenchPlatform, lane: Lane, client
       prefunded: false,
     };
     try {
-      await transactWrite([
-        transferRecordItem(transfer, nowMs),
-        ...movementItems({ movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs }, nowMs),
+      await transactWrite(benchCtx(), [
+        transferRecordItem(benchCtx(), transfer, nowMs),
+        ...movementItems(benchCtx(), { movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs }, nowMs),
       ]);
       break;
     } catch (error) {

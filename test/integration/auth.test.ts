@@ -1,5 +1,4 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { clock } from '../../lib/clock.js';
 import { sign } from '../../lib/http/signature.js';
 import { AuthenticationError } from '../../lib/domain/errors.js';
 import { createApiKey, PERMISSION_AREAS, revokeApiKey } from '../../lib/store/api-keys.js';
@@ -7,6 +6,7 @@ import { routes } from '../../infra/routes.js';
 import { createPlatform, getPlatform } from '../../lib/store/platforms.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 
 describe('GET /time', () => {
   it('answers without authentication, in seconds, milliseconds and ISO', async () => {
@@ -52,7 +52,7 @@ describe('signed requests', () => {
   });
 
   it('accepts an empty signed body for a request without one', async () => {
-    const timestamp = String(clock.nowSeconds());
+    const timestamp = String(ctx.clock.nowSeconds());
     const response = await send('GET', '/assets', undefined, {
       unsigned: true,
       headers: {
@@ -86,9 +86,9 @@ describe('signed requests', () => {
   });
 
   it('refuses a timestamp 120 s old, accepts one 50 s old', async () => {
-    forbidden(await platform.get('/assets', { timestamp: clock.nowSeconds() - 120 }));
-    forbidden(await platform.get('/assets', { timestamp: clock.nowSeconds() + 120 }));
-    expect((await platform.get('/assets', { timestamp: clock.nowSeconds() - 50 })).status).toBe(200);
+    forbidden(await platform.get('/assets', { timestamp: ctx.clock.nowSeconds() - 120 }));
+    forbidden(await platform.get('/assets', { timestamp: ctx.clock.nowSeconds() + 120 }));
+    expect((await platform.get('/assets', { timestamp: ctx.clock.nowSeconds() - 50 })).status).toBe(200);
   });
 
   it('refuses a wrong passphrase', async () => {
@@ -106,7 +106,7 @@ describe('signed requests', () => {
   it('refuses a revoked key', async () => {
     const other = await newPlatform();
     expect((await other.get('/assets')).status).toBe(200);
-    await revokeApiKey(other.credentials.api_key);
+    await revokeApiKey(ctx, other.credentials.api_key);
     forbidden(await other.get('/assets'));
   });
 
@@ -118,14 +118,15 @@ describe('signed requests', () => {
   });
 
   it('logs what failed, while the client hears one message', async () => {
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    // The server of this file is bound to `ctx`: its logger is the one the middleware writes to.
+    const warn = vi.spyOn(ctx.logger, 'warn').mockImplementation(() => undefined);
     try {
       forbidden(await platform.get('/assets', { headers: { 'X-SVC-PASSPHRASE': 'not-the-passphrase' } }));
       forbidden(await platform.get('/assets', { headers: { 'X-SVC-API-KEY': 'no-such-key' } }));
-      const lines = warn.mock.calls.map(([line]) => JSON.parse(String(line)));
+      const lines = warn.mock.calls.map(([message, attributes]) => ({ message, ...(attributes as object) }));
       expect(lines).toEqual([
-        expect.objectContaining({ level: 'warn', route: 'GET /assets', reason: 'invalid passphrase' }),
-        expect.objectContaining({ level: 'warn', route: 'GET /assets', reason: 'unknown API key' }),
+        expect.objectContaining({ message: 'authentication failed', route: 'GET /assets', reason: 'invalid passphrase' }),
+        expect.objectContaining({ message: 'authentication failed', route: 'GET /assets', reason: 'unknown API key' }),
       ]);
       expect(JSON.stringify(lines)).not.toContain(platform.credentials.passphrase);
     } finally {
@@ -134,7 +135,7 @@ describe('signed requests', () => {
   });
 
   it('refuses anything but exactly one base64 signature in X-SVC-SIGNED', async () => {
-    const timestamp = String(clock.nowSeconds());
+    const timestamp = String(ctx.clock.nowSeconds());
     const good = sign(Buffer.from(platform.credentials.api_secret, 'base64'), timestamp, 'GET', '/assets', '{}');
     const withSignature = (signature: string) =>
       send('GET', '/assets', undefined, {
@@ -164,7 +165,7 @@ describe('signed requests', () => {
     expect((await platform.get('/assets?symbol=BTC', { signWithoutQuery: true })).status).toBe(200);
     // A GET signed over a different query than it sends is refused.
     const secret = Buffer.from(platform.credentials.api_secret, 'base64');
-    const timestamp = String(clock.nowSeconds());
+    const timestamp = String(ctx.clock.nowSeconds());
     forbidden(
       await send('GET', '/assets?symbol=ETH', undefined, {
         unsigned: true,
@@ -179,9 +180,9 @@ describe('signed requests', () => {
   });
 
   it('accepts the fixed test vector computed outside the code base', async () => {
-    const { platform_code } = await createPlatform('vector platform');
+    const { platform_code } = await createPlatform(ctx, 'vector platform');
     const apiKey = `vector-${platform_code}`;
-    await createApiKey(platform_code, ['assets'], {
+    await createApiKey(ctx, platform_code, ['assets'], {
       api_key: apiKey,
       api_secret: 'Zml4ZWQtdGVzdC12ZWN0b3Itc2VjcmV0LTMyYnl0ZXM=',
       passphrase: 'vector-passphrase',
@@ -192,7 +193,7 @@ describe('signed requests', () => {
       'X-SVC-TIMESTAMP': '1700000000',
       'X-SVC-SIGNED': signature,
     });
-    clock.advance(1_700_000_000_000 - clock.nowMs());
+    ctx.clock.advance(1_700_000_000_000 - ctx.clock.nowMs());
     try {
       const withBraces = await send('GET', '/assets', undefined, { unsigned: true, headers: headers('nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k=') });
       expect(withBraces.status).toBe(200);
@@ -203,7 +204,7 @@ describe('signed requests', () => {
       const wrongVector = await send('GET', '/assets?symbol=ETH', undefined, { unsigned: true, headers: headers('EIlQujtpF0HaBWKfQGth5a1ynm98VPDv0lD8rPBo7V0=') });
       expect(wrongVector.status).toBe(403);
     } finally {
-      clock.reset();
+      ctx.clock.reset();
     }
   });
 });
@@ -230,21 +231,21 @@ describe('permission areas', () => {
   });
 
   it('a key is never created without an area', async () => {
-    const { platform_code } = await createPlatform('no areas');
-    await expect(createApiKey(platform_code, [])).rejects.toThrow(/at least one permission area/);
-    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', '', '--reason', 'test'], { connectToTables: false })).rejects.toThrow(/--permissions/);
-    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades,', '--reason', 'test'], { connectToTables: false })).rejects.toThrow(/--permissions/);
-    const created: any = await runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades', '--reason', 'test'], { connectToTables: false });
+    const { platform_code } = await createPlatform(ctx, 'no areas');
+    await expect(createApiKey(ctx, platform_code, [])).rejects.toThrow(/at least one permission area/);
+    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', '', '--reason', 'test'], { ctx })).rejects.toThrow(/--permissions/);
+    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades,', '--reason', 'test'], { ctx })).rejects.toThrow(/--permissions/);
+    const created: any = await runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades', '--reason', 'test'], { ctx });
     expect(created.platform_code).toBe(platform_code);
   });
 });
 
 describe('ops: platform create', () => {
   it('prints credentials that sign requests for the new platform', async () => {
-    const created: any = await runAdmin(['platform', 'create', '--name', 'Ops Platform', '--spread-bps', '25', '--reason', 'test'], { connectToTables: false });
+    const created: any = await runAdmin(['platform', 'create', '--name', 'Ops Platform', '--spread-bps', '25', '--reason', 'test'], { ctx });
     expect(Object.keys(created).sort()).toEqual(['api_key', 'api_secret', 'participant_code', 'passphrase', 'platform_code']);
     expect(Buffer.from(created.api_secret, 'base64')).toHaveLength(32);
-    expect((await getPlatform(created.platform_code))?.spread_bps).toBe('25');
+    expect((await getPlatform(ctx, created.platform_code))?.spread_bps).toBe('25');
     const response = await send('GET', '/participants', undefined, { credentials: created });
     expect(response.status, response.text).toBe(200);
     expect(response.body.message).toEqual([expect.objectContaining({ participant_code: created.participant_code, platform_code: created.platform_code })]);
@@ -252,7 +253,7 @@ describe('ops: platform create', () => {
 
   it('refuses a spread quotes could not use, before creating anything', async () => {
     for (const spread of ['abc', '-5', '10000']) {
-      await expect(runAdmin(['platform', 'create', '--name', 'Bad Spread', '--spread-bps', spread, '--reason', 'test'], { connectToTables: false }), spread).rejects.toThrow(/spread/);
+      await expect(runAdmin(['platform', 'create', '--name', 'Bad Spread', '--spread-bps', spread, '--reason', 'test'], { ctx }), spread).rejects.toThrow(/spread/);
     }
   });
 });

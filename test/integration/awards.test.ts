@@ -11,6 +11,7 @@ import { customersViaHttp, customersViaStore } from '../support/customers.js';
 import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 
 const DISTRIBUTE = '/awards/distribute';
 const FUND = '/awards/fund';
@@ -33,7 +34,7 @@ function customerAccount(platform: TestPlatform, code: string, asset = 'BTC') {
 }
 
 async function customerBalances(platform: TestPlatform, codes: readonly string[], asset = 'BTC'): Promise<string[]> {
-  return Promise.all(codes.map(async (code) => (await balanceOf(customerAccount(platform, code, asset))).toFixed()));
+  return Promise.all(codes.map(async (code) => (await balanceOf(ctx, customerAccount(platform, code, asset))).toFixed()));
 }
 
 afterEach(() => {
@@ -43,7 +44,7 @@ afterEach(() => {
 
 /** The injected crash is an internal error the service logs; keep it out of the test output. */
 function quietCrashLogs() {
-  vi.spyOn(console, 'error').mockImplementation(() => undefined);
+  vi.spyOn(ctx.logger, 'error').mockImplementation(() => undefined);
 }
 
 describe('POST /awards/fund', () => {
@@ -76,7 +77,7 @@ describe('POST /awards/fund', () => {
     const customers = await customersViaHttp(platform, 3);
     const distributed = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.005', participant_codes: customers });
     expect(distributed.status, distributed.text).toBe(201);
-    expect((await balanceOf(pool(platform))).toFixed()).toBe('0');
+    expect((await balanceOf(ctx, pool(platform))).toFixed()).toBe('0');
   });
 
   it('with X-Request-Id, a repeat replays the first answer and buys once', async () => {
@@ -119,8 +120,8 @@ describe('POST /awards/distribute', () => {
     expect(new Set(confirms.map((confirm) => confirm.trade_id)).size).toBe(25);
 
     expect(await customerBalances(platform, customers)).toEqual(Array(25).fill('0.0001'));
-    expect((await balanceOf(pool(platform))).toFixed()).toBe('0.0075');
-    expect((await balanceOf(escrow(platform))).toFixed()).toBe('0');
+    expect((await balanceOf(ctx, pool(platform))).toFixed()).toBe('0.0075');
+    expect((await balanceOf(ctx, escrow(platform))).toFixed()).toBe('0');
 
     // Each confirm's trade resolves, delivered (terminated/settled) to that customer.
     const trade = await platform.get(`/trades/${confirms[3]!.trade_id}`);
@@ -132,17 +133,17 @@ describe('POST /awards/distribute', () => {
     expect(again.status).toBe(201);
     expect(again.text).toBe(response.text);
     expect(await customerBalances(platform, customers)).toEqual(Array(25).fill('0.0001'));
-    expect((await balanceOf(pool(platform))).toFixed()).toBe('0.0075');
+    expect((await balanceOf(ctx, pool(platform))).toFixed()).toBe('0.0075');
   });
 
   it('refuses more than the pool holds with 400 and moves nothing', async () => {
     const before = await customerBalances(platform, customers);
-    const poolBefore = await balanceOf(pool(platform));
+    const poolBefore = await balanceOf(ctx, pool(platform));
     const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.001', participant_codes: customers });
     expect(response.status).toBe(400);
     expect(response.body.errors).toEqual([expect.stringMatching(/^quantity: the awards pool holds 0\.00750000 BTC, less than the 0\.02500000 needed/)]);
     expect(await customerBalances(platform, customers)).toEqual(before);
-    expect((await balanceOf(pool(platform))).eq(poolBefore)).toBe(true);
+    expect((await balanceOf(ctx, pool(platform))).eq(poolBefore)).toBe(true);
   });
 
   it('refuses a duplicated code, naming it, with 400 and moves nothing', async () => {
@@ -192,8 +193,8 @@ describe('POST /awards/distribute across chunks', () => {
     it(`completes on retry after a crash after ${crashAfter} chunk(s): each credited once, pool debited exactly quantity × N`, async () => {
       const requestId = randomUUID();
       const body = { asset: 'BTC', quantity: '0.00000123', participant_codes: customers };
-      const poolBefore = await balanceOf(pool(platform));
-      const before = await Promise.all(customers.map((code) => balanceOf(customerAccount(platform, code))));
+      const poolBefore = await balanceOf(ctx, pool(platform));
+      const before = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
 
       quietCrashLogs();
       let credited = 0;
@@ -206,10 +207,10 @@ describe('POST /awards/distribute across chunks', () => {
       observeCreditedChunks(undefined);
 
       // Part-way: the whole total sits in escrow or with the first chunks' recipients, nobody twice.
-      const partial = await getDistribution(platform.platformCode, requestId);
+      const partial = await getDistribution(ctx, platform.platformCode, requestId);
       expect(partial?.distribution.status).toBe('distributing');
       expect(partial?.chunks.map((chunk) => chunk.status)).toEqual(['pending', 'pending', 'pending'].map((_, index) => (index < crashAfter ? 'credited' : 'pending')));
-      expect(poolBefore.minus(await balanceOf(pool(platform))).toFixed()).toBe(new Money('0.00000123').mul(RECIPIENTS).toFixed());
+      expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(new Money('0.00000123').mul(RECIPIENTS).toFixed());
 
       const retried = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
       expect(retried.status).toBe(201);
@@ -218,11 +219,11 @@ describe('POST /awards/distribute across chunks', () => {
       // The confirms name the trade ids fixed when the distribution was recorded, including the chunks credited before the crash.
       expect(confirms).toEqual(partial!.chunks.flatMap((chunk) => chunk.recipients).map((r) => ({ ...r, trade_ids_list: [r.trade_id] })));
 
-      const after = await Promise.all(customers.map((code) => balanceOf(customerAccount(platform, code))));
+      const after = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
       expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(RECIPIENTS).fill('0.00000123'));
-      expect(poolBefore.minus(await balanceOf(pool(platform))).toFixed()).toBe('0.0001476');
-      expect((await balanceOf(escrow(platform))).toFixed()).toBe('0');
-      expect((await getDistribution(platform.platformCode, requestId))?.distribution.status).toBe('completed');
+      expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe('0.0001476');
+      expect((await balanceOf(ctx, escrow(platform))).toFixed()).toBe('0');
+      expect((await getDistribution(ctx, platform.platformCode, requestId))?.distribution.status).toBe('completed');
 
       const trades = await Promise.all(confirms.map((confirm) => platform.get(`/trades/${confirm.trade_id}`)));
       expect(trades.every((trade) => trade.status === 200 && trade.body.message.trade_state === 'terminated')).toBe(true);
@@ -232,27 +233,27 @@ describe('POST /awards/distribute across chunks', () => {
   it('runs of one request racing past the middleware (its lease lapsed) credit everyone once and agree on the confirms', async () => {
     const auth = { platformCode: platform.platformCode, participantCode: platform.participantCode, apiKey: 'test', permissions: [] };
     const requestId = randomUUID();
-    const poolBefore = await balanceOf(pool(platform));
-    const before = await Promise.all(customers.map((code) => balanceOf(customerAccount(platform, code))));
+    const poolBefore = await balanceOf(ctx, pool(platform));
+    const before = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
     const results = await Promise.allSettled(
-      Array.from({ length: 5 }, () => distributeAwards(auth, { asset: 'BTC', quantity: '0.00000011', participant_codes: customers }, requestId)),
+      Array.from({ length: 5 }, () => distributeAwards(ctx, auth, { asset: 'BTC', quantity: '0.00000011', participant_codes: customers }, requestId)),
     );
     const answered = results.flatMap((result) => (result.status === 'fulfilled' ? [JSON.stringify(result.value)] : []));
     // A run may give up with a 503 when the others keep it busy; any that answers gives the same confirms.
     expect(answered.length).toBeGreaterThanOrEqual(1);
     expect(new Set(answered).size).toBe(1);
-    const final = await distributeAwards(auth, { asset: 'BTC', quantity: '0.00000011', participant_codes: customers }, requestId);
+    const final = await distributeAwards(ctx, auth, { asset: 'BTC', quantity: '0.00000011', participant_codes: customers }, requestId);
     expect(JSON.stringify(final)).toBe(answered[0]);
 
-    const after = await Promise.all(customers.map((code) => balanceOf(customerAccount(platform, code))));
+    const after = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
     expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(RECIPIENTS).fill('0.00000011'));
-    expect(poolBefore.minus(await balanceOf(pool(platform))).toFixed()).toBe('0.0000132');
+    expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe('0.0000132');
   });
 
   it('without X-Request-Id, a crashed distribution is found by `awards open` and finished by `awards resume`', async () => {
     quietCrashLogs();
     const recipients = customers.slice(0, 60);
-    const before = await Promise.all(recipients.map((code) => balanceOf(customerAccount(platform, code))));
+    const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
     observeCreditedChunks(() => {
       throw new Error('injected crash between chunks');
     });
@@ -262,15 +263,15 @@ describe('POST /awards/distribute across chunks', () => {
     // The id the service gave the request is on the error response too.
     const requestId = crashed.headers.get('x-request-id')!;
 
-    const open = (await runAdmin(['awards', 'open'], { connectToTables: false })) as { platform_code: string; distribution_id: string }[];
+    const open = (await runAdmin(['awards', 'open'], { ctx })) as { platform_code: string; distribution_id: string }[];
     expect(open).toContainEqual(expect.objectContaining({ platform_code: platform.platformCode, distribution_id: requestId }));
-    const resumed = (await runAdmin(['awards', 'resume', '--platform', platform.platformCode, '--request-id', requestId, '--reason', 'test'], { connectToTables: false })) as {
+    const resumed = (await runAdmin(['awards', 'resume', '--platform', platform.platformCode, '--request-id', requestId, '--reason', 'test'], { ctx })) as {
       confirms: unknown[];
     };
     expect(resumed.confirms).toHaveLength(60);
-    const after = await Promise.all(recipients.map((code) => balanceOf(customerAccount(platform, code))));
+    const after = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
     expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(60).fill('0.00000007'));
-    const stillOpen = (await runAdmin(['awards', 'open'], { connectToTables: false })) as { distribution_id: string }[];
+    const stillOpen = (await runAdmin(['awards', 'open'], { ctx })) as { distribution_id: string }[];
     expect(stillOpen.map((entry) => entry.distribution_id)).not.toContain(requestId);
   });
 
@@ -287,9 +288,9 @@ describe('POST /awards/distribute across chunks', () => {
           const recipients = customers.slice(0, count);
           const requestId = randomUUID();
           const body = { asset: 'BTC', quantity: quantity.toFixed(), participant_codes: recipients };
-          const poolBefore = await balanceOf(pool(platform));
-          const escrowBefore = await balanceOf(escrow(platform));
-          const before = await Promise.all(recipients.map((code) => balanceOf(customerAccount(platform, code))));
+          const poolBefore = await balanceOf(ctx, pool(platform));
+          const escrowBefore = await balanceOf(ctx, escrow(platform));
+          const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
 
           let credited = 0;
           observeCreditedChunks(() => {
@@ -301,14 +302,14 @@ describe('POST /awards/distribute across chunks', () => {
           const final = first.status === 201 ? first : await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
           expect(final.status).toBe(201);
 
-          const after = await Promise.all(recipients.map((code) => balanceOf(customerAccount(platform, code))));
+          const after = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
           const credits = after.map((balance, i) => balance.minus(before[i]!));
           const sumOfCredits = credits.reduce((sum, credit) => sum.plus(credit), new Money(0));
-          const poolDebit = poolBefore.minus(await balanceOf(pool(platform)));
+          const poolDebit = poolBefore.minus(await balanceOf(ctx, pool(platform)));
           expect(credits.every((credit) => credit.eq(quantity))).toBe(true);
           expect(poolDebit.toFixed()).toBe(sumOfCredits.toFixed());
           expect(poolDebit.toFixed()).toBe(quantity.mul(count).toFixed());
-          expect((await balanceOf(escrow(platform))).eq(escrowBefore)).toBe(true);
+          expect((await balanceOf(ctx, escrow(platform))).eq(escrowBefore)).toBe(true);
         },
       ),
       { numRuns: 12 },
@@ -324,8 +325,8 @@ describe('POST /awards/distribute at the limit', () => {
     const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.0001', participant_codes: customers });
     expect(response.status, response.text).toBe(201);
     expect(response.body.message.confirms).toHaveLength(1000);
-    expect((await getDistribution(platform.platformCode, response.body.message.request_id))?.chunks).toHaveLength(22);
-    expect((await balanceOf(pool(platform))).toFixed()).toBe('0');
+    expect((await getDistribution(ctx, platform.platformCode, response.body.message.request_id))?.chunks).toHaveLength(22);
+    expect((await balanceOf(ctx, pool(platform))).toFixed()).toBe('0');
     const credited = await customerBalances(platform, customers);
     expect(credited.every((balance) => balance === '0.0001')).toBe(true);
   });

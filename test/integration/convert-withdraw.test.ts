@@ -1,7 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { handler as custodyEventHandler } from '../../functions/withdrawals/apply-custody-event.js';
+import { bind as bindCustodyEventHandler } from '../../functions/withdrawals/apply-custody-event.js';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { clock } from '../../lib/clock.js';
 import { ValidationError } from '../../lib/domain/errors.js';
 import { Money } from '../../lib/domain/money.js';
 import { networkFeeAccount, onChainBoundaryAccount, withdrawalEscrowAccount } from '../../lib/domain/withdrawals.js';
@@ -11,6 +10,10 @@ import { customersViaHttp } from '../support/customers.js';
 import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
+
+// The event function's handler bound to this file's context, as Lambda binds it to its own.
+const custodyEventHandler = bindCustodyEventHandler(ctx);
 
 // EIP-55's own example: mixed case that carries a valid checksum.
 const ETH_ADDRESS = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
@@ -27,11 +30,11 @@ const buyEth = (extra: Record<string, string> = {}) =>
 beforeAll(async () => {
   await setPrice('ETH', 'EUR', '2500');
   await setPrice('USDC', 'USD', '1');
-  await runAdmin(['fee', 'set', '--asset', 'ETH', '--quantity', '0.002', '--reason', 'test'], { connectToTables: false });
-  await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5', '--reason', 'test'], { connectToTables: false });
+  await runAdmin(['fee', 'set', '--asset', 'ETH', '--quantity', '0.002', '--reason', 'test'], { ctx });
+  await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5', '--reason', 'test'], { ctx });
 });
 
-afterEach(() => clock.reset());
+afterEach(() => ctx.clock.reset());
 
 async function quote(platform: TestPlatform, path: string) {
   const response = await platform.get(path);
@@ -137,8 +140,8 @@ describe('POST /convert_withdraw/execute and custody events', () => {
   }
 
   it('executes once: 200 with trade_id and a PENDING withdrawal; total_notional paid, quantity escrowed, fee to the fee account', async () => {
-    const feesBefore = await balanceOf(networkFeeAccount('ETH'));
-    const escrowBefore = await balanceOf(escrow());
+    const feesBefore = await balanceOf(ctx, networkFeeAccount('ETH'));
+    const escrowBefore = await balanceOf(ctx, escrow());
     const { quoted, message } = await executeOneEth();
     expect(message).toEqual({
       request_id: quoted.request_id,
@@ -153,10 +156,10 @@ describe('POST /convert_withdraw/execute and custody events', () => {
     expect(after[`${platform.participantCode}/general/EUR`]).toBe('7495.00');
     // Bought and withdrawn in one movement: the participant never holds the ETH.
     expect(after[`${platform.participantCode}/general/ETH`] ?? ETH('0.0')).toBe(ETH('0.0'));
-    expect((await balanceOf(escrow())).minus(escrowBefore).toFixed()).toBe('1');
-    expect((await balanceOf(networkFeeAccount('ETH'))).minus(feesBefore).toFixed()).toBe('0.002');
+    expect((await balanceOf(ctx, escrow())).minus(escrowBefore).toFixed()).toBe('1');
+    expect((await balanceOf(ctx, networkFeeAccount('ETH'))).minus(feesBefore).toFixed()).toBe('0.002');
 
-    const withdrawal = await getWithdrawal(message.withdrawal_request_id);
+    const withdrawal = await getWithdrawal(ctx, message.withdrawal_request_id);
     expect(withdrawal).toMatchObject({
       status: 'PENDING',
       address: ETH_ADDRESS,
@@ -179,8 +182,8 @@ describe('POST /convert_withdraw/execute and custody events', () => {
   });
 
   it('a FAILED custody event returns the quantity and the fee to the participant in a reversing movement; a repeat is a no-op', async () => {
-    const feesBefore = await balanceOf(networkFeeAccount('ETH'));
-    const escrowBefore = await balanceOf(escrow());
+    const feesBefore = await balanceOf(ctx, networkFeeAccount('ETH'));
+    const escrowBefore = await balanceOf(ctx, escrow());
     const { message } = await executeOneEth();
 
     const reply = await custodyEventHandler({ withdrawal_request_id: message.withdrawal_request_id, status: 'FAILED' });
@@ -188,8 +191,8 @@ describe('POST /convert_withdraw/execute and custody events', () => {
     const after = await balances(platform);
     // The EUR stays spent on the trade; what it bought, fee included, is back in the participant's account.
     expect(after[`${platform.participantCode}/general/ETH`]).toBe(ETH('1.002'));
-    expect((await balanceOf(escrow())).eq(escrowBefore)).toBe(true);
-    expect((await balanceOf(networkFeeAccount('ETH'))).eq(feesBefore)).toBe(true);
+    expect((await balanceOf(ctx, escrow())).eq(escrowBefore)).toBe(true);
+    expect((await balanceOf(ctx, networkFeeAccount('ETH'))).eq(feesBefore)).toBe(true);
 
     expect(await custodyEventHandler({ withdrawal_request_id: message.withdrawal_request_id, status: 'FAILED' })).toMatchObject({ result: 'noop' });
     expect(await custodyEventHandler({ withdrawal_request_id: message.withdrawal_request_id, status: 'CONFIRMED', transaction_hash: '0xabc' })).toEqual({
@@ -200,20 +203,20 @@ describe('POST /convert_withdraw/execute and custody events', () => {
   });
 
   it('CONFIRMED (ops CLI) needs a transaction hash, releases the escrow to the external boundary, and is applied once', async () => {
-    const boundaryBefore = await balanceOf(onChainBoundaryAccount('ETH'));
-    const escrowBefore = await balanceOf(escrow());
+    const boundaryBefore = await balanceOf(ctx, onChainBoundaryAccount('ETH'));
+    const escrowBefore = await balanceOf(ctx, escrow());
     const { message } = await executeOneEth();
     const id = message.withdrawal_request_id;
 
-    await expect(runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--reason', 'test'], { connectToTables: false })).rejects.toThrow(ValidationError);
-    const confirmed = await runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed', '--reason', 'test'], { connectToTables: false });
+    await expect(runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--reason', 'test'], { ctx })).rejects.toThrow(ValidationError);
+    const confirmed = await runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed', '--reason', 'test'], { ctx });
     expect(confirmed).toMatchObject({ outcome: 'applied', withdrawal: { status: 'CONFIRMED', transaction_hash: '0xfeed' } });
-    expect((await balanceOf(escrow())).eq(escrowBefore)).toBe(true);
-    expect((await balanceOf(onChainBoundaryAccount('ETH'))).minus(boundaryBefore).toFixed()).toBe('1');
+    expect((await balanceOf(ctx, escrow())).eq(escrowBefore)).toBe(true);
+    expect((await balanceOf(ctx, onChainBoundaryAccount('ETH'))).minus(boundaryBefore).toFixed()).toBe('1');
 
-    const repeat = await runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed', '--reason', 'test'], { connectToTables: false });
+    const repeat = await runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed', '--reason', 'test'], { ctx });
     expect(repeat).toMatchObject({ outcome: 'noop' });
-    expect((await balanceOf(onChainBoundaryAccount('ETH'))).minus(boundaryBefore).toFixed()).toBe('1');
+    expect((await balanceOf(ctx, onChainBoundaryAccount('ETH'))).minus(boundaryBefore).toFixed()).toBe('1');
     expect(await custodyEventHandler({ withdrawal_request_id: id, status: 'FAILED' })).toMatchObject({ result: 'rejected' });
     expect(await custodyEventHandler({ withdrawal_request_id: 'nope', status: 'FAILED' })).toEqual({
       result: 'rejected',
@@ -244,16 +247,16 @@ describe('POST /convert_withdraw/execute and custody events', () => {
     const executed = await platform.post('/convert_withdraw/execute', { quote_id: poor.quote_id });
     expect(executed.status, executed.text).toBe(200);
     expect((await balances(platform))[`${customer}/general/EUR`]).toBe('0.00');
-    expect((await getWithdrawal(executed.body.message.withdrawal_request_id))?.participant_code).toBe(customer);
+    expect((await getWithdrawal(ctx, executed.body.message.withdrawal_request_id))?.participant_code).toBe(customer);
   });
 
   it('refuses an expired quote, another platform’s quote and a liquidity quote', async () => {
     const expiring = await quote(platform, buyEth({ quantity: '0.1' }));
-    clock.advance(31_000);
+    ctx.clock.advance(31_000);
     const expired = await platform.post('/convert_withdraw/execute', { quote_id: expiring.quote_id });
     expect(expired.status).toBe(400);
     expect(expired.body.errors).toEqual(['quote_id: quote has expired']);
-    clock.reset();
+    ctx.clock.reset();
 
     const theirs = await quote(await newPlatform(), buyEth({ quantity: '0.1' }));
     expect((await platform.post('/convert_withdraw/execute', { quote_id: theirs.quote_id })).status).toBe(404);

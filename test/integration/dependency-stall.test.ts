@@ -1,8 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetConfig } from '../../lib/config.js';
-import { setDynamo } from '../../lib/store/client.js';
-import { newPlatform, type TestPlatform } from '../support/service.js';
+import { testContext } from '../support/context.js';
+import { newPlatform, serviceFor, type TestPlatform, type TestService } from '../support/service.js';
 
 /**
  * A DynamoDB endpoint that accepts connections and never answers: what a stalled connection looks like.
@@ -13,7 +12,8 @@ describe('a stalled DynamoDB', () => {
   let stalled: Server;
   const sockets = new Set<Socket>();
   let platform: TestPlatform;
-  const saved = { ...process.env };
+  /** A server whose context reaches DynamoDB through the stalled endpoint; the platform is made beforehand. */
+  let via: TestService;
 
   beforeAll(async () => {
     platform = await newPlatform();
@@ -24,27 +24,18 @@ describe('a stalled DynamoDB', () => {
     });
     await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
     const { port } = stalled.address() as { port: number };
-    // The production client, rebuilt from configuration that points it at the stalled endpoint.
-    process.env.DYNAMODB_ENDPOINT = `http://127.0.0.1:${port}`;
-    process.env.AWS_REQUEST_TIMEOUT_MS = '300';
-    process.env.AWS_MAX_ATTEMPTS = '2';
-    resetConfig();
-    setDynamo(undefined);
+    // The production client, built by the context from configuration that points it at the stalled endpoint.
+    via = serviceFor(testContext({ env: { DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}`, AWS_REQUEST_TIMEOUT_MS: '300', AWS_MAX_ATTEMPTS: '2' } }));
   });
 
   afterAll(async () => {
-    process.env.DYNAMODB_ENDPOINT = saved.DYNAMODB_ENDPOINT;
-    delete process.env.AWS_REQUEST_TIMEOUT_MS;
-    delete process.env.AWS_MAX_ATTEMPTS;
-    resetConfig();
-    setDynamo(undefined);
     for (const socket of sockets) socket.destroy();
     await new Promise((resolve) => stalled.close(resolve));
   });
 
   it('answers a signed read 503 with Retry-After within the configured timeouts, not after the SDK defaults', async () => {
     const started = Date.now();
-    const response = await platform.get('/accounts');
+    const response = await platform.get('/accounts', { via });
     const elapsedMs = Date.now() - started;
     expect(response.status).toBe(503);
     expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -54,13 +45,14 @@ describe('a stalled DynamoDB', () => {
   });
 
   it('answers a booking 503 too, and nothing about the stall reaches the client', async () => {
-    const response = await platform.post('/transfers', {
+    const body = {
       from_participant_code: platform.participantCode,
       to_participant_code: platform.participantCode,
       to_account_label: 'savings',
       asset: 'USD',
       amount: '1',
-    });
+    };
+    const response = await platform.post('/transfers', body, { via });
     expect(response.status).toBe(503);
     expect(response.text).not.toMatch(/smithy|timed out|127\.0\.0\.1/);
   });

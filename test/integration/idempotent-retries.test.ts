@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clock } from '../../lib/clock.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../lib/http/signature.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { routes } from '../../infra/routes.js';
 import { customerBody } from '../support/customers.js';
-import { crashAfterCommit } from '../support/faults.js';
+import { ctx } from '../support/context.js';
+import { serviceCrashingAfterCommit } from '../support/faults.js';
 import { fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
@@ -29,7 +29,7 @@ let seller: string;
 
 beforeAll(async () => {
   await Promise.all([setPrice('DOGE', 'USD', '0.1'), setPrice('USDC', 'EUR', '0.9')]);
-  await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5', '--reason', 'test'], { connectToTables: false });
+  await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5', '--reason', 'test'], { ctx });
   platform = await newPlatform();
   [customer, buyer, seller] = await Promise.all([newCustomer(platform.platformCode), newCustomer(platform.platformCode), newCustomer(platform.platformCode)]);
   await Promise.all([
@@ -45,8 +45,8 @@ const requests: Record<string, () => Promise<unknown>> = {
   '/participants/customers/minor': async () => ({
     ...customerBody(),
     first_name: 'Byron',
-    date_of_birth: new Date(clock.nowMs() - 10 * 365 * 86_400_000).toISOString().slice(0, 10),
-    utma_signed_timestamp: clock.nowMs() - 60_000,
+    date_of_birth: new Date(ctx.clock.nowMs() - 10 * 365 * 86_400_000).toISOString().slice(0, 10),
+    utma_signed_timestamp: ctx.clock.nowMs() - 60_000,
     custodian_participant_code: customer,
     custodian_relationship: 'parent',
   }),
@@ -83,7 +83,7 @@ it('covers every POST route', () => {
 /** Exactly the same bytes, headers included: what an HTTP client's retry middleware sends. */
 function sameBytes(path: string, body: unknown, requestId?: string) {
   const text = JSON.stringify(body);
-  const timestamp = String(clock.nowSeconds());
+  const timestamp = String(ctx.clock.nowSeconds());
   const headers: Record<string, string> = {
     'X-SVC-API-KEY': platform.credentials.api_key,
     'X-SVC-PASSPHRASE': platform.credentials.passphrase,
@@ -139,17 +139,12 @@ describe.each(posts.map((route) => [route.path] as const))('POST %s', (path) => 
   });
 
   describe('a run that committed its booking and died before answering', () => {
-    let restore: (() => void) | undefined;
-    afterEach(() => restore?.());
-
     it('leaves the retry (a new signature, the same X-Request-Id) the booking it made', async () => {
       const requestId = randomUUID();
       const body = await freshRequest(path);
       const before = await ledger();
-      restore = crashAfterCommit({ skip: LAST_TRANSACTION[path] ?? 0 });
-      const crashed = await platform.post(path, body, { headers: { 'X-Request-Id': requestId } });
-      restore();
-      restore = undefined;
+      const via = serviceCrashingAfterCommit({ skip: LAST_TRANSACTION[path] ?? 0 });
+      const crashed = await platform.post(path, body, { headers: { 'X-Request-Id': requestId }, via });
       expect(crashed.status, crashed.text).toBe(500);
       const afterCrash = await ledger();
 

@@ -1,34 +1,27 @@
-import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterEach, describe, expect, it } from 'vitest';
-import { config } from '../../lib/config.js';
-import { setDynamo } from '../../lib/store/client.js';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { clientWith, testContext } from '../support/context.js';
 import { balances, fund } from '../support/ledger.js';
-import { newPlatform, type TestPlatform } from '../support/service.js';
+import { newPlatform, serviceFor, type TestPlatform, type TestService } from '../support/service.js';
 
 /**
  * DynamoDB Local never reports transaction conflicts, so these tests put a middleware on the client that
  * does what DynamoDB does under contention: cancel the first N TransactWriteItems calls.
  */
-type Middleware = Parameters<DynamoDBClient['middlewareStack']['add']>[0];
+type Middleware = Parameters<typeof clientWith>[0];
 
 /**
- * Points the service at DynamoDB Local through a client that carries one fault-injecting middleware, placed
- * inside the SDK's retry loop so that it sees (and can fail) every attempt.
+ * A server whose context reaches DynamoDB Local through a client carrying one fault-injecting middleware,
+ * placed inside the SDK's retry loop so that it sees (and can fail) every attempt. The test's requests go
+ * through it (`via`); setting up and checking balances go through the file's ordinary server.
  */
-function useClientWith(middleware: Middleware, name: string): void {
-  const base = new DynamoDBClient({
-    region: 'us-east-1',
-    endpoint: config().DYNAMODB_ENDPOINT,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  base.middlewareStack.add(middleware, { step: 'deserialize', name });
-  setDynamo(DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true }, unmarshallOptions: { wrapNumbers: true } }));
+function serviceWith(middleware: Middleware, name: string): TestService {
+  return serviceFor(testContext({ db: clientWith(middleware, name) }));
 }
 
-function clientInjecting(fault: { conflicts?: number; lostResponses?: number }) {
+function serviceInjecting(fault: { conflicts?: number; lostResponses?: number }) {
   const calls = { transactions: 0 };
-  useClientWith(
+  const via = serviceWith(
     (next, context) => async (args) => {
       if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
       calls.transactions++;
@@ -50,7 +43,7 @@ function clientInjecting(fault: { conflicts?: number; lostResponses?: number }) 
     },
     'injectTransactionFaults',
   );
-  return calls;
+  return { calls, via };
 }
 
 const body = (platform: TestPlatform, amount: string) => ({
@@ -62,18 +55,15 @@ const body = (platform: TestPlatform, amount: string) => ({
 });
 
 describe('transaction conflicts', () => {
-  afterEach(() => setDynamo(undefined));
-
   it('retries a conflicted transaction a bounded number of times and books it once', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '10');
     // The receiving account exists already: opening one takes one more attempt of its own (its count moves).
     await fund(platform.participantCode, 'USD', '1', 'other');
-    const calls = clientInjecting({ conflicts: 3 });
-    const response = await platform.post('/transfers', body(platform, '4'));
+    const { calls, via } = serviceInjecting({ conflicts: 3 });
+    const response = await platform.post('/transfers', body(platform, '4'), { via });
     expect(response.status).toBe(201);
     expect(calls.transactions).toBe(4);
-    setDynamo(undefined);
     expect(await balances(platform)).toMatchObject({
       [`${platform.participantCode}/general/USD`]: '6.00',
       [`${platform.participantCode}/other/USD`]: '5.00',
@@ -83,23 +73,21 @@ describe('transaction conflicts', () => {
   it('gives up after five attempts with a 503 the client may retry, having moved nothing', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '10');
-    const calls = clientInjecting({ conflicts: 50 });
-    const response = await platform.post('/transfers', body(platform, '4'));
+    const { calls, via } = serviceInjecting({ conflicts: 50 });
+    const response = await platform.post('/transfers', body(platform, '4'), { via });
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBeTruthy();
     expect(calls.transactions).toBe(5);
-    setDynamo(undefined);
     expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('10.00');
   });
 
   it('does not book twice when a committed transaction’s response is lost and the SDK retries it', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '10');
-    const calls = clientInjecting({ lostResponses: 1 });
-    const response = await platform.post('/transfers', body(platform, '4'));
+    const { calls, via } = serviceInjecting({ lostResponses: 1 });
+    const response = await platform.post('/transfers', body(platform, '4'), { via });
     expect(response.status).toBe(201);
     expect(calls.transactions).toBeGreaterThanOrEqual(2);
-    setDynamo(undefined);
     expect(await balances(platform)).toMatchObject({
       [`${platform.participantCode}/general/USD`]: '6.00',
       [`${platform.participantCode}/other/USD`]: '4.00',
@@ -108,13 +96,11 @@ describe('transaction conflicts', () => {
 });
 
 describe('an idempotent POST whose fallback response write fails after its booking committed', () => {
-  afterEach(() => setDynamo(undefined));
-
   it('still answers the booking (its answer was stored with it), and a retry gets the same, never a second transfer', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '10');
     // Fail the middleware's own response write: the booking's transaction stored the answer already.
-    useClientWith(
+    const via = serviceWith(
       (next, context) => async (args) => {
         const input = args.input as { UpdateExpression?: string; TransactItems?: unknown };
         if (context.commandName === 'UpdateItemCommand' && input.UpdateExpression?.includes(':completed')) {
@@ -126,9 +112,8 @@ describe('an idempotent POST whose fallback response write fails after its booki
     );
 
     const requestId = crypto.randomUUID();
-    const first = await platform.post('/transfers', body(platform, '4'), { headers: { 'X-Request-Id': requestId } });
+    const first = await platform.post('/transfers', body(platform, '4'), { headers: { 'X-Request-Id': requestId }, via });
     expect(first.status).toBe(201);
-    setDynamo(undefined);
     const retry = await platform.post('/transfers', body(platform, '4'), { headers: { 'X-Request-Id': requestId } });
     expect(retry.status).toBe(201);
     expect(retry.text).toBe(first.text);

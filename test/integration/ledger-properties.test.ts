@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { ensureTables } from '../../infra/local/dynamodb.js';
-import { useLocalTables } from '../../infra/local/local-env.js';
+import { createContext, type AppContext } from '../../lib/context.js';
+import { localConfig } from '../../infra/local/local-env.js';
 import { InsufficientFundsError } from '../../lib/domain/errors.js';
 import { ACH_CLEARING_LABEL, achClearingAccount } from '../../lib/domain/ach-clearing.js';
 import { isUnguarded, accountKey } from '../../lib/domain/ledger.js';
@@ -60,12 +61,15 @@ const operationArb: fc.Arbitrary<Operation> = fc.oneof(
   ),
 );
 
+// Tables of its own (a full scan checks conservation, and other files' writes must not count); set in beforeAll.
+let ctx: AppContext;
+
 /** A submitted ACH payment on the platform's clearing account, walked by the bank to posted and maybe reversed. */
 async function bankEvents(platform: { platform_code: string; participant_code: string }, op: { transferType: AchTransferType; amount: string; reverse: boolean }) {
   const transactionId = newId();
   const nowMs = Date.now();
-  await transactWrite([
-    paymentCreationItem({
+  await transactWrite(ctx, [
+    paymentCreationItem(ctx, {
       transaction_id: transactionId,
       platform_code: platform.platform_code,
       trade_id: null,
@@ -87,7 +91,7 @@ async function bankEvents(platform: { platform_code: string; participant_code: s
     }),
   ]);
   for (const status of ['pending', 'posted', ...(op.reverse ? ['reversed'] : [])]) {
-    const { outcome } = await applyBankEvent({ transaction_id: transactionId, status });
+    const { outcome } = await applyBankEvent(ctx, { transaction_id: transactionId, status });
     if (outcome !== 'applied') throw new Error(`bank event ${status} was not applied`);
   }
 }
@@ -101,25 +105,25 @@ describe('ledger invariants under concurrent deposits, transfers and bank events
     const tables = { main: `prop-main-${process.pid}`, ttl: `prop-ttl-${process.pid}` };
     const endpoint = inject('dynamoEndpoint');
     await ensureTables(endpoint, tables);
-    useLocalTables(endpoint, tables, TEST_SECRETS_KEY);
-    platforms = await Promise.all([createPlatform('p0'), createPlatform('p1'), createPlatform('p2')]);
+    ctx = createContext(localConfig(endpoint, tables, TEST_SECRETS_KEY, { LOG_LEVEL: 'error' }));
+    platforms = await Promise.all([createPlatform(ctx, 'p0'), createPlatform(ctx, 'p1'), createPlatform(ctx, 'p2')]);
     participants = platforms.map((platform) => platform.participant_code);
     operator = participants[0]!;
     // The operator platform may move anyone's money, so transfers cross participants and platforms.
-    await Promise.all(participants.slice(1).map((code) => grantRelationship(operator, 'submits_platform_transfers_for', code)));
+    await Promise.all(participants.slice(1).map((code) => grantRelationship(ctx, operator, 'submits_platform_transfers_for', code)));
   });
 
   it('conserves every asset, never overdraws, and the movements replay to the balances', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(operationArb, { minLength: 1, maxLength: 25 }), async (operations) => {
-        const movementsBefore = (await scanLedger()).movements.length;
+        const movementsBefore = (await scanLedger(ctx)).movements.length;
         const outcomes = await Promise.allSettled(
           operations.map((op) =>
             op.kind === 'bank'
               ? bankEvents(platforms[op.who]!, op)
               : op.kind === 'deposit'
-              ? deposit({ reference: randomUUID(), participantCode: participants[op.who]!, asset: op.asset, amount: op.amount })
-              : createTransfer(operator, {
+              ? deposit(ctx, { reference: randomUUID(), participantCode: participants[op.who]!, asset: op.asset, amount: op.amount })
+              : createTransfer(ctx, operator, {
                   from_participant_code: participants[op.from]!,
                   from_account_label: op.fromLabel,
                   to_participant_code: participants[op.to]!,
@@ -138,7 +142,7 @@ describe('ledger invariants under concurrent deposits, transfers and bank events
           }
         }
 
-        const { accounts, movements } = await scanLedger();
+        const { accounts, movements } = await scanLedger(ctx);
         // One movement per operation that succeeded (a bank walk books posted, and reversed when asked); a
         // refused one wrote nothing. Bank events are never refused.
         const booked = outcomes.reduce((sum, outcome, i) => {

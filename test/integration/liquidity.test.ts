@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clock } from '../../lib/clock.js';
 import { ConflictError } from '../../lib/domain/errors.js';
 import { Money } from '../../lib/domain/money.js';
 import { setReferencePrice } from '../../lib/pricing/price-source.js';
@@ -12,6 +11,7 @@ import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newCustomer } from '../support/trade-parties.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 
 const rfq = (params: Record<string, string>) => `/liquidity/rfq?${new URLSearchParams(params).toString()}`;
 const buyBtc = (extra: Record<string, string> = {}) => rfq({ side: 'buy', underlying: 'BTC', quoted_currency: 'USD', ...extra });
@@ -37,7 +37,7 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '30000');
     const requestId = randomUUID();
-    const before = clock.nowMs();
+    const before = ctx.clock.nowMs();
     const response = await platform.get(buyBtc({ quantity: '0.5' }), { headers: { 'X-Request-Id': requestId } });
     expect(response.status, response.text).toBe(200);
     const message = response.body.message;
@@ -66,7 +66,7 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
     });
     // The default lifetime is 30 seconds.
     expect(message.expire_ts - before).toBeGreaterThanOrEqual(30_000);
-    expect(message.expire_ts - clock.nowMs()).toBeLessThanOrEqual(30_000);
+    expect(message.expire_ts - ctx.clock.nowMs()).toBeLessThanOrEqual(30_000);
 
     const executed = await execute(platform, message.quote_id);
     expect(executed.status, executed.text).toBe(200);
@@ -227,7 +227,7 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
 
   it("applies the platform's spread against the client: 25 bps buys at 50125 and sells at 49875", async () => {
     const platform = await newPlatform();
-    await runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '25', '--reason', 'test'], { connectToTables: false });
+    await runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '25', '--reason', 'test'], { ctx });
     expect(await quote(platform, buyBtc({ quantity: '1' }))).toMatchObject({ price: '50125', total_notional: '50125.00' });
     expect(await quote(platform, sellBtc({ quantity: '1' }))).toMatchObject({ price: '49875', total_notional: '49875.00' });
   });
@@ -246,7 +246,7 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
     const trades = await platform.get(`/trades?client_trade_id=${message.quote_id}`);
     expect(trades.body.count).toBe(1);
     // The write itself refuses a second execution, whatever the read before it saw.
-    await expect(transactWrite([quoteExecutionItem(message.quote_id, randomUUID(), clock.nowMs())])).rejects.toBeInstanceOf(ConflictError);
+    await expect(transactWrite(ctx, [quoteExecutionItem(ctx, message.quote_id, randomUUID(), ctx.clock.nowMs())])).rejects.toBeInstanceOf(ConflictError);
   });
 
   it('refuses an unaffordable quote with 400 and writes nothing; the quote stays executable', async () => {
@@ -270,12 +270,12 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
     await fund(platform.participantCode, 'USD', '1000');
     const message = await quote(platform, buyBtc({ quantity: '0.001' }));
     try {
-      clock.advance(30_001);
+      ctx.clock.advance(30_001);
       const response = await execute(platform, message.quote_id);
       expect(response.status).toBe(400);
       expect(response.body.errors).toEqual(['quote_id: quote has expired']);
     } finally {
-      clock.reset();
+      ctx.clock.reset();
     }
     expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('1000.00');
   });
@@ -285,10 +285,10 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
     await fund(platform.participantCode, 'USD', '1000');
     const message = await quote(platform, buyBtc({ quantity: '0.001' }));
     try {
-      clock.advance(message.expire_ts - clock.nowMs() - 1_000);
+      ctx.clock.advance(message.expire_ts - ctx.clock.nowMs() - 1_000);
       expect((await execute(platform, message.quote_id)).status).toBe(200);
     } finally {
-      clock.reset();
+      ctx.clock.reset();
     }
   });
 
@@ -313,13 +313,13 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
   it('answers 503 with Retry-After when the price is stale, and when there is none', async () => {
     const platform = await newPlatform();
     try {
-      clock.advance(301_000);
+      ctx.clock.advance(301_000);
       const stale = await platform.get(buyBtc({ quantity: '0.001' }));
       expect(stale.status).toBe(503);
       expect(stale.headers.get('retry-after')).toBe('30');
       expect(stale.body.errors).toEqual(['the price for BTC/USD is stale']);
     } finally {
-      clock.reset();
+      ctx.clock.reset();
     }
     const missing = await platform.get(rfq({ side: 'buy', underlying: 'DOGE', quoted_currency: 'EUR', quantity: '1' }));
     expect(missing.status).toBe(503);
@@ -341,7 +341,7 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
 });
 
 describe('price set (ops)', () => {
-  const priceSet = (...args: string[]) => runAdmin(['price', 'set', ...args, '--reason', 'test'], { connectToTables: false });
+  const priceSet = (...args: string[]) => runAdmin(['price', 'set', ...args, '--reason', 'test'], { ctx });
 
   it('refuses unknown assets, a pair of one asset, and prices that are not positive decimals', async () => {
     await expect(priceSet('--underlying', 'XYZ', '--quoted-currency', 'USD', '--price', '1')).rejects.toThrow("underlying: unknown asset 'XYZ'");
@@ -354,15 +354,15 @@ describe('price set (ops)', () => {
   });
 
   it('never lets an older observation replace a newer price', async () => {
-    const now = clock.nowMs();
-    await setReferencePrice('ETH', 'EUR', '3000', {}, now);
-    await expect(setReferencePrice('ETH', 'EUR', '2000', { force: true }, now - 1_000)).rejects.toThrow('a newer price for ETH/EUR is already stored');
-    expect((await getReferencePrice('ETH', 'EUR'))?.price.toFixed()).toBe('3000');
+    const now = ctx.clock.nowMs();
+    await setReferencePrice(ctx, 'ETH', 'EUR', '3000', {}, now);
+    await expect(setReferencePrice(ctx, 'ETH', 'EUR', '2000', { force: true }, now - 1_000)).rejects.toThrow('a newer price for ETH/EUR is already stored');
+    expect((await getReferencePrice(ctx, 'ETH', 'EUR'))?.price.toFixed()).toBe('3000');
   });
 
   it('refuses a spread of 10000 bps or more, and an unknown platform', async () => {
     const platform = await newPlatform();
-    await expect(runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '10000', '--reason', 'test'], { connectToTables: false })).rejects.toThrow('spread');
-    await expect(runAdmin(['platform', 'spread', '--platform', 'NOPE22', '--bps', '5', '--reason', 'test'], { connectToTables: false })).rejects.toThrow('platform not found');
+    await expect(runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '10000', '--reason', 'test'], { ctx })).rejects.toThrow('spread');
+    await expect(runAdmin(['platform', 'spread', '--platform', 'NOPE22', '--bps', '5', '--reason', 'test'], { ctx })).rejects.toThrow('platform not found');
   });
 });

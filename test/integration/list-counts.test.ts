@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clock } from '../../lib/clock.js';
 import { achClearingAccount } from '../../lib/domain/ach-clearing.js';
 import type { TradeState } from '../../lib/domain/settlement.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
@@ -13,6 +12,7 @@ import { transactWrite } from '../../lib/store/transactions.js';
 import { customersViaStore } from '../support/customers.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { tradeBody } from '../support/trades.js';
+import { ctx } from '../support/context.js';
 
 /**
  * `count` of GET /trades and GET /payments/status comes from sharded counters written in the records'
@@ -51,11 +51,11 @@ async function countOf(platform: TestPlatform, path: string): Promise<number> {
 }
 
 async function reportTrade(reporter: TestPlatform, seller: string, buyer: string, buyerGroup: string): Promise<Awaited<ReturnType<typeof acceptedTrade>>> {
-  const now = clock.nowMs();
+  const now = ctx.clock.nowMs();
   const report = validateTradeReport(tradeBody(reporter, { buyer, seller }), { platformCode: reporter.platformCode, nowMs: now });
   if (!report.ok) throw new Error(report.errors.join('; '));
   const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs: now, accountGroups: [buyerGroup, reporter.platformCode] });
-  await transactWrite(tradeItems(trade));
+  await transactWrite(ctx, tradeItems(ctx, trade));
   return trade;
 }
 
@@ -72,22 +72,22 @@ describe('list counts under concurrent bookings and state changes', () => {
             if (op.kind === 'trade') {
               let trade = await reportTrade(reporter, customers[0]!, customers[op.buyerPlatform]!, platforms[op.buyerPlatform]!.platformCode);
               if (op.moves === 3) {
-                expect(await updateTrade(trade, ['accepted', 'active'], { trade_state: 'terminated', settlement_state: 'defaulted' }, clock.nowMs())).toBe(true);
+                expect(await updateTrade(ctx, trade, ['accepted', 'active'], { trade_state: 'terminated', settlement_state: 'defaulted' }, ctx.clock.nowMs())).toBe(true);
                 return;
               }
               if (op.moves >= 1) {
-                expect(await updateTrade(trade, ['accepted'], { trade_state: 'active', settlement_state: 'obligations_outstanding' }, clock.nowMs())).toBe(true);
+                expect(await updateTrade(ctx, trade, ['accepted'], { trade_state: 'active', settlement_state: 'obligations_outstanding' }, ctx.clock.nowMs())).toBe(true);
                 trade = { ...trade, trade_state: 'active' };
               }
               if (op.moves >= 2) {
-                expect(await updateTrade(trade, ['active'], { trade_state: 'terminated', settlement_state: 'settled' }, clock.nowMs())).toBe(true);
+                expect(await updateTrade(ctx, trade, ['active'], { trade_state: 'terminated', settlement_state: 'settled' }, ctx.clock.nowMs())).toBe(true);
               }
               return;
             }
             const transactionId = newId();
-            const nowMs = clock.nowMs();
-            await transactWrite([
-              paymentCreationItem({
+            const nowMs = ctx.clock.nowMs();
+            await transactWrite(ctx, [
+              paymentCreationItem(ctx, {
                 transaction_id: transactionId,
                 platform_code: reporter.platformCode,
                 trade_id: null,
@@ -108,7 +108,7 @@ describe('list counts under concurrent bookings and state changes', () => {
                 updated_at_ms: nowMs,
               }),
             ]);
-            for (const status of PAYMENT_PATHS[op.path]!) expect((await applyBankEvent({ transaction_id: transactionId, status })).outcome).toBe('applied');
+            for (const status of PAYMENT_PATHS[op.path]!) expect((await applyBankEvent(ctx, { transaction_id: transactionId, status })).outcome).toBe('applied');
           }),
         );
 
@@ -140,8 +140,8 @@ describe('accounts count', () => {
     const { deposit } = await import('../../lib/ledger/deposit.js');
     // Eight deposits race to open the same two accounts; four more open one each.
     await Promise.all([
-      ...Array.from({ length: 8 }, (_, i) => deposit({ reference: randomUUID(), participantCode: customer!, asset: i % 2 ? 'USD' : 'BTC', amount: '1' })),
-      ...['a', 'b', 'c', 'd'].map((label) => deposit({ reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '2', accountLabel: label })),
+      ...Array.from({ length: 8 }, (_, i) => deposit(ctx, { reference: randomUUID(), participantCode: customer!, asset: i % 2 ? 'USD' : 'BTC', amount: '1' })),
+      ...['a', 'b', 'c', 'd'].map((label) => deposit(ctx, { reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '2', accountLabel: label })),
     ]);
     const listed = await allOf(platform, '/accounts?page_size=3');
     expect(listed).toHaveLength(6);

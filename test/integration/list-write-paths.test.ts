@@ -6,6 +6,7 @@ import { fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+import { ctx } from '../support/context.js';
 
 /**
  * Every write path that creates a record writes its list entry and moves its counter (design section 9):
@@ -84,7 +85,7 @@ describe('write paths reach their lists and counts', () => {
     expect(payment).toBeDefined();
     expect((await list(platform, '/payments/status?status=submitted')).count).toBe(submitted.count + 1);
 
-    await applyBankEvent({ transaction_id: payment.transaction_id, status: 'pending' });
+    await applyBankEvent(ctx, { transaction_id: payment.transaction_id, status: 'pending' });
     expect((await list(platform, '/payments/status?status=submitted')).count).toBe(submitted.count);
     expect((await list(platform, '/payments/status?status=pending')).message.map((p) => p.transaction_id)).toContain(payment.transaction_id);
     expect((await list(platform, '/payments/status')).count).toBe(payments.count + 1);

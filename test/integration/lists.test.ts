@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clock } from '../../lib/clock.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { newId } from '../../lib/store/codes.js';
 import { acceptedTrade, tradeItems, updateTrade, type Trade } from '../../lib/store/trades.js';
@@ -9,6 +8,7 @@ import { customersViaStore } from '../support/customers.js';
 import { fund, transferBody } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { tradeBody } from '../support/trades.js';
+import { ctx } from '../support/context.js';
 
 /**
  * Cursor paging of every list (design section 3): one key-ordered page per request, `next_cursor` bound to
@@ -240,7 +240,7 @@ describe('trades seen by a party\'s platform', () => {
     const [reporter, partyPlatform] = await Promise.all([newPlatform(), newPlatform()]);
     const [seller] = await customersViaStore(reporter.platformCode, 1);
     const [buyer] = await customersViaStore(partyPlatform.platformCode, 1);
-    const now = clock.nowMs();
+    const now = ctx.clock.nowMs();
     const stored: Trade[] = [];
     for (let i = 0; i < 5; i++) {
       const report = validateTradeReport(tradeBody(reporter, { buyer: buyer!, seller: seller!, overrides: { transaction_timestamp: now - 10_000 + i } }), {
@@ -249,7 +249,7 @@ describe('trades seen by a party\'s platform', () => {
       });
       if (!report.ok) throw new Error(report.errors.join('; '));
       const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs: now, accountGroups: [partyPlatform.platformCode, reporter.platformCode] });
-      await transactWrite(tradeItems(trade));
+      await transactWrite(ctx, tradeItems(ctx, trade));
       stored.push(trade);
     }
     const ids = stored.map((t) => t.trade_id).reverse();
@@ -257,7 +257,7 @@ describe('trades seen by a party\'s platform', () => {
       expect((await walk(client, '/trades?page_size=2', (t) => t.trade_id)).flat()).toEqual(ids);
       expect((await listOk(client, '/trades?trade_state=accepted')).count).toBe(5);
     }
-    await updateTrade(stored[1]!, ['accepted'], { trade_state: 'active', settlement_state: 'obligations_outstanding' }, clock.nowMs());
+    await updateTrade(ctx, stored[1]!, ['accepted'], { trade_state: 'active', settlement_state: 'obligations_outstanding' }, ctx.clock.nowMs());
     for (const client of [reporter, partyPlatform]) {
       const active = await listOk(client, '/trades?trade_state=active&settlement_state=obligations_outstanding');
       expect(active.message.map((t: any) => t.trade_id)).toEqual([stored[1]!.trade_id]);

@@ -9,8 +9,9 @@ import { getReferencePrice } from '../../lib/store/prices.js';
 import { hasRelationship } from '../../lib/store/relationships.js';
 import { balances } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 
-const admin = (...argv: string[]) => runAdmin(argv, { connectToTables: false });
+const admin = (...argv: string[]) => runAdmin(argv, { ctx });
 const REPO = resolve(import.meta.dirname, '..', '..');
 
 /** A usage error names what is wrong and shows the command's usage line. */
@@ -102,7 +103,7 @@ describe('ops CLI commands', () => {
     } finally {
       delete process.env.OPERATOR;
     }
-    const entries = (await auditLog(since)).filter((entry) => entry.operator === 'alice@ops' && (entry.changes.reference === reference || entry.changes.platform_code === platform.platformCode));
+    const entries = (await auditLog(ctx, since)).filter((entry) => entry.operator === 'alice@ops' && (entry.changes.reference === reference || entry.changes.platform_code === platform.platformCode));
     expect(entries).toEqual([
       expect.objectContaining({ command: 'deposit', operator: 'alice@ops', reason: 'ticket 42', changes: expect.objectContaining({ reference, participant_code: platform.participantCode, amount: '1' }) }),
       expect.objectContaining({ command: 'platform spread', reason: 'pricing review', changes: { platform_code: platform.platformCode, spread_bps: '12' } }),
@@ -112,7 +113,7 @@ describe('ops CLI commands', () => {
   it('takes the OS user as operator when OPERATOR is not set', async () => {
     const since = Date.now() - 1;
     await admin('platform', 'spread', '--platform', platform.platformCode, '--bps', '13', '--reason', 'who am i');
-    const [entry] = (await auditLog(since)).filter((e) => e.reason === 'who am i' && e.changes.platform_code === platform.platformCode);
+    const [entry] = (await auditLog(ctx, since)).filter((e) => e.reason === 'who am i' && e.changes.platform_code === platform.platformCode);
     expect(entry?.operator).toBe((await import('node:os')).userInfo().username);
   });
 
@@ -120,10 +121,10 @@ describe('ops CLI commands', () => {
     const other = await newPlatform();
     await expect(admin('relationship', 'grant', '--platform', 'NOPE99', '--participant', other.participantCode, '--reason', 'r')).rejects.toThrow('platform NOPE99 not found');
     await expect(admin('relationship', 'grant', '--platform', platform.platformCode, '--participant', 'NOPE99', '--reason', 'r')).rejects.toThrow('participant NOPE99 not found');
-    expect(await hasRelationship(platform.platformCode, 'submits_platform_transfers_for', 'NOPE99')).toBe(false);
+    expect(await hasRelationship(ctx, platform.platformCode, 'submits_platform_transfers_for', 'NOPE99')).toBe(false);
     await expect(admin('relationship', 'grant', '--platform', platform.platformCode, '--participant', other.participantCode, '--kind', 'owns', '--reason', 'r')).rejects.toThrow(/unknown relationship kind/);
     await admin('relationship', 'grant', '--platform', platform.platformCode, '--participant', other.participantCode, '--reason', 'partnership');
-    expect(await hasRelationship(platform.platformCode, 'submits_platform_transfers_for', other.participantCode)).toBe(true);
+    expect(await hasRelationship(ctx, platform.platformCode, 'submits_platform_transfers_for', other.participantCode)).toBe(true);
   });
 
   // SOL/BTC: a pair no other test file prices (another file asserts DOGE/EUR has no price).
@@ -135,10 +136,10 @@ describe('ops CLI commands', () => {
     }
     await expect(price('0.16')).rejects.toThrow(/moves SOL\/BTC 60% .*--force/);
     await expect(price('0.04')).rejects.toThrow(/moves SOL\/BTC 60% .*--force/);
-    expect((await getReferencePrice('SOL', 'BTC'))?.price.toFixed()).toBe('0.1');
+    expect((await getReferencePrice(ctx, 'SOL', 'BTC'))?.price.toFixed()).toBe('0.1');
     await price('0.15');
-    expect((await getReferencePrice('SOL', 'BTC'))?.price.toFixed()).toBe('0.15');
+    expect((await getReferencePrice(ctx, 'SOL', 'BTC'))?.price.toFixed()).toBe('0.15');
     await price('0.5', '--force');
-    expect((await getReferencePrice('SOL', 'BTC'))?.price.toFixed()).toBe('0.5');
+    expect((await getReferencePrice(ctx, 'SOL', 'BTC'))?.price.toFixed()).toBe('0.5');
   });
 });

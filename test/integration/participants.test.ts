@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clock } from '../../lib/clock.js';
-import { config } from '../../lib/config.js';
-import { setDynamo } from '../../lib/store/client.js';
+import type { AppContext } from '../../lib/context.js';
 import { validateMinor, type NormalizedMinor } from '../../lib/domain/customers.js';
 import { ConflictError, ServiceUnavailableError, ValidationError } from '../../lib/domain/errors.js';
 import { createCustomer as storeCustomer } from '../../lib/store/participants.js';
 import { newPlatform, type Response, type TestPlatform } from '../support/service.js';
+import { clientWith, ctx, testContext } from '../support/context.js';
 
 const CUSTOMERS = '/participants/customers/new';
 const MINORS = '/participants/customers/minor';
@@ -42,7 +40,7 @@ function uniqueEmail(tag = 'customer'): string {
 
 /** The UTC day `years` years and `days` days before now, as `YYYY-MM-DD`. */
 function dayBefore(years: number, days = 0): string {
-  const date = new Date(clock.nowMs() - days * DAY_MS);
+  const date = new Date(ctx.clock.nowMs() - days * DAY_MS);
   date.setUTCFullYear(date.getUTCFullYear() - years);
   return date.toISOString().slice(0, 10);
 }
@@ -81,7 +79,7 @@ function adultBody(overrides: Record<string, unknown> = {}): Record<string, unkn
     id_number_type: 'non_in_passport',
     id_number: 'X1234567',
     id_issuing_authority: 'US',
-    signed_timestamp: clock.nowMs() - 60_000,
+    signed_timestamp: ctx.clock.nowMs() - 60_000,
     metadata: { crm_id: 'c-1' },
     ...overrides,
   };
@@ -100,7 +98,7 @@ function minorBody(custodianCode: string, overrides: Record<string, unknown> = {
     date_of_birth: dayBefore(10),
     id_number_type: 'in_passport',
     id_number: 'P7654321',
-    utma_signed_timestamp: clock.nowMs() - 60_000,
+    utma_signed_timestamp: ctx.clock.nowMs() - 60_000,
     custodian_participant_code: custodianCode,
     custodian_relationship: 'parent',
     ...overrides,
@@ -175,9 +173,9 @@ describe('POST /participants/customers/new', () => {
 
   it('requires signed_timestamp in the past, in milliseconds', async () => {
     expectFieldError(await platform.post(CUSTOMERS, without(adultBody(), 'signed_timestamp')), 'signed_timestamp');
-    expectFieldError(await platform.post(CUSTOMERS, adultBody({ signed_timestamp: clock.nowMs() + 3_600_000 })), 'signed_timestamp');
-    expectFieldError(await platform.post(CUSTOMERS, adultBody({ signed_timestamp: clock.nowSeconds() })), 'signed_timestamp');
-    expect((await platform.post(CUSTOMERS, adultBody({ signed_timestamp: clock.nowMs() - DAY_MS }))).status).toBe(201);
+    expectFieldError(await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() + 3_600_000 })), 'signed_timestamp');
+    expectFieldError(await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowSeconds() })), 'signed_timestamp');
+    expect((await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() - DAY_MS }))).status).toBe(201);
   });
 
   it('ignores the minor-only fields', async () => {
@@ -254,8 +252,8 @@ describe('POST /participants/customers/minor', () => {
       failing: { id_number_type: 'non_in_passport', non_us_other_type: 'residence permit' },
       passing: { id_number_type: 'non_in_passport' },
     },
-    { rule: 'utma_signed_timestamp not in the future', field: 'utma_signed_timestamp', failing: { utma_signed_timestamp: clock.nowMs() + 600_000 }, passing: { utma_signed_timestamp: clock.nowMs() - 1000 } },
-    { rule: 'utma_signed_timestamp in milliseconds', field: 'utma_signed_timestamp', failing: { utma_signed_timestamp: clock.nowSeconds() }, passing: {} },
+    { rule: 'utma_signed_timestamp not in the future', field: 'utma_signed_timestamp', failing: { utma_signed_timestamp: ctx.clock.nowMs() + 600_000 }, passing: { utma_signed_timestamp: ctx.clock.nowMs() - 1000 } },
+    { rule: 'utma_signed_timestamp in milliseconds', field: 'utma_signed_timestamp', failing: { utma_signed_timestamp: ctx.clock.nowSeconds() }, passing: {} },
     { rule: 'utma_signed_timestamp a number', field: 'utma_signed_timestamp', failing: { utma_signed_timestamp: 'yesterday' }, passing: {} },
     { rule: 'custodian_relationship', field: 'custodian_relationship', failing: { custodian_relationship: 'uncle' }, passing: { custodian_relationship: 'legal_guardian' } },
     { rule: 'first_name required', field: 'first_name', failing: { first_name: '   ' }, passing: { first_name: 'Zoë' } },
@@ -422,14 +420,14 @@ describe('the customer write transaction', () => {
   });
 
   const normalisedMinor = (custodianCode: string, overrides: Record<string, unknown> = {}): NormalizedMinor => {
-    const verdict = validateMinor(minorBody(custodianCode, overrides), clock.nowMs());
+    const verdict = validateMinor(minorBody(custodianCode, overrides), ctx.clock.nowMs());
     if (!verdict.ok) throw new Error(verdict.errors.join('; '));
     return verdict.value;
   };
 
   it('lets exactly one of 20 concurrent writes claim an e-mail', async () => {
     const email = uniqueEmail('store-race');
-    const results = await Promise.allSettled(Array.from({ length: 20 }, () => storeCustomer(platform.platformCode, normalisedMinor(custodian, { email }))));
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => storeCustomer(ctx, platform.platformCode, normalisedMinor(custodian, { email }))));
     expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
     for (const result of results) {
       if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(ConflictError);
@@ -440,50 +438,41 @@ describe('the customer write transaction', () => {
    * DynamoDB Local serialises transactions and never reports the conflicts real DynamoDB gives racing twins,
    * so this runs `write` with every TransactWriteItems call cancelled as conflicted.
    */
-  async function underPermanentConflict<T>(write: () => Promise<T>): Promise<T> {
-    const client = new DynamoDBClient({
-      region: 'us-east-1',
-      endpoint: config().DYNAMODB_ENDPOINT,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
-    client.middlewareStack.add(
+  async function underPermanentConflict<T>(write: (conflicted: AppContext) => Promise<T>): Promise<T> {
+    const alwaysConflict = clientWith(
       (next, context) => async (args) => {
         if (context.commandName === 'TransactWriteItemsCommand') {
           throw new TransactionCanceledException({ message: 'conflict', $metadata: {}, CancellationReasons: [{ Code: 'TransactionConflict' }] });
         }
         return next(args);
       },
-      { step: 'initialize', name: 'alwaysConflict' },
+      'alwaysConflict',
+      'initialize',
     );
-    setDynamo(DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true }, unmarshallOptions: { wrapNumbers: true } }));
-    try {
-      return await write();
-    } finally {
-      setDynamo(undefined);
-    }
+    return write(testContext({ db: alwaysConflict }));
   }
 
   it('answers a loser whose conflict retries ran out as a duplicate once a twin holds the e-mail', async () => {
     const email = uniqueEmail('conflicted');
-    await storeCustomer(platform.platformCode, normalisedMinor(custodian, { email }));
-    await expect(underPermanentConflict(() => storeCustomer(platform.platformCode, normalisedMinor(custodian, { email })))).rejects.toBeInstanceOf(
+    await storeCustomer(ctx, platform.platformCode, normalisedMinor(custodian, { email }));
+    await expect(underPermanentConflict((conflicted) => storeCustomer(conflicted, platform.platformCode, normalisedMinor(custodian, { email })))).rejects.toBeInstanceOf(
       ConflictError,
     );
   });
 
   it('keeps the 503 when conflicts ran out and nobody holds the e-mail', async () => {
-    await expect(underPermanentConflict(() => storeCustomer(platform.platformCode, normalisedMinor(custodian)))).rejects.toBeInstanceOf(
+    await expect(underPermanentConflict((conflicted) => storeCustomer(conflicted, platform.platformCode, normalisedMinor(custodian)))).rejects.toBeInstanceOf(
       ServiceUnavailableError,
     );
   });
 
   it('refuses a custodian that does not qualify at write time', async () => {
-    const minor = await storeCustomer(platform.platformCode, normalisedMinor(custodian));
+    const minor = await storeCustomer(ctx, platform.platformCode, normalisedMinor(custodian));
     for (const code of [minor.participant_code, 'ZZZZZZ', platform.participantCode]) {
-      await expect(storeCustomer(platform.platformCode, normalisedMinor(code))).rejects.toBeInstanceOf(ValidationError);
+      await expect(storeCustomer(ctx, platform.platformCode, normalisedMinor(code))).rejects.toBeInstanceOf(ValidationError);
     }
     const foreign = await platformForTest();
-    await expect(storeCustomer(foreign.platformCode, normalisedMinor(custodian))).rejects.toBeInstanceOf(ValidationError);
+    await expect(storeCustomer(ctx, foreign.platformCode, normalisedMinor(custodian))).rejects.toBeInstanceOf(ValidationError);
   });
 });
 

@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { clock } from '../../lib/clock.js';
 import { getPayment } from '../../lib/store/payments.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
-import { handler as bankEvent } from '../../functions/payments/apply-bank-event.js';
+import { bind as bindBankEvent } from '../../functions/payments/apply-bank-event.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newCustomer } from '../support/trade-parties.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
+
+// The event function's handler bound to this file's context, as Lambda binds it to its own.
+const bankEvent = bindBankEvent(ctx);
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -105,7 +108,7 @@ describe('ACH-funded execution', () => {
     expect(response.body.message.payment_amount).toBe('250.00');
     const [listed] = (await payments(platform, `?trade_id=${response.body.message.trade_id}`)).message;
     expect(listed).toMatchObject({ amount: '250.00', status: 'submitted', transfer_type: 'debit' });
-    const stored = await getPayment(listed.transaction_id);
+    const stored = await getPayment(ctx, listed.transaction_id);
     expect(stored).toMatchObject({ funding: 'inbound_reference', inbound_reference_id: 'INB-2024-0001', bank_fee: null, external_account_id: null });
   });
 
@@ -203,11 +206,11 @@ describe('payment status events', () => {
     expect(spend.status, spend.text).toBe(201);
     expect((await balances(platform))[clearingKey(platform)]).toBe('0.00');
 
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = vi.spyOn(ctx.logger, 'warn').mockImplementation(() => undefined);
     try {
       expect(await bankEvent({ transaction_id, status: 'reversed' })).toMatchObject({ result: 'applied', payment: { status: 'reversed' } });
-      expect(warn.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([
-        expect.objectContaining({ level: 'warn', platform_code: platform.platformCode, transaction_id, balance: '-100' }),
+      expect(warn.mock.calls.map(([message, attributes]) => ({ message, ...(attributes as object) }))).toEqual([
+        expect.objectContaining({ message: expect.stringContaining('below zero'), platform_code: platform.platformCode, transaction_id, balance: '-100' }),
       ]);
     } finally {
       warn.mockRestore();
@@ -282,9 +285,9 @@ describe('payment status events', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
     const { transaction_id } = await achBuy(platform);
-    const applied = await runAdmin(['payment', 'event', '--transaction-id', transaction_id, '--status', 'pending', '--reason', 'test'], { connectToTables: false });
+    const applied = await runAdmin(['payment', 'event', '--transaction-id', transaction_id, '--status', 'pending', '--reason', 'test'], { ctx });
     expect(applied).toMatchObject({ outcome: 'applied', payment: { transaction_id, status: 'pending' } });
-    await expect(runAdmin(['payment', 'event', '--transaction-id', transaction_id, '--status', 'reversed', '--reason', 'test'], { connectToTables: false })).rejects.toThrow(
+    await expect(runAdmin(['payment', 'event', '--transaction-id', transaction_id, '--status', 'reversed', '--reason', 'test'], { ctx })).rejects.toThrow(
       'cannot move from pending to reversed',
     );
   });
@@ -303,12 +306,12 @@ describe('GET /payments/status', () => {
     try {
       for (const participant of [platform.participantCode, customer, customer]) {
         const payment = await achBuy(platform, { total: '10', participant_code: participant });
-        const stored = await getPayment(payment.transaction_id);
+        const stored = await getPayment(ctx, payment.transaction_id);
         created.push({ ...payment, seconds: Math.floor(stored!.created_at_ms / 1000) });
-        clock.advance(5_000);
+        ctx.clock.advance(5_000);
       }
     } finally {
-      clock.reset();
+      ctx.clock.reset();
     }
     await bankEvent({ transaction_id: created[0]!.transaction_id, status: 'pending' });
   });
@@ -375,7 +378,7 @@ describe('GET /payments/status', () => {
     const refused = await platform.get(`/payments/status?participant=${stranger}`);
     expect(refused.status).toBe(400);
     expect(refused.body.errors).toEqual([`participant: no participant '${stranger}' that this platform has a relationship with`]);
-    await grantRelationship(platform.platformCode, 'submits_platform_transfers_for', stranger);
+    await grantRelationship(ctx, platform.platformCode, 'submits_platform_transfers_for', stranger);
     expect((await payments(platform, `?participant=${stranger}`)).count).toBe(0);
 
     expect((await payments(other)).count).toBe(0);

@@ -6,6 +6,7 @@ import { ValidationError } from '../../lib/domain/errors.js';
 import { customerBody, customersViaHttp } from '../support/customers.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 
 /**
  * Accounts and participants as reference API clients read them (`shared/reference/anchor-api.md` 1.10, 1.16,
@@ -71,10 +72,10 @@ describe('account groups a platform names itself', () => {
   });
 
   it('credits an own group through the ops deposit too', async () => {
-    await deposit({ reference: randomUUID(), participantCode: customer, asset: 'EUR', amount: '3.00', accountGroup: 'ops_group' });
+    await deposit(ctx, { reference: randomUUID(), participantCode: customer, asset: 'EUR', amount: '3.00', accountGroup: 'ops_group' });
     const listed = await platform.get(`/accounts?account_owner=${customer}&account_group=ops_group`);
     expect(listed.body.message).toEqual([expect.objectContaining({ asset: 'EUR', balance: '3.00', account_group: 'ops_group' })]);
-    await expect(deposit({ reference: randomUUID(), participantCode: customer, asset: 'EUR', amount: '1', accountGroup: 'bad group' })).rejects.toThrow(ValidationError);
+    await expect(deposit(ctx, { reference: randomUUID(), participantCode: customer, asset: 'EUR', amount: '1', accountGroup: 'bad group' })).rejects.toThrow(ValidationError);
   });
 
   it('refuses a group over 50 characters or with other characters, naming the field, and books nothing', async () => {

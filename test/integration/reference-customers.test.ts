@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clock } from '../../lib/clock.js';
 import { getParticipant } from '../../lib/store/participants.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 
 /**
  * Customers as clients of the reference API create them (`shared/reference/anchor-api.md` section 1.1, the
@@ -42,7 +42,7 @@ function freshSsn(): { digits: string; dashed: string } {
 
 /** The reference API's US customer (its "USrel"/"full" variants): jurisdiction_code, no state, zip or country. */
 function usReferenceCustomer(taxId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const now = clock.nowMs();
+  const now = ctx.clock.nowMs();
   return {
     first_name: 'Jane',
     middle_name: 'Q',
@@ -137,7 +137,7 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
       expect(response.text).not.toContain(String(body.tax_id));
 
       // Stored encrypted: nothing in the item holds the number.
-      const stored = await getParticipant(message.participant_code);
+      const stored = await getParticipant(ctx, message.participant_code);
       expect(stored?.item.tax_id_encrypted).toMatch(/^(aes|kms):/);
       expect(JSON.stringify(stored?.item)).not.toContain(taxDigits);
 
@@ -201,7 +201,7 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
       date_of_birth: '2016-04-01',
       id_number_type: 'us_passport',
       id_number: 'P1',
-      utma_signed_timestamp: clock.nowMs() - HOUR_MS,
+      utma_signed_timestamp: ctx.clock.nowMs() - HOUR_MS,
       custodian_participant_code: custodian.body.message.participant_code,
       custodian_relationship: 'parent',
     });

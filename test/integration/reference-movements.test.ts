@@ -4,6 +4,7 @@ import { grantRelationship } from '../../lib/store/relationships.js';
 import { customersViaHttp } from '../support/customers.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 
 /**
  * `GET /movements` and `GET /accounts/{account_id}/movements` (design section 3's reference read routes) as
@@ -144,7 +145,7 @@ describe('a movement between two platforms\' accounts', () => {
   it('is listed for both platforms, each seeing only its own accounts\' changes', async () => {
     const [actor, owner] = await Promise.all([newPlatform(), newPlatform()]);
     const [theirCustomer] = await customersViaHttp(owner, 1);
-    await grantRelationship(actor.platformCode, 'submits_platform_transfers_for', theirCustomer!);
+    await grantRelationship(ctx, actor.platformCode, 'submits_platform_transfers_for', theirCustomer!);
     await fund(actor.participantCode, 'USD', '10');
     const sent = await actor.post('/transfers', { from_participant_code: actor.participantCode, to_participant_code: theirCustomer, asset: 'USD', amount: '4.00' });
     expect(sent.status, sent.text).toBe(201);

@@ -1,3 +1,4 @@
+import { ctx } from '../support/context.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { customersViaHttp } from '../support/customers.js';
@@ -136,7 +137,7 @@ beforeAll(async () => {
   await setPrice('DOGE', 'USD', '0.25');
   await setPrice('USDC', 'EUR', '0.9');
   // The same USDC fee the convert-withdraw file sets: fees are shared by the run's files.
-  await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5', '--reason', 'test'], { connectToTables: false });
+  await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5', '--reason', 'test'], { ctx });
   platform = await newPlatform({ spreadBps: '40' });
   customer = (await customersViaHttp(platform, 1))[0]!;
   await fund(platform.participantCode, 'USD', '100000');

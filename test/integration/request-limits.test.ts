@@ -5,6 +5,7 @@ import { jsonNestingDepth, MAX_BODY_BYTES, MAX_JSON_DEPTH } from '../../lib/http
 import { routes } from '../../infra/routes.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
@@ -22,7 +23,7 @@ describe('request limits', () => {
   let platform: TestPlatform;
   beforeAll(async () => {
     platform = await newPlatform();
-    await deposit({ reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '100' });
+    await deposit(ctx, { reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '100' });
   });
 
   const transfer = () => ({ from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: 'limits', asset: 'USD', amount: '1' });

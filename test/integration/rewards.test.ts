@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clock } from '../../lib/clock.js';
 import { issueReward } from '../../lib/rewards/issue-reward.js';
 import { beginIdempotentRequest, IN_PROGRESS_LEASE_MS, requestCompletionItem, type IdempotentRun } from '../../lib/store/windows.js';
-import { crashAfterCommit } from '../support/faults.js';
+import { serviceCrashingAfterCommit } from '../support/faults.js';
 import { customersViaHttp } from '../support/customers.js';
 import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 
 // Prices are shared by every test file of the run; this file prices ETH/USD and SOL/EUR only.
 beforeAll(async () => {
@@ -91,9 +91,8 @@ describe('POST /rewards', () => {
 
   it('a retry whose first run booked but died before answering gets the booked result, not a second reward', async () => {
     const requestId = randomUUID();
-    const restore = crashAfterCommit();
-    const first = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.25' }), { headers: { 'X-Request-Id': requestId } });
-    restore();
+    const via = serviceCrashingAfterCommit();
+    const first = await platform.post('/rewards', reward({ participant_code: customers[1], quantity: '0.25' }), { headers: { 'X-Request-Id': requestId }, via });
     expect(first.status).toBe(500);
     const before = await balances(platform);
     expect(before[`${customers[1]}/general/ETH`]).toBe(ETH('0.25'));
@@ -119,12 +118,12 @@ describe('POST /rewards', () => {
     const runs: IdempotentRun[] = [];
     for (let i = 0; i < 5; i++) {
       const run = { platformCode: platform.platformCode, requestId, owner: randomUUID() };
-      expect((await beginIdempotentRequest(run, 'hash', clock.nowMs() + i * (IN_PROGRESS_LEASE_MS + 1))).kind).toBe('started');
+      expect((await beginIdempotentRequest(ctx, run, 'hash', ctx.clock.nowMs() + i * (IN_PROGRESS_LEASE_MS + 1))).kind).toBe('started');
       runs.push(run);
     }
-    const claimOf = (run: (typeof runs)[number]) => (message: unknown) => [requestCompletionItem(run, { statusCode: 201, headers: {}, body: JSON.stringify({ message }) })];
+    const claimOf = (run: (typeof runs)[number]) => (message: unknown) => [requestCompletionItem(ctx, run, { statusCode: 201, headers: {}, body: JSON.stringify({ message }) })];
     const results = await Promise.allSettled(
-      runs.map((run) => issueReward(auth, { underlying: 'ETH', quoted_currency: 'USD', quantity: '0.02', participant_code: customer! }, requestId, claimOf(run))),
+      runs.map((run) => issueReward(ctx, auth, { underlying: 'ETH', quoted_currency: 'USD', quantity: '0.02', participant_code: customer! }, requestId, claimOf(run))),
     );
     // Only the run that owns the record now can commit; the others' bookings fail whole.
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected', 'fulfilled']);

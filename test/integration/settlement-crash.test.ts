@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { clock } from '../../lib/clock.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { LocalSettlementRunner, startLocalWorkflows } from '../../infra/local/workflow-runner.js';
 import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
@@ -12,6 +11,7 @@ import { acceptedTrade, getTrade, tradeItems, type Trade } from '../../lib/store
 import { transactWrite } from '../../lib/store/transactions.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 import { TEST_SECRETS_KEY, TEST_TABLES } from '../support/tables.js';
 import { newCustomer } from '../support/trade-parties.js';
 import { tradeBody } from '../support/trades.js';
@@ -33,11 +33,11 @@ async function fundedTrade(): Promise<{ trade: Trade; buyer: string; seller: str
   const platform = await newPlatform();
   const [buyer, seller] = await Promise.all([newCustomer(platform.platformCode), newCustomer(platform.platformCode)]);
   await Promise.all([fund(buyer, 'USD', '1000'), fund(seller, 'BTC', '1')]);
-  const nowMs = clock.nowMs();
+  const nowMs = ctx.clock.nowMs();
   const report = validateTradeReport(tradeBody(platform, { buyer, seller, price: '1000', quantity: '1' }), { platformCode: platform.platformCode, nowMs });
   if (!report.ok) throw new Error(report.errors.join('; '));
   const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs, accountGroups: [platform.platformCode, platform.platformCode] });
-  await transactWrite(tradeItems(trade));
+  await transactWrite(ctx, tradeItems(ctx, trade));
   return { trade, buyer, seller };
 }
 
@@ -70,18 +70,18 @@ async function crashAt(tradeId: string, hang: 'before-attempt' | 'after-attempt'
   await new Promise((r) => child.once('exit', r));
 }
 
-const statuses = async (tradeId: string) => (await settlementHistory(tradeId)).executions.map((execution) => execution.status);
-const runningOf = async (tradeId: string) => (await runningExecutions()).filter((execution) => execution.trade_id === tradeId);
+const statuses = async (tradeId: string) => (await settlementHistory(ctx, tradeId)).executions.map((execution) => execution.status);
+const runningOf = async (tradeId: string) => (await runningExecutions(ctx)).filter((execution) => execution.trade_id === tradeId);
 
 describe('settlement history after a crash', () => {
   it('the sweep closes a run killed between activation and its attempt, and settles the trade with a new run', async () => {
     const { trade, buyer, seller } = await fundedTrade();
     await crashAt(trade.trade_id, 'before-attempt');
     expect(await statuses(trade.trade_id)).toEqual(['RUNNING']);
-    expect((await getTrade(trade.trade_id, { consistent: true }))?.trade_state).toBe('active');
+    expect((await getTrade(ctx, trade.trade_id, { consistent: true }))?.trade_state).toBe('active');
     expect(await runningOf(trade.trade_id)).toHaveLength(1);
 
-    const runner = new LocalSettlementRunner();
+    const runner = new LocalSettlementRunner(ctx);
     runners.push(runner);
     runner.startSweeping(200, (id) => id === trade.trade_id);
     const deadline = Date.now() + 30_000;
@@ -89,34 +89,34 @@ describe('settlement history after a crash', () => {
     expect(await runner.finished(trade.trade_id)).toBe('SUCCEEDED');
     expect(await statuses(trade.trade_id)).toEqual(['INTERRUPTED', 'SUCCEEDED']);
     expect(await runningOf(trade.trade_id)).toEqual([]);
-    const settled = await getTrade(trade.trade_id, { consistent: true });
+    const settled = await getTrade(ctx, trade.trade_id, { consistent: true });
     expect(settled).toMatchObject({ trade_state: 'terminated', settlement_state: 'settled' });
     // Settled once: the buyer holds the bitcoin, the seller the dollars.
-    expect((await balanceOf({ participant_code: buyer, account_group: settled!.platform_code, account_label: 'general', asset: 'BTC' })).toFixed()).toBe('1');
-    expect((await balanceOf({ participant_code: seller, account_group: settled!.platform_code, account_label: 'general', asset: 'USD' })).toFixed()).toBe('1000');
+    expect((await balanceOf(ctx, { participant_code: buyer, account_group: settled!.platform_code, account_label: 'general', asset: 'BTC' })).toFixed()).toBe('1');
+    expect((await balanceOf(ctx, { participant_code: seller, account_group: settled!.platform_code, account_label: 'general', asset: 'USD' })).toFixed()).toBe('1000');
   });
 
   it('the resume on start closes a run killed after it settled the trade, and does not run it again', async () => {
     const { trade } = await fundedTrade();
     await crashAt(trade.trade_id, 'after-attempt');
     expect(await statuses(trade.trade_id)).toEqual(['RUNNING']);
-    expect((await getTrade(trade.trade_id, { consistent: true }))?.trade_state).toBe('terminated');
+    expect((await getTrade(ctx, trade.trade_id, { consistent: true }))?.trade_state).toBe('terminated');
 
-    const stop = await startLocalWorkflows({ resume: (open) => open.trade_id === trade.trade_id, sweepIntervalMs: 0 });
+    const { stop } = await startLocalWorkflows(ctx, { resume: (open) => open.trade_id === trade.trade_id, sweepIntervalMs: 0 });
     await stop();
     expect(await statuses(trade.trade_id)).toEqual(['INTERRUPTED']);
     expect(await runningOf(trade.trade_id)).toEqual([]);
-    const [execution] = (await settlementHistory(trade.trade_id)).executions;
+    const [execution] = (await settlementHistory(ctx, trade.trade_id)).executions;
     expect(execution?.error).toMatch(/ended before/);
   });
 
   it('leaves a live runner alone', async () => {
     const { trade } = await fundedTrade();
-    const live = new LocalSettlementRunner({ tasks: { attempt: () => new Promise(() => undefined) } });
+    const live = new LocalSettlementRunner(ctx, { tasks: { attempt: () => new Promise(() => undefined) } });
     runners.push(live);
-    await live.start(settlementInputFor(trade));
+    await live.start(settlementInputFor(ctx, trade));
     await new Promise((r) => setTimeout(r, 500));
-    const sweeper = new LocalSettlementRunner();
+    const sweeper = new LocalSettlementRunner(ctx);
     runners.push(sweeper);
     expect(await sweeper.sweepStranded((id) => id === trade.trade_id)).toEqual({ closed: [], resumed: [] });
     expect(await statuses(trade.trade_id)).toEqual(['RUNNING']);

@@ -1,12 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clock } from '../../lib/clock.js';
 import { SETTLEMENT_STATE_NAMES as S } from '../../infra/settlement-workflow.js';
-import { localRunner } from '../../infra/local/workflow-runner.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { balances, fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { newCustomer } from '../support/trade-parties.js';
-import { isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+import { ctx } from '../support/context.js';
+import { isTerminated, localRunner, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
 
 // Deadlines of a few seconds, so trades default in real time without moving the clock under other tests.
 const SPOT_DEADLINE_SECONDS = 3;
@@ -44,7 +43,7 @@ describe('settlement deadlines', () => {
     expect(await balances(platform)).toEqual(before);
 
     expect(await localRunner()!.finished(accepted.trade_id)).toBe('SUCCEEDED');
-    const shown = (await runAdmin(['trade', 'history', '--trade-id', accepted.trade_id], { connectToTables: false })) as any;
+    const shown = (await runAdmin(['trade', 'history', '--trade-id', accepted.trade_id], { ctx })) as any;
     const states = shown.executions[0].transitions.map((t: any) => t.state);
     expect(states.slice(-3)).toEqual([S.pastDeadline, S.defaultTrade, S.done]);
     expect(shown.executions[0].transitions.find((t: any) => t.state === S.defaultTrade).outcome).toBe('defaulted');
@@ -53,7 +52,7 @@ describe('settlement deadlines', () => {
   it('defaults a forward at its expiry_timestamp', async () => {
     const { platform, buyer, seller } = await market();
     // Far enough ahead that a slow POST still arrives before it (an expiry already past is a 400).
-    const expiry = clock.nowMs() + 3_000;
+    const expiry = ctx.clock.nowMs() + 3_000;
     const body = tradeBody(platform, { buyer, seller, overrides: { product_type: 'forward', settlement_price_index_id: 'BTCUSD-FIX', expiry_timestamp: expiry } });
     const response = await platform.post('/trades', body);
     expect(response.status).toBe(200);
@@ -68,7 +67,7 @@ describe('settlement deadlines', () => {
     const { platform, buyer, seller } = await market();
     await fund(buyer, 'USD', '100');
     await fund(seller, 'BTC', '1');
-    const settleAt = clock.nowMs() + 2_000;
+    const settleAt = ctx.clock.nowMs() + 2_000;
     const response = await platform.post('/trades', tradeBody(platform, { buyer, seller, price: '100', quantity: '1', overrides: { settlement_timestamp: settleAt } }));
     const tradeId = response.body.message.trade_id;
     // Funded from the start, so an attempt before settleAt would have settled then: the settlement time is the proof.

@@ -1,13 +1,13 @@
 import { ExecutionAlreadyExists, ExecutionDoesNotExist, type SFNClient } from '@aws-sdk/client-sfn';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { clock } from '../../lib/clock.js';
-import { resetConfig } from '../../lib/config.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
-import { ensureSettlementRunning, useStepFunctionsClient } from '../../lib/settlement/start-settlement.js';
+import type { AppContext } from '../../lib/context.js';
+import { ensureSettlementRunning } from '../../lib/settlement/start-settlement.js';
 import { sweepOpenTrades } from '../../lib/settlement/sweep-open-trades.js';
 import { newId } from '../../lib/store/codes.js';
 import { acceptedTrade, getTrade, tradeItems, updateTrade } from '../../lib/store/trades.js';
 import { transactWrite } from '../../lib/store/transactions.js';
+import { ctx, testContext } from '../support/context.js';
 
 /**
  * The AWS sweep's decisions, against a stand-in for the Step Functions API (AWS's service, not ours; the
@@ -34,38 +34,38 @@ function fakeStepFunctions(existing: { status: string } | null, options: { start
       return {};
     },
   } as unknown as SFNClient;
-  useStepFunctionsClient(client);
-  return calls;
+  return { calls, ctx: withStepFunctions(client) };
+}
+
+/** A context whose settlement workflow is Step Functions reached through `client`. */
+function withStepFunctions(client: SFNClient): AppContext {
+  return testContext({ workflow: { kind: 'step-functions', client, stateMachineArn: ARN } });
 }
 
 describe('ensureSettlementRunning', () => {
-  process.env.STATE_MACHINE_ARN = ARN;
-  resetConfig();
-  afterEach(() => useStepFunctionsClient(undefined));
-
   it('starts an execution named by the trade when there is none', async () => {
-    const calls = fakeStepFunctions(null);
-    expect(await ensureSettlementRunning(trade)).toBe('started');
+    const { calls, ctx } = fakeStepFunctions(null);
+    expect(await ensureSettlementRunning(ctx, trade)).toBe('started');
     expect(calls).toEqual([`DescribeExecutionCommand ${EXECUTION_ARN}`, 'StartExecutionCommand trade-1']);
   });
 
   it('takes a start that lost the race to the request storing the trade as started', async () => {
-    fakeStepFunctions(null, { startedMeanwhile: true });
-    expect(await ensureSettlementRunning(trade)).toBe('started');
+    const { ctx } = fakeStepFunctions(null, { startedMeanwhile: true });
+    expect(await ensureSettlementRunning(ctx, trade)).toBe('started');
   });
 
   it('leaves a running execution alone (not reported as started) and reports a succeeded one as finished', async () => {
     const running = fakeStepFunctions({ status: 'RUNNING' });
-    expect(await ensureSettlementRunning(trade)).toBe('running');
-    expect(running).toEqual([`DescribeExecutionCommand ${EXECUTION_ARN}`]);
+    expect(await ensureSettlementRunning(running.ctx, trade)).toBe('running');
+    expect(running.calls).toEqual([`DescribeExecutionCommand ${EXECUTION_ARN}`]);
     const succeeded = fakeStepFunctions({ status: 'SUCCEEDED' });
-    expect(await ensureSettlementRunning(trade)).toBe('finished');
-    expect(succeeded).toEqual([`DescribeExecutionCommand ${EXECUTION_ARN}`]);
+    expect(await ensureSettlementRunning(succeeded.ctx, trade)).toBe('finished');
+    expect(succeeded.calls).toEqual([`DescribeExecutionCommand ${EXECUTION_ARN}`]);
   });
 
   it.each(['FAILED', 'TIMED_OUT', 'ABORTED'])('redrives a %s execution by its execution ARN', async (status) => {
-    const calls = fakeStepFunctions({ status });
-    expect(await ensureSettlementRunning(trade)).toBe('redriven');
+    const { calls, ctx } = fakeStepFunctions({ status });
+    expect(await ensureSettlementRunning(ctx, trade)).toBe('redriven');
     expect(calls).toEqual([`DescribeExecutionCommand ${EXECUTION_ARN}`, `RedriveExecutionCommand ${EXECUTION_ARN}`]);
   });
 });
@@ -95,23 +95,22 @@ async function storeOpenTrade(acceptedMs: number): Promise<string> {
   );
   if (!report.ok) throw new Error(report.errors.join('; '));
   const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs: acceptedMs, accountGroups: ['PLAT01', 'PLAT01'] });
-  await transactWrite(tradeItems(trade));
+  await transactWrite(ctx, tradeItems(ctx, trade));
   return trade.trade_id;
 }
 
 describe('sweepOpenTrades', () => {
   afterEach(() => {
-    useStepFunctionsClient(undefined);
     vi.restoreAllMocks();
   });
 
   it('goes on past a trade Step Functions refuses, so an older stuck trade strands no younger one', async () => {
-    const acceptedMs = clock.nowMs() - 10 * 60_000;
+    const acceptedMs = ctx.clock.nowMs() - 10 * 60_000;
     const stuck = await storeOpenTrade(acceptedMs);
     const stranded = await storeOpenTrade(acceptedMs + 1);
     const started: string[] = [];
     // Open trades of other test files share the table: to this stand-in their executions are all running.
-    useStepFunctionsClient({
+    const sweepCtx = withStepFunctions({
       send: async (command: { constructor: { name: string }; input: any }) => {
         const name = command.constructor.name;
         const tradeId = command.input.name ?? String(command.input.executionArn).split(':').at(-1);
@@ -122,17 +121,17 @@ describe('sweepOpenTrades', () => {
         throw new Error('ExecutionNotRedrivable: the execution cannot be redriven');
       },
     } as unknown as SFNClient);
-    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
-    vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const logged = vi.spyOn(sweepCtx.logger, 'error').mockImplementation(() => {});
+    vi.spyOn(sweepCtx.logger, 'warn').mockImplementation(() => {});
     try {
-      const counts = await sweepOpenTrades();
+      const counts = await sweepOpenTrades(sweepCtx);
       expect(started).toEqual([stranded]);
       expect(counts).toMatchObject({ started: 1, redriven: 0, failed: 1 });
-      expect(logged).toHaveBeenCalledWith(expect.stringContaining(stuck));
+      expect(logged).toHaveBeenCalledWith(expect.any(String), expect.objectContaining({ trade_id: stuck }));
     } finally {
       for (const tradeId of [stuck, stranded]) {
-        const trade = (await getTrade(tradeId))!;
-        await updateTrade(trade, ['accepted', 'active'], { trade_state: 'terminated' }, clock.nowMs());
+        const trade = (await getTrade(ctx, tradeId))!;
+        await updateTrade(ctx, trade, ['accepted', 'active'], { trade_state: 'terminated' }, ctx.clock.nowMs());
       }
     }
   });

@@ -1,15 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { clock } from '../../lib/clock.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { SETTLEMENT_STATE_NAMES as S } from '../../infra/settlement-workflow.js';
-import { LocalSettlementRunner, localRunner, resumeOpenTrades } from '../../infra/local/workflow-runner.js';
+import { LocalSettlementRunner, resumeOpenTrades } from '../../infra/local/workflow-runner.js';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { handler as activate } from '../../functions/settlement/activate-trade.js';
-import { handler as attempt } from '../../functions/settlement/attempt-settlement.js';
-import { handler as defaultTask } from '../../functions/settlement/default-trade.js';
+import { bind as bindActivate } from '../../functions/settlement/activate-trade.js';
+import { bind as bindAttempt } from '../../functions/settlement/attempt-settlement.js';
+import { bind as bindDefault } from '../../functions/settlement/default-trade.js';
+import type { AppContext } from '../../lib/context.js';
 import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
-import { dynamo, setDynamo, tableNames } from '../../lib/store/client.js';
 import { newId } from '../../lib/store/codes.js';
 import { keys } from '../../lib/store/keys.js';
 import { balanceOf, bookMovement } from '../../lib/store/ledger.js';
@@ -21,11 +20,17 @@ import { transactWrite } from '../../lib/store/transactions.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { newCustomer } from '../support/trade-parties.js';
-import { isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+import { isTerminated, localRunner, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+import { ctx, testContext } from '../support/context.js';
 
 beforeAll(async () => {
   await startTestWorkflows({ sessionSeconds: 1 });
 });
+
+// The task functions' handlers, bound to this file's context as Lambda binds them to its own.
+const activate = bindActivate(ctx);
+const attempt = bindAttempt(ctx);
+const defaultTask = bindDefault(ctx);
 
 interface Market {
   platform: TestPlatform;
@@ -50,22 +55,22 @@ async function fundBoth({ buyer, seller }: Market, extra = '0'): Promise<void> {
  * between the write and StartExecution leaves behind, and a trade whose tasks a test drives by hand.
  */
 async function storedTrade({ platform, buyer, seller }: Market, overrides?: Record<string, unknown>): Promise<Trade> {
-  const nowMs = clock.nowMs();
+  const nowMs = ctx.clock.nowMs();
   const body = tradeBody(platform, { buyer, seller, price: '1000', quantity: '1', overrides });
   const report = validateTradeReport(body, { platformCode: platform.platformCode, nowMs });
   if (!report.ok) throw new Error(report.errors.join('; '));
   const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs, accountGroups: [platform.platformCode, platform.platformCode] });
-  await transactWrite(tradeItems(trade));
+  await transactWrite(ctx, tradeItems(ctx, trade));
   return trade;
 }
 
 async function balancesOf({ platform, buyer, seller }: Market) {
   const account = (participant_code: string, asset: string) => ({ participant_code, account_group: platform.platformCode, account_label: 'general', asset });
   const [buyerUsd, buyerBtc, sellerUsd, sellerBtc] = await Promise.all([
-    balanceOf(account(buyer, 'USD')),
-    balanceOf(account(buyer, 'BTC')),
-    balanceOf(account(seller, 'USD')),
-    balanceOf(account(seller, 'BTC')),
+    balanceOf(ctx, account(buyer, 'USD')),
+    balanceOf(ctx, account(buyer, 'BTC')),
+    balanceOf(ctx, account(seller, 'USD')),
+    balanceOf(ctx, account(seller, 'BTC')),
   ]);
   return { buyerUsd: buyerUsd.toFixed(), buyerBtc: buyerBtc.toFixed(), sellerUsd: sellerUsd.toFixed(), sellerBtc: sellerBtc.toFixed() };
 }
@@ -74,15 +79,16 @@ async function balancesOf({ platform, buyer, seller }: Market) {
  * Runs `task` with the buyer's dollars leaving (0.01 USD, a withdrawal say) just before the trade's settlement
  * transaction goes out: the race between a task's balance check and its write.
  */
-async function withSpendBeforeSettlement<T>(parties: Market, trade: Trade, task: () => Promise<T>): Promise<T> {
-  const real = dynamo();
+async function withSpendBeforeSettlement<T>(parties: Market, trade: Trade, task: (spending: AppContext) => Promise<T>): Promise<T> {
+  const real = ctx.db;
   let spent = false;
-  setDynamo({
+  const spending = testContext({
+    db: {
     send: async (command: any) => {
       const isSettlement = command instanceof TransactWriteCommand && JSON.stringify(command.input).includes(`settlement-${trade.trade_id}`);
       if (isSettlement && !spent) {
         spent = true;
-        await bookMovement({
+        await bookMovement(ctx, {
           movement_id: newId(),
           type: 'withdrawal',
           reference: 'test',
@@ -95,11 +101,11 @@ async function withSpendBeforeSettlement<T>(parties: Market, trade: Trade, task:
       }
       return real.send(command);
     },
-  } as unknown as DynamoDBDocumentClient);
+  } as unknown as DynamoDBDocumentClient,
+  });
   try {
-    return await task();
+    return await task(spending);
   } finally {
-    setDynamo(real);
     expect(spent, 'the settlement transaction was attempted').toBe(true);
   }
 }
@@ -115,7 +121,7 @@ describe('settlement tasks are idempotent', () => {
 
     expect(await activate(event)).toMatchObject({ outcome: 'outstanding', trade_state: 'active' });
     expect(await activate(event)).toMatchObject({ outcome: 'outstanding', trade_state: 'active' });
-    expect((await getTrade(trade.trade_id))?.trade_state).toBe('active');
+    expect((await getTrade(ctx, trade.trade_id))?.trade_state).toBe('active');
 
     expect(await attempt(event)).toMatchObject({ outcome: 'settled' });
     expect(await attempt(event)).toMatchObject({ outcome: 'terminated', settlement_state: 'settled' });
@@ -123,7 +129,7 @@ describe('settlement tasks are idempotent', () => {
     expect(await activate(event)).toMatchObject({ outcome: 'terminated' });
     expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
 
-    const movement = await dynamo().send(new GetCommand({ TableName: tableNames().main, Key: keys.movement(`settlement-${trade.trade_id}`) }));
+    const movement = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(`settlement-${trade.trade_id}`) }));
     expect(movement.Item?.reference).toBe(trade.trade_id);
   });
 
@@ -148,26 +154,26 @@ describe('settlement tasks are idempotent', () => {
       { side: 'buy', settlement_state: 'obligations_outstanding', shortfall: '0.01' },
       { side: 'sell', settlement_state: 'current_obligations_met', shortfall: '0' },
     ]);
-    const active = await getTrade(trade.trade_id);
+    const active = await getTrade(ctx, trade.trade_id);
     expect(active).toMatchObject({ trade_state: 'active', settlement_state: 'obligations_outstanding' });
 
     expect(await defaultTask({ trade_id: trade.trade_id })).toMatchObject({ outcome: 'defaulted' });
     expect(await defaultTask({ trade_id: trade.trade_id })).toMatchObject({ outcome: 'terminated', settlement_state: 'defaulted' });
-    const defaulted = await getTrade(trade.trade_id);
+    const defaulted = await getTrade(ctx, trade.trade_id);
     expect(defaulted).toMatchObject({ trade_state: 'terminated', settlement_state: 'defaulted', settled_timestamp: null });
     expect(defaulted?.parties.map((p) => p.settlement_state)).toEqual(['defaulted', 'counterparty_defaulted']);
     expect(await balancesOf(parties)).toEqual({ buyerUsd: '999.99', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
     // A terminated trade leaves the index of open trades.
-    expect((await listOpenTrades()).some((open) => open.trade_id === trade.trade_id)).toBe(false);
+    expect((await listOpenTrades(ctx)).some((open) => open.trade_id === trade.trade_id)).toBe(false);
   });
 
   it('a spend between the balance check and the settlement write means "not met this session", nothing moves', async () => {
     const parties = await market();
     await fundBoth(parties);
     const trade = await storedTrade(parties);
-    const outcome = await withSpendBeforeSettlement(parties, trade, () => attempt({ trade_id: trade.trade_id }));
+    const outcome = await withSpendBeforeSettlement(parties, trade, (spending) => bindAttempt(spending)({ trade_id: trade.trade_id }));
     expect(outcome).toMatchObject({ outcome: 'outstanding', settlement_state: 'obligations_outstanding' });
-    const after = await getTrade(trade.trade_id);
+    const after = await getTrade(ctx, trade.trade_id);
     expect(after).toMatchObject({ trade_state: 'active', settlement_state: 'obligations_outstanding', settled_timestamp: null });
     expect(after?.parties.map((p) => p.settlement_state)).toEqual(['obligations_outstanding', 'current_obligations_met']);
     expect(await balancesOf(parties)).toEqual({ buyerUsd: '999.99', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
@@ -178,12 +184,12 @@ describe('settlement tasks are idempotent', () => {
     await fundBoth(parties);
     const trade = await storedTrade(parties);
     // Default is the workflow's last step: an "outstanding" answer here would end the execution and strand the trade.
-    await expect(withSpendBeforeSettlement(parties, trade, () => defaultTask({ trade_id: trade.trade_id }))).rejects.toThrow(/retrying/);
-    expect((await getTrade(trade.trade_id))?.trade_state).toBe('active');
+    await expect(withSpendBeforeSettlement(parties, trade, (spending) => bindDefault(spending)({ trade_id: trade.trade_id }))).rejects.toThrow(/retrying/);
+    expect((await getTrade(ctx, trade.trade_id))?.trade_state).toBe('active');
 
     // The retry finds the buyer short and defaults; nothing moved.
     expect(await defaultTask({ trade_id: trade.trade_id })).toMatchObject({ outcome: 'defaulted' });
-    const defaulted = await getTrade(trade.trade_id);
+    const defaulted = await getTrade(ctx, trade.trade_id);
     expect(defaulted).toMatchObject({ trade_state: 'terminated', settlement_state: 'defaulted', settled_timestamp: null });
     expect(defaulted?.parties.map((p) => p.settlement_state)).toEqual(['defaulted', 'counterparty_defaulted']);
     expect(await balancesOf(parties)).toEqual({ buyerUsd: '999.99', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
@@ -201,10 +207,10 @@ describe('executions', () => {
     await fundBoth(parties);
     const trade = await storedTrade(parties);
     const runner = localRunner()!;
-    await Promise.all([runner.start(settlementInputFor(trade)), runner.start(settlementInputFor(trade))]);
-    await runner.start(settlementInputFor(trade));
+    await Promise.all([runner.start(settlementInputFor(ctx, trade)), runner.start(settlementInputFor(ctx, trade))]);
+    await runner.start(settlementInputFor(ctx, trade));
     expect(await runner.finished(trade.trade_id)).toBe('SUCCEEDED');
-    const { executions } = await settlementHistory(trade.trade_id);
+    const { executions } = await settlementHistory(ctx, trade.trade_id);
     expect(executions).toHaveLength(1);
     expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
   });
@@ -213,17 +219,17 @@ describe('executions', () => {
     const parties = await market();
     await fundBoth(parties);
     const trade = await storedTrade(parties);
-    const first = new LocalSettlementRunner();
-    const second = new LocalSettlementRunner();
+    const first = new LocalSettlementRunner(ctx);
+    const second = new LocalSettlementRunner(ctx);
     // Both run at once: one settles, the other finds the trade terminated and ends.
-    await Promise.all([first.start(settlementInputFor(trade)), second.start(settlementInputFor(trade))]);
+    await Promise.all([first.start(settlementInputFor(ctx, trade)), second.start(settlementInputFor(ctx, trade))]);
     expect(await first.finished(trade.trade_id)).toBe('SUCCEEDED');
     expect(await second.finished(trade.trade_id)).toBe('SUCCEEDED');
     expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
 
     // A third start after the trade settled is refused, like a second StartExecution of a name.
-    const third = new LocalSettlementRunner();
-    await third.start(settlementInputFor(trade));
+    const third = new LocalSettlementRunner(ctx);
+    await third.start(settlementInputFor(ctx, trade));
     expect(await third.finished(trade.trade_id)).toBe('SKIPPED');
     expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
   });
@@ -232,47 +238,47 @@ describe('executions', () => {
     const parties = await market();
     await fundBoth(parties);
     const trade = await storedTrade(parties);
-    expect((await listOpenTrades()).map((open) => open.trade_id)).toContain(trade.trade_id);
-    const runner = new LocalSettlementRunner();
+    expect((await listOpenTrades(ctx)).map((open) => open.trade_id)).toContain(trade.trade_id);
+    const runner = new LocalSettlementRunner(ctx);
     // Only this test's trade: other test files share the table and run their own.
-    expect(await resumeOpenTrades(runner, (open) => open.trade_id === trade.trade_id)).toEqual([trade.trade_id]);
+    expect(await resumeOpenTrades(ctx, runner, (open) => open.trade_id === trade.trade_id)).toEqual([trade.trade_id]);
     expect(await runner.finished(trade.trade_id)).toBe('SUCCEEDED');
-    expect((await getTrade(trade.trade_id))?.settlement_state).toBe('settled');
+    expect((await getTrade(ctx, trade.trade_id))?.settlement_state).toBe('settled');
     expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
   });
 
   it('stop aborts running executions and records them as aborted; resuming finishes the trade', async () => {
     const parties = await market();
     const trade = await storedTrade(parties);
-    const runner = new LocalSettlementRunner();
-    await runner.start(settlementInputFor(trade));
+    const runner = new LocalSettlementRunner(ctx);
+    await runner.start(settlementInputFor(ctx, trade));
     await new Promise((resolve) => setTimeout(resolve, 300));
     await runner.stop();
     expect(await runner.finished(trade.trade_id)).toBe('ABORTED');
-    await expect(runner.start(settlementInputFor(trade))).rejects.toThrow(/stopped/);
+    await expect(runner.start(settlementInputFor(ctx, trade))).rejects.toThrow(/stopped/);
 
     await fundBoth(parties);
-    const restarted = new LocalSettlementRunner();
-    await resumeOpenTrades(restarted, (open) => open.trade_id === trade.trade_id);
+    const restarted = new LocalSettlementRunner(ctx);
+    await resumeOpenTrades(ctx, restarted, (open) => open.trade_id === trade.trade_id);
     expect(await restarted.finished(trade.trade_id)).toBe('SUCCEEDED');
     expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
-    const { executions } = await settlementHistory(trade.trade_id);
+    const { executions } = await settlementHistory(ctx, trade.trade_id);
     expect(executions.map((e) => e.status)).toEqual(['ABORTED', 'SUCCEEDED']);
   });
 
   it('waits for a settlement time beyond the longest Node timer (~24.8 days) instead of attempting at once', async () => {
     const parties = await market();
     await fundBoth(parties);
-    const trade = await storedTrade(parties, { settlement_timestamp: clock.nowMs() + 30 * 24 * 3_600_000 });
+    const trade = await storedTrade(parties, { settlement_timestamp: ctx.clock.nowMs() + 30 * 24 * 3_600_000 });
     let activated = false;
-    const runner = new LocalSettlementRunner({ tasks: { activate: async (event) => ((activated = true), activate(event)) } });
-    await runner.start(settlementInputFor(trade));
+    const runner = new LocalSettlementRunner(ctx, { tasks: { activate: async (event) => ((activated = true), activate(event)) } });
+    await runner.start(settlementInputFor(ctx, trade));
     await new Promise((resolve) => setTimeout(resolve, 500));
     await runner.stop();
     expect(activated).toBe(false);
     expect(await runner.finished(trade.trade_id)).toBe('ABORTED');
-    expect((await settlementHistory(trade.trade_id)).executions.map((e) => e.status)).toEqual(['ABORTED']);
-    expect((await getTrade(trade.trade_id))?.trade_state).toBe('accepted');
+    expect((await settlementHistory(ctx, trade.trade_id)).executions.map((e) => e.status)).toEqual(['ABORTED']);
+    expect((await getTrade(ctx, trade.trade_id))?.trade_state).toBe('accepted');
     expect(await balancesOf(parties)).toEqual({ buyerUsd: '1000', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
   });
 
@@ -281,7 +287,7 @@ describe('executions', () => {
     await fundBoth(parties);
     const trade = await storedTrade(parties);
     let failures = 0;
-    const flaky = new LocalSettlementRunner({
+    const flaky = new LocalSettlementRunner(ctx, {
       tasks: {
         attempt: async (event) => {
           // Settle, then fail as if the Lambda timed out after committing: the retry must find it settled.
@@ -291,10 +297,10 @@ describe('executions', () => {
         },
       },
     });
-    await flaky.start(settlementInputFor(trade));
+    await flaky.start(settlementInputFor(ctx, trade));
     expect(await flaky.finished(trade.trade_id)).toBe('SUCCEEDED');
     expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
-    const { executions } = await settlementHistory(trade.trade_id);
+    const { executions } = await settlementHistory(ctx, trade.trade_id);
     const events = executions[0]!.events;
     expect(events.some((e) => e.type === 'StateRetried' && e.state === S.attemptSettlement)).toBe(true);
   });
@@ -309,8 +315,8 @@ describe('settlement history', () => {
     await waitForTrade(parties.platform, tradeId, isTerminated);
     expect(await localRunner()!.finished(tradeId)).toBe('SUCCEEDED');
 
-    expect(await stateTransitionCount(tradeId)).toBe(5);
-    const shown = (await runAdmin(['trade', 'history', '--trade-id', tradeId], { connectToTables: false })) as any;
+    expect(await stateTransitionCount(ctx, tradeId)).toBe(5);
+    const shown = (await runAdmin(['trade', 'history', '--trade-id', tradeId], { ctx })) as any;
     expect(shown.trade).toMatchObject({ trade_id: tradeId, trade_state: 'terminated', settlement_state: 'settled' });
     expect(shown.trade.parties[0]).toMatchObject({ side: 'buy', delivers: '1000.00 USD', receives: '1.00000000 BTC', settlement_state: 'settled' });
     expect(shown.executions).toHaveLength(1);
@@ -336,7 +342,7 @@ describe('settlement history', () => {
     await fundBoth(parties);
     await waitForTrade(parties.platform, tradeId, isTerminated);
     await localRunner()!.finished(tradeId);
-    const shown = (await runAdmin(['trade', 'history', '--trade-id', tradeId], { connectToTables: false })) as any;
+    const shown = (await runAdmin(['trade', 'history', '--trade-id', tradeId], { ctx })) as any;
     const attempts = shown.executions[0].transitions.filter((t: any) => t.state === S.attemptSettlement);
     expect(attempts.length).toBeGreaterThanOrEqual(2);
     expect(attempts.at(-1)).toMatchObject({ outcome: 'settled' });
@@ -345,7 +351,7 @@ describe('settlement history', () => {
   });
 
   it('an unknown trade is a usage error', async () => {
-    await expect(runAdmin(['trade', 'history', '--trade-id', 'nope'], { connectToTables: false })).rejects.toThrow('unknown trade nope');
-    await expect(runAdmin(['trade', 'history'], { connectToTables: false })).rejects.toThrow('--trade-id is required');
+    await expect(runAdmin(['trade', 'history', '--trade-id', 'nope'], { ctx })).rejects.toThrow('unknown trade nope');
+    await expect(runAdmin(['trade', 'history'], { ctx })).rejects.toThrow('--trade-id is required');
   });
 });

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clock } from '../../lib/clock.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { balances, fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { newCustomer } from '../support/trade-parties.js';
 import { isOutstanding, isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+import { ctx } from '../support/context.js';
 
 beforeAll(async () => {
   await startTestWorkflows({ sessionSeconds: 1 });
@@ -116,7 +116,7 @@ describe('POST /trades, then settlement', () => {
     const { platform, buyer } = await market();
     const other = await newPlatform();
     const foreign = await newCustomer(other.platformCode);
-    await grantRelationship(platform.platformCode, 'submits_platform_transfers_for', foreign);
+    await grantRelationship(ctx, platform.platformCode, 'submits_platform_transfers_for', foreign);
     await fund(buyer, 'USD', '10');
     await fund(platform.participantCode, 'ETH', '1');
     const own = await platform.post('/trades', tradeBody(platform, { buyer, seller: platform.participantCode, price: '10', quantity: '1', symbol: 'ETH/USD' }));
@@ -196,7 +196,7 @@ describe('POST /trades: each rule fails and passes through HTTP', () => {
     const rejected = await post(body({ product_type: 'forward' }));
     expect(rejected.status).toBe(400);
     expect(rejected.body.errors).toContain('settlement_price_index_id: required for forwards');
-    const accepted = await post(body({ product_type: 'forward', settlement_price_index_id: 'BTCUSD-FIX', expiry_timestamp: clock.nowMs() + 3_600_000 }));
+    const accepted = await post(body({ product_type: 'forward', settlement_price_index_id: 'BTCUSD-FIX', expiry_timestamp: ctx.clock.nowMs() + 3_600_000 }));
     expect(accepted.status).toBe(200);
     expect(accepted.body.message).toMatchObject({ product_type: 'forward', settlement_price_index_id: 'BTCUSD-FIX' });
   });
@@ -331,7 +331,7 @@ describe('GET /trades and GET /trades/{trade_id}', () => {
   let buyer: string;
   let seller: string;
   const ids: string[] = [];
-  const base = clock.nowMs() - 60_000;
+  const base = ctx.clock.nowMs() - 60_000;
 
   beforeAll(async () => {
     ({ platform, buyer, seller } = await market());

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clock } from '../../lib/clock.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../lib/http/signature.js';
-import { dynamo, tableNames } from '../../lib/store/client.js';
 import { ttlKeys } from '../../lib/store/keys.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { crashAfterCommit } from '../support/faults.js';
+import { serviceCrashingAfterCommit } from '../support/faults.js';
 import { balances, fund, transferBody } from '../support/ledger.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 
 describe('POST /transfers', () => {
   let platform: TestPlatform;
@@ -94,7 +93,7 @@ describe('POST /transfers', () => {
 
   it('does nothing again for the same signed POST sent twice: 409 request already received', async () => {
     const body = JSON.stringify(transferBody(platform, { amount: '1' }));
-    const timestamp = clock.nowSeconds();
+    const timestamp = ctx.clock.nowSeconds();
     const first = await send('POST', '/transfers', undefined, { credentials: platform.credentials, rawBody: body, timestamp });
     expect(first.status).toBe(201);
     const before = await balances(platform);
@@ -108,7 +107,7 @@ describe('POST /transfers', () => {
     const other = await newPlatform();
     await fund(other.participantCode, 'USD', '10');
     const body = JSON.stringify(transferBody(other, { amount: '1' }));
-    const timestamp = clock.nowSeconds();
+    const timestamp = ctx.clock.nowSeconds();
     const signature = sign(Buffer.from(other.credentials.api_secret, 'base64'), String(timestamp), 'POST', '/transfers', body);
     const signed = (spelling: string) => ({
       'X-SVC-API-KEY': other.credentials.api_key,
@@ -177,7 +176,7 @@ describe('transfers across platforms', () => {
     expect(ownerBalances[`${owner.participantCode}/savings/USD`]).toBe('10.00');
 
     // With the relationship granted by ops, the same transfer goes through.
-    await grantRelationship(stranger.platformCode, 'submits_platform_transfers_for', owner.participantCode);
+    await grantRelationship(ctx, stranger.platformCode, 'submits_platform_transfers_for', owner.participantCode);
     const permitted = await stranger.post('/transfers', {
       ...transferBody(owner, { amount: '10' }),
       to_participant_code: stranger.participantCode,
@@ -227,15 +226,15 @@ describe('the 72-hour client_transfer_id window', () => {
     expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(201);
     const HOURS_72 = 72 * 3600 * 1000;
     try {
-      clock.advance(HOURS_72 - 1000);
+      ctx.clock.advance(HOURS_72 - 1000);
       expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(409);
-      clock.advance(2000);
+      ctx.clock.advance(2000);
       // The expired claim is still in the table: only its stored expiry ends the window.
-      const stored = await dynamo().send(new GetCommand({ TableName: tableNames().ttl, Key: { pk: ttlKeys.clientId('transfer', platform.platformCode, clientId) } }));
+      const stored = await ctx.db.send(new GetCommand({ TableName: ctx.tables.ttl, Key: { pk: ttlKeys.clientId('transfer', platform.platformCode, clientId) } }));
       expect(stored.Item).toBeDefined();
       expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(201);
     } finally {
-      clock.reset();
+      ctx.clock.reset();
     }
   });
 });
@@ -294,18 +293,15 @@ describe('X-Request-Id idempotency on POST', () => {
 
 describe('a transfer whose first run booked but never answered', () => {
   // What a run that died between its commit and its answer leaves behind: the booking, with its answer
-  // stored in the same transaction (the request's claim).
-  let restore: (() => void) | undefined;
-  afterEach(() => restore?.());
+  // stored in the same transaction (the request's claim). The crashing run is a server of its own.
 
   it('answers the retry with the booked transfer instead of booking a second one', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '100');
     const requestId = randomUUID();
     const body = transferBody(platform, { amount: '7' });
-    restore = crashAfterCommit();
-    const first = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
-    restore();
+    const via = serviceCrashingAfterCommit();
+    const first = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId }, via });
     expect(first.status).toBe(500);
 
     const retry = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
@@ -320,9 +316,8 @@ describe('a transfer whose first run booked but never answered', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '100');
     const requestId = randomUUID();
-    restore = crashAfterCommit();
-    expect((await platform.post('/transfers', transferBody(platform, { amount: '7' }), { headers: { 'X-Request-Id': requestId } })).status).toBe(500);
-    restore();
+    const via = serviceCrashingAfterCommit();
+    expect((await platform.post('/transfers', transferBody(platform, { amount: '7' }), { headers: { 'X-Request-Id': requestId }, via })).status).toBe(500);
 
     const other = await platform.post('/transfers', transferBody(platform, { amount: '8' }), { headers: { 'X-Request-Id': requestId } });
     expect(other.status).toBe(422);
@@ -333,9 +328,9 @@ describe('a transfer whose first run booked but never answered', () => {
 describe('ops CLI', () => {
   it('deposits and grants relationships', async () => {
     const platform = await newPlatform();
-    const result: any = await runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'ETH', '--amount', '1.000000000000000001', '--reference', `wire-${randomUUID()}`, '--reason', 'test'], { connectToTables: false });
+    const result: any = await runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'ETH', '--amount', '1.000000000000000001', '--reference', `wire-${randomUUID()}`, '--reason', 'test'], { ctx });
     expect(result.movement_id).toBeTruthy();
     expect((await balances(platform))[`${platform.participantCode}/general/ETH`]).toBe('1.000000000000000001');
-    await expect(runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'USD', '--amount', '1.001', '--reference', `wire-${randomUUID()}`, '--reason', 'test'], { connectToTables: false })).rejects.toThrow(/decimal places/);
+    await expect(runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'USD', '--amount', '1.001', '--reference', `wire-${randomUUID()}`, '--reason', 'test'], { ctx })).rejects.toThrow(/decimal places/);
   });
 });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { clock } from '../../lib/clock.js';
 import { parseCustomer } from '../../lib/domain/customers.js';
 import { createCustomer } from '../../lib/store/participants.js';
 import type { TestPlatform } from './service.js';
+import { ctx } from './context.js';
 
 /** A valid body for POST /participants/customers/new (an adult in Illinois) with a fresh e-mail. */
 export function customerBody(): Record<string, unknown> {
@@ -18,7 +18,7 @@ export function customerBody(): Record<string, unknown> {
     date_of_birth: '1970-12-09',
     id_number_type: 'non_in_passport',
     id_number: 'P7654321',
-    signed_timestamp: clock.nowMs() - 60_000,
+    signed_timestamp: ctx.clock.nowMs() - 60_000,
   };
 }
 
@@ -42,7 +42,7 @@ export async function customersViaStore(platformCode: string, count: number): Pr
   // Batches keep DynamoDB Local from being flooded by a thousand transactions at once.
   for (let start = 0; start < count; start += 50) {
     const batch = await Promise.all(
-      Array.from({ length: Math.min(50, count - start) }, async () => (await createCustomer(platformCode, parseCustomer(customerBody(), clock.nowMs()))).participant_code),
+      Array.from({ length: Math.min(50, count - start) }, async () => (await createCustomer(ctx, platformCode, parseCustomer(customerBody(), ctx.clock.nowMs()))).participant_code),
     );
     created.push(...batch);
   }

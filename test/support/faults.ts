@@ -1,22 +1,21 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { config } from '../../lib/config.js';
-import { setDynamo } from '../../lib/store/client.js';
+import type { AppContext } from '../../lib/context.js';
+import { clientWith, ctx } from './context.js';
+import { serviceFor, type TestService } from './service.js';
 
 /**
- * A process that dies right after a transaction committed, before anything else happens: after `skip`
- * TransactWriteItems calls go through, the next one reaches DynamoDB and commits, then the caller gets an
- * error instead of the answer (at the SDK's outermost step, so its retries can't hide it). Returns the undo.
+ * A server whose process dies right after a transaction committed, before anything else happens: after
+ * `skip` TransactWriteItems calls go through, the next one reaches DynamoDB and commits, then the caller gets
+ * an error instead of the answer (at the SDK's outermost step, so its retries can't hide it). Later calls go
+ * through normally. Send the request that should crash through it (`via`); the retry goes to the file's
+ * ordinary server, as a client's retry reaches another Lambda container.
+ *
+ * Its context is `base` (this file's context by default) with the crashing DynamoDB client: the same clock,
+ * configuration, settlement workflow and logger.
  */
-export function crashAfterCommit(options: { skip?: number } = {}): () => void {
-  const base = new DynamoDBClient({
-    region: 'us-east-1',
-    endpoint: config().DYNAMODB_ENDPOINT,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+export function serviceCrashingAfterCommit(options: { skip?: number; base?: AppContext } = {}): TestService {
   let skip = options.skip ?? 0;
   let left = 1;
-  base.middlewareStack.add(
+  const db = clientWith(
     (next, context) => async (args) => {
       const result = await next(args);
       if (context.commandName === 'TransactWriteItemsCommand' && left > 0) {
@@ -26,8 +25,8 @@ export function crashAfterCommit(options: { skip?: number } = {}): () => void {
       }
       return result;
     },
-    { step: 'initialize', name: 'crashAfterCommit' },
+    'crashAfterCommit',
+    'initialize',
   );
-  setDynamo(DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true }, unmarshallOptions: { wrapNumbers: true } }));
-  return () => setDynamo(undefined);
+  return serviceFor({ ...(options.base ?? ctx), db });
 }

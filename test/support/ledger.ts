@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { deposit } from '../../lib/ledger/deposit.js';
 import type { TestPlatform } from './service.js';
+import { ctx } from './context.js';
 
 /** Credits a participant's account from outside, as the ops `deposit` command does. */
 export async function fund(participantCode: string, asset: string, amount: string, accountLabel?: string): Promise<void> {
-  await deposit({ reference: randomUUID(), participantCode, asset, amount, accountLabel });
+  await deposit(ctx, { reference: randomUUID(), participantCode, asset, amount, accountLabel });
 }
 
 /** Balances the platform sees through GET /accounts, keyed `owner/label/asset`. */

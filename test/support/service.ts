@@ -1,28 +1,42 @@
 import { afterAll } from 'vitest';
-import { clock } from '../../lib/clock.js';
+import type { AppContext } from '../../lib/context.js';
 import { sign } from '../../lib/http/signature.js';
 import { createApiKey, PERMISSION_AREAS, type ApiKeyCredentials, type PermissionArea } from '../../lib/store/api-keys.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { startHttpServer } from '../../infra/local/server.js';
 import { assertConformsToContract } from './contract.js';
+import { ctx } from './context.js';
 
-/**
- * The local HTTP server, started in this test file's process (so tests can move its clock) and stopped when
- * the file is done.
- */
-let server: ReturnType<typeof startHttpServer> | undefined;
+/** A local HTTP server bound to one context, started in this test file's process on first use and stopped when the file is done. */
+export interface TestService {
+  ctx: AppContext;
+  baseUrl(): Promise<string>;
+}
 
-export async function baseUrl(): Promise<string> {
-  if (!server) {
-    server = startHttpServer(0);
-    const started = server;
-    afterAll(async () => {
-      const { server: http } = await started;
-      http.closeAllConnections();
-      await new Promise((resolve) => http.close(resolve));
-    });
-  }
-  return (await server).baseUrl;
+export function serviceFor(serviceCtx: AppContext): TestService {
+  let server: ReturnType<typeof startHttpServer> | undefined;
+  return {
+    ctx: serviceCtx,
+    async baseUrl() {
+      if (!server) {
+        server = startHttpServer(serviceCtx, 0);
+        const started = server;
+        afterAll(async () => {
+          const { server: http } = await started;
+          http.closeAllConnections();
+          await new Promise((resolve) => http.close(resolve));
+        });
+      }
+      return (await server).baseUrl;
+    },
+  };
+}
+
+/** The server of this file's context (`ctx` of `context.ts`), so tests moving `ctx.clock` move its time. */
+export const service = serviceFor(ctx);
+
+export function baseUrl(): Promise<string> {
+  return service.baseUrl();
 }
 
 export interface Response<T = any> {
@@ -43,6 +57,8 @@ export interface RequestOptions {
   rawBody?: string;
   /** Timestamp (seconds) to sign with instead of now. */
   timestamp?: number;
+  /** Send to this service (a server bound to another context, e.g. one with a fault-injecting client). */
+  via?: TestService;
 }
 
 export async function send(method: string, path: string, body?: unknown, options: RequestOptions & { credentials?: ApiKeyCredentials; usedSignatures?: Set<string> } = {}): Promise<Response> {
@@ -53,7 +69,7 @@ export async function send(method: string, path: string, body?: unknown, options
     const signedPath = options.signWithoutQuery ? path.split('?')[0]! : path;
     // Identical requests signed in the same second would share a signature (a replay); step back a
     // second for each repeat, well inside the 60-second window.
-    let timestamp = options.timestamp ?? clock.nowSeconds();
+    let timestamp = options.timestamp ?? (options.via ?? service).ctx.clock.nowSeconds();
     let signature = sign(secret, String(timestamp), method, signedPath, text ?? '{}');
     while (options.timestamp === undefined && options.usedSignatures?.has(signature)) {
       timestamp -= 1;
@@ -68,7 +84,7 @@ export async function send(method: string, path: string, body?: unknown, options
     });
   }
   Object.assign(headers, options.headers);
-  const response = await fetch(`${await baseUrl()}${path}`, { method, headers, body: text });
+  const response = await fetch(`${await (options.via ?? service).baseUrl()}${path}`, { method, headers, body: text });
   const responseText = await response.text();
   // Every response a test sees must be what the OpenAPI document says (status, headers, body).
   await assertConformsToContract({ method, target: path, requestBody: text, status: response.status, headers: response.headers, text: responseText });
@@ -92,8 +108,8 @@ export interface TestPlatform {
 
 /** A new platform with a key holding the given permissions (all by default), and a signed client for it. */
 export async function newPlatform(options: { permissions?: readonly PermissionArea[]; spreadBps?: string } = {}): Promise<TestPlatform> {
-  const platform = await createPlatform('test platform', options.spreadBps ?? '0');
-  const credentials = await createApiKey(platform.platform_code, options.permissions ?? PERMISSION_AREAS);
+  const platform = await createPlatform(ctx, 'test platform', options.spreadBps ?? '0');
+  const credentials = await createApiKey(ctx, platform.platform_code, options.permissions ?? PERMISSION_AREAS);
   const usedSignatures = new Set<string>();
   const request = (method: string, path: string, body?: unknown, requestOptions: RequestOptions = {}) =>
     send(method, path, body, { ...requestOptions, credentials, usedSignatures });

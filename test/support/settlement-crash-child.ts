@@ -3,9 +3,10 @@
  * (SIGKILL: no handler runs, as in a real crash). Env: DYNAMODB_ENDPOINT, TABLE_NAME, TTL_TABLE_NAME,
  * SECRETS_LOCAL_KEY (the test's), TRADE_ID, HANG ('before-attempt' | 'after-attempt').
  */
-import { useLocalTables } from '../../infra/local/local-env.js';
+import { localConfig } from '../../infra/local/local-env.js';
 import { LocalSettlementRunner } from '../../infra/local/workflow-runner.js';
-import { handler as attempt } from '../../functions/settlement/attempt-settlement.js';
+import { bind as bindAttempt } from '../../functions/settlement/attempt-settlement.js';
+import { createContext } from '../../lib/context.js';
 import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
 import { getTrade } from '../../lib/store/trades.js';
 
@@ -14,12 +15,14 @@ const env = (name: string) => {
   if (!value) throw new Error(`${name} is required`);
   return value;
 };
-process.env.SETTLEMENT_SESSION_SECONDS = '1';
-useLocalTables(env('DYNAMODB_ENDPOINT'), { main: env('TABLE_NAME'), ttl: env('TTL_TABLE_NAME') }, env('SECRETS_LOCAL_KEY'));
+const ctx = createContext(
+  localConfig(env('DYNAMODB_ENDPOINT'), { main: env('TABLE_NAME'), ttl: env('TTL_TABLE_NAME') }, env('SECRETS_LOCAL_KEY'), { SETTLEMENT_SESSION_SECONDS: '1' }),
+);
+const attempt = bindAttempt(ctx);
 const hang = env('HANG');
 
 const forever = () => new Promise<never>(() => undefined);
-const runner = new LocalSettlementRunner({
+const runner = new LocalSettlementRunner(ctx, {
   tasks: {
     attempt: async (event) => {
       if (hang === 'before-attempt') {
@@ -32,7 +35,7 @@ const runner = new LocalSettlementRunner({
     },
   },
 });
-const trade = await getTrade(env('TRADE_ID'), { consistent: true });
+const trade = await getTrade(ctx, env('TRADE_ID'), { consistent: true });
 if (!trade) throw new Error('no such trade');
-await runner.start(settlementInputFor(trade));
+await runner.start(settlementInputFor(ctx, trade));
 console.log('STARTED');

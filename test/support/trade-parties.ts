@@ -1,5 +1,5 @@
+import { ctx } from './context.js';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableNames } from '../../lib/store/client.js';
 import { keys } from '../../lib/store/keys.js';
 import { customersViaStore } from './customers.js';
 
@@ -11,9 +11,9 @@ import { customersViaStore } from './customers.js';
 export async function newCustomer(platformCode: string, status = 'approved'): Promise<string> {
   const [code] = await customersViaStore(platformCode, 1);
   if (status !== 'approved') {
-    await dynamo().send(
+    await ctx.db.send(
       new UpdateCommand({
-        TableName: tableNames().main,
+        TableName: ctx.tables.main,
         Key: keys.participant(code!),
         UpdateExpression: 'SET #status = :status',
         ExpressionAttributeNames: { '#status': 'status' },

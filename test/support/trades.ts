@@ -1,22 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll } from 'vitest';
-import { clock } from '../../lib/clock.js';
-import { resetConfig } from '../../lib/config.js';
-import { startLocalWorkflows, type LocalRunnerOptions } from '../../infra/local/workflow-runner.js';
+import { startLocalWorkflows, type LocalRunnerOptions, type LocalSettlementRunner } from '../../infra/local/workflow-runner.js';
+import { ctx } from './context.js';
 import type { TestPlatform } from './service.js';
+
+let runner: LocalSettlementRunner | undefined;
+
+/** The runner `startTestWorkflows` started for this file (tests wait on its executions). */
+export function localRunner(): LocalSettlementRunner | undefined {
+  return runner;
+}
 
 /**
  * Starts the local settlement runner in this test file's process with short sessions, without resuming
  * open trades (other files share the DynamoDB and their trades are theirs), and stops it after the file.
+ * It becomes the settlement workflow of this file's context (`ctx`, which the file's server is bound to), and
+ * the session and deadline settings become that context's configuration: call it before the first request.
  */
 export async function startTestWorkflows(settings: { sessionSeconds?: number; spotDeadlineSeconds?: number } & LocalRunnerOptions = {}) {
-  process.env.SETTLEMENT_SESSION_SECONDS = String(settings.sessionSeconds ?? 1);
-  if (settings.spotDeadlineSeconds !== undefined) process.env.SPOT_SETTLEMENT_DEADLINE_SECONDS = String(settings.spotDeadlineSeconds);
-  resetConfig();
+  ctx.config = {
+    ...ctx.config,
+    SETTLEMENT_SESSION_SECONDS: settings.sessionSeconds ?? 1,
+    ...(settings.spotDeadlineSeconds !== undefined && { SPOT_SETTLEMENT_DEADLINE_SECONDS: settings.spotDeadlineSeconds }),
+  };
   // No periodic sweep: other files' runners share this database, and their trades are theirs.
-  const stop = await startLocalWorkflows({ resume: false, tasks: settings.tasks, sweepIntervalMs: 0 });
-  afterAll(stop);
-  return stop;
+  const workflows = await startLocalWorkflows(ctx, { resume: false, tasks: settings.tasks, sweepIntervalMs: 0 });
+  ctx.workflow = workflows.ctx.workflow;
+  runner = workflows.runner;
+  afterAll(workflows.stop);
+  return workflows.stop;
 }
 
 export interface TradeBodyOptions {
@@ -43,7 +55,7 @@ export function tradeBody(platform: TestPlatform, options: TradeBodyOptions): Re
     trade_price: options.price ?? '50000',
     trade_quantity: options.quantity ?? '0.5',
     physical_delivery: true,
-    transaction_timestamp: clock.nowMs() - 1_000,
+    transaction_timestamp: ctx.clock.nowMs() - 1_000,
     parties_anonymous: false,
     parties: [
       { side: 'buy', participant_code: options.buyer, asset: base, settling: true },

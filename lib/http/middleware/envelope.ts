@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AuthenticationError } from '../../domain/errors.js';
+import type { AppContext } from '../../context.js';
 import { errorToHttp } from '../error-mapper.js';
 import type { ServiceMiddleware, ServiceRequest } from '../types.js';
 
@@ -12,7 +13,7 @@ export const JSON_HEADERS = { 'Content-Type': 'application/json' };
  * UUID), puts it on every response, and maps any error to its one HTTP form. Internal errors are logged
  * with the request id and answered with a bare 500.
  */
-export function envelope(): ServiceMiddleware {
+export function envelope(ctx: Pick<AppContext, 'logger'>): ServiceMiddleware {
   const withRequestId = (request: ServiceRequest) => {
     const response = request.response!;
     response.headers = { ...JSON_HEADERS, ...response.headers, 'X-Request-Id': request.context.svc.requestId };
@@ -34,27 +35,18 @@ export function envelope(): ServiceMiddleware {
       const mapped = errorToHttp(request.error);
       if (request.error instanceof AuthenticationError) {
         // The client hears one message for every authentication failure; ops need to know which it was.
-        console.warn(
-          JSON.stringify({
-            level: 'warn',
-            requestId: request.context.svc.requestId,
-            route: `${request.event.httpMethod} ${request.event.resource}`,
-            message: 'authentication failed',
-            reason: request.error.reason,
-          }),
-        );
+        ctx.logger.warn('authentication failed', {
+          requestId: request.context.svc.requestId,
+          route: `${request.event.httpMethod} ${request.event.resource}`,
+          reason: request.error.reason,
+        });
       }
       if (mapped.internal) {
-        console.error(
-          JSON.stringify({
-            level: 'error',
-            requestId: request.context.svc.requestId,
-            route: `${request.event.httpMethod} ${request.event.resource}`,
-            error: request.error?.name,
-            message: request.error?.message,
-            stack: request.error?.stack,
-          }),
-        );
+        ctx.logger.error('internal error', {
+          requestId: request.context.svc.requestId,
+          route: `${request.event.httpMethod} ${request.event.resource}`,
+          error: request.error ?? undefined,
+        });
       }
       request.response = { statusCode: mapped.statusCode, headers: mapped.headers ?? {}, body: JSON.stringify(mapped.body) };
       withRequestId(request);

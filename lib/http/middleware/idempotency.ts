@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { clock } from '../../clock.js';
 import { ConflictError, IdempotencyMismatchError, ValidationError } from '../../domain/errors.js';
 import { abandonIdempotentRequest, beginIdempotentRequest, completeIdempotentRequest } from '../../store/windows.js';
 import type { ServiceMiddleware } from '../types.js';
+import type { AppContext } from '../../context.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -16,7 +16,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * nothing through the claim has its response stored here afterwards (conditioned on the run still owning
  * an in-progress record, so a committed answer is never overwritten).
  */
-export function idempotency(): ServiceMiddleware {
+export function idempotency(ctx: AppContext): ServiceMiddleware {
   return {
     before: async (request) => {
       const { event } = request;
@@ -30,7 +30,7 @@ export function idempotency(): ServiceMiddleware {
         .update(event.body ?? '')
         .digest('base64');
       const run = { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID() };
-      const start = await beginIdempotentRequest(run, hash, clock.nowMs());
+      const start = await beginIdempotentRequest(ctx, run, hash, ctx.clock.nowMs());
       switch (start.kind) {
         case 'started':
           svc.idempotentRun = run;
@@ -51,7 +51,7 @@ export function idempotency(): ServiceMiddleware {
       // Usually the booking stored the answer already (then this conditional write does nothing); a use case
       // whose claim's transaction didn't commit (another run completed the work first) has it stored here.
       const { statusCode, headers, body } = request.response!;
-      const stored = completeIdempotentRequest(run, {
+      const stored = completeIdempotentRequest(ctx, run, {
         statusCode,
         headers: Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name, String(value)])),
         body,
@@ -63,14 +63,14 @@ export function idempotency(): ServiceMiddleware {
       // The booking committed its answer: this write is only a fallback, and its failure must not turn the
       // booked request into an error.
       await stored.catch((error: Error) =>
-        console.error(JSON.stringify({ level: 'error', message: 'idempotent response not stored after its booking', requestId: run.requestId, error: error.message })),
+        ctx.logger.error('idempotent response not stored after its booking', { requestId: run.requestId, error: error.message }),
       );
     },
     onError: async (request) => {
       const run = request.context.svc?.idempotentRun;
       // Conditioned on the record still being in progress and ours: a booking that committed its answer
       // keeps it, whatever failed afterwards.
-      if (run) await abandonIdempotentRequest(run);
+      if (run) await abandonIdempotentRequest(ctx, run);
     },
   };
 }

@@ -1,10 +1,10 @@
-import { clock } from '../../clock.js';
 import { AuthenticationError, ConflictError, ForbiddenError } from '../../domain/errors.js';
 import { getApiKey, passphraseMatches, secretBytes } from '../../store/api-keys.js';
 import { claimSignature } from '../../store/windows.js';
-import { routeFor } from '../../../infra/routes.js';
+import { routeFor } from '../../routes.js';
 import { isOneSignature, queryStringVariants, sign, signaturesEqual, signedTextCandidates } from '../signature.js';
 import type { ServiceMiddleware } from '../types.js';
+import type { AppContext } from '../../context.js';
 
 export const SIGNATURE_WINDOW_SECONDS = 60;
 const REQUIRED_HEADERS = ['x-svc-api-key', 'x-svc-signed', 'x-svc-timestamp', 'x-svc-passphrase'] as const;
@@ -16,7 +16,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * (`AuthenticationError`); what exactly failed goes to the log only. A mutating request's signature is remembered for
  * the life of its timestamp window: sending it again does nothing again (design section 4).
  */
-export function verifySignature(): ServiceMiddleware {
+export function verifySignature(ctx: AppContext): ServiceMiddleware {
   return {
     before: async (request) => {
       const { event } = request;
@@ -32,18 +32,18 @@ export function verifySignature(): ServiceMiddleware {
       const passphrase = svc.headers['x-svc-passphrase']!;
 
       if (!/^\d{1,12}$/.test(timestamp)) throw new AuthenticationError('X-SVC-TIMESTAMP is not UNIX time in seconds');
-      const nowSeconds = clock.nowSeconds();
+      const nowSeconds = ctx.clock.nowSeconds();
       if (Math.abs(nowSeconds - Number(timestamp)) > SIGNATURE_WINDOW_SECONDS) {
         throw new AuthenticationError(`X-SVC-TIMESTAMP is more than ${SIGNATURE_WINDOW_SECONDS} seconds from server time`);
       }
       if (!isOneSignature(presented)) throw new AuthenticationError('X-SVC-SIGNED is not exactly one base64 HMAC-SHA256 value');
 
-      const key = await getApiKey(apiKey);
+      const key = await getApiKey(ctx, apiKey);
       if (!key) throw new AuthenticationError('unknown API key');
       if (key.revoked_at !== null) throw new AuthenticationError('API key has been revoked');
       if (!passphraseMatches(key, passphrase)) throw new AuthenticationError('invalid passphrase');
 
-      const secret = await secretBytes(key);
+      const secret = await secretBytes(ctx, key);
       const rawBody = event.body ?? '';
       const candidates = signedTextCandidates(event.httpMethod, timestamp, {
         paths: [event.path, event.requestContext?.path].filter((path): path is string => Boolean(path)),
@@ -63,12 +63,12 @@ export function verifySignature(): ServiceMiddleware {
       }
 
       if (!SAFE_METHODS.has(event.httpMethod)) {
-        const nowMs = clock.nowMs();
+        const nowMs = ctx.clock.nowMs();
         const windowEndsMs = (Number(timestamp) + SIGNATURE_WINDOW_SECONDS + 1) * 1000;
         const requestId = svc.headers['x-request-id'];
         // Keyed by the signature we computed, not the header's text: base64 decoding forgives missing or
         // extra padding and URL-safe letters, so one signature has many spellings.
-        const claim = await claimSignature(`${apiKey}#${matched}`, nowMs, Math.max(1000, windowEndsMs - nowMs), requestId);
+        const claim = await claimSignature(ctx, `${apiKey}#${matched}`, nowMs, Math.max(1000, windowEndsMs - nowMs), requestId);
         // A repeat of a genuine signature is a duplicate, not an attack: nothing it asks is done again. A
         // client retrying the very same bytes with its X-Request-Id gets the first answer from idempotency
         // (a POST's); anything else is told the request was already received.

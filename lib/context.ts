@@ -1,0 +1,143 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { parseConfig, type Config } from './config.js';
+import type { SettlementExecutionInput } from './settlement/workflow-io.js';
+
+/**
+ * Everything the service's code depends on from outside, built once at the edge and passed in as a
+ * parameter (conventions 10, 11, 16): the Lambda handler factory builds it from `process.env` on a
+ * container's first invocation, the local runtime (`infra/local`) builds it for `npm start`, and each test
+ * file builds its own (with a clock it can move, or a DynamoDB client that injects faults). No module of
+ * `lib/` keeps a client, a clock or the configuration of its own.
+ */
+export interface AppContext {
+  clock: Clock;
+  /** Numbers are read as `NumberValue` (wrapNumbers) so balances never pass through a JS number. */
+  db: DynamoDBDocumentClient;
+  tables: Tables;
+  workflow: SettlementWorkflow;
+  /** Encrypts API secrets on AWS (absent when they are encrypted with the local key). */
+  kms: KMSClient | undefined;
+  logger: Logger;
+  config: Config;
+}
+
+/** The service's notion of now. Everything that compares against time reads it from the context. */
+export interface Clock {
+  nowMs(): number;
+  nowSeconds(): number;
+}
+
+export interface Tables {
+  main: string;
+  ttl: string;
+}
+
+/** Starts the settlement execution of a trade (the local runner's entry point). */
+export type LocalSettlementStarter = (input: SettlementExecutionInput) => Promise<void>;
+
+/**
+ * Where settlement executions run: Step Functions on AWS (STATE_MACHINE_ARN set by the stack), the
+ * in-process runner locally, or nowhere (a context that never starts settlement, such as the ops CLI's).
+ */
+export type SettlementWorkflow =
+  | { kind: 'step-functions'; client: SFNClient; stateMachineArn: string }
+  | { kind: 'local'; start: LocalSettlementStarter }
+  | { kind: 'none' };
+
+export const systemClock: Clock = {
+  nowMs: () => Date.now(),
+  nowSeconds: () => Math.floor(Date.now() / 1000),
+};
+
+/** What the SDK clients' timeouts and retries are built from. */
+export type AwsClientConfig = Pick<Config, 'AWS_REGION' | 'AWS_CONNECT_TIMEOUT_MS' | 'AWS_REQUEST_TIMEOUT_MS' | 'AWS_MAX_ATTEMPTS'>;
+
+/**
+ * The HTTP handler every AWS SDK client here uses (DynamoDB and Step Functions): bounded connect and request
+ * timeouts (the SDK's defaults wait indefinitely for a stalled response), so a dead dependency surfaces as a
+ * TimeoutError, which the error mapper answers with 503 and Retry-After. One per client.
+ */
+export function awsRequestHandler(config: Pick<Config, 'AWS_CONNECT_TIMEOUT_MS' | 'AWS_REQUEST_TIMEOUT_MS'>): NodeHttpHandler {
+  return new NodeHttpHandler({
+    connectionTimeout: config.AWS_CONNECT_TIMEOUT_MS,
+    requestTimeout: config.AWS_REQUEST_TIMEOUT_MS,
+    throwOnRequestTimeout: true,
+  });
+}
+
+/**
+ * The DynamoDB document client every store function uses, configured as in production: the configuration's
+ * timeouts and attempts (`awsRequestHandler`), wrapNumbers, and undefined attributes dropped.
+ */
+export function documentClient(config: AwsClientConfig & Pick<Config, 'DYNAMODB_ENDPOINT'>): DynamoDBDocumentClient {
+  const base = new DynamoDBClient({
+    region: config.AWS_REGION,
+    maxAttempts: config.AWS_MAX_ATTEMPTS,
+    requestHandler: awsRequestHandler(config),
+    ...(config.DYNAMODB_ENDPOINT && {
+      endpoint: config.DYNAMODB_ENDPOINT,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  });
+  return wrapDocumentClient(base);
+}
+
+/** Wraps a low-level client (a test's, with fault-injecting middleware) the way the service reads and writes. */
+export function wrapDocumentClient(base: DynamoDBClient): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(base, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+    unmarshallOptions: { wrapNumbers: true },
+  });
+}
+
+/** The Step Functions client of the settlement workflow on AWS, with the same timeouts and attempts as DynamoDB's. */
+export function stepFunctionsClient(config: AwsClientConfig): SFNClient {
+  return new SFNClient({ region: config.AWS_REGION, maxAttempts: config.AWS_MAX_ATTEMPTS, requestHandler: awsRequestHandler(config) });
+}
+
+export interface ContextOverrides {
+  clock?: Clock;
+  db?: DynamoDBDocumentClient;
+  workflow?: SettlementWorkflow;
+  logger?: Logger;
+}
+
+/** Builds a context from a parsed configuration; the edge passes what it provides itself (a local workflow, a test clock). */
+export function createContext(config: Config, overrides: ContextOverrides = {}): AppContext {
+  return {
+    clock: overrides.clock ?? systemClock,
+    db: overrides.db ?? documentClient(config),
+    tables: { main: config.TABLE_NAME, ttl: config.TTL_TABLE_NAME },
+    workflow:
+      overrides.workflow ??
+      (config.STATE_MACHINE_ARN
+        ? { kind: 'step-functions', client: stepFunctionsClient(config), stateMachineArn: config.STATE_MACHINE_ARN }
+        : { kind: 'none' }),
+    kms: config.SECRETS_KMS_KEY_ID ? new KMSClient({ region: config.AWS_REGION }) : undefined,
+    logger: overrides.logger ?? serviceLogger(config),
+    config,
+  };
+}
+
+/** A Powertools Logger at the configured level (`silent` included); POWERTOOLS_* variables still apply. */
+export function serviceLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
+  return new Logger({ serviceName: 'trading-rewards-settlement', logLevel: config.LOG_LEVEL.toUpperCase() as 'INFO' });
+}
+
+/**
+ * The Lambda edge: `bind` makes the function's handler for a context; the context is built from
+ * `process.env` on the first invocation and kept for the container's life (one per container, as the SDK
+ * clients should be). The local server and tests call `bind` with a context of their own instead.
+ */
+export function onLambda<Args extends unknown[], R>(bind: (ctx: AppContext) => (...args: Args) => R): (...args: Args) => R {
+  let handler: ((...args: Args) => R) | undefined;
+  return (...args: Args) => {
+    handler ??= bind(createContext(parseConfig(process.env)));
+    return handler(...args);
+  };
+}

@@ -1,0 +1,76 @@
+import { inject } from 'vitest';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createContext, wrapDocumentClient, type AppContext, type Clock, type SettlementWorkflow } from '../../lib/context.js';
+import { localConfig } from '../../infra/local/local-env.js';
+import { TEST_SECRETS_KEY, TEST_TABLES } from './tables.js';
+
+/** A clock tests can move: real time plus an offset. */
+export class TestClock implements Clock {
+  private offsetMs = 0;
+
+  nowMs(): number {
+    return Date.now() + this.offsetMs;
+  }
+
+  nowSeconds(): number {
+    return Math.floor(this.nowMs() / 1000);
+  }
+
+  /** Shifts the clock by `ms` relative to real time (cumulative). */
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+
+  /** Back to real time. */
+  reset(): void {
+    this.offsetMs = 0;
+  }
+}
+
+export type TestContext = AppContext & { clock: TestClock };
+
+export interface TestContextOptions {
+  /** Configuration variables to set (e.g. SETTLEMENT_SESSION_SECONDS). */
+  env?: Record<string, string | undefined>;
+  /** A DynamoDB client of the test's own (one carrying a fault-injecting middleware). */
+  db?: DynamoDBDocumentClient;
+  workflow?: SettlementWorkflow;
+}
+
+/** The DynamoDB Local this run started (the global setup provides it). */
+export function testEndpoint(): string {
+  const endpoint = inject('dynamoEndpoint');
+  // Integration tests refuse to run against anything but the DynamoDB Local this run started.
+  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(endpoint)) throw new Error(`refusing to test against ${endpoint}`);
+  return endpoint;
+}
+
+/** A context on the test tables with a clock of its own. Logs errors only unless LOG_LEVEL says otherwise. */
+export function testContext(options: TestContextOptions = {}): TestContext {
+  const config = localConfig(testEndpoint(), TEST_TABLES, TEST_SECRETS_KEY, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'error', ...options.env });
+  return createContext(config, { clock: new TestClock(), db: options.db, workflow: options.workflow }) as TestContext;
+}
+
+/**
+ * This test file's context (vitest runs each file in its own module graph, so each file has its own): the
+ * in-process server of `service.ts` is bound to it, and tests move time through `ctx.clock`.
+ */
+export const ctx: TestContext = testContext();
+
+type Middleware = Parameters<DynamoDBClient['middlewareStack']['add']>[0];
+
+/**
+ * A document client on the test DynamoDB carrying one fault-injecting middleware. At the `deserialize` step
+ * (the default) it sits inside the SDK's retry loop and sees every attempt; at `initialize`, every call once.
+ */
+export function clientWith(middleware: Middleware, name: string, step: 'initialize' | 'deserialize' = 'deserialize'): DynamoDBDocumentClient {
+  const base = new DynamoDBClient({
+    region: 'us-east-1',
+    endpoint: testEndpoint(),
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  if (step === 'initialize') base.middlewareStack.add(middleware as never, { step, name });
+  else base.middlewareStack.add(middleware, { step, name });
+  return wrapDocumentClient(base);
+}
