@@ -18,13 +18,14 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { Config } from '../lib/config.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../lib/store/tables.js';
 import { ALARM_EMAIL_CONTEXT, type MonitoredFunction, ServiceMonitoring } from './monitoring.js';
 import { routeId, routes, type Route } from './routes.js';
-import { ServiceFunction, type ServiceEnvironment } from './service-function.js';
+import { API_FUNCTION_TIMEOUT, ServiceFunction, type ServiceEnvironment } from './service-function.js';
 import { settlementWorkflowDefinition, type SettlementWorkflowResources } from './settlement-workflow.js';
 
 /** Business settings the functions read from the environment; on AWS sessions are hours apart, not seconds. */
@@ -62,14 +63,27 @@ export const SETTLEMENT_TASK_HANDLERS: Record<keyof SettlementWorkflowResources,
 };
 
 /**
- * Functions that outside systems call with events rather than HTTP requests: the bank's payment status
- * changes and the custodian's withdrawal confirmations. Each applies a state change conditioned on the
- * current state, so redelivered events are harmless.
+ * Functions that outside systems reach with events rather than HTTP requests, each through an SQS FIFO queue
+ * of its own: the bank's payment status changes and the custodian's withdrawal outcomes. Each event applies a
+ * state change conditioned on the current state, so redelivered events are harmless.
  */
 export const EVENT_HANDLERS = {
   BankEvents: 'functions/payments/apply-bank-event.ts',
   CustodyEvents: 'functions/withdrawals/apply-custody-event.ts',
 } as const;
+
+/** What ops do with a dead letter of each event queue (the alarm's description). */
+const EVENT_DEAD_LETTER_RUNBOOK: Record<keyof typeof EVENT_HANDLERS, string> = {
+  BankEvents:
+    'Each message is a bank payment event that failed 5 times (the function\'s errors are in its log group). ' +
+    'Fix the cause, then redrive the queue to its source queue (SQS console: Start DLQ redrive): applying an event twice is harmless.',
+  CustodyEvents:
+    'Each message is a custody withdrawal outcome that failed 5 times (the function\'s errors are in its log group). ' +
+    'Fix the cause, then redrive the queue to its source queue (SQS console: Start DLQ redrive): applying an event twice is harmless.',
+};
+
+/** Deliveries of one event before it moves to the dead-letter queue. */
+const EVENT_MAX_RECEIVES = 5;
 
 /** The scheduled function that revives open trades without a live execution. */
 export const SETTLEMENT_SWEEP_HANDLER = 'functions/settlement/sweep-open-trades.ts';
@@ -97,6 +111,8 @@ export class TradingSettlementStack extends Stack {
   readonly settlementWorkflow: StateMachine;
   readonly listCursorKey: Secret;
   readonly eventFunctions: Map<string, ServiceFunction>;
+  /** The queue each event function consumes, by the same id; the integrations (and the ops CLI) send to it. */
+  readonly eventQueues = new Map<string, { queue: Queue; deadLetters: Queue }>();
   readonly sweepFunction: ServiceFunction;
   readonly monitoring: ServiceMonitoring;
   /** Every Lambda of the stack by construct id, for alarms and the dashboard. */
@@ -182,6 +198,9 @@ export class TradingSettlementStack extends Stack {
         'Each message is a sweep run that failed after retries: open trades may be without a live execution. ' +
         'Read the OpenTradeSweep logs; the next successful run catches up, then purge the queue.',
     });
+    for (const [id, { deadLetters }] of this.eventQueues) {
+      this.monitoring.watchDeadLetterQueue({ id: `${id}Queue`, queue: deadLetters, runbook: EVENT_DEAD_LETTER_RUNBOOK[id as keyof typeof EVENT_HANDLERS] });
+    }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
     new CfnOutput(this, 'MainTableName', { value: this.mainTable.tableName });
@@ -308,6 +327,29 @@ export class TradingSettlementStack extends Stack {
       const fn = this.serviceFunction(id, 'applies bank or custody events', { handler, description: `events: ${handler}`, environment: this.functionEnvironment });
       grantTable(fn.function, this.mainTable, MAIN_TABLE, 'write');
       functions.set(id, fn);
+
+      // FIFO, grouped by payment or withdrawal: a resource's events are applied in the order sent (a `posted`
+      // overtaking its `pending` would be refused as an illegal move and lost). Content-based deduplication
+      // drops a repeat sent within 5 minutes; later repeats are no-ops anyway.
+      const deadLetters = new Queue(this, `${id}DeadLetters`, {
+        fifo: true,
+        retentionPeriod: Duration.days(14),
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      const queue = new Queue(this, `${id}Queue`, {
+        fifo: true,
+        contentBasedDeduplication: true,
+        // AWS's advice for Lambda consumers: at least six times the function's timeout.
+        visibilityTimeout: Duration.seconds(6 * API_FUNCTION_TIMEOUT.toSeconds()),
+        retentionPeriod: Duration.days(14),
+        deadLetterQueue: { queue: deadLetters, maxReceiveCount: EVENT_MAX_RECEIVES },
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      fn.function.addEventSource(new SqsEventSource(queue, { batchSize: 10, reportBatchItemFailures: true }));
+      this.eventQueues.set(id, { queue, deadLetters });
+      new CfnOutput(this, `${id}QueueUrl`, { value: queue.queueUrl });
       new CfnOutput(this, `${id}FunctionName`, { value: fn.function.functionName });
     }
     return functions;

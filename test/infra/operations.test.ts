@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../infra/routes.js';
+import { EVENT_HANDLERS } from '../../infra/stack.js';
 import { MAIN_TABLE } from '../../lib/store/tables.js';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metric-names.js';
 import { actionsOf, arnOf, type Json, ofType, resourcesOf, statementsOf, synth } from '../support/template.js';
@@ -47,8 +48,9 @@ describe('the stack, as operations see it', () => {
       expect.objectContaining({ Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: { Ref: topicId } }),
     ]);
     // Each function: errors; throttles in groups of at most 10; API 5xx; two settlement; past deadline;
-    // negative clearing; two tables; the sweep's dead letters.
-    const expected = functions.length + Math.ceil(functions.length / 10) + 1 + 2 + 1 + 1 + 2 + 1;
+    // negative clearing; two tables; the dead letters of the sweep and of each event queue.
+    const deadLetterQueues = 1 + Object.keys(EVENT_HANDLERS).length;
+    const expected = functions.length + Math.ceil(functions.length / 10) + 1 + 2 + 1 + 1 + 2 + deadLetterQueues;
     expect(alarms).toHaveLength(expected);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions, alarm.AlarmDescription).toEqual([{ Ref: topicId }]);
@@ -107,6 +109,24 @@ describe('the stack, as operations see it', () => {
       expect(watched, id).toContain(`"${id}"`);
     }
     for (const [, queue] of ofType(resources, 'AWS::SQS::Queue')) expect(queue.Properties.SqsManagedSseEnabled ?? queue.Properties.KmsMasterKeyId).toBeTruthy();
+  });
+
+  it('feeds bank and custody events to their functions through a FIFO queue each, with a dead-letter queue', () => {
+    expect([...stack.eventQueues.keys()].sort()).toEqual(Object.keys(EVENT_HANDLERS).sort());
+    const mappings = ofType(resources, 'AWS::Lambda::EventSourceMapping').map(([, mapping]) => mapping.Properties);
+    for (const [id, { queue, deadLetters }] of stack.eventQueues) {
+      const queueId = idOf(queue);
+      const source = resources[queueId].Properties;
+      expect(source, id).toMatchObject({ FifoQueue: true, RedrivePolicy: { deadLetterTargetArn: arnOf(idOf(deadLetters)), maxReceiveCount: 5 } });
+      // Visibility of at least six times the consumer's timeout (AWS's advice), so a slow batch is not handed out twice.
+      const consumer = resources[idOf(stack.eventFunctions.get(id)!.function)].Properties;
+      expect(source.VisibilityTimeout, id).toBeGreaterThanOrEqual(6 * consumer.Timeout);
+      expect(resources[idOf(deadLetters)].Properties.FifoQueue, id).toBe(true);
+      expect(mappings.filter((mapping) => JSON.stringify(mapping.EventSourceArn) === JSON.stringify(arnOf(queueId))), id).toEqual([
+        expect.objectContaining({ FunctionName: { Ref: idOf(stack.eventFunctions.get(id)!.function) }, FunctionResponseTypes: ['ReportBatchItemFailures'] }),
+      ]);
+    }
+    expect(mappings).toHaveLength(stack.eventQueues.size);
   });
 
   it('has one dashboard with request, error, latency and business graphs', () => {
