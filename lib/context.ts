@@ -3,8 +3,14 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { Tracer } from '@aws-lambda-powertools/tracer';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { Context as LambdaContext } from 'aws-lambda';
 import { parseConfig, type Config } from './config.js';
+import { withPowertools } from './observability/lambda-edge.js';
+import { SERVICE_NAME } from './observability/metric-names.js';
+import { serviceMetrics } from './observability/metrics.js';
 import type { SettlementExecutionInput } from './settlement/workflow-io.js';
 
 /**
@@ -23,6 +29,10 @@ export interface AppContext {
   /** Encrypts API secrets on AWS (absent when they are encrypted with the local key). */
   kms: KMSClient | undefined;
   logger: Logger;
+  /** Powertools Metrics (embedded metric format); business counts go through `lib/observability/metrics.ts`. */
+  metrics: Metrics;
+  /** Powertools Tracer; the context's SDK clients are captured by it (it is off outside Lambda). */
+  tracer: Tracer;
   config: Config;
 }
 
@@ -72,9 +82,10 @@ export function awsRequestHandler(config: Pick<Config, 'AWS_CONNECT_TIMEOUT_MS' 
 
 /**
  * The DynamoDB document client every store function uses, configured as in production: the configuration's
- * timeouts and attempts (`awsRequestHandler`), wrapNumbers, and undefined attributes dropped.
+ * timeouts and attempts (`awsRequestHandler`), wrapNumbers, and undefined attributes dropped; captured by the
+ * tracer when one is given (X-Ray segments per call on Lambda).
  */
-export function documentClient(config: AwsClientConfig & Pick<Config, 'DYNAMODB_ENDPOINT'>): DynamoDBDocumentClient {
+export function documentClient(config: AwsClientConfig & Pick<Config, 'DYNAMODB_ENDPOINT'>, tracer?: Tracer): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: config.AWS_REGION,
     maxAttempts: config.AWS_MAX_ATTEMPTS,
@@ -84,7 +95,7 @@ export function documentClient(config: AwsClientConfig & Pick<Config, 'DYNAMODB_
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     }),
   });
-  return wrapDocumentClient(base);
+  return wrapDocumentClient(tracer ? tracer.captureAWSv3Client(base) : base);
 }
 
 /** Wraps a low-level client (a test's, with fault-injecting middleware) the way the service reads and writes. */
@@ -105,28 +116,33 @@ export interface ContextOverrides {
   db?: DynamoDBDocumentClient;
   workflow?: SettlementWorkflow;
   logger?: Logger;
+  metrics?: Metrics;
 }
 
 /** Builds a context from a parsed configuration; the edge passes what it provides itself (a local workflow, a test clock). */
 export function createContext(config: Config, overrides: ContextOverrides = {}): AppContext {
+  const logger = overrides.logger ?? serviceLogger(config);
+  const tracer = new Tracer({ serviceName: SERVICE_NAME });
   return {
     clock: overrides.clock ?? systemClock,
-    db: overrides.db ?? documentClient(config),
+    db: overrides.db ?? documentClient(config, tracer),
     tables: { main: config.TABLE_NAME, ttl: config.TTL_TABLE_NAME },
     workflow:
       overrides.workflow ??
       (config.STATE_MACHINE_ARN
-        ? { kind: 'step-functions', client: stepFunctionsClient(config), stateMachineArn: config.STATE_MACHINE_ARN }
+        ? { kind: 'step-functions', client: tracer.captureAWSv3Client(stepFunctionsClient(config)), stateMachineArn: config.STATE_MACHINE_ARN }
         : { kind: 'none' }),
-    kms: config.SECRETS_KMS_KEY_ID ? new KMSClient({ region: config.AWS_REGION }) : undefined,
-    logger: overrides.logger ?? serviceLogger(config),
+    kms: config.SECRETS_KMS_KEY_ID ? tracer.captureAWSv3Client(new KMSClient({ region: config.AWS_REGION })) : undefined,
+    logger,
+    metrics: overrides.metrics ?? serviceMetrics(logger),
+    tracer,
     config,
   };
 }
 
 /** A Powertools Logger at the configured level (`silent` included); POWERTOOLS_* variables still apply. */
 export function serviceLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
-  return new Logger({ serviceName: 'trading-rewards-settlement', logLevel: config.LOG_LEVEL.toUpperCase() as 'INFO' });
+  return new Logger({ serviceName: SERVICE_NAME, logLevel: config.LOG_LEVEL.toUpperCase() as 'INFO' });
 }
 
 /**
@@ -134,10 +150,17 @@ export function serviceLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
  * `process.env` on the first invocation and kept for the container's life (one per container, as the SDK
  * clients should be). The local server and tests call `bind` with a context of their own instead.
  */
-export function onLambda<Args extends unknown[], R>(bind: (ctx: AppContext) => (...args: Args) => R): (...args: Args) => R {
-  let handler: ((...args: Args) => R) | undefined;
-  return (...args: Args) => {
-    handler ??= bind(createContext(parseConfig(process.env)));
-    return handler(...args);
+export function onLambda<E, R>(bind: (ctx: AppContext) => BoundHandler<E, R>): (event: E, context: LambdaContext) => Promise<R> {
+  let handler: ((event: E, context: LambdaContext) => Promise<R>) | undefined;
+  return (event, context) => {
+    if (!handler) {
+      const ctx = createContext(parseConfig(process.env));
+      // Powertools (logger context, cold-start metric, tracing) around every function, API or not.
+      handler = withPowertools(bind(ctx) as (event: E, context: LambdaContext) => Promise<R> | R, ctx);
+    }
+    return handler(event, context);
   };
 }
+
+/** A bound handler: plain (event, context) or a middy handler, whose context and options are its own. */
+type BoundHandler<E, R> = (event: E, context: never, ...rest: never[]) => Promise<R> | R;

@@ -6,6 +6,7 @@ import { envelope, JSON_HEADERS } from './middleware/envelope.js';
 import { idempotency } from './middleware/idempotency.js';
 import { jsonBody } from './middleware/json-body.js';
 import { requestLimits } from './middleware/request-limits.js';
+import { requestLog } from './middleware/request-log.js';
 import { validateInput } from './middleware/validate-input.js';
 import { verifySignature } from './middleware/verify-signature.js';
 import { requestCompletionItem, type RequestClaim } from '../store/windows.js';
@@ -121,8 +122,8 @@ export function apiHandler<
     }
     return { statusCode: options.successStatus ?? 200, headers: { ...options.headers, ...JSON_HEADERS }, body: JSON.stringify(body) };
   };
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>()
-    .use(envelope(ctx))
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>(requestLog(ctx))
+    .use(envelope())
     .use(requestLimits())
     .use(verifySignature(ctx))
     .use(jsonBody())

@@ -8,6 +8,7 @@ import { getPayment, paymentStatusItem, PaymentStatusChangedError } from '../sto
 import { transactWrite, type TaggedItem } from '../store/transactions.js';
 import { paymentView, type PaymentView } from './payment-view.js';
 import type { AppContext } from '../context.js';
+import { recordNegativeClearingBalance, recordPaymentStatus } from '../observability/metrics.js';
 
 export interface BankEvent {
   transaction_id: string;
@@ -50,6 +51,7 @@ export async function applyBankEvent(ctx: AppContext, event: BankEvent, options:
     try {
       // The status condition goes first, so a lost race reads as such rather than as a missing balance.
       await transactWrite(ctx, [paymentStatusItem(ctx, payment, payment.status, next, nowMs), ...(movement ?? []), ...(options.alongWith ?? [])]);
+      recordPaymentStatus(ctx.metrics, next, payment.transaction_id);
       if (legs?.some((leg) => leg.mayOverdraw && leg.amount.isNegative())) await warnIfOverdrawn(ctx, payment);
       return { outcome: 'applied', payment: paymentView({ ...payment, status: next, updated_at_ms: nowMs }) };
     } catch (error) {
@@ -73,6 +75,7 @@ async function warnIfOverdrawn(ctx: AppContext, payment: { transaction_id: strin
     account: `${clearing.participant_code}/${clearing.account_group}/${clearing.account_label}/${clearing.asset}`,
     balance: clearing.balance.toFixed(),
   });
+  recordNegativeClearingBalance(ctx.metrics, payment.platform_code, clearing.balance.toFixed());
 }
 
 const MAX_ID_CHARS = 100;

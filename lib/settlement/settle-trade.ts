@@ -16,6 +16,7 @@ import { balanceOf, movementItems } from '../store/ledger.js';
 import { transactWrite } from '../store/transactions.js';
 import { getTrade, tradeUpdateItems, TradeStateChangedError, updateTrade, type Trade, type TradeParty } from '../store/trades.js';
 import type { SettlementTaskResult } from './workflow-io.js';
+import { recordTradeDefaulted, recordTradeSettled } from '../observability/metrics.js';
 import type { AppContext } from '../context.js';
 
 /**
@@ -110,6 +111,7 @@ export async function defaultTrade(ctx: AppContext, tradeId: string): Promise<Se
     at,
   );
   if (!moved) return closed(await readTrade(ctx, tradeId));
+  recordTradeDefaulted(ctx.metrics, tradeId);
   return { outcome: 'defaulted', settlement_state: 'defaulted', defaulted_timestamp: at };
 }
 
@@ -208,6 +210,7 @@ async function settleOrRecord(ctx: AppContext, trade: Trade, decision: AttemptDe
     );
     try {
       await transactWrite(ctx, [...update, ...movementItems(ctx, settlementMovement(trade), at)]);
+      recordTradeSettled(ctx.metrics, trade.trade_id);
       return { outcome: 'settled', settlement_state: 'settled', settled_timestamp: at };
     } catch (error) {
       if (error instanceof TradeStateChangedError) {

@@ -125,8 +125,8 @@ describe('signed requests', () => {
       forbidden(await platform.get('/assets', { headers: { 'X-SVC-API-KEY': 'no-such-key' } }));
       const lines = warn.mock.calls.map(([message, attributes]) => ({ message, ...(attributes as object) }));
       expect(lines).toEqual([
-        expect.objectContaining({ message: 'authentication failed', route: 'GET /assets', reason: 'invalid passphrase' }),
-        expect.objectContaining({ message: 'authentication failed', route: 'GET /assets', reason: 'unknown API key' }),
+        expect.objectContaining({ message: 'request', route: 'GET /assets', status: 403, auth_failure: 'invalid passphrase' }),
+        expect.objectContaining({ message: 'request', route: 'GET /assets', status: 403, auth_failure: 'unknown API key' }),
       ]);
       expect(JSON.stringify(lines)).not.toContain(platform.credentials.passphrase);
     } finally {

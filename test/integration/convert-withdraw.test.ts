@@ -1,5 +1,5 @@
+import { replyToCustodyEvent } from '../../lib/withdrawals/apply-custody-event.js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bind as bindCustodyEventHandler } from '../../functions/withdrawals/apply-custody-event.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { ValidationError } from '../../lib/domain/errors.js';
 import { Money } from '../../lib/domain/money.js';
@@ -13,7 +13,8 @@ import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
 
 // The event function's handler bound to this file's context, as Lambda binds it to its own.
-const custodyEventHandler = bindCustodyEventHandler(ctx);
+/** One custody event, as the queue consumer applies each message (`functions/withdrawals/apply-custody-event.ts`). */
+const custodyEventHandler = (event: unknown) => replyToCustodyEvent(ctx, event);
 
 // EIP-55's own example: mixed case that carries a valid checksum.
 const ETH_ADDRESS = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';

@@ -1,8 +1,10 @@
+import { bind as bindBankEventQueue } from '../../functions/payments/apply-bank-event.js';
+import { replyToBankEvent } from '../../lib/payments/apply-bank-event.js';
+import { record } from '../support/sqs.js';
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { getPayment } from '../../lib/store/payments.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
-import { bind as bindBankEvent } from '../../functions/payments/apply-bank-event.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
@@ -11,7 +13,8 @@ import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
 
 // The event function's handler bound to this file's context, as Lambda binds it to its own.
-const bankEvent = bindBankEvent(ctx);
+/** One bank event, as the queue consumer applies each message (`functions/payments/apply-bank-event.ts`). */
+const bankEvent = (event: unknown) => replyToBankEvent(ctx, event);
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -50,6 +53,19 @@ const clearingKey = (platform: TestPlatform) => `${platform.participantCode}/ach
 beforeAll(async () => {
   await setPrice('LTC', 'USD', '100');
   await setPrice('LTC', 'EUR', '90');
+});
+
+describe('bank events through the queue', () => {
+  it('applies a payment\'s events in order, drops an illegal one, and reports nothing for redelivery', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
+    const { transaction_id } = await achBuy(platform);
+    const message = (id: string, status: string) => record(id, transaction_id, JSON.stringify({ transaction_id, status }));
+    const consume = bindBankEventQueue(ctx);
+    const response = await consume({ Records: [message('m1', 'pending'), message('m2', 'posted'), message('m3', 'failed'), message('m4', 'posted')] }, {} as never);
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect((await getPayment(ctx, transaction_id))?.status).toBe('posted');
+  });
 });
 
 describe('ACH-funded execution', () => {

@@ -1,32 +1,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { queueConsumer, type EventReply } from '../../lib/queue/queue-consumer.js';
+import { record } from '../support/sqs.js';
 
 const logger = new Logger({ logLevel: 'SILENT' });
-
-/** An SQS FIFO record as Lambda delivers it; only the fields the consumer reads matter. */
-function record(messageId: string, group: string, body: string): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: `handle-${messageId}`,
-    body,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: '1',
-      SenderId: 'sender',
-      ApproximateFirstReceiveTimestamp: '1',
-      MessageGroupId: group,
-      MessageDeduplicationId: messageId,
-      SequenceNumber: '1',
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:events.fifo',
-    awsRegion: 'us-east-1',
-  };
-}
 
 describe('the event queue consumer', () => {
   it('applies events in order, drops refused ones, and reports a failure with the rest of its group only', async () => {
