@@ -1,8 +1,10 @@
 import { applyCustodyEvent } from '../../lib/withdrawals/apply-custody-event.js';
 import { setNetworkFee } from '../../lib/withdrawals/network-fees.js';
 import { optional, required, type Commands } from './command.js';
+import { eventQueueUrl, queueEvent } from './event-queue.js';
 
-/** The network fee table, and custody events by hand (locally there is no custodian; on AWS, to replay one). */
+/** The network fee table, and custody events by hand (locally there is no custodian, applied at
+ * once; on AWS, to replay one, sent to the custody events queue when CUSTODY_EVENTS_QUEUE_URL is set). */
 export const withdrawalCommands: Commands = {
   'fee set': {
     usage: 'fee set --asset ASSET --quantity QUANTITY',
@@ -20,6 +22,12 @@ export const withdrawalCommands: Commands = {
     mutates: true,
     run: async (flags, ctx, audit) => {
       const event = { withdrawal_request_id: required(flags, 'id'), status: required(flags, 'status'), transaction_hash: optional(flags, 'transaction-hash') ?? null };
+      const queueUrl = eventQueueUrl('custody');
+      if (queueUrl) {
+        const queued = await queueEvent(queueUrl, event.withdrawal_request_id, event);
+        await audit.record({ ...event, queued });
+        return queued;
+      }
       const result = await applyCustodyEvent(ctx, event);
       await audit.record({ ...event, result });
       return result;
