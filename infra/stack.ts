@@ -34,6 +34,8 @@ export interface ServiceSettings {
   priceMaxAgeSeconds: number;
   settlementSessionSeconds: number;
   spotSettlementDeadlineSeconds: number;
+  /** Overdue trades one sweep invocation revives at most (the next one, 5 minutes later, takes the rest). */
+  settlementSweepMaxTrades: number;
   logLevel: Config['LOG_LEVEL'];
 }
 
@@ -42,6 +44,7 @@ export const DEFAULT_SETTINGS: ServiceSettings = {
   priceMaxAgeSeconds: 300,
   settlementSessionSeconds: 3600,
   spotSettlementDeadlineSeconds: 172800,
+  settlementSweepMaxTrades: 1000,
   logLevel: 'info',
 };
 
@@ -171,6 +174,7 @@ export class TradingSettlementStack extends Stack {
       PRICE_MAX_AGE_SECONDS: String(settings.priceMaxAgeSeconds),
       SETTLEMENT_SESSION_SECONDS: String(settings.settlementSessionSeconds),
       SPOT_SETTLEMENT_DEADLINE_SECONDS: String(settings.spotSettlementDeadlineSeconds),
+      SETTLEMENT_SWEEP_MAX_TRADES: String(settings.settlementSweepMaxTrades),
       LOG_LEVEL: settings.logLevel,
     };
 
@@ -412,12 +416,14 @@ export class TradingSettlementStack extends Stack {
     });
     const sweep = this.serviceFunction('OpenTradeSweep', 'the scheduled settlement sweep', {
       handler: SETTLEMENT_SWEEP_HANDLER,
-      description: 'settlement workflow: revive open trades without a live execution',
+      description: 'settlement workflow: revive overdue open trades (no live execution)',
       environment: { ...this.functionEnvironment, STATE_MACHINE_ARN: stateMachine.stateMachineArn },
       timeout: Duration.minutes(5),
       deadLetterQueue: sweepDeadLetters,
     });
     grantTable(sweep.function, this.mainTable, MAIN_TABLE, 'read');
+    // It moves a visited trade's due time on the open-trades index (one conditioned UpdateItem), nothing else.
+    Grant.addToPrincipal({ grantee: sweep.function, actions: ['dynamodb:UpdateItem'], resourceArns: [this.mainTable.tableArn] });
     stateMachine.grantStartExecution(sweep.function);
     // Not grantRead: that adds execution histories, listings and activities the sweep never asks for. Executions
     // are named by trade id, so only a pattern under this state machine can name them.

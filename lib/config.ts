@@ -29,6 +29,8 @@ const schema = z.object({
   PRICE_MAX_AGE_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive()), 300),
   SETTLEMENT_SESSION_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive()), 3600),
   SPOT_SETTLEMENT_DEADLINE_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive()), 172800),
+  /** Overdue trades one settlement sweep invocation revives at most; the next invocation takes the rest. */
+  SETTLEMENT_SWEEP_MAX_TRADES: z._default(z.coerce.number().check(z.int(), z.positive()), 1000),
   LOG_LEVEL: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
 });
 

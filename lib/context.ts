@@ -11,7 +11,7 @@ import { parseConfig, type Config } from './config.js';
 import { withPowertools } from './observability/lambda-edge.js';
 import { SERVICE_NAME } from './observability/metric-names.js';
 import { serviceMetrics } from './observability/metrics.js';
-import type { SettlementExecutionInput } from './settlement/workflow-io.js';
+import type { EnsureOutcome, SettlementExecutionInput } from './settlement/workflow-io.js';
 
 /**
  * Everything the service's code depends on from outside, built once at the edge and passed in as a
@@ -50,13 +50,16 @@ export interface Tables {
 /** Starts the settlement execution of a trade (the local runner's entry point). */
 export type LocalSettlementStarter = (input: SettlementExecutionInput) => Promise<void>;
 
+/** Starts the execution unless it runs; runs a failed one again (the local counterpart of a redrive). */
+export type LocalSettlementEnsurer = (input: SettlementExecutionInput) => Promise<EnsureOutcome>;
+
 /**
  * Where settlement executions run: Step Functions on AWS (STATE_MACHINE_ARN set by the stack), the
  * in-process runner locally, or nowhere (a context that never starts settlement, such as the ops CLI's).
  */
 export type SettlementWorkflow =
   | { kind: 'step-functions'; client: SFNClient; stateMachineArn: string }
-  | { kind: 'local'; start: LocalSettlementStarter }
+  | { kind: 'local'; start: LocalSettlementStarter; ensure: LocalSettlementEnsurer }
   | { kind: 'none' };
 
 export const systemClock: Clock = {

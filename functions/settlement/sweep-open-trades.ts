@@ -1,10 +1,15 @@
 import { onLambda, type AppContext } from '../../lib/context.js';
-import { sweepOpenTrades } from '../../lib/settlement/sweep-open-trades.js';
+import { sweepOpenTrades, type SweepReport } from '../../lib/settlement/sweep-open-trades.js';
 
-/** Scheduled: gives every open trade a live settlement execution (design section 7). */
+/** What the sweep needs of Lambda's invocation context: how long it may still run. */
+interface InvocationTime {
+  getRemainingTimeInMillis(): number;
+}
+
+/** Scheduled: gives every overdue open trade a live settlement execution, within the invocation's time (design section 7). */
 export const bind =
   (ctx: AppContext) =>
-  async () =>
-    sweepOpenTrades(ctx);
+  async (_event?: unknown, invocation?: InvocationTime): Promise<SweepReport> =>
+    sweepOpenTrades(ctx, invocation ? { remainingMs: () => invocation.getRemainingTimeInMillis() } : {});
 
 export const handler = onLambda(bind);

@@ -21,10 +21,13 @@ import { getTrade, listOpenTrades, type Trade } from '../../lib/store/trades.js'
 import { bind as bindActivate } from '../../functions/settlement/activate-trade.js';
 import { bind as bindAttempt } from '../../functions/settlement/attempt-settlement.js';
 import { bind as bindDefault } from '../../functions/settlement/default-trade.js';
+import { bind as bindSweep } from '../../functions/settlement/sweep-open-trades.js';
+import type { EnsureOutcome } from '../../lib/settlement/workflow-io.js';
 import {
   SETTLEMENT_STATE_NAMES,
   settlementWorkflowDefinition,
   type SettlementExecutionInput,
+  type SettlementWorkflowOptions,
   type SettlementWorkflowResources,
 } from '../settlement-workflow.js';
 
@@ -45,6 +48,8 @@ import {
  * - No history stays RUNNING after a crash: each execution records its owner (host, pid, runner), and the
  *   resume on start and a periodic sweep close every RUNNING execution whose owner is gone (INTERRUPTED),
  *   resuming its trade if it is still open.
+ * - The same periodic sweep runs the settlement sweep's handler (the scheduled Lambda on AWS): overdue open
+ *   trades get an execution again here (`ensure`), so a failed execution is redriven locally too.
  */
 
 type TaskHandler = (event: unknown) => Promise<unknown>;
@@ -75,6 +80,8 @@ const TASK_RESULT_KEYS: Record<string, string> = {
 export interface LocalRunnerOptions {
   /** Replace task handlers (tests wrap them to count calls or inject failures). */
   tasks?: Partial<Record<keyof SettlementWorkflowResources, TaskHandler>>;
+  /** The definition's options (tests shorten task retries to see an execution fail). */
+  definition?: SettlementWorkflowOptions;
 }
 
 /** Runners alive in this process, by owner id. */
@@ -114,6 +121,8 @@ export type LocalExecutionEnd = Exclude<ExecutionStatus, 'RUNNING' | 'INTERRUPTE
 interface LocalExecution {
   abort?: () => void;
   finished: Promise<LocalExecutionEnd>;
+  /** Set once it ended. */
+  end?: LocalExecutionEnd;
 }
 
 export class LocalSettlementRunner {
@@ -131,7 +140,7 @@ export class LocalSettlementRunner {
     options: LocalRunnerOptions = {},
   ) {
     // Cloned: the engine may annotate the definition it is given, and the shared one must stay pristine.
-    const definition = structuredClone(settlementWorkflowDefinition(LOCAL_RESOURCES)) as unknown as StateMachineDefinition;
+    const definition = structuredClone(settlementWorkflowDefinition(LOCAL_RESOURCES, options.definition)) as unknown as StateMachineDefinition;
     this.machine = new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } });
     const tasks = { ...defaultTasks(ctx), ...options.tasks };
     this.tasks = {
@@ -178,15 +187,38 @@ export class LocalSettlementRunner {
     return result;
   }
 
-  /** Sweeps every `intervalMs` until stopped (a failed sweep is logged and tried again next time). */
+  /**
+   * Sweeps every `intervalMs` until stopped (a failed sweep is logged and tried again next time): executions
+   * of dead processes, then, unless `filter` limits the sweep to some trades, the settlement sweep's handler
+   * over every overdue open trade.
+   */
   startSweeping(intervalMs: number, filter?: TradeIdFilter): void {
     clearInterval(this.sweepTimer);
+    const sweepOverdue = bindSweep(this.ctx);
     this.sweepTimer = setInterval(() => {
-      this.sweepStranded(filter).catch((error: Error) => {
-        if (!this.stopped) this.ctx.logger.error('settlement sweep failed', { error: error.message });
-      });
+      this.sweepStranded(filter)
+        .then(async () => {
+          if (!filter && !this.stopped) await sweepOverdue();
+        })
+        .catch((error: Error) => {
+          if (!this.stopped) this.ctx.logger.error('settlement sweep failed', { error: error.message });
+        });
     }, intervalMs);
     this.sweepTimer.unref();
+  }
+
+  /**
+   * The local counterpart of the sweep's DescribeExecution and start or redrive: starts the trade's execution
+   * unless this runner is running it; one that ended without succeeding runs again (a new execution of the
+   * trade, which its history shows beside the failed one).
+   */
+  async ensure(input: SettlementExecutionInput): Promise<EnsureOutcome> {
+    const existing = this.executions.get(input.trade_id);
+    if (existing && existing.end === undefined) return 'running';
+    if (existing && (existing.end === 'SUCCEEDED' || existing.end === 'SKIPPED')) return 'finished';
+    if (existing) this.executions.delete(input.trade_id);
+    await this.start(input);
+    return existing ? 'redriven' : 'started';
   }
 
   /**
@@ -202,6 +234,10 @@ export class LocalSettlementRunner {
     // Registered before the first await, so two concurrent starts of one trade can't both run.
     this.executions.set(input.trade_id, execution);
     execution.finished = this.run(input, execution, markStarted);
+    execution.finished.then(
+      (end) => (execution.end = end),
+      () => (execution.end = 'FAILED'),
+    );
     // A failure before the start was recorded surfaces to the caller; later ones end up in the history.
     await Promise.race([started, execution.finished]);
   }
@@ -408,7 +444,10 @@ export interface LocalWorkflows {
  */
 export async function startLocalWorkflows(ctx: AppContext, options: StartLocalWorkflowsOptions = {}): Promise<LocalWorkflows> {
   let runner!: LocalSettlementRunner;
-  const withRunner: AppContext = { ...ctx, workflow: { kind: 'local', start: (input) => runner.start(input) } };
+  const withRunner: AppContext = {
+    ...ctx,
+    workflow: { kind: 'local', start: (input) => runner.start(input), ensure: (input) => runner.ensure(input) },
+  };
   runner = new LocalSettlementRunner(withRunner, options);
   const resume = options.resume ?? true;
   const tradeFilter = typeof resume === 'function' ? resume : undefined;

@@ -9,7 +9,7 @@ import {
 import type { AppContext } from '../context.js';
 import { firstAttemptAtMs } from '../domain/settlement.js';
 import type { Trade } from '../store/trades.js';
-import { settlementExecutionInput, type SettlementExecutionInput } from './workflow-io.js';
+import { settlementExecutionInput, type EnsureOutcome, type SettlementExecutionInput } from './workflow-io.js';
 
 /**
  * Starts the settlement workflow of a trade: an execution named by `trade_id`. On AWS that is Step Functions
@@ -47,19 +47,20 @@ export async function startSettlement(ctx: AppContext, trade: Pick<Trade, 'trade
   throw new Error('no settlement workflow: STATE_MACHINE_ARN is not set and no local runner is registered');
 }
 
-export type SweepOutcome = 'started' | 'running' | 'redriven' | 'finished';
+export type SweepOutcome = EnsureOutcome;
 
 /**
  * Makes sure an open trade has a live execution (design section 7: nothing may strand a trade). Used by the
- * scheduled sweep on AWS: a trade whose execution never started gets one; one whose execution failed (task
+ * settlement sweep: a trade whose execution never started gets one; one whose execution failed (task
  * retries exhausted, timeout, abort) is redriven from the failed state, which keeps its name and history.
  * Asks first rather than starting first: StartExecution succeeds for a running execution with the same
- * input, which would count every live trade as "started". Tasks are idempotent, so any of this is safe to
- * repeat.
+ * input, which would count every live trade as "started". Locally the runner does the same for its own
+ * executions. Tasks are idempotent, so any of this is safe to repeat.
  */
 export async function ensureSettlementRunning(ctx: AppContext, trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>): Promise<SweepOutcome> {
   const { workflow } = ctx;
-  if (workflow.kind !== 'step-functions') throw new Error('ensureSettlementRunning needs STATE_MACHINE_ARN');
+  if (workflow.kind === 'local') return workflow.ensure(settlementInputFor(ctx, trade));
+  if (workflow.kind !== 'step-functions') throw new Error('no settlement workflow: STATE_MACHINE_ARN is not set and no local runner is registered');
   const { client: sfn, stateMachineArn } = workflow;
   const executionArn = executionArnOf(stateMachineArn, trade.trade_id);
   let status: string | undefined;

@@ -24,6 +24,12 @@ export interface SettlementTaskResult {
   [detail: string]: unknown;
 }
 
+/**
+ * What making sure a trade has a live execution did: `started` one (there was none), found it `running`,
+ * `redriven` a failed one, or found it `finished` (succeeded; the trade is closed or about to be).
+ */
+export type EnsureOutcome = 'started' | 'running' | 'redriven' | 'finished';
+
 /** What each task receives: only the trade id; the task reads everything else from the table. */
 export interface SettlementTaskInput {
   trade_id: string;

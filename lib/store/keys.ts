@@ -74,11 +74,14 @@ export const keys = {
   tradesOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#TRADES`,
   tradeSortKey: (transactionTimestampMs: number, tradeId: string) => `${String(transactionTimestampMs).padStart(15, '0')}#${tradeId}`,
   /**
-   * gsi2, sparse: trades not yet terminated, for resuming settlement. Spread over a few partitions so a
-   * burst of reports doesn't make one index partition hot.
+   * gsi2, sparse: trades not yet terminated, by the time their settlement is next due (the sweep reads those
+   * past due; the local runner resumes them all). Spread over a few partitions so a burst of reports doesn't
+   * make one index partition hot.
    */
   openTrades: (shard: number) => `TRADES#OPEN#${shard}`,
-  openTradeSortKey: (acceptedTimestampMs: number, tradeId: string) => `${String(acceptedTimestampMs).padStart(15, '0')}#${tradeId}`,
+  openTradeSortKey: (dueAtMs: number, tradeId: string) => `${String(dueAtMs).padStart(15, '0')}#${tradeId}`,
+  /** The greatest sort key of a trade due at `dueAtMs` ('~' sorts after every trade id character). */
+  openTradesDueBy: (dueAtMs: number) => `${String(dueAtMs).padStart(15, '0')}#~`,
   /** One run of a trade's settlement workflow (local runner), and the events it went through, in order. */
   settlementExecution: (tradeId: string, executionId: string) => ({ pk: `TRADE#${tradeId}`, sk: `EXECUTION#${executionId}` }),
   settlementExecutionEvent: (tradeId: string, executionId: string, sequence: number) => ({

@@ -1,5 +1,7 @@
-import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ConflictError } from '../domain/errors.js';
+import { dueAfterAcceptanceMs, dueAfterStepMs } from '../domain/settlement-schedule.js';
 import type { SettlementState, TradeState } from '../domain/settlement.js';
 import type { AmountMethod, TradeReport, TradeReportParty } from '../domain/trade-report.js';
 import { queryAll } from './query.js';
@@ -17,7 +19,8 @@ import type { AppContext } from '../context.js';
  *
  * Items, all in the trade's partition `TRADE#<trade_id>`:
  *   sk TRADE               the trade. gsi1 (TRADES of the reporting platform, by transaction time);
- *                          gsi2 only while not terminated (sparse: the open trades to resume).
+ *                          gsi2 only while not terminated (sparse: the open trades, by when their
+ *                          settlement is next due; each state change moves it).
  *   sk VISIBLE#<platform>  a pointer for another platform whose participant is a party; gsi1 like the trade.
  *   sk EXECUTION#...       local settlement history (see settlement-history.ts).
  *
@@ -217,12 +220,12 @@ export function clientTradeIdClaim(ctx: AppContext, trade: Pick<Trade, 'platform
   };
 }
 
-const OPEN_SHARDS = 8;
+export const OPEN_SHARDS = 8;
 
-function openIndex(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp'>) {
+function openIndex(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>) {
   return {
     gsi2pk: keys.openTrades(shardOf(trade.trade_id)),
-    gsi2sk: keys.openTradeSortKey(trade.accepted_timestamp, trade.trade_id),
+    gsi2sk: keys.openTradeSortKey(dueAfterAcceptanceMs(trade), trade.trade_id),
   };
 }
 
@@ -409,6 +412,59 @@ export async function listOpenTrades(ctx: AppContext): Promise<Trade[]> {
     .sort((a, b) => a.accepted_timestamp - b.accepted_timestamp || a.trade_id.localeCompare(b.trade_id));
 }
 
+/** An open trade whose settlement is due, as the open-trades index holds it (the whole trade item). */
+export interface DueTrade {
+  trade: Trade;
+  /** The index sort key read: a postponement is conditioned on it, so it never undoes a state change's. */
+  dueKey: string;
+}
+
+/**
+ * One page of an open-trades shard: trades due by `dueByMs`, most overdue first. `startKey` continues
+ * within the shard; `nextKey` is undefined once the shard has nothing more due.
+ */
+export async function dueTradesPage(
+  ctx: AppContext, shard: number, dueByMs: number, limit: number, startKey?: Record<string, unknown>,
+): Promise<{ trades: DueTrade[]; nextKey: Record<string, unknown> | undefined }> {
+  const out = await ctx.db.send(
+    new QueryCommand({
+      TableName: ctx.tables.main,
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :due',
+      ExpressionAttributeValues: { ':pk': keys.openTrades(shard), ':due': keys.openTradesDueBy(dueByMs) },
+      Limit: limit,
+      ExclusiveStartKey: startKey,
+    }),
+  );
+  return {
+    trades: (out.Items ?? []).map((item) => ({ trade: toTrade(item), dueKey: item.gsi2sk as string })),
+    nextKey: out.LastEvaluatedKey,
+  };
+}
+
+/**
+ * Moves an open trade's due time to `dueAtMs` (the sweep, after it made sure the trade has a live
+ * execution, so the next sweep goes on to other trades). Conditioned on the key it read: a settlement step
+ * that wrote meanwhile set a due time of its own, which stands; a terminated trade stays out of the index.
+ */
+export async function postponeDue(ctx: AppContext, due: DueTrade, dueAtMs: number): Promise<boolean> {
+  try {
+    await ctx.db.send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.trade(due.trade.trade_id),
+        UpdateExpression: 'SET gsi2sk = :next',
+        ConditionExpression: 'gsi2sk = :read',
+        ExpressionAttributeValues: { ':read': due.dueKey, ':next': keys.openTradeSortKey(dueAtMs, due.trade.trade_id) },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // State changes
 
@@ -445,6 +501,11 @@ export function tradeUpdateItems(ctx: AppContext, trade: TradeAsRead, expected: 
     names[`#${field}`] = field;
     values[`:${field}`] = value;
     sets.push(`#${field} = :${field}`);
+  }
+  // A trade that stays open is next due a session from now; a terminated one leaves the open-trades index.
+  if (changes.trade_state !== 'terminated') {
+    values[':due'] = keys.openTradeSortKey(dueAfterStepMs(nowMs, ctx.config.SETTLEMENT_SESSION_SECONDS), tradeId);
+    sets.push('gsi2sk = :due');
   }
   const remove = changes.trade_state === 'terminated' ? ' REMOVE gsi2pk, gsi2sk' : '';
   const moves = changes.trade_state !== undefined && changes.trade_state !== trade.trade_state;

@@ -157,6 +157,7 @@ export async function measureEndpoints(context: EndpointContext, meter: DynamoMe
     start: async () => {
       executionsStarted += 1;
     },
+    ensure: async () => 'running',
   };
   const rows: EndpointRow[] = [];
   try {

@@ -215,8 +215,8 @@ describe('the service stack, from the real route table', () => {
     }
   });
 
-  it('sweeps open trades on a schedule, with start, read and redrive rights only', () => {
-    const sweep = ofType(resources, 'AWS::Lambda::Function').find(([, fn]) => String(fn.Properties.Description).includes('revive open trades'));
+  it('sweeps overdue open trades on a schedule, with start, read and redrive rights and one kind of table write', () => {
+    const sweep = ofType(resources, 'AWS::Lambda::Function').find(([, fn]) => String(fn.Properties.Description).includes('revive overdue open trades'));
     expect(sweep).toBeDefined();
     const [sweepId, sweepFn] = sweep!;
     expect(sweepFn.Properties.Environment.Variables.STATE_MACHINE_ARN).toEqual({ Ref: idOf(stack.settlementWorkflow) });
@@ -226,7 +226,13 @@ describe('the service stack, from the real route table', () => {
     });
     const actions = statementsOf(resources, idOf(stack.sweepFunction.function.role!)).flatMap(actionsOf);
     expect(actions.filter((action) => action.startsWith('states:')).sort()).toEqual(['states:DescribeExecution', 'states:RedriveExecution', 'states:StartExecution']);
-    expect(actions.some((action) => action.startsWith('dynamodb:') && /Put|Update|Delete|Write/.test(action))).toBe(false);
+    // The only write: a visited trade's due time on the open-trades index (UpdateItem on the main table).
+    const writes = statementsOf(resources, idOf(stack.sweepFunction.function.role!)).filter((statement) =>
+      actionsOf(statement).some((action) => action.startsWith('dynamodb:') && /Put|Update|Delete|Write/.test(action)),
+    );
+    expect(writes.flatMap(actionsOf)).toEqual(['dynamodb:UpdateItem']);
+    expect(writes.flatMap(resourcesOf)).toEqual([{ 'Fn::GetAtt': [mainId, 'Arn'] }]);
+    expect(sweepFn.Properties.Environment.Variables.SETTLEMENT_SWEEP_MAX_TRADES).toBe('1000');
   });
 
   it('deploys a function per event handler with main-table access', () => {
