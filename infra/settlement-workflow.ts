@@ -3,15 +3,21 @@
  * (`DefinitionBody.fromString(JSON.stringify(...))`) and the local runner (aws-local-stepfunctions), so what is
  * tested locally is what runs in AWS. No CDK imports: this module must load in the local runtime and in tests.
  *
- * One execution per trade, named by `trade_id`. All state lives in DynamoDB and every task is idempotent, so
- * a task retried after a timeout, or an execution restarted for a trade that was already moved, is harmless.
+ * One execution per trade and leg: named by `trade_id`, later legs `<trade_id>-<n>` (a Standard execution
+ * lasts at most a year, and its history 25,000 events). All state lives in DynamoDB and every task is
+ * idempotent, so a task retried after a timeout, or an execution restarted for a trade that was already
+ * moved, is harmless.
  *
- *   Wait for settlement time -> Activate trade -> Attempt settlement -> Settled?
+ *   Settles in this execution?  no (settlement after the leg) -> Wait for end of this execution
+ *   yes -> Wait for settlement time -> Activate trade -> Attempt settlement -> Settled?
  *     settled | defaulted | terminated -> Done
  *     outstanding -> Past deadline?  yes -> Default trade -> Done
+ *                                    leg over (next session after the leg's end) -> Wait for end of this execution
  *                                    no  -> Wait for next session -> Attempt settlement
+ *   Wait for end of this execution -> Continue in next execution (starts leg n+1) -> Done
  *
- * A funded trade enters five states (wait, activate, attempt, choice, done); each extra session costs four.
+ * A funded trade enters six states (choice, wait, activate, attempt, choice, done); each extra session costs
+ * four; a leg that only waits costs four.
  */
 
 export {
@@ -23,6 +29,7 @@ export {
 } from '../lib/settlement/workflow-io.js';
 
 export const SETTLEMENT_STATE_NAMES = {
+  settlesInThisExecution: 'Settles in this execution?',
   waitForSettlementTime: 'Wait for settlement time',
   activateTrade: 'Activate trade',
   attemptSettlement: 'Attempt settlement',
@@ -30,6 +37,8 @@ export const SETTLEMENT_STATE_NAMES = {
   pastDeadline: 'Past deadline?',
   defaultTrade: 'Default trade',
   waitForNextSession: 'Wait for next session',
+  waitForEndOfExecution: 'Wait for end of this execution',
+  continueInNextExecution: 'Continue in next execution',
   done: 'Done',
 } as const;
 
@@ -41,6 +50,8 @@ export interface SettlementWorkflowResources {
   activate: string;
   attempt: string;
   default: string;
+  /** Starts the trade's next leg (the next execution). */
+  continue: string;
 }
 
 export interface SettlementWorkflowOptions {
@@ -73,11 +84,11 @@ export function settlementWorkflowDefinition(
     backoffRate: options.retry?.backoffRate ?? 2,
     maxDelaySeconds: options.retry?.maxDelaySeconds ?? 120,
   };
-  const task = (resource: string, resultPath: string, next: string, comment: string): AslDefinition => ({
+  const task = (resource: string, resultPath: string, next: string, comment: string, parameters: Record<string, string> = {}): AslDefinition => ({
     Type: 'Task',
     Comment: comment,
     Resource: resource,
-    Parameters: { 'trade_id.$': '$.trade_id' },
+    Parameters: { 'trade_id.$': '$.trade_id', ...parameters },
     // Results go beside the input so trade_id, settlement_at and session_interval_seconds survive every loop.
     ResultPath: resultPath,
     TimeoutSeconds: options.taskTimeoutSeconds ?? 120,
@@ -105,8 +116,22 @@ export function settlementWorkflowDefinition(
 
   return {
     Comment: 'Settles one reported trade: waits for its settlement time, attempts each session until settled or past its deadline.',
-    StartAt: S.waitForSettlementTime,
+    StartAt: S.settlesInThisExecution,
     States: {
+      [S.settlesInThisExecution]: {
+        Type: 'Choice',
+        Comment: 'A settlement time after this leg ends: this execution only waits, then hands over to the next.',
+        Choices: [
+          {
+            And: [
+              { Variable: '$.continues', IsPresent: true },
+              { Variable: '$.continues', BooleanEquals: true },
+            ],
+            Next: S.waitForEndOfExecution,
+          },
+        ],
+        Default: S.waitForSettlementTime,
+      },
       [S.waitForSettlementTime]: {
         Type: 'Wait',
         Comment: 'Until settlement_at; a time already past continues at once.',
@@ -119,6 +144,7 @@ export function settlementWorkflowDefinition(
         '$.attempt',
         S.settled,
         'Checks every settling party; all covered -> both legs move in one transaction.',
+        { 'leg_ends_at.$': '$.leg_ends_at' },
       ),
       [S.settled]: {
         Type: 'Choice',
@@ -145,6 +171,13 @@ export function settlementWorkflowDefinition(
             ],
             Next: S.defaultTrade,
           },
+          {
+            And: [
+              { Variable: '$.attempt.leg_over', IsPresent: true },
+              { Variable: '$.attempt.leg_over', BooleanEquals: true },
+            ],
+            Next: S.waitForEndOfExecution,
+          },
         ],
         Default: S.waitForNextSession,
       },
@@ -159,6 +192,18 @@ export function settlementWorkflowDefinition(
         SecondsPath: '$.session_interval_seconds',
         Next: S.attemptSettlement,
       },
+      [S.waitForEndOfExecution]: {
+        Type: 'Wait',
+        TimestampPath: '$.leg_ends_at',
+        Next: S.continueInNextExecution,
+      },
+      [S.continueInNextExecution]: task(
+        resources.continue,
+        '$.continuation',
+        S.done,
+        'Starts the next leg, named <trade_id>-<n>; a repeated start of the same leg is harmless.',
+        { 'leg.$': '$.leg' },
+      ),
       [S.done]: { Type: 'Succeed' },
     },
   };

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   EndpointType,
@@ -36,6 +36,8 @@ export interface ServiceSettings {
   spotSettlementDeadlineSeconds: number;
   /** Overdue trades one sweep invocation revives at most (the next one, 5 minutes later, takes the rest). */
   settlementSweepMaxTrades: number;
+  /** One execution's share of a long settlement (under Step Functions' one year and 25,000 events). */
+  settlementLegSeconds: number;
   logLevel: Config['LOG_LEVEL'];
 }
 
@@ -45,6 +47,7 @@ export const DEFAULT_SETTINGS: ServiceSettings = {
   settlementSessionSeconds: 3600,
   spotSettlementDeadlineSeconds: 172800,
   settlementSweepMaxTrades: 1000,
+  settlementLegSeconds: 30 * 24 * 3600,
   logLevel: 'info',
 };
 
@@ -63,6 +66,7 @@ export const SETTLEMENT_TASK_HANDLERS: Record<keyof SettlementWorkflowResources,
   activate: 'functions/settlement/activate-trade.ts',
   attempt: 'functions/settlement/attempt-settlement.ts',
   default: 'functions/settlement/default-trade.ts',
+  continue: 'functions/settlement/continue-settlement.ts',
 };
 
 /**
@@ -175,6 +179,7 @@ export class TradingSettlementStack extends Stack {
       SETTLEMENT_SESSION_SECONDS: String(settings.settlementSessionSeconds),
       SPOT_SETTLEMENT_DEADLINE_SECONDS: String(settings.spotSettlementDeadlineSeconds),
       SETTLEMENT_SWEEP_MAX_TRADES: String(settings.settlementSweepMaxTrades),
+      SETTLEMENT_LEG_SECONDS: String(settings.settlementLegSeconds),
       LOG_LEVEL: settings.logLevel,
     };
 
@@ -360,34 +365,43 @@ export class TradingSettlementStack extends Stack {
   }
 
   /**
-   * The settlement workflow (design section 7): a Standard state machine whose tasks are three Lambdas, and
+   * The settlement workflow (design section 7): a Standard state machine whose tasks are four Lambdas, and
    * StartExecution for the routes that store trades.
    */
   private addSettlementWorkflow(handlers: Record<keyof SettlementWorkflowResources, string>) {
+    // Named here rather than by CloudFormation: the continue task starts the machine's next execution, and a
+    // reference to the machine from its own task function would be a dependency cycle (the machine's
+    // definition names the function). The ARN is built from the name instead.
+    const stateMachineName = `${this.stackName}-settlement`;
+    const stateMachineArn = this.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     const task = (name: keyof SettlementWorkflowResources) => {
+      const startsExecutions = name === 'continue';
       const fn = this.serviceFunction(`Settlement${name[0]!.toUpperCase()}${name.slice(1)}Task`, `settlement task: ${name}`, {
         handler: handlers[name],
         description: `settlement workflow: ${name}`,
-        environment: this.functionEnvironment,
+        environment: startsExecutions ? { ...this.functionEnvironment, STATE_MACHINE_ARN: stateMachineArn } : this.functionEnvironment,
         timeout: SETTLEMENT_TASK_TIMEOUT,
       });
       // Tasks move trades and balances; they neither authenticate callers nor keep request windows.
       grantTable(fn.function, this.mainTable, MAIN_TABLE, 'write');
+      if (startsExecutions) fn.function.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [stateMachineArn] }));
       return fn;
     };
-    const tasks = { activate: task('activate'), attempt: task('attempt'), default: task('default') };
+    const tasks = { activate: task('activate'), attempt: task('attempt'), default: task('default'), continue: task('continue') };
 
     const definition = settlementWorkflowDefinition(
       {
         activate: tasks.activate.function.functionArn,
         attempt: tasks.attempt.function.functionArn,
         default: tasks.default.function.functionArn,
+        continue: tasks.continue.function.functionArn,
       },
       { taskTimeoutSeconds: SETTLEMENT_TASK_TIMEOUT.plus(SETTLEMENT_TASK_TIMEOUT_MARGIN).toSeconds() },
     );
 
     const logs = new LogGroup(this, 'SettlementWorkflowLogs', { retention: RetentionDays.ONE_MONTH });
     const stateMachine = new StateMachine(this, 'SettlementWorkflow', {
+      stateMachineName,
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromString(JSON.stringify(definition)),
       tracingEnabled: true,

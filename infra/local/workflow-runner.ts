@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionTimeoutError, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { AppContext } from '../../lib/context.js';
-import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
+import { executionNameOfInput, settlementInputFor } from '../../lib/settlement/start-settlement.js';
 import {
   closeRunningExecution,
   interruptRunningExecutions,
@@ -20,6 +20,7 @@ import {
 import { getTrade, listOpenTrades, type Trade } from '../../lib/store/trades.js';
 import { bind as bindActivate } from '../../functions/settlement/activate-trade.js';
 import { bind as bindAttempt } from '../../functions/settlement/attempt-settlement.js';
+import { bind as bindContinue } from '../../functions/settlement/continue-settlement.js';
 import { bind as bindDefault } from '../../functions/settlement/default-trade.js';
 import { bind as bindSweep } from '../../functions/settlement/sweep-open-trades.js';
 import type { EnsureOutcome } from '../../lib/settlement/workflow-io.js';
@@ -35,9 +36,9 @@ import {
  * The local settlement runner: the same ASL definition Step Functions runs on AWS, executed in-process by
  * aws-local-stepfunctions, with each Task state calling the same Lambda handler module that AWS invokes.
  *
- * - One execution per trade_id per process; starting it again is a no-op, as is starting a trade whose
- *   settlement already succeeded (a run recorded SUCCEEDED in the table), like Step Functions refusing a
- *   second execution of a name.
+ * - One execution per name (the trade id, `<trade_id>-<n>` for a later leg) per process; starting it again
+ *   is a no-op, as is starting a leg that already succeeded (a run recorded SUCCEEDED in the table), like
+ *   Step Functions refusing a second execution of a name.
  * - Wait states wait in real time. The first one ("Wait for settlement time") is measured on the service
  *   clock rather than the library's Date.now(), so tests that move the clock move settlement times too; the
  *   session wait is SETTLEMENT_SESSION_SECONDS (seconds under `npm start`).
@@ -61,6 +62,7 @@ const LOCAL_RESOURCES: SettlementWorkflowResources = {
   activate: 'arn:aws:lambda:us-east-1:000000000000:function:settlement-activate',
   attempt: 'arn:aws:lambda:us-east-1:000000000000:function:settlement-attempt',
   default: 'arn:aws:lambda:us-east-1:000000000000:function:settlement-default',
+  continue: 'arn:aws:lambda:us-east-1:000000000000:function:settlement-continue',
 };
 
 /** The task functions' handlers, bound to the runner's context as Lambda binds them to its own. */
@@ -68,6 +70,7 @@ const defaultTasks = (ctx: AppContext): Record<keyof SettlementWorkflowResources
   activate: bindActivate(ctx),
   attempt: bindAttempt(ctx),
   default: bindDefault(ctx),
+  continue: bindContinue(ctx),
 });
 
 /** Where each task writes its result in the execution state (the definition's ResultPath), to read outcomes back. */
@@ -75,6 +78,7 @@ const TASK_RESULT_KEYS: Record<string, string> = {
   [SETTLEMENT_STATE_NAMES.activateTrade]: 'activation',
   [SETTLEMENT_STATE_NAMES.attemptSettlement]: 'attempt',
   [SETTLEMENT_STATE_NAMES.defaultTrade]: 'default',
+  [SETTLEMENT_STATE_NAMES.continueInNextExecution]: 'continuation',
 };
 
 export interface LocalRunnerOptions {
@@ -147,6 +151,7 @@ export class LocalSettlementRunner {
       [SETTLEMENT_STATE_NAMES.activateTrade]: tasks.activate,
       [SETTLEMENT_STATE_NAMES.attemptSettlement]: tasks.attempt,
       [SETTLEMENT_STATE_NAMES.defaultTrade]: tasks.default,
+      [SETTLEMENT_STATE_NAMES.continueInNextExecution]: tasks.continue,
     };
     liveOwners.add(this.owner);
   }
@@ -176,8 +181,9 @@ export class LocalSettlementRunner {
       if (closed) result.closed.push({ trade_id: running.trade_id, execution_id: running.execution_id, status });
       if (mine || this.stopped) continue;
       const trade = await getTrade(this.ctx, running.trade_id, { consistent: true });
-      if (trade && trade.trade_state !== 'terminated' && !this.executions.has(trade.trade_id)) {
-        await this.start(settlementInputFor(this.ctx, trade));
+      const input = trade && settlementInputFor(this.ctx, trade);
+      if (trade && input && trade.trade_state !== 'terminated' && !this.executions.has(executionNameOfInput(input))) {
+        await this.start(input);
         result.resumed.push(trade.trade_id);
       }
     }
@@ -213,26 +219,29 @@ export class LocalSettlementRunner {
    * trade, which its history shows beside the failed one).
    */
   async ensure(input: SettlementExecutionInput): Promise<EnsureOutcome> {
-    const existing = this.executions.get(input.trade_id);
+    const name = executionNameOfInput(input);
+    const existing = this.executions.get(name);
     if (existing && existing.end === undefined) return 'running';
     if (existing && (existing.end === 'SUCCEEDED' || existing.end === 'SKIPPED')) return 'finished';
-    if (existing) this.executions.delete(input.trade_id);
+    if (existing) this.executions.delete(name);
     await this.start(input);
     return existing ? 'redriven' : 'started';
   }
 
   /**
-   * Starts the execution for `input.trade_id` unless this runner already has one. Resolves once the
-   * execution is under way (its start recorded), not when it ends: `finished(tradeId)` waits for that.
+   * Starts the execution `input` names (the trade's, or one of its later legs) unless this runner already has
+   * it. Resolves once the execution is under way (its start recorded), not when it ends: `finished(name)`
+   * waits for that.
    */
   async start(input: SettlementExecutionInput): Promise<void> {
     if (this.stopped) throw new Error('the local settlement runner is stopped');
-    if (this.executions.has(input.trade_id)) return;
+    const name = executionNameOfInput(input);
+    if (this.executions.has(name)) return;
     let markStarted!: () => void;
     const started = new Promise<void>((resolve) => (markStarted = resolve));
     const execution: LocalExecution = { finished: Promise.resolve('SKIPPED') };
-    // Registered before the first await, so two concurrent starts of one trade can't both run.
-    this.executions.set(input.trade_id, execution);
+    // Registered before the first await, so two concurrent starts of one execution can't both run.
+    this.executions.set(name, execution);
     execution.finished = this.run(input, execution, markStarted);
     execution.finished.then(
       (end) => (execution.end = end),
@@ -242,12 +251,15 @@ export class LocalSettlementRunner {
     await Promise.race([started, execution.finished]);
   }
 
-  /** How the trade's execution in this runner ended (undefined if this runner never started one). */
-  finished(tradeId: string): Promise<LocalExecutionEnd> | undefined {
-    return this.executions.get(tradeId)?.finished;
+  /**
+   * How the execution named `name` (a trade id: its first leg) ended in this runner (undefined if this runner
+   * never started it).
+   */
+  finished(name: string): Promise<LocalExecutionEnd> | undefined {
+    return this.executions.get(name)?.finished;
   }
 
-  /** Trade ids with an execution in this runner, running or ended. */
+  /** Names of the executions this runner started, running or ended, in order: a first leg's is its trade id. */
   tradeIds(): string[] {
     return [...this.executions.keys()];
   }
@@ -264,8 +276,9 @@ export class LocalSettlementRunner {
 
   private async run(input: SettlementExecutionInput, execution: LocalExecution, markStarted: () => void): Promise<LocalExecutionEnd> {
     const tradeId = input.trade_id;
+    const name = executionNameOfInput(input);
     const { executions } = await settlementHistory(this.ctx, tradeId);
-    if (executions.some((previous) => previous.status === 'SUCCEEDED')) {
+    if (executions.some((previous) => previous.status === 'SUCCEEDED' && previous.execution_name === name)) {
       markStarted();
       return 'SKIPPED';
     }
@@ -273,7 +286,7 @@ export class LocalSettlementRunner {
     const startedAt = Date.now();
     // Start time first, so execution ids sort in the order they ran.
     const executionId = `${String(startedAt).padStart(15, '0')}-${randomBytes(4).toString('hex')}`;
-    await recordExecutionStart(this.ctx, tradeId, executionId, startedAt, this.owner);
+    await recordExecutionStart(this.ctx, tradeId, executionId, startedAt, this.owner, name);
 
     let aborted = false;
     const early = new AbortController();
@@ -286,7 +299,9 @@ export class LocalSettlementRunner {
     // The engine's Wait state is one setTimeout, and Node runs a timer longer than about 24.8 days at once:
     // a trade due to settle further out would be attempted immediately. Sleep off all but the last stretch here.
     const settlementAtMs = Date.parse(input.settlement_at);
-    await sleepUntil(this.ctx, settlementAtMs - MAX_TIMER_MS, early.signal);
+    const legEndsAtMs = Date.parse(input.leg_ends_at);
+    const waitsForLegEnd = input.continues === true;
+    await sleepUntil(this.ctx, (waitsForLegEnd ? legEndsAtMs : settlementAtMs) - MAX_TIMER_MS, early.signal);
     if (aborted) {
       await this.recordEnd(tradeId, executionId, 'ABORTED');
       return 'ABORTED';
@@ -296,9 +311,11 @@ export class LocalSettlementRunner {
       noThrowOnAbort: true,
       overrides: {
         taskResourceLocalHandlers: this.tasks as never,
-        waitTimeOverrides: {
-          [SETTLEMENT_STATE_NAMES.waitForSettlementTime]: Math.max(0, settlementAtMs - this.ctx.clock.nowMs()),
-        },
+        // The first wait on the service clock. A leg end reached later, from the sessions, is waited for by
+        // the engine against the real clock (a session or less away).
+        waitTimeOverrides: waitsForLegEnd
+          ? { [SETTLEMENT_STATE_NAMES.waitForEndOfExecution]: Math.max(0, legEndsAtMs - this.ctx.clock.nowMs()) }
+          : { [SETTLEMENT_STATE_NAMES.waitForSettlementTime]: Math.max(0, settlementAtMs - this.ctx.clock.nowMs()) },
       },
     });
     execution.abort = () => {

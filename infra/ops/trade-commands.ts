@@ -1,15 +1,18 @@
-import { GetExecutionHistoryCommand, type HistoryEvent, type SFNClient } from '@aws-sdk/client-sfn';
+import { ExecutionDoesNotExist, GetExecutionHistoryCommand, type HistoryEvent, type SFNClient } from '@aws-sdk/client-sfn';
 import type { AppContext } from '../../lib/context.js';
+import { executionNameOf, legAt } from '../../lib/domain/settlement-schedule.js';
 import { executionArnOf } from '../../lib/settlement/start-settlement.js';
 import { settlementHistory, type SettlementEvent } from '../../lib/store/settlement-history.js';
 import { getTrade, type Trade } from '../../lib/store/trades.js';
+import { SETTLEMENT_STATE_NAMES } from '../settlement-workflow.js';
 import { required, UsageError, type Commands } from './command.js';
 
 /**
  * Trade operations. `trade history` is the local counterpart of the Step Functions console's execution
  * view: every state the trade's settlement executions went through, when, and with what outcome, beside the
  * trade's current states. Locally the runner's history comes from the table; with STATE_MACHINE_ARN set
- * (deployed), it comes from Step Functions.
+ * (deployed), it comes from Step Functions. A settlement longer than one execution runs in legs (the trade
+ * id, then `<trade_id>-2`, ...): every leg is listed, in order.
  */
 
 export interface Transition {
@@ -90,6 +93,7 @@ async function localExecutions(ctx: AppContext, tradeId: string) {
   const { executions } = await settlementHistory(ctx, tradeId);
   return executions.map((execution) => ({
     execution_id: execution.execution_id,
+    execution_name: execution.execution_name,
     status: execution.status,
     started_at: iso(execution.started_at),
     stopped_at: iso(execution.stopped_at),
@@ -99,13 +103,42 @@ async function localExecutions(ctx: AppContext, tradeId: string) {
   }));
 }
 
-/** Step Functions' history of the execution named by the trade id, in the same shape. */
-async function awsExecutions(client: SFNClient, stateMachineArn: string, tradeId: string) {
-  const executionArn = executionArnOf(stateMachineArn, tradeId);
+/**
+ * Step Functions' history of every leg of the trade's settlement, in leg order, in the same shape. Legs are
+ * slices of time from acceptance, so the legs that can exist are those up to the one the trade was last
+ * written in (or now, while it is open); one never started (the sweep started a later one) is skipped.
+ */
+async function awsExecutions(ctx: AppContext, client: SFNClient, stateMachineArn: string, trade: Trade) {
+  const until = trade.trade_state === 'terminated' ? trade.last_update : ctx.clock.nowMs();
+  const lastLeg = legAt(trade, until, ctx.config.SETTLEMENT_LEG_SECONDS) + 1;
+  const legs = [];
+  for (let leg = 1; leg <= lastLeg; leg++) {
+    const history = await awsExecution(client, stateMachineArn, executionNameOf(trade.trade_id, leg));
+    if (history) legs.push(history);
+  }
+  return legs;
+}
+
+/** Where each task state puts its result in the execution state (the definition's ResultPath). */
+const RESULT_KEY_OF_STATE: Record<string, string> = {
+  [SETTLEMENT_STATE_NAMES.activateTrade]: 'activation',
+  [SETTLEMENT_STATE_NAMES.attemptSettlement]: 'attempt',
+  [SETTLEMENT_STATE_NAMES.defaultTrade]: 'default',
+  [SETTLEMENT_STATE_NAMES.continueInNextExecution]: 'continuation',
+};
+
+async function awsExecution(client: SFNClient, stateMachineArn: string, name: string) {
+  const executionArn = executionArnOf(stateMachineArn, name);
   const events: HistoryEvent[] = [];
   let nextToken: string | undefined;
   do {
-    const page = await client.send(new GetExecutionHistoryCommand({ executionArn, nextToken, maxResults: 1000 }));
+    let page;
+    try {
+      page = await client.send(new GetExecutionHistoryCommand({ executionArn, nextToken, maxResults: 1000 }));
+    } catch (error) {
+      if (error instanceof ExecutionDoesNotExist) return undefined;
+      throw error;
+    }
     events.push(...(page.events ?? []));
     nextToken = page.nextToken;
   } while (nextToken);
@@ -116,7 +149,8 @@ async function awsExecutions(client: SFNClient, stateMachineArn: string, tradeId
     const type = entered ? 'StateEntered' : exited ? 'StateExited' : (event.type ?? 'unknown');
     if (entered) current = entered.name ?? null;
     const output = exited?.output ? (JSON.parse(exited.output) as Record<string, Record<string, unknown> | undefined>) : undefined;
-    const result = output && (output.attempt ?? output.default ?? output.activation);
+    const key = exited?.name ? RESULT_KEY_OF_STATE[exited.name] : undefined;
+    const result = output && key ? output[key] : undefined;
     const failure = event.lambdaFunctionFailedEventDetails ?? event.taskFailedEventDetails ?? event.executionFailedEventDetails;
     return {
       sequence: index + 1,
@@ -129,7 +163,7 @@ async function awsExecutions(client: SFNClient, stateMachineArn: string, tradeId
       error: failure ? `${failure.error ?? ''}: ${failure.cause ?? ''}` : null,
     };
   });
-  return [{ execution_id: executionArn, transitions: transitionsOf(converted) }];
+  return { execution_id: executionArn, execution_name: name, transitions: transitionsOf(converted) };
 }
 
 export const tradeCommands: Commands = {
@@ -142,7 +176,7 @@ export const tradeCommands: Commands = {
       if (!trade) throw new UsageError(`unknown trade ${tradeId}`);
       const { workflow } = ctx;
       const executions =
-        workflow.kind === 'step-functions' ? await awsExecutions(workflow.client, workflow.stateMachineArn, tradeId) : await localExecutions(ctx, tradeId);
+        workflow.kind === 'step-functions' ? await awsExecutions(ctx, workflow.client, workflow.stateMachineArn, trade) : await localExecutions(ctx, tradeId);
       return { trade: tradeStates(trade), executions };
     },
   },

@@ -11,3 +11,16 @@ export function tradeIdOf(event: unknown): string {
   }
   return tradeId;
 }
+
+/** The continue task's leg number (a positive integer), as the workflow passes it. */
+export function legOf(event: unknown): number {
+  const leg = (event as Partial<SettlementTaskInput> | null)?.leg;
+  if (typeof leg !== 'number' || !Number.isInteger(leg) || leg < 1) throw new Error(`settlement task: expected { leg }, got ${JSON.stringify(event)}`);
+  return leg;
+}
+
+/** The attempt task's leg end (ISO 8601), when the workflow passes one. */
+export function legEndsAtOf(event: unknown): string | undefined {
+  const endsAt = (event as Partial<SettlementTaskInput> | null)?.leg_ends_at;
+  return typeof endsAt === 'string' && !Number.isNaN(Date.parse(endsAt)) ? endsAt : undefined;
+}

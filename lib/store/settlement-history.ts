@@ -16,6 +16,8 @@ export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | '
 export interface SettlementExecution {
   trade_id: string;
   execution_id: string;
+  /** What Step Functions would name it: the trade id, `<trade_id>-<n>` for leg n of a long settlement. */
+  execution_name: string;
   /** The runner that runs it (host, pid, runner id), so a run whose process died can be told from a live one. */
   owner: string | null;
   status: ExecutionStatus;
@@ -42,7 +44,9 @@ export interface SettlementEvent {
  * A RUNNING execution is on the sparse `gsi2` index of running executions until it ends, so one left
  * RUNNING by a process that died is found (and closed) without reading every trade's history.
  */
-export async function recordExecutionStart(ctx: AppContext, tradeId: string, executionId: string, startedAtMs: number, owner: string): Promise<void> {
+export async function recordExecutionStart(
+  ctx: AppContext, tradeId: string, executionId: string, startedAtMs: number, owner: string, executionName: string = tradeId,
+): Promise<void> {
   await ctx.db.send(
     new PutCommand({
       TableName: ctx.tables.main,
@@ -51,6 +55,7 @@ export async function recordExecutionStart(ctx: AppContext, tradeId: string, exe
         type: 'settlement_execution',
         trade_id: tradeId,
         execution_id: executionId,
+        execution_name: executionName,
         owner,
         status: 'RUNNING',
         started_at: startedAtMs,
@@ -149,7 +154,7 @@ export async function runningExecutions(ctx: AppContext): Promise<{ trade_id: st
   return items.map((item) => ({ trade_id: item.trade_id, execution_id: item.execution_id, owner: item.owner ?? null, started_at: readInteger(item.started_at) }));
 }
 
-/** Every execution of a trade's settlement, oldest first, each with its events in order. */
+/** Every execution of a trade's settlement (every leg, every rerun), oldest first, each with its events in order. */
 export async function settlementHistory(ctx: AppContext, tradeId: string): Promise<{ executions: (SettlementExecution & { events: SettlementEvent[] })[] }> {
   const items = await queryAll(ctx, {
     TableName: ctx.tables.main,
@@ -163,6 +168,8 @@ export async function settlementHistory(ctx: AppContext, tradeId: string): Promi
     executions.set(item.execution_id, {
       trade_id: item.trade_id,
       execution_id: item.execution_id,
+      // Histories written before legs existed are the trade's only execution.
+      execution_name: item.execution_name ?? item.trade_id,
       owner: item.owner ?? null,
       status: item.status,
       started_at: readInteger(item.started_at),

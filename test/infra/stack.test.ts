@@ -1,3 +1,4 @@
+import { ArnFormat } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { routes, type Route } from '../../infra/routes.js';
@@ -72,8 +73,8 @@ describe('the service stack, from the real route table', () => {
 
   it('makes one Node.js 22 arm64 function per route, with the configuration the handlers read', () => {
     const functions = ofType(resources, 'AWS::Lambda::Function');
-    // Routes, event handlers, and with the workflow its three tasks plus the sweep.
-    expect(functions).toHaveLength(routes.length + stack.eventFunctions.size + 4);
+    // Routes, event handlers, and with the workflow its four tasks plus the sweep.
+    expect(functions).toHaveLength(routes.length + stack.eventFunctions.size + 5);
     for (const route of routes) {
       const fn = resources[idOf(stack.routeFunctions.get(route)!.function)];
       expect(fn.Properties, `${route.method} ${route.path}`).toMatchObject({
@@ -93,6 +94,7 @@ describe('the service stack, from the real route table', () => {
         PRICE_MAX_AGE_SECONDS: expect.stringMatching(/^\d+$/),
         SETTLEMENT_SESSION_SECONDS: expect.stringMatching(/^\d+$/),
         SPOT_SETTLEMENT_DEADLINE_SECONDS: expect.stringMatching(/^\d+$/),
+        SETTLEMENT_LEG_SECONDS: String(30 * 24 * 3600),
         LOG_LEVEL: 'info',
       });
     }
@@ -215,6 +217,20 @@ describe('the service stack, from the real route table', () => {
     }
   });
 
+  it('lets the continue task, and no other task, start the next leg of this state machine, by its name', () => {
+    const machine = resources[idOf(stack.settlementWorkflow)].Properties;
+    expect(machine.StateMachineName).toBe(`${stack.stackName}-settlement`);
+    const machineArn = stack.resolve(stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: machine.StateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }));
+    const tasks = ofType(resources, 'AWS::Lambda::Function').filter(([id]) => id.startsWith('Settlement'));
+    for (const [id, task] of tasks) {
+      const continues = task.Properties.Description === 'settlement workflow: continue';
+      const role = task.Properties.Role['Fn::GetAtt'][0];
+      const starts = statementsOf(resources, role).filter((statement) => actionsOf(statement).includes('states:StartExecution'));
+      expect(starts.flatMap(resourcesOf), id).toEqual(continues ? [machineArn] : []);
+      expect(task.Properties.Environment.Variables.STATE_MACHINE_ARN, id).toEqual(continues ? machineArn : undefined);
+    }
+  });
+
   it('sweeps overdue open trades on a schedule, with start, read and redrive rights and one kind of table write', () => {
     const sweep = ofType(resources, 'AWS::Lambda::Function').find(([, fn]) => String(fn.Properties.Description).includes('revive overdue open trades'));
     expect(sweep).toBeDefined();
@@ -259,7 +275,7 @@ describe('the service stack, with a fixture route table and workflow', () => {
   ];
   const { stack, template, resources, idOf } = synth({
     routes: fixtureRoutes,
-    settlementTaskHandlers: { activate: standIn, attempt: standIn, default: standIn },
+    settlementTaskHandlers: { activate: standIn, attempt: standIn, default: standIn, continue: standIn },
   });
   const workflow = stack.settlementWorkflow;
   const workflowId = idOf(workflow);
@@ -271,7 +287,7 @@ describe('the service stack, with a fixture route table and workflow', () => {
     expect(pathParts.sort()).toEqual(['customers', 'new', 'participants', 'time', 'trades', '{trade_id}'].sort());
   });
 
-  it('is a Standard state machine, logged at ERROR to its own group, traced, invoking the three task functions', () => {
+  it('is a Standard state machine, logged at ERROR to its own group, traced, invoking the four task functions', () => {
     expect(workflow).toBeDefined();
     const machine = resources[workflowId].Properties;
     expect(machine.StateMachineType).toBe('STANDARD');
@@ -290,7 +306,7 @@ describe('the service stack, with a fixture route table and workflow', () => {
     const taskIds = ofType(resources, 'AWS::Lambda::Function')
       .map(([id]) => id)
       .filter((id) => id.startsWith('Settlement'));
-    expect(taskIds).toHaveLength(3);
+    expect(taskIds).toHaveLength(4);
     for (const taskId of taskIds) {
       expect(definition).toContain(JSON.stringify(arnOf(taskId)));
       expect(invoked).toContainEqual(arnOf(taskId));

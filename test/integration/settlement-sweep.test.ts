@@ -20,7 +20,8 @@ import { testContext, type TestContext } from '../support/context.js';
  */
 const ARN = 'arn:aws:states:us-east-1:123456789012:stateMachine:Settlement';
 const EXECUTION_ARN = 'arn:aws:states:us-east-1:123456789012:execution:Settlement:trade-1';
-const trade = { trade_id: 'trade-1', accepted_timestamp: 1_790_000_000_000, settlement_timestamp: null };
+/** Accepted a minute ago: in its first leg, the execution named by the trade id. */
+const trade = { trade_id: 'trade-1', accepted_timestamp: Date.now() - 60_000, settlement_timestamp: null };
 
 function fakeStepFunctions(existing: { status: string } | null, options: { startedMeanwhile?: boolean } = {}) {
   const calls: string[] = [];
@@ -67,6 +68,13 @@ describe('ensureSettlementRunning', () => {
     const succeeded = fakeStepFunctions({ status: 'SUCCEEDED' });
     expect(await ensureSettlementRunning(succeeded.ctx, trade)).toBe('finished');
     expect(succeeded.calls).toEqual([`DescribeExecutionCommand ${EXECUTION_ARN}`]);
+  });
+
+  it('asks about the leg the clock is in: a trade accepted 65 days ago is in its third 30-day leg', async () => {
+    const { calls, ctx } = fakeStepFunctions(null);
+    const older = { ...trade, accepted_timestamp: Date.now() - 65 * 86_400_000 };
+    expect(await ensureSettlementRunning(ctx, older)).toBe('started');
+    expect(calls).toEqual([`DescribeExecutionCommand ${EXECUTION_ARN}-3`, 'StartExecutionCommand trade-1-3']);
   });
 
   it.each(['FAILED', 'TIMED_OUT', 'ABORTED'])('redrives a %s execution by its execution ARN', async (status) => {

@@ -315,14 +315,15 @@ describe('settlement history', () => {
     await waitForTrade(parties.platform, tradeId, isTerminated);
     expect(await localRunner()!.finished(tradeId)).toBe('SUCCEEDED');
 
-    expect(await stateTransitionCount(ctx, tradeId)).toBe(5);
+    expect(await stateTransitionCount(ctx, tradeId)).toBe(6);
     const shown = (await runAdmin(['trade', 'history', '--trade-id', tradeId], { ctx })) as any;
     expect(shown.trade).toMatchObject({ trade_id: tradeId, trade_state: 'terminated', settlement_state: 'settled' });
     expect(shown.trade.parties[0]).toMatchObject({ side: 'buy', delivers: '1000.00 USD', receives: '1.00000000 BTC', settlement_state: 'settled' });
     expect(shown.executions).toHaveLength(1);
     const execution = shown.executions[0];
-    expect(execution).toMatchObject({ status: 'SUCCEEDED', state_transitions: 5, error: null });
+    expect(execution).toMatchObject({ execution_name: tradeId, status: 'SUCCEEDED', state_transitions: 6, error: null });
     expect(execution.transitions.map((t: any) => [t.state, t.outcome])).toEqual([
+      [S.settlesInThisExecution, null],
       [S.waitForSettlementTime, null],
       [S.activateTrade, 'outstanding'],
       [S.attemptSettlement, 'settled'],

@@ -21,28 +21,33 @@ const RESOURCES = {
   activate: 'arn:aws:lambda:eu-west-1:123456789012:function:settlement-activate',
   attempt: 'arn:aws:lambda:eu-west-1:123456789012:function:settlement-attempt',
   default: 'arn:aws:lambda:eu-west-1:123456789012:function:settlement-default',
+  continue: 'arn:aws:lambda:eu-west-1:123456789012:function:settlement-continue',
 };
 
 const definition = settlementWorkflowDefinition(RESOURCES);
-const input = settlementExecutionInput('3f1c6c1e-6a55-4a55-9d35-2f1b7c3c9a10', Date.UTC(2030, 0, 1), 60);
+const TRADE_ID = '3f1c6c1e-6a55-4a55-9d35-2f1b7c3c9a10';
+const input = settlementExecutionInput(TRADE_ID, Date.UTC(2030, 0, 1), 60, { number: 1, endsAtMs: Date.UTC(2030, 1, 1) });
+/** Leg 2 of a trade settling after it: the leg only waits for its end, then hands over. */
+const waitingLeg = settlementExecutionInput(TRADE_ID, Date.UTC(2031, 0, 1), 60, { number: 2, endsAtMs: Date.UTC(2030, 6, 1) });
 
 type Handler = (input: unknown) => SettlementTaskResult | Promise<SettlementTaskResult>;
 
 /** Runs the definition in-process with stub tasks and no real waiting; returns the output and every state entered. */
-async function execute(handlers: { activate?: Handler; attempt: Handler; default?: Handler }) {
+async function execute(handlers: { activate?: Handler; attempt: Handler; default?: Handler; continue?: Handler }, start: unknown = input) {
   const machine = new StateMachine(structuredClone(definition) as unknown as StateMachineDefinition, {
     validationOptions: { checkArn: true, checkPaths: true },
   });
   const fallback: Handler = () => ({ outcome: 'outstanding' });
-  const execution = machine.run({ ...input }, {
+  const execution = machine.run(structuredClone(start) as never, {
     overrides: {
       taskResourceLocalHandlers: {
         [S.activateTrade]: (handlers.activate ?? fallback) as never,
         [S.attemptSettlement]: handlers.attempt as never,
         [S.defaultTrade]: (handlers.default ?? fallback) as never,
+        [S.continueInNextExecution]: (handlers.continue ?? (() => ({ outcome: 'continued' }))) as never,
       },
-      waitTimeOverrides: { [S.waitForSettlementTime]: 0, [S.waitForNextSession]: 0 },
-      retryIntervalOverrides: { [S.activateTrade]: 0, [S.attemptSettlement]: 0, [S.defaultTrade]: 0 },
+      waitTimeOverrides: { [S.waitForSettlementTime]: 0, [S.waitForNextSession]: 0, [S.waitForEndOfExecution]: 0 },
+      retryIntervalOverrides: { [S.activateTrade]: 0, [S.attemptSettlement]: 0, [S.defaultTrade]: 0, [S.continueInNextExecution]: 0 },
     },
   });
   const entered: string[] = [];
@@ -68,17 +73,19 @@ describe('settlement workflow definition', () => {
   it('names every state for the console and wires tasks to the given resources', () => {
     const states = definition.States as Record<string, AslDefinition>;
     expect(Object.keys(states).sort()).toEqual(Object.values(S).sort());
-    expect(definition.StartAt).toBe(S.waitForSettlementTime);
+    expect(definition.StartAt).toBe(S.settlesInThisExecution);
     expect(states[S.activateTrade]?.Resource).toBe(RESOURCES.activate);
     expect(states[S.attemptSettlement]?.Resource).toBe(RESOURCES.attempt);
     expect(states[S.defaultTrade]?.Resource).toBe(RESOURCES.default);
+    expect(states[S.continueInNextExecution]?.Resource).toBe(RESOURCES.continue);
     expect(states[S.waitForSettlementTime]?.TimestampPath).toBe('$.settlement_at');
+    expect(states[S.waitForEndOfExecution]?.TimestampPath).toBe('$.leg_ends_at');
     expect(states[S.waitForNextSession]?.SecondsPath).toBe('$.session_interval_seconds');
   });
 
   it('keeps the execution input on every task and retries task failures with backoff', () => {
     const states = definition.States as Record<string, AslDefinition>;
-    for (const name of [S.activateTrade, S.attemptSettlement, S.defaultTrade]) {
+    for (const name of [S.activateTrade, S.attemptSettlement, S.defaultTrade, S.continueInNextExecution]) {
       const state = states[name] as AslDefinition;
       expect(state.ResultPath).toMatch(/^\$\.\w+$/);
       const retriers = state.Retry as AslDefinition[];
@@ -96,24 +103,28 @@ describe('settlement workflow definition', () => {
     expect((attempt.Retry as AslDefinition[]).every((r) => r.MaxAttempts === 2)).toBe(true);
   });
 
-  it('builds the execution input with an ISO settlement time', () => {
+  it('builds the execution input with ISO times, and says whether the settlement falls after the leg', () => {
     expect(input).toEqual({
-      trade_id: '3f1c6c1e-6a55-4a55-9d35-2f1b7c3c9a10',
+      trade_id: TRADE_ID,
       settlement_at: '2030-01-01T00:00:00.000Z',
       session_interval_seconds: 60,
+      leg: 1,
+      leg_ends_at: '2030-02-01T00:00:00.000Z',
+      continues: false,
     });
+    expect(waitingLeg).toMatchObject({ leg: 2, leg_ends_at: '2030-07-01T00:00:00.000Z', continues: true });
   });
 });
 
 describe('settlement workflow, run locally', () => {
-  it('settles a funded trade in five states and passes tasks only the trade id', async () => {
+  it('settles a funded trade in six states and passes tasks the trade id (the attempt also the leg end)', async () => {
     const seen: unknown[] = [];
     const { output, entered } = await execute({
       activate: (i) => (seen.push(i), { outcome: 'outstanding' }),
       attempt: (i) => (seen.push(i), { outcome: 'settled' }),
     });
-    expect(entered).toEqual([S.waitForSettlementTime, S.activateTrade, S.attemptSettlement, S.settled, S.done]);
-    expect(seen).toEqual([{ trade_id: input.trade_id }, { trade_id: input.trade_id }]);
+    expect(entered).toEqual([S.settlesInThisExecution, S.waitForSettlementTime, S.activateTrade, S.attemptSettlement, S.settled, S.done]);
+    expect(seen).toEqual([{ trade_id: input.trade_id }, { trade_id: input.trade_id, leg_ends_at: input.leg_ends_at }]);
     expect(output).toMatchObject({ ...input, attempt: { outcome: 'settled' } });
   });
 
@@ -155,7 +166,41 @@ describe('settlement workflow, run locally', () => {
 
   it('stops at once when the trade was already closed by an earlier run', async () => {
     const { entered } = await execute({ attempt: () => ({ outcome: 'terminated' }) });
-    expect(entered).toEqual([S.waitForSettlementTime, S.activateTrade, S.attemptSettlement, S.settled, S.done]);
+    expect(entered).toEqual([S.settlesInThisExecution, S.waitForSettlementTime, S.activateTrade, S.attemptSettlement, S.settled, S.done]);
+  });
+
+  it('a leg ending before the settlement time only waits for its end, then starts the next leg', async () => {
+    const seen: unknown[] = [];
+    const { output, entered } = await execute(
+      {
+        attempt: () => {
+          throw new Error('no attempt in a waiting leg');
+        },
+        continue: (i) => (seen.push(i), { outcome: 'continued', next_execution: `${TRADE_ID}-3` }),
+      },
+      waitingLeg,
+    );
+    expect(entered).toEqual([S.settlesInThisExecution, S.waitForEndOfExecution, S.continueInNextExecution, S.done]);
+    expect(seen).toEqual([{ trade_id: TRADE_ID, leg: 2 }]);
+    expect(output).toMatchObject({ continuation: { outcome: 'continued', next_execution: `${TRADE_ID}-3` } });
+  });
+
+  it('an outstanding trade whose next session falls after the leg ends waits for the end and continues in the next leg', async () => {
+    const outcomes: SettlementTaskResult[] = [
+      { outcome: 'outstanding', past_deadline: false },
+      { outcome: 'outstanding', past_deadline: false, leg_over: true },
+    ];
+    const { entered } = await execute({ attempt: () => outcomes.shift() as SettlementTaskResult });
+    expect(entered.slice(-5)).toEqual([S.settled, S.pastDeadline, S.waitForEndOfExecution, S.continueInNextExecution, S.done]);
+    expect(entered.filter((s) => s === S.waitForNextSession)).toHaveLength(1);
+  });
+
+  it('defaults rather than continues when the deadline and the leg end come together', async () => {
+    const { entered } = await execute({
+      attempt: () => ({ outcome: 'outstanding', past_deadline: true, leg_over: true }),
+      default: () => ({ outcome: 'defaulted' }),
+    });
+    expect(entered.slice(-3)).toEqual([S.pastDeadline, S.defaultTrade, S.done]);
   });
 
   it('retries a failing task instead of losing the trade', async () => {
