@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { MAX_LEG_SECONDS } from './domain/settlement-schedule.js';
 
 /**
  * Runtime configuration, parsed from the environment once at the edge (the Lambda handler factory, the local
@@ -33,7 +34,7 @@ const schema = z.object({
    * Length of a settlement leg (one execution; design section 7). A Standard execution ends after a year and
    * 25,000 history events (a session costs about 11): 30 days keeps hourly sessions near 8,000 events.
    */
-  SETTLEMENT_LEG_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive(), z.lte(360 * 24 * 3600)), 30 * 24 * 3600),
+  SETTLEMENT_LEG_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive(), z.lte(MAX_LEG_SECONDS)), 30 * 24 * 3600),
   /** Overdue trades one settlement sweep invocation revives at most; the next invocation takes the rest. */
   SETTLEMENT_SWEEP_MAX_TRADES: z._default(z.coerce.number().check(z.int(), z.positive()), 1000),
   LOG_LEVEL: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
