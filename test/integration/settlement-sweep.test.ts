@@ -1,4 +1,5 @@
 import { ExecutionAlreadyExists, ExecutionDoesNotExist, type SFNClient } from '@aws-sdk/client-sfn';
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startLocalWorkflows, type LocalRunnerOptions } from '../../infra/local/workflow-runner.js';
 import { bind as bindAttempt } from '../../functions/settlement/attempt-settlement.js';
@@ -102,7 +103,7 @@ const DAY_MS = 86_400_000;
  * An open spot trade accepted at `acceptedMs`, stored with no execution (as if the process died before
  * starting one). Its parties hold nothing, so once past the 2-day deadline an execution defaults it.
  */
-async function storeOpenTrade(context: AppContext, acceptedMs: number): Promise<string> {
+async function storeOpenTrade(context: AppContext, acceptedMs: number, settlementAtMs: number | null = null): Promise<string> {
   const report = validateTradeReport(
     {
       client_trade_id: `sweep-${newId()}`,
@@ -125,7 +126,7 @@ async function storeOpenTrade(context: AppContext, acceptedMs: number): Promise<
     { platformCode: 'PLAT01', nowMs: acceptedMs },
   );
   if (!report.ok) throw new Error(report.errors.join('; '));
-  const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs: acceptedMs, accountGroups: ['PLAT01', 'PLAT01'] });
+  const trade = { ...acceptedTrade(report.value, { tradeId: newId(), nowMs: acceptedMs, accountGroups: ['PLAT01', 'PLAT01'] }), settlement_timestamp: settlementAtMs };
   await transactWrite(context, tradeItems(context, trade));
   return trade.trade_id;
 }
@@ -302,6 +303,35 @@ describe('the settlement sweep against Step Functions', () => {
       expect(await bindSweep(sweepCtx)()).toMatchObject({ visited: 1, past_deadline: 1 });
     } finally {
       await closeTrades(sweepCtx, [late, young]);
+    }
+  });
+
+  it('reads only the overdue trades: open trades whose settlement is not due cost it nothing', async () => {
+    const sweepCtx = withStepFunctions({ send: async () => ({ status: 'RUNNING' }) } as unknown as SFNClient, '2010-01-15T00:00:00Z');
+    vi.spyOn(sweepCtx.logger, 'warn').mockImplementation(() => {});
+    const nowMs = sweepCtx.clock.nowMs();
+    // 200 healthy open trades (settling in 30 days, so not due) and one overdue.
+    const healthy: string[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      healthy.push(...(await Promise.all(Array.from({ length: 20 }, () => storeOpenTrade(sweepCtx, nowMs - DAY_MS, nowMs + 30 * DAY_MS)))));
+    }
+    const overdue = await storeOpenTrade(sweepCtx, nowMs - 3 * DAY_MS);
+    // Counts what the sweep's index queries evaluate.
+    const scanned: number[] = [];
+    const db = sweepCtx.db;
+    const counting = Object.create(db) as DynamoDBDocumentClient;
+    counting.send = (async (command: unknown) => {
+      const out = await db.send(command as never);
+      if (command instanceof QueryCommand) scanned.push((out as { ScannedCount?: number }).ScannedCount ?? 0);
+      return out;
+    }) as never;
+    try {
+      expect(await bindSweep({ ...sweepCtx, db: counting })()).toMatchObject({ visited: 1, running: 1, more: false });
+      // One query per open-trades shard, and nothing evaluated but the overdue trade.
+      expect(scanned).toHaveLength(8);
+      expect(scanned.reduce((sum, n) => sum + n, 0)).toBe(1);
+    } finally {
+      await closeTrades(sweepCtx, [...healthy, overdue]);
     }
   });
 });
