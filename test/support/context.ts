@@ -48,7 +48,14 @@ export function testEndpoint(): string {
 
 /** A context on the test tables with a clock of its own. Logs errors only unless LOG_LEVEL says otherwise. */
 export function testContext(options: TestContextOptions = {}): TestContext {
-  const config = localConfig(testEndpoint(), TEST_TABLES, TEST_SECRETS_KEY, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'error', ...options.env });
+  // Production's connection and request timeouts (1 s, 2 s) are for DynamoDB's own service; DynamoDB Local on a
+  // loaded 2-core test machine can take longer to accept, so tests allow more unless a test sets its own.
+  const config = localConfig(testEndpoint(), TEST_TABLES, TEST_SECRETS_KEY, {
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+    AWS_CONNECT_TIMEOUT_MS: '10000',
+    AWS_REQUEST_TIMEOUT_MS: '30000',
+    ...options.env,
+  });
   return createContext(config, { clock: new TestClock(), db: options.db, workflow: options.workflow }) as TestContext;
 }
 
