@@ -87,6 +87,64 @@ class ParticipantCodeTakenError extends Error {}
 const MAX_CODE_ATTEMPTS = 5;
 
 /**
+ * A new approved customer's items: the e-mail claim (`attribute_not_exists`: the platform's e-mail is
+ * unique) and the participant with its list entry and count. For `createCustomer`'s transaction, and for
+ * writing a history in bulk (the benchmark).
+ */
+export function customerItems(ctx: AppContext, platformCode: string, customer: SealedCustomer | NormalizedMinor, code: string, now: number): [TaggedItem, TaggedItem] {
+  // A plaintext tax id must never reach the table, whatever a caller passes.
+  if ('tax_id' in customer) throw new Error('a customer reaches the store with its tax id encrypted (tax_id_encrypted), never in plaintext');
+  const { main } = ctx.tables;
+  const custodianCode = 'custodian_participant_code' in customer ? customer.custodian_participant_code : undefined;
+  // Metadata is opaque to us and may hold numbers DynamoDB can't store exactly (or at all), so it is kept
+  // as the JSON text; everything else is stored as the domain normalised it, never the raw body.
+  const { metadata, ...fields } = customer;
+  const emailClaim: TaggedItem = {
+    item: {
+      Put: {
+        TableName: main,
+        Item: {
+          ...keys.customerEmail(platformCode, customer.email_normalized),
+          type: 'customer_email',
+          platform_code: platformCode,
+          email_normalized: customer.email_normalized,
+          participant_code: code,
+          created_at: now,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    onConditionFailed: () => new ConflictError([EMAIL_TAKEN]),
+  };
+  const participant: TaggedItem = {
+    item: {
+      Put: {
+        TableName: main,
+        Item: {
+          // Customer fields first, so nothing in them can stand in for an attribute the service owns.
+          ...fields,
+          ...(metadata !== undefined && { metadata_json: JSON.stringify(metadata) }),
+          ...keys.participant(code),
+          gsi1pk: keys.participantsOfPlatform(platformCode),
+          gsi1sk: keys.participantSortKey(now, code),
+          type: 'participant',
+          participant_code: code,
+          platform_code: platformCode,
+          kind: 'customer',
+          status: 'approved',
+          is_minor: custodianCode !== undefined,
+          created_at: now,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    onConditionFailed: () => new ParticipantCodeTakenError(),
+    counts: [{ platformCode, list: PARTICIPANTS_LIST, bucket: ALL, delta: 1 }],
+  };
+  return [emailClaim, participant];
+}
+
+/**
  * Writes a new approved customer (adult or minor) of `platformCode` in one transaction with its e-mail claim
  * and, for a minor, a re-check of the custodian, so neither a concurrent twin nor a custodian changing
  * meanwhile can slip between the use case's checks and the write.
@@ -100,59 +158,15 @@ export async function createCustomer(
   customer: SealedCustomer | NormalizedMinor,
   alongWith: (created: CreatedCustomer) => readonly TaggedItem[] = () => [],
 ): Promise<CreatedCustomer> {
-  // A plaintext tax id must never reach the table, whatever a caller passes.
+  // A plaintext tax id must never reach the table, whatever a caller passes (customerItems checks again).
   if ('tax_id' in customer) throw new Error('a customer reaches the store with its tax id encrypted (tax_id_encrypted), never in plaintext');
   const { main } = ctx.tables;
   const custodianCode = 'custodian_participant_code' in customer ? customer.custodian_participant_code : undefined;
-  // Metadata is opaque to us and may hold numbers DynamoDB can't store exactly (or at all), so it is kept
-  // as the JSON text; everything else is stored as the domain normalised it, never the raw body.
-  const { metadata, ...fields } = customer;
 
   for (let attempt = 1; attempt <= MAX_CODE_ATTEMPTS; attempt++) {
     const code = newParticipantCode();
     const now = ctx.clock.nowMs();
-    const emailClaim: TaggedItem = {
-      item: {
-        Put: {
-          TableName: main,
-          Item: {
-            ...keys.customerEmail(platformCode, customer.email_normalized),
-            type: 'customer_email',
-            platform_code: platformCode,
-            email_normalized: customer.email_normalized,
-            participant_code: code,
-            created_at: now,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-      onConditionFailed: () => new ConflictError([EMAIL_TAKEN]),
-    };
-    const participant: TaggedItem = {
-      item: {
-        Put: {
-          TableName: main,
-          Item: {
-            // Customer fields first, so nothing in them can stand in for an attribute the service owns.
-            ...fields,
-            ...(metadata !== undefined && { metadata_json: JSON.stringify(metadata) }),
-            ...keys.participant(code),
-            gsi1pk: keys.participantsOfPlatform(platformCode),
-            gsi1sk: keys.participantSortKey(now, code),
-            type: 'participant',
-            participant_code: code,
-            platform_code: platformCode,
-            kind: 'customer',
-            status: 'approved',
-            is_minor: custodianCode !== undefined,
-            created_at: now,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-      onConditionFailed: () => new ParticipantCodeTakenError(),
-      counts: [{ platformCode, list: PARTICIPANTS_LIST, bucket: ALL, delta: 1 }],
-    };
+    const [emailClaim, participant] = customerItems(ctx, platformCode, customer, code, now);
     const custodianCheck: TaggedItem[] =
       custodianCode === undefined
         ? []
