@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -106,8 +106,37 @@ export async function bundle(root: string, workspace: BundleWorkspace, handler: 
   return { file: outfile, kb: statSync(outfile).size / 1024, heaviest: heaviestPackages(result.metafile) };
 }
 
+/**
+ * The control of issue 13's import_ratio: a function holding only the DynamoDB document client, built like
+ * every function: the client made on the first invocation, as `onLambda` makes the context, so importing
+ * it loads and evaluates the SDK modules and nothing else. Every handler needs at least this much.
+ */
+const CONTROL_SOURCE = [
+  "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
+  "import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';",
+  'let client;',
+  'export const handler = async () => {',
+  '  client ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), { unmarshallOptions: { wrapNumbers: true } });',
+  '  return client;',
+  '};',
+].join('\n');
+
+export const CONTROL_NAME = 'document client only (control)';
+
+/** Bundles the control function into the workspace with the stack's options. */
+async function bundleControl(workspace: BundleWorkspace) {
+  const entry = join(workspace.dir, 'control-entry.mjs');
+  writeFileSync(entry, `${CONTROL_SOURCE}\n`);
+  const outfile = join(workspace.dir, 'control', 'index.mjs');
+  mkdirSync(join(workspace.dir, 'control'), { recursive: true });
+  const result = await build({ ...esbuildOptionsFor(entry, outfile), metafile: true, logLevel: 'warning' });
+  return { file: outfile, kb: statSync(outfile).size / 1024, heaviest: heaviestPackages(result.metafile) };
+}
+
 export interface BundleReport {
   results: BundleResult[];
+  /** The document-client-only function, measured in the same round-robin as the others. */
+  control: BundleResult;
   /** The same handler bundled with `@aws-sdk/*` left external (the runtime's SDK), for comparison. */
   sdkExternal: { handler: string; kb: number; importMsP50: number; importCpuMsP50: number };
 }
@@ -122,12 +151,14 @@ export async function measureBundles(root: string, workspace: BundleWorkspace, c
   const built = [];
   for (const handler of handlers) built.push({ handler, ...(await bundle(root, workspace, handler)) });
   const external = { handler: comparisonHandler, ...(await bundle(root, workspace, comparisonHandler, 'sdk-external', { external: ['@aws-sdk/*'] })) };
-  const all = [...built, external];
+  const control = { handler: CONTROL_NAME, ...(await bundleControl(workspace)) };
+  const all = [...built, external, control];
   const timings = all.map(() => [] as { wallMs: number; cpuMs: number }[]);
   for (let run = 0; run < IMPORT_RUNS; run++) all.forEach((entry, i) => timings[i]!.push(importOnce(entry.file, workspace.dir)));
   const p50s = timings.map((runs) => ({ importMsP50: median(runs.map((r) => r.wallMs)), importCpuMsP50: median(runs.map((r) => r.cpuMs)) }));
   return {
     results: built.map((entry, i) => ({ handler: entry.handler, kb: entry.kb, ...p50s[i]!, heaviest: entry.heaviest })),
     sdkExternal: { handler: comparisonHandler, kb: external.kb, ...p50s[built.length]! },
+    control: { handler: CONTROL_NAME, kb: control.kb, ...p50s[built.length + 1]!, heaviest: control.heaviest },
   };
 }

@@ -1,139 +1,29 @@
-import { randomUUID } from 'node:crypto';
-import { achClearingAccount } from '../../lib/domain/ach-clearing.js';
-import { parseCustomer } from '../../lib/domain/customers.js';
-import { SYSTEM_PARTICIPANTS, systemAccount, type Leg } from '../../lib/domain/ledger.js';
-import { Money } from '../../lib/domain/money.js';
-import { validateTradeReport } from '../../lib/domain/trade-report.js';
-import { movementItems } from '../../lib/store/ledger.js';
-import { createCustomer } from '../../lib/store/participants.js';
-import { paymentCreationItem } from '../../lib/store/payments.js';
-import { acceptedTrade, tradeItems } from '../../lib/store/trades.js';
-import { transactWrite, type TaggedItem } from '../../lib/store/transactions.js';
-import { transferRecordItem } from '../../lib/store/transfers.js';
-import { expectStatus, newBenchPlatform, type BenchPlatform } from './client.js';
-import { adultBody, tradeBody } from './fixtures.js';
+import { deposit } from '../../lib/ledger/deposit.js';
+import { createPlatform } from '../../lib/store/platforms.js';
+import { expectStatus, newBenchPlatform, type BenchPlatform, type BenchResponse } from './client.js';
+import { seedPlatform } from './seed.js';
 import { benchCtx, type DynamoMeter } from './stack.js';
-import { inParallel, median } from './stats.js';
+import { median } from './stats.js';
+import { randomUUID } from 'node:crypto';
 
 /**
- * Issue 13's list scaling: page 1 (page_size=100) of each list at a small and a large history of one
- * platform, seeded through the store's own write functions in parallel batches (not through HTTP).
+ * Issue 13's list scaling and tenant isolation: page 1 (100 records) of each list at a small and a large
+ * history of one platform, seeded through the store's own item builders in parallel batches (seed.ts,
+ * not through HTTP); then another platform's GET /accounts while the large one lists on many connections.
  */
 
-export const LISTS = ['/transfers', '/trades', '/accounts', '/participants', '/payments/status'] as const;
+/** Every cursor list of the API, each with its page-size parameter (the payments list keeps the spec's `size`). */
+export const LISTS = ['/transfers', '/trades', '/accounts', '/participants', '/payments/status', '/movements', '/withdrawals/requests'] as const;
 type List = (typeof LISTS)[number];
 
-const PAGE = { '/transfers': 'page_size=100', '/trades': 'page_size=100', '/accounts': 'page_size=100', '/participants': 'page_size=100', '/payments/status': 'size=100' } as const;
-
-/** Records per transaction when seeding: under the 100-item limit with room for the counters. */
-const PER_TRANSACTION = 45;
-const SEED_CONCURRENCY = 16;
-
-function batches(count: number): number[] {
-  return Array.from({ length: Math.ceil(count / PER_TRANSACTION) }, (_, i) => Math.min(PER_TRANSACTION, count - i * PER_TRANSACTION));
-}
-
-async function seedTransfers(platform: BenchPlatform, count: number): Promise<void> {
-  const base = Date.now() * 1000;
-  await inParallel(batches(count), SEED_CONCURRENCY, async (size, b) => {
-    const now = Date.now();
-    const items: TaggedItem[] = Array.from({ length: size }, (_, i) =>
-      transferRecordItem(
-        benchCtx(),
-        {
-          id: base + b * PER_TRANSACTION + i,
-          platform_code: platform.platformCode,
-          created_at: new Date(now).toISOString(),
-          updated_at: new Date(now).toISOString(),
-          status: 'approved',
-          from_participant_code: platform.participantCode,
-          from_account_group: platform.platformCode,
-          from_account_label: 'general',
-          to_participant_code: platform.participantCode,
-          to_account_group: platform.platformCode,
-          to_account_label: 'savings',
-          asset: 'USD',
-          amount: '1.00',
-          movement_id: randomUUID(),
-          client_transfer_id: null,
-          admin_transfer: false,
-          prefunded: false,
-        },
-        now,
-      ),
-    );
-    await transactWrite(benchCtx(), items);
-  });
-}
-
-async function seedTrades(platform: BenchPlatform, count: number): Promise<void> {
-  await inParallel(batches(count), SEED_CONCURRENCY, async (size) => {
-    const now = Date.now();
-    const items = Array.from({ length: size }, () => {
-      const report = validateTradeReport(tradeBody(platform.platformCode, 'BUYER1', 'SELLR1'), { platformCode: platform.platformCode, nowMs: now });
-      if (!report.ok) throw new Error(report.errors.join('; '));
-      return tradeItems(benchCtx(), acceptedTrade(report.value, { tradeId: randomUUID(), nowMs: now, accountGroups: [platform.platformCode, platform.platformCode] }));
-    }).flat();
-    await transactWrite(benchCtx(), items);
-  });
-}
-
-async function seedPayments(platform: BenchPlatform, count: number): Promise<void> {
-  const clearing = achClearingAccount({ platform_code: platform.platformCode, participant_code: platform.participantCode }).account;
-  await inParallel(batches(count), SEED_CONCURRENCY, async (size) => {
-    const now = Date.now();
-    const items = Array.from({ length: size }, () => {
-      const id = randomUUID();
-      return paymentCreationItem(benchCtx(), {
-        transaction_id: id,
-        platform_code: platform.platformCode,
-        trade_id: null,
-        participant_code: platform.participantCode,
-        asset: 'USD',
-        amount: '10.00',
-        trade_amount: '10.00',
-        status: 'submitted',
-        transfer_type: 'debit',
-        bank_transfer_id: id,
-        funding: 'inbound_reference',
-        external_account_id: null,
-        description: null,
-        bank_fee: null,
-        inbound_reference_id: 'bench',
-        clearing_account: clearing,
-        created_at_ms: now,
-        updated_at_ms: now,
-      });
-    });
-    await transactWrite(benchCtx(), items);
-  });
-}
-
-/** Accounts are opened by credits: one movement per batch credits `size` new accounts from the boundary. */
-async function seedAccounts(platform: BenchPlatform, count: number): Promise<void> {
-  const boundary = systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', 'USD');
-  await inParallel(batches(count), SEED_CONCURRENCY, async (size, b) => {
-    const legs: Leg[] = [];
-    for (let i = 0; i < size; i++) {
-      const account = { participant_code: platform.participantCode, account_group: platform.platformCode, account_label: `l${b}x${i}`, asset: 'USD' };
-      legs.push({ account, platform_code: platform.platformCode, amount: new Money(1) }, { account: boundary, platform_code: null, amount: new Money(-1) });
-    }
-    await transactWrite(benchCtx(), movementItems(benchCtx(), { movement_id: randomUUID(), type: 'deposit', reference: 'bench', legs }));
-  });
-}
-
-async function seedParticipants(platform: BenchPlatform, count: number): Promise<void> {
-  await inParallel(Array.from({ length: count }), SEED_CONCURRENCY * 2, async () => {
-    await createCustomer(benchCtx(), platform.platformCode, parseCustomer(adultBody(), Date.now()));
-  });
-}
-
-const SEEDERS: Record<List, (platform: BenchPlatform, count: number) => Promise<void>> = {
-  '/transfers': seedTransfers,
-  '/trades': seedTrades,
-  '/accounts': seedAccounts,
-  '/participants': seedParticipants,
-  '/payments/status': seedPayments,
+const PAGE: Record<List, string> = {
+  '/transfers': 'page_size=100',
+  '/trades': 'page_size=100',
+  '/accounts': 'page_size=100',
+  '/participants': 'page_size=100',
+  '/payments/status': 'size=100',
+  '/movements': 'page_size=100',
+  '/withdrawals/requests': 'page_size=100',
 };
 
 export interface ListScaleRow {
@@ -146,7 +36,10 @@ export interface ListScaleRow {
 
 export interface ListScaling {
   rows: ListScaleRow[];
+  /** Seconds the seeding of each size took, all lists together. */
   seedSeconds: Record<number, number>;
+  /** The platform with the large history, for the isolation scenario. */
+  large: BenchPlatform;
   pageRatioMax: number;
   readUnitsRatioMax: number;
 }
@@ -154,6 +47,8 @@ export interface ListScaling {
 async function measurePage(platform: BenchPlatform, meter: DynamoMeter, list: List, samples: number): Promise<{ p50: number; readUnits: number; count: number | null }> {
   const latencies: number[] = [];
   let count: number | null = null;
+  // A few requests first: the first calls of a handler pay for compiling its code, at whichever size is first.
+  for (let i = 0; i < 3; i++) expectStatus(await platform.client.get(`${list}?${PAGE[list]}`), 200, `GET ${list}`);
   meter.readCapacity = true;
   const before = meter.readUnits;
   try {
@@ -170,20 +65,21 @@ async function measurePage(platform: BenchPlatform, meter: DynamoMeter, list: Li
   return { p50: median(latencies), readUnits: (meter.readUnits - before) / samples, count };
 }
 
-/** Seeds a small and a large platform with `small` and `large` records in each list and measures page 1. */
-export async function measureListPages(baseUrl: string, meter: DynamoMeter, sizes: { small: number; large: number }, samples: number): Promise<ListScaling> {
+/**
+ * Seeds a small and a large platform with `small` and `large` records in each list and measures page 1 of
+ * every list at both sizes, interleaved.
+ */
+export async function measureListPages(baseUrl: string, meter: DynamoMeter, sizes: { small: number; large: number }, samples: number, progress: (line: string) => void): Promise<ListScaling> {
   const rows: ListScaleRow[] = [];
   const seedSeconds: Record<number, number> = {};
   const platforms: Record<number, BenchPlatform> = {};
+  // Reports a quarter of each seeded platform's trades, so their lists hold visibility entries too.
+  const reporter = await createPlatform(benchCtx(), 'bench lists reporter', '0');
   for (const records of [sizes.small, sizes.large]) {
     const platform = await newBenchPlatform(baseUrl, `bench lists ${records}`);
     platforms[records] = platform;
     const started = Date.now();
-    for (const list of LISTS) {
-      // The platform's own participant is one of them.
-      await SEEDERS[list](platform, list === '/participants' ? records - 1 : records);
-      process.stderr.write(`  seeded ${records} ${list} in ${((Date.now() - started) / 1000).toFixed(0)} s so far\n`);
-    }
+    await seedPlatform({ ctx: benchCtx(), platformCode: platform.platformCode, participantCode: platform.participantCode, reporterPlatformCode: reporter.platform_code }, records, progress);
     seedSeconds[records] = (Date.now() - started) / 1000;
   }
   // Interleaved, so machine noise hits both sizes alike.
@@ -198,5 +94,81 @@ export async function measureListPages(baseUrl: string, meter: DynamoMeter, size
         return pick(large) / pick(small);
       }),
     );
-  return { rows, seedSeconds, pageRatioMax: ratio((row) => row.p50), readUnitsRatioMax: ratio((row) => row.readUnits) };
+  return { rows, seedSeconds, large: platforms[sizes.large]!, pageRatioMax: ratio((row) => row.p50), readUnitsRatioMax: ratio((row) => row.readUnits) };
+}
+
+export interface Isolation {
+  connections: number;
+  idleP50: number;
+  loadedP50: number;
+  ratio: number;
+  samples: number;
+  /** The listing platform's requests meanwhile: how many, their p50, and the rate. */
+  listRequests: number;
+  listP50: number;
+  listPerSecond: number;
+}
+
+/**
+ * Another platform's GET /accounts, one request at a time: `samples` while nothing else runs, then
+ * `samples` while `listing` walks its lists (cursor after cursor, five pages a list, list after list) on
+ * `connections` connections at once. The ratio of the two p50s is issue 13's isolation_ratio.
+ */
+export async function measureIsolation(baseUrl: string, listing: BenchPlatform, connections: number, samples: number): Promise<Isolation> {
+  const other = await newBenchPlatform(baseUrl, 'bench isolation');
+  // A small platform: its own participant with a few accounts.
+  for (let i = 0; i < 20; i++) {
+    await deposit(benchCtx(), { reference: randomUUID(), participantCode: other.participantCode, asset: 'USD', amount: '10', accountLabel: `iso${i}` });
+  }
+  const accounts = async (count: number) => {
+    const latencies: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const response = await other.client.get('/accounts?page_size=100');
+      expectStatus(response, 200, 'GET /accounts (other platform)');
+      latencies.push(response.ms);
+    }
+    return latencies;
+  };
+  await accounts(5);
+  const idle = await accounts(samples);
+
+  let stop = false;
+  const listLatencies: number[] = [];
+  const walker = async (start: number) => {
+    for (let turn = start; !stop; turn++) {
+      const list = LISTS[turn % LISTS.length]!;
+      let cursor: string | null = null;
+      for (let page = 0; page < 5 && !stop; page++) {
+        const response: BenchResponse = await listing.client.get(`${list}?${PAGE[list]}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        expectStatus(response, 200, `GET ${list} (listing platform)`);
+        listLatencies.push(response.ms);
+        cursor = response.body?.next_cursor ?? null;
+        if (!cursor) break;
+      }
+    }
+  };
+  const loadStarted = Date.now();
+  const walkers = Array.from({ length: connections }, (_, i) => walker(i));
+  let loaded: number[];
+  try {
+    // Let every connection get going before measuring.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    loaded = await accounts(samples);
+  } finally {
+    stop = true;
+    await Promise.all(walkers);
+  }
+  const loadSeconds = (Date.now() - loadStarted) / 1000;
+  const idleP50 = median(idle);
+  const loadedP50 = median(loaded);
+  return {
+    connections,
+    idleP50,
+    loadedP50,
+    ratio: loadedP50 / idleP50,
+    samples,
+    listRequests: listLatencies.length,
+    listP50: median(listLatencies),
+    listPerSecond: listLatencies.length / loadSeconds,
+  };
 }

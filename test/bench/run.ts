@@ -14,7 +14,7 @@ import { measureSettlement, type SettlementResult } from './settlement.js';
 import { startBenchStack } from './stack.js';
 import { fmt, round, table } from './stats.js';
 import { makeLanes, measureCapacity, measureOverhead, measureThroughput, type CapacityResult, type OverheadResult, type ThroughputResult } from './transfers.js';
-import { measureListPages, type ListScaling } from './lists.js';
+import { measureIsolation, measureListPages, type Isolation, type ListScaling } from './lists.js';
 
 /**
  * `npm run bench`: the performance goals of the service, measured on this machine against the local stack
@@ -39,9 +39,15 @@ const SETTINGS = {
   listRecordsSmall: 1_000,
   listRecordsLarge: Number(process.env.BENCH_LIST_RECORDS ?? 100_000),
   listSamples: 20,
+  /** Issue 13's isolation: the seeded platform lists on this many connections while another reads its accounts. */
+  isolationConnections: 20,
+  isolationSamples: 50,
 };
 
-/** `BENCH_ONLY=lists` runs only the list scenario (seeding the large platform takes most of a run). */
+/**
+ * `BENCH_ONLY=lists` runs only the list and isolation scenarios (seeding the large platform takes most of a
+ * run); `BENCH_ONLY=bundles` only the bundles and their import times.
+ */
 const ONLY = process.env.BENCH_ONLY;
 
 /** The handler whose bundle is also built with the SDK left external, to show what bundling the SDK buys. */
@@ -103,7 +109,7 @@ async function main(): Promise<void> {
   const workspace = bundleWorkspace(ROOT);
   let bundles: BundleReport | undefined;
   try {
-    if (ONLY === undefined) bundles = await attempt(`bundles (esbuild with infra/bundling.ts, ${IMPORT_RUNS} imports each)`, failures, () => measureBundles(ROOT, workspace, COMPARISON_HANDLER));
+    if (ONLY === undefined || ONLY === 'bundles') bundles = await attempt(`bundles (esbuild with infra/bundling.ts, ${IMPORT_RUNS} imports each)`, failures, () => measureBundles(ROOT, workspace, COMPARISON_HANDLER));
   } finally {
     workspace.dispose();
   }
@@ -116,9 +122,10 @@ async function main(): Promise<void> {
   let awards: AwardsResult | undefined;
   let settlement: SettlementResult | undefined;
   let listPages: ListScaling | undefined;
+  let isolation: Isolation | undefined;
 
   // Without DynamoDB Local (no Java, say) the remaining metrics are null, and the run still ends in JSON.
-  const stack = await attempt('local stack (DynamoDB Local in memory, HTTP server)', failures, () => startBenchStack());
+  const stack = ONLY === 'bundles' ? undefined : await attempt('local stack (DynamoDB Local in memory, HTTP server)', failures, () => startBenchStack());
   if (stack) {
     try {
       progress(`local stack: DynamoDB Local ${stack.dynamoEndpoint}, HTTP ${stack.baseUrl}`);
@@ -153,8 +160,14 @@ async function main(): Promise<void> {
       if (ONLY === undefined) await otherScenarios();
       // Last: the large platform's seeding fills the table and loads the machine for minutes.
       listPages = await attempt(`lists: page 1 at ${SETTINGS.listRecordsSmall} and ${SETTINGS.listRecordsLarge} records per list`, failures, () =>
-        measureListPages(stack.baseUrl, stack.meter, { small: SETTINGS.listRecordsSmall, large: SETTINGS.listRecordsLarge }, SETTINGS.listSamples),
+        measureListPages(stack.baseUrl, stack.meter, { small: SETTINGS.listRecordsSmall, large: SETTINGS.listRecordsLarge }, SETTINGS.listSamples, progress),
       );
+      const seeded = listPages?.large;
+      if (seeded) {
+        isolation = await attempt(`isolation: another platform's GET /accounts while the ${SETTINGS.listRecordsLarge}-record platform lists on ${SETTINGS.isolationConnections} connections`, failures, () =>
+          measureIsolation(stack.baseUrl, seeded, SETTINGS.isolationConnections, SETTINGS.isolationSamples),
+        );
+      }
     } finally {
       await stack.stop();
     }
@@ -172,10 +185,9 @@ async function main(): Promise<void> {
     transitions_per_trade: settlement ? round(settlement.transitionsPerTrade, 2) : null,
     list_page_ratio_max: listPages ? round(listPages.pageRatioMax, 3) : null,
     list_read_units_ratio_max: listPages ? round(listPages.readUnitsRatioMax, 3) : null,
-    // Not built yet (issue 13): another platform's GET /accounts under 20 concurrent list connections, and
-    // the import time over a bundle holding only the document client.
-    isolation_ratio: null,
-    import_ratio: null,
+    isolation_ratio: isolation ? round(isolation.ratio, 3) : null,
+    // The slowest function's import over the document-client-only control, both from the same round-robin.
+    import_ratio: bundles ? round(Math.max(...bundles.results.map((entry) => entry.importMsP50)) / bundles.control.importMsP50, 3) : null,
   };
   if (listPages) {
     print(
@@ -185,9 +197,24 @@ async function main(): Promise<void> {
         listPages.rows.map((row) => [row.list, row.records, fmt(row.p50), fmt(row.readUnits, 2), row.count === null ? 'null' : row.count]),
       ),
     );
-    print(`Seeding (store write functions, ${Object.entries(listPages.seedSeconds).map(([records, seconds]) => `${records} per list: ${fmt(seconds, 0)} s`).join('; ')})`);
+    print(
+      `Seeding (the store's item builders, BatchWriteItem 25 items a call, 8 calls in flight; six passes, accounts and movements in one): ${Object.entries(listPages.seedSeconds).map(([records, seconds]) => `${records} per list in ${fmt(seconds, 0)} s`).join('; ')}`,
+    );
   }
-  failures.push('isolation_ratio and import_ratio: not measured yet (issue 13)');
+  if (isolation) {
+    print(
+      table(
+        `Isolation: another platform's GET /accounts, one request at a time, p50 over ${isolation.samples}; idle, then while the ${SETTINGS.listRecordsLarge}-record platform walks its lists on ${isolation.connections} connections`,
+        ['measure', 'value'],
+        [
+          ['GET /accounts p50, idle', `${fmt(isolation.idleP50)} ms`],
+          [`GET /accounts p50, ${isolation.connections} connections listing`, `${fmt(isolation.loadedP50)} ms`],
+          ['isolation_ratio', fmt(isolation.ratio, 2)],
+          ['listing meanwhile', `${isolation.listRequests} pages, p50 ${fmt(isolation.listP50)} ms, ${fmt(isolation.listPerSecond)} pages/s`],
+        ],
+      ),
+    );
+  }
 
   if (bundles) {
     print(
@@ -196,6 +223,7 @@ async function main(): Promise<void> {
         ['function', 'KB', 'import ms p50', 'CPU ms p50', 'largest parts (KB)'],
         [
           ...bundles.results.map((entry) => [entry.handler, fmt(entry.kb), fmt(entry.importMsP50), fmt(entry.importCpuMsP50), entry.heaviest]),
+          [bundles.control.handler, fmt(bundles.control.kb), fmt(bundles.control.importMsP50), fmt(bundles.control.importCpuMsP50), bundles.control.heaviest],
           [
             `${bundles.sdkExternal.handler}, @aws-sdk/* external (for comparison)`,
             fmt(bundles.sdkExternal.kb),
