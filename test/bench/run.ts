@@ -204,18 +204,19 @@ async function main(): Promise<void> {
   if (isolation) {
     print(
       table(
-        `Isolation: another platform's GET /accounts, one request at a time, p50 over ${isolation.samples}; idle, then while the ${SETTINGS.listRecordsLarge}-record platform walks its lists on ${isolation.connections} connections`,
+        `Isolation: another platform's GET /accounts, one request at a time, p50 over ${isolation.samples}; idle, then while the ${SETTINGS.listRecordsLarge}-record platform walks its lists (five pages each, by cursor) on ${isolation.connections} connections`,
         ['measure', 'value'],
         [
           ['GET /accounts p50, idle', `${fmt(isolation.idleP50)} ms`],
-          [`GET /accounts p50, ${isolation.connections} connections listing`, `${fmt(isolation.loadedP50)} ms`],
+          [`GET /accounts p50, ${isolation.connections} connections listing`, `${fmt(isolation.loadedP50)} ms (${isolation.loadedFailures} of ${isolation.samples} not 200)`],
           ['isolation_ratio', fmt(isolation.ratio, 2)],
-          ['listing meanwhile', `${isolation.listRequests} pages, p50 ${fmt(isolation.listP50)} ms, ${fmt(isolation.listPerSecond)} pages/s`],
+          ['listing platform, all pages', `${fmt(isolation.listPerSecond)} pages/s`],
+          ...isolation.listing.map((entry) => [`  ${entry.list}`, `${entry.pages} pages, p50 ${fmt(entry.p50)} ms, ${entry.failures} not 200`]),
+          ...(isolation.firstListingFailure ? [['first listing failure', isolation.firstListingFailure]] : []),
         ],
       ),
     );
   }
-
   if (bundles) {
     print(
       table(

@@ -217,7 +217,9 @@ function seedWithdrawals({ ctx, platformCode, participantCode }: SeedTarget, cou
 function seedParticipants({ ctx, platformCode }: SeedTarget, count: number, nowMs: number) {
   // Parsed once; each customer differs by e-mail (the claim's key) and code. Codes are drawn as
   // createCustomer draws them; its conditional put retries a collision, here a set keeps them unique.
-  const customer = parseCustomer(adultBody(), nowMs);
+  // Parsed at the clock's time: the body's signature time is a minute before the clock, and the history's
+  // `nowMs` is when the seeding started.
+  const customer = parseCustomer(adultBody(), ctx.clock.nowMs());
   const codes = new Set<string>();
   return bulkWrite(ctx, count, (index) => {
     let code = newParticipantCode();
