@@ -99,6 +99,7 @@ export async function measureListPages(baseUrl: string, meter: DynamoMeter, size
 
 export interface Isolation {
   connections: number;
+  lists: readonly List[];
   idleP50: number;
   loadedP50: number;
   ratio: number;
@@ -117,7 +118,7 @@ export interface Isolation {
  * `connections` connections at once. The ratio of the two p50s is issue 13's isolation_ratio. A request
  * the overloaded service refuses (a 503 after a DynamoDB timeout) is counted, not fatal: it is the finding.
  */
-export async function measureIsolation(baseUrl: string, lister: BenchPlatform, connections: number, samples: number): Promise<Isolation> {
+export async function measureIsolation(baseUrl: string, lister: BenchPlatform, connections: number, samples: number, lists: readonly List[] = LISTS): Promise<Isolation> {
   const other = await newBenchPlatform(baseUrl, 'bench isolation');
   // A small platform: its own participant with a few accounts.
   for (let i = 0; i < 20; i++) {
@@ -142,7 +143,7 @@ export async function measureIsolation(baseUrl: string, lister: BenchPlatform, c
   let firstListingFailure: string | null = null;
   const walker = async (start: number) => {
     for (let turn = start; !stop; turn++) {
-      const list = LISTS[turn % LISTS.length]!;
+      const list = lists[turn % lists.length]!;
       const seen = pages.get(list)!;
       let cursor: string | null = null;
       for (let page = 0; page < 5 && !stop; page++) {
@@ -172,12 +173,13 @@ export async function measureIsolation(baseUrl: string, lister: BenchPlatform, c
   const loadSeconds = (Date.now() - loadStarted) / 1000;
   const idleP50 = median(idle.latencies);
   const loadedP50 = median(loaded.latencies);
-  const listing = LISTS.map((list) => {
+  const listing = lists.map((list) => {
     const seen = pages.get(list)!;
     return { list, pages: seen.latencies.length, failures: seen.failures, p50: median(seen.latencies) };
   });
   return {
     connections,
+    lists,
     idleP50,
     loadedP50,
     ratio: loadedP50 / idleP50,
