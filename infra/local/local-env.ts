@@ -53,6 +53,9 @@ export function localConfig(
     SECRETS_LOCAL_KEY: secretsKey,
     SECRETS_KMS_KEY_ID: undefined,
     STATE_MACHINE_ARN: undefined,
+    // Locally webhook receivers run on this machine (127.0.0.1, plain http): design section 8.
+    WEBHOOK_ALLOW_PRIVATE_URLS: process.env.WEBHOOK_ALLOW_PRIVATE_URLS ?? 'true',
+    WEBHOOK_ALLOW_HTTP: process.env.WEBHOOK_ALLOW_HTTP ?? 'true',
     ...overrides,
   });
 }

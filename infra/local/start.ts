@@ -13,7 +13,8 @@ const STOP_TIMEOUT_MS = 10_000;
 /**
  * `npm start`: the whole service on one machine. DynamoDB Local (persisting under DATA_DIR, on a free port
  * of its own unless DYNAMODB_PORT says otherwise), the tables, the route table served over HTTP by the same
- * handlers as on AWS, and the settlement workflow run in-process from the same definition. Ctrl-C or
+ * handlers as on AWS, the settlement workflow run in-process from the same definition, and the webhook
+ * pipeline (stream poller, delivery queue, sweep) on the same dispatcher and delivery code. Ctrl-C or
  * SIGTERM stops all of it, at any point of start-up.
  *
  * A second instance on the same PORT or the same DATA_DIR fails within seconds with a plain message, and
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
   let dynamo: LocalDynamo | undefined;
   let http: Awaited<ReturnType<typeof startHttpServer>> | undefined;
   let stopWorkflows: (() => Promise<void>) | undefined;
+  let stopWebhooks: (() => Promise<void>) | undefined;
   let wroteStackInfo = false;
   let stopping = false;
 
@@ -41,7 +43,7 @@ async function main(): Promise<void> {
     }, STOP_TIMEOUT_MS).unref();
     if (wroteStackInfo) removeStackInfo();
     http?.server.closeAllConnections();
-    await Promise.allSettled([stopWorkflows?.(), new Promise((r) => (http ? http.server.close(r) : r(undefined)))]);
+    await Promise.allSettled([stopWorkflows?.(), stopWebhooks?.(), new Promise((r) => (http ? http.server.close(r) : r(undefined)))]);
     if (dynamo) await dynamo.stop();
     else if (dynamoChild && dynamoChild.exitCode === null) {
       await new Promise<void>((r) => {
@@ -72,6 +74,9 @@ async function main(): Promise<void> {
     const { startLocalWorkflows } = await import('./workflow-runner.js');
     const workflows = await startLocalWorkflows(createContext(config));
     stopWorkflows = workflows.stop;
+    // Webhooks: the stream poller, the in-process delivery queue and the sweep timer (design section 8).
+    const { startLocalWebhooks } = await import('./webhook-runtime.js');
+    stopWebhooks = (await startLocalWebhooks(workflows.ctx)).stop;
     http = await startHttpServer(workflows.ctx, port, host);
   } catch (error) {
     console.error(`npm start: ${(error as Error).message}`);

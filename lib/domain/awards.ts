@@ -15,8 +15,11 @@ export const MAX_RECIPIENTS = 1000;
  * platform's trades, its terminated trades, its accounts when a recipient's account is new).
  */
 export const CHUNK_FIXED_ITEMS = 6;
-/** Items per recipient in a chunk: the recipient's balance update and its trade record. */
-export const CHUNK_ITEMS_PER_RECIPIENT = 2;
+/**
+ * Items per recipient in a chunk: the recipient's balance update, its account_balance.changed event and its
+ * trade record.
+ */
+export const CHUNK_ITEMS_PER_RECIPIENT = 3;
 
 /** Recipients that fit one transaction of at most `maxItems` items. */
 export function recipientsPerChunk(maxItems: number): number {

@@ -9,6 +9,7 @@ import { moneyAttr, readInteger, readMoney } from './numbers.js';
 import { ALL, readCount } from './counters.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
 import type { AppContext } from '../context.js';
+import { withBalanceEvent } from './balance-events.js';
 
 const ACCOUNTS_LIST = 'accounts';
 
@@ -95,26 +96,25 @@ export function movementItems(ctx: AppContext, movement: Movement, nowMs = ctx.c
         ...Object.fromEntries(attributes.map(([, value], i) => [`:a${i}`, value])),
       },
     };
+    const insufficient = () =>
+      new InsufficientFundsError(
+        `${account.participant_code}/${account.account_group}/${account.account_label}: insufficient ${account.asset} balance for ${amount.toFixed()}`,
+      );
+    if (platform_code) {
+      // Every platform account reports its new balance as an event in this same transaction; the update is
+      // then conditioned on the account as read just before (balance-events.ts), which also tells whether it
+      // opens the account (and counts it).
+      return withBalanceEvent(
+        ctx,
+        { update, ...(guarded && { guard: { onConditionFailed: insufficient } }), openingCounts: [{ platformCode: platform_code, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 }] },
+        { account, accountId: accountIdOf(account), platformCode: platform_code, change, movement, nowMs },
+      );
+    }
     if (guarded) {
       // A guarded debit needs the account to exist (its balance to cover the amount): it never opens one.
-      return {
-        item: { Update: { ...update, ConditionExpression: 'balance >= :amount' } },
-        onConditionFailed: () =>
-          new InsufficientFundsError(
-            `${account.participant_code}/${account.account_group}/${account.account_label}: insufficient ${account.asset} balance for ${amount.toFixed()}`,
-          ),
-      };
+      return { item: { Update: { ...update, ConditionExpression: 'balance >= :amount' } }, onConditionFailed: insufficient };
     }
-    if (!platform_code) return { item: { Update: update } };
-    // A credit (or an allowed overdraft) may open the account. Expect it to exist, the common case; when it
-    // doesn't, transactWrite swaps in the opening write, which also counts it in its platform's accounts.
-    const existing = (): TaggedItem => ({ item: { Update: { ...update, ConditionExpression: 'attribute_exists(pk)' } }, otherwise: opening });
-    const opening = (): TaggedItem => ({
-      item: { Update: { ...update, ConditionExpression: 'attribute_not_exists(pk)' } },
-      counts: [{ platformCode: platform_code, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 }],
-      otherwise: existing,
-    });
-    return existing();
+    return { item: { Update: update } };
   });
   return [record, ...entries, ...updates];
 }
@@ -148,12 +148,20 @@ function accountAttributes(account: AccountRef, platformCode: string | null, now
  * A platform or customer account as the bookings that brought it to `balance` leave it (the same
  * attributes `movementItems` sets), as one unconditional Put with the count its opening adds. Only for
  * writing a history in bulk, where the movements' own balance updates are replaced by the final balances
- * (the benchmark seeds 100,000 accounts this way); a booking always goes through `movementItems`.
+ * (the benchmark seeds 100,000 accounts this way); a booking always goes through `movementItems`. `changes`
+ * is how many bookings it stands for (the account's version, see balance-events.ts).
  */
-export function openedAccountItem(ctx: AppContext, account: AccountRef, platformCode: string, balance: Money, nowMs: number): TaggedItem {
+export function openedAccountItem(ctx: AppContext, account: AccountRef, platformCode: string, balance: Money, nowMs: number, changes: number): TaggedItem {
   if (isUnguarded(account.participant_code)) throw new Error('an outside-world account is sharded and in no list; it is never written whole');
+  if (!Number.isInteger(changes) || changes < 1) throw new Error(`an opened account has had at least one change, not ${changes}`);
   return {
-    item: { Put: { TableName: ctx.tables.main, Item: { ...keys.account(account), balance: moneyAttr(balance), ...accountAttributes(account, platformCode, nowMs) } } },
+    item: {
+      Put: {
+        TableName: ctx.tables.main,
+        // `version`: the balance changes the account stands for, which number its account_balance.changed events.
+        Item: { ...keys.account(account), balance: moneyAttr(balance), ...accountAttributes(account, platformCode, nowMs), version: changes },
+      },
+    },
     counts: [{ platformCode, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 }],
   };
 }

@@ -13,6 +13,8 @@ export interface TableDefinition {
   sortKey?: string;
   globalIndexes: { name: string; partitionKey: string; sortKey: string }[];
   ttlAttribute?: string;
+  /** A stream of new images (events are dispatched from it). */
+  stream?: boolean;
 }
 
 export const MAIN_TABLE: TableDefinition = {
@@ -21,7 +23,13 @@ export const MAIN_TABLE: TableDefinition = {
   globalIndexes: [
     { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
     { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+    // Sparse: webhook work falling due (undispatched events, delivery retries), drained by the sweep.
+    { name: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk' },
   ],
+  // Events and webhook attempts carry `ttl` (seconds) to be tidied after 30 days; reads compare the stored expiry.
+  ttlAttribute: 'ttl',
+  // Events are delivered from the table's stream (design section 8): on AWS a Lambda reads it, locally a poller.
+  stream: true,
 };
 
 export const TTL_TABLE: TableDefinition = {
@@ -46,6 +54,7 @@ export function createTableInput(tableName: string, table: TableDefinition) {
       { AttributeName: table.partitionKey, KeyType: 'HASH' as const },
       ...(table.sortKey ? [{ AttributeName: table.sortKey, KeyType: 'RANGE' as const }] : []),
     ],
+    ...(table.stream && { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' as const } }),
     ...(table.globalIndexes.length > 0 && {
       GlobalSecondaryIndexes: table.globalIndexes.map((index) => ({
         IndexName: index.name,

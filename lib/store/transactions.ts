@@ -22,11 +22,40 @@ export interface TaggedItem {
    * it expects and names the other case here. Not an error: the transaction is retried with the swap.
    */
   otherwise?: () => TaggedItem;
+  /**
+   * An item that depends on a read (an account update and its balance event): before each attempt it is
+   * replaced by what `prepare` builds from a fresh read. If one of those items' conditions fails and `stale`
+   * says the read went out of date, the transaction is prepared and tried again instead of failing.
+   */
+  prepare?: () => Promise<PreparedItems>;
+}
+
+export interface PreparedItems {
+  items: TaggedItem[];
+  stale: () => Promise<boolean>;
+}
+
+interface Expanded {
+  tagged: TaggedItem;
+  /** Index of the given item it came from. */
+  origin: number;
+  stale?: () => Promise<boolean>;
+}
+
+/** The items to send: prepared items replaced by what they prepare, each remembering where it came from. */
+async function expand(items: readonly TaggedItem[]): Promise<Expanded[]> {
+  const prepared = await Promise.all(items.map((tagged) => (tagged.prepare ? tagged.prepare() : undefined)));
+  return items.flatMap((tagged, origin) => {
+    const done = prepared[origin];
+    return done ? done.items.map((item) => ({ tagged: item, origin, stale: done.stale })) : [{ tagged, origin }];
+  });
 }
 
 export const MAX_TRANSACTION_ITEMS = 100;
 const MAX_CONFLICT_ATTEMPTS = 5;
 const MAX_SWAP_ROUNDS = 4;
+/** Reads gone stale under concurrent bookings of one account: more than conflicts, busy accounts see it often. */
+const MAX_STALE_ATTEMPTS = 20;
 
 /** Conflicts with another in-flight transaction on the same items: harmless to retry after a short pause. */
 function isConflictOnly(error: TransactionCanceledException): boolean {
@@ -42,11 +71,13 @@ export async function transactWrite(ctx: AppContext, given: readonly TaggedItem[
   if (given.length === 0) return;
   const items = [...given];
   let swaps = 0;
+  let stales = 0;
   for (let attempt = 1; ; attempt++) {
-    const counts = items.flatMap((tagged) => tagged.counts ?? []);
-    // Counter updates go last (a failed condition is looked up by position among `items`), each attempt on
-    // freshly drawn shards, so a retry after a conflict on a shard likely avoids it.
-    const transactItems = [...items.map((tagged) => tagged.item), ...counterUpdates(ctx, counts)];
+    const expanded = await expand(items);
+    const counts = expanded.flatMap((entry) => entry.tagged.counts ?? []);
+    // Counter updates go last (a failed condition is looked up by position among the expanded items), each
+    // attempt on freshly drawn shards, so a retry after a conflict on a shard likely avoids it.
+    const transactItems = [...expanded.map((entry) => entry.tagged.item), ...counterUpdates(ctx, counts)];
     if (transactItems.length > MAX_TRANSACTION_ITEMS) {
       throw new Error(`transaction of ${transactItems.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`);
     }
@@ -64,17 +95,25 @@ export async function transactWrite(ctx: AppContext, given: readonly TaggedItem[
         continue;
       }
       const reasons = error.CancellationReasons ?? [];
-      const failedItems = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' && index < items.length ? [index] : []));
+      const failedItems = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' && index < expanded.length ? [expanded[index]!] : []));
       // Every failed condition has an alternative (accounts found new, or found existing after all): swap
       // them all and try again. Each swap settles on what the item is; a few rounds cover a racing twin.
-      if (failedItems.length > 0 && failedItems.every((index) => items[index]!.otherwise) && swaps < MAX_SWAP_ROUNDS) {
+      if (failedItems.length > 0 && failedItems.every((entry) => entry.tagged.otherwise && !entry.stale) && swaps < MAX_SWAP_ROUNDS) {
         swaps += 1;
-        for (const index of failedItems) items[index] = items[index]!.otherwise!();
+        for (const entry of failedItems) items[entry.origin] = entry.tagged.otherwise!();
         attempt -= 1;
         continue;
       }
-      const failed = reasons.findIndex((reason, index) => reason.Code === 'ConditionalCheckFailed' && !items[index]?.otherwise);
-      const meaning = failed >= 0 ? items[failed]?.onConditionFailed : undefined;
+      // A prepared item failed because another booking moved its account after our read: read again.
+      const staleChecks = await Promise.all(failedItems.map((entry) => (entry.stale ? entry.stale() : false)));
+      if (staleChecks.some(Boolean)) {
+        if (++stales >= MAX_STALE_ATTEMPTS) throw new ServiceUnavailableError('the accounts involved are busy; retry shortly');
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 10 * 2 ** Math.min(stales, 5))));
+        attempt -= 1;
+        continue;
+      }
+      const failed = failedItems.find((entry) => !entry.tagged.otherwise);
+      const meaning = failed?.tagged.onConditionFailed;
       if (meaning) throw meaning();
       throw error;
     }

@@ -257,10 +257,11 @@ async function seedAccountsAndMovements({ ctx, platformCode, participantCode }: 
       at,
     );
     // The movement's record (its list entry) as booked; its balance updates become the account's final state.
-    return [record!, openedAccountItem(ctx, target, platformCode, unit, at)];
+    return [record!, openedAccountItem(ctx, target, platformCode, unit, at, 1)];
   });
   // Every unit moved out: the seed account ends at zero (it was opened, and counted, by the deposit).
-  await writeBatch(ctx, [openedAccountItem(ctx, seed, platformCode, new Money(0), nowMs).item.Put!.Item as Record<string, unknown>]);
+  // Its deposit and the `count` movements out of it.
+  await writeBatch(ctx, [openedAccountItem(ctx, seed, platformCode, new Money(0), nowMs, count + 1).item.Put!.Item as Record<string, unknown>]);
   return counts;
 }
 

@@ -19,6 +19,8 @@ const WILDCARD_ONLY_ACTIONS = new Set([
   'logs:PutResourcePolicy',
   'logs:DescribeResourcePolicies',
   'logs:DescribeLogGroups',
+  // Reading a table's stream (the webhook dispatcher): ListStreams has no resource-level permissions.
+  'dynamodb:ListStreams',
 ]);
 
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
@@ -48,8 +50,9 @@ describe('the stack, as operations see it', () => {
       expect.objectContaining({ Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: { Ref: topicId } }),
     ]);
     // Each function: errors; throttles in groups of at most 10; API 5xx; two settlement; past deadline;
-    // negative clearing; two tables; the dead letters of the sweep and of each event queue.
-    const deadLetterQueues = 1 + Object.keys(EVENT_HANDLERS).length;
+    // negative clearing; two tables; the dead letters of the sweep and of each event queue; the webhook
+    // deliveries' and the webhook sweep's dead letters and the webhook dispatch failures.
+    const deadLetterQueues = 1 + Object.keys(EVENT_HANDLERS).length + 3;
     const expected = functions.length + Math.ceil(functions.length / 10) + 1 + 2 + 1 + 1 + 2 + deadLetterQueues;
     expect(alarms).toHaveLength(expected);
     for (const alarm of alarms) {

@@ -32,7 +32,7 @@ describe('bulk-written items are what the booking paths store', () => {
     await deposit('2.5');
     const stored = (await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.account(account), ConsistentRead: true }))).Item!;
 
-    const built = openedAccountItem(ctx, account, platform.platform_code, new Money('3.75'), Number(stored.last_update));
+    const built = openedAccountItem(ctx, account, platform.platform_code, new Money('3.75'), Number(stored.last_update), 2);
     const put = built.item.Put!;
     expect(put.TableName).toBe(ctx.tables.main);
     expect(put.ConditionExpression).toBeUndefined();
@@ -45,6 +45,6 @@ describe('bulk-written items are what the booking paths store', () => {
 
   it('refuses an outside-world account: it is sharded and written only by bookings', () => {
     const boundary = systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', 'USD');
-    expect(() => openedAccountItem(ctx, boundary, 'ANY', new Money(1), 0)).toThrow(/sharded/);
+    expect(() => openedAccountItem(ctx, boundary, 'ANY', new Money(1), 0, 1)).toThrow(/sharded/);
   });
 });

@@ -3,10 +3,10 @@ import { chunked, distributionFingerprint, MAX_RECIPIENTS, recipientListProblems
 import { Money } from '../../lib/domain/money.js';
 
 describe('award distribution rules', () => {
-  it('fits 47 recipients in a 100-item transaction (6 fixed items, 2 per recipient)', () => {
-    expect(recipientsPerChunk(100)).toBe(47);
-    expect(recipientsPerChunk(8)).toBe(1);
-    expect(() => recipientsPerChunk(7)).toThrow();
+  it('fits 31 recipients in a 100-item transaction (6 fixed items, 3 per recipient: balance, its event, trade)', () => {
+    expect(recipientsPerChunk(100)).toBe(31);
+    expect(recipientsPerChunk(9)).toBe(1);
+    expect(() => recipientsPerChunk(8)).toThrow();
   });
 
   it('chunks keep order and sizes', () => {

@@ -1,0 +1,17 @@
+import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { endpointWithSecretResponse } from '../../lib/http/schemas/webhooks.js';
+import { createEndpoint } from '../../lib/webhooks/manage-endpoints.js';
+
+// url and event_types are checked by the use case, so every problem (a refused address too) comes back at once.
+const body = z.object({
+  url: z.optional(z.unknown()),
+  event_types: z.optional(z.unknown()),
+  description: z.optional(z.nullable(z.string().check(z.maxLength(500)))),
+});
+
+/** POST /webhooks/endpoints: a new endpoint; its `whsec_` secret is shown in this answer only. */
+export const bind = apiHandler({ body, response: endpointWithSecretResponse, summary: 'Create a webhook endpoint' }, async ({ ctx, body, auth }) => createEndpoint(ctx, auth.platformCode, body));
+
+export const handler = onLambda(bind);

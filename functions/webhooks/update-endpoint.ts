@@ -1,0 +1,19 @@
+import * as z from 'zod/mini';
+import { onLambda } from '../../lib/context.js';
+import { apiHandler } from '../../lib/http/api-handler.js';
+import { endpointResponse } from '../../lib/http/schemas/webhooks.js';
+import { changeEndpoint } from '../../lib/webhooks/manage-endpoints.js';
+
+const body = z.object({
+  url: z.optional(z.unknown()),
+  event_types: z.optional(z.unknown()),
+  description: z.optional(z.nullable(z.string().check(z.maxLength(500)))),
+  enabled: z.optional(z.boolean()),
+});
+
+/** PATCH /webhooks/endpoints/{id}: url, event types, description, enabled (enabling clears a disable). */
+export const bind = apiHandler({ body, path: z.object({ id: z.string().check(z.maxLength(100)) }), response: endpointResponse, summary: 'Change a webhook endpoint' }, async ({ ctx, body, path, auth }) =>
+  changeEndpoint(ctx, auth.platformCode, path.id, body),
+);
+
+export const handler = onLambda(bind);

@@ -1,0 +1,250 @@
+import { randomUUID } from 'node:crypto';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  ExpiredIteratorException,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  TrimmedDataAccessException,
+  type _Record as StreamRecord,
+  type ShardIteratorType,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import type { AppContext } from '../../lib/context.js';
+import type { DeliveryDeps } from '../../lib/webhooks/deliver-webhook.js';
+import { bindDeliveryWorker, bindDispatcher, bindWebhookSweep } from '../../lib/webhooks/handlers.js';
+import type { DeliveryMessage, DeliveryQueue } from '../../lib/webhooks/queue.js';
+import type { ResolveHost } from '../../lib/webhooks/send-webhook.js';
+import { matchesDispatchFilter } from '../../lib/webhooks/stream-records.js';
+
+/**
+ * Webhooks under `npm start` (and in tests), running the same dispatcher, worker and sweep functions as the
+ * Lambdas: a poller reads DynamoDB Local's stream and hands Lambda-shaped records to the dispatcher; an
+ * in-process queue (timers for SQS's delay, re-delivery of failed messages like a visibility timeout) feeds
+ * the worker; an interval runs the sweep.
+ */
+export interface LocalWebhookOptions {
+  /** Tests resolve names themselves (no DNS). */
+  resolve?: ResolveHost;
+  random?: () => number;
+  pollIntervalMs?: number;
+  sweepIntervalMs?: number;
+  /** Deliveries in flight at once; a hanging receiver holds one slot for at most the send timeout. */
+  concurrency?: number;
+}
+
+export interface LocalWebhooks {
+  queue: DeliveryQueue;
+  /** Runs the sweep now (tests: after moving the clock). */
+  sweep(): Promise<{ events: number; deliveries: number }>;
+  stop(): Promise<void>;
+}
+
+/** A failed message is offered again after this (SQS: the visibility timeout), up to `MAX_RECEIVES` times. */
+const REDELIVERY_DELAY_MS = 2_000;
+const MAX_RECEIVES = 5;
+
+export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookOptions = {}): Promise<LocalWebhooks> {
+  let stopped = false;
+  const timers = new Set<NodeJS.Timeout>();
+  const running = new Set<Promise<unknown>>();
+  const track = <T>(promise: Promise<T>) => {
+    running.add(promise);
+    void promise.finally(() => running.delete(promise)).catch(() => undefined);
+    return promise;
+  };
+  const later = (ms: number, run: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!stopped) run();
+    }, ms);
+    timers.add(timer);
+  };
+
+  // ---- in-process queue -> worker ----
+  const concurrency = options.concurrency ?? 64;
+  const waiting: { message: DeliveryMessage; receives: number }[] = [];
+  let active = 0;
+  const queue: DeliveryQueue = {
+    async send(messages, delaySeconds = 0) {
+      for (const message of messages) later(Math.max(0, delaySeconds * 1000), () => enqueue({ message, receives: 0 }));
+    },
+  };
+  const deps: DeliveryDeps = { queue, resolve: options.resolve, random: options.random };
+  const worker = bindDeliveryWorker(ctx, deps);
+  const enqueue = (entry: { message: DeliveryMessage; receives: number }) => {
+    waiting.push(entry);
+    pump();
+  };
+  const pump = () => {
+    while (!stopped && active < concurrency && waiting.length > 0) {
+      const entry = waiting.shift()!;
+      active++;
+      const event: SQSEvent = { Records: [sqsRecord(entry.message)] };
+      track(
+        worker(event)
+          .then((response) => response.batchItemFailures.length > 0)
+          .catch((error) => {
+            ctx.logger.error('webhook delivery failed', { error: String(error) });
+            return true;
+          })
+          .then((failed) => {
+            if (failed && entry.receives + 1 < MAX_RECEIVES) later(REDELIVERY_DELAY_MS, () => enqueue({ ...entry, receives: entry.receives + 1 }));
+          })
+          .finally(() => {
+            active--;
+            pump();
+          }),
+      );
+    }
+  };
+
+  // ---- stream poller -> dispatcher ----
+  const dispatcher = bindDispatcher(ctx, queue);
+  const endpoint = ctx.config.DYNAMODB_ENDPOINT;
+  if (!endpoint) throw new Error('the local webhook runtime needs DYNAMODB_ENDPOINT (DynamoDB Local)');
+  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+  const tables = new DynamoDBClient({ endpoint, region: ctx.config.AWS_REGION, credentials });
+  const streams = new DynamoDBStreamsClient({ endpoint, region: ctx.config.AWS_REGION, credentials });
+  const described = await tables.send(new DescribeTableCommand({ TableName: ctx.tables.main }));
+  const streamArn = described.Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`table ${ctx.tables.main} has no stream; recreate it (npm start upgrades it) or enable its stream`);
+
+  interface ShardState {
+    iterator: string | undefined;
+    checkpoint: string | undefined;
+    failures: number;
+  }
+  const shards = new Map<string, ShardState>();
+  const iteratorFor = async (shardId: string, type: ShardIteratorType, sequence?: string) =>
+    (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: type, SequenceNumber: sequence }))).ShardIterator;
+
+  // Shards open when we start are read from now on (what came before is the sweep's); later shards from their start.
+  const discoverShards = async (initial: boolean) => {
+    let ExclusiveStartShardId: string | undefined;
+    do {
+      const out = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId }));
+      for (const shard of out.StreamDescription?.Shards ?? []) {
+        const id = shard.ShardId!;
+        if (shards.has(id)) continue;
+        const open = shard.SequenceNumberRange?.EndingSequenceNumber === undefined;
+        if (initial && !open) {
+          shards.set(id, { iterator: undefined, checkpoint: undefined, failures: 0 });
+          continue;
+        }
+        shards.set(id, { iterator: await iteratorFor(id, initial ? 'LATEST' : 'TRIM_HORIZON'), checkpoint: undefined, failures: 0 });
+      }
+      ExclusiveStartShardId = out.StreamDescription?.LastEvaluatedShardId;
+    } while (ExclusiveStartShardId);
+  };
+  await discoverShards(true);
+
+  const pollShard = async (shardId: string, state: ShardState) => {
+    if (!state.iterator) return;
+    let out;
+    try {
+      out = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }));
+    } catch (error) {
+      if (error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException) {
+        state.iterator = state.checkpoint ? await iteratorFor(shardId, 'AFTER_SEQUENCE_NUMBER', state.checkpoint) : await iteratorFor(shardId, 'LATEST');
+        return;
+      }
+      throw error;
+    }
+    const records = (out.Records ?? []).map((record) => lambdaRecord(record, streamArn)).filter(matchesDispatchFilter);
+    if (records.length > 0) {
+      const event: DynamoDBStreamEvent = { Records: records };
+      const response = await dispatcher(event).catch(() => ({ batchItemFailures: [{ itemIdentifier: records[0]!.dynamodb!.SequenceNumber! }] }));
+      const failed = response.batchItemFailures.map((failure) => failure.itemIdentifier).sort(compareSequence)[0];
+      if (failed !== undefined && state.failures < MAX_RECEIVES) {
+        // Like Lambda: resume at the first failed record (later ones are dispatched again, harmlessly).
+        state.failures++;
+        state.iterator = await iteratorFor(shardId, 'AT_SEQUENCE_NUMBER', failed);
+        return;
+      }
+    }
+    state.failures = 0;
+    const last = out.Records?.at(-1)?.dynamodb?.SequenceNumber;
+    if (last) state.checkpoint = last;
+    state.iterator = out.NextShardIterator;
+  };
+
+  let polls = 0;
+  const poll = async () => {
+    if (stopped) return;
+    try {
+      if (++polls % 50 === 0) await discoverShards(false);
+      await Promise.all([...shards].map(([id, state]) => pollShard(id, state)));
+    } catch (error) {
+      ctx.logger.warn('stream poll failed', { error: String(error) });
+    }
+    later(options.pollIntervalMs ?? 100, () => void track(poll()));
+  };
+  void track(poll());
+
+  // ---- schedule -> sweep ----
+  const sweeper = bindWebhookSweep(ctx, queue);
+  let sweeping: Promise<{ events: number; deliveries: number }> | undefined;
+  const sweep = () => (sweeping ??= track(sweeper()).finally(() => (sweeping = undefined)));
+  const sweepInterval = setInterval(() => void sweep().catch(() => undefined), options.sweepIntervalMs ?? 5_000);
+
+  return {
+    queue,
+    sweep,
+    async stop() {
+      stopped = true;
+      clearInterval(sweepInterval);
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await Promise.allSettled([...running]);
+      tables.destroy();
+      streams.destroy();
+    },
+  };
+}
+
+function compareSequence(a: string, b: string): number {
+  return BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0;
+}
+
+/** A stream record as Lambda hands it over (creation time in seconds, the event source fields). */
+function lambdaRecord(record: StreamRecord, streamArn: string): DynamoDBRecord {
+  const data = record.dynamodb ?? {};
+  return {
+    eventID: record.eventID,
+    eventName: record.eventName as DynamoDBRecord['eventName'],
+    eventVersion: record.eventVersion,
+    eventSource: 'aws:dynamodb',
+    awsRegion: record.awsRegion,
+    eventSourceARN: streamArn,
+    dynamodb: {
+      ApproximateCreationDateTime: data.ApproximateCreationDateTime ? Math.floor(data.ApproximateCreationDateTime.getTime() / 1000) : undefined,
+      Keys: data.Keys as never,
+      NewImage: data.NewImage as never,
+      OldImage: data.OldImage as never,
+      SequenceNumber: data.SequenceNumber,
+      SizeBytes: data.SizeBytes,
+      StreamViewType: data.StreamViewType as never,
+    },
+  };
+}
+
+function sqsRecord(message: DeliveryMessage): SQSEvent['Records'][number] {
+  return {
+    messageId: randomUUID(),
+    receiptHandle: 'local',
+    body: JSON.stringify(message),
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(Date.now()),
+      SenderId: 'local',
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:local:000000000000:webhook-deliveries',
+    awsRegion: 'local',
+  };
+}

@@ -1,0 +1,22 @@
+import type { AppContext } from '../context.js';
+import { NotFoundError } from '../domain/errors.js';
+import { getEvent, putRedeliveryRequest } from '../store/events.js';
+
+/** GET /events/{id}: one of the platform's events (another platform's, or one past its 30 days, is not found). */
+export async function findEvent(ctx: AppContext, platformCode: string, eventId: string) {
+  const event = await getEvent(ctx, platformCode, eventId);
+  if (!event) throw new NotFoundError(`event not found: ${eventId}`);
+  return { message: event.envelope };
+}
+
+/**
+ * POST /events/{id}/redeliver: the event goes again to the platform's enabled endpoints that subscribe to
+ * it, with the same `webhook-id`; a delivery still being retried is left to its schedule.
+ */
+export async function redeliverEvent(ctx: AppContext, platformCode: string, eventId: string) {
+  const event = await getEvent(ctx, platformCode, eventId);
+  if (!event) throw new NotFoundError(`event not found: ${eventId}`);
+  const nowMs = ctx.clock.nowMs();
+  await putRedeliveryRequest(ctx, event, nowMs);
+  return { message: { id: eventId, redelivery_requested_at: nowMs } };
+}

@@ -1,0 +1,42 @@
+import type { AppContext } from '../context.js';
+import { ValidationError } from '../domain/errors.js';
+import { isEventType } from '../domain/events.js';
+import { listEnvelope } from '../http/pagination.js';
+import { eventsIndex, storedEventFrom } from '../store/events.js';
+import { pageWithCount } from '../store/paging.js';
+
+export interface EventListQuery {
+  type?: string;
+  resource_id?: string;
+  /** UNIX milliseconds. */
+  created_after?: string;
+  page: number;
+  page_size: number;
+  cursor?: string;
+}
+
+/**
+ * GET /events: the platform's events of the last 30 days, oldest first, so a consumer back from downtime
+ * walks forward from where it stopped with `next_cursor` (or from `created_after`).
+ */
+export async function listEvents(ctx: AppContext, platformCode: string, query: EventListQuery) {
+  const problems: string[] = [];
+  if (query.type !== undefined && !isEventType(query.type)) problems.push(`type: unknown event type ${JSON.stringify(query.type)}`);
+  if (query.created_after !== undefined && !/^\d{1,15}$/.test(query.created_after)) problems.push('created_after: must be UNIX milliseconds');
+  if (problems.length) throw new ValidationError(problems);
+  const filters = {
+    type: query.type as never,
+    resourceId: query.resource_id,
+    createdAfterMs: query.created_after !== undefined ? Number(query.created_after) : undefined,
+  };
+  const page = await pageWithCount(
+    ctx,
+    eventsIndex(ctx, platformCode, filters),
+    { page: query.page, pageSize: query.page_size, cursor: query.cursor },
+    { list: 'events', platformCode, filters: { type: query.type, resource_id: query.resource_id, created_after: query.created_after } },
+  );
+  return listEnvelope(
+    page.items.map((item) => storedEventFrom(item).envelope),
+    { page: page.page, pageSize: query.page_size, count: page.count, nextCursor: page.nextCursor },
+  );
+}

@@ -1,0 +1,189 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { AppContext } from '../context.js';
+import { EVENT_RETENTION_MS, type EventEnvelope, type EventType, type ResourceType } from '../domain/events.js';
+import { keys } from './keys.js';
+import { readInteger } from './numbers.js';
+import { equalityFilter, type ListIndex } from './paging.js';
+import type { TaggedItem } from './transactions.js';
+
+/**
+ * Event items (design section 8). Every state change adds its events through `eventItem`, in the same
+ * `TransactWriteItems` as the change, so an event exists exactly when its change committed. The envelope is
+ * serialized once, here: every delivery sends (and signs) exactly these bytes.
+ */
+export interface NewEvent {
+  type: EventType;
+  platformCode: string;
+  resource: { type: ResourceType; id: string };
+  /** Increases per resource (the resource's own change counter). */
+  sequence: number;
+  previousStatus?: string | null;
+  /** The resource as its GET route shows it, without personal data. */
+  data: Record<string, unknown>;
+  /** Deliver to this endpoint only, whatever it subscribes to (webhook.test). */
+  onlyEndpointId?: string;
+}
+
+/** Shards of the due index; the sweep reads them all. */
+export const DUE_SHARDS = 8;
+
+/** An event the stream hasn't dispatched this long after its commit is dispatched by the sweep. */
+export const DISPATCH_GRACE_MS = 60_000;
+
+/** `evt_` + milliseconds (base 36, fixed width, so ids sort by time) + 16 random hex digits. No dots (Standard Webhooks). */
+export function newEventId(nowMs: number): string {
+  return `evt_${nowMs.toString(36).padStart(9, '0')}${randomBytes(8).toString('hex')}`;
+}
+
+export function envelopeOf(event: NewEvent, eventId: string, createdAtMs: number): EventEnvelope {
+  return {
+    id: eventId,
+    type: event.type,
+    created_at: createdAtMs,
+    platform_code: event.platformCode,
+    resource: event.resource,
+    sequence: event.sequence,
+    previous_status: event.previousStatus ?? null,
+    data: event.data,
+  };
+}
+
+/**
+ * The Put that records an event. It is marked undispatched (the due index) until the dispatcher has fanned it
+ * out to the platform's endpoints, so the sweep finds any event the stream did not deliver.
+ */
+export function eventItem(ctx: AppContext, event: NewEvent, nowMs: number, eventId = newEventId(nowMs)): TaggedItem {
+  const envelope = envelopeOf(event, eventId, nowMs);
+  const expiresAtMs = nowMs + EVENT_RETENTION_MS;
+  return {
+    item: {
+      Put: {
+        TableName: ctx.tables.main,
+        Item: {
+          ...keys.event(eventId),
+          type: 'event',
+          event_id: eventId,
+          event_type: event.type,
+          platform_code: event.platformCode,
+          resource_type: event.resource.type,
+          resource_id: event.resource.id,
+          sequence: event.sequence,
+          created_at: nowMs,
+          body: JSON.stringify(envelope),
+          dispatched: false,
+          ...(event.onlyEndpointId !== undefined && { only_endpoint_id: event.onlyEndpointId }),
+          expires_at_ms: expiresAtMs,
+          ttl: Math.ceil(expiresAtMs / 1000),
+          gsi1pk: keys.eventsOfPlatform(event.platformCode),
+          gsi1sk: keys.eventSortKey(nowMs, eventId),
+          gsi2pk: keys.eventsOfPlatformByType(event.platformCode, event.type),
+          gsi2sk: keys.eventSortKey(nowMs, eventId),
+          gsi3pk: keys.webhooksDue(randomInt(DUE_SHARDS)),
+          gsi3sk: keys.webhooksDueSortKey(nowMs + DISPATCH_GRACE_MS, `EVENT#${eventId}`),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  };
+}
+
+export interface StoredEvent {
+  envelope: EventEnvelope;
+  /** The exact bytes deliveries send. */
+  body: string;
+  dispatched: boolean;
+  expiresAtMs: number;
+  onlyEndpointId: string | undefined;
+}
+
+export function storedEventFrom(item: Record<string, any>): StoredEvent {
+  return {
+    envelope: JSON.parse(item.body as string) as EventEnvelope,
+    body: item.body as string,
+    dispatched: item.dispatched === true,
+    onlyEndpointId: item.only_endpoint_id ?? undefined,
+    expiresAtMs: readInteger(item.expires_at_ms),
+  };
+}
+
+/** One of the platform's events still inside its 30 days; another platform's event reads as missing. */
+export async function getEvent(ctx: AppContext, platformCode: string | null, eventId: string): Promise<StoredEvent | undefined> {
+  if (!/^evt_[0-9a-z]{1,60}$/.test(eventId)) return undefined;
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.event(eventId), ConsistentRead: true }));
+  if (!out.Item || out.Item.type !== 'event') return undefined;
+  const event = storedEventFrom(out.Item);
+  if (platformCode !== null && event.envelope.platform_code !== platformCode) return undefined;
+  if (event.expiresAtMs <= ctx.clock.nowMs()) return undefined;
+  return event;
+}
+
+/** The dispatcher has fanned the event out: it leaves the due index (a MODIFY the stream filter ignores). */
+export async function markEventDispatched(ctx: AppContext, eventId: string): Promise<void> {
+  try {
+    await ctx.db.send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.event(eventId),
+        UpdateExpression: 'SET dispatched = :true REMOVE gsi3pk, gsi3sk',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':true': true },
+      }),
+    );
+  } catch (error) {
+    // Gone already (TTL): nothing left to mark.
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+export interface EventFilters {
+  type?: EventType;
+  resourceId?: string;
+  /** Only events created strictly after this (ms). */
+  createdAfterMs?: number;
+}
+
+/**
+ * A platform's events as a list (oldest first): its events index partition, or the partition of one type
+ * when the list is filtered by type; the 30-day horizon and `created_after` are a key range; `resource_id`
+ * narrows the read with a filter (under the paging read budget).
+ */
+export function eventsIndex(ctx: AppContext, platformCode: string, filters: EventFilters): ListIndex {
+  const horizonMs = ctx.clock.nowMs() - EVENT_RETENTION_MS;
+  const fromMs = Math.max(horizonMs, filters.createdAfterMs !== undefined ? filters.createdAfterMs + 1 : horizonMs);
+  const index = filters.type ? 'gsi2' : 'gsi1';
+  return {
+    indexName: index,
+    partition: {
+      attribute: `${index}pk`,
+      value: filters.type ? keys.eventsOfPlatformByType(platformCode, filters.type) : keys.eventsOfPlatform(platformCode),
+    },
+    sortAttribute: `${index}sk`,
+    sortRange: { between: [keys.eventSortKey(fromMs, ''), keys.eventSortKey(Number.MAX_SAFE_INTEGER, '~')] },
+    descending: false,
+    filter: equalityFilter({ resource_id: filters.resourceId }),
+  };
+}
+
+/** Asks for an event to be sent again to the platform's endpoints: an insert the dispatcher picks up from the stream. */
+export async function putRedeliveryRequest(ctx: AppContext, event: StoredEvent, nowMs: number): Promise<void> {
+  const expiresAtMs = nowMs + 24 * 60 * 60 * 1000;
+  await ctx.db.send(
+    new PutCommand({
+      TableName: ctx.tables.main,
+      Item: {
+        pk: keys.event(event.envelope.id).pk,
+        sk: `REDELIVERY#${String(nowMs).padStart(15, '0')}#${randomBytes(4).toString('hex')}`,
+        type: 'event_redelivery',
+        event_id: event.envelope.id,
+        platform_code: event.envelope.platform_code,
+        event_type: event.envelope.type,
+        ...(event.onlyEndpointId !== undefined && { only_endpoint_id: event.onlyEndpointId }),
+        created_at: nowMs,
+        expires_at_ms: expiresAtMs,
+        ttl: Math.ceil(expiresAtMs / 1000),
+      },
+    }),
+  );
+}

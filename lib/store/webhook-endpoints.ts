@@ -1,0 +1,304 @@
+import { randomBytes } from 'node:crypto';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { AppContext } from '../context.js';
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.js';
+import type { EventType } from '../domain/events.js';
+import { keys } from './keys.js';
+import { readOptionalInteger, readInteger } from './numbers.js';
+import { transactWrite, type TaggedItem } from './transactions.js';
+
+/** A platform may have this many endpoints (design section 8 / issue 14). */
+export const MAX_ENDPOINTS_PER_PLATFORM = 20;
+
+/** The old secret keeps signing beside the new one for this long after a rotation. */
+export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+export interface StoredEndpoint {
+  endpoint_id: string;
+  platform_code: string;
+  url: string;
+  /** null: every event type. */
+  event_types: EventType[] | null;
+  description: string | null;
+  enabled: boolean;
+  /** Why the service disabled it (410, five days of failures); null when enabled or disabled by the platform. */
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  created_at: number;
+  updated_at: number;
+  /** Start of the current run of failed attempts (no success since); null when the last attempt succeeded. */
+  failing_since: number | null;
+  last_success_at: number | null;
+  secretCiphertext: string;
+  previousSecretCiphertext: string | null;
+  previousSecretExpiresAtMs: number | null;
+  /** webhook.test events sent so far (their sequence). */
+  tests_sent: number;
+}
+
+export function newEndpointId(): string {
+  return `we_${randomBytes(12).toString('hex')}`;
+}
+
+function endpointFrom(item: Record<string, any>): StoredEndpoint {
+  return {
+    endpoint_id: item.endpoint_id,
+    platform_code: item.platform_code,
+    url: item.url,
+    event_types: item.event_types ?? null,
+    description: item.description ?? null,
+    enabled: item.enabled === true,
+    disabled_reason: item.disabled_reason ?? null,
+    disabled_at: readOptionalInteger(item.disabled_at),
+    created_at: readInteger(item.created_at),
+    updated_at: readInteger(item.updated_at),
+    failing_since: readOptionalInteger(item.failing_since),
+    last_success_at: readOptionalInteger(item.last_success_at),
+    secretCiphertext: item.secret_ciphertext,
+    previousSecretCiphertext: item.previous_secret_ciphertext ?? null,
+    previousSecretExpiresAtMs: readOptionalInteger(item.previous_secret_expires_at_ms),
+    tests_sent: readOptionalInteger(item.tests_sent) ?? 0,
+  };
+}
+
+/** Whether an endpoint wants events of a type. */
+export function subscribes(endpoint: StoredEndpoint, type: EventType): boolean {
+  return endpoint.event_types === null || endpoint.event_types.includes(type);
+}
+
+/**
+ * Stores a new endpoint and counts it, in one transaction: the count item's condition keeps a platform at
+ * 20 endpoints however many creations race.
+ */
+export async function putNewEndpoint(ctx: AppContext, endpoint: Omit<StoredEndpoint, 'previousSecretCiphertext' | 'previousSecretExpiresAtMs' | 'tests_sent'>): Promise<void> {
+  const { secretCiphertext, ...fields } = endpoint;
+  await transactWrite(ctx, [
+    {
+      item: {
+        Update: {
+          TableName: ctx.tables.main,
+          Key: keys.webhookEndpointCount(endpoint.platform_code),
+          UpdateExpression: 'SET endpoints = if_not_exists(endpoints, :zero) + :one, #type = :type',
+          ConditionExpression: 'attribute_not_exists(endpoints) OR endpoints < :max',
+          ExpressionAttributeNames: { '#type': 'type' },
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': MAX_ENDPOINTS_PER_PLATFORM, ':type': 'webhook_endpoint_count' },
+        },
+      },
+      onConditionFailed: () => new ValidationError([`webhook endpoints: a platform may have at most ${MAX_ENDPOINTS_PER_PLATFORM}; delete one first`]),
+    },
+    {
+      item: {
+        Put: {
+          TableName: ctx.tables.main,
+          Item: { ...keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id), type: 'webhook_endpoint', ...fields, secret_ciphertext: secretCiphertext },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    },
+  ]);
+}
+
+export async function getEndpoint(ctx: AppContext, platformCode: string, endpointId: string): Promise<StoredEndpoint | undefined> {
+  if (!/^we_[0-9a-f]{24}$/.test(endpointId)) return undefined;
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.webhookEndpoint(platformCode, endpointId), ConsistentRead: true }));
+  return out.Item ? endpointFrom(out.Item) : undefined;
+}
+
+export async function requireEndpoint(ctx: AppContext, platformCode: string, endpointId: string): Promise<StoredEndpoint> {
+  const endpoint = await getEndpoint(ctx, platformCode, endpointId);
+  if (!endpoint) throw new NotFoundError(`webhook endpoint not found: ${endpointId}`);
+  return endpoint;
+}
+
+/** A platform's endpoints, oldest first (at most 20: one query of its partition). */
+export async function endpointsOfPlatform(ctx: AppContext, platformCode: string, consistent = true): Promise<StoredEndpoint[]> {
+  const out = await ctx.db.send(
+    new QueryCommand({
+      TableName: ctx.tables.main,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': keys.platform(platformCode).pk, ':prefix': keys.webhookEndpointPrefix() },
+      ConsistentRead: consistent,
+    }),
+  );
+  return (out.Items ?? []).map(endpointFrom).sort((a, b) => a.created_at - b.created_at || a.endpoint_id.localeCompare(b.endpoint_id));
+}
+
+export interface EndpointChanges {
+  url?: string;
+  event_types?: EventType[] | null;
+  description?: string | null;
+  enabled?: boolean;
+}
+
+/**
+ * Applies the platform's changes. Enabling (again) clears the service's reason for disabling and the failure
+ * clock, so a repaired endpoint gets five fresh days.
+ */
+export async function updateEndpoint(ctx: AppContext, platformCode: string, endpointId: string, changes: EndpointChanges, nowMs: number): Promise<StoredEndpoint> {
+  const sets: string[] = ['updated_at = :now'];
+  const removes: string[] = [];
+  const values: Record<string, unknown> = { ':now': nowMs };
+  if (changes.url !== undefined) {
+    sets.push('#url = :url');
+    values[':url'] = changes.url;
+  }
+  if (changes.event_types !== undefined) {
+    sets.push('event_types = :types');
+    values[':types'] = changes.event_types;
+  }
+  if (changes.description !== undefined) {
+    sets.push('description = :description');
+    values[':description'] = changes.description;
+  }
+  if (changes.enabled !== undefined) {
+    sets.push('enabled = :enabled');
+    values[':enabled'] = changes.enabled;
+    if (changes.enabled) removes.push('disabled_reason', 'disabled_at', 'failing_since');
+    else {
+      sets.push('disabled_at = :now');
+      removes.push('disabled_reason');
+    }
+  }
+  try {
+    const out = await ctx.db.send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.webhookEndpoint(platformCode, endpointId),
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ...(changes.url !== undefined && { ExpressionAttributeNames: { '#url': 'url' } }),
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return endpointFrom(out.Attributes!);
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new NotFoundError(`webhook endpoint not found: ${endpointId}`);
+    throw error;
+  }
+}
+
+/** Deletes an endpoint and uncounts it; its pending deliveries find it gone and stop. */
+export async function deleteEndpoint(ctx: AppContext, platformCode: string, endpointId: string): Promise<void> {
+  await transactWrite(ctx, [
+    {
+      item: { Delete: { TableName: ctx.tables.main, Key: keys.webhookEndpoint(platformCode, endpointId), ConditionExpression: 'attribute_exists(pk)' } },
+      onConditionFailed: () => new NotFoundError(`webhook endpoint not found: ${endpointId}`),
+    },
+    {
+      item: {
+        Update: {
+          TableName: ctx.tables.main,
+          Key: keys.webhookEndpointCount(platformCode),
+          UpdateExpression: 'SET endpoints = endpoints - :one',
+          ConditionExpression: 'endpoints > :zero',
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+        },
+      },
+    },
+  ]);
+}
+
+/**
+ * Makes `newCiphertext` the signing secret and keeps the one it replaces signing beside it until
+ * `previousExpiresAtMs`. Conditioned on the secret read before, so two racing rotations can't both keep
+ * "the previous" secret: the loser gets 409 and rotates again.
+ */
+export async function rotateEndpointSecret(
+  ctx: AppContext,
+  endpoint: StoredEndpoint,
+  newCiphertext: string,
+  previousExpiresAtMs: number,
+  nowMs: number,
+): Promise<void> {
+  try {
+    await ctx.db.send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
+        UpdateExpression: 'SET secret_ciphertext = :new, previous_secret_ciphertext = :old, previous_secret_expires_at_ms = :expires, updated_at = :now',
+        ConditionExpression: 'secret_ciphertext = :old',
+        ExpressionAttributeValues: { ':new': newCiphertext, ':old': endpoint.secretCiphertext, ':expires': previousExpiresAtMs, ':now': nowMs },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new ConflictError(['webhook endpoint: its secret was rotated or the endpoint deleted meanwhile; retry']);
+    throw error;
+  }
+}
+
+/** A delivery to the endpoint succeeded: the failure clock stops. */
+export async function recordEndpointSuccess(ctx: AppContext, endpoint: StoredEndpoint, nowMs: number): Promise<void> {
+  if (endpoint.failing_since === null && endpoint.last_success_at !== null && nowMs - endpoint.last_success_at < 60_000) return;
+  await ctx.db
+    .send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
+        UpdateExpression: 'SET last_success_at = :now REMOVE failing_since',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': nowMs },
+      }),
+    )
+    .catch((error) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+}
+
+/** A delivery attempt failed: the failure clock starts if it isn't running. */
+export async function recordEndpointFailure(ctx: AppContext, endpoint: StoredEndpoint, nowMs: number): Promise<number> {
+  if (endpoint.failing_since !== null) return endpoint.failing_since;
+  try {
+    const out = await ctx.db.send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
+        UpdateExpression: 'SET failing_since = if_not_exists(failing_since, :now)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': nowMs },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return readInteger(out.Attributes!.failing_since);
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return nowMs;
+    throw error;
+  }
+}
+
+/** The service disables an endpoint (410 Gone, or five days of failures) and says why. */
+export async function disableEndpoint(ctx: AppContext, endpoint: StoredEndpoint, reason: string, nowMs: number): Promise<void> {
+  await ctx.db
+    .send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
+        UpdateExpression: 'SET enabled = :false, disabled_reason = :reason, disabled_at = :now, updated_at = :now',
+        ConditionExpression: 'enabled = :true',
+        ExpressionAttributeValues: { ':false': false, ':true': true, ':reason': reason, ':now': nowMs },
+      }),
+    )
+    .catch((error) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+}
+
+/** Records a webhook.test event with the endpoint's test counter moved to its sequence, in one transaction. */
+export async function countTestEvent(ctx: AppContext, endpoint: StoredEndpoint, sequence: number, event: TaggedItem): Promise<void> {
+  await transactWrite(ctx, [
+    {
+      item: {
+        Update: {
+          TableName: ctx.tables.main,
+          Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
+          UpdateExpression: 'SET tests_sent = :sequence',
+          ConditionExpression: endpoint.tests_sent === 0 ? 'attribute_exists(pk) AND attribute_not_exists(tests_sent)' : 'tests_sent = :previous',
+          ExpressionAttributeValues: { ':sequence': sequence, ...(endpoint.tests_sent !== 0 && { ':previous': endpoint.tests_sent }) },
+        },
+      },
+      onConditionFailed: () => new ConflictError(['webhook endpoint: another test was sent at the same moment, or the endpoint was deleted; retry']),
+    },
+    event,
+  ]);
+}

@@ -1,0 +1,145 @@
+import type { AppContext } from '../context.js';
+import {
+  failedLongEnoughToDisable,
+  judgeAttempt,
+  nextAttemptDelayMs,
+  parseRetrySchedule,
+  DELIVERY_TIMEOUT_MS,
+} from '../domain/webhook-delivery.js';
+import { signatureHeader } from '../domain/webhook-signing.js';
+import type { OutboundPolicy } from '../domain/webhook-url.js';
+import { getEvent } from '../store/events.js';
+import { decryptSecret } from '../store/secret-cipher.js';
+import { claimAttempt, finishAttempt, QUEUED_GRACE_MS, type AttemptRecord, type ClaimedAttempt } from '../store/webhook-deliveries.js';
+import { disableEndpoint, getEndpoint, recordEndpointFailure, recordEndpointSuccess, subscribes, type StoredEndpoint } from '../store/webhook-endpoints.js';
+import { MAX_QUEUE_DELAY_SECONDS, type DeliveryMessage, type DeliveryQueue } from './queue.js';
+import { sendWebhook, type ResolveHost } from './send-webhook.js';
+
+/** Longer than a send can take, so a live worker's claim never runs out under it. */
+const LEASE_MS = DELIVERY_TIMEOUT_MS + 45_000;
+
+export interface DeliveryDeps {
+  queue: DeliveryQueue;
+  /** Tests resolve names themselves (no DNS here); the system resolver otherwise. */
+  resolve?: ResolveHost;
+  random?: () => number;
+}
+
+export function outboundPolicy(config: AppContext['config']): OutboundPolicy {
+  return { allowPrivateAddresses: config.WEBHOOK_ALLOW_PRIVATE_URLS, allowHttp: config.WEBHOOK_ALLOW_HTTP };
+}
+
+/**
+ * Decrypted endpoint secrets, kept a few minutes per warm worker (a KMS call each otherwise). Held per
+ * configuration (a process may hold several contexts, each with its own key), not in one module cache.
+ */
+const secretCaches = new WeakMap<AppContext['config'], Map<string, { secret: string; until: number }>>();
+
+async function secret(ctx: AppContext, ciphertext: string): Promise<string> {
+  let cache = secretCaches.get(ctx.config);
+  if (!cache) secretCaches.set(ctx.config, (cache = new Map()));
+  const nowMs = ctx.clock.nowMs();
+  const cached = cache.get(ciphertext);
+  if (cached && cached.until > nowMs) return cached.secret;
+  const plain = await decryptSecret(ctx, ciphertext);
+  cache.set(ciphertext, { secret: plain, until: nowMs + 5 * 60_000 });
+  return plain;
+}
+
+/** The secrets that sign now: the current one and, during a rotation's overlap, the one it replaced. */
+async function signingSecrets(ctx: AppContext, endpoint: StoredEndpoint, nowMs: number): Promise<string[]> {
+  const secrets = [await secret(ctx, endpoint.secretCiphertext)];
+  if (endpoint.previousSecretCiphertext && endpoint.previousSecretExpiresAtMs !== null && endpoint.previousSecretExpiresAtMs > nowMs) {
+    secrets.push(await secret(ctx, endpoint.previousSecretCiphertext));
+  }
+  return secrets;
+}
+
+function unavailable(nowMs: number, reason: string): AttemptRecord {
+  return { attempted_at: nowMs, status_code: null, latency_ms: 0, error: reason, outcome: 'endpoint_unavailable', next_retry_at: null };
+}
+
+/**
+ * One attempt of one delivery (the SQS worker's unit of work): claim it, sign the stored event body, POST
+ * it, record the attempt, and decide what comes next (done, retry at a time, or failed for good). A message
+ * for a delivery that is not due or already claimed is dropped: whoever holds it, or the sweep, goes on.
+ */
+export async function deliverOnce(ctx: AppContext, deps: DeliveryDeps, message: DeliveryMessage): Promise<void> {
+  const startedMs = ctx.clock.nowMs();
+  const claimed = await claimAttempt(ctx, message.eventId, message.endpointId, startedMs, LEASE_MS);
+  if (!claimed) return;
+  const { delivery } = claimed;
+  const [endpoint, event] = await Promise.all([getEndpoint(ctx, delivery.platform_code, delivery.endpoint_id), getEvent(ctx, null, delivery.event_id)]);
+  if (!event) {
+    await finishAttempt(ctx, claimed, unavailable(startedMs, 'event expired'), { state: 'failed', reason: 'event expired' });
+    return;
+  }
+  if (!endpoint || !endpoint.enabled || (event.onlyEndpointId === undefined && !subscribes(endpoint, event.envelope.type))) {
+    const reason = !endpoint ? 'endpoint deleted' : !endpoint.enabled ? 'endpoint disabled' : 'endpoint no longer subscribes to this type';
+    await finishAttempt(ctx, claimed, unavailable(startedMs, reason), { state: 'failed', reason });
+    return;
+  }
+
+  const timestamp = ctx.clock.nowSeconds();
+  const headers = {
+    'user-agent': 'trading-rewards-settlement-webhooks/1.0',
+    'webhook-id': event.envelope.id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatureHeader(await signingSecrets(ctx, endpoint, startedMs), event.envelope.id, timestamp, event.body),
+  };
+  const sent = await sendWebhook({ url: endpoint.url, headers, body: event.body }, { policy: outboundPolicy(ctx.config), resolve: deps.resolve });
+  const nowMs = ctx.clock.nowMs();
+  const verdict = sent.refused ? { outcome: 'failed' as const } : judgeAttempt(sent.result, nowMs);
+  const record: AttemptRecord = {
+    attempted_at: startedMs,
+    status_code: sent.result.kind === 'response' ? sent.result.statusCode : null,
+    latency_ms: sent.latencyMs,
+    error: sent.result.kind === 'error' ? sent.result.error : null,
+    outcome: sent.refused ? 'refused' : verdict.outcome,
+    next_retry_at: null,
+  };
+
+  if (verdict.outcome === 'succeeded') {
+    if (await finishAttempt(ctx, claimed, record, { state: 'succeeded' })) await recordEndpointSuccess(ctx, endpoint, nowMs);
+    return;
+  }
+  if (verdict.outcome === 'gone') {
+    await finishAttempt(ctx, claimed, record, { state: 'failed', reason: 'the receiver answered 410 Gone' });
+    await disableEndpoint(ctx, endpoint, 'the receiver answered 410 Gone', nowMs);
+    return;
+  }
+  await scheduleRetry(ctx, deps, claimed, record, endpoint, verdict.retryAfterSeconds, nowMs);
+}
+
+async function scheduleRetry(
+  ctx: AppContext,
+  deps: DeliveryDeps,
+  claimed: ClaimedAttempt,
+  record: AttemptRecord,
+  endpoint: StoredEndpoint,
+  retryAfterSeconds: number | undefined,
+  nowMs: number,
+): Promise<void> {
+  const schedule = parseRetrySchedule(ctx.config.WEBHOOK_RETRY_SCHEDULE_SECONDS);
+  const delayMs = nextAttemptDelayMs(schedule, claimed.delivery.round_attempts, retryAfterSeconds, deps.random);
+  const failingSince = await recordEndpointFailure(ctx, endpoint, nowMs);
+  if (failedLongEnoughToDisable(failingSince, nowMs)) {
+    await finishAttempt(ctx, claimed, record, { state: 'failed', reason: 'endpoint disabled: every attempt failed for 5 days' });
+    await disableEndpoint(ctx, endpoint, 'every delivery attempt failed for 5 days', nowMs);
+    return;
+  }
+  if (delayMs === undefined) {
+    await finishAttempt(ctx, claimed, record, { state: 'failed', reason: `no success after ${claimed.delivery.round_attempts} attempts` });
+    return;
+  }
+  const nextAttemptAtMs = nowMs + delayMs;
+  const queued = delayMs <= MAX_QUEUE_DELAY_SECONDS * 1000;
+  const finished = await finishAttempt(
+    ctx,
+    claimed,
+    { ...record, next_retry_at: nextAttemptAtMs },
+    // A retry the queue holds is due in the index only if the queue loses it; a later one is the sweep's.
+    { state: 'scheduled', nextAttemptAtMs, dueAtMs: queued ? nextAttemptAtMs + QUEUED_GRACE_MS : nextAttemptAtMs },
+  );
+  if (finished && queued) await deps.queue.send([{ eventId: claimed.delivery.event_id, endpointId: claimed.delivery.endpoint_id }], delayMs / 1000);
+}
