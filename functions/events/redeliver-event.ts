@@ -5,8 +5,8 @@ import { apiHandler } from '../../lib/http/api-handler.js';
 import { redeliveryResponse } from '../../lib/http/schemas/webhooks.js';
 
 /** POST /events/{id}/redeliver: send the event again to the platform's endpoints, with the same webhook-id. */
-export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100)) }), response: redeliveryResponse, summary: 'Redeliver an event' }, async ({ ctx, path, auth }) =>
-  redeliverEvent(ctx, auth.platformCode, path.id),
+export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100)) }), response: redeliveryResponse, summary: 'Redeliver an event' }, async ({ ctx, path, auth, claim }) =>
+  redeliverEvent(ctx, auth.platformCode, path.id, claim),
 );
 
 export const handler = onLambda(bind);

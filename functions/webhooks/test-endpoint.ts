@@ -5,8 +5,8 @@ import { eventResponse } from '../../lib/http/schemas/webhooks.js';
 import { sendTestEvent } from '../../lib/webhooks/manage-endpoints.js';
 
 /** POST /webhooks/endpoints/{id}/test: a webhook.test event to this endpoint only; answers the event. */
-export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100)) }), response: eventResponse, summary: 'Send a webhook.test event' }, async ({ ctx, path, auth }) =>
-  sendTestEvent(ctx, auth.platformCode, path.id),
+export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100)) }), response: eventResponse, summary: 'Send a webhook.test event' }, async ({ ctx, path, auth, claim }) =>
+  sendTestEvent(ctx, auth.platformCode, path.id, claim),
 );
 
 export const handler = onLambda(bind);

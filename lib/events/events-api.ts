@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { NotFoundError } from '../domain/errors.js';
 import { getEvent, putRedeliveryRequest } from '../store/events.js';
 
@@ -13,10 +14,11 @@ export async function findEvent(ctx: AppContext, platformCode: string, eventId: 
  * POST /events/{id}/redeliver: the event goes again to the platform's enabled endpoints that subscribe to
  * it, with the same `webhook-id`; a delivery still being retried is left to its schedule.
  */
-export async function redeliverEvent(ctx: AppContext, platformCode: string, eventId: string) {
+export async function redeliverEvent(ctx: AppContext, platformCode: string, eventId: string, claim: RequestClaim = NO_REQUEST_CLAIM) {
   const event = await getEvent(ctx, platformCode, eventId);
   if (!event) throw new NotFoundError(`event not found: ${eventId}`);
   const nowMs = ctx.clock.nowMs();
-  await putRedeliveryRequest(ctx, event, nowMs);
-  return { message: { id: eventId, redelivery_requested_at: nowMs } };
+  const message = { id: eventId, redelivery_requested_at: nowMs };
+  await putRedeliveryRequest(ctx, event, nowMs, claim(message));
+  return { message };
 }

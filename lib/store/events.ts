@@ -1,12 +1,12 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { AppContext } from '../context.js';
 import { EVENT_RETENTION_MS, type EventEnvelope, type EventType, type ResourceType } from '../domain/events.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { equalityFilter, type ListIndex } from './paging.js';
-import type { TaggedItem } from './transactions.js';
+import { transactWrite, type TaggedItem } from './transactions.js';
 
 /**
  * Event items (design section 8). Every state change adds its events through `eventItem`, in the same
@@ -167,23 +167,28 @@ export function eventsIndex(ctx: AppContext, platformCode: string, filters: Even
 }
 
 /** Asks for an event to be sent again to the platform's endpoints: an insert the dispatcher picks up from the stream. */
-export async function putRedeliveryRequest(ctx: AppContext, event: StoredEvent, nowMs: number): Promise<void> {
+export async function putRedeliveryRequest(ctx: AppContext, event: StoredEvent, nowMs: number, alongWith: readonly TaggedItem[] = []): Promise<void> {
   const expiresAtMs = nowMs + 24 * 60 * 60 * 1000;
-  await ctx.db.send(
-    new PutCommand({
-      TableName: ctx.tables.main,
-      Item: {
-        pk: keys.event(event.envelope.id).pk,
-        sk: `REDELIVERY#${String(nowMs).padStart(15, '0')}#${randomBytes(4).toString('hex')}`,
-        type: 'event_redelivery',
-        event_id: event.envelope.id,
-        platform_code: event.envelope.platform_code,
-        event_type: event.envelope.type,
-        ...(event.onlyEndpointId !== undefined && { only_endpoint_id: event.onlyEndpointId }),
-        created_at: nowMs,
-        expires_at_ms: expiresAtMs,
-        ttl: Math.ceil(expiresAtMs / 1000),
+  await transactWrite(ctx, [
+    {
+      item: {
+        Put: {
+          TableName: ctx.tables.main,
+          Item: {
+            pk: keys.event(event.envelope.id).pk,
+            sk: `REDELIVERY#${String(nowMs).padStart(15, '0')}#${randomBytes(4).toString('hex')}`,
+            type: 'event_redelivery',
+            event_id: event.envelope.id,
+            platform_code: event.envelope.platform_code,
+            event_type: event.envelope.type,
+            ...(event.onlyEndpointId !== undefined && { only_endpoint_id: event.onlyEndpointId }),
+            created_at: nowMs,
+            expires_at_ms: expiresAtMs,
+            ttl: Math.ceil(expiresAtMs / 1000),
+          },
+        },
       },
-    }),
-  );
+    },
+    ...alongWith,
+  ]);
 }

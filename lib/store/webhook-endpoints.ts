@@ -71,7 +71,11 @@ export function subscribes(endpoint: StoredEndpoint, type: EventType): boolean {
  * Stores a new endpoint and counts it, in one transaction: the count item's condition keeps a platform at
  * 20 endpoints however many creations race.
  */
-export async function putNewEndpoint(ctx: AppContext, endpoint: Omit<StoredEndpoint, 'previousSecretCiphertext' | 'previousSecretExpiresAtMs' | 'tests_sent'>): Promise<void> {
+export async function putNewEndpoint(
+  ctx: AppContext,
+  endpoint: Omit<StoredEndpoint, 'previousSecretCiphertext' | 'previousSecretExpiresAtMs' | 'tests_sent'>,
+  alongWith: readonly TaggedItem[] = [],
+): Promise<void> {
   const { secretCiphertext, ...fields } = endpoint;
   await transactWrite(ctx, [
     {
@@ -96,6 +100,7 @@ export async function putNewEndpoint(ctx: AppContext, endpoint: Omit<StoredEndpo
         },
       },
     },
+    ...alongWith,
   ]);
 }
 
@@ -211,21 +216,23 @@ export async function rotateEndpointSecret(
   newCiphertext: string,
   previousExpiresAtMs: number,
   nowMs: number,
+  alongWith: readonly TaggedItem[] = [],
 ): Promise<void> {
-  try {
-    await ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
-        UpdateExpression: 'SET secret_ciphertext = :new, previous_secret_ciphertext = :old, previous_secret_expires_at_ms = :expires, updated_at = :now',
-        ConditionExpression: 'secret_ciphertext = :old',
-        ExpressionAttributeValues: { ':new': newCiphertext, ':old': endpoint.secretCiphertext, ':expires': previousExpiresAtMs, ':now': nowMs },
-      }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new ConflictError(['webhook endpoint: its secret was rotated or the endpoint deleted meanwhile; retry']);
-    throw error;
-  }
+  await transactWrite(ctx, [
+    {
+      item: {
+        Update: {
+          TableName: ctx.tables.main,
+          Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
+          UpdateExpression: 'SET secret_ciphertext = :new, previous_secret_ciphertext = :old, previous_secret_expires_at_ms = :expires, updated_at = :now',
+          ConditionExpression: 'secret_ciphertext = :old',
+          ExpressionAttributeValues: { ':new': newCiphertext, ':old': endpoint.secretCiphertext, ':expires': previousExpiresAtMs, ':now': nowMs },
+        },
+      },
+      onConditionFailed: () => new ConflictError(['webhook endpoint: its secret was rotated or the endpoint deleted meanwhile; retry']),
+    },
+    ...alongWith,
+  ]);
 }
 
 /** A delivery to the endpoint succeeded: the failure clock stops. */
@@ -285,7 +292,7 @@ export async function disableEndpoint(ctx: AppContext, endpoint: StoredEndpoint,
 }
 
 /** Records a webhook.test event with the endpoint's test counter moved to its sequence, in one transaction. */
-export async function countTestEvent(ctx: AppContext, endpoint: StoredEndpoint, sequence: number, event: TaggedItem): Promise<void> {
+export async function countTestEvent(ctx: AppContext, endpoint: StoredEndpoint, sequence: number, event: TaggedItem, alongWith: readonly TaggedItem[] = []): Promise<void> {
   await transactWrite(ctx, [
     {
       item: {
@@ -300,5 +307,6 @@ export async function countTestEvent(ctx: AppContext, endpoint: StoredEndpoint, 
       onConditionFailed: () => new ConflictError(['webhook endpoint: another test was sent at the same moment, or the endpoint was deleted; retry']),
     },
     event,
+    ...alongWith,
   ]);
 }

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { ValidationError } from '../domain/errors.js';
 import { isEventType, type EventType } from '../domain/events.js';
 import { newWebhookSecret } from '../domain/webhook-signing.js';
@@ -84,7 +85,7 @@ function uniqueTypes(value: unknown): EventType[] | null {
   return value === undefined || value === null ? null : [...new Set(value as EventType[])];
 }
 
-export async function createEndpoint(ctx: AppContext, platformCode: string, input: EndpointInput, resolve: ResolveHost = systemResolver) {
+export async function createEndpoint(ctx: AppContext, platformCode: string, input: EndpointInput, resolve: ResolveHost = systemResolver, claim: RequestClaim = NO_REQUEST_CLAIM) {
   const problems = [...(await validUrl(ctx, input.url, resolve)), ...eventTypeProblems(input.event_types)];
   if (problems.length) throw new ValidationError(problems);
   const secret = newWebhookSecret();
@@ -104,8 +105,9 @@ export async function createEndpoint(ctx: AppContext, platformCode: string, inpu
     last_success_at: null,
     secretCiphertext: await encryptSecret(ctx, secret),
   };
-  await putNewEndpoint(ctx, endpoint);
-  return { message: { ...endpointView({ ...endpoint, previousSecretCiphertext: null, previousSecretExpiresAtMs: null, tests_sent: 0 }), secret } };
+  const message = { ...endpointView({ ...endpoint, previousSecretCiphertext: null, previousSecretExpiresAtMs: null, tests_sent: 0 }), secret };
+  await putNewEndpoint(ctx, endpoint, claim(message));
+  return { message };
 }
 
 export async function listEndpoints(ctx: AppContext, platformCode: string) {
@@ -137,20 +139,21 @@ export async function removeEndpoint(ctx: AppContext, platformCode: string, endp
 }
 
 /** A new secret, shown once; the one it replaces keeps signing beside it for 24 hours. */
-export async function rotateSecret(ctx: AppContext, platformCode: string, endpointId: string) {
+export async function rotateSecret(ctx: AppContext, platformCode: string, endpointId: string, claim: RequestClaim = NO_REQUEST_CLAIM) {
   const endpoint = await requireEndpoint(ctx, platformCode, endpointId);
   const secret = newWebhookSecret();
   const nowMs = ctx.clock.nowMs();
   const previousExpiresAtMs = nowMs + SECRET_ROTATION_OVERLAP_MS;
-  await rotateEndpointSecret(ctx, endpoint, await encryptSecret(ctx, secret), previousExpiresAtMs, nowMs);
-  return { message: { ...endpointView({ ...endpoint, updated_at: nowMs }), secret, previous_secret_expires_at: previousExpiresAtMs } };
+  const message = { ...endpointView({ ...endpoint, updated_at: nowMs }), secret, previous_secret_expires_at: previousExpiresAtMs };
+  await rotateEndpointSecret(ctx, endpoint, await encryptSecret(ctx, secret), previousExpiresAtMs, nowMs, claim(message));
+  return { message };
 }
 
 /**
  * Sends a `webhook.test` event to this endpoint only. The event is recorded like any other (listed by
  * GET /events), numbered by the endpoint's own test counter, in one transaction with the counter.
  */
-export async function sendTestEvent(ctx: AppContext, platformCode: string, endpointId: string) {
+export async function sendTestEvent(ctx: AppContext, platformCode: string, endpointId: string, claim: RequestClaim = NO_REQUEST_CLAIM) {
   const endpoint = await requireEndpoint(ctx, platformCode, endpointId);
   if (!endpoint.enabled) throw new ValidationError([`webhook endpoint ${endpointId}: disabled; enable it before testing`]);
   const nowMs = ctx.clock.nowMs();
@@ -167,6 +170,7 @@ export async function sendTestEvent(ctx: AppContext, platformCode: string, endpo
     },
     nowMs,
   );
-  await countTestEvent(ctx, endpoint, sequence, event);
-  return { message: JSON.parse((event.item.Put!.Item as { body: string }).body) };
+  const message = JSON.parse((event.item.Put!.Item as { body: string }).body);
+  await countTestEvent(ctx, endpoint, sequence, event, claim(message));
+  return { message };
 }

@@ -26,6 +26,8 @@ let platform: TestPlatform;
 let customer: string;
 let buyer: string;
 let seller: string;
+let endpointId: string;
+let eventId: string;
 
 beforeAll(async () => {
   await Promise.all([setPrice('DOGE', 'USD', '0.1'), setPrice('USDC', 'EUR', '0.9')]);
@@ -37,6 +39,13 @@ beforeAll(async () => {
     fund(platform.participantCode, 'EUR', '100000'),
     fund(platform.participantCode, 'DOGE', '1000', 'awards'),
   ]);
+  // A webhook endpoint and an event of the platform's, for the routes that act on one.
+  const endpoint = await platform.post('/webhooks/endpoints', { url: 'http://127.0.0.1:9/retries' });
+  expect(endpoint.status, endpoint.text).toBe(200);
+  endpointId = endpoint.body.message.id;
+  const events = await platform.get('/events?page_size=1');
+  expect(events.status, events.text).toBe(200);
+  eventId = events.body.message[0].id;
 });
 
 /** A fresh, valid request of each POST route (quotes are made first where the route executes one). */
@@ -66,7 +75,14 @@ const requests: Record<string, () => Promise<unknown>> = {
     expect(quote.status, quote.text).toBe(200);
     return { quote_id: quote.body.message.quote_id };
   },
+  '/webhooks/endpoints': async () => ({ url: 'http://127.0.0.1:9/retries' }),
+  '/webhooks/endpoints/{id}/rotate_secret': async () => ({}),
+  '/webhooks/endpoints/{id}/test': async () => ({}),
+  '/events/{id}/redeliver': async () => ({}),
 };
+
+/** Where a request of the route goes: routes with a path parameter act on the platform's endpoint or event. */
+const concrete = (route: string) => route.replace('/webhooks/endpoints/{id}', `/webhooks/endpoints/${endpointId}`).replace('/events/{id}', `/events/${eventId}`);
 
 const posts = routes.filter((route) => route.method === 'POST');
 
@@ -110,7 +126,7 @@ const LAST_TRANSACTION: Record<string, number> = { '/awards/distribute': 2 };
 describe.each(posts.map((route) => [route.path] as const))('POST %s', (path) => {
   it('a same-second byte-identical retry with X-Request-Id gets the first answer byte for byte, and books nothing again', async () => {
     const requestId = randomUUID();
-    const attempt = sameBytes(path, await freshRequest(path), requestId);
+    const attempt = sameBytes(concrete(path), await freshRequest(path), requestId);
     const first = await attempt();
     expect(first.status, first.text).toBeLessThan(300);
     const booked = await ledger();
@@ -123,7 +139,7 @@ describe.each(posts.map((route) => [route.path] as const))('POST %s', (path) => 
   });
 
   it('the same bytes without X-Request-Id, or with another id, are 409 request already received; nothing is booked again', async () => {
-    const attempt = sameBytes(path, await freshRequest(path));
+    const attempt = sameBytes(concrete(path), await freshRequest(path));
     const first = await attempt();
     expect(first.status, first.text).toBeLessThan(300);
     const booked = await ledger();
@@ -133,7 +149,7 @@ describe.each(posts.map((route) => [route.path] as const))('POST %s', (path) => 
     }
     expect(await ledger()).toBe(booked);
     // The first request's id on bytes first sent without one is another id too.
-    const withId = sameBytes(path, await freshRequest(path), randomUUID());
+    const withId = sameBytes(concrete(path), await freshRequest(path), randomUUID());
     expect((await withId()).status).toBeLessThan(300);
     expect((await withId({ 'X-Request-Id': undefined })).status).toBe(409);
   });
@@ -144,16 +160,16 @@ describe.each(posts.map((route) => [route.path] as const))('POST %s', (path) => 
       const body = await freshRequest(path);
       const before = await ledger();
       const via = serviceCrashingAfterCommit({ skip: LAST_TRANSACTION[path] ?? 0 });
-      const crashed = await platform.post(path, body, { headers: { 'X-Request-Id': requestId }, via });
+      const crashed = await platform.post(concrete(path), body, { headers: { 'X-Request-Id': requestId }, via });
       expect(crashed.status, crashed.text).toBe(500);
       const afterCrash = await ledger();
 
-      const retry = await platform.post(path, body, { headers: { 'X-Request-Id': requestId } });
+      const retry = await platform.post(concrete(path), body, { headers: { 'X-Request-Id': requestId } });
       expect(retry.status, retry.text).toBeLessThan(300);
       expect(await ledger()).toBe(afterCrash);
       // Something was booked by the crashed run (the ledger moved, or a record exists the answer names).
       if (afterCrash === before) expect(retry.body.message).toBeTruthy();
-      const again = await platform.post(path, body, { headers: { 'X-Request-Id': requestId } });
+      const again = await platform.post(concrete(path), body, { headers: { 'X-Request-Id': requestId } });
       expect(again.text).toBe(retry.text);
     });
   });
