@@ -14,6 +14,7 @@ import { claimAttempt, finishAttempt, QUEUED_GRACE_MS, type AttemptRecord, type 
 import { disableEndpoint, getEndpoint, recordEndpointFailure, recordEndpointSuccess, subscribes, type StoredEndpoint } from '../store/webhook-endpoints.js';
 import { MAX_QUEUE_DELAY_SECONDS, type DeliveryMessage, type DeliveryQueue } from './queue.js';
 import { sendWebhook, type ResolveHost } from './send-webhook.js';
+import { recordWebhookDeliveryFailed } from '../observability/metrics.js';
 
 /** Longer than a send can take, so a live worker's claim never runs out under it. */
 const LEASE_MS = DELIVERY_TIMEOUT_MS + 45_000;
@@ -129,7 +130,9 @@ async function scheduleRetry(
     return;
   }
   if (delayMs === undefined) {
-    await finishAttempt(ctx, claimed, record, { state: 'failed', reason: `no success after ${claimed.delivery.round_attempts} attempts` });
+    const finished = await finishAttempt(ctx, claimed, record, { state: 'failed', reason: `no success after ${claimed.delivery.round_attempts} attempts` });
+    // Exhausted retries (kept as failed, redeliverable): a count ops watch.
+    if (finished) recordWebhookDeliveryFailed(ctx.metrics, claimed.delivery.platform_code, claimed.delivery.event_id);
     return;
   }
   const nextAttemptAtMs = nowMs + delayMs;
