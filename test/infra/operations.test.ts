@@ -129,7 +129,11 @@ describe('the stack, as operations see it', () => {
         expect.objectContaining({ FunctionName: { Ref: idOf(stack.eventFunctions.get(id)!.function) }, FunctionResponseTypes: ['ReportBatchItemFailures'] }),
       ]);
     }
-    expect(mappings).toHaveLength(stack.eventQueues.size);
+    // Besides those, the webhook pipeline's two: the table's stream to the dispatcher and the delivery queue to
+    // the worker (test/infra/webhooks.test.ts checks them).
+    const webhookMappings = mappings.filter((mapping) => JSON.stringify(mapping.EventSourceArn).includes('StreamArn') || JSON.stringify(mapping.EventSourceArn).includes('WebhookDeliver'));
+    expect(webhookMappings).toHaveLength(2);
+    expect(mappings).toHaveLength(stack.eventQueues.size + webhookMappings.length);
   });
 
   it('has one dashboard with request, error, latency and business graphs', () => {
