@@ -32,6 +32,11 @@ export interface LocalWebhookOptions {
   sweepIntervalMs?: number;
   /** Deliveries in flight at once; a hanging receiver holds one slot for at most the send timeout. */
   concurrency?: number;
+  /**
+   * Dispatch from the stream only the events of the platforms this accepts (default: all). Test files share
+   * one database: a file's runtime must not deliver another file's events before that file means it to.
+   */
+  acceptsPlatform?: (platformCode: string) => boolean;
 }
 
 export interface LocalWebhooks {
@@ -152,7 +157,11 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
       }
       throw error;
     }
-    const records = (out.Records ?? []).map((record) => lambdaRecord(record, streamArn)).filter(matchesDispatchFilter);
+    const accepts = options.acceptsPlatform;
+    const records = (out.Records ?? [])
+      .map((record) => lambdaRecord(record, streamArn))
+      .filter(matchesDispatchFilter)
+      .filter((record) => !accepts || accepts(String(record.dynamodb?.NewImage?.platform_code?.S ?? '')));
     if (records.length > 0) {
       const event: DynamoDBStreamEvent = { Records: records };
       const response = await dispatcher(event).catch(() => ({ batchItemFailures: [{ itemIdentifier: records[0]!.dynamodb!.SequenceNumber! }] }));

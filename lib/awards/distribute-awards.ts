@@ -228,9 +228,14 @@ export async function resumeDistribution(ctx: AppContext, platformCode: string, 
  */
 async function finish(ctx: AppContext, stored: StoredDistribution, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<DistributionResult> {
   const { distribution, chunks } = stored;
+  // A recipient's position (its trade's client id) counts the recipients of the chunks before it, as stored:
+  // chunk sizes are fixed when the distribution is recorded, whatever the current size rule.
+  let firstPosition = 0;
   for (const chunk of chunks) {
+    const position = firstPosition;
+    firstPosition += chunk.recipients.length;
     if (chunk.status === 'credited') continue;
-    await creditChunk(ctx, distribution, chunk);
+    await creditChunk(ctx, distribution, chunk, position);
     await chunkObserver?.({ distributionId: distribution.distribution_id, chunkIndex: chunk.index });
   }
   const result: DistributionResult = {
@@ -238,11 +243,11 @@ async function finish(ctx: AppContext, stored: StoredDistribution, claim: Reques
     confirms: chunks.flatMap((chunk) => chunk.recipients).map((recipient) => ({ ...recipient, trade_ids_list: [recipient.trade_id] })),
   };
   // The request's claim completes with the distribution: the last write of the booking stores its answer.
-  if (distribution.status !== 'completed') await completeDistribution(ctx, distribution.platform_code, distribution.distribution_id, ctx.clock.nowMs(), claim(result));
+  if (distribution.status !== 'completed') await completeDistribution(ctx, distribution, ctx.clock.nowMs(), claim(result));
   return result;
 }
 
-async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: DistributionChunk): Promise<void> {
+async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: DistributionChunk, firstPosition: number): Promise<void> {
   const asset = findAsset(distribution.asset);
   const quoted = findAsset(distribution.quoted_currency);
   if (!asset || !quoted) throw new Error(`award distribution ${distribution.distribution_id} names an asset missing from the registry`);
@@ -257,7 +262,6 @@ async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: D
       moveLegs(escrow, recipientAccount(distribution.platform_code, recipient.participant_code, asset.symbol), quantity),
     ),
   };
-  const firstPosition = chunk.index * RECIPIENTS_PER_CHUNK;
   const trades = chunk.recipients.flatMap((recipient, offset) =>
     tradeItems(ctx, awardTrade(distribution, recipient, firstPosition + offset, asset, quoted, nowMs)),
   );

@@ -6,7 +6,7 @@ import type { AuthContext } from '../http/types.js';
 import { commitQuoteExecution, executableQuote } from '../liquidity/execute-quote.js';
 import { liquidityProviderAccount, tradeExecutionItems } from '../liquidity/trade-execution.js';
 import { newId } from '../store/codes.js';
-import { withdrawalCreationItem, type Withdrawal } from '../store/withdrawals.js';
+import { withdrawalCreationItems, type Withdrawal } from '../store/withdrawals.js';
 import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js';
 import { CONVERT_WITHDRAW_PRODUCT } from './request-convert-quote.js';
 import type { AppContext } from '../context.js';
@@ -107,6 +107,6 @@ export async function executeConvertQuote(ctx: AppContext, auth: AuthContext, qu
     status: 'Completed',
     withdrawal_request_id: withdrawal.withdrawal_request_id,
   };
-  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, [withdrawalCreationItem(ctx, withdrawal), ...execution.items, ...claim(result)]);
+  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, [...withdrawalCreationItems(ctx, withdrawal), ...execution.items, ...claim(result)]);
   return result;
 }

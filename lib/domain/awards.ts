@@ -16,10 +16,10 @@ export const MAX_RECIPIENTS = 1000;
  */
 export const CHUNK_FIXED_ITEMS = 6;
 /**
- * Items per recipient in a chunk: the recipient's balance update, its account_balance.changed event and its
- * trade record.
+ * Items per recipient in a chunk: the recipient's balance update and its account_balance.changed event, its
+ * trade record and its trade.status_changed event.
  */
-export const CHUNK_ITEMS_PER_RECIPIENT = 3;
+export const CHUNK_ITEMS_PER_RECIPIENT = 4;
 
 /** Recipients that fit one transaction of at most `maxItems` items. */
 export function recipientsPerChunk(maxItems: number): number {

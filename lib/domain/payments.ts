@@ -179,6 +179,15 @@ const NEXT_STATUSES: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> =
   reversed: [],
 };
 
+/**
+ * The `sequence` of a payment's payment.status_changed event on reaching `status`: its step along the only
+ * paths a payment can take (submitted 1, pending 2, posted or failed 3, reversed 4). Every move is conditioned
+ * on the status it leaves and statuses never repeat, so the number grows with each change without a counter.
+ */
+export function paymentStatusSequence(status: PaymentStatus): number {
+  return { submitted: 1, pending: 2, posted: 3, failed: 3, reversed: 4 }[status];
+}
+
 export function isPaymentStatus(value: unknown): value is PaymentStatus {
   return typeof value === 'string' && (PAYMENT_STATUSES as readonly string[]).includes(value);
 }

@@ -20,6 +20,11 @@ export const WITHDRAWAL_STATUSES: readonly WithdrawalStatus[] = ['PENDING', 'CON
 /** Custody's outcomes; PENDING is where a request starts, never an event. */
 export type CustodyOutcome = Exclude<WithdrawalStatus, 'PENDING'>;
 
+/** The `sequence` of a withdrawal's withdrawal.status_changed event: created PENDING (1), then its one outcome (2). */
+export function withdrawalStatusSequence(status: WithdrawalStatus): number {
+  return status === 'PENDING' ? 1 : 2;
+}
+
 export type CustodyDecision = { kind: 'apply'; next: CustodyOutcome } | { kind: 'noop' } | { kind: 'illegal'; message: string };
 
 /**

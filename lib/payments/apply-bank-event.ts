@@ -4,7 +4,7 @@ import type { AccountRef } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { applyPaymentEvent, type PaymentStatus } from '../domain/payments.js';
 import { getAccount, movementItems } from '../store/ledger.js';
-import { getPayment, paymentStatusItem, PaymentStatusChangedError } from '../store/payments.js';
+import { getPayment, paymentStatusItems, PaymentStatusChangedError } from '../store/payments.js';
 import { transactWrite, type TaggedItem } from '../store/transactions.js';
 import { paymentView, type PaymentView } from './payment-view.js';
 import type { AppContext } from '../context.js';
@@ -50,7 +50,7 @@ export async function applyBankEvent(ctx: AppContext, event: BankEvent, options:
     const movement = legs && movementItems(ctx, { movement_id: `payment-${payment.transaction_id}-${next}`, type: 'payment', reference: `payment:${payment.transaction_id}`, legs }, nowMs);
     try {
       // The status condition goes first, so a lost race reads as such rather than as a missing balance.
-      await transactWrite(ctx, [paymentStatusItem(ctx, payment, payment.status, next, nowMs), ...(movement ?? []), ...(options.alongWith ?? [])]);
+      await transactWrite(ctx, [...paymentStatusItems(ctx, payment, payment.status, next, nowMs), ...(movement ?? []), ...(options.alongWith ?? [])]);
       recordPaymentStatus(ctx.metrics, next, payment.transaction_id);
       if (legs?.some((leg) => leg.mayOverdraw && leg.amount.isNegative())) await warnIfOverdrawn(ctx, payment);
       return { outcome: 'applied', payment: paymentView({ ...payment, status: next, updated_at_ms: nowMs }) };

@@ -4,6 +4,7 @@ import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
 import type { AppContext } from '../context.js';
+import { eventItem } from './events.js';
 
 /**
  * Award distributions. A distribution can credit more recipients than one transaction holds, so it is
@@ -123,7 +124,8 @@ export function chunkCreditedItem(ctx: AppContext, platformCode: string, distrib
  * `distributing` -> `completed`, leaving the open-distributions index. False when another run completed
  * it first (harmless: the chunks' markers already guarantee each recipient was credited once).
  */
-export async function completeDistribution(ctx: AppContext, platformCode: string, distributionId: string, nowMs: number, alongWith: readonly TaggedItem[] = []): Promise<boolean> {
+export async function completeDistribution(ctx: AppContext, distribution: Distribution, nowMs: number, alongWith: readonly TaggedItem[] = []): Promise<boolean> {
+  const { platform_code: platformCode, distribution_id: distributionId } = distribution;
   try {
     await transactWrite(ctx, [
       {
@@ -139,6 +141,19 @@ export async function completeDistribution(ctx: AppContext, platformCode: string
         },
         onConditionFailed: () => new DistributionCompletedError(),
       },
+      // The only status change a distribution has after its creation, so its sequence is 1.
+      eventItem(
+        ctx,
+        {
+          type: 'award_distribution.completed',
+          platformCode,
+          resource: { type: 'award_distribution', id: distributionId },
+          sequence: 1,
+          previousStatus: 'distributing',
+          data: completedDistributionView({ ...distribution, status: 'completed', completed_at: nowMs }),
+        },
+        nowMs,
+      ),
       ...alongWith,
     ]);
     return true;
@@ -146,6 +161,25 @@ export async function completeDistribution(ctx: AppContext, platformCode: string
     if (error instanceof DistributionCompletedError) return false;
     throw error;
   }
+}
+
+/**
+ * A completed distribution as its event shows it: what the request asked for and what was paid (the
+ * recipients' trades have trade.status_changed events of their own; GET /trades lists them).
+ */
+export function completedDistributionView(distribution: Distribution) {
+  return {
+    request_id: distribution.distribution_id,
+    asset: distribution.asset,
+    quantity: distribution.quantity,
+    quoted_currency: distribution.quoted_currency,
+    recipient_count: distribution.recipient_count,
+    total: distribution.total,
+    chunk_count: distribution.chunk_count,
+    status: distribution.status,
+    created_at: distribution.created_at,
+    completed_at: distribution.completed_at,
+  };
 }
 
 /** Another run completed the distribution first. */

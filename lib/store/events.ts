@@ -89,6 +89,15 @@ export function eventItem(ctx: AppContext, event: NewEvent, nowMs: number, event
   };
 }
 
+/**
+ * The same change told to every platform that may read the resource (a trade reported by one platform with a
+ * party of another): one event each, with its own id, in the change's transaction. Sequence and data are the
+ * resource's, so they are the same in each.
+ */
+export function eventItemsFor(ctx: AppContext, platformCodes: readonly string[], event: Omit<NewEvent, 'platformCode'>, nowMs: number): TaggedItem[] {
+  return [...new Set(platformCodes)].map((platformCode) => eventItem(ctx, { ...event, platformCode }, nowMs));
+}
+
 export interface StoredEvent {
   envelope: EventEnvelope;
   /** The exact bytes deliveries send. */

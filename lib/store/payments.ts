@@ -1,6 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
-import type { AchTransferType, PaymentStatus } from '../domain/payments.js';
+import { paymentStatusSequence, type AchTransferType, type PaymentStatus } from '../domain/payments.js';
+import { paymentView } from '../payments/payment-view.js';
+import { eventItem } from './events.js';
 import { equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
@@ -66,17 +68,13 @@ export function paymentCreationItem(ctx: AppContext, payment: Payment): TaggedIt
 export class PaymentStatusChangedError extends Error {}
 
 /**
- * Moves a payment from `expected` to `next`, appending to its history. Conditioned on the current status,
- * so two deliveries of events racing each other can't both apply (and can't both book money).
+ * Moves a payment from `expected` to `next`, appending to its history, and records its payment.status_changed
+ * event. Conditioned on the current status, so two deliveries of events racing each other can't both apply
+ * (and can't both book money, or tell of the change twice).
  */
-export function paymentStatusItem(
-  ctx: AppContext, payment: Pick<Payment, 'transaction_id' | 'platform_code'>,
-  expected: PaymentStatus,
-  next: PaymentStatus,
-  nowMs: number,
-): TaggedItem {
+export function paymentStatusItems(ctx: AppContext, payment: Payment, expected: PaymentStatus, next: PaymentStatus, nowMs: number): TaggedItem[] {
   const transactionId = payment.transaction_id;
-  return {
+  const update: TaggedItem = {
     item: {
       Update: {
         TableName: ctx.tables.main,
@@ -93,6 +91,20 @@ export function paymentStatusItem(
       { platformCode: payment.platform_code, list: PAYMENTS_LIST, bucket: bucketOf('status', next), delta: 1 },
     ],
   };
+  // payment.status_changed (design section 8), with the payment as GET /payments/status shows it.
+  const event = eventItem(
+    ctx,
+    {
+      type: 'payment.status_changed',
+      platformCode: payment.platform_code,
+      resource: { type: 'payment', id: transactionId },
+      sequence: paymentStatusSequence(next),
+      previousStatus: expected,
+      data: paymentView({ ...payment, status: next, updated_at_ms: nowMs }),
+    },
+    nowMs,
+  );
+  return [update, event];
 }
 
 function toPayment(item: Record<string, any>): Payment {

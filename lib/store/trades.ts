@@ -12,6 +12,8 @@ import { ALL, bucketOf, readCount, type CountChange } from './counters.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
 import { clientIdClaim } from './windows.js';
 import type { AppContext } from '../context.js';
+import { tradeView } from '../trades/trade-view.js';
+import { eventItemsFor } from './events.js';
 
 /**
  * Trades: the record behind `POST /trades` and the settlement workflow, and the trades other use cases
@@ -50,6 +52,12 @@ export interface Trade extends Omit<TradeReport, 'parties' | 'amount_method'> {
   parties: [TradeParty, TradeParty];
   /** Platforms that may read the trade: the reporter first, then the platforms of the named parties. */
   visible_to: string[];
+  /**
+   * How many status changes the trade has been through (its creation is 1): the `sequence` of its
+   * trade.status_changed events. Each change increments it in the same conditioned update that records its
+   * event, so it is known without another read. Absent on trades stored before events (read as 1).
+   */
+  status_sequence?: number;
 }
 
 /** What a caller knows about each party beyond the report: where its accounts live. */
@@ -81,6 +89,7 @@ export function acceptedTrade(report: TradeReport, options: PartyAccounts & { tr
       withAccounts(parties[1], options.accountGroups[1], null),
     ],
     visible_to: visibleTo(report.platform_code, options.accountGroups),
+    status_sequence: 1,
   };
 }
 
@@ -168,7 +177,26 @@ export function tradeItems(ctx: AppContext, trade: Trade): TaggedItem[] {
       counts: tradeCounts(platform, trade.trade_state, 1),
     }),
   );
-  return [tradeItem, ...pointers];
+  return [tradeItem, ...pointers, ...tradeStatusEvents(ctx, trade, null, trade.last_update)];
+}
+
+/**
+ * `trade.status_changed` (design section 8), one per platform that may read the trade, with the trade as
+ * GET /trades/{trade_id} shows it. The status is `trade_state`; the settlement state is in the data.
+ */
+function tradeStatusEvents(ctx: AppContext, trade: Trade, previousStatus: string | null, nowMs: number): TaggedItem[] {
+  return eventItemsFor(
+    ctx,
+    trade.visible_to,
+    {
+      type: 'trade.status_changed',
+      resource: { type: 'trade', id: trade.trade_id },
+      sequence: trade.status_sequence ?? 1,
+      previousStatus,
+      data: tradeView(trade),
+    },
+    nowMs,
+  );
 }
 
 const TRADES_LIST = 'trades';
@@ -295,6 +323,7 @@ function toTrade(item: Record<string, any>): Trade {
     last_update: readInteger(item.last_update),
     parties: [parties[0] as TradeParty, parties[1] as TradeParty],
     visible_to: item.visible_to ?? [item.platform_code],
+    status_sequence: readOptionalInteger(item.status_sequence) ?? undefined,
   };
 }
 
@@ -479,28 +508,45 @@ export interface TradeChanges {
   parties?: readonly TradeParty[];
 }
 
-/** What a state change needs to know of the trade as the caller read it. */
-export type TradeAsRead = Pick<Trade, 'trade_id' | 'platform_code' | 'visible_to' | 'trade_state'>;
-
 /**
  * The conditional update moving a trade, applied only while `trade_state` is still the state the caller
  * read (which must be one of `expected`), so a retried or duplicated task can't move a trade twice (it fails
  * with TradeStateChangedError instead) and the counts by state move from the right state. Terminating a trade
  * takes it out of the open-trades index in the same write. The other platforms' list entries get the new
  * states in the same transaction, so their filtered lists stay exact.
+ *
+ * A change of `trade_state` or `settlement_state` is a status change: it records its trade.status_changed
+ * events in the same transaction, numbered by the trade's `status_sequence`, which the update increments on
+ * the condition that it is still the number read (two runs moving the settlement state within `active`
+ * can't both number their event the same).
  */
-export function tradeUpdateItems(ctx: AppContext, trade: TradeAsRead, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): TaggedItem[] {
+export function tradeUpdateItems(ctx: AppContext, trade: Trade, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): TaggedItem[] {
   const tradeId = trade.trade_id;
   const stateChanged = () => new TradeStateChangedError(`trade ${tradeId} is no longer ${expected.join(' or ')}`);
   if (!expected.includes(trade.trade_state)) throw stateChanged();
   const names: Record<string, string> = { '#trade_state': 'trade_state' };
   const values: Record<string, unknown> = { ':now': nowMs, ':read': trade.trade_state };
   const sets = ['last_update = :now'];
+  const conditions = ['attribute_exists(pk)', '#trade_state = :read'];
+  const after: Trade = { ...trade, last_update: nowMs };
   for (const [field, value] of Object.entries(changes)) {
     if (value === undefined) continue;
     names[`#${field}`] = field;
     values[`:${field}`] = value;
     sets.push(`#${field} = :${field}`);
+    (after as unknown as Record<string, unknown>)[field] = value;
+  }
+  const statusChanged = after.trade_state !== trade.trade_state || after.settlement_state !== trade.settlement_state;
+  if (statusChanged) {
+    after.status_sequence = (trade.status_sequence ?? 1) + 1;
+    names['#status_sequence'] = 'status_sequence';
+    values[':next_sequence'] = after.status_sequence;
+    sets.push('#status_sequence = :next_sequence');
+    if (trade.status_sequence === undefined) conditions.push('attribute_not_exists(#status_sequence)');
+    else {
+      values[':read_sequence'] = trade.status_sequence;
+      conditions.push('#status_sequence = :read_sequence');
+    }
   }
   // A trade that stays open is next due a session from now; a terminated one leaves the open-trades index.
   if (changes.trade_state !== 'terminated') {
@@ -516,7 +562,7 @@ export function tradeUpdateItems(ctx: AppContext, trade: TradeAsRead, expected: 
         TableName: ctx.tables.main,
         Key: keys.trade(tradeId),
         UpdateExpression: `SET ${sets.join(', ')}${remove}`,
-        ConditionExpression: 'attribute_exists(pk) AND #trade_state = :read',
+        ConditionExpression: conditions.join(' AND '),
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
       },
@@ -524,8 +570,9 @@ export function tradeUpdateItems(ctx: AppContext, trade: TradeAsRead, expected: 
     onConditionFailed: stateChanged,
     counts: countsOf(trade.platform_code),
   };
+  const events = statusChanged ? tradeStatusEvents(ctx, after, trade.trade_state, nowMs) : [];
   const listed = (['trade_state', 'settlement_state'] as const).filter((field) => changes[field] !== undefined);
-  if (listed.length === 0) return [update];
+  if (listed.length === 0) return [update, ...events];
   const entries = otherPlatforms(trade).map(
     (platform): TaggedItem => ({
       item: {
@@ -540,17 +587,19 @@ export function tradeUpdateItems(ctx: AppContext, trade: TradeAsRead, expected: 
       counts: countsOf(platform),
     }),
   );
-  return [update, ...entries];
+  return [update, ...entries, ...events];
 }
 
 /**
  * Applies `tradeUpdateItems` on its own. When the trade moved meanwhile to another of the `expected` states
- * (a concurrent activation), it is applied from that state; false once the trade has left them.
+ * (a concurrent activation), or another run changed its settlement state, it is applied to the trade as it
+ * is now; false once the trade has left them.
  */
-export async function updateTrade(ctx: AppContext, trade: TradeAsRead, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): Promise<boolean> {
-  let current: TradeAsRead | undefined = trade;
-  // States only move forward (accepted, active, terminated), so this ends within three rounds.
-  for (let round = 0; round < 3 && current && expected.includes(current.trade_state); round++) {
+export async function updateTrade(ctx: AppContext, trade: Trade, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): Promise<boolean> {
+  let current: Trade | undefined = trade;
+  // States only move forward (accepted, active, terminated), and a lost race on the status sequence leaves the
+  // trade in a state this change then applies to (or leaves alone), so a few rounds settle any race.
+  for (let round = 0; round < 5 && current && expected.includes(current.trade_state); round++) {
     try {
       await transactWrite(ctx, tradeUpdateItems(ctx, current, expected, changes, nowMs));
       return true;

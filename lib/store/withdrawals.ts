@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
-import type { CustodyOutcome, WithdrawalStatus } from '../domain/withdrawals.js';
+import { withdrawalStatusSequence, type CustodyOutcome, type WithdrawalStatus } from '../domain/withdrawals.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
@@ -9,6 +9,8 @@ import { ALL, readCount } from './counters.js';
 const WITHDRAWALS_LIST = 'withdrawals';
 import type { TaggedItem } from './transactions.js';
 import type { AppContext } from '../context.js';
+import { withdrawalView } from '../withdrawals/withdrawal-view.js';
+import { eventItem } from './events.js';
 
 /**
  * A withdrawal request: created `PENDING` in the transaction that executes its convert-withdraw quote, moved
@@ -44,8 +46,8 @@ export interface Withdrawal {
   updated_at: number;
 }
 
-export function withdrawalCreationItem(ctx: AppContext, withdrawal: Withdrawal): TaggedItem {
-  return {
+export function withdrawalCreationItems(ctx: AppContext, withdrawal: Withdrawal): TaggedItem[] {
+  const creation: TaggedItem = {
     item: {
       Put: {
         TableName: ctx.tables.main,
@@ -62,17 +64,40 @@ export function withdrawalCreationItem(ctx: AppContext, withdrawal: Withdrawal):
     },
     counts: [{ platformCode: withdrawal.platform_code, list: WITHDRAWALS_LIST, bucket: ALL, delta: 1 }],
   };
+  return [creation, withdrawalStatusEvent(ctx, withdrawal, null, withdrawal.created_at)];
+}
+
+/**
+ * withdrawal.status_changed (design section 8): the request as GET /withdrawals/requests/{id} shows it,
+ * without the destination address (the participant's own; personal data stays out of events).
+ */
+function withdrawalStatusEvent(ctx: AppContext, withdrawal: Withdrawal, previousStatus: WithdrawalStatus | null, nowMs: number): TaggedItem {
+  const { withdrawal_address: _address, ...data } = withdrawalView(withdrawal);
+  return eventItem(
+    ctx,
+    {
+      type: 'withdrawal.status_changed',
+      platformCode: withdrawal.platform_code,
+      resource: { type: 'withdrawal', id: withdrawal.withdrawal_request_id },
+      sequence: withdrawalStatusSequence(withdrawal.status),
+      previousStatus,
+      data,
+    },
+    nowMs,
+  );
 }
 
 /** A status update whose expected current status no longer held: another custody event got there first. */
 export class WithdrawalStatusChangedError extends Error {}
 
 /**
- * `PENDING` -> an outcome, for the transaction that books the outcome's movement. Conditioned on the
- * request still being PENDING, so of two racing deliveries only one moves money.
+ * `PENDING` -> an outcome and its withdrawal.status_changed event, for the transaction that books the
+ * outcome's movement. Conditioned on the request still being PENDING, so of two racing deliveries only one
+ * moves money (and tells of it).
  */
-export function withdrawalOutcomeItem(ctx: AppContext, withdrawalId: string, outcome: CustodyOutcome, transactionHash: string | null, nowMs: number): TaggedItem {
-  return {
+export function withdrawalOutcomeItems(ctx: AppContext, withdrawal: Withdrawal, outcome: CustodyOutcome, transactionHash: string | null, nowMs: number): TaggedItem[] {
+  const withdrawalId = withdrawal.withdrawal_request_id;
+  const update: TaggedItem = {
     item: {
       Update: {
         TableName: ctx.tables.main,
@@ -85,6 +110,8 @@ export function withdrawalOutcomeItem(ctx: AppContext, withdrawalId: string, out
     },
     onConditionFailed: () => new WithdrawalStatusChangedError(`withdrawal ${withdrawalId} is no longer PENDING`),
   };
+  const after: Withdrawal = { ...withdrawal, status: outcome, transaction_hash: transactionHash, updated_at: nowMs };
+  return [update, withdrawalStatusEvent(ctx, after, 'PENDING', nowMs)];
 }
 
 function accountRef(raw: Record<string, any>): AccountRef {

@@ -3,7 +3,7 @@ import { Money } from '../domain/money.js';
 import { custodyOutcomeLegs, decideCustodyEvent } from '../domain/withdrawals.js';
 import { movementItems } from '../store/ledger.js';
 import { transactWrite } from '../store/transactions.js';
-import { getWithdrawal, withdrawalOutcomeItem, WithdrawalStatusChangedError, type Withdrawal } from '../store/withdrawals.js';
+import { getWithdrawal, withdrawalOutcomeItems, WithdrawalStatusChangedError, type Withdrawal } from '../store/withdrawals.js';
 import type { AppContext } from '../context.js';
 
 export interface CustodyEvent {
@@ -77,7 +77,7 @@ export async function applyCustodyEvent(ctx: AppContext, event: CustodyEvent): P
     };
     try {
       // The status condition goes first, so a lost race reads as such.
-      await transactWrite(ctx, [withdrawalOutcomeItem(ctx, withdrawal.withdrawal_request_id, decision.next, hash, nowMs), ...movementItems(ctx, movement, nowMs)]);
+      await transactWrite(ctx, [...withdrawalOutcomeItems(ctx, withdrawal, decision.next, hash, nowMs), ...movementItems(ctx, movement, nowMs)]);
       return { outcome: 'applied', withdrawal: withdrawalView({ ...withdrawal, status: decision.next, transaction_hash: hash, updated_at: nowMs }) };
     } catch (error) {
       if (error instanceof WithdrawalStatusChangedError && round < MAX_ROUNDS) continue;

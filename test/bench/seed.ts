@@ -14,13 +14,13 @@ import { paymentCreationItem } from '../../lib/store/payments.js';
 import { settledTrade, tradeItems } from '../../lib/store/trades.js';
 import type { TaggedItem } from '../../lib/store/transactions.js';
 import { transferRecordItem } from '../../lib/store/transfers.js';
-import { withdrawalCreationItem } from '../../lib/store/withdrawals.js';
+import { withdrawalCreationItems } from '../../lib/store/withdrawals.js';
 import { adultBody, tradeBody } from './fixtures.js';
 
 /**
  * A platform's history written in bulk (issue 13's benchmark: "through the store's own write functions in
  * parallel batches, not through HTTP"). Every record is built by the store function its booking path uses
- * (`transferRecordItem`, `tradeItems`, `paymentCreationItem`, `withdrawalCreationItem`, `customerItems`,
+ * (`transferRecordItem`, `tradeItems`, `paymentCreationItem`, `withdrawalCreationItems`, `customerItems`,
  * `movementItems`, `openedAccountItem`), so record, index entries and attributes are what production
  * writes; the items go out with BatchWriteItem, 25 per call and several calls in flight, instead of one
  * transaction per record. What the transactions would have added to the list counters is summed and
@@ -187,7 +187,7 @@ function seedWithdrawals({ ctx, platformCode, participantCode }: SeedTarget, cou
   return bulkWrite(ctx, count, (index) => {
     const at = timeOf(index, count, nowMs);
     return [
-      withdrawalCreationItem(ctx, {
+      ...withdrawalCreationItems(ctx, {
         withdrawal_request_id: randomUUID(),
         platform_code: platformCode,
         participant_code: participantCode,

@@ -11,6 +11,7 @@ import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
+import { eventCapture } from '../support/events.js';
 
 // The event function's handler bound to this file's context, as Lambda binds it to its own.
 /** One custody event, as the queue consumer applies each message (`functions/withdrawals/apply-custody-event.ts`). */
@@ -25,6 +26,8 @@ const ETH = (amount: string) => amount.padEnd(amount.indexOf('.') + 19, '0');
 const rfq = (params: Record<string, string>) => `/convert_withdraw/rfq?${new URLSearchParams(params).toString()}`;
 const buyEth = (extra: Record<string, string> = {}) =>
   rfq({ side: 'buy', underlying: 'ETH', quoted_currency: 'EUR', withdrawal_address: ETH_ADDRESS, ...extra });
+
+const capture = eventCapture();
 
 // Prices and network fees are shared by every test file of the run; this file owns ETH/EUR, USDC/USD and
 // the ETH and USDC fees.
@@ -269,5 +272,34 @@ describe('POST /convert_withdraw/execute and custody events', () => {
     const convert = await quote(platform, buyEth({ quantity: '0.1' }));
     expect((await platform.post('/liquidity/execute', { quote_id: convert.quote_id })).status).toBe(404);
     expect(new Money(convert.total_notional).gt(convert.asset_cost_notional)).toBe(true);
+  });
+});
+
+describe('events of a convert-withdraw', () => {
+  it('tell of the trade, of the withdrawal request created PENDING and of its custody outcome, without the address', async () => {
+    const platform = await newPlatform();
+    const subscription = await capture.subscribe(platform);
+    await fund(platform.participantCode, 'EUR', '3000');
+    const quoted = await quote(platform, buyEth({ quantity: '1' }));
+    const executed = await platform.post('/convert_withdraw/execute', { quote_id: quoted.quote_id });
+    expect(executed.status, executed.text).toBe(200);
+    const { trade_id: tradeId, withdrawal_request_id: withdrawalId } = executed.body.message;
+    expect(await custodyEventHandler({ withdrawal_request_id: withdrawalId, status: 'CONFIRMED', transaction_hash: '0xbeef' })).toMatchObject({ result: 'applied' });
+    // A redelivered outcome is no change, and no event.
+    expect(await custodyEventHandler({ withdrawal_request_id: withdrawalId, status: 'CONFIRMED', transaction_hash: '0xbeef' })).toMatchObject({ result: 'noop' });
+
+    const [trade] = await capture.received(subscription, (event) => event.type === 'trade.status_changed', 1);
+    expect(trade).toMatchObject({ resource: { type: 'trade', id: tradeId }, sequence: 1, previous_status: null, data: { trade_state: 'terminated' } });
+    const withdrawals = await capture.received(subscription, (event) => event.type === 'withdrawal.status_changed', 2);
+    expect(withdrawals.map((event) => [event.sequence, event.previous_status, event.data.status, event.data.transaction_id])).toEqual([
+      [1, null, 'PENDING', null],
+      [2, 'PENDING', 'CONFIRMED', '0xbeef'],
+    ]);
+    for (const event of withdrawals) expect(event.resource).toEqual({ type: 'withdrawal', id: withdrawalId });
+    // The request as GET /withdrawals/requests/{id} shows it, less the participant's address.
+    const { withdrawal_address: address, ...shown } = (await platform.get(`/withdrawals/requests/${withdrawalId}`)).body.message;
+    expect(address).toBe(ETH_ADDRESS);
+    expect(withdrawals[1]!.data).toEqual(shown);
+    expect(subscription.receiver.received.map((entry) => entry.body.toLowerCase()).join('\n')).not.toContain(ETH_ADDRESS.toLowerCase());
   });
 });

@@ -12,6 +12,7 @@ import { setPrice } from '../support/pricing.js';
 import { newCustomer } from '../support/trade-parties.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
+import { eventCapture } from '../support/events.js';
 
 const rfq = (params: Record<string, string>) => `/liquidity/rfq?${new URLSearchParams(params).toString()}`;
 const buyBtc = (extra: Record<string, string> = {}) => rfq({ side: 'buy', underlying: 'BTC', quoted_currency: 'USD', ...extra });
@@ -26,6 +27,8 @@ async function quote(platform: TestPlatform, path: string) {
 async function execute(platform: TestPlatform, quoteId: string, extra: Record<string, unknown> = {}) {
   return platform.post('/liquidity/execute', { quote_id: quoteId, ...extra });
 }
+
+const capture = eventCapture();
 
 beforeAll(async () => {
   await setPrice('BTC', 'USD', '50000');
@@ -337,6 +340,21 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
     expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('950.00');
+  });
+});
+
+describe('trade.status_changed of an execution', () => {
+  it('tells of the executed trade once, terminated and settled from nothing, with the trade as GET /trades/{trade_id} shows it', async () => {
+    const platform = await newPlatform();
+    const subscription = await capture.subscribe(platform);
+    await fund(platform.participantCode, 'USD', '1000');
+    const executed = await execute(platform, (await quote(platform, buyBtc({ quantity: '0.01' }))).quote_id);
+    expect(executed.status, executed.text).toBe(200);
+    const tradeId = executed.body.message.trade_id as string;
+    const [event] = await capture.received(subscription, (event) => event.type === 'trade.status_changed', 1);
+    expect(event).toMatchObject({ resource: { type: 'trade', id: tradeId }, sequence: 1, previous_status: null });
+    expect(event!.data).toEqual((await platform.get(`/trades/${tradeId}`)).body.message);
+    expect(event!.data).toMatchObject({ trade_state: 'terminated', settlement_state: 'settled' });
   });
 });
 

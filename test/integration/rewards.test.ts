@@ -8,6 +8,9 @@ import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
+import { eventCapture } from '../support/events.js';
+
+const capture = eventCapture();
 
 // Prices are shared by every test file of the run; this file prices ETH/USD and SOL/EUR only.
 beforeAll(async () => {
@@ -198,5 +201,23 @@ describe('POST /rewards', () => {
     const trades = await platform.get('/trades');
     const hers = trades.body.message.filter((trade: any) => trade.parties.some((party: any) => party.participant_code === customer));
     expect(hers.map((trade: any) => trade.trade_id)).toEqual([created[0]!.body.message.trade_id]);
+  });
+});
+
+describe('trade.status_changed of a reward', () => {
+  it('tells the platform of the reward trade once, settled, with the trade as GET /trades/{trade_id} shows it', async () => {
+    const platform = await newPlatform();
+    const subscription = await capture.subscribe(platform);
+    await fund(platform.participantCode, 'USD', '100');
+    const [customer] = await customersViaHttp(platform, 1);
+    const response = await platform.post('/rewards', { underlying: 'ETH', quoted_currency: 'USD', quantity: '0.01', participant_code: customer });
+    expect(response.status, response.text).toBe(201);
+    const tradeId = response.body.message.trade_id as string;
+    const [event] = await capture.received(subscription, (event) => event.type === 'trade.status_changed', 1);
+    expect(event).toMatchObject({ resource: { type: 'trade', id: tradeId }, sequence: 1, previous_status: null, data: { trade_state: 'terminated', settlement_state: 'settled' } });
+    expect(event!.data).toEqual((await platform.get(`/trades/${tradeId}`)).body.message);
+    // The customer's ETH and the platform's USD each moved once.
+    const balances = await capture.received(subscription, (event) => event.type === 'account_balance.changed' && event.data.movement.reference.includes(tradeId), 2);
+    expect(balances.map((event) => event.data.participant_code).sort()).toEqual([customer, platform.participantCode].sort());
   });
 });

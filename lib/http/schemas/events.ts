@@ -1,8 +1,13 @@
 import * as z from 'zod/mini';
 import type { EventType, ResourceType } from '../../domain/events.js';
-import { described, epochMs, signedAmount } from './common.js';
+import { amount, described, epochMs, signedAmount } from './common.js';
 import { paymentSchema } from './payments.js';
 import { tradeSchema } from './trades.js';
+import { withdrawalRequestFields } from './withdrawals.js';
+
+/** A withdrawal request as GET /withdrawals/requests/{id} shows it, less the destination address (personal data). */
+const { withdrawal_address: _address, ...withdrawalEventFields } = withdrawalRequestFields;
+const withdrawalEventData = z.object(withdrawalEventFields).check(z.meta({ id: 'WithdrawalEventData' }));
 
 /**
  * The event envelope of design section 8, the same in `GET /events` and in a webhook delivery, with the
@@ -56,14 +61,25 @@ export const EVENT_SCHEMAS = {
   'withdrawal.status_changed': envelope(
     'withdrawal.status_changed',
     'withdrawal',
-    z.looseObject({ withdrawal_request_id: z.string(), status: z.enum(['PENDING', 'CONFIRMED', 'FAILED']) }),
-    'A withdrawal request was confirmed or failed by custody.',
+    withdrawalEventData,
+    'A withdrawal request was created (PENDING, by a convert-withdraw execution), or confirmed or failed by custody.',
   ),
   'award_distribution.completed': envelope(
     'award_distribution.completed',
     'award_distribution',
-    z.looseObject({ request_id: z.string() }),
-    'Every chunk of an award distribution is credited.',
+    z.object({
+      request_id: z.string(),
+      asset: z.string(),
+      quantity: amount("Each recipient's amount."),
+      quoted_currency: z.string(),
+      recipient_count: z.int(),
+      total: amount('What the recipients received together.'),
+      chunk_count: z.int(),
+      status: z.literal('completed'),
+      created_at: epochMs('When the distribution was recorded'),
+      completed_at: epochMs('When its last chunk was credited'),
+    }),
+    'Every chunk of an award distribution is credited (each recipient trade has its own trade.status_changed).',
   ),
   'webhook.test': envelope('webhook.test', 'webhook_endpoint', z.looseObject({}), 'Sent by `POST /webhooks/endpoints/{id}/test`.'),
 } as const satisfies Record<EventType, z.ZodMiniType>;
