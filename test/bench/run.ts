@@ -15,6 +15,7 @@ import { startBenchStack } from './stack.js';
 import { fmt, round, table } from './stats.js';
 import { makeLanes, measureCapacity, measureOverhead, measureThroughput, type CapacityResult, type OverheadResult, type ThroughputResult } from './transfers.js';
 import { LISTS, measureIsolation, measureListPages, type Isolation, type ListScaling } from './lists.js';
+import { measureEvents, type EventsResult } from './events.js';
 
 /**
  * `npm run bench`: the performance goals of the service, measured on this machine against the local stack
@@ -42,11 +43,14 @@ const SETTINGS = {
   /** Issue 13's isolation: the seeded platform lists on this many connections while another reads its accounts. */
   isolationConnections: 20,
   isolationSamples: 50,
+  /** Issue 14: transfers whose account_balance.changed are timed, and transfers (two events each) sent to a failing receiver. */
+  eventTransfers: Number(process.env.BENCH_EVENT_TRANSFERS ?? 1000),
+  eventLossTransfers: Number(process.env.BENCH_EVENT_TRANSFERS ?? 1000) / 2,
 };
 
 /**
  * `BENCH_ONLY=lists` runs only the list and isolation scenarios (seeding the large platform takes most of a
- * run); `BENCH_ONLY=bundles` only the bundles and their import times.
+ * run); `BENCH_ONLY=bundles` only the bundles and their import times; `BENCH_ONLY=events` only the events.
  */
 const ONLY = process.env.BENCH_ONLY;
 
@@ -66,6 +70,9 @@ const GOALS = {
   list_read_units_ratio_max: { goal: 1.2, better: 'lower' },
   isolation_ratio: { goal: 2, better: 'lower' },
   import_ratio: { goal: 1.5, better: 'lower' },
+  event_delivery_p50_ms: { goal: 1000, better: 'lower' },
+  event_delivery_p99_ms: { goal: 3000, better: 'lower' },
+  events_lost: { goal: 0, better: 'lower' },
 } as const;
 
 type Metric = keyof typeof GOALS;
@@ -124,6 +131,7 @@ async function main(): Promise<void> {
   let listPages: ListScaling | undefined;
   let isolation: Isolation | undefined;
   let isolationNoMovements: Isolation | undefined;
+  let events: EventsResult | undefined;
 
   // Without DynamoDB Local (no Java, say) the remaining metrics are null, and the run still ends in JSON.
   const stack = ONLY === 'bundles' ? undefined : await attempt('local stack (DynamoDB Local in memory, HTTP server)', failures, () => startBenchStack());
@@ -159,8 +167,15 @@ async function main(): Promise<void> {
         );
       };
       if (ONLY === undefined) await otherScenarios();
+      if (ONLY === undefined || ONLY === 'events') {
+        events = await attempt(
+          `events: ${SETTINGS.eventTransfers} transfers' account_balance.changed to a receiver; ${SETTINGS.eventLossTransfers} transfers' events to one failing 30 %`,
+          failures,
+          () => measureEvents(stack.baseUrl, { transfers: SETTINGS.eventTransfers, lossTransfers: SETTINGS.eventLossTransfers }),
+        );
+      }
       // Last: the large platform's seeding fills the table and loads the machine for minutes.
-      listPages = await attempt(`lists: page 1 at ${SETTINGS.listRecordsSmall} and ${SETTINGS.listRecordsLarge} records per list`, failures, () =>
+      if (ONLY === undefined || ONLY === 'lists') listPages = await attempt(`lists: page 1 at ${SETTINGS.listRecordsSmall} and ${SETTINGS.listRecordsLarge} records per list`, failures, () =>
         measureListPages(stack.baseUrl, stack.meter, { small: SETTINGS.listRecordsSmall, large: SETTINGS.listRecordsLarge }, SETTINGS.listSamples, progress),
       );
       const seeded = listPages?.large;
@@ -193,6 +208,9 @@ async function main(): Promise<void> {
     isolation_ratio: isolation ? round(isolation.ratio, 3) : null,
     // The slowest function's import over the document-client-only control, both from the same round-robin.
     import_ratio: bundles ? round(Math.max(...bundles.results.map((entry) => entry.importMsP50)) / bundles.control.importMsP50, 3) : null,
+    event_delivery_p50_ms: events ? round(events.p50Ms, 0) : null,
+    event_delivery_p99_ms: events ? round(events.p99Ms, 0) : null,
+    events_lost: events ? events.lost : null,
   };
   if (listPages) {
     print(
@@ -275,6 +293,18 @@ async function main(): Promise<void> {
     flows.push(['state transitions per settled trade', fmt(settlement.transitionsPerTrade, 2), settlement.notes.join('; ')]);
   }
   if (flows.length > 0) print(table('Awards and settlement', ['measure', 'value', 'detail'], flows));
+  if (events) {
+    print(
+      table(
+        'Events and webhooks (stream poller -> dispatcher -> in-process queue -> delivery worker -> receiver on 127.0.0.1)',
+        ['measure', 'value', 'detail'],
+        [
+          ['commit to arrival, account_balance.changed', `p50 ${fmt(events.p50Ms, 0)} ms, p99 ${fmt(events.p99Ms, 0)} ms, max ${fmt(events.maxMs, 0)} ms`, `${events.deliveries} deliveries of ${SETTINGS.eventTransfers} transfers${events.missing ? `; ${events.missing} never arrived (counted as 120 s)` : ''}`],
+          ['events lost, receiver failing 30 % of attempts', String(events.lost), `${events.lossEvents} events, ${events.attempts} attempts of which ${events.failedAttempts} failed; retries 1 s apart, 8 of them`],
+        ],
+      ),
+    );
+  }
 
   print(
     table(
