@@ -4,6 +4,9 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.SETTLEMENT_SESSION_SECONDS = '5';
 delete process.env.SECRETS_KMS_KEY_ID;
 delete process.env.STATE_MACHINE_ARN;
+// The service logs a line per request (INFO) to stdout: tens of thousands here, burying the tables and the
+// JSON line. Warnings and errors still show (a 503 under load, say); LOG_LEVEL=info brings the rest back.
+process.env.LOG_LEVEL ??= 'warn';
 
 import { cpus, loadavg } from 'node:os';
 import { measureAwards, type AwardsResult } from './awards.js';
