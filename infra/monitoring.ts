@@ -91,7 +91,8 @@ export class ServiceMonitoring extends Construct {
       threshold: 1,
       description:
         "A platform's ACH clearing account went below zero (a bank reversal or failure after we credited the purchase). " +
-        'We are carrying the platform\'s debt: find the platform in the function logs ("negative clearing balance"), ' +
+        "We are carrying the platform's debt: find the platform (platform_code) in the bank event function's warning " +
+        '"ACH clearing account below zero after a bank event", ' +
         'ask it to prefund the clearing account (ops CLI `deposit --account-label ach_clearing`), and hold its ACH purchases until it does.',
     });
 

@@ -18,6 +18,7 @@ import {
   type Recipient,
   type StoredDistribution,
 } from '../store/awards.js';
+import { recordTradesAccepted } from '../observability/metrics.js';
 import { newId } from '../store/codes.js';
 import { balanceOf, movementItems } from '../store/ledger.js';
 import { getParticipants } from '../store/participants.js';
@@ -272,6 +273,8 @@ async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: D
     if (error instanceof ChunkAlreadyCreditedError) return;
     throw error;
   }
+  // Counted by the run whose transaction credited the chunk, so a resumed or raced distribution counts each trade once.
+  recordTradesAccepted(ctx.metrics, 'award_distribution', chunk.recipients.length, distribution.distribution_id);
 }
 
 /**

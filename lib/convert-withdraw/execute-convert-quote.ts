@@ -3,6 +3,7 @@ import { findAsset } from '../domain/assets.js';
 import { Money } from '../domain/money.js';
 import { networkFeeAccount, withdrawalEscrowAccount, withdrawalExecutionLegs } from '../domain/withdrawals.js';
 import type { AuthContext } from '../http/types.js';
+import { recordTradesAccepted } from '../observability/metrics.js';
 import { commitQuoteExecution, executableQuote } from '../liquidity/execute-quote.js';
 import { liquidityProviderAccount, tradeExecutionItems } from '../liquidity/trade-execution.js';
 import { newId } from '../store/codes.js';
@@ -108,5 +109,6 @@ export async function executeConvertQuote(ctx: AppContext, auth: AuthContext, qu
     withdrawal_request_id: withdrawal.withdrawal_request_id,
   };
   await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, [...withdrawalCreationItems(ctx, withdrawal), ...execution.items, ...claim(result)]);
+  recordTradesAccepted(ctx.metrics, 'convert_withdraw', 1, tradeId);
   return result;
 }

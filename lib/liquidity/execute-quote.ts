@@ -13,7 +13,7 @@ import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { quoteView, type QuoteView } from './quote-view.js';
 import { tradeExecutionItems } from './trade-execution.js';
 import type { AppContext } from '../context.js';
-import { recordPaymentStatus } from '../observability/metrics.js';
+import { recordPaymentStatus, recordTradesAccepted } from '../observability/metrics.js';
 
 export interface ExecuteRequest {
   quote_id: string;
@@ -164,6 +164,7 @@ export async function executeQuote(ctx: AppContext, auth: AuthContext, request: 
     payment_amount: payment?.amount ?? null,
   };
   await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, [...execution.items, ...(payment ? [paymentCreationItem(ctx, payment)] : []), ...claim(result)]);
+  recordTradesAccepted(ctx.metrics, 'quote_execution', 1, tradeId);
   if (payment) recordPaymentStatus(ctx.metrics, payment.status, payment.transaction_id);
   return result;
 }

@@ -14,8 +14,11 @@ export const METRIC = {
   serverErrors: 'ServerErrors',
   /** Milliseconds from the request entering the handler to its response. */
   latency: 'Latency',
+  /** Trades booked, on every booking path (`booking` in the line's metadata: reported, quote_execution, reward, ...). */
   tradesAccepted: 'TradesAccepted',
+  /** Trades the settlement workflow settled (trades booked already settled count in `TradesAccepted` only). */
   tradesSettled: 'TradesSettled',
+  /** Trades the settlement workflow defaulted. */
   tradesDefaulted: 'TradesDefaulted',
   /** Payments moved to a status, with a `status` dimension. */
   paymentStatusChanged: 'PaymentStatusChanged',

@@ -35,14 +35,25 @@ function emit(metrics: Metrics, name: string, value: number, context: { dimensio
   single.addMetric(name, MetricUnit.Count, value);
 }
 
-export function recordTradeAccepted(metrics: Metrics, tradeId: string): void {
-  emit(metrics, METRIC.tradesAccepted, 1, { metadata: { trade_id: tradeId } });
+/** How a trade came to be booked: each booking path counts its trades under `TradesAccepted`. */
+export type TradeBooking = 'reported' | 'quote_execution' | 'reward' | 'award_fund' | 'award_distribution' | 'convert_withdraw';
+
+/**
+ * `count` trades were booked (committed) by one `booking`: one for a report or an execution, a chunk's worth
+ * for an award distribution. `reference` is the trade id, or the distribution's id. Trades booked already
+ * settled (every path but `reported`) count here only: `TradesSettled` and `TradesDefaulted` are the
+ * settlement workflow's outcomes, so they show whether the workflow keeps up.
+ */
+export function recordTradesAccepted(metrics: Metrics, booking: TradeBooking, count: number, reference: string): void {
+  emit(metrics, METRIC.tradesAccepted, count, { metadata: { booking, reference } });
 }
 
+/** The settlement workflow settled a trade (its attempt found every obligation met). */
 export function recordTradeSettled(metrics: Metrics, tradeId: string): void {
   emit(metrics, METRIC.tradesSettled, 1, { metadata: { trade_id: tradeId } });
 }
 
+/** The settlement workflow defaulted a trade (past its deadline with obligations outstanding). */
 export function recordTradeDefaulted(metrics: Metrics, tradeId: string): void {
   emit(metrics, METRIC.tradesDefaulted, 1, { metadata: { trade_id: tradeId } });
 }

@@ -7,6 +7,7 @@ import { openQuote } from '../liquidity/open-quote.js';
 import type { ValidQuoteRequest } from '../liquidity/request-quote.js';
 import { tradeExecutionItems } from '../liquidity/trade-execution.js';
 import { dealPrice } from '../pricing/price-source.js';
+import { recordTradesAccepted } from '../observability/metrics.js';
 import { newId } from '../store/codes.js';
 import { quoteCreationItem, type StoredQuote } from '../store/quotes.js';
 import { transactWrite } from '../store/transactions.js';
@@ -132,5 +133,6 @@ export async function purchaseNow(ctx: AppContext, auth: AuthContext, purchase: 
   const result = purchaseResult(requestId, quote, tradeId);
   // The request's claim goes first: a run that lost its request to another reads as such.
   await transactWrite(ctx, [...claim(result), quoteCreationItem(ctx, quote), ...execution.items]);
+  recordTradesAccepted(ctx.metrics, product, 1, tradeId);
   return result;
 }

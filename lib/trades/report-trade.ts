@@ -10,7 +10,7 @@ import { transactWrite } from '../store/transactions.js';
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { tradeView, type TradeView } from './trade-view.js';
 import type { AppContext } from '../context.js';
-import { recordTradeAccepted } from '../observability/metrics.js';
+import { recordTradesAccepted } from '../observability/metrics.js';
 
 /**
  * A participant the platform may name in a trade it reports: itself, its customers, or a participant it
@@ -61,7 +61,7 @@ export async function reportTrade(ctx: AppContext, body: unknown, auth: AuthCont
   // The request's claim stores this answer with the trade: a retry after a crash here gets the trade, not a
   // 409 on its own client_trade_id (the settlement not started yet is the open-trades sweep's to start).
   await transactWrite(ctx, [...claim(view), ...tradeItems(ctx, trade), clientTradeIdClaim(ctx, trade, nowMs)]);
-  recordTradeAccepted(ctx.metrics, trade.trade_id);
+  recordTradesAccepted(ctx.metrics, 'reported', 1, trade.trade_id);
 
   try {
     await startSettlement(ctx, trade);

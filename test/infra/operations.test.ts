@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../infra/routes.js';
 import { EVENT_HANDLERS } from '../../infra/stack.js';
 import { MAIN_TABLE } from '../../lib/store/tables.js';
-import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metric-names.js';
+import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability/metric-names.js';
 import { actionsOf, arnOf, type Json, ofType, resourcesOf, statementsOf, synth } from '../support/template.js';
 
 /** The only actions AWS grants on nothing narrower than `*`: X-Ray, and the log delivery Step Functions logging uses. */
@@ -81,7 +81,8 @@ describe('the stack, as operations see it', () => {
     }
     for (const metricName of [METRIC.tradesPastDeadline, METRIC.negativeClearingBalances]) {
       expect(alarmOn(metricName), metricName).toHaveLength(1);
-      expect(alarmOn(metricName)[0]).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [{ Name: 'service', Value: expect.any(String) }] });
+      // Exactly what the functions emit (test/integration/business-metrics.test.ts reads the same constants off the EMF lines).
+      expect(alarmOn(metricName)[0]).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [{ Name: 'service', Value: SERVICE_NAME }] });
     }
     // Both tables, each with its indexes.
     const throttled = alarmOn('ReadThrottleEvents').map((alarm) => JSON.stringify(alarm.Metrics));

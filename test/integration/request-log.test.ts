@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 
 // This file's context (support/context.ts) is built when it is imported: log at info and emit metrics, as a
 // deployment does (vitest.config.ts turns metrics off for the other files).
@@ -12,6 +12,7 @@ const { ctx } = await import('../support/context.js');
 const { newPlatform, send } = await import('../support/service.js');
 const { setPrice } = await import('../support/pricing.js');
 const { fund } = await import('../support/ledger.js');
+const { captureOutput } = await import('../support/output.js');
 
 /**
  * Design section 10 through the local server: every API request writes one JSON line with its request id,
@@ -19,37 +20,13 @@ const { fund } = await import('../support/ledger.js');
  * process writes carries a secret, a passphrase or a tax id. Request and business metrics come out in
  * CloudWatch's embedded metric format. What is asserted is what reaches stdout, not calls to a mock.
  */
-const written: string[] = [];
-const restore: (() => void)[] = [];
-beforeAll(() => {
-  for (const stream of [process.stdout, process.stderr]) {
-    const original = stream.write.bind(stream);
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-      written.push(String(chunk));
-      return (original as (...args: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof stream.write;
-    restore.push(() => {
-      stream.write = original as typeof stream.write;
-    });
-  }
-});
+const output = captureOutput();
 afterAll(() => {
-  restore.forEach((undo) => undo());
   delete process.env.LOG_LEVEL;
 });
 
-/** Every JSON object written so far (a write may hold several lines). */
-function jsonLines(): Record<string, any>[] {
-  return written
-    .flatMap((chunk) => chunk.split('\n'))
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Record<string, any>);
-}
-
-const requestLines = (requestId: string) => jsonLines().filter((line) => line.message === 'request' && line.request_id === requestId);
-
-/** EMF documents: CloudWatch's `_aws.CloudWatchMetrics` envelope beside the values. */
-const emf = () => jsonLines().filter((line) => line._aws?.CloudWatchMetrics);
+const requestLines = (requestId: string) => output.lines().filter((line) => line.message === 'request' && line.request_id === requestId);
+const emf = output.emf;
 
 describe('the request log', () => {
   it('writes one line per request with its outcome: a 200, a 400 and a 403', async () => {
@@ -123,7 +100,7 @@ describe('the request log', () => {
     await platform.post('/participants/customers/new', { tax_id: taxId, first_name: 'x' });
     await platform.get('/accounts', { headers: { 'X-SVC-PASSPHRASE': `${platform.credentials.passphrase}x` } });
 
-    const everything = written.join('');
+    const everything = output.text();
     expect(requestLines(created.headers.get('x-request-id')!)).toHaveLength(1);
     for (const secret of [platform.credentials.api_secret, platform.credentials.passphrase, taxId]) expect(everything).not.toContain(secret);
   });
