@@ -75,19 +75,6 @@ function recipientAccount(platformCode: string, participantCode: string, asset: 
   };
 }
 
-// ---- test seam ----------------------------------------------------------------------------------------
-
-type ChunkObserver = (event: { distributionId: string; chunkIndex: number }) => void | Promise<void>;
-let chunkObserver: ChunkObserver | undefined;
-
-/**
- * Tests only: called after each chunk's transaction commits. An observer that throws stands for a process
- * dying between chunks, which is otherwise impossible to provoke at a chosen point. `undefined` removes it.
- */
-export function observeCreditedChunks(observer: ChunkObserver | undefined): void {
-  chunkObserver = observer;
-}
-
 // ---- validation -----------------------------------------------------------------------------------------
 
 interface ValidRequest {
@@ -237,7 +224,6 @@ async function finish(ctx: AppContext, stored: StoredDistribution, claim: Reques
     firstPosition += chunk.recipients.length;
     if (chunk.status === 'credited') continue;
     await creditChunk(ctx, distribution, chunk, position);
-    await chunkObserver?.({ distributionId: distribution.distribution_id, chunkIndex: chunk.index });
   }
   const result: DistributionResult = {
     request_id: distribution.distribution_id,

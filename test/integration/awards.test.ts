@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { distributeAwards, observeCreditedChunks } from '../../lib/awards/distribute-awards.js';
+import { distributeAwards } from '../../lib/awards/distribute-awards.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { SYSTEM_PARTICIPANTS } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
@@ -12,6 +12,7 @@ import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
+import { serviceCrashingAfterCommit } from '../support/faults.js';
 
 const DISTRIBUTE = '/awards/distribute';
 const FUND = '/awards/fund';
@@ -38,9 +39,14 @@ async function customerBalances(platform: TestPlatform, codes: readonly string[]
 }
 
 afterEach(() => {
-  observeCreditedChunks(undefined);
   vi.restoreAllMocks();
 });
+
+/**
+ * A server whose process dies right after the distribution's `chunks`-th chunk committed: a distribution's
+ * transactions are its record (with the pool's debit into escrow), then one per chunk, then its completion.
+ */
+const crashingAfterChunks = (chunks: number) => serviceCrashingAfterCommit({ skip: chunks });
 
 /** The injected crash is an internal error the service logs; keep it out of the test output. */
 function quietCrashLogs() {
@@ -197,14 +203,8 @@ describe('POST /awards/distribute across chunks', () => {
       const before = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
 
       quietCrashLogs();
-      let credited = 0;
-      observeCreditedChunks(() => {
-        credited += 1;
-        if (credited === crashAfter) throw new Error('injected crash between chunks');
-      });
-      const crashed = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
+      const crashed = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId }, via: crashingAfterChunks(crashAfter) });
       expect(crashed.status).toBe(500);
-      observeCreditedChunks(undefined);
 
       // Part-way: the whole total sits in escrow or with the first chunks' recipients, nobody twice.
       const partial = await getDistribution(ctx, platform.platformCode, requestId);
@@ -254,11 +254,7 @@ describe('POST /awards/distribute across chunks', () => {
     quietCrashLogs();
     const recipients = customers.slice(0, 60);
     const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
-    observeCreditedChunks(() => {
-      throw new Error('injected crash between chunks');
-    });
-    const crashed = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.00000007', participant_codes: recipients });
-    observeCreditedChunks(undefined);
+    const crashed = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.00000007', participant_codes: recipients }, { via: crashingAfterChunks(1) });
     expect(crashed.status).toBe(500);
     // The id the service gave the request is on the error response too.
     const requestId = crashed.headers.get('x-request-id')!;
@@ -292,13 +288,9 @@ describe('POST /awards/distribute across chunks', () => {
           const escrowBefore = await balanceOf(ctx, escrow(platform));
           const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
 
-          let credited = 0;
-          observeCreditedChunks(() => {
-            credited += 1;
-            if (credited === crashAfter) throw new Error('injected crash between chunks');
-          });
-          const first = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
-          observeCreditedChunks(undefined);
+          // Past a distribution's last chunk, the crash comes after its completion committed: the retry gets the answer.
+          const via = crashAfter === undefined ? undefined : crashingAfterChunks(crashAfter);
+          const first = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId }, ...(via && { via }) });
           const final = first.status === 201 ? first : await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
           expect(final.status).toBe(201);
 
