@@ -34,6 +34,16 @@ export interface AppContext {
   /** Powertools Tracer; the context's SDK clients are captured by it (it is off outside Lambda). */
   tracer: Tracer;
   config: Config;
+  /** What this context keeps between calls for its life (a warm container's); no module of `lib/` keeps any. */
+  caches: ContextCaches;
+}
+
+/** Values worth keeping for a context's life because they cost a call or a derivation; never state. */
+export interface ContextCaches {
+  /** Decrypted API secrets by their ciphertext (a KMS call each on AWS), each until `untilMs`. */
+  apiSecrets: Map<string, { secret: Buffer; untilMs: number }>;
+  /** The list cursors' signing key, derived once per configuration (tests give a context a new one). */
+  cursorKeys: WeakMap<Config, Buffer>;
 }
 
 /** The service's notion of now. Everything that compares against time reads it from the context. */
@@ -140,6 +150,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     metrics: overrides.metrics ?? serviceMetrics(logger),
     tracer,
     config,
+    caches: { apiSecrets: new Map(), cursorKeys: new WeakMap() },
   };
 }
 

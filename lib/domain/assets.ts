@@ -25,7 +25,7 @@ const ASSETS: readonly Asset[] = [
   { symbol: 'DOGE', name: 'Dogecoin', type: 'crypto', precision: 8, network: 'dogecoin', stablecoin: false },
 ];
 
-const BY_SYMBOL = new Map(ASSETS.map((asset) => [asset.symbol, asset]));
+const BY_SYMBOL: ReadonlyMap<string, Asset> = new Map(ASSETS.map((asset) => [asset.symbol, asset]));
 
 export function listAssets(): readonly Asset[] {
   return ASSETS;

@@ -18,7 +18,7 @@ export interface HttpResult {
  * A dependency slowing us down (DynamoDB or Step Functions throttling) or not answering in time (the SDK
  * clients' request timeouts): the client may retry, so these are a 503, not a 500.
  */
-const THROTTLING = new Set([
+const THROTTLING: ReadonlySet<string> = new Set([
   'ProvisionedThroughputExceededException',
   'ThrottlingException',
   'RequestLimitExceeded',

@@ -111,17 +111,19 @@ export async function getApiKey(ctx: AppContext, apiKey: string): Promise<Stored
 }
 
 /**
- * Decrypting a secret costs a KMS call on AWS, so decrypted secrets are kept for a few minutes per warm
- * Lambda. Revocation is still seen at once: the key item is read on every request.
+ * Decrypting a secret costs a KMS call on AWS, so the context keeps decrypted secrets for a few minutes (a
+ * warm Lambda's context lives as long as its container). Revocation is still seen at once: the key item is
+ * read on every request.
  */
-const secretCache = new Map<string, { secret: Buffer; until: number }>();
+const SECRET_KEPT_MS = 5 * 60_000;
 
 export async function secretBytes(ctx: AppContext, stored: StoredApiKey): Promise<Buffer> {
-  const cached = secretCache.get(stored.secretCiphertext);
-  const now = Date.now();
-  if (cached && cached.until > now) return cached.secret;
+  const cache = ctx.caches.apiSecrets;
+  const cached = cache.get(stored.secretCiphertext);
+  const nowMs = ctx.clock.nowMs();
+  if (cached && cached.untilMs > nowMs) return cached.secret;
   const secret = Buffer.from(await decryptSecret(ctx, stored.secretCiphertext), 'base64');
-  secretCache.set(stored.secretCiphertext, { secret, until: now + 5 * 60_000 });
+  cache.set(stored.secretCiphertext, { secret, untilMs: nowMs + SECRET_KEPT_MS });
   return secret;
 }
 

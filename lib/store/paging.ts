@@ -73,22 +73,19 @@ const CURSOR_PROBLEM = 'cursor: not a cursor this list issued for this platform 
 
 // ---- cursor ------------------------------------------------------------------------------------------
 
-/** Derived once per configuration (a process may hold several contexts, as tests do). */
-const signingKeys = new WeakMap<AppContext['config'], Buffer>();
-
 /**
  * The HMAC key of cursors: `LIST_CURSOR_KEY` (the stack's secret) or, locally, one derived from the local
  * secrets key (HKDF with its own label, so the two uses never share a key).
  */
 function signingKey(ctx: AppContext): Buffer {
-  let key = signingKeys.get(ctx.config);
+  let key = ctx.caches.cursorKeys.get(ctx.config);
   if (!key) {
     const { LIST_CURSOR_KEY, SECRETS_LOCAL_KEY } = ctx.config;
     if (LIST_CURSOR_KEY) key = Buffer.from(LIST_CURSOR_KEY, 'utf8');
     else if (SECRETS_LOCAL_KEY) {
       key = Buffer.from(hkdfSync('sha256', Buffer.from(SECRETS_LOCAL_KEY, 'base64'), Buffer.alloc(0), 'list-cursor-v1', 32));
     } else throw new Error('invalid configuration: set LIST_CURSOR_KEY');
-    signingKeys.set(ctx.config, key);
+    ctx.caches.cursorKeys.set(ctx.config, key);
   }
   return key;
 }

@@ -21,6 +21,16 @@ function specifiers(source: string): string[] {
   return found;
 }
 
+/**
+ * Top-level declarations that hold state across calls: a `let` or `var`, or a `const` holding a Map, Set,
+ * WeakMap or WeakSet not typed read-only. (Top level = unindented, as every file here is laid out.)
+ */
+function moduleStateDeclarations(source: string): string[] {
+  return source
+    .split('\n')
+    .filter((line) => /^(export\s+)?(let|var)\s/.test(line) || (/^(export\s+)?const\s+\w+\s*(:[^=]*)?=\s*new\s+(Weak)?(Map|Set)\b/.test(line) && !/^(export\s+)?const\s+\w+\s*:\s*Readonly(Map|Set)</.test(line)));
+}
+
 describe('layering', () => {
   it('lib/ imports nothing from infra/ (route data and workflow shapes live in lib, infra builds on them)', () => {
     const offending = sourceFiles(LIB).flatMap((file) =>
@@ -30,6 +40,31 @@ describe('layering', () => {
         .map((specifier) => `${relative(ROOT, file)} -> ${specifier}`),
     );
     expect(offending).toEqual([]);
+  });
+
+  it('lib/ keeps nothing in module state: no top-level let or var, no mutable collection (clients, caches and hooks live on the context)', () => {
+    const offending = sourceFiles(LIB).flatMap((file) =>
+      moduleStateDeclarations(readFileSync(file, 'utf8')).map((line) => `${relative(ROOT, file)}: ${line}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it('the module-state check sees a cache, a hook and a client kept by a module, and lets constants and read-only tables be', () => {
+    const source = [
+      'const secretCache = new Map<string, Buffer>();',
+      'let chunkObserver: ChunkObserver | undefined;',
+      'export let client = new DynamoDBClient({});',
+      'const seen = new WeakMap<object, number>();',
+      'const BY_SYMBOL: ReadonlyMap<string, Asset> = new Map(ASSETS.map((asset) => [asset.symbol, asset]));',
+      'const MAX_ID_CHARS = 100;',
+      '  let inFunction = 0;',
+    ].join('\n');
+    expect(moduleStateDeclarations(source)).toEqual([
+      'const secretCache = new Map<string, Buffer>();',
+      'let chunkObserver: ChunkObserver | undefined;',
+      'export let client = new DynamoDBClient({});',
+      'const seen = new WeakMap<object, number>();',
+    ]);
   });
 
   it('the check sees an import that leaves lib/', () => {

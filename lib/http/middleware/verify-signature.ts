@@ -8,7 +8,7 @@ import type { AppContext } from '../../context.js';
 
 export const SIGNATURE_WINDOW_SECONDS = 60;
 const REQUIRED_HEADERS = ['x-svc-api-key', 'x-svc-signed', 'x-svc-timestamp', 'x-svc-passphrase'] as const;
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * Verifies the four X-SVC-* headers (design section 4) against the raw body, before anything parses it,
