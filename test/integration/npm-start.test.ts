@@ -1,10 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../infra/local/dynamodb.js';
+import { sign } from '../../lib/http/signature.js';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * `npm start` as a user runs it: real processes, each in its own process group so afterAll can kill
@@ -136,5 +141,100 @@ describe('npm start', () => {
     again.child.kill('SIGTERM');
     b.child.kill('SIGTERM');
     await within(Promise.all([again.exited, b.exited]), 20_000, 'stopping both');
+  });
+
+  it('writes one JSON line per request, as on Lambda (a 200, a 400, a 403), and no line carries the secret, the passphrase or a tax id', async () => {
+    const port = await freePort();
+    const dataDir = newDataDir();
+    const instance = await running(port, dataDir);
+    try {
+      // The walkthrough's first step: the ops CLI finds the running instance through DATA_DIR.
+      const { stdout } = await execFileAsync('npm', ['run', '-s', 'admin', '--', 'platform', 'create', '--name', 'Log Check', '--reason', 'test'], {
+        cwd: REPO,
+        env: { ...process.env, DATA_DIR: dataDir },
+      });
+      const platform = JSON.parse(stdout) as { platform_code: string; api_key: string; api_secret: string; passphrase: string };
+      const call = async (method: string, path: string, body?: unknown, passphrase = platform.passphrase) => {
+        const text = body === undefined ? undefined : JSON.stringify(body);
+        const timestamp = String(Math.floor(Date.now() / 1000));
+        const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+          method,
+          body: text,
+          headers: {
+            'Content-Type': 'application/json',
+            'X-SVC-API-KEY': platform.api_key,
+            'X-SVC-PASSPHRASE': passphrase,
+            'X-SVC-TIMESTAMP': timestamp,
+            'X-SVC-SIGNED': sign(Buffer.from(platform.api_secret, 'base64'), timestamp, method, path, text ?? '{}'),
+          },
+        });
+        return { status: response.status, requestId: response.headers.get('x-request-id')! };
+      };
+
+      const taxId = `5${String(Math.floor(Math.random() * 1e8)).padStart(8, '1')}`;
+      const signedAtMs = Date.now() - 3_600_000;
+      const customer = {
+        first_name: 'Jane',
+        last_name: 'Public',
+        email: `jane.${randomUUID()}@example.com`,
+        address_one: '1 Market St',
+        city: 'San Francisco',
+        postal_code: '94105',
+        jurisdiction_code: 'US-CA',
+        citizenship_code: 'US',
+        tax_id: taxId,
+        date_of_birth: '1985-09-02',
+        id_number_type: 'us_drivers_license',
+        id_number: 'D7654321',
+        id_issuing_authority: 'US',
+        signed_timestamp: signedAtMs,
+        kyc: 'pass',
+        kyc_timestamp: signedAtMs,
+        sanction_screening: 'pass',
+        sanction_screening_timestamp: signedAtMs,
+      };
+      const calls = [
+        { route: 'GET /accounts', expected: 200, ...(await call('GET', '/accounts')) },
+        { route: 'POST /participants/customers/new', expected: 201, ...(await call('POST', '/participants/customers/new', customer)) },
+        // A refused body carrying the tax id: a log of bodies or of the problems' values would show it.
+        { route: 'POST /participants/customers/new', expected: 400, ...(await call('POST', '/participants/customers/new', { tax_id: taxId, first_name: 'x' })) },
+        { route: 'POST /transfers', expected: 400, ...(await call('POST', '/transfers', { amount: 'lots' })) },
+        { route: 'GET /accounts', expected: 403, ...(await call('GET', '/accounts', undefined, `${platform.passphrase}x`)) },
+      ];
+      expect(calls.map((made) => made.status)).toEqual(calls.map((made) => made.expected));
+
+      // Each line is written when its request ends; give the pipe a moment.
+      const lines = await until(
+        'the request lines',
+        () => {
+          const requestLines = instance
+            .output()
+            .split('\n')
+            .filter((line) => line.startsWith('{'))
+            .map((line) => JSON.parse(line) as Record<string, unknown>)
+            .filter((line) => line.message === 'request');
+          return calls.every((made) => requestLines.some((line) => line.request_id === made.requestId)) ? requestLines : undefined;
+        },
+        10_000,
+      );
+      for (const made of calls) {
+        const mine = lines.filter((line) => line.request_id === made.requestId);
+        expect(mine, made.route).toHaveLength(1);
+        expect(mine[0]).toMatchObject({ route: made.route, status: made.expected, latency_ms: expect.any(Number), service: expect.any(String), timestamp: expect.any(String) });
+        if (made.expected === 403) {
+          expect(mine[0]).toMatchObject({ level: 'WARN', error_kind: 'AuthenticationError', auth_failure: 'invalid passphrase' });
+          // Refused before the signature held: no platform is named on the caller's word.
+          expect(mine[0]).not.toHaveProperty('platform_code');
+        } else expect(mine[0]).toMatchObject({ platform_code: platform.platform_code });
+        if (made.expected === 400) expect(mine[0]).toMatchObject({ level: 'INFO', error_kind: 'ValidationError' });
+        if (made.expected < 300) expect(mine[0]).toMatchObject({ level: 'INFO' });
+        if (made.expected < 300) expect(mine[0]).not.toHaveProperty('error_kind');
+      }
+      const everything = instance.output();
+      for (const secret of [platform.api_secret, platform.passphrase, taxId]) expect(everything).not.toContain(secret);
+    } finally {
+      instance.child.kill('SIGTERM');
+      await within(instance.exited, 20_000, 'stopping');
+    }
   });
 });
