@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -171,7 +171,8 @@ describe('npm start', () => {
         return { status: response.status, requestId: response.headers.get('x-request-id')! };
       };
 
-      const taxId = `5${String(Math.floor(Math.random() * 1e8)).padStart(8, '1')}`;
+      // A valid SSN: area 500-599, group 01-99, serial 0001-9999.
+      const taxId = `5${randomInt(10, 100)}${randomInt(1, 100).toString().padStart(2, '0')}${randomInt(1, 10000).toString().padStart(4, '0')}`;
       const signedAtMs = Date.now() - 3_600_000;
       const customer = {
         first_name: 'Jane',
