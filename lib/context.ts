@@ -42,6 +42,8 @@ export interface AppContext {
 export interface ContextCaches {
   /** Decrypted API secrets by their ciphertext (a KMS call each on AWS), each until `untilMs`. */
   apiSecrets: Map<string, { secret: Buffer; untilMs: number }>;
+  /** Decrypted webhook endpoint secrets by their ciphertext, each until `untilMs`. */
+  webhookSecrets: Map<string, { secret: string; untilMs: number }>;
   /** The list cursors' signing key, derived once per configuration (tests give a context a new one). */
   cursorKeys: WeakMap<Config, Buffer>;
 }
@@ -150,7 +152,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     metrics: overrides.metrics ?? serviceMetrics(logger),
     tracer,
     config,
-    caches: { apiSecrets: new Map(), cursorKeys: new WeakMap() },
+    caches: { apiSecrets: new Map(), webhookSecrets: new Map(), cursorKeys: new WeakMap() },
   };
 }
 

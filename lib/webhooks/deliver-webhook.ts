@@ -30,20 +30,14 @@ export function outboundPolicy(config: AppContext['config']): OutboundPolicy {
   return { allowPrivateAddresses: config.WEBHOOK_ALLOW_PRIVATE_URLS, allowHttp: config.WEBHOOK_ALLOW_HTTP };
 }
 
-/**
- * Decrypted endpoint secrets, kept a few minutes per warm worker (a KMS call each otherwise). Held per
- * configuration (a process may hold several contexts, each with its own key), not in one module cache.
- */
-const secretCaches = new WeakMap<AppContext['config'], Map<string, { secret: string; until: number }>>();
-
+/** Decrypted endpoint secrets are kept a few minutes on the context (a warm worker's), a KMS call each otherwise. */
 async function secret(ctx: AppContext, ciphertext: string): Promise<string> {
-  let cache = secretCaches.get(ctx.config);
-  if (!cache) secretCaches.set(ctx.config, (cache = new Map()));
+  const cache = ctx.caches.webhookSecrets;
   const nowMs = ctx.clock.nowMs();
   const cached = cache.get(ciphertext);
-  if (cached && cached.until > nowMs) return cached.secret;
+  if (cached && cached.untilMs > nowMs) return cached.secret;
   const plain = await decryptSecret(ctx, ciphertext);
-  cache.set(ciphertext, { secret: plain, until: nowMs + 5 * 60_000 });
+  cache.set(ciphertext, { secret: plain, untilMs: nowMs + 5 * 60_000 });
   return plain;
 }
 
