@@ -12,6 +12,7 @@ import { withPowertools } from './observability/lambda-edge.js';
 import { SERVICE_NAME } from './observability/metric-names.js';
 import { serviceMetrics } from './observability/metrics.js';
 import type { EnsureOutcome, SettlementExecutionInput } from './settlement/workflow-io.js';
+import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from './store/retry.js';
 
 /**
  * Everything the service's code depends on from outside, built once at the edge and passed in as a
@@ -36,6 +37,8 @@ export interface AppContext {
   config: Config;
   /** What this context keeps between calls for its life (a warm container's); no module of `lib/` keeps any. */
   caches: ContextCaches;
+  /** The store's retry policy for conflicts and throttling, and where its pauses and jitter come from (`lib/store/retry.ts`). */
+  retry: Retrying;
 }
 
 /** Values worth keeping for a context's life because they cost a call or a derivation; never state. */
@@ -132,6 +135,7 @@ export interface ContextOverrides {
   workflow?: SettlementWorkflow;
   logger?: Logger;
   metrics?: Metrics;
+  retry?: Retrying;
 }
 
 /** Builds a context from a parsed configuration; the edge passes what it provides itself (a local workflow, a test clock). */
@@ -153,6 +157,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     tracer,
     config,
     caches: { apiSecrets: new Map(), webhookSecrets: new Map(), cursorKeys: new WeakMap() },
+    retry: overrides.retry ?? { policy: DEFAULT_RETRY_POLICY, timing: realTiming },
   };
 }
 

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
+import { withRetry } from './retry.js';
 import type { TransactItem } from './transactions.js';
 import type { AppContext } from '../context.js';
 
@@ -54,14 +55,16 @@ export function counterUpdates(ctx: AppContext, changes: readonly CountChange[])
 
 /** A counter's value: its shards summed, read with one Query. */
 export async function readCount(ctx: AppContext, platformCode: string, list: string, bucket = ALL): Promise<number> {
-  const out = await ctx.db.send(
-    new QueryCommand({
-      TableName: ctx.tables.main,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.counter(platformCode, list, bucket) },
-      ProjectionExpression: '#n',
-      ExpressionAttributeNames: { '#n': 'n' },
-    }),
+  const out = await withRetry(ctx, { what: 'list count' }, () =>
+    ctx.db.send(
+      new QueryCommand({
+        TableName: ctx.tables.main,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.counter(platformCode, list, bucket) },
+        ProjectionExpression: '#n',
+        ExpressionAttributeNames: { '#n': 'n' },
+      }),
+    ),
   );
   return (out.Items ?? []).reduce((sum, item) => sum + readInteger(item.n), 0);
 }

@@ -1,9 +1,10 @@
 import { randomInt } from 'node:crypto';
-import { BatchGetCommand, GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { InsufficientFundsError } from '../domain/errors.js';
 import { accountIdOf, accountKey, assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
+import { batchGetItems } from './batch-get.js';
 import { keys } from './keys.js';
 import { moneyAttr, readInteger, readMoney } from './numbers.js';
 import { ALL, readCount } from './counters.js';
@@ -218,16 +219,9 @@ export async function getAccount(ctx: AppContext, account: AccountRef): Promise<
 }
 
 async function getShardedAccount(ctx: AppContext, account: AccountRef): Promise<Account | undefined> {
-  const table = ctx.tables.main;
   // The unsharded item too: balances booked before the accounts were sharded stay part of the sum.
-  let pending: Record<string, any>[] | undefined = [keys.account(account), ...Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, (_, shard) => keys.accountShard(account, shard))];
-  const parts: Account[] = [];
-  for (let round = 0; pending && pending.length > 0; round++) {
-    if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
-    const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
-    parts.push(...(out.Responses?.[table] ?? []).map(toAccount));
-    pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
-  }
+  const shardKeys = [keys.account(account), ...Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, (_, shard) => keys.accountShard(account, shard))];
+  const parts = (await batchGetItems(ctx, shardKeys, { consistent: true, what: 'sharded balance read' })).map(toAccount);
   if (parts.length === 0) return undefined;
   return {
     ...parts[0]!,

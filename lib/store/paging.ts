@@ -1,6 +1,7 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../domain/errors.js';
+import { withRetry } from './retry.js';
 import type { AppContext } from '../context.js';
 
 /**
@@ -219,14 +220,16 @@ async function skipTo(ctx: AppContext, index: ListIndex, request: PageRequest, k
   let evaluated = 0;
   let startKey: Record<string, any> | undefined;
   for (;;) {
-    const out = await ctx.db.send(
-      new QueryCommand({
-        ...base,
-        ExpressionAttributeNames: { ...base.ExpressionAttributeNames, ...projectionNames },
-        ProjectionExpression: Object.keys(projectionNames).join(', '),
-        Limit: index.filter ? PAGE_WINDOW - evaluated : skip - skipped,
-        ExclusiveStartKey: startKey,
-      }),
+    const out = await withRetry(ctx, { what: 'list read' }, () =>
+      ctx.db.send(
+        new QueryCommand({
+          ...base,
+          ExpressionAttributeNames: { ...base.ExpressionAttributeNames, ...projectionNames },
+          ProjectionExpression: Object.keys(projectionNames).join(', '),
+          Limit: index.filter ? PAGE_WINDOW - evaluated : skip - skipped,
+          ExclusiveStartKey: startKey,
+        }),
+      ),
     );
     evaluated += out.ScannedCount ?? 0;
     const items = out.Items ?? [];
@@ -265,13 +268,15 @@ export async function queryPage(ctx: AppContext, index: ListIndex, request: Page
   let evaluated = 0;
   for (;;) {
     const wanted = request.pageSize + 1 - items.length;
-    const out = await ctx.db.send(
-      new QueryCommand({
-        ...base,
-        // Filtered reads ask for more than they need: matches may be sparse, and the budget bounds the cost.
-        Limit: index.filter ? Math.min(PAGE_READ_BUDGET - evaluated, Math.max(wanted, 100)) : wanted,
-        ExclusiveStartKey: startKey,
-      }),
+    const out = await withRetry(ctx, { what: 'list read' }, () =>
+      ctx.db.send(
+        new QueryCommand({
+          ...base,
+          // Filtered reads ask for more than they need: matches may be sparse, and the budget bounds the cost.
+          Limit: index.filter ? Math.min(PAGE_READ_BUDGET - evaluated, Math.max(wanted, 100)) : wanted,
+          ExclusiveStartKey: startKey,
+        }),
+      ),
     );
     evaluated += out.ScannedCount ?? 0;
     items.push(...(out.Items ?? []));
@@ -307,7 +312,9 @@ export async function boundedCount(ctx: AppContext, index: ListIndex): Promise<n
   let startKey: Record<string, any> | undefined;
   do {
     if (evaluated >= COUNT_BUDGET) return null;
-    const out = await ctx.db.send(new QueryCommand({ ...base, Select: 'COUNT', Limit: COUNT_BUDGET - evaluated, ExclusiveStartKey: startKey }));
+    const out = await withRetry(ctx, { what: 'list count' }, () =>
+      ctx.db.send(new QueryCommand({ ...base, Select: 'COUNT', Limit: COUNT_BUDGET - evaluated, ExclusiveStartKey: startKey })),
+    );
     count += out.Count ?? 0;
     evaluated += out.ScannedCount ?? 0;
     startKey = out.LastEvaluatedKey;

@@ -1,8 +1,9 @@
-import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { NormalizedCustomer, NormalizedMinor } from '../domain/customers.js';
 import { ConflictError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
 import { pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { newParticipantCode } from './codes.js';
+import { batchGetItems } from './batch-get.js';
 import { keys } from './keys.js';
 import { ALL, readCount } from './counters.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
@@ -40,22 +41,12 @@ export async function getParticipant(ctx: AppContext, participantCode: string): 
 
 /**
  * Many participants at once (an award's up to 1,000 recipients), 100 keys per BatchGetItem, unprocessed keys
- * retried with backoff. Codes that don't exist are simply absent from the result.
+ * retried under the store's retry policy. Codes that don't exist are simply absent from the result.
  */
 export async function getParticipants(ctx: AppContext, participantCodes: readonly string[]): Promise<Map<string, Participant>> {
-  const found = new Map<string, Participant>();
-  const table = ctx.tables.main;
   const unique = [...new Set(participantCodes)];
-  for (let start = 0; start < unique.length; start += 100) {
-    let pending: Record<string, any>[] | undefined = unique.slice(start, start + 100).map((code) => keys.participant(code));
-    for (let round = 0; pending && pending.length > 0; round++) {
-      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
-      const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
-      for (const item of out.Responses?.[table] ?? []) found.set(item.participant_code, toParticipant(item));
-      pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
-    }
-  }
-  return found;
+  const items = await batchGetItems(ctx, unique.map((code) => keys.participant(code)), { what: 'participants read' });
+  return new Map(items.map((item) => [item.participant_code as string, toParticipant(item)]));
 }
 
 /** A participant the platform may act for: itself or one of its customers. Anything else is invisible. */

@@ -1,10 +1,11 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
-import { ALL, counterUpdates } from './counters.js';
+import { ALL } from './counters.js';
 import { PARTICIPANTS_LIST } from './participants.js';
+import { transactWrite } from './transactions.js';
 import type { AppContext } from '../context.js';
 
 export interface Platform {
@@ -17,51 +18,59 @@ export interface Platform {
   created_at: number;
 }
 
+/** Only used to tell "the drawn code is taken" apart inside the create loop; never leaves this module. */
+class PlatformCodeTakenError extends Error {}
+
+const MAX_CODE_ATTEMPTS = 5;
+
 /**
- * Creates a platform and its own participant in one transaction. The codes are random; a collision with an
- * existing code cancels the transaction and we draw again.
+ * Creates a platform and its own participant in one transaction (conflicts and throttling retried by
+ * `transactWrite`). The codes are random; a collision with an existing code fails the transaction's
+ * condition and we draw again.
  */
 export async function createPlatform(ctx: AppContext, name: string, spreadBps = '0'): Promise<Platform> {
-  for (let attempt = 0; attempt < 5; attempt++) {
+  for (let attempt = 1; attempt <= MAX_CODE_ATTEMPTS; attempt++) {
     const code = newParticipantCode();
     const now = ctx.clock.nowMs();
     const platform: Platform = { platform_code: code, participant_code: code, name, spread_bps: spreadBps, created_at: now };
     try {
-      await ctx.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: ctx.tables.main,
-                Item: { ...keys.platform(code), type: 'platform', ...platform },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
+      await transactWrite(ctx, [
+        {
+          item: {
+            Put: {
+              TableName: ctx.tables.main,
+              Item: { ...keys.platform(code), type: 'platform', ...platform },
+              ConditionExpression: 'attribute_not_exists(pk)',
             },
-            {
-              Put: {
-                TableName: ctx.tables.main,
-                Item: {
-                  ...keys.participant(code),
-                  gsi1pk: keys.participantsOfPlatform(code),
-                  gsi1sk: keys.participantSortKey(now, code),
-                  type: 'participant',
-                  participant_code: code,
-                  platform_code: code,
-                  kind: 'platform',
-                  status: 'approved',
-                  created_at: now,
-                },
-                ConditionExpression: 'attribute_not_exists(pk)',
+          },
+          onConditionFailed: () => new PlatformCodeTakenError(),
+        },
+        {
+          item: {
+            Put: {
+              TableName: ctx.tables.main,
+              Item: {
+                ...keys.participant(code),
+                gsi1pk: keys.participantsOfPlatform(code),
+                gsi1sk: keys.participantSortKey(now, code),
+                type: 'participant',
+                participant_code: code,
+                platform_code: code,
+                kind: 'platform',
+                status: 'approved',
+                created_at: now,
               },
+              ConditionExpression: 'attribute_not_exists(pk)',
             },
-            // The platform's own participant is the first record of its participants list.
-            ...counterUpdates(ctx, [{ platformCode: code, list: PARTICIPANTS_LIST, bucket: ALL, delta: 1 }]),
-          ],
-        }),
-      );
+          },
+          onConditionFailed: () => new PlatformCodeTakenError(),
+          // The platform's own participant is the first record of its participants list.
+          counts: [{ platformCode: code, list: PARTICIPANTS_LIST, bucket: ALL, delta: 1 }],
+        },
+      ]);
       return platform;
     } catch (error) {
-      if (error instanceof TransactionCanceledException) continue;
+      if (error instanceof PlatformCodeTakenError) continue;
       throw error;
     }
   }

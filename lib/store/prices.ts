@@ -1,6 +1,8 @@
-import { BatchGetCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { Money } from '../domain/money.js';
+import { batchGetItems } from './batch-get.js';
+import { withRetry } from './retry.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import type { AppContext } from '../context.js';
@@ -45,7 +47,9 @@ export async function putReferencePrice(ctx: AppContext, price: StoredPrice): Pr
 }
 
 export async function getReferencePrice(ctx: AppContext, underlying: string, quotedCurrency: string): Promise<StoredPrice | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.price(underlying, quotedCurrency) }));
+  const out = await withRetry(ctx, { what: 'reference price read' }, () =>
+    ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.price(underlying, quotedCurrency) })),
+  );
   const item = out.Item;
   if (!item) return undefined;
   return {
@@ -67,18 +71,10 @@ function toStoredPrice(item: Record<string, any>): StoredPrice {
 
 /**
  * The stored reference prices of these pairs (at most 100: one BatchGetItem; unprocessed keys are read
- * again). Pairs never priced are absent from the answer.
+ * again under the retry policy). Pairs never priced are absent from the answer.
  */
 export async function getReferencePrices(ctx: AppContext, pairs: readonly { underlying: string; quoted_currency: string }[]): Promise<StoredPrice[]> {
   if (pairs.length > 100) throw new Error('getReferencePrices: at most 100 pairs per call');
-  const table = ctx.tables.main;
-  const found: StoredPrice[] = [];
-  let pending: Record<string, any>[] | undefined = pairs.map((pair) => keys.price(pair.underlying, pair.quoted_currency));
-  for (let round = 0; pending && pending.length > 0; round++) {
-    if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
-    const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
-    found.push(...(out.Responses?.[table] ?? []).map(toStoredPrice));
-    pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
-  }
-  return found;
+  const items = await batchGetItems(ctx, pairs.map((pair) => keys.price(pair.underlying, pair.quoted_currency)), { what: 'reference prices read' });
+  return items.map(toStoredPrice);
 }

@@ -1,10 +1,11 @@
-import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ConflictError } from '../domain/errors.js';
 import { dueAfterAcceptanceMs, dueAfterStepMs } from '../domain/settlement-schedule.js';
 import type { SettlementState, TradeState } from '../domain/settlement.js';
 import type { AmountMethod, TradeReport, TradeReportParty } from '../domain/trade-report.js';
 import { queryAll } from './query.js';
+import { batchGetItems } from './batch-get.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
 import { combineFilters, equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
@@ -342,18 +343,8 @@ export async function getTradeVisibleTo(ctx: AppContext, platformCode: string, t
 }
 
 async function batchGetTrades(ctx: AppContext, tradeIds: readonly string[]): Promise<Map<string, Trade>> {
-  const found = new Map<string, Trade>();
-  const table = ctx.tables.main;
-  for (let start = 0; start < tradeIds.length; start += 100) {
-    let request: Record<string, any>[] | undefined = tradeIds.slice(start, start + 100).map((id) => keys.trade(id));
-    for (let round = 0; request && request.length > 0; round++) {
-      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
-      const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: request } } }));
-      for (const item of out.Responses?.[table] ?? []) found.set(item.trade_id, toTrade(item));
-      request = out.UnprocessedKeys?.[table]?.Keys as Record<string, any>[] | undefined;
-    }
-  }
-  return found;
+  const items = await batchGetItems(ctx, tradeIds.map((id) => keys.trade(id)), { what: 'trades read' });
+  return new Map(items.map((item) => [item.trade_id as string, toTrade(item)]));
 }
 
 /** The filters of `GET /trades` that the index entries carry (time bounds are the key range). */

@@ -3,6 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createContext, wrapDocumentClient, type AppContext, type Clock, type SettlementWorkflow } from '../../lib/context.js';
 import { localConfig } from '../../infra/local/local-env.js';
+import type { Retrying } from '../../lib/store/retry.js';
 import { TEST_SECRETS_KEY, TEST_TABLES } from './tables.js';
 
 /** A clock tests can move: real time plus an offset. */
@@ -36,6 +37,8 @@ export interface TestContextOptions {
   /** A DynamoDB client of the test's own (one carrying a fault-injecting middleware). */
   db?: DynamoDBDocumentClient;
   workflow?: SettlementWorkflow;
+  /** The store's retry policy and timing (e.g. pauses that don't wait, a counted sleep). */
+  retry?: Retrying;
 }
 
 /** The DynamoDB Local this run started (the global setup provides it). */
@@ -56,7 +59,7 @@ export function testContext(options: TestContextOptions = {}): TestContext {
     AWS_REQUEST_TIMEOUT_MS: '30000',
     ...options.env,
   });
-  return createContext(config, { clock: new TestClock(), db: options.db, workflow: options.workflow }) as TestContext;
+  return createContext(config, { clock: new TestClock(), db: options.db, workflow: options.workflow, retry: options.retry }) as TestContext;
 }
 
 /**
@@ -70,10 +73,12 @@ type Middleware = Parameters<DynamoDBClient['middlewareStack']['add']>[0];
 /**
  * A document client on the test DynamoDB carrying one fault-injecting middleware. At the `deserialize` step
  * (the default) it sits inside the SDK's retry loop and sees every attempt; at `initialize`, every call once.
+ * `maxAttempts` is the SDK's own retry bound (the client's default, 4 for DynamoDB, unless given).
  */
-export function clientWith(middleware: Middleware, name: string, step: 'initialize' | 'deserialize' = 'deserialize'): DynamoDBDocumentClient {
+export function clientWith(middleware: Middleware, name: string, step: 'initialize' | 'deserialize' = 'deserialize', options: { maxAttempts?: number } = {}): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: 'us-east-1',
+    maxAttempts: options.maxAttempts,
     endpoint: testEndpoint(),
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });

@@ -1,0 +1,166 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ServiceUnavailableError } from '../domain/errors.js';
+
+/**
+ * The one retry policy of the store (conventions 17): which DynamoDB failures are worth another attempt,
+ * how long to wait before it, and when to give up with a 503 the client may retry.
+ *
+ * How it composes with the SDK's own retries: every DynamoDB call already goes through the SDK's standard
+ * retry strategy, AWS_MAX_ATTEMPTS attempts of that one request (throttling exceptions and network errors,
+ * its own backoff, each attempt bounded by AWS_REQUEST_TIMEOUT_MS). This layer sits above it and repeats a
+ * whole store operation: after the SDK gave up on a throttling exception, or after answers the SDK never
+ * retries because they are not errors of the request (a transaction cancelled by a conflict or by
+ * throttling, a batch read leaving keys unprocessed). So a call costs at most `maxAttempts` x
+ * AWS_MAX_ATTEMPTS requests, and no new attempt starts once `maxElapsedMs` have passed. A timeout (a stalled
+ * dependency) is not retried here: the SDK retried it already, and waiting longer only delays the 503.
+ */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  /** The pause before attempt n+1 is drawn uniformly from [0, min(maxDelayMs, baseDelayMs x 2^n)) ("full jitter"). */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** No attempt starts later than this after the first began (API Gateway gives a request 29 s in all). */
+  maxElapsedMs: number;
+  /** The 503's Retry-After when the attempts run out. */
+  retryAfterSeconds: number;
+}
+
+/** Where the pauses come from: real timers in the service, instant ones in tests that don't measure time. */
+export interface RetryTiming {
+  sleep(ms: number): Promise<void>;
+  /** Uniform in [0, 1): the jitter. */
+  random(): number;
+  /** A monotonic clock for the elapsed-time bound (not the service clock, which tests move). */
+  elapsedMs(): number;
+}
+
+/** The policy and the timing a context carries (`ctx.retry`). */
+export interface Retrying {
+  policy: RetryPolicy;
+  timing: RetryTiming;
+}
+
+/**
+ * 5 attempts: at most 50 + 100 + 200 + 400 ms of pauses (half that on average), so a conflict between a
+ * handful of concurrent bookings of one account resolves well inside a request; 10 s bounds the slow case
+ * (the SDK's throttling backoff inside each attempt) far inside API Gateway's 29 s.
+ */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  maxAttempts: 5,
+  baseDelayMs: 25,
+  maxDelayMs: 1000,
+  maxElapsedMs: 10_000,
+  retryAfterSeconds: 1,
+});
+
+export const realTiming: RetryTiming = {
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  random: Math.random,
+  elapsedMs: () => performance.now(),
+};
+
+/** The upper bound of the pause after failed attempt `attempt` (1 = the first), before the jitter draw. */
+export function backoffCapMs(policy: RetryPolicy, attempt: number): number {
+  return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
+}
+
+/** The pause after failed attempt `attempt`: full jitter below the cap, so racing callers spread out. */
+export function backoffDelayMs(policy: RetryPolicy, attempt: number, random: () => number): number {
+  return Math.floor(random() * backoffCapMs(policy, attempt));
+}
+
+/**
+ * Thrown by an operation that made no (or only partial) progress because DynamoDB held back: a batch read
+ * answering some keys unprocessed. Retried like throttling; never leaves the store.
+ */
+export class ThrottledError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ThrottledError';
+  }
+}
+
+/** Exceptions DynamoDB and the SDK use for "too many requests": nothing was done, so trying again is safe. */
+const THROTTLING_NAMES: ReadonlySet<string> = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+
+/** Cancellation reasons that say nothing about the items, only about the moment. */
+const CONFLICT_REASONS: ReadonlySet<string> = new Set(['TransactionConflict']);
+const THROTTLING_REASONS: ReadonlySet<string> = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
+
+export type RetryReason = 'conflict' | 'throttled';
+
+/**
+ * Why an error is worth another attempt, or undefined when it isn't. A cancelled transaction is retried only
+ * when every item that failed failed for conflict or throttling: a failed condition is an answer about the
+ * data (insufficient funds, a claim taken) and is never retried blindly; what a caller does about it (swap an
+ * `otherwise` item, read again) is its own decision.
+ */
+export function retryReason(error: unknown): RetryReason | undefined {
+  if (error instanceof TransactionCanceledException) {
+    const failed = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? 'None').filter((code) => code !== 'None');
+    if (failed.length === 0 || !failed.every((code) => CONFLICT_REASONS.has(code) || THROTTLING_REASONS.has(code))) return undefined;
+    return failed.some((code) => THROTTLING_REASONS.has(code)) ? 'throttled' : 'conflict';
+  }
+  if (error instanceof ThrottledError) return 'throttled';
+  const name = (error as { name?: unknown } | null)?.name;
+  // A single write that met a transaction in flight on its item: nothing was written.
+  if (name === 'TransactionConflictException') return 'conflict';
+  if (typeof name === 'string' && THROTTLING_NAMES.has(name)) return 'throttled';
+  return undefined;
+}
+
+export interface RetryOptions {
+  /** What is being done, for the log line when the attempts run out (e.g. "transaction", "price read"). */
+  what: string;
+  /** Overrides of the context's policy for this call (e.g. more attempts for reads gone stale). */
+  policy?: Partial<RetryPolicy>;
+  /** Which errors to retry; defaults to `retryReason`. A caller may add its own reasons (a stale read). */
+  classify?: (error: unknown) => string | undefined;
+}
+
+/** The slice of the context the helper uses (so a unit test needs no DynamoDB client). */
+export interface RetryContext {
+  retry: Retrying;
+  logger: { warn(message: string, ...extra: unknown[]): void };
+}
+
+/**
+ * Runs `operation` until it succeeds, fails for a reason that isn't retried (which propagates as it is), or
+ * the policy's attempts or time run out: then a `ServiceUnavailableError` (503 with Retry-After), the
+ * service's "try again" answer. `operation` gets the attempt number (1 = first) and the reason the previous
+ * attempt failed, so it can rebuild what must differ (fresh counter shards, a new read) or resend exactly
+ * what must not (the same ClientRequestToken).
+ */
+export async function withRetry<T>(
+  ctx: RetryContext,
+  options: RetryOptions,
+  operation: (attempt: number, previous: string | undefined) => Promise<T>,
+): Promise<T> {
+  const policy = { ...ctx.retry.policy, ...options.policy };
+  const { timing } = ctx.retry;
+  const classify = options.classify ?? retryReason;
+  const startedMs = timing.elapsedMs();
+  let previous: string | undefined;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation(attempt, previous);
+    } catch (error) {
+      const reason = classify(error);
+      if (reason === undefined) throw error;
+      const delayMs = backoffDelayMs(policy, attempt, timing.random);
+      const outOfTime = timing.elapsedMs() - startedMs + delayMs > policy.maxElapsedMs;
+      if (attempt >= policy.maxAttempts || outOfTime) {
+        ctx.logger.warn(`${options.what}: gave up after ${attempt} attempt(s) (${reason})`, { reason, attempts: attempt });
+        throw new ServiceUnavailableError(unavailableMessage(reason), policy.retryAfterSeconds);
+      }
+      previous = reason;
+      await timing.sleep(delayMs);
+    }
+  }
+}
+
+/** What the client reads: why to retry, nothing about our tables (`what` is for the log). */
+function unavailableMessage(reason: string): string {
+  return reason.startsWith('throttled') ? 'service busy, retry shortly' : 'the records involved are busy; retry shortly';
+}
