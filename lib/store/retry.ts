@@ -117,6 +117,11 @@ export interface RetryOptions {
   policy?: Partial<RetryPolicy>;
   /** Which errors to retry; defaults to `retryReason`. A caller may add its own reasons (a stale read). */
   classify?: (error: unknown) => string | undefined;
+  /**
+   * Reasons with a budget of their own: their failures are counted apart from the others' and pause by
+   * their own numbers (reads gone stale under busy accounts: many quick attempts). The time bound is shared.
+   */
+  reasons?: Record<string, Partial<Pick<RetryPolicy, 'maxAttempts' | 'baseDelayMs' | 'maxDelayMs'>>>;
 }
 
 /** The slice of the context the helper uses (so a unit test needs no DynamoDB client). */
@@ -141,6 +146,8 @@ export async function withRetry<T>(
   const { timing } = ctx.retry;
   const classify = options.classify ?? retryReason;
   const startedMs = timing.elapsedMs();
+  // Failures so far per budget: each reason with a budget of its own, every other reason together.
+  const failures = new Map<string, number>();
   let previous: string | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -148,9 +155,14 @@ export async function withRetry<T>(
     } catch (error) {
       const reason = classify(error);
       if (reason === undefined) throw error;
-      const delayMs = backoffDelayMs(policy, attempt, timing.random);
+      const own = options.reasons?.[reason];
+      const budget = own ? reason : '';
+      const failed = (failures.get(budget) ?? 0) + 1;
+      failures.set(budget, failed);
+      const limits = { ...policy, ...own };
+      const delayMs = backoffDelayMs(limits, failed, timing.random);
       const outOfTime = timing.elapsedMs() - startedMs + delayMs > policy.maxElapsedMs;
-      if (attempt >= policy.maxAttempts || outOfTime) {
+      if (failed >= limits.maxAttempts || outOfTime) {
         ctx.logger.warn(`${options.what}: gave up after ${attempt} attempt(s) (${reason})`, { reason, attempts: attempt });
         throw new ServiceUnavailableError(unavailableMessage(reason), policy.retryAfterSeconds);
       }

@@ -174,6 +174,31 @@ describe('withRetry', () => {
     expect(timing.slept).toEqual([]);
   });
 
+  it('counts a reason with a budget of its own apart from the others, pausing by its own numbers', async () => {
+    const timing = fakeTiming(() => 0.999);
+    const { ctx } = retryContext(timing);
+    const reasons = ['stale', 'conflict', 'stale', 'stale', 'conflict', 'stale'];
+    let calls = 0;
+    const outcome = withRetry(
+      ctx,
+      {
+        what: 'test',
+        classify: (error) => (error instanceof Error && error.message === 'stale' ? 'stale' : retryReason(error)),
+        reasons: { stale: { maxAttempts: 10, maxDelayMs: 60 } },
+      },
+      async () => {
+        // The listed failures, then conflicts only.
+        if (reasons[calls++] === 'stale') throw new Error('stale');
+        throw cancelled('TransactionConflict');
+      },
+    );
+    await expect(outcome).rejects.toBeInstanceOf(ServiceUnavailableError);
+    // Conflicts: 2 in the list, then 3 more reach the policy's 5; the stale reads' 4 count apart.
+    expect(calls).toBe(reasons.length + 3);
+    // Stale pauses below 50, then below their own 60 cap (not 100, 200); conflicts' below 50, 100, 200, 400.
+    expect(timing.slept).toEqual([49, 49, 59, 59, 99, 59, 199, 399]);
+  });
+
   it('retries what a caller classifies as retryable, and a per-call policy overrides the context’s', async () => {
     const { ctx } = retryContext(fakeTiming());
     let calls = 0;
