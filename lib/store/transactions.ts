@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ServiceUnavailableError } from '../domain/errors.js';
 import { counterUpdates, type CountChange } from './counters.js';
+import { retryReason, withRetry } from './retry.js';
 import type { AppContext } from '../context.js';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -52,70 +52,100 @@ async function expand(items: readonly TaggedItem[]): Promise<Expanded[]> {
 }
 
 export const MAX_TRANSACTION_ITEMS = 100;
-const MAX_CONFLICT_ATTEMPTS = 5;
 const MAX_SWAP_ROUNDS = 4;
-/** Reads gone stale under concurrent bookings of one account: more than conflicts, busy accounts see it often. */
-const MAX_STALE_ATTEMPTS = 20;
 
-/** Conflicts with another in-flight transaction on the same items: harmless to retry after a short pause. */
-function isConflictOnly(error: TransactionCanceledException): boolean {
-  const reasons = error.CancellationReasons ?? [];
-  return reasons.some((reason) => reason.Code === 'TransactionConflict') && !reasons.some((reason) => reason.Code === 'ConditionalCheckFailed');
+/**
+ * Reads gone stale under concurrent bookings of one account: more attempts than for conflicts, with short
+ * pauses, as busy accounts see it often (the policy's time bound still holds).
+ */
+const STALE_READ_RETRIES = { maxAttempts: 20, maxDelayMs: 200 };
+
+/** A prepared item's condition failed because another booking moved its account after our read. */
+class StaleReadError extends Error {
+  constructor() {
+    super('a prepared read went stale');
+    this.name = 'StaleReadError';
+  }
 }
 
 /**
- * Writes all items atomically. Transaction conflicts are retried a bounded number of times with full
- * jitter (then a 503 the client may retry); a failed condition becomes the domain error its item names; anything else propagates.
+ * Why a failed transaction is worth another attempt (`lib/store/retry.ts`): a cancellation for conflicts or
+ * throttling only (nothing was written under its token), a read gone stale, or a throttling exception the
+ * SDK's own retries gave up on. The latter is told apart: an earlier SDK attempt of that very request may
+ * have committed with its answer lost, so it is resent unchanged (see `transactWrite`).
+ */
+function transactionRetryReason(error: unknown): string | undefined {
+  if (error instanceof StaleReadError) return 'stale';
+  const reason = retryReason(error);
+  if (reason === 'throttled' && !(error instanceof TransactionCanceledException)) return 'throttled-request';
+  return reason;
+}
+
+interface Attempt {
+  input: TransactWriteCommandInput;
+  expanded: Expanded[];
+}
+
+/**
+ * Writes all items atomically. Conflicts, throttling and stale prepared reads are retried under the
+ * context's retry policy (then a 503 the client may retry); a failed condition becomes the domain error its
+ * item names, or swaps in the item's `otherwise`; anything else propagates.
  */
 export async function transactWrite(ctx: AppContext, given: readonly TaggedItem[]): Promise<void> {
   if (given.length === 0) return;
   const items = [...given];
   let swaps = 0;
-  let stales = 0;
-  for (let attempt = 1; ; attempt++) {
-    const expanded = await expand(items);
-    const counts = expanded.flatMap((entry) => entry.tagged.counts ?? []);
-    // Counter updates go last (a failed condition is looked up by position among the expanded items), each
-    // attempt on freshly drawn shards, so a retry after a conflict on a shard likely avoids it.
-    const transactItems = [...expanded.map((entry) => entry.tagged.item), ...counterUpdates(ctx, counts)];
-    if (transactItems.length > MAX_TRANSACTION_ITEMS) {
-      throw new Error(`transaction of ${transactItems.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`);
+  let sent: Attempt | undefined;
+  const options = { what: 'transaction', classify: transactionRetryReason, reasons: { stale: STALE_READ_RETRIES } };
+  await withRetry(ctx, options, async (_attempt, previous) => {
+    for (;;) {
+      // The token makes a repeat idempotent: DynamoDB answers a repeat of a committed transaction with success
+      // instead of applying it twice (the SDK's own retries after a lost response resend it). After a
+      // throttling exception the SDK gave up on, one of its attempts may still have committed unanswered, so
+      // the very same request goes again, token, reads and shards unchanged (new ones would be a new
+      // transaction). After a cancellation nothing committed under the token: prepare anew (fresh reads), with
+      // a new token and counter shards drawn again, so a retry after a conflict on a shard likely avoids it.
+      const attempt = previous === 'throttled-request' && sent ? sent : await buildAttempt(ctx, items);
+      previous = undefined;
+      sent = attempt;
+      try {
+        await ctx.db.send(new TransactWriteCommand(attempt.input));
+        return;
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException) || retryReason(error)) throw error;
+        const { expanded } = attempt;
+        const reasons = error.CancellationReasons ?? [];
+        const failedItems = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' && index < expanded.length ? [expanded[index]!] : []));
+        // Every failed condition has an alternative (accounts found new, or found existing after all): swap
+        // them all and try again at once (not a retry: the write changed). Each swap settles on what the item
+        // is; a few rounds cover a racing twin.
+        if (failedItems.length > 0 && failedItems.every((entry) => entry.tagged.otherwise && !entry.stale) && swaps < MAX_SWAP_ROUNDS) {
+          swaps += 1;
+          for (const entry of failedItems) items[entry.origin] = entry.tagged.otherwise!();
+          continue;
+        }
+        // A prepared item failed because another booking moved its account after our read: read again.
+        const staleChecks = await Promise.all(failedItems.map((entry) => (entry.stale ? entry.stale() : false)));
+        if (staleChecks.some(Boolean)) throw new StaleReadError();
+        const failed = failedItems.find((entry) => !entry.tagged.otherwise);
+        const meaning = failed?.tagged.onConditionFailed;
+        if (meaning) throw meaning();
+        throw error;
+      }
     }
-    try {
-      // The token makes the SDK's own retries (e.g. after a lost response) idempotent: DynamoDB answers a
-      // repeat of a committed transaction with success instead of applying it twice. A new attempt after a
-      // cancellation gets a new token.
-      await ctx.db.send(new TransactWriteCommand({ TransactItems: transactItems, ClientRequestToken: randomUUID() }));
-      return;
-    } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      if (isConflictOnly(error)) {
-        if (attempt >= MAX_CONFLICT_ATTEMPTS) throw new ServiceUnavailableError('the accounts involved are busy; retry shortly');
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** attempt));
-        continue;
-      }
-      const reasons = error.CancellationReasons ?? [];
-      const failedItems = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' && index < expanded.length ? [expanded[index]!] : []));
-      // Every failed condition has an alternative (accounts found new, or found existing after all): swap
-      // them all and try again. Each swap settles on what the item is; a few rounds cover a racing twin.
-      if (failedItems.length > 0 && failedItems.every((entry) => entry.tagged.otherwise && !entry.stale) && swaps < MAX_SWAP_ROUNDS) {
-        swaps += 1;
-        for (const entry of failedItems) items[entry.origin] = entry.tagged.otherwise!();
-        attempt -= 1;
-        continue;
-      }
-      // A prepared item failed because another booking moved its account after our read: read again.
-      const staleChecks = await Promise.all(failedItems.map((entry) => (entry.stale ? entry.stale() : false)));
-      if (staleChecks.some(Boolean)) {
-        if (++stales >= MAX_STALE_ATTEMPTS) throw new ServiceUnavailableError('the accounts involved are busy; retry shortly');
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 10 * 2 ** Math.min(stales, 5))));
-        attempt -= 1;
-        continue;
-      }
-      const failed = failedItems.find((entry) => !entry.tagged.otherwise);
-      const meaning = failed?.tagged.onConditionFailed;
-      if (meaning) throw meaning();
-      throw error;
-    }
+  });
+}
+
+/**
+ * The request for the items as they stand: prepared items read afresh, counter updates last (a failed
+ * condition is looked up by position among the expanded items).
+ */
+async function buildAttempt(ctx: AppContext, items: readonly TaggedItem[]): Promise<Attempt> {
+  const expanded = await expand(items);
+  const counts = expanded.flatMap((entry) => entry.tagged.counts ?? []);
+  const transactItems = [...expanded.map((entry) => entry.tagged.item), ...counterUpdates(ctx, counts)];
+  if (transactItems.length > MAX_TRANSACTION_ITEMS) {
+    throw new Error(`transaction of ${transactItems.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`);
   }
+  return { input: { TransactItems: transactItems, ClientRequestToken: randomUUID() }, expanded };
 }

@@ -1,7 +1,8 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { clientWith, testContext } from '../support/context.js';
-import { fund } from '../support/ledger.js';
+import { balances, fund } from '../support/ledger.js';
 import { newPlatform, serviceFor, type TestPlatform, type TestService } from '../support/service.js';
 
 /**
@@ -23,6 +24,14 @@ const throttlingException = () =>
   Object.assign(new Error('The level of configured provisioned throughput for the table was exceeded.'), {
     name: 'ProvisionedThroughputExceededException',
     $metadata: { httpStatusCode: 400 },
+  });
+
+/** What DynamoDB answers a transaction when one of its items' partitions is throttled: a cancellation, which the SDK never retries. */
+const throttledCancellation = (items: number) =>
+  new TransactionCanceledException({
+    message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ThrottlingError]',
+    $metadata: {},
+    CancellationReasons: Array.from({ length: items }, (_, i) => ({ Code: i === 1 ? 'ThrottlingError' : 'None' })),
   });
 
 /** Fails the first `times` calls of `command` with `fault` (forever when `times` is Infinity), counting every call. */
@@ -60,6 +69,135 @@ async function fundedPlatform(): Promise<TestPlatform> {
   await fund(platform.participantCode, 'USD', '1', 'other');
   return platform;
 }
+
+async function transfersOf(platform: TestPlatform): Promise<number> {
+  return (await platform.get('/transfers')).body.count;
+}
+
+describe('a booking under throttling', () => {
+  it('is retried when DynamoDB cancels its transaction for throttling, and books exactly once', async () => {
+    const platform = await fundedPlatform();
+    const { calls, via } = failing('TransactWriteItemsCommand', 3, (input) => throttledCancellation(input.TransactItems.length), 'deserialize');
+    const response = await platform.post('/transfers', transfer(platform, '4'), { via });
+    expect(response.status).toBe(201);
+    // The SDK does not retry a cancellation: each attempt is the store's.
+    expect(calls.count).toBe(4);
+    expect(await balances(platform)).toMatchObject({
+      [`${platform.participantCode}/general/USD`]: '6.00',
+      [`${platform.participantCode}/other/USD`]: '5.00',
+    });
+    expect(await transfersOf(platform)).toBe(1);
+  });
+
+  it('is retried past the SDK’s own attempts when throttling exceptions outlast them, and books exactly once', async () => {
+    const platform = await fundedPlatform();
+    // The SDK's attempts of the store's first call throttled, then the first of its second call.
+    const { calls, via } = failing('TransactWriteItemsCommand', SDK_ATTEMPTS + 1, throttlingException, 'deserialize');
+    const response = await platform.post('/transfers', transfer(platform, '4'), { via });
+    expect(response.status).toBe(201);
+    expect(calls.count).toBe(SDK_ATTEMPTS + 2);
+    expect(await balances(platform)).toMatchObject({
+      [`${platform.participantCode}/general/USD`]: '6.00',
+      [`${platform.participantCode}/other/USD`]: '5.00',
+    });
+    expect(await transfersOf(platform)).toBe(1);
+  });
+
+  it('does not book twice when an attempt committed with its answer lost and the SDK’s retries were then throttled', async () => {
+    const platform = await fundedPlatform();
+    const tokens: string[] = [];
+    let call = 0;
+    const via = serviceWith(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+        tokens.push((args.input as { ClientRequestToken: string }).ClientRequestToken);
+        call++;
+        if (call === 1) {
+          // Committed, but the answer never arrives; the SDK retries the same request...
+          await next(args);
+          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+        }
+        // ...and its remaining attempts are throttled, so the SDK gives up on a call that did commit.
+        if (call <= SDK_ATTEMPTS) throw throttlingException();
+        return next(args);
+      },
+      'lostThenThrottled',
+      'deserialize',
+    );
+    const response = await platform.post('/transfers', transfer(platform, '4'), { via });
+    expect(response.status).toBe(201);
+    // The store resent that very request, token included: DynamoDB recognised it as committed.
+    expect(tokens).toHaveLength(SDK_ATTEMPTS + 1);
+    expect(new Set(tokens).size).toBe(1);
+    expect(await balances(platform)).toMatchObject({
+      [`${platform.participantCode}/general/USD`]: '6.00',
+      [`${platform.participantCode}/other/USD`]: '5.00',
+    });
+    expect(await transfersOf(platform)).toBe(1);
+  });
+
+  it('answers 503 with Retry-After when throttling never ends, having booked nothing; a later retry of the request books once', async () => {
+    const platform = await fundedPlatform();
+    const { calls, via } = failing('TransactWriteItemsCommand', Infinity, throttlingException, 'initialize');
+    const requestId = crypto.randomUUID();
+    const response = await platform.post('/transfers', transfer(platform, '4'), { via, headers: { 'X-Request-Id': requestId } });
+    expect(response.status).toBe(503);
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(response.body).toEqual({ errors: ['service busy, retry shortly'] });
+    // Bounded: the policy's 5 attempts, no more.
+    expect(calls.count).toBe(5);
+    expect(await balances(platform)).toMatchObject({
+      [`${platform.participantCode}/general/USD`]: '10.00',
+      [`${platform.participantCode}/other/USD`]: '1.00',
+    });
+    expect(await transfersOf(platform)).toBe(0);
+
+    // Throttling over: the client's retry of the same request books it, once.
+    const retry = await platform.post('/transfers', transfer(platform, '4'), { headers: { 'X-Request-Id': requestId } });
+    expect(retry.status).toBe(201);
+    expect(await balances(platform)).toMatchObject({
+      [`${platform.participantCode}/general/USD`]: '6.00',
+      [`${platform.participantCode}/other/USD`]: '5.00',
+    });
+  });
+
+  it('answers 503 when every attempt’s transaction is cancelled for throttling, having booked nothing', async () => {
+    const platform = await fundedPlatform();
+    const { calls, via } = failing('TransactWriteItemsCommand', Infinity, (input) => throttledCancellation(input.TransactItems.length), 'deserialize');
+    const response = await platform.post('/transfers', transfer(platform, '4'), { via });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBeTruthy();
+    expect(calls.count).toBe(5);
+    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('10.00');
+    expect(await transfersOf(platform)).toBe(0);
+  });
+});
+
+describe('a booking whose balance read went stale', () => {
+  it('is prepared again from a fresh read and books once, the intervening booking kept', async () => {
+    const platform = await fundedPlatform();
+    let transactions = 0;
+    const via = serviceWith(
+      (next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand' && ++transactions === 1) {
+          // Another booking of the same account lands between the transfer's read and its write.
+          await fund(platform.participantCode, 'USD', '2');
+        }
+        return next(args);
+      },
+      'bookingInBetween',
+      'deserialize',
+    );
+    const response = await platform.post('/transfers', transfer(platform, '4'), { via });
+    expect(response.status).toBe(201);
+    expect(transactions).toBe(2);
+    expect(await balances(platform)).toMatchObject({
+      [`${platform.participantCode}/general/USD`]: '8.00',
+      [`${platform.participantCode}/other/USD`]: '5.00',
+    });
+    expect(await transfersOf(platform)).toBe(1);
+  });
+});
 
 describe('a read under throttling', () => {
   /**
