@@ -12,6 +12,7 @@ import { pricingCommands } from './pricing-commands.js';
 import { tradeCommands } from './trade-commands.js';
 import { withdrawalCommands } from './withdrawal-commands.js';
 import { awardCommands } from './award-commands.js';
+import { participantCommands } from './participant-commands.js';
 
 /**
  * The ops CLI (`npm run admin -- <group> <action> [--flags]`). With TABLE_NAME and TTL_TABLE_NAME in the
@@ -26,6 +27,7 @@ export const commands: Commands = {
   ...tradeCommands,
   ...withdrawalCommands,
   ...awardCommands,
+  ...participantCommands,
 };
 
 /** The context of the tables the CLI targets: deployed ones named in the environment, or the running local stack's. */

@@ -21,7 +21,7 @@ import {
 import { recordTradesAccepted } from '../observability/metrics.js';
 import { newId } from '../store/codes.js';
 import { balanceOf, movementItems } from '../store/ledger.js';
-import { getParticipants } from '../store/participants.js';
+import { getParticipants, participantActiveChecks } from '../store/participants.js';
 import { settledTrade, tradeItems } from '../store/trades.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from '../store/transactions.js';
 import type { AppContext } from '../context.js';
@@ -253,7 +253,16 @@ async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: D
     tradeItems(ctx, awardTrade(distribution, recipient, firstPosition + offset, asset, quoted, nowMs)),
   );
   try {
-    await transactWrite(ctx, [chunkCreditedItem(ctx, distribution.platform_code, distribution.distribution_id, chunk.index, nowMs), ...movementItems(ctx, movement, nowMs), ...trades]);
+    // Each recipient is still approved when its chunk commits: a customer locked after the distribution was
+    // checked stops it at this chunk (a 400 naming the customer); credited chunks stay, and the same request
+    // finishes it once the customer is approved again.
+    const stillActive = participantActiveChecks(ctx, chunk.recipients.map((recipient) => ({ code: recipient.participant_code, field: 'participant_codes' })));
+    await transactWrite(ctx, [
+      chunkCreditedItem(ctx, distribution.platform_code, distribution.distribution_id, chunk.index, nowMs),
+      ...stillActive,
+      ...movementItems(ctx, movement, nowMs),
+      ...trades,
+    ]);
   } catch (error) {
     // Another run of this distribution credited the chunk first: its recipients are paid, nothing to do.
     if (error instanceof ChunkAlreadyCreditedError) return;

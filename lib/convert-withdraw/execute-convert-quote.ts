@@ -7,6 +7,7 @@ import { recordTradesAccepted } from '../observability/metrics.js';
 import { commitQuoteExecution, executableQuote } from '../liquidity/execute-quote.js';
 import { liquidityProviderAccount, tradeExecutionItems } from '../liquidity/trade-execution.js';
 import { newId } from '../store/codes.js';
+import { participantActiveCheck } from '../store/participants.js';
 import { withdrawalCreationItems, type Withdrawal } from '../store/withdrawals.js';
 import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js';
 import { CONVERT_WITHDRAW_PRODUCT } from './request-convert-quote.js';
@@ -108,7 +109,9 @@ export async function executeConvertQuote(ctx: AppContext, auth: AuthContext, qu
     status: 'Completed',
     withdrawal_request_id: withdrawal.withdrawal_request_id,
   };
-  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, [...withdrawalCreationItems(ctx, withdrawal), ...execution.items, ...claim(result)]);
+  // The participant may have been locked since it was quoted: the booking holds only while it is approved.
+  const stillActive = participantActiveCheck(ctx, quote.participant_code, 'participant_code');
+  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, [stillActive, ...withdrawalCreationItems(ctx, withdrawal), ...execution.items, ...claim(result)]);
   recordTradesAccepted(ctx.metrics, 'convert_withdraw', 1, tradeId);
   return result;
 }

@@ -17,9 +17,10 @@ export const MAX_RECIPIENTS = 1000;
 export const CHUNK_FIXED_ITEMS = 6;
 /**
  * Items per recipient in a chunk: the recipient's balance update and its account_balance.changed event, its
- * trade record and its trade.status_changed event.
+ * trade record and its trade.status_changed event, and the check that the recipient is still approved when
+ * the chunk commits.
  */
-export const CHUNK_ITEMS_PER_RECIPIENT = 4;
+export const CHUNK_ITEMS_PER_RECIPIENT = 5;
 
 /** Recipients that fit one transaction of at most `maxItems` items. */
 export function recipientsPerChunk(maxItems: number): number {

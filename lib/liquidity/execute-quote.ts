@@ -6,6 +6,7 @@ import { formatAmount, Money } from '../domain/money.js';
 import { achPaymentAmount, achTransferType, parseFundingDetails, type FundingDetails } from '../domain/payments.js';
 import type { AuthContext } from '../http/types.js';
 import { newId } from '../store/codes.js';
+import { participantActiveCheck } from '../store/participants.js';
 import { paymentCreationItem, type Payment } from '../store/payments.js';
 import { getQuote, QUOTE_ALREADY_EXECUTED, quoteExecutionItem, type StoredQuote } from '../store/quotes.js';
 import { transactWrite, type TaggedItem } from '../store/transactions.js';
@@ -163,7 +164,14 @@ export async function executeQuote(ctx: AppContext, auth: AuthContext, request: 
     status: 'Completed',
     payment_amount: payment?.amount ?? null,
   };
-  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, [...execution.items, ...(payment ? [paymentCreationItem(ctx, payment)] : []), ...claim(result)]);
+  // The participant may have been locked since it was quoted: the booking holds only while it is approved.
+  const stillActive = participantActiveCheck(ctx, quote.participant_code, 'participant_code');
+  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, [
+    stillActive,
+    ...execution.items,
+    ...(payment ? [paymentCreationItem(ctx, payment)] : []),
+    ...claim(result),
+  ]);
   recordTradesAccepted(ctx.metrics, 'quote_execution', 1, tradeId);
   if (payment) recordPaymentStatus(ctx.metrics, payment.status, payment.transaction_id);
   return result;

@@ -1,5 +1,6 @@
 import { findAsset, type Asset } from '../domain/assets.js';
 import { ValidationError } from '../domain/errors.js';
+import { ACTIVE_STATUS, participantNotActive } from '../domain/participant-status.js';
 import { parseAmount, type Money } from '../domain/money.js';
 import { computeQuote, validateQuantityXorTotal, type QuoteSide } from '../domain/quotes.js';
 import type { AuthContext } from '../http/types.js';
@@ -76,8 +77,8 @@ export async function tradingParticipant(ctx: AppContext, auth: AuthContext, par
   const code = participantCode ?? auth.participantCode;
   const participant = await getParticipantOfPlatform(ctx, auth.platformCode, code);
   if (!participant) errors.push(`participant_code: no participant '${code}' of this platform`);
-  else if (participant.status !== 'approved') errors.push(`participant_code: participant ${code} is ${participant.status}, not approved`);
-  return participant?.status === 'approved' ? participant : undefined;
+  else if (participant.status !== ACTIVE_STATUS) errors.push(participantNotActive('participant_code', code, participant.status));
+  return participant?.status === ACTIVE_STATUS ? participant : undefined;
 }
 
 /**

@@ -9,6 +9,7 @@ import { tradeExecutionItems } from '../liquidity/trade-execution.js';
 import { dealPrice } from '../pricing/price-source.js';
 import { recordTradesAccepted } from '../observability/metrics.js';
 import { newId } from '../store/codes.js';
+import { participantActiveCheck } from '../store/participants.js';
 import { quoteCreationItem, type StoredQuote } from '../store/quotes.js';
 import { transactWrite } from '../store/transactions.js';
 import type { RequestClaim } from '../store/windows.js';
@@ -132,7 +133,10 @@ export async function purchaseNow(ctx: AppContext, auth: AuthContext, purchase: 
   });
   const result = purchaseResult(requestId, quote, tradeId);
   // The request's claim goes first: a run that lost its request to another reads as such.
-  await transactWrite(ctx, [...claim(result), quoteCreationItem(ctx, quote), ...execution.items]);
+  // The receiver is still approved when the purchase commits (the reward's customer; for an award funding
+  // the platform's own participant): a lock committed after the read above refuses it.
+  const stillActive = participantActiveCheck(ctx, beneficiary.participant_code, 'participant_code');
+  await transactWrite(ctx, [...claim(result), stillActive, quoteCreationItem(ctx, quote), ...execution.items]);
   recordTradesAccepted(ctx.metrics, product, 1, tradeId);
   return result;
 }

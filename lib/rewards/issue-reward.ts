@@ -1,6 +1,7 @@
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
+import { ACTIVE_STATUS, participantNotActive } from '../domain/participant-status.js';
 import type { AuthContext } from '../http/types.js';
 import { validateQuoteRequest } from '../liquidity/request-quote.js';
 import { getParticipantOfPlatform } from '../store/participants.js';
@@ -26,7 +27,7 @@ export async function issueReward(ctx: AppContext, auth: AuthContext, request: R
   // Read alongside the purchase's own read of the price; its problems still come before anything.
   const recipientProblems = getParticipantOfPlatform(ctx, auth.platformCode, request.participant_code).then((customer) => {
     if (!customer || customer.kind !== 'customer') return [`participant_code: no customer '${request.participant_code}' of this platform`];
-    if (customer.status !== 'approved') return [`participant_code: customer ${request.participant_code} is ${customer.status}, not approved`];
+    if (customer.status !== ACTIVE_STATUS) return [participantNotActive('participant_code', request.participant_code, customer.status)];
     return [];
   });
   if (errors.length > 0 || !value) throw new ValidationError([...errors, ...(await recipientProblems)]);

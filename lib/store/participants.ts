@@ -1,10 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { NormalizedCustomer, NormalizedMinor } from '../domain/customers.js';
+import { ACTIVE_STATUS, participantNotActive, type ParticipantStatus } from '../domain/participant-status.js';
 import { ConflictError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
 import { pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { newParticipantCode } from './codes.js';
 import { batchGetItems } from './batch-get.js';
 import { keys } from './keys.js';
+import { readInteger } from './numbers.js';
 import { ALL, readCount } from './counters.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
 import type { AppContext } from '../context.js';
@@ -53,6 +55,98 @@ export async function getParticipants(ctx: AppContext, participantCodes: readonl
 export async function getParticipantOfPlatform(ctx: AppContext, platformCode: string, participantCode: string): Promise<Participant | undefined> {
   const participant = await getParticipant(ctx, participantCode);
   return participant && participant.platform_code === platformCode ? participant : undefined;
+}
+
+// ---- status -------------------------------------------------------------------------------------------
+
+/**
+ * For a booking's transaction: the participant is still approved when the booking commits. A status change
+ * and a booking both touch the participant item, so DynamoDB orders them: a booking either commits before
+ * the lock or fails its condition after it (a 400 naming `field`), never slips through a read made earlier.
+ * A transaction may name an item once: callers pass each participant once.
+ */
+export function participantActiveCheck(ctx: AppContext, participantCode: string, field: string): TaggedItem {
+  return {
+    item: {
+      ConditionCheck: {
+        TableName: ctx.tables.main,
+        Key: keys.participant(participantCode),
+        ConditionExpression: '#status = :active',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':active': ACTIVE_STATUS },
+      },
+    },
+    onConditionFailed: () => new ValidationError([participantNotActive(field, participantCode)]),
+  };
+}
+
+/** One check per distinct participant (a transfer between two accounts of one owner checks it once). */
+export function participantActiveChecks(ctx: AppContext, participants: readonly { code: string; field: string }[]): TaggedItem[] {
+  const seen = new Set<string>();
+  return participants.flatMap(({ code, field }) => {
+    if (seen.has(code)) return [];
+    seen.add(code);
+    return [participantActiveCheck(ctx, code, field)];
+  });
+}
+
+/** The participant's status as a change conditions on it: read consistently, with its change counter. */
+export interface ParticipantStatusState {
+  participant: Participant;
+  /** How many status changes it has had (0 for one never changed): the sequence of its last event. */
+  statusVersion: number;
+}
+
+export async function getParticipantStatusState(ctx: AppContext, participantCode: string): Promise<ParticipantStatusState | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.participant(participantCode), ConsistentRead: true }));
+  if (!out.Item) return undefined;
+  return { participant: toParticipant(out.Item), statusVersion: out.Item.status_version === undefined ? 0 : readInteger(out.Item.status_version) };
+}
+
+/** Another status change committed between the read and this one. */
+export class ParticipantStatusMovedError extends ConflictError {
+  constructor(participantCode: string) {
+    super([`status: participant ${participantCode} changed status meanwhile; read it again`]);
+    this.name = 'ParticipantStatusMovedError';
+  }
+}
+
+/**
+ * The status update, conditioned on the state read (status and change counter), so of two concurrent changes
+ * one fails rather than both recording a transition from the same status; `alongWith` (its audit entry and
+ * its event) commits with it.
+ */
+export async function changeParticipantStatus(
+  ctx: AppContext,
+  state: ParticipantStatusState,
+  status: ParticipantStatus,
+  nowMs: number,
+  alongWith: readonly TaggedItem[],
+): Promise<void> {
+  const { participant, statusVersion } = state;
+  const update: TaggedItem = {
+    item: {
+      Update: {
+        TableName: ctx.tables.main,
+        Key: keys.participant(participant.participant_code),
+        UpdateExpression: 'SET #status = :status, status_version = :next, status_changed_at = :now',
+        ConditionExpression:
+          statusVersion === 0
+            ? '#status = :previous AND attribute_not_exists(status_version)'
+            : '#status = :previous AND status_version = :version',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':status': status,
+          ':previous': participant.status,
+          ':next': statusVersion + 1,
+          ':now': nowMs,
+          ...(statusVersion !== 0 && { ':version': statusVersion }),
+        },
+      },
+    },
+    onConditionFailed: () => new ParticipantStatusMovedError(participant.participant_code),
+  };
+  await transactWrite(ctx, [update, ...alongWith]);
 }
 
 // ---- customers ----------------------------------------------------------------------------------------

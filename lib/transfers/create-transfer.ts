@@ -2,9 +2,10 @@ import { findAsset } from '../domain/assets.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';
 import { accountGroupProblem, DEFAULT_ACCOUNT_LABEL, moveLegs, sameAccount, type AccountRef } from '../domain/ledger.js';
 import { formatAmount, parseAmount } from '../domain/money.js';
+import { ACTIVE_STATUS, participantNotActive } from '../domain/participant-status.js';
 import { newId, newNumericId } from '../store/codes.js';
 import { movementItems } from '../store/ledger.js';
-import { getParticipants, type Participant } from '../store/participants.js';
+import { getParticipants, participantActiveChecks, type Participant } from '../store/participants.js';
 import { hasRelationship } from '../store/relationships.js';
 import { transactWrite } from '../store/transactions.js';
 import { transferRecordItem, TransferIdTakenError, type Transfer } from '../store/transfers.js';
@@ -40,6 +41,10 @@ function resolveSide(side: 'from' | 'to', participant: Participant | undefined, 
   if (groupProblem) errors.push(groupProblem);
   if (!participant) {
     errors.push(`${side}_participant_code: no participant '${code}' that this platform may transfer for`);
+    return undefined;
+  }
+  if (participant.status !== ACTIVE_STATUS) {
+    errors.push(participantNotActive(`${side}_participant_code`, code, participant.status));
     return undefined;
   }
   if (groupProblem) return undefined;
@@ -112,6 +117,11 @@ export async function createTransfer(ctx: AppContext, platformCode: string, requ
         // request's claim stores this answer with the booking (a retry after a crash gets it, see `RequestClaim`).
         ...claim(answer),
         ...clientIdClaims,
+        // Both owners still approved when the transfer commits (a lock committed meanwhile refuses it).
+        ...participantActiveChecks(ctx, [
+          { code: from.account.participant_code, field: 'from_participant_code' },
+          { code: to.account.participant_code, field: 'to_participant_code' },
+        ]),
         transferRecordItem(ctx, transfer, nowMs),
         ...movementItems(ctx, { movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs: moveLegs(from, to, amount) }, nowMs),
       ]);

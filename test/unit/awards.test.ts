@@ -3,10 +3,10 @@ import { chunked, distributionFingerprint, MAX_RECIPIENTS, recipientListProblems
 import { Money } from '../../lib/domain/money.js';
 
 describe('award distribution rules', () => {
-  it('fits 23 recipients in a 100-item transaction (6 fixed items, 4 per recipient: balance and its event, trade and its event)', () => {
-    expect(recipientsPerChunk(100)).toBe(23);
-    expect(recipientsPerChunk(10)).toBe(1);
-    expect(() => recipientsPerChunk(9)).toThrow();
+  it('fits 18 recipients in a 100-item transaction (6 fixed items, 5 per recipient: balance and its event, trade and its event, status check)', () => {
+    expect(recipientsPerChunk(100)).toBe(18);
+    expect(recipientsPerChunk(11)).toBe(1);
+    expect(() => recipientsPerChunk(10)).toThrow();
   });
 
   it('chunks keep order and sizes', () => {
