@@ -5,6 +5,7 @@ import { ConflictError, ServiceUnavailableError, ValidationError } from '../doma
 import { pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { newParticipantCode } from './codes.js';
 import { batchGetItems } from './batch-get.js';
+import { eventItem } from './events.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { ALL, readCount } from './counters.js';
@@ -112,9 +113,17 @@ export class ParticipantStatusMovedError extends ConflictError {
 }
 
 /**
+ * A participant as its status event shows it: who and what status, nothing personal (no names, e-mails,
+ * addresses or ID numbers; GET /participants has those for a platform that needs them).
+ */
+export function participantStatusView(participant: Participant, status: ParticipantStatus) {
+  return { participant_code: participant.participant_code, platform_code: participant.platform_code, kind: participant.kind, status };
+}
+
+/**
  * The status update, conditioned on the state read (status and change counter), so of two concurrent changes
- * one fails rather than both recording a transition from the same status; `alongWith` (its audit entry and
- * its event) commits with it.
+ * one fails rather than both recording a transition from the same status. Its `participant.status_changed`
+ * event (sequence = the new change counter) and `alongWith` (the audit entry) commit with it.
  */
 export async function changeParticipantStatus(
   ctx: AppContext,
@@ -146,7 +155,19 @@ export async function changeParticipantStatus(
     },
     onConditionFailed: () => new ParticipantStatusMovedError(participant.participant_code),
   };
-  await transactWrite(ctx, [update, ...alongWith]);
+  const event = eventItem(
+    ctx,
+    {
+      type: 'participant.status_changed',
+      platformCode: participant.platform_code,
+      resource: { type: 'participant', id: participant.participant_code },
+      sequence: statusVersion + 1,
+      previousStatus: participant.status,
+      data: participantStatusView(participant, status),
+    },
+    nowMs,
+  );
+  await transactWrite(ctx, [update, event, ...alongWith]);
 }
 
 // ---- customers ----------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { UsageError } from '../../infra/ops/command.js';
-import { NotFoundError } from '../../lib/domain/errors.js';
+import { ConflictError, NotFoundError } from '../../lib/domain/errors.js';
 import { getDistribution } from '../../lib/store/awards.js';
 import { auditLog } from '../../lib/store/audit.js';
 import { balanceOf } from '../../lib/store/ledger.js';
@@ -12,6 +12,7 @@ import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, serviceFor, type TestPlatform, type TestService } from '../support/service.js';
 import { clientWith, ctx } from '../support/context.js';
+import { eventCapture, listEvents } from '../support/events.js';
 
 // Prices are shared by every file of the run: this one owns DOGE/EUR, and sets ETH/EUR and the ETH network
 // fee to the very values convert-withdraw.test.ts sets (same values, so the order of the two files is moot).
@@ -21,6 +22,8 @@ beforeAll(async () => {
   await setPrice('ETH', 'EUR', '2500');
   await runAdmin(['fee', 'set', '--asset', 'ETH', '--quantity', '0.002', '--reason', 'test'], { ctx });
 });
+
+const capture = eventCapture();
 
 const setStatus = (platform: TestPlatform, participantCode: string, status: string, reason = 'test') =>
   runAdmin(['participant', 'status', '--platform', platform.platformCode, '--participant', participantCode, '--status', status, '--reason', reason], { ctx }) as Promise<
@@ -245,7 +248,7 @@ describe('a lock committed between a booking’s read and its transaction refuse
     const stopped = await platform.post('/awards/distribute', body, { headers: { 'X-Request-Id': requestId }, via: lockingBeforeTransaction(platform, late, 3) });
     expect(stopped.status, stopped.text).toBe(400);
     expect(stopped.body.errors).toEqual([`participant_codes: participant ${late} is not approved (locked or disabled)`]);
-    expect((await getDistribution(ctx, platform.platformCode, requestId))?.chunks.map((chunk) => chunk.status)).toEqual(["credited", "pending", "pending"]);
+    expect((await getDistribution(ctx, platform.platformCode, requestId))?.chunks.map((chunk) => chunk.status)).toEqual(['credited', 'pending', 'pending']);
 
     await setStatus(platform, late, 'approved');
     const finished = await platform.post('/awards/distribute', body, { headers: { 'X-Request-Id': requestId } });
@@ -287,5 +290,50 @@ describe('bookings racing a lock', () => {
     const after = await balances(platform);
     expect(after[`${customer}/general/DOGE`]).toBe(`${100 - booked}.00000000`);
     expect(after[`${other}/general/DOGE`]).toBe(`${100 + booked}.00000000`);
+  });
+});
+
+describe('participant.status_changed', () => {
+  it('arrives once per change (not for a no-op), with previous_status and a sequence per participant, in GET /events and at a receiver', async () => {
+    const platform = await newPlatform();
+    const subscription = await capture.subscribe(platform);
+    const [customer, bystander] = (await customersViaStore(platform.platformCode, 2)) as [string, string];
+    await setStatus(platform, customer, 'locked');
+    await setStatus(platform, customer, 'locked');
+    await setStatus(platform, bystander, 'disabled');
+    await setStatus(platform, customer, 'disabled');
+    await setStatus(platform, customer, 'approved');
+
+    const ofCustomer = (event: { type: string; resource: { id: string } }) => event.type === 'participant.status_changed' && event.resource.id === customer;
+    const events = await capture.received(subscription, ofCustomer, 3);
+    expect(events.map((event) => [event.sequence, event.previous_status, event.data.status])).toEqual([
+      [1, 'approved', 'locked'],
+      [2, 'locked', 'disabled'],
+      [3, 'disabled', 'approved'],
+    ]);
+    for (const event of events) {
+      expect(event.resource).toEqual({ type: 'participant', id: customer });
+      // The participant without personal data: who, of which platform, what kind, which status.
+      expect(Object.keys(event.data).sort()).toEqual(['kind', 'participant_code', 'platform_code', 'status']);
+      expect(event.data).toMatchObject({ participant_code: customer, platform_code: platform.platformCode, kind: 'customer' });
+    }
+    // The bystander's own sequence starts at 1; the type filter lists both participants' events.
+    const byType = await listEvents(platform, '&type=participant.status_changed');
+    expect(byType.filter((event) => event.resource.id === bystander).map((event) => [event.sequence, event.previous_status, event.data.status])).toEqual([[1, 'approved', 'disabled']]);
+    expect(byType.filter(ofCustomer)).toHaveLength(3);
+  });
+
+  it('two operators changing one participant at once: one change, one event; the other is told it moved', async () => {
+    const platform = await newPlatform();
+    const [customer] = (await customersViaStore(platform.platformCode, 1)) as [string];
+    const outcomes = await Promise.allSettled([setStatus(platform, customer, 'locked'), setStatus(platform, customer, 'disabled')]);
+    const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    const lost = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    // Either one lost to the other, or they ran one after the other (the second a change from the first's status).
+    for (const outcome of lost) expect(outcome.reason).toBeInstanceOf(ConflictError);
+    const events = (await listEvents(platform, '&type=participant.status_changed')).filter((event) => event.resource.id === customer);
+    expect(events).toHaveLength(won.length);
+    expect(events.map((event) => event.sequence).sort()).toEqual(won.map((_, index) => index + 1));
+    expect(events.at(-1)?.data.status).toBe((await getParticipant(ctx, customer))?.status);
   });
 });
