@@ -14,11 +14,12 @@ import { newPlatform, serviceFor, type TestPlatform, type TestService } from '..
 import { clientWith, ctx } from '../support/context.js';
 import { eventCapture, listEvents } from '../support/events.js';
 
-// Prices are shared by every file of the run: this one owns DOGE/EUR, and sets ETH/EUR and the ETH network
-// fee to the very values convert-withdraw.test.ts sets (same values, so the order of the two files is moot).
+// Prices are shared by every file of the run and every crypto/fiat pair has its owner (DOGE/EUR must stay
+// unpriced: liquidity.test.ts asserts it). This file sets SOL/EUR to rewards.test.ts's value, and ETH/EUR and
+// the ETH network fee to convert-withdraw.test.ts's: the same values, so the order of the files is moot.
 const ETH_ADDRESS = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 beforeAll(async () => {
-  await setPrice('DOGE', 'EUR', '0.2');
+  await setPrice('SOL', 'EUR', '125');
   await setPrice('ETH', 'EUR', '2500');
   await runAdmin(['fee', 'set', '--asset', 'ETH', '--quantity', '0.002', '--reason', 'test'], { ctx });
 });
@@ -31,7 +32,7 @@ const setStatus = (platform: TestPlatform, participantCode: string, status: stri
   >;
 
 const query = (path: string, params: Record<string, string>) => `${path}?${new URLSearchParams(params).toString()}`;
-const dogeRfq = (participantCode: string) => query('/liquidity/rfq', { side: 'buy', underlying: 'DOGE', quoted_currency: 'EUR', quantity: '10', participant_code: participantCode });
+const solRfq = (participantCode: string) => query('/liquidity/rfq', { side: 'buy', underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: participantCode });
 const ethConvertRfq = (participantCode: string) =>
   query('/convert_withdraw/rfq', { side: 'buy', underlying: 'ETH', quoted_currency: 'EUR', quantity: '0.01', withdrawal_address: ETH_ADDRESS, participant_code: participantCode });
 
@@ -41,15 +42,15 @@ async function quoteId(platform: TestPlatform, path: string): Promise<string> {
   return response.body.message.quote_id as string;
 }
 
-/** A platform with a funded customer (EUR to buy with, DOGE to send) and a second customer to send to. */
+/** A platform with a funded customer (EUR to buy with, SOL to send) and a second customer to send to. */
 async function tradingCustomer() {
   const platform = await newPlatform();
   const [customer, other] = (await customersViaStore(platform.platformCode, 2)) as [string, string];
   await fund(customer, 'EUR', '1000');
-  await fund(customer, 'DOGE', '100');
-  await fund(other, 'DOGE', '100');
+  await fund(customer, 'SOL', '100');
+  await fund(other, 'SOL', '100');
   await fund(platform.participantCode, 'EUR', '1000');
-  await fund(platform.participantCode, 'DOGE', '1000', 'awards');
+  await fund(platform.participantCode, 'SOL', '1000', 'awards');
   return { platform, customer, other };
 }
 
@@ -108,22 +109,22 @@ describe('a locked or disabled participant cannot quote, execute, transfer or re
     it(`${status}: every such route answers 400 naming the participant, nothing moves; approved again, they work`, async () => {
       const { platform, customer, other } = await tradingCustomer();
       // Quotes made while approved: executing them after the change must fail too.
-      const liquidityQuote = await quoteId(platform, dogeRfq(customer));
+      const liquidityQuote = await quoteId(platform, solRfq(customer));
       const convertQuote = await quoteId(platform, ethConvertRfq(customer));
       const before = await balances(platform);
 
       await setStatus(platform, customer, status);
       const named = `participant ${customer} is ${status}, not approved`;
       const refusals: [string, Promise<{ status: number; body: any; text: string }>, string][] = [
-        ['GET /liquidity/rfq', platform.get(dogeRfq(customer)), `participant_code: ${named}`],
-        ['POST /liquidity/rfq', platform.post('/liquidity/rfq', { side: 'buy', underlying: 'DOGE', quoted_currency: 'EUR', quantity: '10', participant_code: customer }), `participant_code: ${named}`],
+        ['GET /liquidity/rfq', platform.get(solRfq(customer)), `participant_code: ${named}`],
+        ['POST /liquidity/rfq', platform.post('/liquidity/rfq', { side: 'buy', underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: customer }), `participant_code: ${named}`],
         ['GET /convert_withdraw/rfq', platform.get(ethConvertRfq(customer)), `participant_code: ${named}`],
         ['POST /liquidity/execute', platform.post('/liquidity/execute', { quote_id: liquidityQuote }), `participant_code: participant ${customer} is not approved (locked or disabled)`],
         ['POST /convert_withdraw/execute', platform.post('/convert_withdraw/execute', { quote_id: convertQuote }), `participant_code: participant ${customer} is not approved (locked or disabled)`],
-        ['POST /transfers (from)', platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'DOGE', amount: '1' }), `from_participant_code: ${named}`],
-        ['POST /transfers (to)', platform.post('/transfers', { from_participant_code: other, to_participant_code: customer, asset: 'DOGE', amount: '1' }), `to_participant_code: ${named}`],
-        ['POST /rewards', platform.post('/rewards', { underlying: 'DOGE', quoted_currency: 'EUR', quantity: '1', participant_code: customer }), `participant_code: ${named}`],
-        ['POST /awards/distribute', platform.post('/awards/distribute', { asset: 'DOGE', quantity: '1', participant_codes: [other, customer] }), `participant_codes: customers not approved: ${customer}`],
+        ['POST /transfers (from)', platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'SOL', amount: '1' }), `from_participant_code: ${named}`],
+        ['POST /transfers (to)', platform.post('/transfers', { from_participant_code: other, to_participant_code: customer, asset: 'SOL', amount: '1' }), `to_participant_code: ${named}`],
+        ['POST /rewards', platform.post('/rewards', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: customer }), `participant_code: ${named}`],
+        ['POST /awards/distribute', platform.post('/awards/distribute', { asset: 'SOL', quantity: '1', participant_codes: [other, customer] }), `participant_codes: customers not approved: ${customer}`],
       ];
       for (const [route, pending, expected] of refusals) {
         const response = await pending;
@@ -133,17 +134,17 @@ describe('a locked or disabled participant cannot quote, execute, transfer or re
       expect(await balances(platform)).toEqual(before);
 
       await setStatus(platform, customer, 'approved');
-      expect((await platform.get(dogeRfq(customer))).status).toBe(200);
-      const executed = await platform.post('/liquidity/execute', { quote_id: await quoteId(platform, dogeRfq(customer)) });
+      expect((await platform.get(solRfq(customer))).status).toBe(200);
+      const executed = await platform.post('/liquidity/execute', { quote_id: await quoteId(platform, solRfq(customer)) });
       expect(executed.status, executed.text).toBe(200);
       const converted = await platform.post('/convert_withdraw/execute', { quote_id: await quoteId(platform, ethConvertRfq(customer)) });
       expect(converted.status, converted.text).toBe(200);
-      expect((await platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'DOGE', amount: '1' })).status).toBe(201);
-      expect((await platform.post('/transfers', { from_participant_code: other, to_participant_code: customer, asset: 'DOGE', amount: '1' })).status).toBe(201);
-      expect((await platform.post('/rewards', { underlying: 'DOGE', quoted_currency: 'EUR', quantity: '1', participant_code: customer })).status).toBe(201);
-      expect((await platform.post('/awards/distribute', { asset: 'DOGE', quantity: '1', participant_codes: [other, customer] })).status).toBe(201);
-      // 100 + 10 bought + 1 in - 1 out + 1 reward + 1 award.
-      expect((await balances(platform))[`${customer}/general/DOGE`]).toBe('112.00000000');
+      expect((await platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'SOL', amount: '1' })).status).toBe(201);
+      expect((await platform.post('/transfers', { from_participant_code: other, to_participant_code: customer, asset: 'SOL', amount: '1' })).status).toBe(201);
+      expect((await platform.post('/rewards', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: customer })).status).toBe(201);
+      expect((await platform.post('/awards/distribute', { asset: 'SOL', quantity: '1', participant_codes: [other, customer] })).status).toBe(201);
+      // 100 + 1 bought + 1 in - 1 out + 1 reward + 1 award.
+      expect((await balances(platform))[`${customer}/general/SOL`]).toBe('103.000000000');
     });
   }
 
@@ -151,15 +152,15 @@ describe('a locked or disabled participant cannot quote, execute, transfer or re
     const { platform, other } = await tradingCustomer();
     await setStatus(platform, platform.participantCode, 'locked');
     const named = `participant ${platform.participantCode} is locked, not approved`;
-    const quote = await platform.get(query('/liquidity/rfq', { side: 'buy', underlying: 'DOGE', quoted_currency: 'EUR', quantity: '10' }));
+    const quote = await platform.get(query('/liquidity/rfq', { side: 'buy', underlying: 'SOL', quoted_currency: 'EUR', quantity: '1' }));
     expect(quote.body.errors).toEqual([`participant_code: ${named}`]);
     const transfer = await platform.post('/transfers', { from_participant_code: platform.participantCode, to_participant_code: other, asset: 'EUR', amount: '1' });
     expect(transfer.body.errors).toEqual([`from_participant_code: ${named}`]);
-    const funding = await platform.post('/awards/fund', { underlying: 'DOGE', quoted_currency: 'EUR', quantity: '1' });
+    const funding = await platform.post('/awards/fund', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1' });
     expect(funding.status).toBe(400);
     expect(funding.body.errors).toEqual([`participant_code: participant ${platform.participantCode} is not approved (locked or disabled)`]);
     await setStatus(platform, platform.participantCode, 'approved');
-    expect((await platform.post('/awards/fund', { underlying: 'DOGE', quoted_currency: 'EUR', quantity: '1' })).status).toBe(201);
+    expect((await platform.post('/awards/fund', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1' })).status).toBe(201);
   });
 });
 
@@ -187,7 +188,7 @@ describe('a lock committed between a booking’s read and its transaction refuse
         'POST /transfers',
         async (platform, customer, other) => ({
           via: lockingBeforeTransaction(platform, customer),
-          send: (via) => platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'DOGE', amount: '5' }, { via }),
+          send: (via) => platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'SOL', amount: '5' }, { via }),
         }),
         'from_participant_code',
       ],
@@ -195,14 +196,14 @@ describe('a lock committed between a booking’s read and its transaction refuse
         'POST /transfers (destination)',
         async (platform, customer, other) => ({
           via: lockingBeforeTransaction(platform, customer),
-          send: (via) => platform.post('/transfers', { from_participant_code: other, to_participant_code: customer, asset: 'DOGE', amount: '5' }, { via }),
+          send: (via) => platform.post('/transfers', { from_participant_code: other, to_participant_code: customer, asset: 'SOL', amount: '5' }, { via }),
         }),
         'to_participant_code',
       ],
       [
         'POST /liquidity/execute',
         async (platform, customer) => {
-          const id = await quoteId(platform, dogeRfq(customer));
+          const id = await quoteId(platform, solRfq(customer));
           return { via: lockingBeforeTransaction(platform, customer), send: (via) => platform.post('/liquidity/execute', { quote_id: id }, { via }) };
         },
         'participant_code',
@@ -219,7 +220,7 @@ describe('a lock committed between a booking’s read and its transaction refuse
         'POST /rewards',
         async (platform, customer) => ({
           via: lockingBeforeTransaction(platform, customer),
-          send: (via) => platform.post('/rewards', { underlying: 'DOGE', quoted_currency: 'EUR', quantity: '1', participant_code: customer }, { via }),
+          send: (via) => platform.post('/rewards', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: customer }, { via }),
         }),
         'participant_code',
       ],
@@ -240,10 +241,10 @@ describe('a lock committed between a booking’s read and its transaction refuse
     const platform = await newPlatform();
     // 18 recipients fit a chunk: 40 make three, the locked customer (the 36th) is in the second.
     const customers = await customersViaStore(platform.platformCode, 40);
-    await fund(platform.participantCode, 'DOGE', '40', 'awards');
+    await fund(platform.participantCode, 'SOL', '40', 'awards');
     const late = customers[35]!;
     const requestId = randomUUID();
-    const body = { asset: 'DOGE', quantity: '1', participant_codes: customers };
+    const body = { asset: 'SOL', quantity: '1', participant_codes: customers };
     // Transactions: the distribution with its escrow, chunk 1, chunk 2 (the lock commits just before it).
     const stopped = await platform.post('/awards/distribute', body, { headers: { 'X-Request-Id': requestId }, via: lockingBeforeTransaction(platform, late, 3) });
     expect(stopped.status, stopped.text).toBe(400);
@@ -253,7 +254,7 @@ describe('a lock committed between a booking’s read and its transaction refuse
     await setStatus(platform, late, 'approved');
     const finished = await platform.post('/awards/distribute', body, { headers: { 'X-Request-Id': requestId } });
     expect(finished.status, finished.text).toBe(201);
-    const credited = await Promise.all(customers.map((code) => balanceOf(ctx, { participant_code: code, account_group: platform.platformCode, account_label: 'general', asset: 'DOGE' })));
+    const credited = await Promise.all(customers.map((code) => balanceOf(ctx, { participant_code: code, account_group: platform.platformCode, account_label: 'general', asset: 'SOL' })));
     expect(credited.map((balance) => balance.toFixed())).toEqual(Array(40).fill('1'));
   });
 });
@@ -266,7 +267,7 @@ describe('bookings racing a lock', () => {
     const sender = async () => {
       for (let i = 0; i < 12; i++) {
         const startedAfterLock = lockCommitted;
-        const response = await platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'DOGE', amount: '1' });
+        const response = await platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'SOL', amount: '1' });
         results.push({ startedAfterLock, status: response.status, errors: response.body?.errors });
       }
     };
@@ -288,8 +289,8 @@ describe('bookings racing a lock', () => {
     // What booked is exactly what moved.
     const booked = results.filter((result) => result.status === 201).length;
     const after = await balances(platform);
-    expect(after[`${customer}/general/DOGE`]).toBe(`${100 - booked}.00000000`);
-    expect(after[`${other}/general/DOGE`]).toBe(`${100 + booked}.00000000`);
+    expect(after[`${customer}/general/SOL`]).toBe(`${100 - booked}.000000000`);
+    expect(after[`${other}/general/SOL`]).toBe(`${100 + booked}.000000000`);
   });
 });
 
