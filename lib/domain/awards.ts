@@ -12,9 +12,9 @@ export const MAX_RECIPIENTS = 1000;
 /**
  * Items a chunk's transaction writes besides its recipients: the chunk's own state update (its idempotency
  * marker), the movement record, the escrow's balance update, and the list counters the chunk moves (the
- * platform's trades, its terminated trades, its accounts when a recipient's account is new).
+ * platform's trades, its terminated trades, its accounts when a recipient's account is new, its movements).
  */
-export const CHUNK_FIXED_ITEMS = 6;
+export const CHUNK_FIXED_ITEMS = 7;
 /**
  * Items per recipient in a chunk: the recipient's balance update and its account_balance.changed event, its
  * trade record and its trade.status_changed event, and the check that the recipient is still approved when

@@ -13,6 +13,8 @@ import type { AppContext } from '../context.js';
 import { withBalanceEvent } from './balance-events.js';
 
 const ACCOUNTS_LIST = 'accounts';
+/** The counter of `GET /movements` (lib/store/movements.ts reads it). */
+export const MOVEMENTS_LIST = 'movements';
 
 export interface Account extends AccountRef {
   account_id: string;
@@ -61,6 +63,9 @@ export function movementItems(ctx: AppContext, movement: Movement, nowMs = ctx.c
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
+    // Each platform the movement touches counts it once (GET /movements' exact count); an award chunk's one
+    // movement of many recipients is still one.
+    counts: platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })),
   };
   const entries: TaggedItem[] = platforms.slice(1).map((platformCode) => ({
     item: {

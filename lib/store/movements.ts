@@ -1,5 +1,7 @@
 import { combineFilters, equalityFilter, pageWithCount, type ListFilter, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
+import { readCount } from './counters.js';
+import { MOVEMENTS_LIST } from './ledger.js';
 import { readInteger, readMoney } from './numbers.js';
 import type { Money } from '../domain/money.js';
 import type { AppContext } from '../context.js';
@@ -12,8 +14,9 @@ import type { AppContext } from '../context.js';
  *
  * Filters by account, participant and asset are FilterExpressions over the entry's `account_ids`,
  * `participant_codes` and `assets` (under the page read budget): a movement touches a handful of accounts,
- * and an index entry per account and movement would cost an award chunk of 48 recipients 48 more items of
- * its 100-item transaction.
+ * and an index entry per account and movement would cost an award chunk one more item per recipient of its
+ * 100-item transaction. The unfiltered list is counted by the `movements` counter, which each movement's
+ * record moves once per platform (`movementItems`), so its count is exact at any size.
  */
 
 export interface StoredMovementLeg {
@@ -82,6 +85,9 @@ export async function pageOfMovements(ctx: AppContext, platformCode: string, fil
     descending: true,
     ...(filter && { filter }),
   };
-  const page = await pageWithCount(ctx, index, request, { list: binding.list, platformCode, filters: binding.filters });
+  // The unfiltered list is counted by its counter (exact at any size); any filter within the count budget.
+  const unfiltered = !filter && index.sortRange === undefined;
+  const counter = unfiltered ? () => readCount(ctx, platformCode, MOVEMENTS_LIST) : undefined;
+  const page = await pageWithCount(ctx, index, request, { list: binding.list, platformCode, filters: binding.filters }, counter);
   return { ...page, items: page.items.map(toMovement) };
 }

@@ -31,6 +31,8 @@ const tradeOp = fc.record({
   moves: fc.integer({ min: 0, max: 3 }),
 });
 const paymentOp = fc.record({ kind: fc.constant('payment' as const), path: fc.integer({ min: 0, max: PAYMENT_PATHS.length - 1 }) });
+/** A deposit to one of the three platforms' customers: a movement on that platform's list and counter. */
+const depositOp = fc.record({ kind: fc.constant('deposit' as const), platform: fc.integer({ min: 0, max: 2 }) });
 
 async function allOf(platform: TestPlatform, path: string): Promise<any[]> {
   const items: any[] = [];
@@ -62,13 +64,18 @@ async function reportTrade(reporter: TestPlatform, seller: string, buyer: string
 describe('list counts under concurrent bookings and state changes', () => {
   it('property: every counted count equals what walking the list finds', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof(tradeOp, paymentOp), { minLength: 1, maxLength: 14 }), async (ops) => {
+      fc.asyncProperty(fc.array(fc.oneof(tradeOp, paymentOp, depositOp), { minLength: 1, maxLength: 14 }), async (ops) => {
         const platforms = await Promise.all([newPlatform(), newPlatform(), newPlatform()]);
         const customers = await Promise.all(platforms.map(async (p) => (await customersViaStore(p.platformCode, 1))[0]!));
         const [reporter] = platforms as [TestPlatform, TestPlatform, TestPlatform];
 
+        const { deposit } = await import('../../lib/ledger/deposit.js');
         await Promise.all(
           ops.map(async (op) => {
+            if (op.kind === 'deposit') {
+              await deposit(ctx, { reference: randomUUID(), participantCode: customers[op.platform]!, asset: 'USD', amount: '1' });
+              return;
+            }
             if (op.kind === 'trade') {
               let trade = await reportTrade(reporter, customers[0]!, customers[op.buyerPlatform]!, platforms[op.buyerPlatform]!.platformCode);
               if (op.moves === 3) {
@@ -118,6 +125,14 @@ describe('list counts under concurrent bookings and state changes', () => {
           for (const state of TRADE_STATES) {
             expect(await countOf(platform, `/trades?trade_state=${state}`)).toBe(trades.filter((t) => t.trade_state === state).length);
           }
+          const movements = await allOf(platform, '/movements?page_size=3');
+          expect(new Set(movements.map((m) => m.movement_id)).size).toBe(movements.length);
+          expect(await countOf(platform, '/movements')).toBe(movements.length);
+        }
+        // Deposits are movements of their platform; so are the payments' bank events that move money.
+        for (const [index, platform] of platforms.entries()) {
+          const deposits = (await allOf(platform, '/movements?movement_type=deposit')).length;
+          expect(deposits).toBe(ops.filter((op) => op.kind === 'deposit' && op.platform === index).length);
         }
         const expectedTrades = ops.filter((op) => op.kind === 'trade').length;
         expect(await countOf(reporter, '/trades')).toBe(expectedTrades);

@@ -3,7 +3,7 @@ import { chunked, distributionFingerprint, MAX_RECIPIENTS, recipientListProblems
 import { Money } from '../../lib/domain/money.js';
 
 describe('award distribution rules', () => {
-  it('fits 18 recipients in a 100-item transaction (6 fixed items, 5 per recipient: balance and its event, trade and its event, status check)', () => {
+  it('fits 18 recipients in a 100-item transaction (7 fixed items, 5 per recipient: balance and its event, trade and its event, status check)', () => {
     expect(recipientsPerChunk(100)).toBe(18);
     expect(recipientsPerChunk(11)).toBe(1);
     expect(() => recipientsPerChunk(10)).toThrow();
