@@ -16,11 +16,11 @@ export const MAX_RECIPIENTS = 1000;
  */
 export const CHUNK_FIXED_ITEMS = 7;
 /**
- * Items per recipient in a chunk: the recipient's balance update and its account_balance.changed event, its
- * trade record and its trade.status_changed event, and the check that the recipient is still approved when
- * the chunk commits.
+ * Items per recipient in a chunk: the recipient's balance update and its account_balance.changed event, the
+ * movement's entry on the recipient's account (its movements list), its trade record and its
+ * trade.status_changed event, and the check that the recipient is still approved when the chunk commits.
  */
-export const CHUNK_ITEMS_PER_RECIPIENT = 5;
+export const CHUNK_ITEMS_PER_RECIPIENT = 6;
 
 /** Recipients that fit one transaction of at most `maxItems` items. */
 export function recipientsPerChunk(maxItems: number): number {

@@ -3,7 +3,7 @@ import { findAsset } from '../domain/assets.js';
 import { accountIdOf, type AccountRef } from '../domain/ledger.js';
 import { formatAmount, Money } from '../domain/money.js';
 import { listEnvelope } from '../http/pagination.js';
-import { pageOfMovements, type StoredMovement } from '../store/movements.js';
+import { pageOfAccountMovements, pageOfMovements, type StoredMovement } from '../store/movements.js';
 import type { AppContext } from '../context.js';
 
 export interface MovementTimeBounds {
@@ -107,24 +107,34 @@ export async function listMovements(ctx: AppContext, platformCode: string, filte
 
 /**
  * `GET /accounts/{account_id}/movements`: the movements of one of the platform's accounts, newest first,
- * each with the account's change. Another platform's account is a 404 like an unknown one.
+ * each with the account's change, read from the account's own entries. Another platform's account is a 404
+ * like an unknown one.
  */
 export async function listAccountMovements(ctx: AppContext, platformCode: string, accountId: string, filters: Omit<MovementFilters, 'account_id'>) {
   const account = await findAccountOfPlatform(ctx, platformCode, accountId);
-  const found = await page(ctx, platformCode, `account-movements:${account.account_id}`, { ...filters, account_id: account.account_id });
+  const { page: pageNumber, page_size, cursor, ...bindingFilters } = filters;
+  const range = inclusiveRange(filters);
+  // An empty range (from after to) has nothing in it; DynamoDB would refuse the inverted key condition.
+  const found =
+    range.fromMs !== undefined && range.toMs !== undefined && range.fromMs > range.toMs
+      ? { items: [], page: pageNumber, count: 0, nextCursor: null }
+      : await pageOfAccountMovements(
+          ctx,
+          { accountId: account.account_id, movementCount: account.movement_count },
+          { participant_code: filters.participant_code, asset: filters.asset, movement_type: filters.movement_type, ...range },
+          { page: pageNumber, pageSize: page_size, cursor },
+          { list: `account-movements:${account.account_id}`, platformCode, filters: bindingFilters },
+        );
   return listEnvelope(
-    found.items.map((movement) => {
-      const change = changesOf(movement, platformCode).find((entry) => accountIdOf(entry.account) === account.account_id);
-      return {
-        movement_id: movement.movement_id,
-        movement_timestamp: movement.created_at,
-        movement_type: movement.movement_type,
-        reference: movement.reference,
-        account_id: account.account_id,
-        asset: account.asset,
-        change: formatAmount(change?.change ?? new Money(0), findAsset(account.asset)!),
-      };
-    }),
+    found.items.map((movement) => ({
+      movement_id: movement.movement_id,
+      movement_timestamp: movement.created_at,
+      movement_type: movement.movement_type,
+      reference: movement.reference,
+      account_id: account.account_id,
+      asset: account.asset,
+      change: formatAmount(movement.change, findAsset(account.asset)!),
+    })),
     { page: found.page, pageSize: filters.page_size, count: found.count, nextCursor: found.nextCursor },
   );
 }

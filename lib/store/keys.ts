@@ -49,6 +49,10 @@ export const keys = {
   /** gsi1: the movements on a platform's and its customers' accounts, by time. */
   movementsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#MOVEMENTS`,
   movementSortKey: (createdAtMs: number, movementId: string) => `${String(createdAtMs).padStart(15, '0')}#${movementId}`,
+  /** A movement's entry for one platform or customer account it changes (GET /accounts/{account_id}/movements). */
+  movementAccountEntry: (movementId: string, accountId: string) => ({ pk: `MOVEMENT#${movementId}`, sk: `ACCOUNT#${accountId}` }),
+  /** gsi1: the movements that changed one account, by time (sort key `movementSortKey`). */
+  movementsOfAccount: (accountId: string) => `ACCOUNT#${accountId}#MOVEMENTS`,
 
   /** An ops command's record: who, why, what changed. gsi1: the audit log in time order. */
   audit: (auditId: string) => ({ pk: `AUDIT#${auditId}`, sk: 'AUDIT' }),

@@ -21,6 +21,8 @@ export interface Account extends AccountRef {
   balance: Money;
   platform_code: string | null;
   last_update: number;
+  /** Movements that changed the account since it carries the count (see README "Lists"); 0 for system accounts. */
+  movement_count: number;
 }
 
 /**
@@ -76,7 +78,36 @@ export function movementItems(ctx: AppContext, movement: Movement, nowMs = ctx.c
       },
     },
   }));
-  const updates = netChanges(movement.legs).map(({ account, platform_code, change, mayOverdraw }): TaggedItem => {
+  const changes = netChanges(movement.legs);
+  // Each platform or customer account the movement changes gets an entry of its own (its movements list,
+  // one Query per page whatever the platform holds) and counts it on the account item (see the update).
+  // System accounts have neither: every platform's bookings touch them.
+  const accountEntries: TaggedItem[] = changes
+    .filter((entry) => entry.platform_code !== null)
+    .map(({ account, platform_code, change }) => ({
+      item: {
+        Put: {
+          TableName: table,
+          Item: {
+            ...keys.movementAccountEntry(movement.movement_id, accountIdOf(account)),
+            type: 'movement_account_entry',
+            movement_id: movement.movement_id,
+            movement_type: movement.type,
+            reference: movement.reference,
+            created_at: nowMs,
+            account_id: accountIdOf(account),
+            participant_code: account.participant_code,
+            asset: account.asset,
+            platform_code: platform_code!,
+            change: moneyAttr(change),
+            gsi1pk: keys.movementsOfAccount(accountIdOf(account)),
+            gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    }));
+  const updates = changes.map(({ account, platform_code, change, mayOverdraw }): TaggedItem => {
     const debit = change.isNegative();
     const amount = change.abs();
     const guarded = debit && !isUnguarded(account.participant_code) && !mayOverdraw;
@@ -92,6 +123,8 @@ export function movementItems(ctx: AppContext, movement: Movement, nowMs = ctx.c
       Key: sharded ? keys.accountShard(account, randomInt(OUTSIDE_ACCOUNT_SHARDS)) : keys.account(account),
       UpdateExpression:
         `SET balance = if_not_exists(balance, :zero) + :change, ${attributes.map((_, i) => `#a${i} = :a${i}`).join(', ')}` +
+        // The account's movements count (GET /accounts/{account_id}/movements), one per entry written above.
+        (platform_code ? ', movement_count = if_not_exists(movement_count, :none) + :one' : '') +
         // A system account is in no index (see accountAttributes); an item written before that rule loses its entries.
         (platform_code ? '' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
       ExpressionAttributeNames: Object.fromEntries(attributes.map(([name], i) => [`#a${i}`, name])),
@@ -99,6 +132,7 @@ export function movementItems(ctx: AppContext, movement: Movement, nowMs = ctx.c
         ':zero': moneyAttr(new Money(0)),
         ':change': moneyAttr(change),
         ...(guarded && { ':amount': moneyAttr(amount) }),
+        ...(platform_code && { ':none': 0, ':one': 1 }),
         ...Object.fromEntries(attributes.map(([, value], i) => [`:a${i}`, value])),
       },
     };
@@ -122,7 +156,7 @@ export function movementItems(ctx: AppContext, movement: Movement, nowMs = ctx.c
     }
     return { item: { Update: update } };
   });
-  return [record, ...entries, ...updates];
+  return [record, ...entries, ...accountEntries, ...updates];
 }
 
 /**
@@ -155,7 +189,7 @@ function accountAttributes(account: AccountRef, platformCode: string | null, now
  * attributes `movementItems` sets), as one unconditional Put with the count its opening adds. Only for
  * writing a history in bulk, where the movements' own balance updates are replaced by the final balances
  * (the benchmark seeds 100,000 accounts this way); a booking always goes through `movementItems`. `changes`
- * is how many bookings it stands for (the account's version, see balance-events.ts).
+ * is how many bookings it stands for (the account's version, see balance-events.ts, and its movement count).
  */
 export function openedAccountItem(ctx: AppContext, account: AccountRef, platformCode: string, balance: Money, nowMs: number, changes: number): TaggedItem {
   if (isUnguarded(account.participant_code)) throw new Error('an outside-world account is sharded and in no list; it is never written whole');
@@ -164,8 +198,9 @@ export function openedAccountItem(ctx: AppContext, account: AccountRef, platform
     item: {
       Put: {
         TableName: ctx.tables.main,
-        // `version`: the balance changes the account stands for, which number its account_balance.changed events.
-        Item: { ...keys.account(account), balance: moneyAttr(balance), ...accountAttributes(account, platformCode, nowMs), version: changes },
+        // `version` and `movement_count`: the balance changes (movements) the account stands for; the first
+        // numbers its account_balance.changed events, the second counts its movements list.
+        Item: { ...keys.account(account), balance: moneyAttr(balance), ...accountAttributes(account, platformCode, nowMs), version: changes, movement_count: changes },
       },
     },
     counts: [{ platformCode, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 }],
@@ -204,6 +239,7 @@ function toAccount(item: Record<string, any>): Account {
     balance: readMoney(item.balance),
     platform_code: item.platform_code ?? null,
     last_update: readInteger(item.last_update),
+    movement_count: item.movement_count === undefined ? 0 : readInteger(item.movement_count),
   };
 }
 

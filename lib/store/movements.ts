@@ -10,13 +10,13 @@ import type { AppContext } from '../context.js';
  * Reading movements as lists (`GET /movements`, `GET /accounts/{account_id}/movements`). A movement's
  * record carries its platform's list entry (gsi1 `PLATFORM#<p>#MOVEMENTS`, by time); a movement between
  * two platforms' accounts (a transfer under `submits_platform_transfers_for`) has one more entry item for
- * the other platform. Both are written with the movement, in its transaction (`movementItems`).
+ * the other platform; each platform or customer account it changes has an entry of its own (gsi1
+ * `ACCOUNT#<id>#MOVEMENTS`). All are written with the movement, in its transaction (`movementItems`).
  *
- * Filters by account, participant and asset are FilterExpressions over the entry's `account_ids`,
- * `participant_codes` and `assets` (under the page read budget): a movement touches a handful of accounts,
- * and an index entry per account and movement would cost an award chunk one more item per recipient of its
- * 100-item transaction. The unfiltered list is counted by the `movements` counter, which each movement's
- * record moves once per platform (`movementItems`), so its count is exact at any size.
+ * The platform list's filters by account, participant and asset are FilterExpressions over the entry's
+ * `account_ids`, `participant_codes` and `assets` (under the page read budget); its unfiltered count is the
+ * `movements` counter, which each movement's record moves once per platform. An account's own list is one
+ * Query of its partition, counted by the account item's `movement_count`.
  */
 
 export interface StoredMovementLeg {
@@ -67,6 +67,62 @@ function containsFilter(name: string, attribute: string, value: string | undefin
   return value === undefined ? undefined : { expression: `contains(#${name}, :${name})`, names: { [`#${name}`]: attribute }, values: { [`:${name}`]: value } };
 }
 
+/** A movement as one account's entry holds it: the movement and that account's net change. */
+export interface StoredAccountMovement {
+  movement_id: string;
+  movement_type: string;
+  reference: string;
+  created_at: number;
+  account_id: string;
+  asset: string;
+  change: Money;
+}
+
+function toAccountMovement(item: Record<string, any>): StoredAccountMovement {
+  return {
+    movement_id: item.movement_id,
+    movement_type: item.movement_type,
+    reference: item.reference,
+    created_at: readInteger(item.created_at),
+    account_id: item.account_id,
+    asset: item.asset,
+    change: readMoney(item.change),
+  };
+}
+
+function timeRange(filters: { fromMs?: number; toMs?: number }): Pick<ListIndex, 'sortRange'> {
+  if (filters.fromMs === undefined && filters.toMs === undefined) return {};
+  return { sortRange: { between: [keys.movementSortKey(Math.max(0, filters.fromMs ?? 0), ''), keys.movementSortKey(filters.toMs ?? 999_999_999_999_999, '~')] } };
+}
+
+/**
+ * One page of the movements that changed one account, newest first: one Query of the account's own index
+ * partition (its entries, written with each movement), so a quiet account on a busy platform gets full
+ * pages. `movementCount` is the account's stored count (the account item's `movement_count`, moved in
+ * the same transactions as the entries): the count of the unfiltered list, exact at any size; filtered
+ * requests are counted within the count budget over the account's own entries.
+ */
+export async function pageOfAccountMovements(
+  ctx: AppContext,
+  account: { accountId: string; movementCount: number },
+  filters: Omit<MovementListFilters, 'account_id'>,
+  request: PageRequest,
+  binding: { list: string; platformCode: string; filters: Record<string, string | number | undefined> },
+) {
+  const filter = equalityFilter({ movement_type: filters.movement_type, participant_code: filters.participant_code, asset: filters.asset });
+  const index: ListIndex = {
+    indexName: 'gsi1',
+    partition: { attribute: 'gsi1pk', value: keys.movementsOfAccount(account.accountId) },
+    sortAttribute: 'gsi1sk',
+    ...timeRange(filters),
+    descending: true,
+    ...(filter && { filter }),
+  };
+  const counter = !filter && index.sortRange === undefined ? async () => account.movementCount : undefined;
+  const page = await pageWithCount(ctx, index, request, binding, counter);
+  return { ...page, items: page.items.map(toAccountMovement) };
+}
+
 /** One page of the movements that touch the platform's (or its customers') accounts, newest first. */
 export async function pageOfMovements(ctx: AppContext, platformCode: string, filters: MovementListFilters, request: PageRequest, binding: { list: string; filters: Record<string, string | number | undefined> }) {
   const filter = combineFilters([
@@ -79,9 +135,7 @@ export async function pageOfMovements(ctx: AppContext, platformCode: string, fil
     indexName: 'gsi1',
     partition: { attribute: 'gsi1pk', value: keys.movementsOfPlatform(platformCode) },
     sortAttribute: 'gsi1sk',
-    ...((filters.fromMs !== undefined || filters.toMs !== undefined) && {
-      sortRange: { between: [keys.movementSortKey(Math.max(0, filters.fromMs ?? 0), ''), keys.movementSortKey(filters.toMs ?? 999_999_999_999_999, '~')] },
-    }),
+    ...timeRange(filters),
     descending: true,
     ...(filter && { filter }),
   };

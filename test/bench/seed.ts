@@ -251,13 +251,15 @@ async function seedAccountsAndMovements({ ctx, platformCode, participantCode }: 
   const counts = await bulkWrite(ctx, count, (index) => {
     const at = timeOf(index, count, nowMs);
     const target = account(`a${String(index).padStart(7, '0')}`);
-    const [record] = movementItems(
+    const booked = movementItems(
       ctx,
       { movement_id: randomUUID(), type: 'transfer', reference: `seed-${index}`, legs: [{ account: seed, platform_code: platformCode, amount: unit.neg() }, { account: target, platform_code: platformCode, amount: unit }] },
       at,
     );
-    // The movement's record (its list entry) as booked; its balance updates become the account's final state.
-    return [record!, openedAccountItem(ctx, target, platformCode, unit, at, 1)];
+    // The movement's record and index entries (the platform's list, each account's) as booked; its balance
+    // updates become the accounts' final state.
+    const puts = booked.filter((tagged) => tagged.item.Put !== undefined);
+    return [...puts, openedAccountItem(ctx, target, platformCode, unit, at, 1)];
   });
   // Every unit moved out: the seed account ends at zero (it was opened, and counted, by the deposit).
   // Its deposit and the `count` movements out of it.

@@ -183,7 +183,7 @@ describe('POST /awards/distribute', () => {
 });
 
 describe('POST /awards/distribute across chunks', () => {
-  // 18 recipients fit one transaction (see recipientsPerChunk), so 120 make six chunks of 18 and one of 12.
+  // 15 recipients fit one transaction (see recipientsPerChunk), so 120 make eight chunks of 15.
   const RECIPIENTS = 120;
   let platform: TestPlatform;
   let customers: string[];
@@ -209,7 +209,7 @@ describe('POST /awards/distribute across chunks', () => {
       // Part-way: the whole total sits in escrow or with the first chunks' recipients, nobody twice.
       const partial = await getDistribution(ctx, platform.platformCode, requestId);
       expect(partial?.distribution.status).toBe('distributing');
-      expect(partial?.chunks.map((chunk) => chunk.status)).toEqual(['pending', 'pending', 'pending', 'pending', 'pending', 'pending', 'pending'].map((_, index) => (index < crashAfter ? 'credited' : 'pending')));
+      expect(partial?.chunks.map((chunk) => chunk.status)).toEqual(Array(8).fill('pending').map((_, index) => (index < crashAfter ? 'credited' : 'pending')));
       expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(new Money('0.00000123').mul(RECIPIENTS).toFixed());
 
       const retried = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
@@ -310,14 +310,14 @@ describe('POST /awards/distribute across chunks', () => {
 });
 
 describe('POST /awards/distribute at the limit', () => {
-  it('credits 1,000 customers, the most one request may name, in 56 chunks of at most 18 (room kept for the list counters, a balance event, a trade event and a status check per recipient)', async () => {
+  it('credits 1,000 customers, the most one request may name, in 67 chunks of at most 15 (room kept for the list counters, and a balance event, an account movement entry, a trade event and a status check per recipient)', async () => {
     const platform = await newPlatform();
     const customers = await customersViaStore(platform.platformCode, 1000);
     await fund(platform.participantCode, 'BTC', '0.1', 'awards');
     const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.0001', participant_codes: customers });
     expect(response.status, response.text).toBe(201);
     expect(response.body.message.confirms).toHaveLength(1000);
-    expect((await getDistribution(ctx, platform.platformCode, response.body.message.request_id))?.chunks).toHaveLength(56);
+    expect((await getDistribution(ctx, platform.platformCode, response.body.message.request_id))?.chunks).toHaveLength(67);
     expect((await balanceOf(ctx, pool(platform))).toFixed()).toBe('0');
     const credited = await customerBalances(platform, customers);
     expect(credited.every((balance) => balance === '0.0001')).toBe(true);

@@ -128,6 +128,14 @@ describe('list counts under concurrent bookings and state changes', () => {
           const movements = await allOf(platform, '/movements?page_size=3');
           expect(new Set(movements.map((m) => m.movement_id)).size).toBe(movements.length);
           expect(await countOf(platform, '/movements')).toBe(movements.length);
+          // Each account's own list (its index entries) and its stored count agree with the platform's list.
+          for (const account of await allOf(platform, '/accounts?page_size=10')) {
+            const own = await allOf(platform, `/accounts/${account.account_id}/movements?page_size=2`);
+            expect(own.map((m) => m.movement_id).sort()).toEqual(
+              movements.filter((m) => m.changes.some((c: any) => c.account_id === account.account_id)).map((m) => m.movement_id).sort(),
+            );
+            expect(await countOf(platform, `/accounts/${account.account_id}/movements`)).toBe(own.length);
+          }
         }
         // Deposits are movements of their platform; so are the payments' bank events that move money.
         for (const [index, platform] of platforms.entries()) {

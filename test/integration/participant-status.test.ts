@@ -239,10 +239,10 @@ describe('a lock committed between a booking’s read and its transaction refuse
 
   it('an award distribution stops at the chunk of a recipient locked meanwhile; approved again, the same request finishes it, each recipient credited once', async () => {
     const platform = await newPlatform();
-    // 18 recipients fit a chunk: 40 make three, the locked customer (the 36th) is in the second.
+    // 15 recipients fit a chunk: 40 make three, the locked customer (the 21st) is in the second.
     const customers = await customersViaStore(platform.platformCode, 40);
     await fund(platform.participantCode, 'SOL', '40', 'awards');
-    const late = customers[35]!;
+    const late = customers[20]!;
     const requestId = randomUUID();
     const body = { asset: 'SOL', quantity: '1', participant_codes: customers };
     // Transactions: the distribution with its escrow, chunk 1, chunk 2 (the lock commits just before it).

@@ -3,10 +3,10 @@ import { chunked, distributionFingerprint, MAX_RECIPIENTS, recipientListProblems
 import { Money } from '../../lib/domain/money.js';
 
 describe('award distribution rules', () => {
-  it('fits 18 recipients in a 100-item transaction (7 fixed items, 5 per recipient: balance and its event, trade and its event, status check)', () => {
-    expect(recipientsPerChunk(100)).toBe(18);
-    expect(recipientsPerChunk(11)).toBe(1);
-    expect(() => recipientsPerChunk(10)).toThrow();
+  it('fits 15 recipients in a 100-item transaction (7 fixed items, 6 per recipient: balance and its event, account movement entry, trade and its event, status check)', () => {
+    expect(recipientsPerChunk(100)).toBe(15);
+    expect(recipientsPerChunk(13)).toBe(1);
+    expect(() => recipientsPerChunk(12)).toThrow();
   });
 
   it('chunks keep order and sizes', () => {
