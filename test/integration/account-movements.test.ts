@@ -20,9 +20,10 @@ import { clientWith, ctx } from '../support/context.js';
  * movement count: full pages and an exact count whatever the rest of the platform holds.
  */
 
-// Prices are shared by the run's files: this one prices DOGE/EUR only.
+// Prices are shared by the run's files: SOL/EUR at the price rewards.test.ts sets (DOGE/EUR must stay
+// unpriced: liquidity.test.ts asserts it has no price).
 beforeAll(async () => {
-  await setPrice('DOGE', 'EUR', '0.5');
+  await setPrice('SOL', 'EUR', '125');
 });
 
 async function walk(platform: TestPlatform, path: string): Promise<{ items: any[]; pages: number[] }> {
@@ -137,15 +138,15 @@ describe('every booking kind writes the per-account entries', () => {
     await fund(platform.participantCode, 'EUR', '1000');
     await fund(alice!, 'EUR', '100');
     expect((await platform.post('/transfers', { from_participant_code: alice, to_participant_code: bob, asset: 'EUR', amount: '5.00' })).status).toBe(201);
-    const quote = await platform.get(`/liquidity/rfq?side=buy&underlying=DOGE&quoted_currency=EUR&total=10&participant_code=${alice}`);
+    const quote = await platform.get(`/liquidity/rfq?side=buy&underlying=SOL&quoted_currency=EUR&total=10&participant_code=${alice}`);
     expect(quote.status, quote.text).toBe(200);
     const executed = await platform.post('/liquidity/execute', { quote_id: quote.body.message.quote_id });
     expect(executed.status, executed.text).toBe(200);
-    const rewarded = await platform.post('/rewards', { underlying: 'DOGE', quoted_currency: 'EUR', quantity: '4', participant_code: bob });
+    const rewarded = await platform.post('/rewards', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: bob });
     expect(rewarded.status, rewarded.text).toBe(201);
-    const funded = await platform.post('/awards/fund', { underlying: 'DOGE', quoted_currency: 'EUR', quantity: '20' });
+    const funded = await platform.post('/awards/fund', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '2' });
     expect(funded.status, funded.text).toBe(201);
-    const distributed = await platform.post('/awards/distribute', { asset: 'DOGE', quantity: '2', participant_codes: [alice, bob], quoted_currency: 'EUR' });
+    const distributed = await platform.post('/awards/distribute', { asset: 'SOL', quantity: '0.5', participant_codes: [alice, bob], quoted_currency: 'EUR' });
     expect(distributed.status, distributed.text).toBe(201);
 
     // Every change on the platform's list has its entry on the changed account's list, with the same change.
@@ -170,8 +171,8 @@ describe('every booking kind writes the per-account entries', () => {
     const kinds = new Set(movements.map((m: any) => m.movement_type));
     expect(kinds.size, [...kinds].join(', ')).toBeGreaterThanOrEqual(6);
     // Alice: deposit, transfer, RFQ execution, award; Bob: transfer, reward, award.
-    expect((await platform.get(`/accounts/${generalAccount(platform, alice!, 'DOGE')}/movements`)).body.count).toBe(2);
-    expect((await platform.get(`/accounts/${generalAccount(platform, bob!, 'DOGE')}/movements`)).body.count).toBe(2);
+    expect((await platform.get(`/accounts/${generalAccount(platform, alice!, 'SOL')}/movements`)).body.count).toBe(2);
+    expect((await platform.get(`/accounts/${generalAccount(platform, bob!, 'SOL')}/movements`)).body.count).toBe(2);
   });
 });
 
