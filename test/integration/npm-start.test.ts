@@ -1,11 +1,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomInt, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { usCustomerBody, validSsn } from '../support/customer-bodies.js';
 import { freePort } from '../../infra/local/dynamodb.js';
 import { sign } from '../../lib/http/signature.js';
 
@@ -172,28 +172,8 @@ describe('npm start', () => {
       };
 
       // A valid SSN: area 500-599, group 01-99, serial 0001-9999.
-      const taxId = `5${randomInt(10, 100)}${randomInt(1, 100).toString().padStart(2, '0')}${randomInt(1, 10000).toString().padStart(4, '0')}`;
-      const signedAtMs = Date.now() - 3_600_000;
-      const customer = {
-        first_name: 'Jane',
-        last_name: 'Public',
-        email: `jane.${randomUUID()}@example.com`,
-        address_one: '1 Market St',
-        city: 'San Francisco',
-        postal_code: '94105',
-        jurisdiction_code: 'US-CA',
-        citizenship_code: 'US',
-        tax_id: taxId,
-        date_of_birth: '1985-09-02',
-        id_number_type: 'us_drivers_license',
-        id_number: 'D7654321',
-        id_issuing_authority: 'US',
-        signed_timestamp: signedAtMs,
-        kyc: 'pass',
-        kyc_timestamp: signedAtMs,
-        sanction_screening: 'pass',
-        sanction_screening_timestamp: signedAtMs,
-      };
+      const taxId = validSsn();
+      const customer = usCustomerBody(taxId, Date.now());
       const calls = [
         { route: 'GET /accounts', expected: 200, ...(await call('GET', '/accounts')) },
         { route: 'POST /participants/customers/new', expected: 201, ...(await call('POST', '/participants/customers/new', customer)) },

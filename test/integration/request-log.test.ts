@@ -1,5 +1,6 @@
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { usCustomerBody, validSsn } from '../support/customer-bodies.js';
 
 // This file's context (support/context.ts) is built when it is imported: log at info and emit metrics, as a
 // deployment does (vitest.config.ts turns metrics off for the other files).
@@ -72,29 +73,8 @@ describe('the request log', () => {
 
   it('never writes a secret, a passphrase or a tax id', async () => {
     const platform = await newPlatform();
-    // A valid SSN: area 500-599, group 01-99, serial 0001-9999 (a group of 00 or a serial of 0000 is refused).
-    const taxId = `5${randomInt(10, 100)}${randomInt(1, 100).toString().padStart(2, '0')}${randomInt(1, 10000).toString().padStart(4, '0')}`;
-    const now = ctx.clock.nowMs();
-    const created = await platform.post('/participants/customers/new', {
-      first_name: 'Jane',
-      last_name: 'Public',
-      email: `jane.${randomUUID()}@example.com`,
-      address_one: '1 Market St',
-      city: 'San Francisco',
-      postal_code: '94105',
-      jurisdiction_code: 'US-CA',
-      citizenship_code: 'US',
-      tax_id: taxId,
-      date_of_birth: '1985-09-02',
-      id_number_type: 'us_drivers_license',
-      id_number: 'D7654321',
-      id_issuing_authority: 'US',
-      signed_timestamp: now - 3_600_000,
-      kyc: 'pass',
-      kyc_timestamp: now - 3_600_000,
-      sanction_screening: 'pass',
-      sanction_screening_timestamp: now - 3_600_000,
-    });
+    const taxId = validSsn();
+    const created = await platform.post('/participants/customers/new', usCustomerBody(taxId, ctx.clock.nowMs()));
     expect(created.status, created.text).toBe(201);
     // A refused body carrying the same values: a log of bodies would show them here.
     await platform.post('/participants/customers/new', { tax_id: taxId, first_name: 'x' });
