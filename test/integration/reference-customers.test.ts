@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { captureOutput } from '../support/output.js';
 import { getParticipant } from '../../lib/store/participants.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
@@ -13,21 +14,7 @@ import { ctx } from '../support/context.js';
 const CUSTOMERS = '/participants/customers/new';
 const HOUR_MS = 3_600_000;
 
-const written: string[] = [];
-const restore: (() => void)[] = [];
-beforeAll(() => {
-  for (const stream of [process.stdout, process.stderr]) {
-    const original = stream.write.bind(stream);
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-      written.push(String(chunk));
-      return (original as (...args: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof stream.write;
-    restore.push(() => {
-      stream.write = original as typeof stream.write;
-    });
-  }
-});
-afterAll(() => restore.forEach((undo) => undo()));
+const output = captureOutput();
 
 /** Every tax id this file sends, for the final scan of everything the process wrote. */
 const sentTaxIds: string[] = ['DE1234567890'];
@@ -215,7 +202,7 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
 
   it('writes no tax id to any log line: only its last four digits may appear anywhere', () => {
     expect(sentTaxIds.length).toBeGreaterThan(10);
-    const everything = written.join('').replace(/[ -]/g, '');
+    const everything = output.text().replace(/[ -]/g, '');
     const leaked = sentTaxIds.filter((taxId) => everything.includes(taxId) || everything.includes(taxId.slice(0, 5)));
     expect(leaked).toEqual([]);
   });
