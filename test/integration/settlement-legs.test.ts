@@ -1,15 +1,13 @@
 import { ExecutionDoesNotExist, type SFNClient } from '@aws-sdk/client-sfn';
 import { describe, expect, it } from 'vitest';
+import { storeUnfundedTrade } from '../support/trades.js';
 import { startLocalWorkflows } from '../../infra/local/workflow-runner.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { SETTLEMENT_STATE_NAMES as S } from '../../infra/settlement-workflow.js';
 import type { AppContext } from '../../lib/context.js';
-import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { startSettlement } from '../../lib/settlement/start-settlement.js';
-import { newId } from '../../lib/store/codes.js';
 import { settlementHistory } from '../../lib/store/settlement-history.js';
-import { acceptedTrade, getTrade, tradeItems, type Trade } from '../../lib/store/trades.js';
-import { transactWrite } from '../../lib/store/transactions.js';
+import { getTrade, type Trade } from '../../lib/store/trades.js';
 import { testContext, type TestContext } from '../support/context.js';
 
 /**
@@ -25,33 +23,8 @@ function legsContext(legSeconds: number, deadlineSeconds: number): TestContext {
 }
 
 /** An accepted spot trade whose parties hold nothing (so it defaults at its deadline), settling at `settlementAtMs`. */
-async function storeTrade(context: AppContext, settlementAtMs: number | null): Promise<Trade> {
-  const acceptedMs = context.clock.nowMs();
-  const report = validateTradeReport(
-    {
-      client_trade_id: `legs-${newId()}`,
-      session_id: '',
-      trade_reporter: 'ops',
-      platform_code: 'PLAT01',
-      symbol: 'BTC/USD',
-      product_type: 'spot',
-      trade_type: 'regular',
-      trade_price: '100',
-      trade_quantity: '1',
-      physical_delivery: true,
-      transaction_timestamp: acceptedMs,
-      parties_anonymous: false,
-      parties: [
-        { side: 'buy', participant_code: 'BUYER1', asset: 'BTC' },
-        { side: 'sell', participant_code: 'SELLR1', asset: 'USD' },
-      ],
-    },
-    { platformCode: 'PLAT01', nowMs: acceptedMs },
-  );
-  if (!report.ok) throw new Error(report.errors.join('; '));
-  const trade = { ...acceptedTrade(report.value, { tradeId: newId(), nowMs: acceptedMs, accountGroups: ['PLAT01', 'PLAT01'] }), settlement_timestamp: settlementAtMs };
-  await transactWrite(context, tradeItems(context, trade));
-  return trade;
+function storeTrade(context: AppContext, settlementAtMs: number | null): Promise<Trade> {
+  return storeUnfundedTrade(context, context.clock.nowMs(), settlementAtMs);
 }
 
 async function waitForTermination(context: AppContext, tradeId: string, timeoutMs = 20_000): Promise<Trade> {

@@ -1,17 +1,15 @@
 import { ExecutionAlreadyExists, ExecutionDoesNotExist, type SFNClient } from '@aws-sdk/client-sfn';
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { storeUnfundedTrade } from '../support/trades.js';
 import { startLocalWorkflows, type LocalRunnerOptions } from '../../infra/local/workflow-runner.js';
 import { bind as bindAttempt } from '../../functions/settlement/attempt-settlement.js';
 import { bind as bindSweep } from '../../functions/settlement/sweep-open-trades.js';
-import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import type { AppContext } from '../../lib/context.js';
 import { ensureSettlementRunning, settlementInputFor } from '../../lib/settlement/start-settlement.js';
 import { STOP_BEFORE_TIMEOUT_MS } from '../../lib/settlement/sweep-open-trades.js';
-import { newId } from '../../lib/store/codes.js';
 import { settlementHistory } from '../../lib/store/settlement-history.js';
-import { acceptedTrade, getTrade, listOpenTrades, tradeItems, updateTrade } from '../../lib/store/trades.js';
-import { transactWrite } from '../../lib/store/transactions.js';
+import { getTrade, listOpenTrades, updateTrade } from '../../lib/store/trades.js';
 import { testContext, type TestContext } from '../support/context.js';
 
 /**
@@ -99,36 +97,9 @@ function eraContext(era: string, env: Record<string, string> = {}): TestContext 
 
 const DAY_MS = 86_400_000;
 
-/**
- * An open spot trade accepted at `acceptedMs`, stored with no execution (as if the process died before
- * starting one). Its parties hold nothing, so once past the 2-day deadline an execution defaults it.
- */
+/** An unfunded open trade accepted at `acceptedMs`, stored with no execution; its id. */
 async function storeOpenTrade(context: AppContext, acceptedMs: number, settlementAtMs: number | null = null): Promise<string> {
-  const report = validateTradeReport(
-    {
-      client_trade_id: `sweep-${newId()}`,
-      session_id: '',
-      trade_reporter: 'ops',
-      platform_code: 'PLAT01',
-      symbol: 'BTC/USD',
-      product_type: 'spot',
-      trade_type: 'regular',
-      trade_price: '100',
-      trade_quantity: '1',
-      physical_delivery: true,
-      transaction_timestamp: acceptedMs,
-      parties_anonymous: false,
-      parties: [
-        { side: 'buy', participant_code: 'BUYER1', asset: 'BTC' },
-        { side: 'sell', participant_code: 'SELLR1', asset: 'USD' },
-      ],
-    },
-    { platformCode: 'PLAT01', nowMs: acceptedMs },
-  );
-  if (!report.ok) throw new Error(report.errors.join('; '));
-  const trade = { ...acceptedTrade(report.value, { tradeId: newId(), nowMs: acceptedMs, accountGroups: ['PLAT01', 'PLAT01'] }), settlement_timestamp: settlementAtMs };
-  await transactWrite(context, tradeItems(context, trade));
-  return trade.trade_id;
+  return (await storeUnfundedTrade(context, acceptedMs, settlementAtMs)).trade_id;
 }
 
 /** Closes the trades a test leaves open, so nothing else ever finds them. */

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll } from 'vitest';
 import { startLocalWorkflows, type LocalRunnerOptions, type LocalSettlementRunner } from '../../infra/local/workflow-runner.js';
+import type { AppContext } from '../../lib/context.js';
+import { validateTradeReport } from '../../lib/domain/trade-report.js';
+import { newId } from '../../lib/store/codes.js';
+import { acceptedTrade, tradeItems, type Trade } from '../../lib/store/trades.js';
+import { transactWrite } from '../../lib/store/transactions.js';
 import { ctx } from './context.js';
 import type { TestPlatform } from './service.js';
 
@@ -81,3 +86,35 @@ export async function waitForTrade(platform: TestPlatform, tradeId: string, done
 
 export const isTerminated = (trade: any) => trade.trade_state === 'terminated';
 export const isOutstanding = (trade: any) => trade.trade_state === 'active' && trade.settlement_state === 'obligations_outstanding';
+
+/**
+ * An open spot trade accepted at `acceptedMs`, stored with no execution (as if the process died before
+ * starting one). Its parties hold nothing, so once past the 2-day deadline an execution defaults it.
+ */
+export async function storeUnfundedTrade(context: AppContext, acceptedMs: number, settlementAtMs: number | null = null): Promise<Trade> {
+  const report = validateTradeReport(
+    {
+      client_trade_id: `open-${newId()}`,
+      session_id: '',
+      trade_reporter: 'ops',
+      platform_code: 'PLAT01',
+      symbol: 'BTC/USD',
+      product_type: 'spot',
+      trade_type: 'regular',
+      trade_price: '100',
+      trade_quantity: '1',
+      physical_delivery: true,
+      transaction_timestamp: acceptedMs,
+      parties_anonymous: false,
+      parties: [
+        { side: 'buy', participant_code: 'BUYER1', asset: 'BTC' },
+        { side: 'sell', participant_code: 'SELLR1', asset: 'USD' },
+      ],
+    },
+    { platformCode: 'PLAT01', nowMs: acceptedMs },
+  );
+  if (!report.ok) throw new Error(report.errors.join('; '));
+  const trade = { ...acceptedTrade(report.value, { tradeId: newId(), nowMs: acceptedMs, accountGroups: ['PLAT01', 'PLAT01'] }), settlement_timestamp: settlementAtMs };
+  await transactWrite(context, tradeItems(context, trade));
+  return trade;
+}
