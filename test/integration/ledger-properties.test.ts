@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { ensureTables } from '../../infra/local/dynamodb.js';
-import { createContext, type AppContext } from '../../lib/context.js';
-import { localConfig } from '../../infra/local/local-env.js';
+import type { AppContext } from '../../lib/context.js';
 import { InsufficientFundsError } from '../../lib/domain/errors.js';
 import { ACH_CLEARING_LABEL, achClearingAccount } from '../../lib/domain/ach-clearing.js';
 import { isUnguarded, accountKey } from '../../lib/domain/ledger.js';
@@ -20,7 +18,7 @@ import { scanLedger } from '../../lib/store/ledger.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { createTransfer } from '../../lib/transfers/create-transfer.js';
-import { TEST_SECRETS_KEY } from '../support/tables.js';
+import { testContext, testEndpoint } from '../support/context.js';
 
 /**
  * Random concurrent deposits and transfers against DynamoDB Local, then the ledger's invariants over the
@@ -103,11 +101,10 @@ describe('ledger invariants under concurrent deposits, transfers and bank events
 
   beforeAll(async () => {
     const tables = { main: `prop-main-${process.pid}`, ttl: `prop-ttl-${process.pid}` };
-    const endpoint = inject('dynamoEndpoint');
-    await ensureTables(endpoint, tables);
-    // The test contexts' DynamoDB Local timeouts (test/support/context.ts): production's 1 s / 2 s are for
-    // DynamoDB itself, and a loaded full suite stretched a call past them here.
-    ctx = createContext(localConfig(endpoint, tables, TEST_SECRETS_KEY, { LOG_LEVEL: 'error', AWS_CONNECT_TIMEOUT_MS: '10000', AWS_REQUEST_TIMEOUT_MS: '30000' }));
+    await ensureTables(testEndpoint(), tables);
+    // The test contexts' DynamoDB Local timeouts and retry time bound (test/support/context.ts): a loaded full
+    // suite stretched calls past production's, and a slow attempt then left no time for the retry of a stale read.
+    ctx = testContext({ tables });
     platforms = await Promise.all([createPlatform(ctx, 'p0'), createPlatform(ctx, 'p1'), createPlatform(ctx, 'p2')]);
     participants = platforms.map((platform) => platform.participant_code);
     operator = participants[0]!;

@@ -3,7 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createContext, wrapDocumentClient, type AppContext, type Clock, type SettlementWorkflow } from '../../lib/context.js';
 import { localConfig } from '../../infra/local/local-env.js';
-import type { Retrying } from '../../lib/store/retry.js';
+import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from '../../lib/store/retry.js';
 import { TEST_SECRETS_KEY, TEST_TABLES } from './tables.js';
 
 /** A clock tests can move: real time plus an offset. */
@@ -39,7 +39,16 @@ export interface TestContextOptions {
   workflow?: SettlementWorkflow;
   /** The store's retry policy and timing (e.g. pauses that don't wait, a counted sleep). */
   retry?: Retrying;
+  /** Tables of the test's own (a file whose checks scan a whole table); the shared test tables otherwise. */
+  tables?: { main: string; ttl: string };
 }
+
+/**
+ * Production's retry policy with a longer time bound. The bound (10 s) is sized for DynamoDB's own latency; a
+ * call to DynamoDB Local on a 2-core machine running the whole suite can take seconds, and a retry would
+ * then be refused for want of time (a 503 the test never expected) though no attempt ran out.
+ */
+export const TEST_RETRY: Retrying = { policy: { ...DEFAULT_RETRY_POLICY, maxElapsedMs: 60_000 }, timing: realTiming };
 
 /** The DynamoDB Local this run started (the global setup provides it). */
 export function testEndpoint(): string {
@@ -53,13 +62,13 @@ export function testEndpoint(): string {
 export function testContext(options: TestContextOptions = {}): TestContext {
   // Production's connection and request timeouts (1 s, 2 s) are for DynamoDB's own service; DynamoDB Local on a
   // loaded 2-core test machine can take longer to accept, so tests allow more unless a test sets its own.
-  const config = localConfig(testEndpoint(), TEST_TABLES, TEST_SECRETS_KEY, {
+  const config = localConfig(testEndpoint(), options.tables ?? TEST_TABLES, TEST_SECRETS_KEY, {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
     AWS_CONNECT_TIMEOUT_MS: '10000',
     AWS_REQUEST_TIMEOUT_MS: '30000',
     ...options.env,
   });
-  return createContext(config, { clock: new TestClock(), db: options.db, workflow: options.workflow, retry: options.retry }) as TestContext;
+  return createContext(config, { clock: new TestClock(), db: options.db, workflow: options.workflow, retry: options.retry ?? TEST_RETRY }) as TestContext;
 }
 
 /**
