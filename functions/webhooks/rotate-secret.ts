@@ -5,7 +5,7 @@ import { rotatedEndpointResponse } from '../../lib/http/schemas/webhooks.js';
 import { rotateSecret } from '../../lib/webhooks/manage-endpoints.js';
 
 /** POST /webhooks/endpoints/{id}/rotate_secret: a new secret (shown once); the old one signs beside it for 24 hours. */
-export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100)) }), response: rotatedEndpointResponse, summary: 'Rotate a webhook endpoint secret' }, async ({ ctx, path, auth, claim }) =>
+export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100)) }), response: rotatedEndpointResponse, summary: 'Rotate a webhook endpoint secret', secretInResponse: true }, async ({ ctx, path, auth, claim }) =>
   rotateSecret(ctx, auth.platformCode, path.id, claim),
 );
 

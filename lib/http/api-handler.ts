@@ -35,6 +35,11 @@ export interface HandlerOptions<Q extends z.ZodMiniType | undefined, B extends z
    * every problem at once (cross-field rules a schema would split into two rounds).
    */
   documentedBody?: z.ZodMiniType;
+  /**
+   * The answer shows a secret once (a webhook signing secret): the copy kept for X-Request-Id retries is
+   * stored encrypted (`lib/store/windows.ts`).
+   */
+  secretInResponse?: boolean;
 }
 
 /**
@@ -128,7 +133,7 @@ export function apiHandler<
     .use(verifySignature(ctx))
     .use(jsonBody())
     .use(validateInput({ query: options.query, body: options.body, path: options.path }))
-    .use(idempotency(ctx))
+    .use(idempotency(ctx, { sealResponse: options.secretInResponse }))
     .handler(core);
   };
   const api: HandlerDescription = {

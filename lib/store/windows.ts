@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ttlKeys } from './keys.js';
 import { ConflictError } from '../domain/errors.js';
+import { decryptSecret, encryptSecret } from './secret-cipher.js';
 import type { TaggedItem, TransactItem } from './transactions.js';
 import type { AppContext } from '../context.js';
 
@@ -80,6 +81,24 @@ export interface IdempotentRun {
   platformCode: string;
   requestId: string;
   owner: string;
+  /**
+   * The answer shows a secret once (a webhook signing secret): its copy for retries is stored encrypted like
+   * the secret itself (`secret-cipher.ts`), never readable in the table for its 72 hours.
+   */
+  sealResponse?: boolean;
+}
+
+/** The stored form of a sealed answer: this prefix, then the encrypted JSON. */
+const SEALED_PREFIX = 'sealed:';
+
+async function storedResponseText(ctx: AppContext, run: IdempotentRun, response: StoredResponse): Promise<string> {
+  const text = JSON.stringify(response);
+  return run.sealResponse ? `${SEALED_PREFIX}${await encryptSecret(ctx, text)}` : text;
+}
+
+async function readStoredResponse(ctx: AppContext, stored: string): Promise<StoredResponse> {
+  const text = stored.startsWith(SEALED_PREFIX) ? await decryptSecret(ctx, stored.slice(SEALED_PREFIX.length)) : stored;
+  return JSON.parse(text) as StoredResponse;
 }
 
 /**
@@ -116,7 +135,7 @@ export async function beginIdempotentRequest(ctx: AppContext, run: IdempotentRun
     if (!existing) return { kind: 'in_progress' };
     if (existing.request_hash?.S !== requestHash) return { kind: 'mismatch' };
     if (existing.status?.S === 'COMPLETED' && existing.response?.S) {
-      return { kind: 'completed', response: JSON.parse(existing.response.S) as StoredResponse };
+      return { kind: 'completed', response: await readStoredResponse(ctx, existing.response.S) };
     }
     return { kind: 'in_progress' };
   }
@@ -130,13 +149,13 @@ export class RequestTakenOverError extends ConflictError {
   }
 }
 
-const completion = (ctx: AppContext, run: IdempotentRun, response: StoredResponse) => ({
+const completion = (ctx: AppContext, run: IdempotentRun, storedText: string) => ({
   TableName: ctx.tables.ttl,
   Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
   UpdateExpression: 'SET #status = :completed, #response = :response REMOVE in_progress_until_ms',
   ConditionExpression: '#status = :inProgress AND #owner = :owner',
   ExpressionAttributeNames: { '#status': 'status', '#response': 'response', '#owner': 'owner' },
-  ExpressionAttributeValues: { ':completed': 'COMPLETED', ':inProgress': 'IN_PROGRESS', ':owner': run.owner, ':response': JSON.stringify(response) },
+  ExpressionAttributeValues: { ':completed': 'COMPLETED', ':inProgress': 'IN_PROGRESS', ':owner': run.owner, ':response': storedText },
 });
 
 /**
@@ -146,13 +165,23 @@ const completion = (ctx: AppContext, run: IdempotentRun, response: StoredRespons
  * that lost its record to a takeover can't commit at all.
  */
 export function requestCompletionItem(ctx: AppContext, run: IdempotentRun, response: StoredResponse): TaggedItem {
-  return { item: { Update: completion(ctx, run, response) }, onConditionFailed: () => new RequestTakenOverError() };
+  const onConditionFailed = () => new RequestTakenOverError();
+  if (!run.sealResponse) return { item: { Update: completion(ctx, run, JSON.stringify(response)) }, onConditionFailed };
+  // Encrypting is asynchronous (KMS on AWS): done once, before the transaction's first attempt.
+  let sealed: Promise<string> | undefined;
+  return {
+    item: { Update: completion(ctx, run, '') },
+    prepare: async () => {
+      sealed ??= storedResponseText(ctx, run, response);
+      return { items: [{ item: { Update: completion(ctx, run, await sealed) }, onConditionFailed }], stale: async () => false };
+    },
+  };
 }
 
 /** Stores the response of a run that booked nothing through `requestCompletionItem`; false if it was stored already. */
 export async function completeIdempotentRequest(ctx: AppContext, run: IdempotentRun, response: StoredResponse): Promise<boolean> {
   try {
-    await ctx.db.send(new UpdateCommand(completion(ctx, run, response)));
+    await ctx.db.send(new UpdateCommand(completion(ctx, run, await storedResponseText(ctx, run, response))));
     return true;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return false;

@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { personalDataKeys } from '../../lib/domain/events.js';
 import { ValidationError } from '../../lib/domain/errors.js';
+import { ttlKeys } from '../../lib/store/keys.js';
 import { createEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 import { startLocalWebhooks, type LocalWebhooks } from '../../infra/local/webhook-runtime.js';
 import { ctx, testContext } from '../support/context.js';
@@ -85,6 +88,35 @@ describe('webhook endpoints', () => {
 
     expect((await api.delete(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(200);
     expect((await api.get(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(404);
+  });
+
+  it('keeps the answer of a create or a rotation for X-Request-Id retries only encrypted: the retry gets the same secret, the table never shows it', async () => {
+    const platform = await newPlatform();
+    const storedAnswer = async (requestId: string) => {
+      const key = { pk: ttlKeys.idempotency(platform.platformCode, requestId) };
+      return JSON.stringify((await ctx.db.send(new GetCommand({ TableName: ctx.tables.ttl, Key: key, ConsistentRead: true }))).Item);
+    };
+    const createId = randomUUID();
+    const body = { url: 'http://127.0.0.1:9/in' };
+    const created = await platform.post('/webhooks/endpoints', body, { headers: { 'X-Request-Id': createId } });
+    expect(created.status).toBe(200);
+    const { id, secret } = created.body.message;
+    const retried = await platform.post('/webhooks/endpoints', body, { headers: { 'X-Request-Id': createId } });
+    expect(retried.text).toBe(created.text);
+    const storedCreate = await storedAnswer(createId);
+    expect(storedCreate).toContain('COMPLETED');
+    expect(storedCreate).not.toContain(secret);
+    expect(storedCreate).not.toContain(secret.slice('whsec_'.length, 20));
+
+    const rotateId = randomUUID();
+    const rotated = await platform.post(`/webhooks/endpoints/${id}/rotate_secret`, {}, { headers: { 'X-Request-Id': rotateId } });
+    expect(rotated.status).toBe(200);
+    const newSecret = rotated.body.message.secret;
+    expect(newSecret).not.toBe(secret);
+    expect((await platform.post(`/webhooks/endpoints/${id}/rotate_secret`, {}, { headers: { 'X-Request-Id': rotateId } })).text).toBe(rotated.text);
+    const storedRotation = await storedAnswer(rotateId);
+    expect(storedRotation).toContain('COMPLETED');
+    expect(storedRotation).not.toContain(newSecret.slice('whsec_'.length, 20));
   });
 
   it('refuses bad URLs and unknown event types with 400 naming them, all at once', async () => {

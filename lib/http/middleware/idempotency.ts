@@ -16,7 +16,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * nothing through the claim has its response stored here afterwards (conditioned on the run still owning
  * an in-progress record, so a committed answer is never overwritten).
  */
-export function idempotency(ctx: AppContext): ServiceMiddleware {
+export function idempotency(ctx: AppContext, options: { sealResponse?: boolean } = {}): ServiceMiddleware {
   return {
     before: async (request) => {
       const { event } = request;
@@ -29,7 +29,7 @@ export function idempotency(ctx: AppContext): ServiceMiddleware {
         .update(`${event.httpMethod} ${event.resource} ${JSON.stringify(event.pathParameters ?? {})}\n`)
         .update(event.body ?? '')
         .digest('base64');
-      const run = { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID() };
+      const run = { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID(), sealResponse: options.sealResponse };
       const start = await beginIdempotentRequest(ctx, run, hash, ctx.clock.nowMs());
       switch (start.kind) {
         case 'started':
