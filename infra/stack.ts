@@ -189,6 +189,8 @@ export class TradingSettlementStack extends Stack {
       AWS_CONNECT_TIMEOUT_MS: '1000',
       AWS_REQUEST_TIMEOUT_MS: '2000',
       AWS_MAX_ATTEMPTS: '3',
+      // Every function has active X-Ray tracing (service-function.ts): the edge loads the Powertools Tracer.
+      TRACING: 'active',
       QUOTE_TTL_SECONDS: String(settings.quoteTtlSeconds),
       PRICE_MAX_AGE_SECONDS: String(settings.priceMaxAgeSeconds),
       SETTLEMENT_SESSION_SECONDS: String(settings.settlementSessionSeconds),

@@ -46,6 +46,12 @@ const schema = z.object({
   /** On AWS, the SQS queue webhook deliveries wait in. */
   WEBHOOK_QUEUE_URL: z.optional(z.string().check(z.minLength(1))),
   LOG_LEVEL: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
+  /**
+   * `active`: the Lambda edge loads the Powertools Tracer (X-Ray), as the stack sets with active tracing.
+   * Off otherwise: the X-Ray SDK installs an async hook as soon as it is imported, which makes every promise
+   * of the process about ten times dearer, so it is never imported where nothing is traced.
+   */
+  TRACING: z._default(z.enum(['active', 'off']), 'off'),
 });
 
 export type Config = z.infer<typeof schema>;

@@ -4,11 +4,11 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { Context as LambdaContext } from 'aws-lambda';
 import { parseConfig, type Config } from './config.js';
-import { withPowertools } from './observability/lambda-edge.js';
+import { loadTracer, withPowertools } from './observability/lambda-edge.js';
 import { SERVICE_NAME } from './observability/metric-names.js';
 import { serviceMetrics } from './observability/metrics.js';
 import type { EnsureOutcome, SettlementExecutionInput } from './settlement/workflow-io.js';
@@ -32,8 +32,8 @@ export interface AppContext {
   logger: Logger;
   /** Powertools Metrics (embedded metric format); business counts go through `lib/observability/metrics.ts`. */
   metrics: Metrics;
-  /** Powertools Tracer; the context's SDK clients are captured by it (it is off outside Lambda). */
-  tracer: Tracer;
+  /** Powertools Tracer, on Lambda with TRACING=active only; the context's SDK clients are captured by it. */
+  tracer?: Tracer;
   config: Config;
   /** What this context keeps between calls for its life (a warm container's); no module of `lib/` keeps any. */
   caches: ContextCaches;
@@ -136,12 +136,15 @@ export interface ContextOverrides {
   logger?: Logger;
   metrics?: Metrics;
   retry?: Retrying;
+  /** The Lambda edge's tracer when tracing is on (`loadTracer`): the context's SDK clients are captured by it. */
+  tracer?: Tracer;
 }
 
 /** Builds a context from a parsed configuration; the edge passes what it provides itself (a local workflow, a test clock). */
 export function createContext(config: Config, overrides: ContextOverrides = {}): AppContext {
   const logger = overrides.logger ?? serviceLogger(config);
-  const tracer = new Tracer({ serviceName: SERVICE_NAME });
+  const { tracer } = overrides;
+  const traced = <C>(client: C): C => (tracer ? tracer.captureAWSv3Client(client) : client);
   return {
     clock: overrides.clock ?? systemClock,
     db: overrides.db ?? documentClient(config, tracer),
@@ -149,9 +152,9 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     workflow:
       overrides.workflow ??
       (config.STATE_MACHINE_ARN
-        ? { kind: 'step-functions', client: tracer.captureAWSv3Client(stepFunctionsClient(config)), stateMachineArn: config.STATE_MACHINE_ARN }
+        ? { kind: 'step-functions', client: traced(stepFunctionsClient(config)), stateMachineArn: config.STATE_MACHINE_ARN }
         : { kind: 'none' }),
-    kms: config.SECRETS_KMS_KEY_ID ? tracer.captureAWSv3Client(new KMSClient({ region: config.AWS_REGION })) : undefined,
+    kms: config.SECRETS_KMS_KEY_ID ? traced(new KMSClient({ region: config.AWS_REGION })) : undefined,
     logger,
     metrics: overrides.metrics ?? serviceMetrics(logger),
     tracer,
@@ -172,14 +175,22 @@ export function serviceLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
  * clients should be). The local server and tests call `bind` with a context of their own instead.
  */
 export function onLambda<E, R>(bind: (ctx: AppContext) => BoundHandler<E, R>): (event: E, context: LambdaContext) => Promise<R> {
-  let handler: ((event: E, context: LambdaContext) => Promise<R>) | undefined;
-  return (event, context) => {
-    if (!handler) {
-      const ctx = createContext(parseConfig(process.env));
-      // Powertools (logger context, cold-start metric, tracing) around every function, API or not.
-      handler = withPowertools(bind(ctx) as (event: E, context: LambdaContext) => Promise<R> | R, ctx);
-    }
-    return handler(event, context);
+  type Handler = (event: E, context: LambdaContext) => Promise<R>;
+  let handler: Promise<Handler> | undefined;
+  const build = async (): Promise<Handler> => {
+    const config = parseConfig(process.env);
+    const tracer = config.TRACING === 'active' ? await loadTracer(SERVICE_NAME) : undefined;
+    const ctx = createContext(config, { tracer });
+    // Powertools (logger context, cold-start metric, tracing when on) around every function, API or not.
+    return withPowertools(bind(ctx) as (event: E, context: LambdaContext) => Promise<R> | R, ctx);
+  };
+  return async (event, context) => {
+    // A failed start (a bad configuration) is not kept: the next invocation tries again and fails as loudly.
+    handler ??= build().catch((error: unknown) => {
+      handler = undefined;
+      throw error;
+    });
+    return (await handler)(event, context);
   };
 }
 

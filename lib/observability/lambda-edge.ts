@@ -10,7 +10,17 @@ import type { Context } from 'aws-lambda';
 export interface Observability {
   logger: Logger;
   metrics: Metrics;
-  tracer: Tracer;
+  /** Present when tracing is on (`TRACING=active`). */
+  tracer?: Tracer;
+}
+
+/**
+ * The Powertools Tracer, imported only here and only when tracing is on: importing the X-Ray SDK beneath it
+ * installs an async hook that slows every promise of the process (see TRACING in `lib/config.ts`).
+ */
+export async function loadTracer(serviceName: string): Promise<Tracer> {
+  const { Tracer } = await import('@aws-lambda-powertools/tracer');
+  return new Tracer({ serviceName });
 }
 
 /**
@@ -23,8 +33,9 @@ export interface Observability {
  * The tracer records no response: a response body holds account balances and personal data.
  */
 export function withPowertools<E, R>(handler: (event: E, context: Context) => Promise<R> | R, tools: Observability) {
-  return middy(handler)
-    .use(captureLambdaHandler(tools.tracer, { captureResponse: false }))
+  const traced = middy(handler);
+  if (tools.tracer) traced.use(captureLambdaHandler(tools.tracer, { captureResponse: false }));
+  return traced
     .use(injectLambdaContext(tools.logger, { resetKeys: true }))
     .use(logMetrics(tools.metrics, { captureColdStartMetric: true }));
 }

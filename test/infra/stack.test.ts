@@ -96,6 +96,7 @@ describe('the service stack, from the real route table', () => {
         SPOT_SETTLEMENT_DEADLINE_SECONDS: expect.stringMatching(/^\d+$/),
         SETTLEMENT_LEG_SECONDS: String(30 * 24 * 3600),
         LOG_LEVEL: 'info',
+        TRACING: 'active',
       });
     }
     // Every function's logs have a retention; none falls back to a never-expiring group.
