@@ -145,15 +145,16 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
   };
   await discoverShards(true);
 
-  const pollShard = async (shardId: string, state: ShardState) => {
-    if (!state.iterator) return;
+  /** Reads one batch of the shard and dispatches it; true when the batch had records (more may be waiting). */
+  const pollShard = async (shardId: string, state: ShardState): Promise<boolean> => {
+    if (!state.iterator) return false;
     let out;
     try {
       out = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }));
     } catch (error) {
       if (error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException) {
         state.iterator = state.checkpoint ? await iteratorFor(shardId, 'AFTER_SEQUENCE_NUMBER', state.checkpoint) : await iteratorFor(shardId, 'LATEST');
-        return;
+        return false;
       }
       throw error;
     }
@@ -170,25 +171,29 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
         // Like Lambda: resume at the first failed record (later ones are dispatched again, harmlessly).
         state.failures++;
         state.iterator = await iteratorFor(shardId, 'AT_SEQUENCE_NUMBER', failed);
-        return;
+        return false;
       }
     }
     state.failures = 0;
     const last = out.Records?.at(-1)?.dynamodb?.SequenceNumber;
     if (last) state.checkpoint = last;
     state.iterator = out.NextShardIterator;
+    return (out.Records?.length ?? 0) > 0;
   };
 
   let polls = 0;
   const poll = async () => {
     if (stopped) return;
+    let busy = false;
     try {
       if (++polls % 50 === 0) await discoverShards(false);
-      await Promise.all([...shards].map(([id, state]) => pollShard(id, state)));
+      busy = (await Promise.all([...shards].map(([id, state]) => pollShard(id, state)))).some(Boolean);
     } catch (error) {
       ctx.logger.warn('stream poll failed', { error: String(error) });
     }
-    later(options.pollIntervalMs ?? 100, () => void track(poll()));
+    // A shard that had records is read again at once (records written while the batch was dispatched wait
+    // otherwise); an idle stream is polled at the interval.
+    later(busy ? 0 : (options.pollIntervalMs ?? 100), () => void track(poll()));
   };
   void track(poll());
 

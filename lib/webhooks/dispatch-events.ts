@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { isEventType, type EventType } from '../domain/events.js';
 import { markEventDispatched } from '../store/events.js';
 import { createDelivery, restartDelivery } from '../store/webhook-deliveries.js';
-import { endpointsOfPlatform, subscribes } from '../store/webhook-endpoints.js';
+import { endpointsOfPlatform, subscribes, type StoredEndpoint } from '../store/webhook-endpoints.js';
 import type { DeliveryMessage, DeliveryQueue } from './queue.js';
 
 /**
@@ -21,20 +21,44 @@ export interface DispatchRequest {
   onlyEndpointId?: string;
 }
 
-export async function dispatch(ctx: AppContext, queue: DeliveryQueue, request: DispatchRequest): Promise<void> {
+/** Where a dispatch finds a platform's endpoints: a fresh read each time, or one read per stream batch. */
+export type EndpointSource = (platformCode: string) => Promise<StoredEndpoint[]>;
+
+/**
+ * The endpoints of each platform read once (strongly consistent) for the events of one stream batch: a busy
+ * platform's batch of events costs one query instead of one per event. An endpoint created or changed while
+ * the batch is dispatched counts from the next batch on, as if it had changed a moment later.
+ */
+export function endpointsPerBatch(ctx: AppContext): EndpointSource {
+  const read = new Map<string, Promise<StoredEndpoint[]>>();
+  return (platformCode) => {
+    let endpoints = read.get(platformCode);
+    if (!endpoints) {
+      endpoints = endpointsOfPlatform(ctx, platformCode);
+      read.set(platformCode, endpoints);
+      // A failed read is not remembered: the record fails, and its retry reads again.
+      endpoints.catch(() => read.delete(platformCode));
+    }
+    return endpoints;
+  };
+}
+
+export async function dispatch(
+  ctx: AppContext,
+  queue: DeliveryQueue,
+  request: DispatchRequest,
+  endpointsOf: EndpointSource = (platformCode) => endpointsOfPlatform(ctx, platformCode),
+): Promise<void> {
   if (!isEventType(request.eventType)) throw new Error(`event ${request.eventId}: unknown type ${request.eventType}`);
   const type: EventType = request.eventType;
-  const endpoints = (await endpointsOfPlatform(ctx, request.platformCode)).filter((endpoint) =>
+  const endpoints = (await endpointsOf(request.platformCode)).filter((endpoint) =>
     request.onlyEndpointId !== undefined ? endpoint.endpoint_id === request.onlyEndpointId && endpoint.enabled : endpoint.enabled && subscribes(endpoint, type),
   );
   const nowMs = ctx.clock.nowMs();
-  const queued: DeliveryMessage[] = [];
-  for (const endpoint of endpoints) {
-    const start = request.redelivery ? restartDelivery : createDelivery;
-    if (await start(ctx, request.eventId, endpoint.endpoint_id, request.platformCode, nowMs)) {
-      queued.push({ eventId: request.eventId, endpointId: endpoint.endpoint_id });
-    }
-  }
-  if (queued.length) await queue.send(queued);
-  if (!request.redelivery) await markEventDispatched(ctx, request.eventId);
+  const start = request.redelivery ? restartDelivery : createDelivery;
+  const created = await Promise.all(endpoints.map((endpoint) => start(ctx, request.eventId, endpoint.endpoint_id, request.platformCode, nowMs)));
+  const queued: DeliveryMessage[] = endpoints.filter((_, i) => created[i]).map((endpoint) => ({ eventId: request.eventId, endpointId: endpoint.endpoint_id }));
+  // Both after the deliveries exist, in either order: a delivery whose message is lost is due in the index,
+  // where the sweep finds it, so marking the event dispatched need not wait for the queue.
+  await Promise.all([queued.length ? queue.send(queued) : undefined, request.redelivery ? undefined : markEventDispatched(ctx, request.eventId)]);
 }

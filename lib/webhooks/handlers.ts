@@ -2,7 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { AppContext } from '../context.js';
 import { deliverOnce, type DeliveryDeps } from './deliver-webhook.js';
-import { dispatch } from './dispatch-events.js';
+import { dispatch, endpointsPerBatch } from './dispatch-events.js';
 import { parseDeliveryMessage, type DeliveryQueue } from './queue.js';
 import { dispatchRequestOf, matchesDispatchFilter } from './stream-records.js';
 import { sweepWebhooks } from './sweep-webhooks.js';
@@ -20,10 +20,11 @@ import { sweepWebhooks } from './sweep-webhooks.js';
 export function bindDispatcher(ctx: AppContext, queue: DeliveryQueue) {
   return async (event: DynamoDBStreamEvent) => {
     const processor = new BatchProcessor(EventType.DynamoDBStreams);
+    const endpointsOf = endpointsPerBatch(ctx);
     const handleRecord = async (record: DynamoDBRecord) => {
       // The event source mapping filters already; a record that slips through is not ours to dispatch.
       if (!matchesDispatchFilter(record)) return;
-      await dispatch(ctx, queue, dispatchRequestOf(record));
+      await dispatch(ctx, queue, dispatchRequestOf(record), endpointsOf);
     };
     return processPartialResponse(event, handleRecord, processor);
   };
