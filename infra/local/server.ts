@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { AppContext } from '../../lib/context.js';
 import type { BindApiHandler } from '../../lib/http/api-handler.js';
+import { KeyGate } from './key-gate.js';
 import { apiGatewayEvent } from '../../lib/http/apigw-event.js';
 import { routes, type Route } from '../../lib/routes.js';
 
@@ -148,11 +149,25 @@ async function handleHttp(loadHandler: (route: Route) => Promise<LambdaHandler>,
   }
 }
 
+export interface HttpServerOptions {
+  /**
+   * At most this many requests of one API key run at once; the rest wait their turn (`KeyGate`). Unset: no
+   * limit (tests, whose races must really race).
+   */
+  requestsPerKey?: number;
+}
+
 /** Serves the route table on `port` (0: any free one) with every handler bound to `ctx`. */
-export function startHttpServer(ctx: AppContext, port: number, host = '127.0.0.1'): Promise<{ server: Server; baseUrl: string }> {
+export function startHttpServer(ctx: AppContext, port: number, host = '127.0.0.1', options: HttpServerOptions = {}): Promise<{ server: Server; baseUrl: string }> {
   const loadHandler = handlerLoader(ctx);
+  const gate = options.requestsPerKey === undefined ? undefined : new KeyGate(options.requestsPerKey);
+  const serve = (request: IncomingMessage, response: ServerResponse) => {
+    const key = request.headers['x-svc-api-key'];
+    const handle = () => handleHttp(loadHandler, ctx, request, response);
+    return gate && typeof key === 'string' ? gate.run(key, handle) : handle();
+  };
   const server = createServer((request, response) => {
-    handleHttp(loadHandler, ctx, request, response).catch((error) => {
+    serve(request, response).catch((error) => {
       ctx.logger.error('local server: request failed', { error: error as Error });
       if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
       response.end(JSON.stringify({ error: 'Internal Server Error' }));

@@ -5,6 +5,7 @@ import { createContext } from '../../lib/context.js';
 import { ensureTables, freePort, startDynamoLocal, type LocalDynamo } from './dynamodb.js';
 import { assertPortFree, lockDataDir, type DataDirLock } from './instance-lock.js';
 import { dataDir, LOCAL_TABLES, localConfig, removeStackInfo, writeStackInfo } from './local-env.js';
+import { requestsPerKeyFrom } from './key-gate.js';
 import { startHttpServer } from './server.js';
 
 /** Longest a stop may take before the process exits anyway (a child that ignores SIGTERM gets SIGKILL). */
@@ -77,7 +78,7 @@ async function main(): Promise<void> {
     // Webhooks: the stream poller, the in-process delivery queue and the sweep timer (design section 8).
     const { startLocalWebhooks } = await import('./webhook-runtime.js');
     stopWebhooks = (await startLocalWebhooks(workflows.ctx)).stop;
-    http = await startHttpServer(workflows.ctx, port, host);
+    http = await startHttpServer(workflows.ctx, port, host, { requestsPerKey: requestsPerKeyFrom(process.env) });
   } catch (error) {
     console.error(`npm start: ${(error as Error).message}`);
     await stop(1);

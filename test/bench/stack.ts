@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { ensureTables, freePort, localClient, startDynamoLocal, type LocalDynamo } from '../../infra/local/dynamodb.js';
 import { localConfig } from '../../infra/local/local-env.js';
+import { requestsPerKeyFrom } from '../../infra/local/key-gate.js';
 import { startHttpServer } from '../../infra/local/server.js';
 import { createContext, documentClient, type AppContext } from '../../lib/context.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -142,7 +143,8 @@ export async function startBenchStack(): Promise<BenchStack> {
     const db = documentClient(config);
     const meter = installMeter(local.endpoint, db);
     current = createContext(config, { db });
-    const http = await startHttpServer(current, 0, '127.0.0.1');
+    // As `npm start` serves: each API key's requests admitted a few at a time (infra/local/key-gate.ts).
+    const http = await startHttpServer(current, 0, '127.0.0.1', { requestsPerKey: requestsPerKeyFrom(process.env) });
     server = http.server;
     return { baseUrl: http.baseUrl, dynamoEndpoint: local.endpoint, meter, stop };
   } catch (error) {

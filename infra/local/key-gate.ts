@@ -1,0 +1,65 @@
+import pLimit, { type LimitFunction } from 'p-limit';
+
+/** `npm start`'s share per key when LOCAL_REQUESTS_PER_KEY is unset. */
+export const DEFAULT_REQUESTS_PER_KEY = 4;
+
+/** The share per key `npm start` (and the benchmark, which measures what it serves) runs with. */
+export function requestsPerKeyFrom(env: Record<string, string | undefined>): number {
+  return env.LOCAL_REQUESTS_PER_KEY ? Number(env.LOCAL_REQUESTS_PER_KEY) : DEFAULT_REQUESTS_PER_KEY;
+}
+
+/** A key that sent a request this recently still counts as present (a client between two calls). */
+export const PRESENT_FOR_MS = 1_000;
+
+/**
+ * Fair shares for the one process `npm start` serves every platform from. On AWS each request has a Lambda
+ * of its own and DynamoDB partitions by platform, so one platform's burst does not delay another's; here
+ * they share an event loop and one DynamoDB Local on a few cores. So requests are admitted per API key:
+ *
+ * - a key alone (no other key sent anything in the last second) runs up to `perKey` requests at once: a
+ *   single platform's parallel calls stay parallel;
+ * - while other keys are present, every key runs one request at a time: each key's further requests wait
+ *   in line behind their own key, and another key's request shares the machine with one of theirs, not
+ *   with a burst (isolation_ratio in the README's performance section: 2 here, 12 with four each).
+ *
+ * The key is the X-SVC-API-KEY header as sent, before the signature is checked: a request presenting a
+ * key it doesn't own only waits in that key's line (and is refused when its turn comes).
+ */
+export class KeyGate {
+  private readonly lines = new Map<string, LimitFunction>();
+  private readonly lastSeenMs = new Map<string, number>();
+
+  constructor(
+    private readonly perKey: number,
+    private readonly nowMs: () => number = () => performance.now(),
+  ) {
+    if (!Number.isInteger(perKey) || perKey < 1) throw new Error(`requests per API key must be a positive integer, not ${perKey}`);
+  }
+
+  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const share = this.arrive(key);
+    let line = this.lines.get(key);
+    if (!line) {
+      line = pLimit(share);
+      this.lines.set(key, line);
+    }
+    // Every line follows the current share; requests already running finish, the next start within it.
+    for (const each of this.lines.values()) each.concurrency = share;
+    try {
+      return await line(work);
+    } finally {
+      // A key with nothing running or waiting keeps no line (keys never seen again leave nothing behind).
+      if (line.activeCount === 0 && line.pendingCount === 0 && this.lines.get(key) === line) this.lines.delete(key);
+    }
+  }
+
+  /** Notes the key's arrival; the share per key from now on: all of it alone, one each with company. */
+  private arrive(key: string): number {
+    const now = this.nowMs();
+    this.lastSeenMs.set(key, now);
+    for (const [other, seenMs] of this.lastSeenMs) {
+      if (now - seenMs > PRESENT_FOR_MS && !this.lines.has(other)) this.lastSeenMs.delete(other);
+    }
+    return this.lastSeenMs.size > 1 ? 1 : this.perKey;
+  }
+}
