@@ -53,7 +53,8 @@ const SETTINGS = {
 
 /**
  * `BENCH_ONLY=lists` runs only the list and isolation scenarios (seeding the large platform takes most of a
- * run); `BENCH_ONLY=bundles` only the bundles and their import times; `BENCH_ONLY=events` only the events.
+ * run); `BENCH_ONLY=bundles` only the bundles and their import times; `BENCH_ONLY=events` only the events;
+ * `BENCH_ONLY=core` only the endpoint, transfer, award and settlement scenarios.
  */
 const ONLY = process.env.BENCH_ONLY;
 
@@ -169,7 +170,7 @@ async function main(): Promise<void> {
           }),
         );
       };
-      if (ONLY === undefined) await otherScenarios();
+      if (ONLY === undefined || ONLY === 'core') await otherScenarios();
       if (ONLY === undefined || ONLY === 'events') {
         events = await attempt(
           `events: ${SETTINGS.eventTransfers} transfers' account_balance.changed to a receiver; ${SETTINGS.eventLossTransfers} transfers' events to one failing 30 %`,

@@ -220,21 +220,23 @@ export interface CapacityResult {
  * Write capacity a transfer consumes through HTTP (ReturnConsumedCapacity=TOTAL on every write the handler
  * makes; see capacity.ts) against the least the design can spend:
  *
- * - the TransactWriteItems: transactional writes cost 2 WCU per item per KB, and a transfer must write the
- *   movement record, both balances and the transfer record, every item under 1 KB: 4 × 2 = 8 WCU;
+ * - the TransactWriteItems: transactional writes cost 2 WCU per item per KB, and a transfer must write, every
+ *   item under 1 KB at best: the movement record, both balances and the transfer record (design section 5);
+ *   the platform's transfers and movements counter shards (design section 9: counts come from counters
+ *   written in the record's transaction); each account's movement entry (GET /accounts/{id}/movements is
+ *   one Query of the account's own partition); and each account's `account_balance.changed` event (design
+ *   section 8: recorded in the change's own transaction). 10 items: 20 WCU;
  * - the replay-cache put that signature verification makes for every mutating request (design section 4):
  *   a standard write of an item under 1 KB, 1 WCU;
- * - with a `client_transfer_id`, its 72-hour claim, one more transactional item: 2 WCU;
- * - the platform's transfers counter (design section 9: counts come from counters written in the record's
- *   transaction), one shard item under 1 KB in the same transaction: 2 WCU.
+ * - with a `client_transfer_id`, its 72-hour claim, one more transactional item: 2 WCU.
  *
- * So 11 WCU per transfer, 13 with a client id.
+ * So 21 WCU per transfer, 23 with a client id.
  */
 export async function measureCapacity(platform: BenchPlatform, lane: Lane, meter: DynamoMeter, count: number): Promise<CapacityResult[]> {
   const results: CapacityResult[] = [];
   const cases = [
-    { label: 'POST /transfers', minimum: 11, clientId: () => undefined },
-    { label: 'POST /transfers + client_transfer_id', minimum: 13, clientId: () => `bench-${randomUUID()}` },
+    { label: 'POST /transfers', minimum: 21, clientId: () => undefined },
+    { label: 'POST /transfers + client_transfer_id', minimum: 23, clientId: () => `bench-${randomUUID()}` },
   ];
   meter.capacity = true;
   try {
