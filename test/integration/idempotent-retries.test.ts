@@ -18,7 +18,8 @@ import { tradeBody } from '../support/trades.js';
  * another id) a 409 `request already received`; never a second booking, never a 403. And a run that
  * committed its booking but died before answering leaves the retry that booking's answer. For every POST.
  *
- * Pairs priced here (files share the database, each prices its own): DOGE/USD and USDC/EUR.
+ * Pairs priced here: DOGE/USD and USDC/EUR. Files share the database, so a pair another file prices too gets
+ * the same price here (reference-responses.test.ts asserts amounts at DOGE/USD 0.25, USDC/EUR 0.9).
  */
 const ETH_ADDRESS = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 
@@ -30,7 +31,7 @@ let endpointId: string;
 let eventId: string;
 
 beforeAll(async () => {
-  await Promise.all([setPrice('DOGE', 'USD', '0.1'), setPrice('USDC', 'EUR', '0.9')]);
+  await Promise.all([setPrice('DOGE', 'USD', '0.25'), setPrice('USDC', 'EUR', '0.9')]);
   await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5', '--reason', 'test'], { ctx });
   platform = await newPlatform();
   [customer, buyer, seller] = await Promise.all([newCustomer(platform.platformCode), newCustomer(platform.platformCode), newCustomer(platform.platformCode)]);
