@@ -1,7 +1,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 
-/** `npm start`'s share per key when LOCAL_REQUESTS_PER_KEY is unset. */
-export const DEFAULT_REQUESTS_PER_KEY = 4;
+/** `npm start`'s share per key while keys share the machine, when LOCAL_REQUESTS_PER_KEY is unset. */
+export const DEFAULT_REQUESTS_PER_KEY = 1;
 
 /** The share per key `npm start` (and the benchmark, which measures what it serves) runs with. */
 export function requestsPerKeyFrom(env: Record<string, string | undefined>): number {
@@ -16,11 +16,12 @@ export const PRESENT_FOR_MS = 1_000;
  * of its own and DynamoDB partitions by platform, so one platform's burst does not delay another's; here
  * they share an event loop and one DynamoDB Local on a few cores. So requests are admitted per API key:
  *
- * - a key alone (no other key sent anything in the last second) runs up to `perKey` requests at once: a
- *   single platform's parallel calls stay parallel;
- * - while other keys are present, every key runs one request at a time: each key's further requests wait
- *   in line behind their own key, and another key's request shares the machine with one of theirs, not
- *   with a burst (isolation_ratio in the README's performance section: 2 here, 12 with four each).
+ * - a key alone (no other key sent anything in the last second) runs as many requests at once as it sends:
+ *   there is nobody to protect, and a single platform's parallel calls stay parallel;
+ * - while other keys are present, every key runs at most `perKey` (1 by default) at once: each key's further
+ *   requests wait in line behind their own key, and another key's request shares the machine with one of
+ *   theirs, not with a burst (isolation_ratio in the README's performance section: 2 with one each, 4.2
+ *   with two, 12 with four).
  *
  * The key is the X-SVC-API-KEY header as sent, before the signature is checked: a request presenting a
  * key it doesn't own only waits in that key's line (and is refused when its turn comes).
@@ -53,13 +54,13 @@ export class KeyGate {
     }
   }
 
-  /** Notes the key's arrival; the share per key from now on: all of it alone, one each with company. */
+  /** Notes the key's arrival; the share per key from now on: no limit alone, `perKey` each with company. */
   private arrive(key: string): number {
     const now = this.nowMs();
     this.lastSeenMs.set(key, now);
     for (const [other, seenMs] of this.lastSeenMs) {
       if (now - seenMs > PRESENT_FOR_MS && !this.lines.has(other)) this.lastSeenMs.delete(other);
     }
-    return this.lastSeenMs.size > 1 ? 1 : this.perKey;
+    return this.lastSeenMs.size > 1 ? this.perKey : Number.POSITIVE_INFINITY;
   }
 }
