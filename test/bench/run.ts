@@ -16,7 +16,17 @@ import { measureEndpoints, measureListScaling, type EndpointRow } from './endpoi
 import { measureSettlement, type SettlementResult } from './settlement.js';
 import { startBenchStack } from './stack.js';
 import { fmt, round, table } from './stats.js';
-import { makeLanes, measureCapacity, measureOverhead, measureThroughput, type CapacityResult, type OverheadResult, type ThroughputResult } from './transfers.js';
+import {
+  makeLanes,
+  measureCapacity,
+  measureHotAccount,
+  measureOverhead,
+  measureThroughput,
+  type CapacityResult,
+  type HotAccountResult,
+  type OverheadResult,
+  type ThroughputResult,
+} from './transfers.js';
 import { LISTS, measureIsolation, measureListPages, type Isolation, type ListScaling } from './lists.js';
 import { measureEvents, type EventsResult } from './events.js';
 
@@ -129,6 +139,7 @@ async function main(): Promise<void> {
   let overhead: OverheadResult | undefined;
   let capacity: CapacityResult[] | undefined;
   let throughput: ThroughputResult | undefined;
+  let hotAccount: HotAccountResult | undefined;
   let listScaling: EndpointRow | undefined;
   let awards: AwardsResult | undefined;
   let settlement: SettlementResult | undefined;
@@ -155,6 +166,9 @@ async function main(): Promise<void> {
           capacity = await attempt('POST /transfers: write capacity', failures, () => measureCapacity(platform, lane, stack.meter, SETTINGS.capacityTransfers));
           throughput = await attempt(`POST /transfers: throughput with ${SETTINGS.concurrency} callers`, failures, () =>
             measureThroughput(platform, lanes, SETTINGS.throughputRounds, SETTINGS.throughputPhaseMs),
+          );
+          hotAccount = await attempt(`POST /transfers: ${SETTINGS.concurrency} callers debiting one account`, failures, () =>
+            measureHotAccount(platform, SETTINGS.concurrency, SETTINGS.throughputPhaseMs * 2),
           );
           listScaling = await attempt('GET /transfers after the throughput run', failures, () => measureListScaling(platform, stack.meter, 10));
         }
@@ -285,6 +299,13 @@ async function main(): Promise<void> {
   if (throughput) {
     transferRows.push([`throughput, ${throughput.concurrency} callers, HTTP`, `${fmt(throughput.httpPerSecond)} /s (p50 ${fmt(throughput.httpP50)} ms)`, `${SETTINGS.throughputRounds}×${SETTINGS.throughputPhaseMs / 1000} s phases`]);
     transferRows.push([`throughput, ${throughput.concurrency} callers, direct`, `${fmt(throughput.directPerSecond)} /s (p50 ${fmt(throughput.directP50)} ms)`, 'alternating with the HTTP phases']);
+  }
+  if (hotAccount) {
+    transferRows.push([
+      `one hot account, ${hotAccount.callers} callers, HTTP`,
+      `${fmt(hotAccount.perSecond)} /s (p50 ${fmt(hotAccount.p50)} ms, p99 ${fmt(hotAccount.p99)} ms)`,
+      `${hotAccount.booked} booked, ${hotAccount.unavailable} answered 503; every transfer debits the same account`,
+    ]);
   }
   for (const entry of capacity ?? []) {
     transferRows.push([`WCU, ${entry.label}`, `${fmt(entry.wcuPerTransfer, 2)} (Local reports ${fmt(entry.reportedWcuPerTransfer, 2)})`, `minimum ${entry.minimum}; writes ${entry.writes}`]);

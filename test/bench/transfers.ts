@@ -253,3 +253,42 @@ export async function measureCapacity(platform: BenchPlatform, lane: Lane, meter
   }
   return results;
 }
+
+export interface HotAccountResult {
+  callers: number;
+  /** Transfers booked per second, all debiting one account. */
+  perSecond: number;
+  p50: number;
+  p99: number;
+  /** Requests answered 503 (the stale-read retries ran out): the client would retry them. */
+  unavailable: number;
+  booked: number;
+}
+
+/**
+ * One hot account: `callers` concurrent callers for `durationMs`, every transfer debiting the same funded
+ * customer account (to a destination of its own per caller). Each balance update is conditioned on the
+ * version the booking read (`lib/store/balance-events.ts`), so bookings of one account commit one after
+ * another and the others read again: what one account sustains, and whether any caller gets a 503.
+ */
+export async function measureHotAccount(platform: BenchPlatform, callers: number, durationMs: number): Promise<HotAccountResult> {
+  const [source] = await makeLanes(platform, 1);
+  const lanes = Array.from({ length: callers }, (_, i): Lane => ({ from: source!.from, to: platform.participantCode, toLabel: `hot-${i}` }));
+  const latencies: number[] = [];
+  let unavailable = 0;
+  const started = performance.now();
+  const until = started + durationMs;
+  await Promise.all(
+    lanes.map(async (lane) => {
+      while (performance.now() < until) {
+        const response = await platform.client.post('/transfers', transferBody(lane));
+        if (response.status === 503) unavailable += 1;
+        else expectStatus(response, 201, 'POST /transfers (hot account)');
+        latencies.push(response.ms);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const booked = latencies.length - unavailable;
+  return { callers, perSecond: booked / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), unavailable, booked };
+}
