@@ -1,24 +1,13 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { clientWith, testContext } from '../support/context.js';
-import { balances, fund } from '../support/ledger.js';
-import { newPlatform, serviceFor, type TestPlatform, type TestService } from '../support/service.js';
+import { serviceWith } from '../support/faults.js';
+import { fund, transferBody, usdBalancesOf } from '../support/ledger.js';
+import { newPlatform, type TestPlatform } from '../support/service.js';
 
 /**
  * DynamoDB Local never reports transaction conflicts, so these tests put a middleware on the client that
  * does what DynamoDB does under contention: cancel the first N TransactWriteItems calls.
  */
-type Middleware = Parameters<typeof clientWith>[0];
-
-/**
- * A server whose context reaches DynamoDB Local through a client carrying one fault-injecting middleware,
- * placed inside the SDK's retry loop so that it sees (and can fail) every attempt. The test's requests go
- * through it (`via`); setting up and checking balances go through the file's ordinary server.
- */
-function serviceWith(middleware: Middleware, name: string): TestService {
-  return serviceFor(testContext({ db: clientWith(middleware, name) }));
-}
-
 function serviceInjecting(fault: { conflicts?: number; lostResponses?: number }) {
   const calls = { transactions: 0 };
   const via = serviceWith(
@@ -46,13 +35,7 @@ function serviceInjecting(fault: { conflicts?: number; lostResponses?: number })
   return { calls, via };
 }
 
-const body = (platform: TestPlatform, amount: string) => ({
-  from_participant_code: platform.participantCode,
-  to_participant_code: platform.participantCode,
-  to_account_label: 'other',
-  asset: 'USD',
-  amount,
-});
+const body = (platform: TestPlatform, amount: string) => transferBody(platform, { to_account_label: 'other', amount });
 
 describe('transaction conflicts', () => {
   it('retries a conflicted transaction a bounded number of times and books it once', async () => {
@@ -64,10 +47,7 @@ describe('transaction conflicts', () => {
     const response = await platform.post('/transfers', body(platform, '4'), { via });
     expect(response.status).toBe(201);
     expect(calls.transactions).toBe(4);
-    expect(await balances(platform)).toMatchObject({
-      [`${platform.participantCode}/general/USD`]: '6.00',
-      [`${platform.participantCode}/other/USD`]: '5.00',
-    });
+    expect(await usdBalancesOf(platform, 'general', 'other')).toEqual(['6.00', '5.00']);
   });
 
   it('gives up after five attempts with a 503 the client may retry, having moved nothing', async () => {
@@ -78,7 +58,7 @@ describe('transaction conflicts', () => {
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBeTruthy();
     expect(calls.transactions).toBe(5);
-    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('10.00');
+    expect(await usdBalancesOf(platform, 'general')).toEqual(['10.00']);
   });
 
   it('does not book twice when a committed transaction’s response is lost and the SDK retries it', async () => {
@@ -88,10 +68,7 @@ describe('transaction conflicts', () => {
     const response = await platform.post('/transfers', body(platform, '4'), { via });
     expect(response.status).toBe(201);
     expect(calls.transactions).toBeGreaterThanOrEqual(2);
-    expect(await balances(platform)).toMatchObject({
-      [`${platform.participantCode}/general/USD`]: '6.00',
-      [`${platform.participantCode}/other/USD`]: '4.00',
-    });
+    expect(await usdBalancesOf(platform, 'general', 'other')).toEqual(['6.00', '4.00']);
   });
 });
 
@@ -117,9 +94,6 @@ describe('an idempotent POST whose fallback response write fails after its booki
     const retry = await platform.post('/transfers', body(platform, '4'), { headers: { 'X-Request-Id': requestId } });
     expect(retry.status).toBe(201);
     expect(retry.text).toBe(first.text);
-    expect(await balances(platform)).toMatchObject({
-      [`${platform.participantCode}/general/USD`]: '6.00',
-      [`${platform.participantCode}/other/USD`]: '4.00',
-    });
+    expect(await usdBalancesOf(platform, 'general', 'other')).toEqual(['6.00', '4.00']);
   });
 });

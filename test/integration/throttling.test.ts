@@ -1,9 +1,10 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { clientWith, testContext } from '../support/context.js';
-import { balances, fund } from '../support/ledger.js';
-import { newPlatform, serviceFor, type TestPlatform, type TestService } from '../support/service.js';
+import type { clientWith } from '../support/context.js';
+import { serviceWith as faultyService } from '../support/faults.js';
+import { fund, transferBody, usdBalancesOf } from '../support/ledger.js';
+import { newPlatform, type TestPlatform } from '../support/service.js';
 
 /**
  * DynamoDB throttling, injected with SDK middleware (DynamoDB Local never throttles). A fault at the
@@ -16,9 +17,7 @@ type Middleware = Parameters<typeof clientWith>[0];
 /** The SDK's own attempts per call, as the service's clients have them by default (AWS_MAX_ATTEMPTS). */
 const SDK_ATTEMPTS = 3;
 
-function serviceWith(middleware: Middleware, name: string, step: 'initialize' | 'deserialize'): TestService {
-  return serviceFor(testContext({ db: clientWith(middleware, name, step, { maxAttempts: SDK_ATTEMPTS }) }));
-}
+const serviceWith = (middleware: Middleware, name: string, step: 'initialize' | 'deserialize') => faultyService(middleware, name, step, { maxAttempts: SDK_ATTEMPTS });
 
 const throttlingException = () =>
   Object.assign(new Error('The level of configured provisioned throughput for the table was exceeded.'), {
@@ -54,13 +53,7 @@ function failing(command: string, times: number, fault: (input: any) => Error, s
   return { calls, via };
 }
 
-const transfer = (platform: TestPlatform, amount: string) => ({
-  from_participant_code: platform.participantCode,
-  to_participant_code: platform.participantCode,
-  to_account_label: 'other',
-  asset: 'USD',
-  amount,
-});
+const transfer = (platform: TestPlatform, amount: string) => transferBody(platform, { to_account_label: 'other', amount });
 
 async function fundedPlatform(): Promise<TestPlatform> {
   const platform = await newPlatform();
@@ -82,10 +75,7 @@ describe('a booking under throttling', () => {
     expect(response.status).toBe(201);
     // The SDK does not retry a cancellation: each attempt is the store's.
     expect(calls.count).toBe(4);
-    expect(await balances(platform)).toMatchObject({
-      [`${platform.participantCode}/general/USD`]: '6.00',
-      [`${platform.participantCode}/other/USD`]: '5.00',
-    });
+    expect(await usdBalancesOf(platform, 'general', 'other')).toEqual(['6.00', '5.00']);
     expect(await transfersOf(platform)).toBe(1);
   });
 
@@ -96,10 +86,7 @@ describe('a booking under throttling', () => {
     const response = await platform.post('/transfers', transfer(platform, '4'), { via });
     expect(response.status).toBe(201);
     expect(calls.count).toBe(SDK_ATTEMPTS + 2);
-    expect(await balances(platform)).toMatchObject({
-      [`${platform.participantCode}/general/USD`]: '6.00',
-      [`${platform.participantCode}/other/USD`]: '5.00',
-    });
+    expect(await usdBalancesOf(platform, 'general', 'other')).toEqual(['6.00', '5.00']);
     expect(await transfersOf(platform)).toBe(1);
   });
 
@@ -129,10 +116,7 @@ describe('a booking under throttling', () => {
     // The store resent that very request, token included: DynamoDB recognised it as committed.
     expect(tokens).toHaveLength(SDK_ATTEMPTS + 1);
     expect(new Set(tokens).size).toBe(1);
-    expect(await balances(platform)).toMatchObject({
-      [`${platform.participantCode}/general/USD`]: '6.00',
-      [`${platform.participantCode}/other/USD`]: '5.00',
-    });
+    expect(await usdBalancesOf(platform, 'general', 'other')).toEqual(['6.00', '5.00']);
     expect(await transfersOf(platform)).toBe(1);
   });
 
@@ -146,19 +130,13 @@ describe('a booking under throttling', () => {
     expect(response.body).toEqual({ errors: ['service busy, retry shortly'] });
     // Bounded: the policy's 5 attempts, no more.
     expect(calls.count).toBe(5);
-    expect(await balances(platform)).toMatchObject({
-      [`${platform.participantCode}/general/USD`]: '10.00',
-      [`${platform.participantCode}/other/USD`]: '1.00',
-    });
+    expect(await usdBalancesOf(platform, 'general', 'other')).toEqual(['10.00', '1.00']);
     expect(await transfersOf(platform)).toBe(0);
 
     // Throttling over: the client's retry of the same request books it, once.
     const retry = await platform.post('/transfers', transfer(platform, '4'), { headers: { 'X-Request-Id': requestId } });
     expect(retry.status).toBe(201);
-    expect(await balances(platform)).toMatchObject({
-      [`${platform.participantCode}/general/USD`]: '6.00',
-      [`${platform.participantCode}/other/USD`]: '5.00',
-    });
+    expect(await usdBalancesOf(platform, 'general', 'other')).toEqual(['6.00', '5.00']);
   });
 
   it('answers 503 when every attempt’s transaction is cancelled for throttling, having booked nothing', async () => {
@@ -168,7 +146,7 @@ describe('a booking under throttling', () => {
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBeTruthy();
     expect(calls.count).toBe(5);
-    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('10.00');
+    expect(await usdBalancesOf(platform, 'general')).toEqual(['10.00']);
     expect(await transfersOf(platform)).toBe(0);
   });
 });
@@ -191,10 +169,7 @@ describe('a booking whose balance read went stale', () => {
     const response = await platform.post('/transfers', transfer(platform, '4'), { via });
     expect(response.status).toBe(201);
     expect(transactions).toBe(2);
-    expect(await balances(platform)).toMatchObject({
-      [`${platform.participantCode}/general/USD`]: '8.00',
-      [`${platform.participantCode}/other/USD`]: '5.00',
-    });
+    expect(await usdBalancesOf(platform, 'general', 'other')).toEqual(['8.00', '5.00']);
     expect(await transfersOf(platform)).toBe(1);
   });
 });

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../lib/context.js';
-import { clientWith, ctx } from './context.js';
+import { clientWith, ctx, testContext } from './context.js';
 import { serviceFor, type TestService } from './service.js';
 
 /**
@@ -29,4 +29,15 @@ export function serviceCrashingAfterCommit(options: { skip?: number; base?: AppC
     'initialize',
   );
   return serviceFor({ ...(options.base ?? ctx), db });
+}
+
+type Middleware = Parameters<typeof clientWith>[0];
+
+/**
+ * A server whose context reaches DynamoDB Local through a client carrying one fault-injecting middleware
+ * (`clientWith`: at `deserialize` it sees every SDK attempt, at `initialize` every call once). The test's
+ * requests go through it (`via`); setting up and checking go through the file's ordinary server.
+ */
+export function serviceWith(middleware: Middleware, name: string, step: 'initialize' | 'deserialize' = 'deserialize', options: { maxAttempts?: number } = {}): TestService {
+  return serviceFor(testContext({ db: clientWith(middleware, name, step, options) }));
 }

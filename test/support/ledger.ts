@@ -15,6 +15,12 @@ export async function balances(platform: TestPlatform, query = ''): Promise<Reco
   return Object.fromEntries(response.body.message.map((account: any) => [`${account.account_owner}/${account.account_label}/${account.asset}`, account.balance]));
 }
 
+/** The platform's own participant's USD balances in the accounts labelled `labels`, in that order. */
+export async function usdBalancesOf(platform: TestPlatform, ...labels: string[]): Promise<(string | undefined)[]> {
+  const all = await balances(platform);
+  return labels.map((label) => all[`${platform.participantCode}/${label}/USD`]);
+}
+
 /** A POST /transfers body moving 1.00 USD between two of the platform's own accounts; fields overridable. */
 export function transferBody(platform: TestPlatform, overrides: Record<string, unknown> = {}) {
   return {
