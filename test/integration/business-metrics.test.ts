@@ -9,7 +9,7 @@ vi.hoisted(() => {
 
 const { ctx, testContext } = await import('../support/context.js');
 const { captureOutput } = await import('../support/output.js');
-const { fund } = await import('../support/ledger.js');
+const { fund, transferBody } = await import('../support/ledger.js');
 const { setPrice } = await import('../support/pricing.js');
 const { newPlatform } = await import('../support/service.js');
 const { newCustomer } = await import('../support/trade-parties.js');
@@ -164,13 +164,7 @@ describe('PaymentStatusChanged and NegativeClearingBalances', () => {
     expect(await consume({ Records: [event('m1', 'pending'), event('m2', 'posted'), event('m3', 'posted')] }, {} as never)).toEqual({ batchItemFailures: [] });
 
     // The platform spends what the bank brought in, so the reversal leaves the clearing account at -100.00.
-    const spend = await platform.post('/transfers', {
-      from_participant_code: platform.participantCode,
-      from_account_label: 'ach_clearing',
-      to_participant_code: platform.participantCode,
-      asset: 'USD',
-      amount: '101.50',
-    });
+    const spend = await platform.post('/transfers', transferBody(platform, { from_account_label: 'ach_clearing', to_account_label: 'general', amount: '101.50' }));
     expect(spend.status, spend.text).toBe(201);
     vi.spyOn(ctx.logger, 'warn').mockImplementation(() => undefined);
     try {

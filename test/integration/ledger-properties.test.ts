@@ -4,13 +4,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureTables } from '../../infra/local/dynamodb.js';
 import type { AppContext } from '../../lib/context.js';
 import { InsufficientFundsError } from '../../lib/domain/errors.js';
-import { ACH_CLEARING_LABEL, achClearingAccount } from '../../lib/domain/ach-clearing.js';
+import { ACH_CLEARING_LABEL } from '../../lib/domain/ach-clearing.js';
 import { isUnguarded, accountKey } from '../../lib/domain/ledger.js';
 import type { AchTransferType } from '../../lib/domain/payments.js';
 import { applyBankEvent } from '../../lib/payments/apply-bank-event.js';
-import { newId } from '../../lib/store/codes.js';
-import { paymentCreationItem } from '../../lib/store/payments.js';
-import { transactWrite } from '../../lib/store/transactions.js';
 import { Money } from '../../lib/domain/money.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { readMoney } from '../../lib/store/numbers.js';
@@ -19,6 +16,7 @@ import { createPlatform } from '../../lib/store/platforms.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { createTransfer } from '../../lib/transfers/create-transfer.js';
 import { testContext, testEndpoint } from '../support/context.js';
+import { storeSubmittedPayment } from '../support/payments.js';
 
 /**
  * Random concurrent deposits and transfers against DynamoDB Local, then the ledger's invariants over the
@@ -64,30 +62,11 @@ let ctx: AppContext;
 
 /** A submitted ACH payment on the platform's clearing account, walked by the bank to posted and maybe reversed. */
 async function bankEvents(platform: { platform_code: string; participant_code: string }, op: { transferType: AchTransferType; amount: string; reverse: boolean }) {
-  const transactionId = newId();
-  const nowMs = Date.now();
-  await transactWrite(ctx, [
-    paymentCreationItem(ctx, {
-      transaction_id: transactionId,
-      platform_code: platform.platform_code,
-      trade_id: null,
-      participant_code: platform.participant_code,
-      asset: 'USD',
-      amount: op.amount,
-      trade_amount: op.amount,
-      status: 'submitted',
-      transfer_type: op.transferType,
-      bank_transfer_id: transactionId,
-      funding: 'inbound_reference',
-      external_account_id: null,
-      description: null,
-      bank_fee: null,
-      inbound_reference_id: 'property',
-      clearing_account: achClearingAccount(platform).account,
-      created_at_ms: nowMs,
-      updated_at_ms: nowMs,
-    }),
-  ]);
+  const transactionId = await storeSubmittedPayment(
+    ctx,
+    { platformCode: platform.platform_code, participantCode: platform.participant_code },
+    { amount: op.amount, transferType: op.transferType, reference: 'property' },
+  );
   for (const status of ['pending', 'posted', ...(op.reverse ? ['reversed'] : [])]) {
     const { outcome } = await applyBankEvent(ctx, { transaction_id: transactionId, status });
     if (outcome !== 'applied') throw new Error(`bank event ${status} was not applied`);

@@ -1,18 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { achClearingAccount } from '../../lib/domain/ach-clearing.js';
 import type { TradeState } from '../../lib/domain/settlement.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { applyBankEvent } from '../../lib/payments/apply-bank-event.js';
 import { newId } from '../../lib/store/codes.js';
-import { paymentCreationItem } from '../../lib/store/payments.js';
 import { acceptedTrade, tradeItems, updateTrade } from '../../lib/store/trades.js';
 import { transactWrite } from '../../lib/store/transactions.js';
 import { customersViaStore } from '../support/customers.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { tradeBody } from '../support/trades.js';
 import { ctx } from '../support/context.js';
+import { storeSubmittedPayment } from '../support/payments.js';
 
 /**
  * `count` of GET /trades and GET /payments/status comes from sharded counters written in the records'
@@ -91,30 +90,7 @@ describe('list counts under concurrent bookings and state changes', () => {
               }
               return;
             }
-            const transactionId = newId();
-            const nowMs = ctx.clock.nowMs();
-            await transactWrite(ctx, [
-              paymentCreationItem(ctx, {
-                transaction_id: transactionId,
-                platform_code: reporter.platformCode,
-                trade_id: null,
-                participant_code: reporter.participantCode,
-                asset: 'USD',
-                amount: '10.00',
-                trade_amount: '10.00',
-                status: 'submitted',
-                transfer_type: 'debit',
-                bank_transfer_id: transactionId,
-                funding: 'inbound_reference',
-                external_account_id: null,
-                description: null,
-                bank_fee: null,
-                inbound_reference_id: 'counts',
-                clearing_account: achClearingAccount({ platform_code: reporter.platformCode, participant_code: reporter.participantCode }).account,
-                created_at_ms: nowMs,
-                updated_at_ms: nowMs,
-              }),
-            ]);
+            const transactionId = await storeSubmittedPayment(ctx, reporter, { amount: '10.00', reference: 'counts' });
             for (const status of PAYMENT_PATHS[op.path]!) expect((await applyBankEvent(ctx, { transaction_id: transactionId, status })).outcome).toBe('applied');
           }),
         );

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { getPayment } from '../../lib/store/payments.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { balances, fund } from '../support/ledger.js';
+import { balances, fund, transferBody } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newCustomer } from '../support/trade-parties.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
@@ -212,13 +212,7 @@ describe('payment status events', () => {
     expect(await bankEvent({ transaction_id, status: 'pending' })).toMatchObject({ result: 'applied' });
     expect(await bankEvent({ transaction_id, status: 'posted' })).toMatchObject({ result: 'applied' });
     // The platform spends what the bank brought in: the clearing account is empty when the bank reverses.
-    const spend = await platform.post('/transfers', {
-      from_participant_code: platform.participantCode,
-      from_account_label: 'ach_clearing',
-      to_participant_code: platform.participantCode,
-      asset: 'USD',
-      amount: '101.50',
-    });
+    const spend = await platform.post('/transfers', transferBody(platform, { from_account_label: 'ach_clearing', to_account_label: 'general', amount: '101.50' }));
     expect(spend.status, spend.text).toBe(201);
     expect((await balances(platform))[clearingKey(platform)]).toBe('0.00');
 

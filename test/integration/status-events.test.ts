@@ -1,10 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { achClearingAccount } from '../../lib/domain/ach-clearing.js';
 import { replyToBankEvent } from '../../lib/payments/apply-bank-event.js';
-import { newId } from '../../lib/store/codes.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
-import { paymentCreationItem } from '../../lib/store/payments.js';
-import { transactWrite } from '../../lib/store/transactions.js';
 import { ctx } from '../support/context.js';
 import { customerBody, customersViaStore } from '../support/customers.js';
 import { eventCapture, listEvents, type Envelope } from '../support/events.js';
@@ -12,6 +8,7 @@ import { fund } from '../support/ledger.js';
 import { newPlatform } from '../support/service.js';
 import { newCustomer } from '../support/trade-parties.js';
 import { isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+import { storeSubmittedPayment } from '../support/payments.js';
 
 /**
  * The status events of design section 8 that need no reference price (those that do are in the files that
@@ -124,33 +121,7 @@ describe('award distributions', () => {
 });
 
 describe('payment.status_changed', () => {
-  async function submittedPayment(platform: { platformCode: string; participantCode: string }) {
-    const transactionId = newId();
-    const nowMs = ctx.clock.nowMs();
-    await transactWrite(ctx, [
-      paymentCreationItem(ctx, {
-        transaction_id: transactionId,
-        platform_code: platform.platformCode,
-        trade_id: null,
-        participant_code: platform.participantCode,
-        asset: 'USD',
-        amount: '25.00',
-        trade_amount: '25.00',
-        status: 'submitted',
-        transfer_type: 'debit',
-        bank_transfer_id: transactionId,
-        funding: 'inbound_reference',
-        external_account_id: null,
-        description: null,
-        bank_fee: null,
-        inbound_reference_id: 'events',
-        clearing_account: achClearingAccount({ platform_code: platform.platformCode, participant_code: platform.participantCode }).account,
-        created_at_ms: nowMs,
-        updated_at_ms: nowMs,
-      }),
-    ]);
-    return transactionId;
-  }
+  const submittedPayment = (platform: { platformCode: string; participantCode: string }) => storeSubmittedPayment(ctx, platform, { amount: '25.00', reference: 'events' });
 
   it('tells of each bank event that moves a payment, once: a repeat is no event', async () => {
     const platform = await newPlatform();
