@@ -16,7 +16,11 @@ export interface Route {
   writes?: true;
   /** A route whose use case deletes main-table items (say, a DELETE route); only such functions get DeleteItem there. */
   deletes?: true;
-  /** A route that stores a new secret (a webhook endpoint's), so its function may encrypt with the secrets key. */
+  /**
+   * A route that stores a new secret (a webhook endpoint's), so its function may encrypt with the secrets key:
+   * the secret itself, and the answer kept for X-Request-Id retries (its handler's `secretInResponse`; the
+   * stack test holds the two together).
+   */
   encryptsSecrets?: true;
 }
 

@@ -56,6 +56,8 @@ export interface HandlerDescription {
   description?: string;
   produces?: 'text/html' | 'text/javascript';
   documentedBody?: z.ZodMiniType;
+  /** The answer shows a secret once; its stored copy is sealed (the route needs kms:Encrypt: `encryptsSecrets`). */
+  secretInResponse: boolean;
 }
 
 export interface HandlerInput<Q, B, P> {
@@ -146,6 +148,7 @@ export function apiHandler<
     description: options.description,
     produces: options.produces,
     documentedBody: options.documentedBody,
+    secretInResponse: options.secretInResponse ?? false,
   };
   return Object.assign(bind, { api });
 }

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { routes, type Route } from '../../infra/routes.js';
 import { SETTLEMENT_STATE_NAMES } from '../../infra/settlement-workflow.js';
 import { EVENT_HANDLERS, SETTLEMENT_TASK_HANDLERS } from '../../infra/stack.js';
+import { describeRoutes } from '../../lib/openapi/route-table-document.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/tables.js';
 import { actionsOf, arnOf, type Json, ofType, resourcesOf, statementsOf, synth } from '../support/template.js';
 
@@ -265,6 +266,16 @@ describe('the service stack, from the real route table', () => {
       expect(text, id).toContain(`"${mainId}"`);
       expect(text, id).not.toContain(`"${ttlId}"`);
     }
+  });
+});
+
+describe('the route table and the handlers it names', () => {
+  it('marks encryptsSecrets (kms:Encrypt) on exactly the routes whose handlers seal the secret their answer shows', async () => {
+    const described = await describeRoutes(routes);
+    for (const [i, route] of routes.entries()) {
+      expect(route.encryptsSecrets === true, `${route.method} ${route.path}`).toBe(described[i]!.api?.secretInResponse === true);
+    }
+    expect(routes.filter((route) => route.encryptsSecrets).length).toBeGreaterThan(0);
   });
 });
 
