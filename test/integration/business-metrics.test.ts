@@ -10,6 +10,7 @@ vi.hoisted(() => {
 const { ctx, testContext } = await import('../support/context.js');
 const { captureOutput } = await import('../support/output.js');
 const { fund, transferBody } = await import('../support/ledger.js');
+const { achBuy } = await import('../support/payments.js');
 const { setPrice } = await import('../support/pricing.js');
 const { newPlatform } = await import('../support/service.js');
 const { newCustomer } = await import('../support/trade-parties.js');
@@ -148,15 +149,7 @@ describe('PaymentStatusChanged and NegativeClearingBalances', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '100', 'ach_clearing');
     const start = mark();
-    const quote = await platform.get('/liquidity/rfq?side=buy&underlying=LTC&quoted_currency=USD&total=98.50');
-    expect(quote.status, quote.text).toBe(200);
-    const executed = await platform.post('/liquidity/execute', {
-      quote_id: quote.body.message.quote_id,
-      funding_details: { external_account_id: randomUUID(), description: 'LTC ORDER', bank_fee: '1.50' },
-    });
-    expect(executed.status, executed.text).toBe(200);
-    const listed = await platform.get(`/payments/status?trade_id=${executed.body.message.trade_id}`);
-    const transactionId: string = listed.body.message[0].transaction_id;
+    const { transaction_id: transactionId } = await achBuy(platform, { total: '98.50' });
 
     // The bank's events arrive through the queue, as on AWS; a redelivered one changes nothing.
     const consume = bindBankEventQueue(ctx);

@@ -7,6 +7,7 @@ import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
 import { ctx } from '../support/context.js';
+import { achBuy } from '../support/payments.js';
 
 /**
  * Every write path that creates a record writes its list entry and moves its counter (design section 9):
@@ -68,14 +69,7 @@ describe('write paths reach their lists and counts', () => {
       list(platform, '/payments/status'),
       list(platform, '/payments/status?status=submitted'),
     ]);
-    const quote = await platform.get('/liquidity/rfq?underlying=LTC&quoted_currency=USD&side=buy&total=100');
-    expect(quote.status, quote.text).toBe(200);
-    const executed = await platform.post('/liquidity/execute', {
-      quote_id: quote.body.message.quote_id,
-      funding_details: { external_account_id: randomUUID(), description: 'LTC ORDER', bank_fee: '1.50' },
-    });
-    expect(executed.status, executed.text).toBe(200);
-    const tradeId = executed.body.message.trade_id;
+    const { trade_id: tradeId } = await achBuy(platform, { total: '100' });
     const [tradesAfter, paymentsAfter] = await Promise.all([list(platform, '/trades'), list(platform, '/payments/status')]);
     expect(tradesAfter.count).toBe(trades.count + 1);
     expect(tradesAfter.message.map((t) => t.trade_id)).toContain(tradeId);

@@ -7,6 +7,7 @@ import { getPayment } from '../../lib/store/payments.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { balances, fund, transferBody } from '../support/ledger.js';
+import { achBuy, achFunding } from '../support/payments.js';
 import { setPrice } from '../support/pricing.js';
 import { newCustomer } from '../support/trade-parties.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
@@ -19,7 +20,6 @@ const bankEvent = (event: unknown) => replyToBankEvent(ctx, event);
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** Grouping 1 of funding_details. */
-const ach = (overrides: Record<string, unknown> = {}) => ({ external_account_id: randomUUID(), description: 'LTC ORDER', bank_fee: '1.50', ...overrides });
 
 async function quoteLtc(platform: TestPlatform, params: Record<string, string>) {
   const query = new URLSearchParams({ underlying: 'LTC', quoted_currency: 'USD', ...params }).toString();
@@ -33,13 +33,6 @@ async function executeAch(platform: TestPlatform, params: Record<string, string>
   const quote = await quoteLtc(platform, params);
   const response = await platform.post('/liquidity/execute', { quote_id: quote.quote_id, funding_details: funding });
   return Object.assign(response, { quote });
-}
-
-async function achBuy(platform: TestPlatform, params: Record<string, string> = { total: '100' }) {
-  const response = await executeAch(platform, { side: 'buy', ...params }, ach());
-  expect(response.status, response.text).toBe(200);
-  const listed = await platform.get(`/payments/status?trade_id=${response.body.message.trade_id}`);
-  return { trade_id: response.body.message.trade_id as string, transaction_id: listed.body.message[0].transaction_id as string };
 }
 
 async function payments(platform: TestPlatform, query = '') {
@@ -72,7 +65,7 @@ describe('ACH-funded execution', () => {
   it('buys with bank_fee 1.50 on total 100.00: payment_amount 101.50, one submitted debit of 101.50, fiat leg on the clearing account', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
-    const response = await executeAch(platform, { side: 'buy', total: '100.00' }, ach());
+    const response = await executeAch(platform, { side: 'buy', total: '100.00' }, achFunding());
     expect(response.status, response.text).toBe(200);
     const { message } = response.body;
     expect(message).toEqual({ request_id: response.quote.request_id, quote: response.quote, trade_id: expect.any(String), trade_ids_list: [message.trade_id], status: 'Completed', payment_amount: '101.50' });
@@ -105,7 +98,7 @@ describe('ACH-funded execution', () => {
     const platform = await newPlatform();
     const customer = await newCustomer(platform.platformCode);
     await fund(customer, 'LTC', '2');
-    const response = await executeAch(platform, { side: 'sell', quantity: '1', participant_code: customer }, ach({ bank_fee: 1.5 }));
+    const response = await executeAch(platform, { side: 'sell', quantity: '1', participant_code: customer }, achFunding({ bank_fee: 1.5 }));
     expect(response.status, response.text).toBe(200);
     expect(response.body.message.payment_amount).toBe('98.50');
     const [payment] = (await payments(platform, `?trade_id=${response.body.message.trade_id}`)).message;
@@ -129,13 +122,13 @@ describe('ACH-funded execution', () => {
   });
 
   it.each([
-    ['a description of 11 characters', ach({ description: 'ELEVENCHARS' }), 'funding_details.description: at most 10 characters'],
-    ['both groupings', { ...ach(), inbound_reference_id: 'X-1' }, 'give exactly one grouping'],
+    ['a description of 11 characters', achFunding({ description: 'ELEVENCHARS' }), 'funding_details.description: at most 10 characters'],
+    ['both groupings', { ...achFunding(), inbound_reference_id: 'X-1' }, 'give exactly one grouping'],
     ['neither grouping', {}, 'must contain either'],
-    ['a bank_fee with 3 decimals', ach({ bank_fee: '1.505' }), 'funding_details.bank_fee: at most 2 decimal places'],
-    ['a negative bank_fee', ach({ bank_fee: -1 }), 'funding_details.bank_fee: must not be negative'],
-    ['a bank_fee of 10^15 or more', ach({ bank_fee: `1${'0'.repeat(40)}` }), 'funding_details.bank_fee: must be less than 1000000000000000'],
-    ['an external_account_id that is not a UUID', ach({ external_account_id: 'acct-1' }), 'funding_details.external_account_id: must be a UUID'],
+    ['a bank_fee with 3 decimals', achFunding({ bank_fee: '1.505' }), 'funding_details.bank_fee: at most 2 decimal places'],
+    ['a negative bank_fee', achFunding({ bank_fee: -1 }), 'funding_details.bank_fee: must not be negative'],
+    ['a bank_fee of 10^15 or more', achFunding({ bank_fee: `1${'0'.repeat(40)}` }), 'funding_details.bank_fee: must be less than 1000000000000000'],
+    ['an external_account_id that is not a UUID', achFunding({ external_account_id: 'acct-1' }), 'funding_details.external_account_id: must be a UUID'],
   ])('refuses %s with 400 and writes nothing', async (_name, funding, words) => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
@@ -146,7 +139,7 @@ describe('ACH-funded execution', () => {
     expect(await balances(platform)).toEqual(before);
     expect((await payments(platform)).count).toBe(0);
     // Nothing was written, so the quote is still there to execute.
-    const retried = await platform.post('/liquidity/execute', { quote_id: response.quote.quote_id, funding_details: ach() });
+    const retried = await platform.post('/liquidity/execute', { quote_id: response.quote.quote_id, funding_details: achFunding() });
     expect(retried.status, retried.text).toBe(200);
   });
 
@@ -154,12 +147,12 @@ describe('ACH-funded execution', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
     await fund(platform.participantCode, 'LTC', '5');
-    const eur = await executeAch(platform, { side: 'buy', total: '90', quoted_currency: 'EUR' }, ach());
+    const eur = await executeAch(platform, { side: 'buy', total: '90', quoted_currency: 'EUR' }, achFunding());
     expect(eur.status).toBe(400);
     expect(eur.body.errors[0]).toContain('ACH moves USD only');
     const inboundSell = await executeAch(platform, { side: 'sell', quantity: '1' }, { inbound_reference_id: 'R1' });
     expect(inboundSell.status).toBe(400);
-    const feeTooLarge = await executeAch(platform, { side: 'sell', quantity: '0.01' }, ach({ bank_fee: '1.00' }));
+    const feeTooLarge = await executeAch(platform, { side: 'sell', quantity: '0.01' }, achFunding({ bank_fee: '1.00' }));
     expect(feeTooLarge.status).toBe(400);
     expect(feeTooLarge.body.errors[0]).toContain('bank_fee: must be less than the trade amount');
     expect((await payments(platform)).count).toBe(0);
@@ -170,7 +163,7 @@ describe('ACH-funded execution', () => {
     await fund(platform.participantCode, 'USD', '5000');
     await fund(platform.participantCode, 'USD', '50', 'ach_clearing');
     const before = await balances(platform);
-    const response = await executeAch(platform, { side: 'buy', total: '100' }, ach());
+    const response = await executeAch(platform, { side: 'buy', total: '100' }, achFunding());
     expect(response.status).toBe(400);
     expect(response.body.errors[0]).toContain(`${platform.participantCode}/${platform.platformCode}/ach_clearing: insufficient USD`);
     expect(await balances(platform)).toEqual(before);
@@ -239,14 +232,14 @@ describe('payment status events', () => {
     });
     expect(more.status, more.text).toBe(400);
     // And neither may an ACH buy it would have to front.
-    expect((await executeAch(platform, { side: 'buy', total: '1' }, ach())).status).toBe(400);
+    expect((await executeAch(platform, { side: 'buy', total: '1' }, achFunding())).status).toBe(400);
     expect((await balances(platform))[clearingKey(platform)]).toBe('-100.00');
   });
 
   it('posts a credit out of the clearing account', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'LTC', '1');
-    const response = await executeAch(platform, { side: 'sell', quantity: '1' }, ach());
+    const response = await executeAch(platform, { side: 'sell', quantity: '1' }, achFunding());
     expect(response.status, response.text).toBe(200);
     const [payment] = (await payments(platform)).message;
     await bankEvent({ transaction_id: payment.transaction_id, status: 'pending' });
