@@ -170,6 +170,7 @@ export function requestCompletionItem(ctx: AppContext, run: IdempotentRun, respo
   // Encrypting is asynchronous (KMS on AWS): done once, before the transaction's first attempt.
   let sealed: Promise<string> | undefined;
   return {
+    // Never sent: `prepare` replaces it before every attempt (transactWrite), once the answer is sealed.
     item: { Update: completion(ctx, run, '') },
     prepare: async () => {
       sealed ??= storedResponseText(ctx, run, response);
