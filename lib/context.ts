@@ -1,6 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { KMSClient } from '@aws-sdk/client-kms';
-import { SFNClient } from '@aws-sdk/client-sfn';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
@@ -13,6 +12,7 @@ import { SERVICE_NAME } from './observability/metric-names.js';
 import { serviceMetrics } from './observability/metrics.js';
 import type { EnsureOutcome, SettlementExecutionInput } from './settlement/workflow-io.js';
 import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from './store/retry.js';
+import { kmsCipher, type KmsCipher } from './store/secret-cipher.js';
 
 /**
  * Everything the service's code depends on from outside, built once at the edge and passed in as a
@@ -27,8 +27,8 @@ export interface AppContext {
   db: DynamoDBDocumentClient;
   tables: Tables;
   workflow: SettlementWorkflow;
-  /** Encrypts API secrets on AWS (absent when they are encrypted with the local key). */
-  kms: KMSClient | undefined;
+  /** Encrypts API secrets on AWS (absent when they are encrypted with the local key); loads its client on first use. */
+  kms: KmsCipher | undefined;
   logger: Logger;
   /** Powertools Metrics (embedded metric format); business counts go through `lib/observability/metrics.ts`. */
   metrics: Metrics;
@@ -124,11 +124,6 @@ export function wrapDocumentClient(base: DynamoDBClient): DynamoDBDocumentClient
   });
 }
 
-/** The Step Functions client of the settlement workflow on AWS, with the same timeouts and attempts as DynamoDB's. */
-export function stepFunctionsClient(config: AwsClientConfig): SFNClient {
-  return new SFNClient({ region: config.AWS_REGION, maxAttempts: config.AWS_MAX_ATTEMPTS, requestHandler: awsRequestHandler(config) });
-}
-
 export interface ContextOverrides {
   clock?: Clock;
   db?: DynamoDBDocumentClient;
@@ -140,21 +135,20 @@ export interface ContextOverrides {
   tracer?: Tracer;
 }
 
-/** Builds a context from a parsed configuration; the edge passes what it provides itself (a local workflow, a test clock). */
+/**
+ * Builds a context from a parsed configuration; the edge passes what it provides itself (a local workflow, a
+ * test clock). A configuration naming a state machine needs its workflow passed in: `loadContext` loads it.
+ */
 export function createContext(config: Config, overrides: ContextOverrides = {}): AppContext {
   const logger = overrides.logger ?? serviceLogger(config);
   const { tracer } = overrides;
-  const traced = <C>(client: C): C => (tracer ? tracer.captureAWSv3Client(client) : client);
+  if (config.STATE_MACHINE_ARN && !overrides.workflow) throw new Error('STATE_MACHINE_ARN is set: build the context with loadContext, which loads the Step Functions client');
   return {
     clock: overrides.clock ?? systemClock,
     db: overrides.db ?? documentClient(config, tracer),
     tables: { main: config.TABLE_NAME, ttl: config.TTL_TABLE_NAME },
-    workflow:
-      overrides.workflow ??
-      (config.STATE_MACHINE_ARN
-        ? { kind: 'step-functions', client: traced(stepFunctionsClient(config)), stateMachineArn: config.STATE_MACHINE_ARN }
-        : { kind: 'none' }),
-    kms: config.SECRETS_KMS_KEY_ID ? traced(new KMSClient({ region: config.AWS_REGION })) : undefined,
+    workflow: overrides.workflow ?? { kind: 'none' },
+    kms: config.SECRETS_KMS_KEY_ID ? kmsCipher(config.AWS_REGION, (client) => (tracer ? tracer.captureAWSv3Client(client) : client)) : undefined,
     logger,
     metrics: overrides.metrics ?? serviceMetrics(logger),
     tracer,
@@ -162,6 +156,20 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     caches: { apiSecrets: new Map(), webhookSecrets: new Map(), cursorKeys: new WeakMap() },
     retry: overrides.retry ?? { policy: DEFAULT_RETRY_POLICY, timing: realTiming },
   };
+}
+
+/**
+ * The context of a deployed function, or of the ops CLI against deployed tables: what the configuration turns
+ * on is loaded here, through `import()`s the bundles split off, so a function loads only what it is configured
+ * to use: the Powertools Tracer with TRACING=active, the Step Functions client where STATE_MACHINE_ARN names the
+ * settlement workflow (the functions that start executions).
+ */
+export async function loadContext(config: Config, overrides: Omit<ContextOverrides, 'tracer' | 'workflow'> = {}): Promise<AppContext> {
+  const tracer = config.TRACING === 'active' ? await loadTracer(SERVICE_NAME) : undefined;
+  const workflow = config.STATE_MACHINE_ARN
+    ? (await import('./settlement/step-functions-workflow.js')).stepFunctionsWorkflow(config, config.STATE_MACHINE_ARN, tracer)
+    : undefined;
+  return createContext(config, { ...overrides, tracer, workflow });
 }
 
 /** A Powertools Logger at the configured level (`silent` included); POWERTOOLS_* variables still apply. */
@@ -178,9 +186,7 @@ export function onLambda<E, R>(bind: (ctx: AppContext) => BoundHandler<E, R>): (
   type Handler = (event: E, context: LambdaContext) => Promise<R>;
   let handler: Promise<Handler> | undefined;
   const build = async (): Promise<Handler> => {
-    const config = parseConfig(process.env);
-    const tracer = config.TRACING === 'active' ? await loadTracer(SERVICE_NAME) : undefined;
-    const ctx = createContext(config, { tracer });
+    const ctx = await loadContext(parseConfig(process.env));
     // Powertools (logger context, cold-start metric, tracing when on) around every function, API or not.
     return withPowertools(bind(ctx) as (event: E, context: LambdaContext) => Promise<R> | R, ctx);
   };

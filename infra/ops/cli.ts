@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { createContext, type AppContext } from '../../lib/context.js';
+import { createContext, loadContext, type AppContext } from '../../lib/context.js';
 import { parseConfig } from '../../lib/config.js';
 import { auditItem, newAuditEntry, recordAudit } from '../../lib/store/audit.js';
 import { localConfig, readStackInfo } from '../local/local-env.js';
@@ -30,9 +30,13 @@ export const commands: Commands = {
   ...participantCommands,
 };
 
-/** The context of the tables the CLI targets: deployed ones named in the environment, or the running local stack's. */
-function connect(): AppContext {
-  if (process.env.TABLE_NAME && process.env.TTL_TABLE_NAME) return createContext(parseConfig(process.env));
+/**
+ * The context of the tables the CLI targets: deployed ones named in the environment (with the settlement
+ * workflow when STATE_MACHINE_ARN names it, as a deployed function's), or the running local stack's.
+ */
+async function connect(): Promise<AppContext> {
+  // Never traced: the X-Ray SDK records nothing outside Lambda.
+  if (process.env.TABLE_NAME && process.env.TTL_TABLE_NAME) return loadContext({ ...parseConfig(process.env), TRACING: 'off' });
   const stack = readStackInfo();
   if (!stack) {
     throw new Error('no running local stack found (start one with `npm start`), and TABLE_NAME/TTL_TABLE_NAME are not set for deployed tables');
@@ -122,7 +126,7 @@ export async function runAdmin(argv: string[], options: { ctx?: AppContext } = {
   if (!command) throw new UsageError(`unknown command '${argv.slice(0, 2).join(' ')}'\n${usage()}`);
   // Every flag is checked before the CLI connects to anything.
   const flags = parseFlags(command, argv.slice(words));
-  const ctx = options.ctx ?? connect();
+  const ctx = options.ctx ?? (await connect());
   const audit = auditFor(ctx, name, typeof flags.reason === 'string' ? flags.reason : '');
   const result = await command.run(flags, ctx, audit);
   if (command.mutates && !audit.recorded) await audit.record({ result });

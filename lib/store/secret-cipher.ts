@@ -1,6 +1,40 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { DecryptCommand, EncryptCommand } from '@aws-sdk/client-kms';
+import type { KMSClient } from '@aws-sdk/client-kms';
 import type { AppContext } from '../context.js';
+
+/** KMS encryption with the service's key, as the secrets below use it. */
+export interface KmsCipher {
+  encrypt(keyId: string, plaintext: Uint8Array): Promise<Uint8Array>;
+  decrypt(ciphertext: Uint8Array): Promise<Uint8Array>;
+}
+
+/**
+ * KMS through a client made, and its package loaded (an `import()` the bundles split off), on first use: a
+ * function that never encrypts or decrypts a secret never loads the KMS client, and one that does loads it
+ * once. `capture` wraps the client (the tracer's, when tracing is on). A failed load is not kept.
+ */
+export function kmsCipher(region: string, capture: (client: KMSClient) => KMSClient): KmsCipher {
+  type Loaded = { sdk: typeof import('@aws-sdk/client-kms'); client: KMSClient };
+  let loading: Promise<Loaded> | undefined;
+  const load = () =>
+    (loading ??= import('@aws-sdk/client-kms').then(
+      (sdk) => ({ sdk, client: capture(new sdk.KMSClient({ region })) }),
+      (error: unknown) => {
+        loading = undefined;
+        throw error;
+      },
+    ));
+  return {
+    async encrypt(keyId, plaintext) {
+      const { sdk, client } = await load();
+      return (await client.send(new sdk.EncryptCommand({ KeyId: keyId, Plaintext: plaintext }))).CiphertextBlob!;
+    },
+    async decrypt(ciphertext) {
+      const { sdk, client } = await load();
+      return (await client.send(new sdk.DecryptCommand({ CiphertextBlob: ciphertext }))).Plaintext!;
+    },
+  };
+}
 
 /**
  * API secrets must be recoverable (the HMAC needs them) but never stored in plaintext. On AWS they are
@@ -10,8 +44,8 @@ import type { AppContext } from '../context.js';
 export async function encryptSecret(ctx: Pick<AppContext, 'config' | 'kms'>, plaintext: string): Promise<string> {
   const { SECRETS_KMS_KEY_ID, SECRETS_LOCAL_KEY } = ctx.config;
   if (SECRETS_KMS_KEY_ID && ctx.kms) {
-    const out = await ctx.kms.send(new EncryptCommand({ KeyId: SECRETS_KMS_KEY_ID, Plaintext: Buffer.from(plaintext, 'utf8') }));
-    return `kms:${Buffer.from(out.CiphertextBlob!).toString('base64')}`;
+    const ciphertext = await ctx.kms.encrypt(SECRETS_KMS_KEY_ID, Buffer.from(plaintext, 'utf8'));
+    return `kms:${Buffer.from(ciphertext).toString('base64')}`;
   }
   const key = Buffer.from(SECRETS_LOCAL_KEY!, 'base64');
   const iv = randomBytes(12);
@@ -23,8 +57,7 @@ export async function encryptSecret(ctx: Pick<AppContext, 'config' | 'kms'>, pla
 export async function decryptSecret(ctx: Pick<AppContext, 'config' | 'kms'>, stored: string): Promise<string> {
   const { SECRETS_LOCAL_KEY } = ctx.config;
   if (stored.startsWith('kms:') && ctx.kms) {
-    const out = await ctx.kms.send(new DecryptCommand({ CiphertextBlob: Buffer.from(stored.slice(4), 'base64') }));
-    return Buffer.from(out.Plaintext!).toString('utf8');
+    return Buffer.from(await ctx.kms.decrypt(Buffer.from(stored.slice(4), 'base64'))).toString('utf8');
   }
   if (stored.startsWith('aes:') && SECRETS_LOCAL_KEY) {
     const [iv, tag, ciphertext] = stored.slice(4).split('.').map((part) => Buffer.from(part, 'base64'));
