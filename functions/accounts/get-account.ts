@@ -2,10 +2,9 @@ import * as z from 'zod/mini';
 import { getAccountOfPlatform } from '../../lib/accounts/get-account.js';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { accountResponse } from '../../lib/http/schemas/accounts.js';
 
 /** GET /accounts/{account_id}: one of the platform's or its customers' accounts, by its stable id. */
-export const bind = apiHandler({ path: z.object({ account_id: z.string().check(z.maxLength(100, 'must be an account id (a UUID)')) }), response: accountResponse, summary: 'Get an account' }, async ({ ctx, path, auth }) =>
+export const bind = apiHandler({ path: z.object({ account_id: z.string().check(z.maxLength(100, 'must be an account id (a UUID)')) }), response: async () => (await import('../../lib/http/schemas/accounts.js')).accountResponse, summary: 'Get an account' }, async ({ ctx, path, auth }) =>
   getAccountOfPlatform(ctx, auth.platformCode, path.account_id),
 );
 

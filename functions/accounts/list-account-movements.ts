@@ -4,14 +4,13 @@ import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery } from '../../lib/http/zod.js';
 import { listAccountMovements } from '../../lib/movements/list-movements.js';
 import { movementQueryFields } from '../../lib/movements/query-schema.js';
-import { accountMovementListResponse } from '../../lib/http/schemas/movements.js';
 
 /** GET /accounts/{account_id}/movements: one account's movements, newest first, each with its change. */
 export const bind = apiHandler(
   {
     path: z.object({ account_id: z.string().check(z.maxLength(100, 'must be an account id (a UUID)')) }),
     query: z.object({ ...movementQueryFields, ...pageQuery(100) }),
-    response: accountMovementListResponse,
+    response: async () => (await import('../../lib/http/schemas/movements.js')).accountMovementListResponse,
     summary: "List an account's movements",
   },
   async ({ ctx, path, query, auth }) => listAccountMovements(ctx, auth.platformCode, path.account_id, query),

@@ -3,7 +3,6 @@ import { listAccounts } from '../../lib/accounts/list-accounts.js';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
-import { accountListResponse } from '../../lib/http/schemas/accounts.js';
 
 const query = z.object({
   account_owner: queryFilter(),
@@ -14,6 +13,6 @@ const query = z.object({
 });
 
 /** GET /accounts: balances of the platform's accounts and its customers' accounts. */
-export const bind = apiHandler({ query, response: accountListResponse, summary: 'List accounts' }, async ({ ctx, query, auth }) => listAccounts(ctx, auth.platformCode, query));
+export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/accounts.js')).accountListResponse, summary: 'List accounts' }, async ({ ctx, query, auth }) => listAccounts(ctx, auth.platformCode, query));
 
 export const handler = onLambda(bind);

@@ -2,10 +2,9 @@ import { assetsMatching } from '../../lib/assets/list-assets.js';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import * as z from 'zod/mini';
-import { assetListResponse } from '../../lib/http/schemas/assets.js';
 
 /** GET /assets: the asset registry, optionally one symbol. */
-export const bind = apiHandler({ response: assetListResponse, summary: 'List assets', query: z.object({ symbol: z.optional(z.string().check(z.minLength(1), z.maxLength(25))) }) }, async ({ ctx, query }) => ({
+export const bind = apiHandler({ response: async () => (await import('../../lib/http/schemas/assets.js')).assetListResponse, summary: 'List assets', query: z.object({ symbol: z.optional(z.string().check(z.minLength(1), z.maxLength(25))) }) }, async ({ ctx, query }) => ({
   message: assetsMatching(query.symbol),
 }));
 

@@ -3,7 +3,6 @@ import { distributeAwards } from '../../lib/awards/distribute-awards.js';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
-import { distributionResponse } from '../../lib/http/schemas/quotes.js';
 
 // The amount stays a string and the list unbounded here: the use case checks precision, size and
 // duplicates together, so every problem comes back in one response.
@@ -15,7 +14,7 @@ const body = z.object({
 });
 
 /** POST /awards/distribute: `quantity` of the pooled asset to each listed customer, resumable by X-Request-Id. */
-export const bind = apiHandler({ body, successStatus: 201, response: distributionResponse, summary: 'Distribute awards' }, async ({ ctx, body, auth, requestId, claim }) => ({
+export const bind = apiHandler({ body, successStatus: 201, response: async () => (await import('../../lib/http/schemas/quotes.js')).distributionResponse, summary: 'Distribute awards' }, async ({ ctx, body, auth, requestId, claim }) => ({
   message: await distributeAwards(ctx, auth, body, requestId, claim),
 }));
 

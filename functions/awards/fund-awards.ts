@@ -3,7 +3,6 @@ import { fundAwards } from '../../lib/awards/fund-awards.js';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
-import { instantPurchaseResponse } from '../../lib/http/schemas/quotes.js';
 
 // `underlying` or its alias `asset`: the use case decides which was meant and reports both problems at once.
 const body = z.object({
@@ -15,7 +14,7 @@ const body = z.object({
 });
 
 /** POST /awards/fund: buys the asset to award into the platform's `awards` pool. */
-export const bind = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Fund the awards pool' }, async ({ ctx, body, auth, requestId, claim }) => ({
+export const bind = apiHandler({ body, successStatus: 201, response: async () => (await import('../../lib/http/schemas/quotes.js')).instantPurchaseResponse, summary: 'Fund the awards pool' }, async ({ ctx, body, auth, requestId, claim }) => ({
   message: await fundAwards(ctx, auth, body, requestId, claim),
 }));
 

@@ -3,7 +3,6 @@ import { requestConvertQuote } from '../../lib/convert-withdraw/request-convert-
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
-import { convertQuoteResponse } from '../../lib/http/schemas/quotes.js';
 
 // The side, amounts and address stay plain strings here so the use case reports every problem in one list.
 const query = z.object({
@@ -18,6 +17,6 @@ const query = z.object({
 });
 
 /** GET /convert_withdraw/rfq: a buy quote with the network fee of a withdrawal to the given address. */
-export const bind = apiHandler({ query, response: convertQuoteResponse, summary: 'Request a convert-and-withdraw quote' }, async ({ ctx, query, auth, requestId }) => ({ message: await requestConvertQuote(ctx, auth, query, requestId) }));
+export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/quotes.js')).convertQuoteResponse, summary: 'Request a convert-and-withdraw quote' }, async ({ ctx, query, auth, requestId }) => ({ message: await requestConvertQuote(ctx, auth, query, requestId) }));
 
 export const handler = onLambda(bind);

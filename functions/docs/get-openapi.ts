@@ -4,7 +4,6 @@ import * as z from 'zod/mini';
 import { routes } from '../../lib/routes.js';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { routeTableDocument } from '../../lib/openapi/route-table-document.js';
 
 /**
  * A deployed function finds the document beside its bundle (the stack's bundling writes it with the same
@@ -14,15 +13,20 @@ const BUNDLED_DOCUMENT = fileURLToPath(new URL('./openapi.json', import.meta.url
 
 let document: Promise<unknown> | undefined;
 function apiDocument(): Promise<unknown> {
-  document ??= existsSync(BUNDLED_DOCUMENT) ? Promise.resolve(JSON.parse(readFileSync(BUNDLED_DOCUMENT, 'utf8'))) : routeTableDocument(routes);
+  // The generator (every schema, zod's JSON Schema conversion) is imported only where there is no prebuilt document.
+  document ??= existsSync(BUNDLED_DOCUMENT)
+    ? Promise.resolve(JSON.parse(readFileSync(BUNDLED_DOCUMENT, 'utf8')))
+    : import('../../lib/openapi/route-table-document.js').then(({ routeTableDocument }) => routeTableDocument(routes));
   return document;
 }
 
-const response = z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({}), paths: z.looseObject({}) });
-
 /** GET /openapi.json: this API's OpenAPI 3.1 description. Unsigned; any query is ignored. */
 export const bind = apiHandler(
-  { response, summary: 'This API description (OpenAPI 3.1)', description: 'Generated from the schemas the handlers validate with and the route table.' },
+  {
+    response: async () => z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({}), paths: z.looseObject({}) }),
+    summary: 'This API description (OpenAPI 3.1)',
+    description: 'Generated from the schemas the handlers validate with and the route table.',
+  },
   async ({ ctx }) => apiDocument(),
 );
 

@@ -2,7 +2,6 @@ import * as z from 'zod/mini';
 import { onLambda } from '../../lib/context.js';
 import { listEvents } from '../../lib/events/list-events.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { eventListResponse } from '../../lib/http/schemas/webhooks.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 
 const query = z.object({
@@ -13,6 +12,6 @@ const query = z.object({
 });
 
 /** GET /events: the platform's events of the last 30 days, oldest first, by cursor. */
-export const bind = apiHandler({ query, response: eventListResponse, summary: 'List events' }, async ({ ctx, query, auth }) => listEvents(ctx, auth.platformCode, query));
+export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/webhooks.js')).eventListResponse, summary: 'List events' }, async ({ ctx, query, auth }) => listEvents(ctx, auth.platformCode, query));
 
 export const handler = onLambda(bind);

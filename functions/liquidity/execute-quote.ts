@@ -3,7 +3,6 @@ import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { text } from '../../lib/http/zod.js';
 import { executeQuote } from '../../lib/liquidity/execute-quote.js';
-import { executionResponse } from '../../lib/http/schemas/quotes.js';
 
 const body = z.object({
   quote_id: text(100),
@@ -12,6 +11,6 @@ const body = z.object({
 });
 
 /** POST /liquidity/execute: executes a quote once, with its balances, trade and (ACH) payment. */
-export const bind = apiHandler({ body, response: executionResponse, summary: 'Execute a quote' }, async ({ ctx, body, auth, claim }) => ({ message: await executeQuote(ctx, auth, body, claim) }));
+export const bind = apiHandler({ body, response: async () => (await import('../../lib/http/schemas/quotes.js')).executionResponse, summary: 'Execute a quote' }, async ({ ctx, body, auth, claim }) => ({ message: await executeQuote(ctx, auth, body, claim) }));
 
 export const handler = onLambda(bind);

@@ -2,14 +2,13 @@ import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { requestQuote } from '../../lib/liquidity/request-quote.js';
 import { quoteRequestFields } from './request-quote.js';
-import { quoteResponse } from '../../lib/http/schemas/quotes.js';
 
 /**
  * POST /liquidity/rfq: the reference API's JSON-body form of the quote, with the same fields and rules as
  * GET /liquidity/rfq; 201, as the reference answers it. The reference's extra inputs (fees,
  * payment_processor, settlement_type) are for products not offered here and are ignored like any unknown field.
  */
-export const bind = apiHandler({ body: quoteRequestFields, successStatus: 201, response: quoteResponse, summary: 'Request a quote (JSON body)' }, async ({ ctx, body, auth, requestId, claim }) => ({
+export const bind = apiHandler({ body: quoteRequestFields, successStatus: 201, response: async () => (await import('../../lib/http/schemas/quotes.js')).quoteResponse, summary: 'Request a quote (JSON body)' }, async ({ ctx, body, auth, requestId, claim }) => ({
   message: await requestQuote(ctx, auth, body, requestId, claim),
 }));
 

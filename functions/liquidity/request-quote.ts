@@ -3,7 +3,6 @@ import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { requestQuote } from '../../lib/liquidity/request-quote.js';
-import { quoteResponse } from '../../lib/http/schemas/quotes.js';
 
 // Amounts and the side stay plain strings here so the use case reports every problem in one list.
 // The JSON-body form (`POST /liquidity/rfq`) takes the very same fields.
@@ -19,7 +18,7 @@ export const quoteRequestFields = z.object({
 
 /** GET /liquidity/rfq: a quote for the platform or one of its customers, valid for QUOTE_TTL_SECONDS. */
 export const bind = apiHandler(
-  { query: quoteRequestFields, response: quoteResponse, summary: 'Request a quote' },
+  { query: quoteRequestFields, response: async () => (await import('../../lib/http/schemas/quotes.js')).quoteResponse, summary: 'Request a quote' },
   async ({ ctx, query, auth, requestId }) => ({ message: await requestQuote(ctx, auth, query, requestId) }),
 );
 

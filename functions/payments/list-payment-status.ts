@@ -3,7 +3,6 @@ import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { cursorParameter, pageNumber, queryFilter, text } from '../../lib/http/zod.js';
 import { listPayments } from '../../lib/payments/list-payments.js';
-import { paymentListResponse } from '../../lib/http/schemas/payments.js';
 
 /** UNIX seconds; the bound keeps `seconds * 1000` inside the 15-digit sort keys of the payment index. */
 const unixSeconds = () =>
@@ -24,6 +23,6 @@ const query = z.object({
 });
 
 /** GET /payments/status: the platform's ACH payment transactions, newest first. */
-export const bind = apiHandler({ query, response: paymentListResponse, summary: 'List ACH payments' }, async ({ ctx, query, auth }) => listPayments(ctx, auth.platformCode, query));
+export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/payments.js')).paymentListResponse, summary: 'List ACH payments' }, async ({ ctx, query, auth }) => listPayments(ctx, auth.platformCode, query));
 
 export const handler = onLambda(bind);

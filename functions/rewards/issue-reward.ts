@@ -3,7 +3,6 @@ import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { issueReward } from '../../lib/rewards/issue-reward.js';
-import { instantPurchaseResponse } from '../../lib/http/schemas/quotes.js';
 
 // Amounts stay plain strings here so the use case reports every problem (both amounts, precision) in one list.
 const body = z.object({
@@ -16,7 +15,7 @@ const body = z.object({
 });
 
 /** POST /rewards: buys an asset for one customer, paid by the platform; idempotent with X-Request-Id. */
-export const bind = apiHandler({ body, successStatus: 201, response: instantPurchaseResponse, summary: 'Issue a reward' }, async ({ ctx, body, auth, requestId, claim }) => ({
+export const bind = apiHandler({ body, successStatus: 201, response: async () => (await import('../../lib/http/schemas/quotes.js')).instantPurchaseResponse, summary: 'Issue a reward' }, async ({ ctx, body, auth, requestId, claim }) => ({
   message: await issueReward(ctx, auth, body, requestId, claim),
 }));
 

@@ -1,9 +1,8 @@
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { serverTime } from '../../lib/system/server-time.js';
-import { serverTimeResponse } from '../../lib/http/schemas/system.js';
 
 /** GET /time: server time for clients checking their clock before signing. The only unsigned route. */
-export const bind = apiHandler({ response: serverTimeResponse, summary: 'Server time' }, async ({ ctx }) => ({ message: serverTime(ctx) }));
+export const bind = apiHandler({ response: async () => (await import('../../lib/http/schemas/system.js')).serverTimeResponse, summary: 'Server time' }, async ({ ctx }) => ({ message: serverTime(ctx) }));
 
 export const handler = onLambda(bind);

@@ -3,7 +3,6 @@ import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTrades } from '../../lib/trades/list-trades.js';
-import { tradeListResponse } from '../../lib/http/schemas/trades.js';
 
 /**
  * A transaction-time bound: UNIX milliseconds, or nanoseconds (more than 16 digits) as the reference API
@@ -42,6 +41,6 @@ const query = z.object({
  * apply together: `transaction_timestamp[gt|gte|e|lt|lte]` as in the reference API, or the inclusive
  * `transaction_timestamp_from` / `transaction_timestamp_to`.
  */
-export const bind = apiHandler({ query, response: tradeListResponse, summary: 'List trades' }, async ({ ctx, query, auth }) => listTrades(ctx, auth.platformCode, query));
+export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/trades.js')).tradeListResponse, summary: 'List trades' }, async ({ ctx, query, auth }) => listTrades(ctx, auth.platformCode, query));
 
 export const handler = onLambda(bind);

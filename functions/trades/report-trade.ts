@@ -2,13 +2,11 @@ import * as z from 'zod/mini';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { reportTrade } from '../../lib/trades/report-trade.js';
-import { tradeResponse } from '../../lib/http/schemas/trades.js';
-import { tradeReportRequest } from '../../lib/http/schemas/trade-report-request.js';
 
 /**
  * POST /trades: report an executed trade for settlement. The body is checked by the domain's trade-report
  * rules rather than a zod schema: nearly every rule spans fields, and all issues come back in one 400.
  */
-export const bind = apiHandler({ body: z.unknown(), documentedBody: tradeReportRequest, response: tradeResponse, summary: 'Report a trade for settlement' }, async ({ ctx, body, auth, claim }) => ({ message: await reportTrade(ctx, body, auth, claim) }));
+export const bind = apiHandler({ body: z.unknown(), documentedBody: async () => (await import('../../lib/http/schemas/trade-report-request.js')).tradeReportRequest, response: async () => (await import('../../lib/http/schemas/trades.js')).tradeResponse, summary: 'Report a trade for settlement' }, async ({ ctx, body, auth, claim }) => ({ message: await reportTrade(ctx, body, auth, claim) }));
 
 export const handler = onLambda(bind);

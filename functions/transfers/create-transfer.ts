@@ -3,7 +3,6 @@ import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { createTransfer } from '../../lib/transfers/create-transfer.js';
-import { transferResponse } from '../../lib/http/schemas/transfers.js';
 
 const body = z.object({
   client_transfer_id: z.optional(text(100)),
@@ -18,7 +17,7 @@ const body = z.object({
 });
 
 /** POST /transfers: move an asset between accounts the platform may act for. */
-export const bind = apiHandler({ body, successStatus: 201, response: transferResponse, summary: 'Create a transfer' }, async ({ ctx, body, auth, claim }) => ({
+export const bind = apiHandler({ body, successStatus: 201, response: async () => (await import('../../lib/http/schemas/transfers.js')).transferResponse, summary: 'Create a transfer' }, async ({ ctx, body, auth, claim }) => ({
   message: await createTransfer(ctx, auth.platformCode, body, claim),
 }));
 

@@ -2,11 +2,10 @@ import * as z from 'zod/mini';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { findTransfer } from '../../lib/transfers/list-transfers.js';
-import { transferResponse } from '../../lib/http/schemas/transfers.js';
 
 /** GET /transfers/{id}: one of the platform's transfers. */
 export const bind = apiHandler(
-  { path: z.object({ id: z.string().check(z.maxLength(100)) }), response: transferResponse, summary: 'Get a transfer' },
+  { path: z.object({ id: z.string().check(z.maxLength(100)) }), response: async () => (await import('../../lib/http/schemas/transfers.js')).transferResponse, summary: 'Get a transfer' },
   async ({ ctx, path, auth }) => findTransfer(ctx, auth.platformCode, path.id),
 );
 

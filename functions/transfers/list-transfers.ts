@@ -3,7 +3,6 @@ import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTransfers } from '../../lib/transfers/list-transfers.js';
-import { transferListResponse } from '../../lib/http/schemas/transfers.js';
 
 const query = z.object({
   client_transfer_id: queryFilter(),
@@ -18,6 +17,6 @@ const query = z.object({
 });
 
 /** GET /transfers: the platform's transfers, newest first. */
-export const bind = apiHandler({ query, response: transferListResponse, summary: 'List transfers' }, async ({ ctx, query, auth }) => listTransfers(ctx, auth.platformCode, query));
+export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/transfers.js')).transferListResponse, summary: 'List transfers' }, async ({ ctx, query, auth }) => listTransfers(ctx, auth.platformCode, query));
 
 export const handler = onLambda(bind);

@@ -1,7 +1,6 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { endpointWithSecretResponse } from '../../lib/http/schemas/webhooks.js';
 import { createEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 
 // url and event_types are checked by the use case, so every problem (a refused address too) comes back at once.
@@ -12,6 +11,6 @@ const body = z.object({
 });
 
 /** POST /webhooks/endpoints: a new endpoint; its `whsec_` secret is shown in this answer only. */
-export const bind = apiHandler({ body, response: endpointWithSecretResponse, summary: 'Create a webhook endpoint', secretInResponse: true }, async ({ ctx, body, auth, claim }) => createEndpoint(ctx, auth.platformCode, body, undefined, claim));
+export const bind = apiHandler({ body, response: async () => (await import('../../lib/http/schemas/webhooks.js')).endpointWithSecretResponse, summary: 'Create a webhook endpoint', secretInResponse: true }, async ({ ctx, body, auth, claim }) => createEndpoint(ctx, auth.platformCode, body, undefined, claim));
 
 export const handler = onLambda(bind);

@@ -1,12 +1,11 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { attemptListResponse } from '../../lib/http/schemas/webhooks.js';
 import { pageQuery } from '../../lib/http/zod.js';
 import { listAttempts } from '../../lib/webhooks/list-attempts.js';
 
 /** GET /webhooks/endpoints/{id}/attempts: the endpoint's delivery attempts, oldest first. */
-export const bind = apiHandler({ query: z.object({ ...pageQuery(100) }), path: z.object({ id: z.string().check(z.maxLength(100)) }), response: attemptListResponse, summary: 'List delivery attempts' }, async ({ ctx, query, path, auth }) =>
+export const bind = apiHandler({ query: z.object({ ...pageQuery(100) }), path: z.object({ id: z.string().check(z.maxLength(100)) }), response: async () => (await import('../../lib/http/schemas/webhooks.js')).attemptListResponse, summary: 'List delivery attempts' }, async ({ ctx, query, path, auth }) =>
   listAttempts(ctx, auth.platformCode, path.id, query),
 );
 

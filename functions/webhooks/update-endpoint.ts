@@ -1,7 +1,6 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { endpointResponse } from '../../lib/http/schemas/webhooks.js';
 import { changeEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 
 const body = z.object({
@@ -12,7 +11,7 @@ const body = z.object({
 });
 
 /** PATCH /webhooks/endpoints/{id}: url, event types, description, enabled (enabling clears a disable). */
-export const bind = apiHandler({ body, path: z.object({ id: z.string().check(z.maxLength(100)) }), response: endpointResponse, summary: 'Change a webhook endpoint' }, async ({ ctx, body, path, auth }) =>
+export const bind = apiHandler({ body, path: z.object({ id: z.string().check(z.maxLength(100)) }), response: async () => (await import('../../lib/http/schemas/webhooks.js')).endpointResponse, summary: 'Change a webhook endpoint' }, async ({ ctx, body, path, auth }) =>
   changeEndpoint(ctx, auth.platformCode, path.id, body),
 );
 

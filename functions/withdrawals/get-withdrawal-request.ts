@@ -2,10 +2,9 @@ import * as z from 'zod/mini';
 import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { getWithdrawalOfPlatform } from '../../lib/withdrawals/get-withdrawal.js';
-import { withdrawalRequestResponse } from '../../lib/http/schemas/withdrawals.js';
 
 /** GET /withdrawals/requests/{id}: one of the platform's withdrawal requests (from convert-withdraw executions). */
-export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100, 'must be a withdrawal request id (a UUID)')) }), response: withdrawalRequestResponse, summary: 'Get a withdrawal request' }, async ({ ctx, path, auth }) =>
+export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100, 'must be a withdrawal request id (a UUID)')) }), response: async () => (await import('../../lib/http/schemas/withdrawals.js')).withdrawalRequestResponse, summary: 'Get a withdrawal request' }, async ({ ctx, path, auth }) =>
   getWithdrawalOfPlatform(ctx, auth.platformCode, path.id),
 );
 

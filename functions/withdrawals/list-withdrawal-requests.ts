@@ -3,7 +3,6 @@ import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listWithdrawals } from '../../lib/withdrawals/list-withdrawals.js';
-import { withdrawalRequestListResponse } from '../../lib/http/schemas/withdrawals.js';
 
 const query = z.object({
   participant_code: queryFilter(50),
@@ -13,6 +12,6 @@ const query = z.object({
 });
 
 /** GET /withdrawals/requests: the platform's withdrawal requests (convert-withdraw executions), newest first. */
-export const bind = apiHandler({ query, response: withdrawalRequestListResponse, summary: 'List withdrawal requests' }, async ({ ctx, query, auth }) => listWithdrawals(ctx, auth.platformCode, query));
+export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/withdrawals.js')).withdrawalRequestListResponse, summary: 'List withdrawal requests' }, async ({ ctx, query, auth }) => listWithdrawals(ctx, auth.platformCode, query));
 
 export const handler = onLambda(bind);

@@ -12,6 +12,14 @@ import { verifySignature } from './middleware/verify-signature.js';
 import { requestCompletionItem, type RequestClaim } from '../store/windows.js';
 import type { AuthContext, ServiceContext } from './types.js';
 
+/**
+ * A schema only the API description and the contract tests read, imported when they ask for it:
+ * `async () => (await import('../../lib/http/schemas/transfers.js')).transferResponse`. The bundles split such
+ * an `import()` off, so a function never builds the response schemas it does not check: building zod schemas
+ * was the largest part of a cold start's own work (README, "Import time").
+ */
+export type DescriptionSchema = () => Promise<z.ZodMiniType>;
+
 type Parsed<S extends z.ZodMiniType | undefined> = S extends z.ZodMiniType ? z.output<S> : undefined;
 
 export interface HandlerOptions<Q extends z.ZodMiniType | undefined, B extends z.ZodMiniType | undefined, P extends z.ZodMiniType | undefined> {
@@ -21,7 +29,7 @@ export interface HandlerOptions<Q extends z.ZodMiniType | undefined, B extends z
   /** 201 for the creating routes of design section 3; 200 otherwise. */
   successStatus?: 200 | 201;
   /** The whole success body `run` returns (`{ message, ... }`): the API description and the contract tests check answers against it. */
-  response?: z.ZodMiniType;
+  response?: DescriptionSchema;
   /** One line on what the route does, the operation's title in the API description. */
   summary?: string;
   /** More on the route for the API description (markdown). */
@@ -34,7 +42,7 @@ export interface HandlerOptions<Q extends z.ZodMiniType | undefined, B extends z
    * The body's shape for the API description, when `body` passes it on unchecked to domain rules that report
    * every problem at once (cross-field rules a schema would split into two rounds).
    */
-  documentedBody?: z.ZodMiniType;
+  documentedBody?: DescriptionSchema;
   /**
    * The answer shows a secret once (a webhook signing secret): the copy kept for X-Request-Id retries is
    * stored encrypted (`lib/store/windows.ts`).
@@ -50,12 +58,12 @@ export interface HandlerDescription {
   query?: z.ZodMiniType;
   body?: z.ZodMiniType;
   path?: z.ZodMiniType;
-  response?: z.ZodMiniType;
+  response?: DescriptionSchema;
   successStatus: 200 | 201;
   summary?: string;
   description?: string;
   produces?: 'text/html' | 'text/javascript';
-  documentedBody?: z.ZodMiniType;
+  documentedBody?: DescriptionSchema;
   /** The answer shows a secret once; its stored copy is sealed (the route needs kms:Encrypt: `encryptsSecrets`). */
   secretInResponse: boolean;
 }

@@ -14,9 +14,12 @@ export interface RouteRow {
 
 export interface DescribedRoute {
   route: RouteRow;
-  /** What the route's handler recorded about itself (`apiHandler`); absent for a handler built otherwise. */
-  api?: HandlerDescription;
+  /** What the route's handler recorded about itself (`apiHandler`), its schemas imported; absent for a handler built otherwise. */
+  api?: LoadedDescription;
 }
+
+/** A handler's description with the schemas it names for the description alone imported (`describeRoutes`). */
+export type LoadedDescription = Omit<HandlerDescription, 'response' | 'documentedBody'> & { response?: z.ZodMiniType; documentedBody?: z.ZodMiniType };
 
 type Json = Record<string, unknown>;
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { HandlerDescription } from '../http/api-handler.js';
-import { openApiDocument, type DescribedRoute, type RouteRow } from './document.js';
+import { openApiDocument, type DescribedRoute, type LoadedDescription, type RouteRow } from './document.js';
 import { webhookDescriptions } from './webhooks.js';
 
 /** The repository root, which route handler paths are relative to (a source checkout, not a Lambda bundle). */
@@ -19,9 +19,15 @@ export async function describeRoutes(routes: readonly (RouteRow & { handler: str
     routes.map(async (route) => {
       // A route module exports `bind` (its handler for a context), which carries the description.
       const module = (await import(pathToFileURL(resolve(root, route.handler)).href)) as { bind?: { api?: HandlerDescription } };
-      return { route: { method: route.method, path: route.path, area: route.area }, api: module.bind?.api };
+      return { route: { method: route.method, path: route.path, area: route.area }, api: module.bind?.api && (await loadDescription(module.bind.api)) };
     }),
   );
+}
+
+/** Imports the schemas a description names for the API description alone (`DescriptionSchema`). */
+async function loadDescription(api: HandlerDescription): Promise<LoadedDescription> {
+  const [response, documentedBody] = await Promise.all([api.response?.(), api.documentedBody?.()]);
+  return { ...api, response, documentedBody };
 }
 
 /** The service's OpenAPI document, generated from a route table in a source checkout. */
