@@ -1,15 +1,16 @@
+import { execSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, Validations } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { buildSync } from 'esbuild';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Config } from '../lib/config.js';
-import { FUNCTION_BUNDLING } from './bundling.js';
+import { ENTRY_FILE, esbuildOptionsFor } from './bundling.js';
 
 /** The repository root: route handler paths and the lock file are relative to it. */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -55,14 +56,14 @@ const FILES_BESIDE_BUNDLE: Record<string, (outputDir: string) => string[]> = {
  * fixed here and nowhere else, so routes added to the table cannot drift from them.
  */
 export class ServiceFunction extends Construct {
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly logGroup: LogGroup;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
     const entry = join(PROJECT_ROOT, props.handler);
     if (!existsSync(entry)) {
-      // NodejsFunction's own message names only the absolute path; name the route table's value instead.
+      // Name the route table's value, not only the absolute path esbuild would report.
       throw new Error(`${this.node.path}: handler ${props.handler} does not exist`);
     }
 
@@ -74,12 +75,9 @@ export class ServiceFunction extends Construct {
     const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: props.description });
     this.logGroup.grantWrite(role);
 
-    const besideBundle = FILES_BESIDE_BUNDLE[props.handler];
-    this.function = new NodejsFunction(this, 'Function', {
-      entry,
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+    this.function = new LambdaFunction(this, 'Function', {
+      code: functionCode(props.handler),
+      handler: `${ENTRY_FILE.replace(/\.mjs$/, '')}.handler`,
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
@@ -90,20 +88,6 @@ export class ServiceFunction extends Construct {
       logGroup: this.logGroup,
       deadLetterQueue: props.deadLetterQueue,
       environment: { ...props.environment },
-      bundling: {
-        // Local esbuild only: synth must work offline, and a Docker fallback would hide a broken install.
-        forceDockerBundling: false,
-        // The settings live in bundling.ts so the benchmark measures exactly the bundles deployed here.
-        ...FUNCTION_BUNDLING,
-        format: OutputFormat.ESM,
-        ...(besideBundle && {
-          commandHooks: {
-            beforeBundling: () => [],
-            beforeInstall: () => [],
-            afterBundling: (_inputDir: string, outputDir: string) => besideBundle(outputDir),
-          },
-        }),
-      },
     });
 
     Validations.of(this).acknowledge(
@@ -111,4 +95,30 @@ export class ServiceFunction extends Construct {
       { id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]', reason: 'Active tracing: X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions.' },
     );
   }
+}
+
+/**
+ * A function's asset: its bundle built with esbuild on this machine (`infra/bundling.ts`, the options the
+ * benchmark measures), entry file and split-off chunks together, plus the files its handler reads beside them.
+ * Built here rather than by NodejsFunction, which writes one output file and so cannot split code. The asset is
+ * hashed from the output, so the repository is not fingerprinted, and synth fails outright when esbuild does:
+ * there is no Docker fallback (the image named below is never pulled) that could hide a broken install.
+ */
+function functionCode(handler: string): Code {
+  return Code.fromAsset(PROJECT_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    // Every function's asset has the same source (the repository), and the CDK caches bundling by source and
+    // options, which do not see into `local`: without the handler here, every function got the first one's bundle.
+    extraHash: handler,
+    bundling: {
+      image: DockerImage.fromRegistry('local-bundling-only'),
+      local: {
+        tryBundle(outputDir: string) {
+          buildSync(esbuildOptionsFor(join(PROJECT_ROOT, handler), outputDir));
+          for (const command of FILES_BESIDE_BUNDLE[handler]?.(outputDir) ?? []) execSync(command, { cwd: PROJECT_ROOT, stdio: 'inherit' });
+          return true;
+        },
+      },
+    },
+  });
 }

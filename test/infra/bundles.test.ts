@@ -1,0 +1,88 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { build, type Metafile } from 'esbuild';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ENTRY_FILE, esbuildOptionsFor } from '../../infra/bundling.js';
+import { PROJECT_ROOT, ServiceFunction, type ServiceEnvironment } from '../../infra/service-function.js';
+
+/**
+ * What a function's cold start compiles: its bundle's entry file and the chunks it imports statically. The
+ * Tracer (X-Ray SDK), the KMS and Step Functions clients and the response schemas sit behind `import()`s and
+ * must stay there: a static import of any of them anywhere in a function's module graph would put it back in
+ * every import of that function, silently (the benchmark would show it, the tests would not).
+ */
+const outDirs: string[] = [];
+afterAll(() => outDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+async function bundleOf(handler: string) {
+  const outDir = mkdtempSync(join(tmpdir(), 'bundle-test-'));
+  outDirs.push(outDir);
+  const { metafile } = await build({ ...esbuildOptionsFor(join(PROJECT_ROOT, handler), outDir), metafile: true, logLevel: 'silent' });
+  const entry = Object.keys(metafile.outputs).find((file) => resolve(file) === join(outDir, ENTRY_FILE))!;
+  return { metafile, atImport: inputsOf(metafile, staticClosure(metafile, entry)), all: inputsOf(metafile, Object.keys(metafile.outputs)) };
+}
+
+function staticClosure(metafile: Metafile, file: string, seen = new Set<string>()): string[] {
+  if (seen.has(file)) return [...seen];
+  seen.add(file);
+  for (const imported of metafile.outputs[file]!.imports) if (imported.kind === 'import-statement' && metafile.outputs[imported.path]) staticClosure(metafile, imported.path, seen);
+  return [...seen];
+}
+
+const inputsOf = (metafile: Metafile, outputs: string[]) => outputs.flatMap((output) => Object.keys(metafile.outputs[output]!.inputs));
+
+const DEFERRED = {
+  // The Tracer itself; the edge's middleware that calls it is a few hundred bytes and stays.
+  tracer: 'node_modules/@aws-lambda-powertools/tracer/lib/esm/Tracer.js',
+  xray: 'node_modules/aws-xray-sdk-core/',
+  kms: 'node_modules/@aws-sdk/client-kms/',
+  stepFunctions: 'node_modules/@aws-sdk/client-sfn/',
+  responseSchemas: 'lib/http/schemas/',
+};
+const holding = (inputs: string[], part: string) => inputs.some((input) => input.includes(part));
+
+describe('function bundles (infra/bundling.ts, as the stack builds them)', () => {
+  it('import neither the tracer, the KMS and Step Functions clients nor the response schemas, and still carry them for later', async () => {
+    // A signed route that encrypts a secret, one that books, and the unsigned clock.
+    for (const handler of ['functions/webhooks/create-endpoint.ts', 'functions/transfers/create-transfer.ts', 'functions/system/get-time.ts']) {
+      const { atImport, all } = await bundleOf(handler);
+      for (const [name, part] of Object.entries(DEFERRED)) {
+        expect(holding(atImport, part), `${handler} imports ${name}`).toBe(false);
+        expect(holding(all, part), `${handler} can load ${name}`).toBe(true);
+      }
+    }
+  }, 60_000);
+
+  it('import the Step Functions client where the use case starts settlement executions, and the tracer there only later', async () => {
+    const { atImport, all } = await bundleOf('functions/trades/report-trade.ts');
+    expect(holding(atImport, DEFERRED.stepFunctions)).toBe(true);
+    expect(holding(atImport, DEFERRED.tracer) || holding(atImport, DEFERRED.xray)).toBe(false);
+    expect(holding(all, DEFERRED.xray)).toBe(true);
+  }, 60_000);
+});
+
+describe('function assets (ServiceFunction, bundling on as in `cdk synth`)', () => {
+  it('gives each function its own bundle: entry file, chunks, and the files its handler reads beside them', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'assets-test-'));
+    outDirs.push(outdir);
+    const app = new App({ outdir });
+    const stack = new Stack(app, 'Assets');
+    // Values are never read: this synthesizes the functions' code, not a working stack.
+    const environment = { TABLE_NAME: 'main', TTL_TABLE_NAME: 'windows' } as ServiceEnvironment;
+    const handlers = ['functions/system/get-time.ts', 'functions/transfers/create-transfer.ts', 'functions/docs/get-docs-script.ts'];
+    handlers.forEach((handler, i) => new ServiceFunction(stack, `Function${i}`, { handler, environment }));
+    const functions = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'));
+    expect(functions.map((fn) => fn.Properties.Handler)).toEqual(['index.handler', 'index.handler', 'index.handler']);
+    expect(new Set(functions.map((fn) => JSON.stringify(fn.Properties.Code))).size).toBe(3);
+
+    const assets = readdirSync(outdir).filter((name) => name.startsWith('asset.')).map((name) => join(outdir, name));
+    expect(assets).toHaveLength(3);
+    const entries = assets.map((dir) => readFileSync(join(dir, 'index.mjs'), 'utf8'));
+    expect(new Set(entries).size).toBe(3);
+    expect(assets.every((dir) => readdirSync(join(dir, 'chunks')).length > 0)).toBe(true);
+    expect(assets.filter((dir) => existsSync(join(dir, 'redoc.standalone.js')))).toHaveLength(1);
+  }, 120_000);
+});
