@@ -107,11 +107,12 @@ export class ServiceFunction extends Construct {
 function functionCode(handler: string): Code {
   return Code.fromAsset(PROJECT_ROOT, {
     assetHashType: AssetHashType.OUTPUT,
-    // Every function's asset has the same source (the repository), and the CDK caches bundling by source and
-    // options, which do not see into `local`: without the handler here, every function got the first one's bundle.
-    extraHash: handler,
     bundling: {
       image: DockerImage.fromRegistry('local-bundling-only'),
+      // Every function's asset has the same source (the repository), and the CDK caches bundling by source and
+      // options, which do not see into `local`: without the handler named here, every function got the first
+      // function's bundle (test/infra/bundles.test.ts).
+      environment: { SERVICE_FUNCTION_HANDLER: handler },
       local: {
         tryBundle(outputDir: string) {
           buildSync(esbuildOptionsFor(join(PROJECT_ROOT, handler), outputDir));
