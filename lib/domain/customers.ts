@@ -4,17 +4,16 @@ import * as z from 'zod/mini';
 import { ValidationError } from './errors.js';
 import {
   idTypeProblem,
-  maskedTaxId,
   parsePhoneNumber,
-  parseTaxId,
   REFERENCE_ID_NUMBER_TYPES,
   REFERENCE_OTHER_ID_NUMBER_TYPE,
   resolveCitizenship,
   resolveJurisdiction,
-  taxIdLastFour,
   type ReferenceIdNumberType,
 } from './customer-identity.js';
+import { isValidEmail, normaliseEmail } from './email.js';
 import { isSanctionedCountry, resolveCountry, resolveUsState } from './geography.js';
+import { maskedTaxId, parseTaxId, taxIdLastFour } from './tax-ids.js';
 
 /**
  * Onboarding rules for individual customers: adults (who may act as custodians) through
@@ -151,25 +150,8 @@ function unwrap<T>(result: ValidationResult<T>): T {
 
 // ---- individual rules, exported for reuse and direct tests --------------------------------------------
 
-// zod's default e-mail pattern is the pragmatic one we want (no spaces, no leading, trailing or
-// consecutive dots in the local part, dotted domain with an alphabetic TLD, no quoted or IP-literal forms).
-const emailSchema = z.email();
 // zod's ISO date pattern also rejects impossible days, including 29 February outside leap years.
 const isoDateSchema = z.iso.date();
-
-/** RFC 5321 limits on top of the pattern: 64 characters before the `@`, 254 in all. */
-export function isValidEmail(email: string): boolean {
-  const at = email.lastIndexOf('@');
-  return email.length <= 254 && at > 0 && at <= 64 && emailSchema.safeParse(email).success;
-}
-
-/**
- * The form in which e-mails are compared: per-platform uniqueness and the `email` filter are
- * case-insensitive over the whole address (providers treat the local part case-insensitively in practice).
- */
-export function normaliseEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
 
 /** `YYYY-MM-DD` naming a real calendar day. */
 export function isValidIsoDate(date: string): boolean {

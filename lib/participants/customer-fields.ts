@@ -1,5 +1,6 @@
-import { maskedTaxId } from '../domain/customer-identity.js';
-import { isValidEmail, normaliseEmail, type NormalizedCustomer, type NormalizedMinor, type ValidationResult } from '../domain/customers.js';
+import type { NormalizedCustomer, NormalizedMinor, ValidationResult } from '../domain/customers.js';
+import { isValidEmail, normaliseEmail } from '../domain/email.js';
+import { maskedTaxId } from '../domain/tax-ids.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';
 import { customerCodeByEmail, EMAIL_TAKEN } from '../store/participants.js';
 import { readInteger } from '../store/numbers.js';

@@ -1,4 +1,4 @@
-import { isValidEmail, normaliseEmail } from '../domain/customers.js';
+import { isValidEmail, normaliseEmail } from '../domain/email.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { customerCodeByEmail, getParticipantOfPlatform } from '../store/participants.js';
 import { participantView } from './list-participants.js';

@@ -1,4 +1,4 @@
-import { normaliseEmail } from '../domain/customers.js';
+import { normaliseEmail } from '../domain/email.js';
 import { ValidationError } from '../domain/errors.js';
 import { listEnvelope } from '../http/pagination.js';
 import { readInteger } from '../store/numbers.js';

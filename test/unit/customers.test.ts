@@ -2,13 +2,13 @@ import { describe, it, expect } from 'vitest';
 import {
   ageInYearsOn,
   isPoBoxAddress,
-  isValidEmail,
   parseCustomer,
   validateCustomer,
   validateMinor,
   type NormalizedCustomer,
   type NormalizedMinor,
 } from '../../lib/domain/customers.js';
+import { isValidEmail } from '../../lib/domain/email.js';
 import { isSanctionedCountry, resolveCountry, resolveUsState } from '../../lib/domain/geography.js';
 import { ValidationError } from '../../lib/domain/errors.js';
 
