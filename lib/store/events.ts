@@ -53,10 +53,14 @@ export function envelopeOf(event: NewEvent, eventId: string, createdAtMs: number
 /**
  * The Put that records an event. It is marked undispatched (the due index) until the dispatcher has fanned it
  * out to the platform's endpoints, so the sweep finds any event the stream did not deliver.
+ *
+ * The item holds the body and only what a key, an index or a filter needs besides: every booking writes one
+ * per platform account it moves, and an item over 1 KB costs twice the write units in a transaction. The event
+ * id is the key's (`eventIdOfKey`), its type, time and sequence are in the body (and the time in the index
+ * keys), and it expires at its TTL second.
  */
 export function eventItem(ctx: AppContext, event: NewEvent, nowMs: number, eventId = newEventId(nowMs)): TaggedItem {
   const envelope = envelopeOf(event, eventId, nowMs);
-  const expiresAtMs = nowMs + EVENT_RETENTION_MS;
   return {
     item: {
       Put: {
@@ -64,18 +68,11 @@ export function eventItem(ctx: AppContext, event: NewEvent, nowMs: number, event
         Item: {
           ...keys.event(eventId),
           type: 'event',
-          event_id: eventId,
-          event_type: event.type,
           platform_code: event.platformCode,
-          resource_type: event.resource.type,
           resource_id: event.resource.id,
-          sequence: event.sequence,
-          created_at: nowMs,
           body: JSON.stringify(envelope),
-          dispatched: false,
           ...(event.onlyEndpointId !== undefined && { only_endpoint_id: event.onlyEndpointId }),
-          expires_at_ms: expiresAtMs,
-          ttl: Math.ceil(expiresAtMs / 1000),
+          ttl: eventExpirySeconds(nowMs),
           gsi1pk: keys.eventsOfPlatform(event.platformCode),
           gsi1sk: keys.eventSortKey(nowMs, eventId),
           gsi2pk: keys.eventsOfPlatformByType(event.platformCode, event.type),
@@ -98,6 +95,16 @@ export function eventItemsFor(ctx: AppContext, platformCodes: readonly string[],
   return [...new Set(platformCodes)].map((platformCode) => eventItem(ctx, { ...event, platformCode }, nowMs));
 }
 
+/** When an event made at `nowMs` expires, in whole seconds: its TTL, and the instant GET /events stops showing it. */
+function eventExpirySeconds(nowMs: number): number {
+  return Math.ceil((nowMs + EVENT_RETENTION_MS) / 1000);
+}
+
+/** The id of the event an event item (or a redelivery request, in the same partition) belongs to, from its key. */
+export function eventIdOfKey(pk: string): string {
+  return pk.slice(keys.event('').pk.length);
+}
+
 export interface StoredEvent {
   envelope: EventEnvelope;
   /** The exact bytes deliveries send. */
@@ -113,7 +120,8 @@ export function storedEventFrom(item: Record<string, any>): StoredEvent {
     body: item.body as string,
     dispatched: item.dispatched === true,
     onlyEndpointId: item.only_endpoint_id ?? undefined,
-    expiresAtMs: readInteger(item.expires_at_ms),
+    // Events written before their items were trimmed carry the instant in milliseconds.
+    expiresAtMs: item.expires_at_ms === undefined ? readInteger(item.ttl) * 1000 : readInteger(item.expires_at_ms),
   };
 }
 

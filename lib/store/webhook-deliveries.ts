@@ -3,7 +3,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { AppContext } from '../context.js';
 import { EVENT_RETENTION_MS } from '../domain/events.js';
-import { DUE_SHARDS } from './events.js';
+import { DUE_SHARDS, eventIdOfKey } from './events.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
 import type { ListIndex } from './paging.js';
@@ -315,7 +315,9 @@ export async function dueWork(ctx: AppContext, nowMs: number, limitPerShard: num
   );
   return shards.flatMap((out) =>
     (out.Items ?? []).map((item): DueWork =>
-      item.type === 'event' ? { kind: 'event', eventId: item.event_id } : { kind: 'delivery', eventId: item.event_id, endpointId: item.endpoint_id },
+      item.type === 'event'
+        ? { kind: 'event', eventId: item.event_id ?? eventIdOfKey(item.pk) }
+        : { kind: 'delivery', eventId: item.event_id, endpointId: item.endpoint_id },
     ),
   );
 }

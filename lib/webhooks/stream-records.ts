@@ -1,4 +1,5 @@
 import type { DynamoDBRecord } from 'aws-lambda';
+import { eventIdOfKey } from '../store/events.js';
 import type { DispatchRequest } from './dispatch-events.js';
 
 /**
@@ -21,9 +22,17 @@ export function matchesDispatchFilter(record: DynamoDBRecord): boolean {
 /** The dispatch a stream record asks for (the new image holds everything needed: no read). */
 export function dispatchRequestOf(record: DynamoDBRecord): DispatchRequest {
   const image = record.dynamodb?.NewImage;
-  const eventId = image?.event_id?.S;
+  const key = image?.pk?.S;
+  const eventId = image?.event_id?.S ?? (key === undefined ? undefined : eventIdOfKey(key));
   const platformCode = image?.platform_code?.S;
-  const eventType = image?.event_type?.S;
+  // A redelivery request names the type; an event item has it in its body only.
+  const eventType = image?.event_type?.S ?? typeInBody(image?.body?.S);
   if (!eventId || !platformCode || !eventType) throw new Error(`stream record ${record.eventID}: not an event item`);
   return { eventId, platformCode, eventType, redelivery: image?.type?.S === 'event_redelivery', onlyEndpointId: image?.only_endpoint_id?.S };
+}
+
+function typeInBody(body: string | undefined): string | undefined {
+  if (body === undefined) return undefined;
+  const type: unknown = (JSON.parse(body) as { type?: unknown }).type;
+  return typeof type === 'string' ? type : undefined;
 }

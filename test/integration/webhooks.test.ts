@@ -1,17 +1,21 @@
 import { randomUUID } from 'node:crypto';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { personalDataKeys } from '../../lib/domain/events.js';
 import { ValidationError } from '../../lib/domain/errors.js';
-import { ttlKeys } from '../../lib/store/keys.js';
+import { EVENT_RETENTION_MS } from '../../lib/domain/events.js';
+import { getEvent } from '../../lib/store/events.js';
+import { keys, ttlKeys } from '../../lib/store/keys.js';
 import { createEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 import { startLocalWebhooks, type LocalWebhooks } from '../../infra/local/webhook-runtime.js';
 import { ctx, testContext } from '../support/context.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { itemSizeBytes } from '../bench/capacity.js';
 
 // Retries a second apart, so failing receivers get their next try within a test's patience.
 process.env.WEBHOOK_RETRY_SCHEDULE_SECONDS = '1,1,1';
@@ -354,6 +358,38 @@ describe('GET /events', () => {
     expect((await other.get(`/events/${seen[0].id}`)).status).toBe(404);
     expect((await other.post(`/events/${seen[0].id}/redeliver`)).status).toBe(404);
     expect((await other.get('/events')).body.message).toEqual([]);
+  });
+
+  it('keeps each event item of a transfer under 1 KB (2 write units in its transaction, not 4), and shows it until its TTL second', async () => {
+    const platform = await newPlatform();
+    const api = call(platform);
+    await fund(platform.participantCode, 'USD', '987654321.98', 'operating-reserve');
+    const moved = await api.post('/transfers', {
+      client_transfer_id: randomUUID(),
+      from_participant_code: platform.participantCode,
+      from_account_label: 'operating-reserve',
+      to_participant_code: platform.participantCode,
+      to_account_label: 'customer-payouts',
+      asset: 'USD',
+      amount: '123456789.12',
+    });
+    expect(moved.status).toBe(201);
+    const events = (await api.get('/events?type=account_balance.changed')).body.message as { id: string; created_at: number }[];
+    const ofTransfer = events.filter((event: any) => event.data.movement.movement_id === moved.body.message.movement_id);
+    expect(ofTransfer).toHaveLength(2);
+    for (const event of ofTransfer) {
+      const stored = await ctx.db.send(new GetItemCommand({ TableName: ctx.tables.main, Key: { pk: { S: keys.event(event.id).pk }, sk: { S: 'EVENT' } } }));
+      expect(itemSizeBytes(stored.Item!)).toBeLessThanOrEqual(1024);
+      const expiresAtMs = Number(stored.Item!.ttl!.N) * 1000;
+      expect(expiresAtMs - event.created_at - EVENT_RETENTION_MS).toBeGreaterThanOrEqual(0);
+      expect(expiresAtMs - event.created_at - EVENT_RETENTION_MS).toBeLessThan(1000);
+    }
+    // Shown until the second its TTL names (DynamoDB deletes it some time after), and from then on not.
+    const [first] = ofTransfer;
+    const expiresAtMs = Math.ceil((first!.created_at + EVENT_RETENTION_MS) / 1000) * 1000;
+    const at = (nowMs: number) => ({ ...ctx, clock: { nowMs: () => nowMs, nowSeconds: () => Math.floor(nowMs / 1000) } });
+    expect((await getEvent(at(expiresAtMs - 1), platform.platformCode, first!.id))?.envelope.id).toBe(first!.id);
+    expect(await getEvent(at(expiresAtMs), platform.platformCode, first!.id)).toBeUndefined();
   });
 
   it('records one account_balance.changed per account a booking touches (property)', async () => {

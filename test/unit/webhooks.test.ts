@@ -12,6 +12,7 @@ import {
 } from '../../lib/domain/webhook-delivery.js';
 import { newWebhookSecret, signatureHeader } from '../../lib/domain/webhook-signing.js';
 import { isRefusedAddress, webhookUrlProblems } from '../../lib/domain/webhook-url.js';
+import { dispatchRequestOf } from '../../lib/webhooks/stream-records.js';
 
 const STRICT = { allowPrivateAddresses: false, allowHttp: false };
 const LOCAL = { allowPrivateAddresses: true, allowHttp: true };
@@ -152,5 +153,27 @@ describe('personal data in events', () => {
   it('finds personal fields at any depth', () => {
     expect(personalDataKeys({ a: { email: 'x' }, b: [{ first_name: 'y' }], balance: '1' }).sort()).toEqual(['email', 'first_name']);
     expect(personalDataKeys({ participant_code: 'X', status: 'locked' })).toEqual([]);
+  });
+});
+
+describe('stream records of events', () => {
+  const record = (image: Record<string, { S: string }>) => ({ eventID: '1', eventName: 'INSERT' as const, dynamodb: { NewImage: image } });
+  const body = JSON.stringify({ id: 'evt_1', type: 'account_balance.changed', platform_code: 'P1' });
+
+  it('take the event id from the key and the type from the body', () => {
+    expect(dispatchRequestOf(record({ pk: { S: 'EVENT#evt_1' }, sk: { S: 'EVENT' }, type: { S: 'event' }, platform_code: { S: 'P1' }, body: { S: body } }))).toEqual({
+      eventId: 'evt_1',
+      platformCode: 'P1',
+      eventType: 'account_balance.changed',
+      redelivery: false,
+      onlyEndpointId: undefined,
+    });
+  });
+
+  it('still read items written with the id and type as attributes, and redelivery requests', () => {
+    const old = { pk: { S: 'EVENT#evt_1' }, sk: { S: 'EVENT' }, type: { S: 'event' }, event_id: { S: 'evt_1' }, event_type: { S: 'trade.status_changed' }, platform_code: { S: 'P1' } };
+    expect(dispatchRequestOf(record(old))).toMatchObject({ eventId: 'evt_1', eventType: 'trade.status_changed', redelivery: false });
+    const redelivery = { pk: { S: 'EVENT#evt_1' }, sk: { S: 'REDELIVERY#1' }, type: { S: 'event_redelivery' }, event_id: { S: 'evt_1' }, event_type: { S: 'trade.status_changed' }, platform_code: { S: 'P1' }, only_endpoint_id: { S: 'we_1' } };
+    expect(dispatchRequestOf(record(redelivery))).toEqual({ eventId: 'evt_1', platformCode: 'P1', eventType: 'trade.status_changed', redelivery: true, onlyEndpointId: 'we_1' });
   });
 });
