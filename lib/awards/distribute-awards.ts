@@ -1,8 +1,8 @@
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { findAsset, type Asset } from '../domain/assets.js';
-import { chunked, distributionFingerprint, distributionTotal, recipientListProblems, recipientsPerChunk } from '../domain/awards.js';
+import { chunked, distributionFingerprint, distributionTotal, laneOf, recipientListProblems, recipientsPerChunk } from '../domain/awards.js';
 import { IdempotencyMismatchError, NotFoundError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
-import { DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, type AccountRef, type Movement } from '../domain/ledger.js';
+import { accountIdOf, DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, type AccountRef, type Movement } from '../domain/ledger.js';
 import { formatAmount, Money, parseAmount } from '../domain/money.js';
 import type { TradeReport, TradeReportParty } from '../domain/trade-report.js';
 import type { AuthContext } from '../http/types.js';
@@ -60,12 +60,13 @@ export function awardsPoolAccount(auth: Pick<AuthContext, 'platformCode' | 'part
   };
 }
 
-/** Per platform and asset, so one platform's distributions in flight never mix with another's. */
-function awardsEscrowAccount(platformCode: string, asset: string): Holder {
-  return {
-    account: { participant_code: SYSTEM_PARTICIPANTS.escrow, account_group: platformCode, account_label: AWARDS_ACCOUNT_LABEL, asset },
-    platform_code: null,
-  };
+/**
+ * Per platform, asset and lane (`ESCROW_LANES`), so one platform's distributions in flight never mix with
+ * another's and concurrent chunks never share an item. Lane 0 is the account distributions used before lanes.
+ */
+function awardsEscrowAccount(platformCode: string, asset: string, lane: number): Holder {
+  const label = lane === 0 ? AWARDS_ACCOUNT_LABEL : `${AWARDS_ACCOUNT_LABEL}-${lane}`;
+  return { account: { participant_code: SYSTEM_PARTICIPANTS.escrow, account_group: platformCode, account_label: label, asset }, platform_code: null };
 }
 
 function recipientAccount(platformCode: string, participantCode: string, asset: string): Holder {
@@ -154,10 +155,10 @@ export async function distributeAwards(ctx: AppContext, auth: AuthContext, reque
   }
 
   const nowMs = ctx.clock.nowMs();
-  const escrow = awardsEscrowAccount(auth.platformCode, valid.asset.symbol);
+  const escrowOf = (lane: number) => awardsEscrowAccount(auth.platformCode, valid.asset.symbol, lane);
   const recipients = valid.codes.map((code): Recipient => ({ participant_code: code, trade_id: newId() }));
   const chunks = chunked(recipients, RECIPIENTS_PER_CHUNK).map(
-    (members, index): DistributionChunk => ({ index, recipients: members, movement_id: newId(), status: 'pending', credited_at: null }),
+    (members, index): DistributionChunk => ({ index, recipients: members, movement_id: newId(), escrow: escrowOf(laneOf(index)).account, status: 'pending', credited_at: null }),
   );
   const distribution: Distribution = {
     platform_code: auth.platformCode,
@@ -169,17 +170,20 @@ export async function distributeAwards(ctx: AppContext, auth: AuthContext, reque
     total: formatAmount(total, valid.asset),
     fingerprint: valid.fingerprint,
     pool: pool.account,
-    escrow: escrow.account,
+    escrow: escrowOf(0).account,
     chunk_count: chunks.length,
     status: 'distributing',
     created_at: nowMs,
     completed_at: null,
   };
+  // Each lane receives what its chunks pay out, together the total.
+  const laneRecipients = new Map<number, number>();
+  for (const chunk of chunks) laneRecipients.set(laneOf(chunk.index), (laneRecipients.get(laneOf(chunk.index)) ?? 0) + chunk.recipients.length);
   const escrowMovement: Movement = {
     movement_id: newId(),
     type: 'award_escrow',
     reference: `award_distribution:${auth.platformCode}:${requestId}`,
-    legs: moveLegs(pool, escrow, total),
+    legs: [...laneRecipients].flatMap(([lane, count]) => moveLegs(pool, escrowOf(lane), valid.quantity.mul(count))),
   };
   try {
     // The distribution's own record goes first: losing to an identical concurrent request is what matters
@@ -210,21 +214,32 @@ export async function resumeDistribution(ctx: AppContext, platformCode: string, 
 }
 
 /**
- * Credits every chunk still pending, in order, then marks the distribution completed. Safe to run any number
- * of times, concurrently too: each chunk's transaction is conditioned on the chunk being pending, and its
- * trade ids and movement id were fixed when the distribution was recorded.
+ * Credits every chunk still pending, then marks the distribution completed. The chunks of one escrow lane are
+ * credited in order, the lanes at the same time. Safe to run any number of times, concurrently too: each
+ * chunk's transaction is conditioned on the chunk being pending, and its trade ids, movement id and lane were
+ * fixed when the distribution was recorded. When a chunk fails (a recipient locked meanwhile), its lane stops
+ * there, the other lanes finish, and the first failure is what the caller gets; the same request resumes.
  */
 async function finish(ctx: AppContext, stored: StoredDistribution, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<DistributionResult> {
   const { distribution, chunks } = stored;
   // A recipient's position (its trade's client id) counts the recipients of the chunks before it, as stored:
   // chunk sizes are fixed when the distribution is recorded, whatever the current size rule.
+  const lanes = new Map<string, { chunk: DistributionChunk; position: number }[]>();
   let firstPosition = 0;
   for (const chunk of chunks) {
     const position = firstPosition;
     firstPosition += chunk.recipients.length;
     if (chunk.status === 'credited') continue;
-    await creditChunk(ctx, distribution, chunk, position);
+    const lane = accountIdOf(chunk.escrow);
+    lanes.set(lane, [...(lanes.get(lane) ?? []), { chunk, position }]);
   }
+  const outcomes = await Promise.allSettled(
+    [...lanes.values()].map(async (lane) => {
+      for (const { chunk, position } of lane) await creditChunk(ctx, distribution, chunk, position);
+    }),
+  );
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
   const result: DistributionResult = {
     request_id: distribution.distribution_id,
     confirms: chunks.flatMap((chunk) => chunk.recipients).map((recipient) => ({ ...recipient, trade_ids_list: [recipient.trade_id] })),
@@ -240,7 +255,7 @@ async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: D
   if (!asset || !quoted) throw new Error(`award distribution ${distribution.distribution_id} names an asset missing from the registry`);
   const nowMs = ctx.clock.nowMs();
   const quantity = new Money(distribution.quantity);
-  const escrow: Holder = { account: distribution.escrow, platform_code: null };
+  const escrow: Holder = { account: chunk.escrow, platform_code: null };
   const movement: Movement = {
     movement_id: chunk.movement_id,
     type: 'award_distribution',

@@ -22,6 +22,18 @@ export const CHUNK_FIXED_ITEMS = 7;
  */
 export const CHUNK_ITEMS_PER_RECIPIENT = 6;
 
+/**
+ * Chunks credited at once. Each lane debits an escrow account of its own, so concurrent chunk transactions
+ * never touch the same item (DynamoDB would cancel one of two transactions changing one item at once); the
+ * pool's debit into escrow credits every lane in use, one balance update each, in phase 1's transaction.
+ */
+export const ESCROW_LANES = 8;
+
+/** The lane of the chunk at `index`: round-robin, so lanes carry about the same number of chunks. */
+export function laneOf(index: number): number {
+  return index % ESCROW_LANES;
+}
+
 /** Recipients that fit one transaction of at most `maxItems` items. */
 export function recipientsPerChunk(maxItems: number): number {
   const size = Math.floor((maxItems - CHUNK_FIXED_ITEMS) / CHUNK_ITEMS_PER_RECIPIENT);

@@ -10,10 +10,12 @@ import { eventItem } from './events.js';
  * Award distributions. A distribution can credit more recipients than one transaction holds, so it is
  * written in two phases:
  *
- *   1. one transaction: the distribution (`distributing`), every chunk (`pending`, with its recipients and
- *      their trade ids fixed up front), and the movement pool -> escrow for quantity × N;
+ *   1. one transaction: the distribution (`distributing`), every chunk (`pending`, with its recipients, their
+ *      trade ids and the escrow lane it pays from fixed up front), and the movement pool -> escrow lanes for
+ *      quantity × N (each lane what its chunks pay out);
  *   2. per chunk, one transaction: the chunk `pending` -> `credited` (the condition that stops a retried
- *      chunk from crediting anyone twice), the movement escrow -> recipients and a trade per recipient;
+ *      chunk from crediting anyone twice), the movement escrow lane -> recipients and a trade per recipient;
+ *      the lanes' chunks in parallel, each lane's in order;
  *   then the distribution `distributing` -> `completed`.
  *
  * Items, all in the partition `AWARDS#<platform>#<distribution id>`:
@@ -43,6 +45,7 @@ export interface Distribution {
   /** `distributionFingerprint` of the request, so a retry asking for something else is refused. */
   fingerprint: string;
   pool: AccountRef;
+  /** The first escrow lane's account (each chunk names its own); the only one of distributions recorded before lanes. */
   escrow: AccountRef;
   chunk_count: number;
   status: DistributionStatus;
@@ -55,6 +58,11 @@ export interface DistributionChunk {
   recipients: Recipient[];
   /** Fixed at creation, so a retried chunk writes the same movement id (which can exist only once). */
   movement_id: string;
+  /**
+   * The escrow account (lane) the chunk pays from, fixed at creation. Chunks recorded before lanes existed
+   * have none stored and pay from the distribution's `escrow`.
+   */
+  escrow: AccountRef;
   status: ChunkStatus;
   credited_at: number | null;
 }
@@ -208,11 +216,12 @@ function toDistribution(item: Record<string, any>): Distribution {
   };
 }
 
-function toChunk(item: Record<string, any>): DistributionChunk {
+function toChunk(item: Record<string, any>, distributionEscrow: AccountRef): DistributionChunk {
   return {
     index: readInteger(item.index),
     recipients: (item.recipients as Record<string, any>[]).map((recipient) => ({ participant_code: recipient.participant_code, trade_id: recipient.trade_id })),
     movement_id: item.movement_id,
+    escrow: item.escrow === undefined ? distributionEscrow : accountRef(item.escrow),
     status: item.status,
     credited_at: readOptionalInteger(item.credited_at),
   };
@@ -237,8 +246,9 @@ export async function getDistribution(ctx: AppContext, platformCode: string, dis
   });
   const record = items.find((item) => item.type === 'award_distribution');
   if (!record) return undefined;
-  const chunks = items.filter((item) => item.type === 'award_distribution_chunk').map(toChunk);
-  return { distribution: toDistribution(record), chunks: chunks.sort((a, b) => a.index - b.index) };
+  const distribution = toDistribution(record);
+  const chunks = items.filter((item) => item.type === 'award_distribution_chunk').map((item) => toChunk(item, distribution.escrow));
+  return { distribution, chunks: chunks.sort((a, b) => a.index - b.index) };
 }
 
 /** Ops: distributions not completed, oldest first (the index is eventually consistent; re-read before acting). */

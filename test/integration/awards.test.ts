@@ -3,10 +3,14 @@ import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { distributeAwards } from '../../lib/awards/distribute-awards.js';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { SYSTEM_PARTICIPANTS } from '../../lib/domain/ledger.js';
+import { ESCROW_LANES } from '../../lib/domain/awards.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { accountIdOf, SYSTEM_PARTICIPANTS } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { getDistribution } from '../../lib/store/awards.js';
+import { keys } from '../../lib/store/keys.js';
 import { balanceOf } from '../../lib/store/ledger.js';
+import { moneyAttr } from '../../lib/store/numbers.js';
 import { customersViaHttp, customersViaStore } from '../support/customers.js';
 import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
@@ -26,8 +30,19 @@ function pool(platform: TestPlatform, asset = 'BTC') {
   return { participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'awards', asset };
 }
 
-function escrow(platform: TestPlatform, asset = 'BTC') {
-  return { participant_code: SYSTEM_PARTICIPANTS.escrow, account_group: platform.platformCode, account_label: 'awards', asset };
+/** What the platform's award escrow holds for the asset: the sum of its lanes (`ESCROW_LANES`). */
+async function escrowBalance(platform: TestPlatform, asset = 'BTC'): Promise<Money> {
+  const held = await Promise.all(escrowLanes(platform, asset).map((lane) => balanceOf(ctx, lane)));
+  return held.reduce((sum, balance) => sum.plus(balance), new Money(0));
+}
+
+function escrowLanes(platform: TestPlatform, asset = 'BTC') {
+  return Array.from({ length: ESCROW_LANES }, (_, lane) => ({
+    participant_code: SYSTEM_PARTICIPANTS.escrow,
+    account_group: platform.platformCode,
+    account_label: lane === 0 ? 'awards' : `awards-${lane}`,
+    asset,
+  }));
 }
 
 function customerAccount(platform: TestPlatform, code: string, asset = 'BTC') {
@@ -46,7 +61,7 @@ afterEach(() => {
  * A server whose process dies right after the distribution's `chunks`-th chunk committed: a distribution's
  * transactions are its record (with the pool's debit into escrow), then one per chunk, then its completion.
  */
-const crashingAfterChunks = (chunks: number) => serviceCrashingAfterCommit({ skip: chunks });
+const crashingAfterChunks = (chunks: number) => serviceCrashingAfterCommit({ skip: chunks, dead: true });
 
 /** The injected crash is an internal error the service logs; keep it out of the test output. */
 function quietCrashLogs() {
@@ -127,7 +142,7 @@ describe('POST /awards/distribute', () => {
 
     expect(await customerBalances(platform, customers)).toEqual(Array(25).fill('0.0001'));
     expect((await balanceOf(ctx, pool(platform))).toFixed()).toBe('0.0075');
-    expect((await balanceOf(ctx, escrow(platform))).toFixed()).toBe('0');
+    expect((await escrowBalance(platform)).toFixed()).toBe('0');
 
     // Each confirm's trade resolves, delivered (terminated/settled) to that customer.
     const trade = await platform.get(`/trades/${confirms[3]!.trade_id}`);
@@ -183,14 +198,16 @@ describe('POST /awards/distribute', () => {
 });
 
 describe('POST /awards/distribute across chunks', () => {
-  // 15 recipients fit one transaction (see recipientsPerChunk), so 120 make eight chunks of 15.
-  const RECIPIENTS = 120;
+  // 15 recipients fit one transaction (see recipientsPerChunk), so 240 make sixteen chunks of 15: two per
+  // escrow lane, so a crash leaves some chunk of every lane behind, whichever ran first.
+  const RECIPIENTS = 240;
+  const CHUNKS = 16;
   let platform: TestPlatform;
   let customers: string[];
   beforeAll(async () => {
     platform = await newPlatform();
     customers = await customersViaStore(platform.platformCode, RECIPIENTS);
-    // Enough for every run of the property below at its largest (12 runs x 120 x 0.002 BTC), so a random
+    // Enough for every run of the property below at its largest (12 runs x 240 x 0.002 BTC), so a random
     // sequence of runs can never drain the pool and turn the property into an insufficient-funds 400.
     await fund(platform.participantCode, 'BTC', '10', 'awards');
   });
@@ -206,11 +223,21 @@ describe('POST /awards/distribute across chunks', () => {
       const crashed = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId }, via: crashingAfterChunks(crashAfter) });
       expect(crashed.status).toBe(500);
 
-      // Part-way: the whole total sits in escrow or with the first chunks' recipients, nobody twice.
+      // Part-way: the whole total sits in escrow or with the credited chunks' recipients, nobody twice. The
+      // lanes ran at once, so other chunks than the first may be the credited ones, and more than `crashAfter`.
       const partial = await getDistribution(ctx, platform.platformCode, requestId);
       expect(partial?.distribution.status).toBe('distributing');
-      expect(partial?.chunks.map((chunk) => chunk.status)).toEqual(Array(8).fill('pending').map((_, index) => (index < crashAfter ? 'credited' : 'pending')));
-      expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(new Money('0.00000123').mul(RECIPIENTS).toFixed());
+      // Neighbouring chunks pay from different escrow lanes: the lanes' transactions never share an item.
+      expect(partial!.chunks.map((chunk) => accountIdOf(chunk.escrow))).toEqual(partial!.chunks.map((chunk) => accountIdOf(escrowLanes(platform)[chunk.index % ESCROW_LANES]!)));
+      const credited = partial!.chunks.filter((chunk) => chunk.status === 'credited');
+      expect(credited.length).toBeGreaterThanOrEqual(crashAfter);
+      expect(credited.length).toBeLessThan(CHUNKS);
+      const total = new Money('0.00000123').mul(RECIPIENTS);
+      expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(total.toFixed());
+      const midway = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+      const creditedCodes = new Set(credited.flatMap((chunk) => chunk.recipients.map((recipient) => recipient.participant_code)));
+      expect(midway.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(customers.map((code) => (creditedCodes.has(code) ? '0.00000123' : '0')));
+      expect((await escrowBalance(platform)).plus(new Money('0.00000123').mul(creditedCodes.size)).toFixed()).toBe(total.toFixed());
 
       const retried = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
       expect(retried.status).toBe(201);
@@ -221,8 +248,8 @@ describe('POST /awards/distribute across chunks', () => {
 
       const after = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
       expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(RECIPIENTS).fill('0.00000123'));
-      expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe('0.0001476');
-      expect((await balanceOf(ctx, escrow(platform))).toFixed()).toBe('0');
+      expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(new Money('0.00000123').mul(RECIPIENTS).toFixed());
+      expect((await escrowBalance(platform)).toFixed()).toBe('0');
       expect((await getDistribution(ctx, platform.platformCode, requestId))?.distribution.status).toBe('completed');
 
       const trades = await Promise.all(confirms.map((confirm) => platform.get(`/trades/${confirm.trade_id}`)));
@@ -247,7 +274,7 @@ describe('POST /awards/distribute across chunks', () => {
 
     const after = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
     expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(RECIPIENTS).fill('0.00000011'));
-    expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe('0.0000132');
+    expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(new Money('0.00000011').mul(RECIPIENTS).toFixed());
   });
 
   it('without X-Request-Id, a crashed distribution is found by `awards open` and finished by `awards resume`', async () => {
@@ -271,6 +298,36 @@ describe('POST /awards/distribute across chunks', () => {
     expect(stillOpen.map((entry) => entry.distribution_id)).not.toContain(requestId);
   });
 
+  it('finishes a distribution recorded before escrow lanes (its chunks name no lane) from its one escrow account', async () => {
+    quietCrashLogs();
+    const recipients = customers.slice(0, 50);
+    const requestId = randomUUID();
+    const body = { asset: 'BTC', quantity: '0.00000009', participant_codes: recipients };
+    const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    // Recorded, no chunk credited (the process died before any chunk's transaction was sent).
+    expect((await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId }, via: crashingAfterChunks(0) })).status).toBe(500);
+    const recorded = await getDistribution(ctx, platform.platformCode, requestId);
+    expect(recorded!.chunks.every((chunk) => chunk.status === 'pending')).toBe(true);
+
+    // As such a distribution stands: chunks without a lane, the whole total in the first lane's account.
+    const update = (key: Record<string, string>, expression: string, values?: Record<string, unknown>) =>
+      ctx.db.send(new UpdateCommand({ TableName: ctx.tables.main, Key: key, UpdateExpression: expression, ...(values && { ExpressionAttributeValues: values }) }));
+    for (const chunk of recorded!.chunks) await update(keys.awardDistributionChunk(platform.platformCode, requestId, chunk.index), 'REMOVE escrow');
+    const [first, ...others] = escrowLanes(platform);
+    for (const lane of others) {
+      const held = await balanceOf(ctx, lane);
+      await update(keys.account(lane), 'SET balance = balance - :held', { ':held': moneyAttr(held) });
+      await update(keys.account(first!), 'SET balance = balance + :held', { ':held': moneyAttr(held) });
+    }
+    expect((await getDistribution(ctx, platform.platformCode, requestId))!.chunks.every((chunk) => accountIdOf(chunk.escrow) === accountIdOf(first!))).toBe(true);
+
+    const finished = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
+    expect(finished.status, finished.text).toBe(201);
+    const after = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(50).fill('0.00000009'));
+    expect((await escrowBalance(platform)).toFixed()).toBe('0');
+  });
+
   it('property: for any N, quantity and crash point, pool debit = sum of credits = quantity × N, exactly', async () => {
     quietCrashLogs();
     await fc.assert(
@@ -285,7 +342,7 @@ describe('POST /awards/distribute across chunks', () => {
           const requestId = randomUUID();
           const body = { asset: 'BTC', quantity: quantity.toFixed(), participant_codes: recipients };
           const poolBefore = await balanceOf(ctx, pool(platform));
-          const escrowBefore = await balanceOf(ctx, escrow(platform));
+          const escrowBefore = await escrowBalance(platform);
           const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
 
           // Past a distribution's last chunk, the crash comes after its completion committed: the retry gets the answer.
@@ -301,7 +358,7 @@ describe('POST /awards/distribute across chunks', () => {
           expect(credits.every((credit) => credit.eq(quantity))).toBe(true);
           expect(poolDebit.toFixed()).toBe(sumOfCredits.toFixed());
           expect(poolDebit.toFixed()).toBe(quantity.mul(count).toFixed());
-          expect((await balanceOf(ctx, escrow(platform))).eq(escrowBefore)).toBe(true);
+          expect((await escrowBalance(platform)).eq(escrowBefore)).toBe(true);
         },
       ),
       { numRuns: 12 },

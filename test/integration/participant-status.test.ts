@@ -166,13 +166,15 @@ describe('a locked or disabled participant cannot quote, execute, transfer or re
 
 /**
  * A server whose DynamoDB client locks `participantCode` just before the `nth` TransactWriteItems call goes
- * out: the booking read the participant approved, and the lock commits between that read and its transaction.
+ * out, and holds that call and every later one until the lock committed: the booking read the participant
+ * approved, and the lock commits between that read and its transaction (for every transaction sent at once).
  */
 function lockingBeforeTransaction(platform: TestPlatform, participantCode: string, nth = 1): TestService {
   let seen = 0;
+  let locked: Promise<unknown> | undefined;
   const db = clientWith(
     (next, context) => async (args) => {
-      if (context.commandName === 'TransactWriteItemsCommand' && ++seen === nth) await setStatus(platform, participantCode, 'locked', 'race');
+      if (context.commandName === 'TransactWriteItemsCommand' && ++seen >= nth) await (locked ??= setStatus(platform, participantCode, 'locked', 'race'));
       return next(args);
     },
     'lockBeforeBooking',
@@ -245,11 +247,12 @@ describe('a lock committed between a booking’s read and its transaction refuse
     const late = customers[20]!;
     const requestId = randomUUID();
     const body = { asset: 'SOL', quantity: '1', participant_codes: customers };
-    // Transactions: the distribution with its escrow, chunk 1, chunk 2 (the lock commits just before it).
-    const stopped = await platform.post('/awards/distribute', body, { headers: { 'X-Request-Id': requestId }, via: lockingBeforeTransaction(platform, late, 3) });
+    // Transactions: the distribution with its escrow, then the three chunks at once (one escrow lane each),
+    // after the lock committed. The other lanes' chunks are credited all the same.
+    const stopped = await platform.post('/awards/distribute', body, { headers: { 'X-Request-Id': requestId }, via: lockingBeforeTransaction(platform, late, 2) });
     expect(stopped.status, stopped.text).toBe(400);
     expect(stopped.body.errors).toEqual([`participant_codes: participant ${late} is not approved (locked or disabled)`]);
-    expect((await getDistribution(ctx, platform.platformCode, requestId))?.chunks.map((chunk) => chunk.status)).toEqual(['credited', 'pending', 'pending']);
+    expect((await getDistribution(ctx, platform.platformCode, requestId))?.chunks.map((chunk) => chunk.status)).toEqual(['credited', 'pending', 'credited']);
 
     await setStatus(platform, late, 'approved');
     const finished = await platform.post('/awards/distribute', body, { headers: { 'X-Request-Id': requestId } });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunked, distributionFingerprint, MAX_RECIPIENTS, recipientListProblems, recipientsPerChunk } from '../../lib/domain/awards.js';
+import { chunked, distributionFingerprint, ESCROW_LANES, laneOf, MAX_RECIPIENTS, recipientListProblems, recipientsPerChunk } from '../../lib/domain/awards.js';
 import { Money } from '../../lib/domain/money.js';
 
 describe('award distribution rules', () => {
@@ -15,8 +15,23 @@ describe('award distribution rules', () => {
     expect(chunks.map((chunk) => chunk.length)).toEqual([48, 48, 4]);
     expect(chunks.flat()).toEqual(items);
     expect(chunked([], 48)).toEqual([]);
-    // 1,000 recipients need 21 chunks, which with the distribution record and the escrow movement still fit phase 1's transaction.
     expect(chunked(Array(MAX_RECIPIENTS).fill(0), 48)).toHaveLength(21);
+  });
+
+  it("fits the largest distribution's record in one transaction: the record, its 67 chunks, the pool's debit and every escrow lane's credit", () => {
+    const chunks = chunked(Array(MAX_RECIPIENTS).fill(0), recipientsPerChunk(100)).length;
+    expect(chunks).toBe(67);
+    // Distribution and chunks; the movement record, the pool's balance update, its event and its account
+    // entry, the platform's movements counter; one balance update per lane.
+    expect(1 + chunks + 5 + ESCROW_LANES).toBeLessThanOrEqual(100);
+  });
+
+  it('spreads chunks over the escrow lanes round-robin, so lanes carry the same number of chunks, give or take one', () => {
+    const perLane = new Map<number, number>();
+    for (let index = 0; index < 67; index++) perLane.set(laneOf(index), (perLane.get(laneOf(index)) ?? 0) + 1);
+    expect(perLane.size).toBe(ESCROW_LANES);
+    expect(Math.max(...perLane.values()) - Math.min(...perLane.values())).toBeLessThanOrEqual(1);
+    expect([0, 1, 7, 8, 9].map(laneOf)).toEqual([0, 1, 7, 0, 1]);
   });
 
   it('names repeated codes once each, and bounds the list', () => {
