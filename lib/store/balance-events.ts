@@ -5,7 +5,7 @@ import { Money, plain } from '../domain/money.js';
 import type { CountChange } from './counters.js';
 import { eventItem } from './events.js';
 import { readInteger, readMoney } from './numbers.js';
-import type { PreparedItems, TaggedItem, TransactItem } from './transactions.js';
+import type { PreparedItems, PrepareRead, TaggedItem, TransactItem } from './transactions.js';
 
 type AccountUpdate = NonNullable<TransactItem['Update']>;
 
@@ -39,12 +39,13 @@ export interface BalanceUpdate {
 
 export function withBalanceEvent(ctx: AppContext, spec: BalanceUpdate, change: BalanceChange): TaggedItem {
   const { update, guard } = spec;
-  const read = async () => (await ctx.db.send(new GetCommand({ TableName: update.TableName, Key: update.Key, ConsistentRead: true }))).Item;
+  // The read a stale check makes on its own; the attempt's read goes with the other prepared items' (`PrepareRead`).
+  const readAlone = async () => (await ctx.db.send(new GetCommand({ TableName: update.TableName, Key: update.Key, ConsistentRead: true }))).Item;
   // -1: no account yet; 0: an account written before accounts carried a version.
   const versionOf = (item: Record<string, any> | undefined) => (item ? (item.version === undefined ? 0 : readInteger(item.version)) : -1);
 
-  const prepare = async (): Promise<PreparedItems> => {
-    const current = await read();
+  const prepare = async (read: PrepareRead): Promise<PreparedItems> => {
+    const current = await read(update.Key!);
     const version = versionOf(current);
     const nextVersion = Math.max(1, version + 1);
     const exists = current !== undefined;
@@ -92,7 +93,7 @@ export function withBalanceEvent(ctx: AppContext, spec: BalanceUpdate, change: B
     return {
       items: [prepared, event],
       // After a failed condition: did another booking move (or open) the account since our read?
-      stale: async () => versionOf(await read()) !== version,
+      stale: async () => versionOf(await readAlone()) !== version,
     };
   };
   return { item: { Update: update }, prepare };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { batchGetItems } from './batch-get.js';
 import { counterUpdates, type CountChange } from './counters.js';
 import { retryReason, withRetry } from './retry.js';
 import type { AppContext } from '../context.js';
@@ -24,11 +25,19 @@ export interface TaggedItem {
   otherwise?: () => TaggedItem;
   /**
    * An item that depends on a read (an account update and its balance event): before each attempt it is
-   * replaced by what `prepare` builds from a fresh read. If one of those items' conditions fails and `stale`
-   * says the read went out of date, the transaction is prepared and tried again instead of failing.
+   * replaced by what `prepare` builds from a fresh read, made through `read`. If one of those items'
+   * conditions fails and `stale` says the read went out of date, the transaction is prepared and tried again
+   * instead of failing.
    */
-  prepare?: () => Promise<PreparedItems>;
+  prepare?: (read: PrepareRead) => Promise<PreparedItems>;
 }
+
+/**
+ * A strongly consistent read of one main-table item for a `prepare`. The reads every prepared item of an
+ * attempt asks for at once go out as one BatchGetItem (an award chunk's fifteen accounts, a transfer's two),
+ * not one GetItem each.
+ */
+export type PrepareRead = (key: Record<string, unknown>) => Promise<Record<string, any> | undefined>;
 
 export interface PreparedItems {
   items: TaggedItem[];
@@ -43,12 +52,46 @@ interface Expanded {
 }
 
 /** The items to send: prepared items replaced by what they prepare, each remembering where it came from. */
-async function expand(items: readonly TaggedItem[]): Promise<Expanded[]> {
-  const prepared = await Promise.all(items.map((tagged) => (tagged.prepare ? tagged.prepare() : undefined)));
+async function expand(ctx: AppContext, items: readonly TaggedItem[]): Promise<Expanded[]> {
+  const read = readsTogether(ctx);
+  const prepared = await Promise.all(items.map((tagged) => (tagged.prepare ? tagged.prepare(read) : undefined)));
   return items.flatMap((tagged, origin) => {
     const done = prepared[origin];
     return done ? done.items.map((item) => ({ tagged: item, origin, stale: done.stale })) : [{ tagged, origin }];
   });
+}
+
+/**
+ * A `PrepareRead` that gathers the reads asked for in the same turn of the event loop (the prepares of one
+ * attempt start together) and sends them as one consistent BatchGetItem (`batchGetItems`: 100 keys a call,
+ * unprocessed keys asked again). Each read gets its item, or undefined when there is none.
+ */
+function readsTogether(ctx: AppContext): PrepareRead {
+  type Waiting = { key: Record<string, unknown>; resolve: (item: Record<string, any> | undefined) => void; reject: (error: unknown) => void };
+  const identity = (key: Record<string, unknown>) => `${String(key.pk)}\u0000${String(key.sk)}`;
+  let waiting: Waiting[] | undefined;
+  const flush = async (batch: Waiting[]) => {
+    try {
+      const keys = [...new Map(batch.map((entry) => [identity(entry.key), entry.key])).values()];
+      const found = new Map((await batchGetItems(ctx, keys, { consistent: true, what: 'prepared reads' })).map((item) => [identity(item), item]));
+      for (const entry of batch) entry.resolve(found.get(identity(entry.key)));
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+    }
+  };
+  return (key) =>
+    new Promise((resolve, reject) => {
+      if (!waiting) {
+        const batch: Waiting[] = [];
+        waiting = batch;
+        // Once the prepares started in this turn have all asked.
+        setImmediate(() => {
+          waiting = undefined;
+          void flush(batch);
+        });
+      }
+      waiting.push({ key, resolve, reject });
+    });
 }
 
 export const MAX_TRANSACTION_ITEMS = 100;
@@ -141,7 +184,7 @@ export async function transactWrite(ctx: AppContext, given: readonly TaggedItem[
  * condition is looked up by position among the expanded items).
  */
 async function buildAttempt(ctx: AppContext, items: readonly TaggedItem[]): Promise<Attempt> {
-  const expanded = await expand(items);
+  const expanded = await expand(ctx, items);
   const counts = expanded.flatMap((entry) => entry.tagged.counts ?? []);
   const transactItems = [...expanded.map((entry) => entry.tagged.item), ...counterUpdates(ctx, counts)];
   if (transactItems.length > MAX_TRANSACTION_ITEMS) {
