@@ -5,7 +5,7 @@ import { sign } from '../../lib/http/signature.js';
 import { ttlKeys } from '../../lib/store/keys.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { serviceCrashingAfterCommit } from '../support/faults.js';
+import { serviceCrashingAfterCommit, serviceWith } from '../support/faults.js';
 import { balances, fund, transferBody } from '../support/ledger.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
@@ -322,6 +322,30 @@ describe('a transfer whose first run booked but never answered', () => {
     const other = await platform.post('/transfers', transferBody(platform, { amount: '8' }), { headers: { 'X-Request-Id': requestId } });
     expect(other.status).toBe(422);
     expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('93.00');
+  });
+});
+
+describe('reads a booking makes', () => {
+  it('reads both accounts of a transfer, for their balance events, in one consistent BatchGetItem', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '100');
+    const accountReads: { command: string; keys: string[]; consistent: boolean }[] = [];
+    const via = serviceWith(
+      (next, context) => async (args) => {
+        const input = args.input as { Key?: { pk: string }; RequestItems?: Record<string, { Keys: { pk: string }[]; ConsistentRead?: boolean }>; ConsistentRead?: boolean };
+        const keys = input.Key ? [input.Key.pk] : Object.values(input.RequestItems ?? {}).flatMap((request) => request.Keys.map((key) => key.pk));
+        const consistent = input.ConsistentRead ?? Object.values(input.RequestItems ?? {}).every((request) => request.ConsistentRead === true);
+        if (keys.some((key) => String(key).startsWith('ACCOUNT#'))) accountReads.push({ command: String(context.commandName), keys, consistent });
+        return next(args);
+      },
+      'accountReads',
+      'initialize',
+    );
+    const moved = await platform.post('/transfers', transferBody(platform, { amount: '7' }), { via });
+    expect(moved.status).toBe(201);
+    expect(accountReads).toHaveLength(1);
+    expect(accountReads[0]).toMatchObject({ command: 'BatchGetItemCommand', consistent: true });
+    expect(new Set(accountReads[0]!.keys).size).toBe(2);
   });
 });
 
