@@ -62,8 +62,8 @@ async function expand(ctx: AppContext, items: readonly TaggedItem[]): Promise<Ex
 }
 
 /**
- * A `PrepareRead` that gathers the reads asked for in the same turn of the event loop (the prepares of one
- * attempt start together) and sends them as one consistent BatchGetItem (`batchGetItems`: 100 keys a call,
+ * A `PrepareRead` that gathers the reads asked for together (the prepares of one attempt start at once) and
+ * sends them as one consistent BatchGetItem (`batchGetItems`: 100 keys a call,
  * unprocessed keys asked again). Each read gets its item, or undefined when there is none.
  */
 function readsTogether(ctx: AppContext): PrepareRead {
@@ -84,8 +84,9 @@ function readsTogether(ctx: AppContext): PrepareRead {
       if (!waiting) {
         const batch: Waiting[] = [];
         waiting = batch;
-        // Once the prepares started in this turn have all asked.
-        setImmediate(() => {
+        // Once the prepares started together have all asked: each asks before its first await, so by the
+        // time a microtask runs, every read of the attempt is in the batch.
+        queueMicrotask(() => {
           waiting = undefined;
           void flush(batch);
         });
