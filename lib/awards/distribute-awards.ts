@@ -64,7 +64,7 @@ export function awardsPoolAccount(auth: Pick<AuthContext, 'platformCode' | 'part
  * Per platform, asset and lane (`ESCROW_LANES`), so one platform's distributions in flight never mix with
  * another's and concurrent chunks never share an item. Lane 0 is the account distributions used before lanes.
  */
-function awardsEscrowAccount(platformCode: string, asset: string, lane: number): Holder {
+export function awardsEscrowAccount(platformCode: string, asset: string, lane: number): Holder {
   const label = lane === 0 ? AWARDS_ACCOUNT_LABEL : `${AWARDS_ACCOUNT_LABEL}-${lane}`;
   return { account: { participant_code: SYSTEM_PARTICIPANTS.escrow, account_group: platformCode, account_label: label, asset }, platform_code: null };
 }
@@ -178,7 +178,10 @@ export async function distributeAwards(ctx: AppContext, auth: AuthContext, reque
   };
   // Each lane receives what its chunks pay out, together the total.
   const laneRecipients = new Map<number, number>();
-  for (const chunk of chunks) laneRecipients.set(laneOf(chunk.index), (laneRecipients.get(laneOf(chunk.index)) ?? 0) + chunk.recipients.length);
+  for (const chunk of chunks) {
+    const lane = laneOf(chunk.index);
+    laneRecipients.set(lane, (laneRecipients.get(lane) ?? 0) + chunk.recipients.length);
+  }
   const escrowMovement: Movement = {
     movement_id: newId(),
     type: 'award_escrow',
@@ -231,7 +234,8 @@ async function finish(ctx: AppContext, stored: StoredDistribution, claim: Reques
     firstPosition += chunk.recipients.length;
     if (chunk.status === 'credited') continue;
     const lane = accountIdOf(chunk.escrow);
-    lanes.set(lane, [...(lanes.get(lane) ?? []), { chunk, position }]);
+    if (!lanes.has(lane)) lanes.set(lane, []);
+    lanes.get(lane)!.push({ chunk, position });
   }
   const outcomes = await Promise.allSettled(
     [...lanes.values()].map(async (lane) => {
