@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { distributeAwards } from '../../lib/awards/distribute-awards.js';
+import { awardsEscrowAccount, distributeAwards } from '../../lib/awards/distribute-awards.js';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { ESCROW_LANES } from '../../lib/domain/awards.js';
+import { ESCROW_LANES, MAX_RECIPIENTS, recipientsPerChunk } from '../../lib/domain/awards.js';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { accountIdOf, SYSTEM_PARTICIPANTS } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { getDistribution } from '../../lib/store/awards.js';
 import { keys } from '../../lib/store/keys.js';
 import { balanceOf } from '../../lib/store/ledger.js';
+import { MAX_TRANSACTION_ITEMS } from '../../lib/store/transactions.js';
 import { moneyAttr } from '../../lib/store/numbers.js';
 import { customersViaHttp, customersViaStore } from '../support/customers.js';
 import { balances, fund } from '../support/ledger.js';
@@ -37,12 +38,7 @@ async function escrowBalance(platform: TestPlatform, asset = 'BTC'): Promise<Mon
 }
 
 function escrowLanes(platform: TestPlatform, asset = 'BTC') {
-  return Array.from({ length: ESCROW_LANES }, (_, lane) => ({
-    participant_code: SYSTEM_PARTICIPANTS.escrow,
-    account_group: platform.platformCode,
-    account_label: lane === 0 ? 'awards' : `awards-${lane}`,
-    asset,
-  }));
+  return Array.from({ length: ESCROW_LANES }, (_, lane) => awardsEscrowAccount(platform.platformCode, asset, lane).account);
 }
 
 function customerAccount(platform: TestPlatform, code: string, asset = 'BTC') {
@@ -197,6 +193,26 @@ describe('POST /awards/distribute', () => {
   });
 });
 
+describe('POST /awards/distribute at its limit', () => {
+  it('pays the most customers a request may name: its record, every chunk and every lane fit one transaction', async () => {
+    const platform = await newPlatform();
+    const customers = await customersViaStore(platform.platformCode, MAX_RECIPIENTS);
+    await fund(platform.participantCode, 'BTC', '1', 'awards');
+    const requestId = randomUUID();
+    const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.00000100', participant_codes: customers }, { headers: { 'X-Request-Id': requestId } });
+    expect(response.status, response.text).toBe(201);
+    expect(response.body.message.confirms).toHaveLength(MAX_RECIPIENTS);
+    const stored = await getDistribution(ctx, platform.platformCode, requestId);
+    expect(stored?.distribution.status).toBe('completed');
+    expect(stored?.chunks.length).toBe(Math.ceil(MAX_RECIPIENTS / recipientsPerChunk(MAX_TRANSACTION_ITEMS)));
+    expect(new Set(stored?.chunks.map((chunk) => accountIdOf(chunk.escrow))).size).toBe(ESCROW_LANES);
+    expect((await balanceOf(ctx, pool(platform))).toFixed()).toBe('0.999');
+    expect((await escrowBalance(platform)).toFixed()).toBe('0');
+    const paid = await customerBalances(platform, customers);
+    expect(paid.every((balance) => balance === '0.000001')).toBe(true);
+  }, 120_000);
+});
+
 describe('POST /awards/distribute across chunks', () => {
   // 15 recipients fit one transaction (see recipientsPerChunk), so 240 make sixteen chunks of 15: two per
   // escrow lane, so a crash leaves some chunk of every lane behind, whichever ran first.
@@ -314,6 +330,8 @@ describe('POST /awards/distribute across chunks', () => {
       ctx.db.send(new UpdateCommand({ TableName: ctx.tables.main, Key: key, UpdateExpression: expression, ...(values && { ExpressionAttributeValues: values }) }));
     for (const chunk of recorded!.chunks) await update(keys.awardDistributionChunk(platform.platformCode, requestId, chunk.index), 'REMOVE escrow');
     const [first, ...others] = escrowLanes(platform);
+    // The first lane is the escrow account distributions used before lanes.
+    expect(first).toEqual({ participant_code: SYSTEM_PARTICIPANTS.escrow, account_group: platform.platformCode, account_label: 'awards', asset: 'BTC' });
     for (const lane of others) {
       const held = await balanceOf(ctx, lane);
       await update(keys.account(lane), 'SET balance = balance - :held', { ':held': moneyAttr(held) });
