@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { ENTRY_FILE, esbuildOptionsFor } from '../../infra/bundling.js';
 import { routes } from '../../infra/routes.js';
+import { loadedAtImport } from '../support/bundle-graph.js';
 import { median } from './stats.js';
 
 export const IMPORT_RUNS = 15;
@@ -42,18 +43,6 @@ export function functionEntries(root: string): string[] {
     .map((file) => `functions/${file.split(sep).join('/')}`);
   const handlers = [...routes.map((route) => route.handler), ...inFunctions.sort()];
   return [...new Set(handlers)].filter((handler) => existsSync(resolve(root, handler)));
-}
-
-/** The outputs importing the entry loads: the entry file and, transitively, the chunks it imports statically. */
-function loadedAtImport(metafile: Metafile, entryFile: string): string[] {
-  const loaded = new Set<string>();
-  const visit = (file: string) => {
-    if (loaded.has(file) || !metafile.outputs[file]) return;
-    loaded.add(file);
-    for (const imported of metafile.outputs[file]!.imports) if (imported.kind === 'import-statement') visit(imported.path);
-  };
-  visit(entryFile);
-  return [...loaded];
 }
 
 function heaviestPackages(metafile: Metafile, outputs: string[]): string {

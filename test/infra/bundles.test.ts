@@ -7,6 +7,7 @@ import { build, type Metafile } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ENTRY_FILE, esbuildOptionsFor } from '../../infra/bundling.js';
 import { PROJECT_ROOT, ServiceFunction, type ServiceEnvironment } from '../../infra/service-function.js';
+import { loadedAtImport } from '../support/bundle-graph.js';
 
 /**
  * What a function's cold start compiles: its bundle's entry file and the chunks it imports statically. The
@@ -22,14 +23,7 @@ async function bundleOf(handler: string) {
   outDirs.push(outDir);
   const { metafile } = await build({ ...esbuildOptionsFor(join(PROJECT_ROOT, handler), outDir), metafile: true, logLevel: 'silent' });
   const entry = Object.keys(metafile.outputs).find((file) => resolve(file) === join(outDir, ENTRY_FILE))!;
-  return { metafile, atImport: inputsOf(metafile, staticClosure(metafile, entry)), all: inputsOf(metafile, Object.keys(metafile.outputs)) };
-}
-
-function staticClosure(metafile: Metafile, file: string, seen = new Set<string>()): string[] {
-  if (seen.has(file)) return [...seen];
-  seen.add(file);
-  for (const imported of metafile.outputs[file]!.imports) if (imported.kind === 'import-statement' && metafile.outputs[imported.path]) staticClosure(metafile, imported.path, seen);
-  return [...seen];
+  return { metafile, atImport: inputsOf(metafile, loadedAtImport(metafile, entry)), all: inputsOf(metafile, Object.keys(metafile.outputs)) };
 }
 
 const inputsOf = (metafile: Metafile, outputs: string[]) => outputs.flatMap((output) => Object.keys(metafile.outputs[output]!.inputs));

@@ -15,7 +15,7 @@ import { ctx, testContext } from '../support/context.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
-import { itemSizeBytes } from '../bench/capacity.js';
+import { itemSizeBytes } from '../support/item-size.js';
 
 // Retries a second apart, so failing receivers get their next try within a test's patience.
 process.env.WEBHOOK_RETRY_SCHEDULE_SECONDS = '1,1,1';
