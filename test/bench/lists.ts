@@ -1,9 +1,11 @@
 import { deposit } from '../../lib/ledger/deposit.js';
 import { createPlatform } from '../../lib/store/platforms.js';
-import { expectStatus, newBenchPlatform, type BenchPlatform, type BenchResponse } from './client.js';
+import { expectStatus, newBenchPlatform, type BenchPlatform } from './client.js';
+import { LISTS, PAGE, startListingProcess, type List, type WalkReport } from './list-walker.js';
 import { seedPlatform } from './seed.js';
 import { benchCtx, type DynamoMeter } from './stack.js';
-import { median } from './stats.js';
+import { settle, type Settling } from './jvm-warmup.js';
+import { median, ownCpuMs, processCpuMs } from './stats.js';
 import { randomUUID } from 'node:crypto';
 
 /**
@@ -12,19 +14,7 @@ import { randomUUID } from 'node:crypto';
  * not through HTTP); then another platform's GET /accounts while the large one lists on many connections.
  */
 
-/** Every cursor list of the API, each with its page-size parameter (the payments list keeps the spec's `size`). */
-export const LISTS = ['/transfers', '/trades', '/accounts', '/participants', '/payments/status', '/movements', '/withdrawals/requests'] as const;
-type List = (typeof LISTS)[number];
-
-const PAGE: Record<List, string> = {
-  '/transfers': 'page_size=100',
-  '/trades': 'page_size=100',
-  '/accounts': 'page_size=100',
-  '/participants': 'page_size=100',
-  '/payments/status': 'size=100',
-  '/movements': 'page_size=100',
-  '/withdrawals/requests': 'page_size=100',
-};
+export { LISTS };
 
 export interface ListScaleRow {
   list: List;
@@ -110,15 +100,47 @@ export interface Isolation {
   listing: { list: List; pages: number; failures: number; p50: number }[];
   firstListingFailure: string | null;
   listPerSecond: number;
+  /** Cores in use while idle and while listing: DynamoDB Local, this process (server and the measured client), the listing client. */
+  cpu: { idle: CpuShare; loaded: CpuShare; listingClientCores: number };
+  /** How long each phase ran unmeasured until DynamoDB Local's JIT settled. */
+  warmUp: { idle: Settling; loaded: Settling };
+}
+
+/** Cores a window of the scenario kept busy: CPU time over wall time (null where /proc can't be read). */
+export interface CpuShare {
+  dynamoCores: number | null;
+  benchProcessCores: number;
+}
+
+/** Starts a window over the CPU of DynamoDB Local and of this process; `end()` closes it. */
+function cpuWindow(dynamoPid: number | undefined) {
+  const started = performance.now();
+  const dynamo = processCpuMs(dynamoPid);
+  const own = ownCpuMs();
+  return {
+    end(): CpuShare {
+      const wallMs = performance.now() - started;
+      const dynamoNow = processCpuMs(dynamoPid);
+      return { dynamoCores: dynamo === null || dynamoNow === null ? null : (dynamoNow - dynamo) / wallMs, benchProcessCores: (ownCpuMs() - own) / wallMs };
+    },
+  };
 }
 
 /**
  * Another platform's GET /accounts, one request at a time: `samples` while nothing else runs, then
  * `samples` while `lister` walks its lists (cursor after cursor, five pages a list, list after list) on
- * `connections` connections at once. The ratio of the two p50s is issue 13's isolation_ratio. A request
+ * `connections` connections at once, each phase measured once DynamoDB Local's JIT has settled on its load
+ * (jvm-warmup.ts). The ratio of the two p50s is issue 13's isolation_ratio. A request
  * the overloaded service refuses (a 503 after a DynamoDB timeout) is counted, not fatal: it is the finding.
  */
-export async function measureIsolation(baseUrl: string, lister: BenchPlatform, connections: number, samples: number, lists: readonly List[] = LISTS): Promise<Isolation> {
+export async function measureIsolation(
+  baseUrl: string,
+  lister: BenchPlatform,
+  connections: number,
+  samples: number,
+  dynamoPid: number | undefined,
+  lists: readonly List[] = LISTS,
+): Promise<Isolation> {
   const other = await newBenchPlatform(baseUrl, 'bench isolation');
   // A small platform: its own participant with a few accounts.
   for (let i = 0; i < 20; i++) {
@@ -135,46 +157,44 @@ export async function measureIsolation(baseUrl: string, lister: BenchPlatform, c
     }
     return { latencies, failures };
   };
-  await accounts(5, true);
-  const idle = await accounts(samples, true);
-
-  let stop = false;
-  const pages = new Map<List, { latencies: number[]; failures: number }>(LISTS.map((list) => [list, { latencies: [], failures: 0 }]));
-  let firstListingFailure: string | null = null;
-  const walker = async (start: number) => {
-    for (let turn = start; !stop; turn++) {
-      const list = lists[turn % lists.length]!;
-      const seen = pages.get(list)!;
-      let cursor: string | null = null;
-      for (let page = 0; page < 5 && !stop; page++) {
-        const response: BenchResponse = await lister.client.get(`${list}?${PAGE[list]}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-        seen.latencies.push(response.ms);
-        if (response.status !== 200) {
-          seen.failures += 1;
-          firstListingFailure ??= `GET ${list}: ${response.status} ${response.text.slice(0, 200)}`;
-          break;
-        }
-        cursor = response.body?.next_cursor ?? null;
-        if (!cursor) break;
-      }
+  // Each phase is measured in the emulator's steady state (jvm-warmup.ts): the other platform's requests
+  // go on until DynamoDB Local's JIT has settled on them, alone and then beside the listing.
+  const warmUp = async () => {
+    let warming = true;
+    const requests = (async () => {
+      while (warming) await accounts(1, false);
+    })();
+    try {
+      return await settle(dynamoPid);
+    } finally {
+      warming = false;
+      await requests;
     }
   };
-  const loadStarted = Date.now();
-  const walkers = Array.from({ length: connections }, (_, i) => walker(i));
+  await accounts(5, true);
+  const idleWarmUp = await warmUp();
+  const idleWindow = cpuWindow(dynamoPid);
+  const idle = await accounts(samples, true);
+  const idleCpu = idleWindow.end();
+
+  // The listing platform is a client process of its own (list-walker.ts), as another company's would be.
+  const listing = await startListingProcess({ baseUrl, credentials: lister.client.credentials, lists, connections });
   let loaded: Awaited<ReturnType<typeof accounts>>;
+  let loadedCpu: CpuShare;
+  let loadedWarmUp: Settling;
+  let walked: WalkReport;
   try {
-    // Let every connection get going before measuring.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    loadedWarmUp = await warmUp();
+    const loadedWindow = cpuWindow(dynamoPid);
     loaded = await accounts(samples, false);
+    loadedCpu = loadedWindow.end();
   } finally {
-    stop = true;
-    await Promise.all(walkers);
+    walked = await listing.stop();
   }
-  const loadSeconds = (Date.now() - loadStarted) / 1000;
   const idleP50 = median(idle.latencies);
   const loadedP50 = median(loaded.latencies);
-  const listing = lists.map((list) => {
-    const seen = pages.get(list)!;
+  const pages = lists.map((list) => {
+    const seen = walked.pages[list] ?? { latencies: [], failures: 0 };
     return { list, pages: seen.latencies.length, failures: seen.failures, p50: median(seen.latencies) };
   });
   return {
@@ -185,8 +205,10 @@ export async function measureIsolation(baseUrl: string, lister: BenchPlatform, c
     ratio: loadedP50 / idleP50,
     samples,
     loadedFailures: loaded.failures,
-    listing,
-    firstListingFailure,
-    listPerSecond: listing.reduce((sum, entry) => sum + entry.pages, 0) / loadSeconds,
+    listing: pages,
+    firstListingFailure: walked.firstFailure,
+    listPerSecond: pages.reduce((sum, entry) => sum + entry.pages, 0) / walked.seconds,
+    cpu: { idle: idleCpu, loaded: loadedCpu, listingClientCores: walked.cpuMs / 1000 / walked.seconds },
+    warmUp: { idle: idleWarmUp, loaded: loadedWarmUp },
   };
 }

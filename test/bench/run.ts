@@ -199,11 +199,11 @@ async function main(): Promise<void> {
       const seeded = listPages?.large;
       if (seeded) {
         isolation = await attempt(`isolation: another platform's GET /accounts while the ${SETTINGS.listRecordsLarge}-record platform lists on ${SETTINGS.isolationConnections} connections`, failures, () =>
-          measureIsolation(stack.baseUrl, seeded, SETTINGS.isolationConnections, SETTINGS.isolationSamples),
+          measureIsolation(stack.baseUrl, seeded, SETTINGS.isolationConnections, SETTINGS.isolationSamples, stack.dynamoPid),
         );
         // The same without GET /movements, whose count reads up to 10,000 records a page (no counter): how much of the above it is.
         isolationNoMovements = await attempt('isolation again, the listing platform walking every list but /movements', failures, () =>
-          measureIsolation(stack.baseUrl, seeded, SETTINGS.isolationConnections, SETTINGS.isolationSamples, LISTS.filter((list) => list !== '/movements')),
+          measureIsolation(stack.baseUrl, seeded, SETTINGS.isolationConnections, SETTINGS.isolationSamples, stack.dynamoPid, LISTS.filter((list) => list !== '/movements')),
         );
       }
     } finally {
@@ -249,13 +249,22 @@ async function main(): Promise<void> {
     if (!run) continue;
     print(
       table(
-        `Isolation, ${title}: another platform's GET /accounts, one request at a time, p50 over ${run.samples}; idle, then while the ${SETTINGS.listRecordsLarge}-record platform walks its lists (five pages each, by cursor) on ${run.connections} connections`,
+        `Isolation, ${title}: another platform's GET /accounts, one request at a time, p50 over ${run.samples}; idle, then while the ${SETTINGS.listRecordsLarge}-record platform walks its lists (five pages each, by cursor) on ${run.connections} connections; each once DynamoDB Local's JIT settled`,
         ['measure', 'value'],
         [
           ['GET /accounts p50, idle', `${fmt(run.idleP50)} ms`],
           [`GET /accounts p50, ${run.connections} connections listing`, `${fmt(run.loadedP50)} ms (${run.loadedFailures} of ${run.samples} not 200)`],
           ['ratio', fmt(run.ratio, 2)],
           ['listing platform, all pages', `${fmt(run.listPerSecond)} pages/s`],
+          [
+            'warm-up (unmeasured, until the emulator JIT settled)',
+            `idle ${fmt(run.warmUp.idle.seconds)} s${run.warmUp.idle.settled ? '' : ' (not settled)'}, listing ${fmt(run.warmUp.loaded.seconds)} s${run.warmUp.loaded.settled ? '' : ' (not settled)'}`,
+          ],
+          ['cores busy, idle', `DynamoDB Local ${fmt(run.cpu.idle.dynamoCores, 2)}, bench process (server and measured client) ${fmt(run.cpu.idle.benchProcessCores, 2)}`],
+          [
+            'cores busy, listing',
+            `DynamoDB Local ${fmt(run.cpu.loaded.dynamoCores, 2)}, bench process ${fmt(run.cpu.loaded.benchProcessCores, 2)}, listing client ${fmt(run.cpu.listingClientCores, 2)} (of ${cpus().length})`,
+          ],
           ...run.listing.map((entry) => [`  ${entry.list}`, `${entry.pages} pages, p50 ${fmt(entry.p50)} ms, ${entry.failures} not 200`]),
           ...(run.firstListingFailure ? [['first listing failure', run.firstListingFailure]] : []),
         ],

@@ -116,6 +116,8 @@ export function benchCtx(): AppContext {
 export interface BenchStack {
   baseUrl: string;
   dynamoEndpoint: string;
+  /** DynamoDB Local's process (a JVM), whose CPU the isolation scenario reports. */
+  dynamoPid: number | undefined;
   meter: DynamoMeter;
   stop(): Promise<void>;
 }
@@ -146,7 +148,7 @@ export async function startBenchStack(): Promise<BenchStack> {
     // As `npm start` serves: each API key's requests admitted a few at a time (infra/local/key-gate.ts).
     const http = await startHttpServer(current, 0, '127.0.0.1', { requestsPerKey: requestsPerKeyFrom(process.env) });
     server = http.server;
-    return { baseUrl: http.baseUrl, dynamoEndpoint: local.endpoint, meter, stop };
+    return { baseUrl: http.baseUrl, dynamoEndpoint: local.endpoint, dynamoPid: local.process.pid, meter, stop };
   } catch (error) {
     await stop();
     throw error;

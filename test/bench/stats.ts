@@ -1,5 +1,7 @@
 /** Small numeric and printing helpers shared by the benchmark scenarios. */
 
+import { readFileSync } from 'node:fs';
+
 /** Nearest-rank percentile (p in 0..100) of unsorted samples; NaN for none. */
 export function percentile(samples: readonly number[], p: number): number {
   if (samples.length === 0) return Number.NaN;
@@ -44,4 +46,28 @@ export async function inParallel<T, R>(items: readonly T[], limit: number, work:
     }),
   );
   return results;
+}
+
+/**
+ * CPU milliseconds (user and system, all threads) another process has used so far, from Linux's
+ * /proc/PID/stat; null where there is no such file (another OS, or the process is gone). The kernel counts
+ * in USER_HZ ticks, which Linux fixes at 100 a second for user space.
+ */
+export function processCpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces; utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** CPU milliseconds this process has used so far (user and system, all threads). */
+export function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
