@@ -1,10 +1,10 @@
 import { deposit } from '../../lib/ledger/deposit.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { expectStatus, newBenchPlatform, type BenchPlatform } from './client.js';
-import { LISTS, PAGE, startListingProcess, type List, type WalkReport } from './list-walker.js';
+import { LISTS, PAGE, sampleInProcess, startListingProcess, type List, type SampleReport, type WalkReport } from './client-process.js';
 import { seedPlatform } from './seed.js';
 import { benchCtx, type DynamoMeter } from './stack.js';
-import { settle, type Settling } from './jvm-warmup.js';
+import type { Settling } from './jvm-warmup.js';
 import { median, ownCpuMs, processCpuMs } from './stats.js';
 import { randomUUID } from 'node:crypto';
 
@@ -100,8 +100,8 @@ export interface Isolation {
   listing: { list: List; pages: number; failures: number; p50: number }[];
   firstListingFailure: string | null;
   listPerSecond: number;
-  /** Cores in use while idle and while listing: DynamoDB Local, this process (server and the measured client), the listing client. */
-  cpu: { idle: CpuShare; loaded: CpuShare; listingClientCores: number };
+  /** Cores in use while idle and while listing: DynamoDB Local and this process (the server); the two clients while listing. */
+  cpu: { idle: CpuShare; loaded: CpuShare; listingClientCores: number; measuredClientCores: number };
   /** How long each phase ran unmeasured until DynamoDB Local's JIT settled. */
   warmUp: { idle: Settling; loaded: Settling };
 }
@@ -109,10 +109,10 @@ export interface Isolation {
 /** Cores a window of the scenario kept busy: CPU time over wall time (null where /proc can't be read). */
 export interface CpuShare {
   dynamoCores: number | null;
-  benchProcessCores: number;
+  serverCores: number;
 }
 
-/** Starts a window over the CPU of DynamoDB Local and of this process; `end()` closes it. */
+/** Starts a window over the CPU of DynamoDB Local and of this process (the server: both clients are processes of their own); `end()` closes it. */
 function cpuWindow(dynamoPid: number | undefined) {
   const started = performance.now();
   const dynamo = processCpuMs(dynamoPid);
@@ -121,7 +121,7 @@ function cpuWindow(dynamoPid: number | undefined) {
     end(): CpuShare {
       const wallMs = performance.now() - started;
       const dynamoNow = processCpuMs(dynamoPid);
-      return { dynamoCores: dynamo === null || dynamoNow === null ? null : (dynamoNow - dynamo) / wallMs, benchProcessCores: (ownCpuMs() - own) / wallMs };
+      return { dynamoCores: dynamo === null || dynamoNow === null ? null : (dynamoNow - dynamo) / wallMs, serverCores: (ownCpuMs() - own) / wallMs };
     },
   };
 }
@@ -130,7 +130,8 @@ function cpuWindow(dynamoPid: number | undefined) {
  * Another platform's GET /accounts, one request at a time: `samples` while nothing else runs, then
  * `samples` while `lister` walks its lists (cursor after cursor, five pages a list, list after list) on
  * `connections` connections at once, each phase measured once DynamoDB Local's JIT has settled on its load
- * (jvm-warmup.ts). The ratio of the two p50s is issue 13's isolation_ratio. A request
+ * (jvm-warmup.ts). Both platforms are client processes of their own (client-process.ts); this process only
+ * serves. The ratio of the two p50s is issue 13's isolation_ratio. A request
  * the overloaded service refuses (a 503 after a DynamoDB timeout) is counted, not fatal: it is the finding.
  */
 export async function measureIsolation(
@@ -146,48 +147,22 @@ export async function measureIsolation(
   for (let i = 0; i < 20; i++) {
     await deposit(benchCtx(), { reference: randomUUID(), participantCode: other.participantCode, asset: 'USD', amount: '10', accountLabel: `iso${i}` });
   }
-  const accounts = async (count: number, strict: boolean) => {
-    const latencies: number[] = [];
-    let failures = 0;
-    for (let i = 0; i < count; i++) {
-      const response = await other.client.get('/accounts?page_size=100');
-      if (strict) expectStatus(response, 200, 'GET /accounts (other platform, idle)');
-      if (response.status !== 200) failures += 1;
-      latencies.push(response.ms);
-    }
-    return { latencies, failures };
-  };
-  // Each phase is measured in the emulator's steady state (jvm-warmup.ts): the other platform's requests
-  // go on until DynamoDB Local's JIT has settled on them, alone and then beside the listing.
-  const warmUp = async () => {
-    let warming = true;
-    const requests = (async () => {
-      while (warming) await accounts(1, false);
-    })();
-    try {
-      return await settle(dynamoPid);
-    } finally {
-      warming = false;
-      await requests;
-    }
-  };
-  await accounts(5, true);
-  const idleWarmUp = await warmUp();
-  const idleWindow = cpuWindow(dynamoPid);
-  const idle = await accounts(samples, true);
-  const idleCpu = idleWindow.end();
+  // The measured platform is a client process of its own too, warmed up before each phase (client-process.ts).
+  const sampling = { baseUrl, credentials: other.client.credentials, path: '/accounts?page_size=100', samples, dynamoPid };
+  let idleWindow: ReturnType<typeof cpuWindow> | undefined;
+  const idle = await sampleInProcess(sampling, () => (idleWindow = cpuWindow(dynamoPid)));
+  const idleCpu = idleWindow!.end();
+  if (idle.failures) throw new Error(`GET /accounts (other platform, idle): ${idle.firstFailure}`);
 
-  // The listing platform is a client process of its own (list-walker.ts), as another company's would be.
+  // The listing platform is a client process of its own (client-process.ts), as another company's would be.
   const listing = await startListingProcess({ baseUrl, credentials: lister.client.credentials, lists, connections });
-  let loaded: Awaited<ReturnType<typeof accounts>>;
+  let loaded: SampleReport;
   let loadedCpu: CpuShare;
-  let loadedWarmUp: Settling;
   let walked: WalkReport;
   try {
-    loadedWarmUp = await warmUp();
-    const loadedWindow = cpuWindow(dynamoPid);
-    loaded = await accounts(samples, false);
-    loadedCpu = loadedWindow.end();
+    let loadedWindow: ReturnType<typeof cpuWindow> | undefined;
+    loaded = await sampleInProcess(sampling, () => (loadedWindow = cpuWindow(dynamoPid)));
+    loadedCpu = loadedWindow!.end();
   } finally {
     walked = await listing.stop();
   }
@@ -208,7 +183,7 @@ export async function measureIsolation(
     listing: pages,
     firstListingFailure: walked.firstFailure,
     listPerSecond: pages.reduce((sum, entry) => sum + entry.pages, 0) / walked.seconds,
-    cpu: { idle: idleCpu, loaded: loadedCpu, listingClientCores: walked.cpuMs / 1000 / walked.seconds },
-    warmUp: { idle: idleWarmUp, loaded: loadedWarmUp },
+    cpu: { idle: idleCpu, loaded: loadedCpu, listingClientCores: walked.cpuMs / 1000 / walked.seconds, measuredClientCores: loaded.cpuMs / 1000 / loaded.seconds },
+    warmUp: { idle: idle.warmUp, loaded: loaded.warmUp },
   };
 }

@@ -55,7 +55,7 @@ const SETTINGS = {
   listSamples: 20,
   /** Issue 13's isolation: the seeded platform lists on this many connections while another reads its accounts. */
   isolationConnections: 20,
-  isolationSamples: 50,
+  isolationSamples: Number(process.env.BENCH_ISOLATION_SAMPLES ?? 200),
   /** Issue 14: transfers whose account_balance.changed are timed, and transfers (two events each) sent to a failing receiver. */
   eventTransfers: Number(process.env.BENCH_EVENT_TRANSFERS ?? 1000),
   eventLossTransfers: Number(process.env.BENCH_EVENT_TRANSFERS ?? 1000) / 2,
@@ -260,10 +260,10 @@ async function main(): Promise<void> {
             'warm-up (unmeasured, until the emulator JIT settled)',
             `idle ${fmt(run.warmUp.idle.seconds)} s${run.warmUp.idle.settled ? '' : ' (not settled)'}, listing ${fmt(run.warmUp.loaded.seconds)} s${run.warmUp.loaded.settled ? '' : ' (not settled)'}`,
           ],
-          ['cores busy, idle', `DynamoDB Local ${fmt(run.cpu.idle.dynamoCores, 2)}, bench process (server and measured client) ${fmt(run.cpu.idle.benchProcessCores, 2)}`],
+          ['cores busy, idle', `DynamoDB Local ${fmt(run.cpu.idle.dynamoCores, 2)}, server ${fmt(run.cpu.idle.serverCores, 2)}`],
           [
             'cores busy, listing',
-            `DynamoDB Local ${fmt(run.cpu.loaded.dynamoCores, 2)}, bench process ${fmt(run.cpu.loaded.benchProcessCores, 2)}, listing client ${fmt(run.cpu.listingClientCores, 2)} (of ${cpus().length})`,
+            `DynamoDB Local ${fmt(run.cpu.loaded.dynamoCores, 2)}, server ${fmt(run.cpu.loaded.serverCores, 2)}, listing client ${fmt(run.cpu.listingClientCores, 2)}, measured client ${fmt(run.cpu.measuredClientCores, 2)} (of ${cpus().length})`,
           ],
           ...run.listing.map((entry) => [`  ${entry.list}`, `${entry.pages} pages, p50 ${fmt(entry.p50)} ms, ${entry.failures} not 200`]),
           ...(run.firstListingFailure ? [['first listing failure', run.firstListingFailure]] : []),
