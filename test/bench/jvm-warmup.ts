@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { cpuMsOfStat } from './stats.js';
 
 /**
  * DynamoDB Local is a JVM. For its first tens of seconds under a kind of request it has not served much yet
@@ -32,9 +33,7 @@ export function compilerCpuMs(pid: number | undefined): number | null {
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     if (!/^C[12] CompilerThre/.test(name)) continue;
     found = true;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime (fields 14 and 15) in USER_HZ ticks, 100 a second on Linux.
-    total += (Number(fields[11]) + Number(fields[12])) * 10;
+    total += cpuMsOfStat(stat);
   }
   return found ? total : null;
 }

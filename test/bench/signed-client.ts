@@ -3,7 +3,7 @@ import type { ApiKeyCredentials } from '../../lib/store/api-keys.js';
 
 /**
  * A platform's signing HTTP client, in a module of its own so a process other than the benchmark's (the
- * listing platform of the isolation scenario, list-walker.ts) can use it without loading the bench stack.
+ * two platforms of the isolation scenario, client-process.ts) can use it without loading the bench stack.
  */
 
 export interface BenchResponse<T = any> {
@@ -23,7 +23,7 @@ export class SignedClient {
   constructor(
     readonly baseUrl: string,
     readonly credentials: ApiKeyCredentials,
-    /** The signing clock: the bench stack's, or the wall clock in a process of its own (list-walker.ts). */
+    /** The signing clock: the bench stack's, or the wall clock in a process of its own (client-process.ts). */
     private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
   ) {
     this.secret = Buffer.from(credentials.api_secret, 'base64');

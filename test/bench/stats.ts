@@ -61,6 +61,11 @@ export function processCpuMs(pid: number | undefined): number | null {
   } catch {
     return null;
   }
+  return cpuMsOfStat(stat);
+}
+
+/** CPU milliseconds in a /proc stat line (a process's or one of its threads'): utime plus stime. */
+export function cpuMsOfStat(stat: string): number {
   // The command name (field 2) is in parentheses and may hold spaces; utime and stime are fields 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
