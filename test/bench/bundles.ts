@@ -149,15 +149,20 @@ export async function bundle(root: string, workspace: BundleWorkspace, handler: 
  * every function: the client made on the first invocation, as `onLambda` makes the context, so importing
  * it loads and evaluates the SDK modules and nothing else. Every handler needs at least this much.
  */
-const CONTROL_SOURCE = [
-  "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
-  "import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';",
-  'let client;',
-  'export const handler = async () => {',
-  '  client ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), { unmarshallOptions: { wrapNumbers: true } });',
-  '  return client;',
-  '};',
-].join('\n');
+const CONTROL_SOURCE = documentClientSource('export const handler').join('\n');
+
+/** The document client made on the first call of the function `declaration` declares: the control's body. */
+function documentClientSource(declaration: string): string[] {
+  return [
+    "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
+    "import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';",
+    'let client;',
+    `${declaration} = async () => {`,
+    '  client ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), { unmarshallOptions: { wrapNumbers: true } });',
+    '  return client;',
+    '};',
+  ];
+}
 
 export const CONTROL_NAME = 'document client only (control)';
 
@@ -177,7 +182,7 @@ const LIBRARIES_SOURCE = [
   "import Decimal from 'decimal.js';",
   "import * as z from 'zod/mini';",
   "import en from 'zod/v4/locales/en.js';",
-  CONTROL_SOURCE.replace('export const handler', 'const documentClient'),
+  ...documentClientSource('const documentClient'),
   'z.config(en());',
   'const input = z.object({ amount: z.string().check(z.minLength(1)) });',
   'let wrapped;',

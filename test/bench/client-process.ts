@@ -138,7 +138,7 @@ async function sample(orders: SampleOrders, measuring: () => void): Promise<Samp
   return { latencies, failures, firstFailure, warmUp, cpuMs: ownCpuMs() - cpuBefore, seconds: (performance.now() - started) / 1000 };
 }
 
-/** Forks a client process for `orders`; the promise that it exits is returned beside it (rejecting if it exits early). */
+/** Forks a client process for `orders`; `next(type)` waits for its next message of that type, and rejects if it exits first. */
 function forkClient(orders: Orders) {
   const child = fork(fileURLToPath(import.meta.url), [JSON.stringify(orders)], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the ${orders.job} client process exited (${code}) before reporting`))));
@@ -162,7 +162,7 @@ function forkClient(orders: Orders) {
  * The measured platform's samples, taken by a client process of its own; `onMeasuring` runs when its
  * warm-up is over and the samples begin (the caller's CPU window over them).
  */
-export async function sampleInProcess(orders: SampleOrders, onMeasuring: () => void = () => undefined): Promise<SampleReport> {
+export async function sampleInChild(orders: SampleOrders, onMeasuring: () => void = () => undefined): Promise<SampleReport> {
   const { next } = forkClient({ job: 'sample', ...orders });
   const done = next('samples');
   await next('measuring');

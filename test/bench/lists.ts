@@ -1,7 +1,7 @@
 import { deposit } from '../../lib/ledger/deposit.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { expectStatus, newBenchPlatform, type BenchPlatform } from './client.js';
-import { LISTS, PAGE, sampleInProcess, startListingProcess, type List, type SampleReport, type WalkReport } from './client-process.js';
+import { LISTS, PAGE, sampleInChild, startListingProcess, type List, type SampleOrders, type SampleReport, type WalkReport } from './client-process.js';
 import { seedPlatform } from './seed.js';
 import { benchCtx, type DynamoMeter } from './stack.js';
 import type { Settling } from './jvm-warmup.js';
@@ -13,8 +13,6 @@ import { randomUUID } from 'node:crypto';
  * history of one platform, seeded through the store's own item builders in parallel batches (seed.ts,
  * not through HTTP); then another platform's GET /accounts while the large one lists on many connections.
  */
-
-export { LISTS };
 
 export interface ListScaleRow {
   list: List;
@@ -112,18 +110,22 @@ export interface CpuShare {
   serverCores: number;
 }
 
-/** Starts a window over the CPU of DynamoDB Local and of this process (the server: both clients are processes of their own); `end()` closes it. */
-function cpuWindow(dynamoPid: number | undefined) {
-  const started = performance.now();
-  const dynamo = processCpuMs(dynamoPid);
-  const own = ownCpuMs();
-  return {
-    end(): CpuShare {
-      const wallMs = performance.now() - started;
-      const dynamoNow = processCpuMs(dynamoPid);
-      return { dynamoCores: dynamo === null || dynamoNow === null ? null : (dynamoNow - dynamo) / wallMs, serverCores: (ownCpuMs() - own) / wallMs };
-    },
-  };
+/**
+ * The measured platform's samples (a client process of its own), with the cores DynamoDB Local and this
+ * process (the server: both clients are processes of their own) kept busy while they were taken.
+ */
+async function sampleWithCpu(orders: SampleOrders): Promise<{ report: SampleReport; cpu: CpuShare }> {
+  let started = 0;
+  let dynamo: number | null = null;
+  let own = 0;
+  const report = await sampleInChild(orders, () => {
+    started = performance.now();
+    dynamo = processCpuMs(orders.dynamoPid);
+    own = ownCpuMs();
+  });
+  const wallMs = performance.now() - started;
+  const dynamoNow = processCpuMs(orders.dynamoPid);
+  return { report, cpu: { dynamoCores: dynamo === null || dynamoNow === null ? null : (dynamoNow - dynamo) / wallMs, serverCores: (ownCpuMs() - own) / wallMs } };
 }
 
 /**
@@ -149,9 +151,7 @@ export async function measureIsolation(
   }
   // The measured platform is a client process of its own too, warmed up before each phase (client-process.ts).
   const sampling = { baseUrl, credentials: other.client.credentials, path: '/accounts?page_size=100', samples, dynamoPid };
-  let idleWindow: ReturnType<typeof cpuWindow> | undefined;
-  const idle = await sampleInProcess(sampling, () => (idleWindow = cpuWindow(dynamoPid)));
-  const idleCpu = idleWindow!.end();
+  const { report: idle, cpu: idleCpu } = await sampleWithCpu(sampling);
   if (idle.failures) throw new Error(`GET /accounts (other platform, idle): ${idle.firstFailure}`);
 
   // The listing platform is a client process of its own (client-process.ts), as another company's would be.
@@ -160,9 +160,7 @@ export async function measureIsolation(
   let loadedCpu: CpuShare;
   let walked: WalkReport;
   try {
-    let loadedWindow: ReturnType<typeof cpuWindow> | undefined;
-    loaded = await sampleInProcess(sampling, () => (loadedWindow = cpuWindow(dynamoPid)));
-    loadedCpu = loadedWindow!.end();
+    ({ report: loaded, cpu: loadedCpu } = await sampleWithCpu(sampling));
   } finally {
     walked = await listing.stop();
   }

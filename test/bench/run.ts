@@ -27,7 +27,8 @@ import {
   type OverheadResult,
   type ThroughputResult,
 } from './transfers.js';
-import { LISTS, measureIsolation, measureListPages, type Isolation, type ListScaling } from './lists.js';
+import { LISTS } from './client-process.js';
+import { measureIsolation, measureListPages, type Isolation, type ListScaling } from './lists.js';
 import { measureEvents, type EventsResult } from './events.js';
 
 /**
@@ -201,7 +202,7 @@ async function main(): Promise<void> {
         isolation = await attempt(`isolation: another platform's GET /accounts while the ${SETTINGS.listRecordsLarge}-record platform lists on ${SETTINGS.isolationConnections} connections`, failures, () =>
           measureIsolation(stack.baseUrl, seeded, SETTINGS.isolationConnections, SETTINGS.isolationSamples, stack.dynamoPid),
         );
-        // The same without GET /movements, whose count reads up to 10,000 records a page (no counter): how much of the above it is.
+        // The same without GET /movements, how much of the above it is (its count once read up to 10,000 records a page; a counter replaced that).
         isolationNoMovements = await attempt('isolation again, the listing platform walking every list but /movements', failures, () =>
           measureIsolation(stack.baseUrl, seeded, SETTINGS.isolationConnections, SETTINGS.isolationSamples, stack.dynamoPid, LISTS.filter((list) => list !== '/movements')),
         );

@@ -50,8 +50,7 @@ export async function inParallel<T, R>(items: readonly T[], limit: number, work:
 
 /**
  * CPU milliseconds (user and system, all threads) another process has used so far, from Linux's
- * /proc/PID/stat; null where there is no such file (another OS, or the process is gone). The kernel counts
- * in USER_HZ ticks, which Linux fixes at 100 a second for user space.
+ * /proc/PID/stat; null where there is no such file (another OS, or the process is gone).
  */
 export function processCpuMs(pid: number | undefined): number | null {
   if (pid === undefined) return null;
@@ -64,7 +63,10 @@ export function processCpuMs(pid: number | undefined): number | null {
   return cpuMsOfStat(stat);
 }
 
-/** CPU milliseconds in a /proc stat line (a process's or one of its threads'): utime plus stime. */
+/**
+ * CPU milliseconds in a /proc stat line (a process's or one of its threads'): utime plus stime, which the
+ * kernel counts in USER_HZ ticks, fixed at 100 a second for user space on Linux.
+ */
 export function cpuMsOfStat(stat: string): number {
   // The command name (field 2) is in parentheses and may hold spaces; utime and stime are fields 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
