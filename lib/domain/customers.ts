@@ -13,7 +13,7 @@ import {
 } from './customer-identity.js';
 import { isValidEmail, normaliseEmail } from './email.js';
 import { isSanctionedCountry, resolveCountry, resolveUsState } from './geography.js';
-import { maskedTaxId, parseTaxId, taxIdLastFour } from './tax-ids.js';
+import { isItin, maskedTaxId, parseTaxId, taxIdLastFour } from './tax-ids.js';
 
 /**
  * Onboarding rules for individual customers: adults (who may act as custodians) through
@@ -43,9 +43,17 @@ const OTHER_ID_NUMBER_TYPES: ReadonlySet<string> = new Set([OTHER_ID_NUMBER_TYPE
 export const SCREENING_RESULTS = ['pass', 'fail'] as const;
 export type ScreeningResult = (typeof SCREENING_RESULTS)[number];
 
-/** The reference API's window for KYC and screening times: at most a year old, at most a day ahead. */
-export const SCREENING_MAX_AGE_MS = 365 * 24 * 3_600_000;
-export const SCREENING_MAX_AHEAD_MS = 24 * 3_600_000;
+/**
+ * The reference API's window for the agreement, KYC and screening times (`signed_timestamp`,
+ * `kyc_timestamp`, `sanction_screening_timestamp`): at most a year old, at most a day ahead.
+ */
+export const REFERENCE_MAX_AGE_MS = 365 * 24 * 3_600_000;
+export const REFERENCE_MAX_AHEAD_MS = 24 * 3_600_000;
+const OUTSIDE_REFERENCE_WINDOW = 'must be within the last year (and at most a day ahead of server time)';
+
+function withinReferenceWindow(ms: number, nowMs: number): boolean {
+  return ms >= nowMs - REFERENCE_MAX_AGE_MS && ms <= nowMs + REFERENCE_MAX_AHEAD_MS;
+}
 
 export const CUSTODIAN_RELATIONSHIPS = ['parent', 'legal_guardian'] as const;
 export type CustodianRelationship = (typeof CUSTODIAN_RELATIONSHIPS)[number];
@@ -82,8 +90,9 @@ export interface CustomerFields {
   zip?: string;
   country: string;
   date_of_birth: string;
-  id_number_type: IdNumberType;
-  id_number: string;
+  /** Absent only for an adult US citizen whose tax id is an SSN (see `identityDocumentRule`). */
+  id_number_type?: IdNumberType;
+  id_number?: string;
   non_us_other_type?: string;
   id_issuing_authority?: string;
   metadata?: Record<string, unknown>;
@@ -121,6 +130,9 @@ export interface NormalizedCustomer extends CustomerFields {
 }
 
 export interface NormalizedMinor extends CustomerFields {
+  // A minor always presents an identity document.
+  id_number_type: IdNumberType;
+  id_number: string;
   utma_signed_timestamp: number;
   custodian_participant_code: string;
   custodian_relationship: CustodianRelationship;
@@ -215,6 +227,20 @@ export const US_ZIP_PATTERN = /^\d{5}(?:-\d{4})?$/;
 /** A postal code outside the US: 3 to 12 letters and digits, optionally grouped (`SW1A 1AA`, `10115`). */
 const POSTAL_CODE_PATTERN = /^(?=(?:[ -]?[A-Za-z0-9]){3,12}$)[A-Za-z0-9](?:[ -]?[A-Za-z0-9])*$/;
 
+/**
+ * Whether the customer must present an identity document (`id_number_type` and `id_number`), and what a
+ * missing one is told. The reference API (anchor-api.md 1.1) identifies a US citizen by the SSN in `tax_id`:
+ * its US-citizen track has no `id_number` and an optional `id_number_type`. An ITIN as the tax id needs the
+ * document again, and non-US citizens always present one. `citizenship_code` is optional here, so a
+ * customer who does not say they are a US citizen presents a document as before. A US citizen who gives no
+ * tax id is told only that `tax_id` is required: an SSN there is all that is missing.
+ */
+export function identityDocumentRule(citizenship: string | undefined, taxText: string | undefined): { required: boolean; whenMissing: string } {
+  if (citizenship !== 'US') return { required: true, whenMissing: 'is required' };
+  if (taxText !== undefined && isItin(taxText)) return { required: true, whenMissing: 'is required when tax_id is an ITIN' };
+  return { required: false, whenMissing: 'is required' };
+}
+
 function isReferenceIdType(type: IdNumberType): type is ReferenceIdNumberType {
   return (REFERENCE_ID_NUMBER_TYPES as readonly string[]).includes(type);
 }
@@ -278,7 +304,18 @@ function requiredOneOf<T extends string>(
   allowed: readonly T[],
   problems: Problems,
 ): T | undefined {
-  const value = requiredText(body, field, problems);
+  return oneOf(body, field, allowed, problems, 'is required');
+}
+
+/** One of `allowed`; required (saying `whenMissing` when absent) unless `whenMissing` is undefined. */
+function oneOf<T extends string>(
+  body: Record<string, unknown>,
+  field: string,
+  allowed: readonly T[],
+  problems: Problems,
+  whenMissing: string | undefined,
+): T | undefined {
+  const value = whenMissing === undefined ? optionalText(body, field, problems) : requiredText(body, field, problems, whenMissing);
   if (value === undefined) return undefined;
   if (!(allowed as readonly string[]).includes(value)) {
     problems.add(field, `must be one of ${allowed.join(', ')}`);
@@ -287,7 +324,17 @@ function requiredOneOf<T extends string>(
   return value as T;
 }
 
-function requiredPastMs(body: Record<string, unknown>, field: string, nowMs: number, problems: Problems): number | undefined {
+/**
+ * A required millisecond time. `past`: not after `nowMs` (the spec's rule for the minor's UTMA signature);
+ * `reference`: within the reference API's window, as its `signed_timestamp` is.
+ */
+function requiredMs(
+  body: Record<string, unknown>,
+  field: string,
+  nowMs: number,
+  bound: 'past' | 'reference',
+  problems: Problems,
+): number | undefined {
   const raw = body[field];
   if (raw === undefined || raw === null) {
     problems.add(field, 'is required');
@@ -301,8 +348,12 @@ function requiredPastMs(body: Record<string, unknown>, field: string, nowMs: num
     problems.add(field, 'must be in milliseconds (this value looks like seconds)');
     return undefined;
   }
-  if (raw > nowMs) {
+  if (bound === 'past' && raw > nowMs) {
     problems.add(field, 'must not be in the future');
+    return undefined;
+  }
+  if (bound === 'reference' && !withinReferenceWindow(raw, nowMs)) {
+    problems.add(field, OUTSIDE_REFERENCE_WINDOW);
     return undefined;
   }
   return raw;
@@ -331,8 +382,8 @@ function screening(body: Record<string, unknown>, field: string, failed: string,
     problems.add(timestampField, `is required with ${field}`);
   } else if (typeof raw !== 'number' || !Number.isSafeInteger(raw) || raw < MIN_PLAUSIBLE_MS) {
     problems.add(timestampField, 'must be an integer UNIX time in milliseconds');
-  } else if (raw < nowMs - SCREENING_MAX_AGE_MS || raw > nowMs + SCREENING_MAX_AHEAD_MS) {
-    problems.add(timestampField, 'must be within the last year (and at most a day ahead of server time)');
+  } else if (!withinReferenceWindow(raw, nowMs)) {
+    problems.add(timestampField, OUTSIDE_REFERENCE_WINDOW);
   } else {
     timestampMs = raw;
   }
@@ -445,19 +496,32 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
     }
   }
 
-  const id_number_type = requiredOneOf<IdNumberType>(body, 'id_number_type', adult ? ADULT_ID_NUMBER_TYPES : ID_NUMBER_TYPES, problems);
+  // The tax id is read here, its problems reported in table order below: whether an identity document is
+  // needed depends on it.
+  const taxProblems = new Problems();
+  const taxText = adult ? optionalText(body, 'tax_id', taxProblems) : undefined;
+  const idDocument = identityDocumentRule(citizenship_code, taxText);
+  // A document number says nothing without its type, so a number given always needs one.
+  const idNumberGiven = body.id_number !== undefined && body.id_number !== null && !(typeof body.id_number === 'string' && body.id_number.trim() === '');
+  const idTypes = adult ? ADULT_ID_NUMBER_TYPES : ID_NUMBER_TYPES;
+  const idTypeMissing = idDocument.required ? idDocument.whenMissing : idNumberGiven ? 'is required with id_number' : undefined;
+  const problemsBeforeIdType = problems.list.length;
+  const id_number_type = oneOf<IdNumberType>(body, 'id_number_type', idTypes, problems, idTypeMissing);
+  const idTypeLeftOut = id_number_type === undefined && problems.list.length === problemsBeforeIdType;
   if (id_number_type !== undefined && resolvedCountry !== undefined && isReferenceIdType(id_number_type)) {
     const problem = idTypeProblem(id_number_type, { countryAlpha2: resolvedCountry.alpha2, citizenshipAlpha2: citizenship_code });
     if (problem !== undefined) problems.add('id_number_type', problem);
   }
   // For an `ssn` the ID number is the tax id: it may come in either field, and is kept only encrypted.
   const isSsn = id_number_type === 'ssn';
-  const id_number_text = isSsn ? optionalText(body, 'id_number', problems) : requiredText(body, 'id_number', problems);
+  const id_number_text =
+    isSsn || !idDocument.required ? optionalText(body, 'id_number', problems) : requiredText(body, 'id_number', problems, idDocument.whenMissing);
   const needsOtherType = id_number_type !== undefined && OTHER_ID_NUMBER_TYPES.has(id_number_type);
   const non_us_other_type = needsOtherType
     ? requiredText(body, 'non_us_other_type', problems, `is required when id_number_type is ${id_number_type}`)
     : optionalText(body, 'non_us_other_type', problems);
-  if (!needsOtherType && id_number_type !== undefined && non_us_other_type !== undefined) {
+  // Not said when the type itself was refused (that problem is already listed); said when none was needed and none came.
+  if (!needsOtherType && (id_number_type !== undefined || idTypeLeftOut) && non_us_other_type !== undefined) {
     problems.add('non_us_other_type', `is only allowed when id_number_type is ${adult ? `${OTHER_ID_NUMBER_TYPE} or ${REFERENCE_OTHER_ID_NUMBER_TYPE}` : OTHER_ID_NUMBER_TYPE}`);
   }
   const id_issuing_authority = optionalText(body, 'id_issuing_authority', problems);
@@ -466,7 +530,7 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
   // otherwise. Problems name the field but never repeat its value: error texts reach logs.
   let tax_id: string | undefined;
   if (adult) {
-    const taxText = optionalText(body, 'tax_id', problems);
+    problems.list.push(...taxProblems.list);
     const usTaxId = isSsn || citizenship_code === 'US' || (citizenship_code === undefined && isUs);
     const parsedTax = taxText === undefined ? undefined : parseTaxId(taxText, usTaxId);
     if (parsedTax && 'problem' in parsedTax) problems.add('tax_id', parsedTax.problem);
@@ -492,11 +556,11 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
   let kyc: Screening | undefined;
   let sanction_screening: Screening | undefined;
   if (kind === 'adult') {
-    signed_timestamp = requiredPastMs(body, 'signed_timestamp', nowMs, problems);
+    signed_timestamp = requiredMs(body, 'signed_timestamp', nowMs, 'reference', problems);
     kyc = screening(body, 'kyc', 'failed KYC', nowMs, problems);
     sanction_screening = screening(body, 'sanction_screening', 'failed sanctions screening', nowMs, problems);
   } else {
-    utma_signed_timestamp = requiredPastMs(body, 'utma_signed_timestamp', nowMs, problems);
+    utma_signed_timestamp = requiredMs(body, 'utma_signed_timestamp', nowMs, 'past', problems);
     custodian_participant_code = requiredText(body, 'custodian_participant_code', problems);
     custodian_relationship = requiredOneOf(body, 'custodian_relationship', CUSTODIAN_RELATIONSHIPS, problems);
   }
@@ -526,8 +590,8 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
     ...(zip !== undefined && { zip }),
     country: country!,
     date_of_birth: date_of_birth!,
-    id_number_type: id_number_type!,
-    id_number: id_number!,
+    ...(id_number_type !== undefined && { id_number_type }),
+    ...(id_number !== undefined && { id_number }),
     ...(non_us_other_type !== undefined && { non_us_other_type }),
     ...(id_issuing_authority !== undefined && { id_issuing_authority }),
     ...(metadata !== undefined && { metadata }),
@@ -557,6 +621,8 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
     ok: true,
     value: {
       ...fields,
+      id_number_type: id_number_type!,
+      id_number: id_number!,
       utma_signed_timestamp: utma_signed_timestamp!,
       custodian_participant_code: custodian_participant_code!,
       custodian_relationship: custodian_relationship!,

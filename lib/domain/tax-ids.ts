@@ -34,3 +34,11 @@ export function parseTaxId(input: string, us: boolean): { value: string } | { pr
   if (compact.length < 4 || compact.length > 20) return { problem: 'must have 4 to 20 letters and digits' };
   return { value: compact };
 }
+
+/**
+ * An ITIN as the reference API tells it from an SSN (anchor-api.md 1.1): nine digits starting with 9, here
+ * also in the `NNN-NN-NNNN` form `parseTaxId` takes. The IRS issues ITINs to people who cannot have an SSN.
+ */
+export function isItin(input: string): boolean {
+  return /^9\d{2}-?\d{2}-?\d{4}$/.test(input.trim());
+}

@@ -74,8 +74,13 @@ describe('GET /openapi.json', () => {
     expect(schemas.TradeReport.properties.client_trade_id).toMatchObject({ maxLength: 50 });
     expect(schemas.TradeReport.properties.parties).toMatchObject({ minItems: 2, maxItems: 2 });
     expect(doc.paths['/participants/customers/new'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CustomerRequest' });
-    expect(schemas.CustomerRequest.required).toEqual(expect.arrayContaining(['first_name', 'email', 'date_of_birth', 'id_number_type', 'signed_timestamp']));
-    expect(schemas.CustomerRequest.properties.id_number_type.enum).toEqual(expect.arrayContaining(['us_passport', 'ssn', 'in_passport']));
+    expect(schemas.CustomerRequest.required).toEqual(expect.arrayContaining(['first_name', 'email', 'date_of_birth', 'signed_timestamp']));
+    // A US citizen whose tax_id is an SSN needs no identity document (the reference's US-citizen track).
+    expect(schemas.CustomerRequest.required).not.toContain('id_number_type');
+    expect(schemas.MinorRequest.required).toEqual(expect.arrayContaining(['id_number_type']));
+    const idType = schemas.CustomerRequest.properties.id_number_type;
+    expect(idType.anyOf).toContainEqual({ type: 'null' });
+    expect(idType.anyOf.find((variant: Json) => variant.enum).enum).toEqual(expect.arrayContaining(['us_passport', 'ssn', 'in_passport']));
     expect(schemas.MinorRequest.required).toEqual(expect.arrayContaining(['custodian_participant_code', 'custodian_relationship', 'utma_signed_timestamp']));
   });
 

@@ -171,9 +171,10 @@ describe('POST /participants/customers/new', () => {
     expect((await platform.post(CUSTOMERS, adultBody({ date_of_birth: dayBefore(18) }))).status).toBe(201);
   });
 
-  it('requires signed_timestamp in the past, in milliseconds', async () => {
+  it('requires signed_timestamp within the last year and at most a day ahead, in milliseconds', async () => {
     expectFieldError(await platform.post(CUSTOMERS, without(adultBody(), 'signed_timestamp')), 'signed_timestamp');
-    expectFieldError(await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() + 3_600_000 })), 'signed_timestamp');
+    expectFieldError(await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() + DAY_MS + 3_600_000 })), 'signed_timestamp');
+    expectFieldError(await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() - 366 * DAY_MS })), 'signed_timestamp');
     expectFieldError(await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowSeconds() })), 'signed_timestamp');
     expect((await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() - DAY_MS }))).status).toBe(201);
   });

@@ -27,6 +27,49 @@ function freshSsn(): { digits: string; dashed: string } {
   return { digits, dashed: `${digits.slice(0, 3)}-${digits.slice(3, 5)}-${digits.slice(5)}` };
 }
 
+/** A random ITIN (nine digits starting with 9; group 70-88 as the IRS issues them). */
+function freshItin(): string {
+  const n = () => Math.floor(Math.random() * 10);
+  const digits = `9${n()}${n()}${70 + Math.floor(Math.random() * 19)}${1 + Math.floor(Math.random() * 9)}${n()}${n()}${n()}`;
+  sentTaxIds.push(digits);
+  return digits;
+}
+
+/**
+ * The reference API's US-citizen body as its "USrel" variant requires it (anchor-api.md 1.1): `zip`,
+ * `jurisdiction_code`, `citizenship_code` US and an SSN as `tax_id`, no identity document; the W-form
+ * fields are the reference's, not kept here.
+ */
+function usRelCustomer(taxId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const now = ctx.clock.nowMs();
+  return {
+    first_name: 'Jane',
+    last_name: 'Public',
+    email: `jane.${randomUUID()}@example.com`,
+    phone_number: '15557778888',
+    date_of_birth: '1985-09-02',
+    address_one: '1 Market St',
+    city: 'San Francisco',
+    zip: '94105',
+    jurisdiction_code: 'US-CA',
+    citizenship_code: 'US',
+    tax_id: taxId,
+    signed_timestamp: now - HOUR_MS,
+    kyc: 'pass',
+    kyc_timestamp: now - HOUR_MS,
+    sanction_screening: 'pass',
+    sanction_screening_timestamp: now - HOUR_MS,
+    is_w_form_certified: true,
+    w_form_certification: now - HOUR_MS,
+    signature: 'Jane Public',
+    signature_timestamp: now - HOUR_MS,
+    payee_exemption: 'NONE',
+    fatca_reporting_exemption: 'NONE',
+    is_not_subject_backup_withholding: true,
+    ...overrides,
+  };
+}
+
 /** The reference API's US customer (its "USrel"/"full" variants): jurisdiction_code, no state, zip or country. */
 function usReferenceCustomer(taxId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   const now = ctx.clock.nowMs();
@@ -198,6 +241,89 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
       'zip: is required when country is the United States',
       'id_number_type: must be one of aadhar_card, in_driving_license, in_passport, in_passport_card, non_in_passport, non_in_other',
     ]);
+  });
+
+  describe('the reference rules for the identity document and signed_timestamp', () => {
+    const DAY_MS = 24 * HOUR_MS;
+    const OUTSIDE_WINDOW = 'signed_timestamp: must be within the last year (and at most a day ahead of server time)';
+
+    it("the reference's US-citizen body, with an SSN and no identity document: 201, read back the same", async () => {
+      const ssn = freshSsn();
+      const body = usRelCustomer(ssn.dashed);
+      const response = await platform.post(CUSTOMERS, body);
+      expect(response.status, response.text).toBe(201);
+      expect(response.body.message).toMatchObject({
+        status: 'approved',
+        citizenship_code: 'US',
+        jurisdiction_code: 'US-CA',
+        zip: '94105',
+        phone_number: '15557778888',
+        tax_id: `*****${ssn.digits.slice(-4)}`,
+        id_number_type: null,
+        id_number: null,
+        signed_timestamp: body.signed_timestamp,
+      });
+      for (const dropped of ['is_w_form_certified', 'signature', 'payee_exemption']) expect(response.body.message).not.toHaveProperty(dropped);
+      const read = await platform.get(`/participants/${encodeURIComponent(String(body.email))}`);
+      expect(read.status, read.text).toBe(200);
+      expect(read.body.message).toMatchObject({ participant_code: response.body.message.participant_code, id_number_type: null, id_number: null });
+    });
+
+    it('an ITIN as tax_id without id_number_type: 400 naming the document fields, nothing written', async () => {
+      const email = `itin.${randomUUID()}@example.com`;
+      const response = await platform.post(CUSTOMERS, usRelCustomer(freshItin(), { email }));
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.errors).toEqual(['id_number_type: is required when tax_id is an ITIN', 'id_number: is required when tax_id is an ITIN']);
+      const withDocument = await platform.post(CUSTOMERS, usRelCustomer(freshItin(), { email, id_number_type: 'us_passport', id_number: 'P1234567' }));
+      expect(withDocument.status, withDocument.text).toBe(201);
+    });
+
+    it('signed_timestamp from 2020: 400, nothing written', async () => {
+      const email = `old.${randomUUID()}@example.com`;
+      const response = await platform.post(CUSTOMERS, usRelCustomer(freshSsn().dashed, { email, signed_timestamp: Date.UTC(2020, 0, 1) }));
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.errors).toEqual([OUTSIDE_WINDOW]);
+      expect((await platform.post(CUSTOMERS, usRelCustomer(freshSsn().dashed, { email }))).status).toBe(201);
+    });
+
+    it('signed_timestamp more than a day ahead: 400', async () => {
+      const response = await platform.post(CUSTOMERS, usRelCustomer(freshSsn().dashed, { signed_timestamp: ctx.clock.nowMs() + DAY_MS + 60_000 }));
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.errors).toEqual([OUTSIDE_WINDOW]);
+    });
+
+    it('signed_timestamp within the window (almost a year old, an hour ahead): 201', async () => {
+      for (const offsetMs of [-364 * DAY_MS, HOUR_MS]) {
+        const body = usRelCustomer(freshSsn().dashed, { signed_timestamp: ctx.clock.nowMs() + offsetMs });
+        const response = await platform.post(CUSTOMERS, body);
+        expect(response.status, response.text).toBe(201);
+        expect(response.body.message.signed_timestamp).toBe(body.signed_timestamp);
+      }
+    });
+
+    it('a US citizen onboarded without a document can be a minor\'s custodian; the minor still presents one', async () => {
+      const custodian = await platform.post(CUSTOMERS, usRelCustomer(freshSsn().dashed));
+      expect(custodian.status, custodian.text).toBe(201);
+      const minor = {
+        first_name: 'Kid',
+        last_name: 'Public',
+        email: `kid.${randomUUID()}@example.com`,
+        address_one: '1 Market St',
+        city: 'San Francisco',
+        state: 'CA',
+        zip: '94105',
+        country: 'United States',
+        date_of_birth: '2016-04-01',
+        utma_signed_timestamp: ctx.clock.nowMs() - HOUR_MS,
+        custodian_participant_code: custodian.body.message.participant_code,
+        custodian_relationship: 'parent',
+      };
+      const withoutDocument = await platform.post('/participants/customers/minor', minor);
+      expect(withoutDocument.status).toBe(400);
+      expect(withoutDocument.body.errors).toEqual(['id_number_type: is required', 'id_number: is required']);
+      const created = await platform.post('/participants/customers/minor', { ...minor, id_number_type: 'in_passport', id_number: 'P1' });
+      expect(created.status, created.text).toBe(201);
+    });
   });
 
   it('writes no tax id to any log line: only its last four digits may appear anywhere', () => {

@@ -443,8 +443,7 @@ describe('validateCustomer (adult / custodian)', () => {
       expect(customerValue({ signed_timestamp: NOW_MS }).signed_timestamp).toBe(NOW_MS);
     });
 
-    it('rejects future, fractional, string and seconds values', () => {
-      expect(customerErrors({ signed_timestamp: NOW_MS + 1 })).toEqual(['signed_timestamp: must not be in the future']);
+    it('rejects fractional, string and seconds values', () => {
       const notMs = ['signed_timestamp: must be an integer UNIX time in milliseconds'];
       expect(customerErrors({ signed_timestamp: 1.5e12 + 0.5 })).toEqual(notMs);
       expect(customerErrors({ signed_timestamp: String(NOW_MS) })).toEqual(notMs);
@@ -646,6 +645,110 @@ describe('validateCustomer: the reference API US vocabulary', () => {
   it('leaves the minor endpoint on the spec rules: the reference vocabulary is not read there', () => {
     const value = minorValue({ jurisdiction_code: 'US-ZZ', tax_id: 'x', phone_number: 'y', kyc: 'fail' }) as unknown as Record<string, unknown>;
     for (const field of ['jurisdiction_code', 'tax_id', 'phone_number', 'kyc']) expect(value[field]).toBeUndefined();
+  });
+});
+
+describe('validateCustomer: the reference API identity document and agreement time rules (anchor-api.md 1.1)', () => {
+  const DAY_MS = 24 * HOUR_MS;
+  const OUTSIDE_WINDOW = 'signed_timestamp: must be within the last year (and at most a day ahead of server time)';
+  /**
+   * The reference's US-citizen ("USrel") body: its required fields only, with its values (`citizenship_code`
+   * US, `phone_number` 15557778888, `jurisdiction_code`, `zip`), no identity document. The W-form fields are
+   * the reference's, not kept here.
+   */
+  const usRelBody = (overrides: Record<string, unknown> = {}) => ({
+    first_name: 'Jane',
+    last_name: 'Public',
+    email: 'jane.public@example.com',
+    phone_number: '15557778888',
+    date_of_birth: '1985-09-02',
+    address_one: '1 Market St',
+    city: 'San Francisco',
+    zip: '94105',
+    jurisdiction_code: 'US-CA',
+    citizenship_code: 'US',
+    tax_id: '123-45-6789',
+    signed_timestamp: NOW_MS - HOUR_MS,
+    kyc: 'pass',
+    kyc_timestamp: NOW_MS - HOUR_MS,
+    sanction_screening: 'pass',
+    sanction_screening_timestamp: NOW_MS - HOUR_MS,
+    is_w_form_certified: true,
+    w_form_certification: NOW_MS - HOUR_MS,
+    signature: 'Jane Public',
+    signature_timestamp: NOW_MS - HOUR_MS,
+    payee_exemption: 'NONE',
+    fatca_reporting_exemption: 'NONE',
+    is_not_subject_backup_withholding: true,
+    ...overrides,
+  });
+  const usRelValue = (overrides: Record<string, unknown> = {}) => valueOf(validateCustomer(usRelBody(overrides), NOW_MS));
+  const usRelErrors = (overrides: Record<string, unknown> = {}) => errorsOf(validateCustomer(usRelBody(overrides), NOW_MS));
+
+  it('an adult US citizen with an SSN as tax_id needs no identity document', () => {
+    const value = usRelValue();
+    expect(value).toMatchObject({ citizenship_code: 'US', tax_id: '123456789', jurisdiction_code: 'US-CA', zip: '94105' });
+    expect(value).not.toHaveProperty('id_number_type');
+    expect(value).not.toHaveProperty('id_number');
+    // The US track's optional id_number_type, given alone (the track has no id_number).
+    expect(usRelValue({ id_number_type: 'us_passport' })).toMatchObject({ id_number_type: 'us_passport' });
+    expect(usRelValue({ id_number_type: 'us_passport' })).not.toHaveProperty('id_number');
+    expect(usRelValue({ id_number_type: 'us_drivers_license', id_number: 'D7654321' }).id_number).toBe('D7654321');
+  });
+
+  it('an ITIN as tax_id still needs id_number_type and id_number', () => {
+    expect(usRelErrors({ tax_id: '912-70-1234' })).toEqual([
+      'id_number_type: is required when tax_id is an ITIN',
+      'id_number: is required when tax_id is an ITIN',
+    ]);
+    expect(usRelErrors({ tax_id: '912701234', id_number: 'D7654321' })).toEqual(['id_number_type: is required when tax_id is an ITIN']);
+    expect(usRelValue({ tax_id: '912701234', id_number_type: 'us_drivers_license', id_number: 'D7654321' }).tax_id).toBe('912701234');
+  });
+
+  it('a customer who is not a US citizen, or does not say so, still presents a document', () => {
+    const required = ['id_number_type: is required', 'id_number: is required'];
+    // A US resident with no citizenship_code: the SSN alone does not make them a citizen.
+    expect(usRelErrors({ citizenship_code: undefined })).toEqual(required);
+    // A US resident with another citizenship and an ITIN.
+    expect(usRelErrors({ citizenship_code: 'MX', tax_id: '912701234' })).toEqual(required);
+    // The reference's non-US citizen (nonUSrel) track: no tax_id, a document required.
+    expect(usRelErrors({ citizenship_code: 'GB', tax_id: undefined })).toEqual(required);
+  });
+
+  it('a US citizen without a tax id is told only that tax_id is required', () => {
+    expect(usRelErrors({ tax_id: undefined })).toEqual(['tax_id: is required when citizenship_code is US']);
+  });
+
+  it('a document number without its type, or non_us_other_type without a type, is refused', () => {
+    expect(usRelErrors({ id_number: 'D7654321' })).toEqual(['id_number_type: is required with id_number']);
+    expect(usRelErrors({ non_us_other_type: 'Voter card' })).toEqual([
+      'non_us_other_type: is only allowed when id_number_type is non_in_other or non_us_other',
+    ]);
+    expect(usRelErrors({ id_number_type: 'library_card' })[0]).toMatch(/^id_number_type: must be one of /);
+  });
+
+  it('signed_timestamp: within the last year and at most a day ahead, like kyc_timestamp', () => {
+    expect(usRelErrors({ signed_timestamp: Date.UTC(2020, 0, 1) })).toEqual([OUTSIDE_WINDOW]);
+    expect(usRelErrors({ signed_timestamp: NOW_MS - 365 * DAY_MS - 1 })).toEqual([OUTSIDE_WINDOW]);
+    expect(usRelErrors({ signed_timestamp: NOW_MS + DAY_MS + 1 })).toEqual([OUTSIDE_WINDOW]);
+    for (const signed_timestamp of [NOW_MS - 365 * DAY_MS, NOW_MS - 30 * DAY_MS, NOW_MS, NOW_MS + HOUR_MS, NOW_MS + DAY_MS]) {
+      expect(usRelValue({ signed_timestamp }).signed_timestamp, String(signed_timestamp)).toBe(signed_timestamp);
+    }
+  });
+
+  it('lists the window problem with every other problem at once', () => {
+    expect(usRelErrors({ signed_timestamp: Date.UTC(2020, 0, 1), tax_id: '912701234', kyc_timestamp: NOW_MS + 2 * DAY_MS })).toEqual([
+      'id_number_type: is required when tax_id is an ITIN',
+      'id_number: is required when tax_id is an ITIN',
+      OUTSIDE_WINDOW,
+      'kyc_timestamp: must be within the last year (and at most a day ahead of server time)',
+    ]);
+  });
+
+  it('leaves the minor endpoint on the spec rules: a document, and a UTMA signature not in the future', () => {
+    const minor = { citizenship_code: 'US', tax_id: '123-45-6789', id_number_type: undefined, id_number: undefined };
+    expect(minorErrors(minor)).toEqual(['id_number_type: is required', 'id_number: is required']);
+    expect(minorErrors({ utma_signed_timestamp: NOW_MS + HOUR_MS })).toEqual(['utma_signed_timestamp: must not be in the future']);
   });
 });
 

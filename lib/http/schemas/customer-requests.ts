@@ -31,7 +31,9 @@ const shared = {
   zip: optionalText('US ZIP code (`12345` or `12345-6789`); required for the United States (adults: or `postal_code`).'),
   country: text('Country: English short name (`United States`), ISO alpha-2 or alpha-3; comprehensively sanctioned jurisdictions are refused.'),
   date_of_birth: described(z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/)), 'YYYY-MM-DD.'),
-  id_number: optionalText('The ID document number (required unless `id_number_type` is `ssn`, whose number may come as `tax_id`).'),
+  id_number: optionalText(
+    'The ID document number: required unless `id_number_type` is `ssn` (whose number may come as `tax_id`) or, for an adult, the customer is a US citizen (`citizenship_code` `US`) whose `tax_id` is an SSN.',
+  ),
   non_us_other_type: optionalText('What the document is, required for `non_in_other` / `non_us_other`.'),
   id_issuing_authority: optionalText('Who issued the document.'),
   metadata: z.optional(z.nullable(described(z.record(z.string(), z.unknown()), `Any JSON object, at most ${MAX_METADATA_JSON_LENGTH} characters as JSON; echoed as sent.`))),
@@ -46,9 +48,21 @@ export const customerRequest = z
     country: z.optional(z.nullable(shared.country)),
     jurisdiction_code: optionalText('ISO 3166-2 (e.g. `US-CA`), in place of or agreeing with `state` and `country`.'),
     citizenship_code: optionalText('ISO 3166-1 alpha-2.'),
-    tax_id: optionalText('SSN/ITIN for US citizens and residents, a foreign TIN otherwise; stored encrypted, answered as its last four characters.'),
-    id_number_type: described(z.enum(ADULT_ID_NUMBER_TYPES as [string, ...string[]]), 'The ID document type.'),
-    signed_timestamp: epochMs('When the customer agreement was signed'),
+    tax_id: optionalText(
+      'SSN/ITIN for US citizens and residents, a foreign TIN otherwise; required for US citizens. An ITIN (nine digits starting with 9) needs `id_number_type` and `id_number`. Stored encrypted, answered as its last four characters.',
+    ),
+    id_number_type: z.optional(
+      z.nullable(
+        described(
+          z.enum(ADULT_ID_NUMBER_TYPES as [string, ...string[]]),
+          'The ID document type. Required, except for a US citizen (`citizenship_code` `US`) whose `tax_id` is an SSN, who needs no document; required with `id_number`.',
+        ),
+      ),
+    ),
+    signed_timestamp: described(
+      z.int().check(z.minimum(0)),
+      'When the customer agreement was signed (UNIX milliseconds): within the last year, at most a day ahead of server time.',
+    ),
     kyc: z.optional(z.nullable(described(z.enum(SCREENING_RESULTS), '`fail` is refused. With `kyc_timestamp`.'))),
     kyc_timestamp: z.optional(z.nullable(described(z.int(), 'When the platform ran KYC (UNIX milliseconds). With `kyc`.'))),
     sanction_screening: z.optional(z.nullable(described(z.enum(SCREENING_RESULTS), '`fail` is refused. With `sanction_screening_timestamp`.'))),
