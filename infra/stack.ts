@@ -189,6 +189,9 @@ export class TradingSettlementStack extends Stack {
       AWS_CONNECT_TIMEOUT_MS: '1000',
       AWS_REQUEST_TIMEOUT_MS: '2000',
       AWS_MAX_ATTEMPTS: '3',
+      // A request waits this long for its booking in a hot account's queue, then answers 503 (the booking
+      // still commits once): inside API Gateway's 29 s and the API functions' timeout.
+      HOT_ACCOUNT_WAIT_MS: '8000',
       // Every function has active X-Ray tracing (service-function.ts): the edge loads the Powertools Tracer.
       TRACING: 'active',
       QUOTE_TTL_SECONDS: String(settings.quoteTtlSeconds),

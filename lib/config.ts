@@ -46,6 +46,11 @@ const schema = z.object({
   SETTLEMENT_LEG_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive(), z.lte(MAX_LEG_SECONDS)), 30 * 24 * 3600),
   /** Overdue trades one settlement sweep invocation revives at most; the next invocation takes the rest. */
   SETTLEMENT_SWEEP_MAX_TRADES: z._default(positiveInteger, 1000),
+  /**
+   * How long a request waits for its booking in a hot account's queue (group commit) before it answers 503;
+   * the booking still commits or is refused once. Well inside API Gateway's 29 s and the functions' timeout.
+   */
+  HOT_ACCOUNT_WAIT_MS: z._default(positiveInteger, 8000),
   /** Webhook URLs may point at loopback and private addresses (`npm start` and tests; never deployed). */
   WEBHOOK_ALLOW_PRIVATE_URLS: z._default(flag, false),
   /** Webhook URLs may be plain http (`npm start` and tests); deployed stacks accept https only. */

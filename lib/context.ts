@@ -49,6 +49,18 @@ export interface ContextCaches {
   webhookSecrets: Map<string, { secret: string; untilMs: number }>;
   /** The list cursors' signing key, derived once per configuration (tests give a context a new one). */
   cursorKeys: WeakMap<Config, Buffer>;
+  /** Per hot account's queue, this process's waiters taking turns (lib/store/booking/engine.ts). */
+  hotAccounts: Map<string, HotAccountTurns>;
+}
+
+/**
+ * This process's requests waiting on one hot account: they take turns (one asks DynamoDB at a time) and find
+ * the results of the rounds this process committed here, without a read.
+ */
+export interface HotAccountTurns {
+  turn: Promise<void>;
+  waiting: number;
+  results: Map<string, { outcome: 'booked' | 'refused'; refusal?: { status: 400 | 409; errors: string[] }; item?: number; movementRecorded?: boolean }>;
 }
 
 /** The service's notion of now. Everything that compares against time reads it from the context. */
@@ -153,7 +165,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     metrics: overrides.metrics ?? serviceMetrics(logger),
     tracer,
     config,
-    caches: { apiSecrets: new Map(), webhookSecrets: new Map(), cursorKeys: new WeakMap() },
+    caches: { apiSecrets: new Map(), webhookSecrets: new Map(), cursorKeys: new WeakMap(), hotAccounts: new Map() },
     retry: overrides.retry ?? { policy: DEFAULT_RETRY_POLICY, timing: realTiming },
   };
 }

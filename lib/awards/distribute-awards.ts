@@ -20,10 +20,11 @@ import {
 } from '../store/awards.js';
 import { recordTradesAccepted } from '../observability/metrics.js';
 import { newId } from '../store/codes.js';
-import { balanceOf, movementItems } from '../store/ledger.js';
+import { balanceOf } from '../store/ledger.js';
+import { bookMovement } from '../store/booking/engine.js';
 import { getParticipants, participantActiveChecks } from '../store/participants.js';
 import { settledTrade, tradeItems } from '../store/trades.js';
-import { MAX_TRANSACTION_ITEMS, transactWrite } from '../store/transactions.js';
+import { MAX_TRANSACTION_ITEMS, } from '../store/transactions.js';
 import type { AppContext } from '../context.js';
 
 /** The label of a platform's award pool: what `POST /awards/fund` buys into and distributions pay from. */
@@ -191,7 +192,7 @@ export async function distributeAwards(ctx: AppContext, auth: AuthContext, reque
   try {
     // The distribution's own record goes first: losing to an identical concurrent request is what matters
     // then, not the pool (which that request has just debited).
-    await transactWrite(ctx, [...distributionCreationItems(ctx, distribution, chunks), ...movementItems(ctx, escrowMovement, nowMs)]);
+    await bookMovement(ctx, escrowMovement, distributionCreationItems(ctx, distribution, chunks), nowMs);
   } catch (error) {
     // Losing to an identical run shows as its record existing, or as conflict retries running out (503).
     if (!(error instanceof DistributionExistsError) && !(error instanceof ServiceUnavailableError)) throw error;
@@ -276,12 +277,7 @@ async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: D
     // checked stops it at this chunk (a 400 naming the customer); credited chunks stay, and the same request
     // finishes it once the customer is approved again.
     const stillActive = participantActiveChecks(ctx, chunk.recipients.map((recipient) => ({ code: recipient.participant_code, field: 'participant_codes' })));
-    await transactWrite(ctx, [
-      chunkCreditedItem(ctx, distribution.platform_code, distribution.distribution_id, chunk.index, nowMs),
-      ...stillActive,
-      ...movementItems(ctx, movement, nowMs),
-      ...trades,
-    ]);
+    await bookMovement(ctx, movement, [chunkCreditedItem(ctx, distribution.platform_code, distribution.distribution_id, chunk.index, nowMs), ...stillActive, ...trades], nowMs);
   } catch (error) {
     // Another run of this distribution credited the chunk first: its recipients are paid, nothing to do.
     if (error instanceof ChunkAlreadyCreditedError) return;

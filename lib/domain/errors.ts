@@ -91,3 +91,14 @@ export class ServiceUnavailableError extends Error {
     this.name = 'ServiceUnavailableError';
   }
 }
+
+/**
+ * 503: the request's booking waits in a busy account's queue longer than a request may wait. It is still
+ * booked or refused exactly once; a retry with the same `X-Request-Id` gets that outcome.
+ */
+export class BookingQueuedError extends ServiceUnavailableError {
+  constructor() {
+    super('the booking is queued behind other bookings of a busy account; retry with the same X-Request-Id for its outcome', 1);
+    this.name = 'BookingQueuedError';
+  }
+}

@@ -1,10 +1,12 @@
 import { findAsset } from '../domain/assets.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
-import { accountGroupProblem, DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, systemAccount, type AccountRef } from '../domain/ledger.js';
+import { accountGroupProblem, DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, systemAccount, type AccountRef, type Movement } from '../domain/ledger.js';
 import { formatAmount, parseAmount } from '../domain/money.js';
-import { getMovement, movementItems } from '../store/ledger.js';
+import { getMovement } from '../store/ledger.js';
+import { book } from '../store/booking/engine.js';
+import { newBookingId } from '../store/booking/booking.js';
 import { getParticipant } from '../store/participants.js';
-import { transactWrite, type TaggedItem } from '../store/transactions.js';
+import type { TaggedItem } from '../store/transactions.js';
 import type { AppContext } from '../context.js';
 
 export interface DepositRequest {
@@ -95,14 +97,15 @@ export async function deposit(ctx: AppContext, request: DepositRequest, options:
     return original;
   };
 
-  const [record, ...updates] = movementItems(ctx, {
+  const movement: Movement = {
     movement_id: booking.movement_id,
     type: 'deposit',
     reference: `deposit:${request.reference}`,
     legs: moveLegs({ account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', asset.symbol), platform_code: null }, { account, platform_code: participant.platform_code }, amount),
-  });
+  };
+  const nowMs = ctx.clock.nowMs();
   try {
-    await transactWrite(ctx, [{ ...record!, onConditionFailed: () => new DepositReferenceRepeated() }, ...updates, ...(options.alongWith ?? [])]);
+    await book(ctx, { id: newBookingId(nowMs), atMs: nowMs, movement, items: options.alongWith ?? [], onMovementRecorded: () => new DepositReferenceRepeated() });
   } catch (error) {
     if (error instanceof DepositReferenceRepeated) return repeat();
     throw error;

@@ -9,7 +9,10 @@ import { newId } from '../store/codes.js';
 import { participantActiveCheck } from '../store/participants.js';
 import { paymentCreationItem, type Payment } from '../store/payments.js';
 import { getQuote, QUOTE_ALREADY_EXECUTED, quoteExecutionItem, type StoredQuote } from '../store/quotes.js';
-import { transactWrite, type TaggedItem } from '../store/transactions.js';
+import type { TaggedItem } from '../store/transactions.js';
+import { book } from '../store/booking/engine.js';
+import { newBookingId } from '../store/booking/booking.js';
+import type { Movement } from '../domain/ledger.js';
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { quoteView, type QuoteView } from './quote-view.js';
 import { tradeExecutionItems } from './trade-execution.js';
@@ -46,13 +49,20 @@ export async function executableQuote(ctx: AppContext, platformCode: string, quo
 }
 
 /**
- * Books a quote's execution: the quote open -> executed, then `items`, in one transaction. The quote's
- * condition goes first: when a duplicate execution also lacks funds, the duplicate is what the client needs
- * to hear.
+ * Books a quote's execution: the quote open -> executed, then `items` and the movement, in one booking. The
+ * quote's condition goes first: when a duplicate execution also lacks funds, the duplicate is what the
+ * client needs to hear.
  */
-export async function commitQuoteExecution(ctx: AppContext, quoteId: string, tradeId: string, nowMs: number, items: readonly TaggedItem[]): Promise<void> {
+export async function commitQuoteExecution(
+  ctx: AppContext,
+  quoteId: string,
+  tradeId: string,
+  nowMs: number,
+  movement: Movement,
+  items: readonly TaggedItem[],
+): Promise<void> {
   try {
-    await transactWrite(ctx, [quoteExecutionItem(ctx, quoteId, tradeId, nowMs), ...items]);
+    await book(ctx, { id: newBookingId(nowMs), atMs: nowMs, movement, items: [quoteExecutionItem(ctx, quoteId, tradeId, nowMs), ...items] });
   } catch (error) {
     // Conflict retries exhausted: many executions of this quote raced. If one of them won, this one is a
     // duplicate like any other, not a reason to retry.
@@ -166,7 +176,7 @@ export async function executeQuote(ctx: AppContext, auth: AuthContext, request: 
   };
   // The participant may have been locked since it was quoted: the booking holds only while it is approved.
   const stillActive = participantActiveCheck(ctx, quote.participant_code, 'participant_code');
-  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, [
+  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, execution.movement, [
     stillActive,
     ...execution.items,
     ...(payment ? [paymentCreationItem(ctx, payment)] : []),

@@ -5,7 +5,6 @@ import type { QuoteSide } from '../domain/quotes.js';
 import type { AmountMethod, TradeReport, TradeReportParty } from '../domain/trade-report.js';
 import type { PlatformAccount } from '../domain/ach-clearing.js';
 import { newId } from '../store/codes.js';
-import { movementItems } from '../store/ledger.js';
 import { clientTradeIdClaim, settledTrade, tradeItems, type Trade } from '../store/trades.js';
 import type { TaggedItem } from '../store/transactions.js';
 import type { AppContext } from '../context.js';
@@ -61,8 +60,8 @@ export interface BookedExecution {
   trade: Trade;
   movement: Movement;
   /**
-   * For the caller's TransactWriteItems, after its own state condition (e.g. the quote still open): the
-   * client id claim, the movement (failing with InsufficientFundsError on the paying account), the trade.
+   * For the caller's booking of `movement`, after its own state condition (e.g. the quote still open): the
+   * client id claim and the trade.
    */
   items: TaggedItem[];
 }
@@ -130,5 +129,5 @@ export function tradeExecutionItems(ctx: AppContext, execution: TradeExecution):
   const trade = settledTrade(report, { tradeId: execution.tradeId, nowMs, accountGroups: [execution.participant.platform_code, null] });
 
   const claim = execution.claimClientTradeId === false ? [] : [clientTradeIdClaim(ctx, trade, nowMs)];
-  return { trade, movement, items: [...claim, ...movementItems(ctx, movement, nowMs), ...tradeItems(ctx, trade)] };
+  return { trade, movement, items: [...claim, ...tradeItems(ctx, trade)] };
 }

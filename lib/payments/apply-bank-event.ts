@@ -3,9 +3,11 @@ import { NotFoundError, ValidationError } from '../domain/errors.js';
 import type { AccountRef } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { applyPaymentEvent, type PaymentStatus } from '../domain/payments.js';
-import { getAccount, movementItems } from '../store/ledger.js';
+import { getAccount } from '../store/ledger.js';
+import { book } from '../store/booking/engine.js';
+import { newBookingId } from '../store/booking/booking.js';
 import { getPayment, paymentStatusItems, PaymentStatusChangedError } from '../store/payments.js';
-import { transactWrite, type TaggedItem } from '../store/transactions.js';
+import { type TaggedItem } from '../store/transactions.js';
 import { paymentView, type PaymentView } from './payment-view.js';
 import type { AppContext } from '../context.js';
 import { recordNegativeClearingBalance, recordPaymentStatus } from '../observability/metrics.js';
@@ -47,10 +49,10 @@ export async function applyBankEvent(ctx: AppContext, event: BankEvent, options:
       { transfer_type: payment.transfer_type, amount: new Money(payment.amount), clearing: { account: payment.clearing_account, platform_code: payment.platform_code } },
       next,
     );
-    const movement = legs && movementItems(ctx, { movement_id: `payment-${payment.transaction_id}-${next}`, type: 'payment', reference: `payment:${payment.transaction_id}`, legs }, nowMs);
+    const movement = legs ? { movement_id: `payment-${payment.transaction_id}-${next}`, type: 'payment' as const, reference: `payment:${payment.transaction_id}`, legs } : undefined;
     try {
       // The status condition goes first, so a lost race reads as such rather than as a missing balance.
-      await transactWrite(ctx, [...paymentStatusItems(ctx, payment, payment.status, next, nowMs), ...(movement ?? []), ...(options.alongWith ?? [])]);
+      await book(ctx, { id: newBookingId(nowMs), atMs: nowMs, movement, items: [...paymentStatusItems(ctx, payment, payment.status, next, nowMs), ...(options.alongWith ?? [])] });
       recordPaymentStatus(ctx.metrics, next, payment.transaction_id);
       if (legs?.some((leg) => leg.mayOverdraw && leg.amount.isNegative())) await warnIfOverdrawn(ctx, payment);
       return { outcome: 'applied', payment: paymentView({ ...payment, status: next, updated_at_ms: nowMs }) };

@@ -11,7 +11,8 @@ import { recordTradesAccepted } from '../observability/metrics.js';
 import { newId } from '../store/codes.js';
 import { participantActiveCheck } from '../store/participants.js';
 import { quoteCreationItem, type StoredQuote } from '../store/quotes.js';
-import { transactWrite } from '../store/transactions.js';
+import { book } from '../store/booking/engine.js';
+import { newBookingId } from '../store/booking/booking.js';
 import type { RequestClaim } from '../store/windows.js';
 import type { AppContext } from '../context.js';
 
@@ -136,7 +137,7 @@ export async function purchaseNow(ctx: AppContext, auth: AuthContext, purchase: 
   // The receiver is still approved when the purchase commits (the reward's customer; for an award funding
   // the platform's own participant): a lock committed after the read above refuses it.
   const stillActive = participantActiveCheck(ctx, beneficiary.participant_code, 'participant_code');
-  await transactWrite(ctx, [...claim(result), stillActive, quoteCreationItem(ctx, quote), ...execution.items]);
+  await book(ctx, { id: newBookingId(nowMs), atMs: nowMs, movement: execution.movement, items: [...claim(result), stillActive, quoteCreationItem(ctx, quote), ...execution.items] });
   recordTradesAccepted(ctx.metrics, product, 1, tradeId);
   return result;
 }

@@ -12,8 +12,8 @@ import {
   type PartyDecision,
   type SettlementState,
 } from '../domain/settlement.js';
-import { balanceOf, movementItems } from '../store/ledger.js';
-import { transactWrite } from '../store/transactions.js';
+import { balanceOf } from '../store/ledger.js';
+import { bookMovement } from '../store/booking/engine.js';
 import { getTrade, tradeUpdateItems, TradeStateChangedError, updateTrade, type Trade, type TradeParty } from '../store/trades.js';
 import type { SettlementTaskResult } from './workflow-io.js';
 import { recordTradeDefaulted, recordTradeSettled } from '../observability/metrics.js';
@@ -209,7 +209,7 @@ async function settleOrRecord(ctx: AppContext, trade: Trade, decision: AttemptDe
       at,
     );
     try {
-      await transactWrite(ctx, [...update, ...movementItems(ctx, settlementMovement(trade), at)]);
+      await bookMovement(ctx, settlementMovement(trade), update, at);
       recordTradeSettled(ctx.metrics, trade.trade_id);
       return { outcome: 'settled', settlement_state: 'settled', settled_timestamp: at };
     } catch (error) {

@@ -54,6 +54,12 @@ export const keys = {
   /** gsi1: the movements that changed one account, by time (sort key `movementSortKey`). */
   movementsOfAccount: (accountId: string) => `ACCOUNT#${accountId}#MOVEMENTS`,
 
+  /**
+   * A hot account's booking queue (group commit): `Q#<booking id>` entries waiting, `R#<booking id>` their
+   * results, `LEASE` its committer's lease. lib/store/README.md, "Hot accounts".
+   */
+  bookingQueue: (accountKey: string) => `BOOKINGS#${accountKey}`,
+
   /** An ops command's record: who, why, what changed. gsi1: the audit log in time order. */
   audit: (auditId: string) => ({ pk: `AUDIT#${auditId}`, sk: 'AUDIT' }),
   auditLog: () => 'AUDIT',

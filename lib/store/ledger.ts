@@ -1,18 +1,16 @@
-import { randomInt } from 'node:crypto';
 import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { InsufficientFundsError } from '../domain/errors.js';
-import { accountIdOf, accountKey, assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
+import { accountIdOf, accountKey, isUnguarded, type AccountRef, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { batchGetItems } from './batch-get.js';
 import { keys } from './keys.js';
 import { moneyAttr, readInteger, readMoney } from './numbers.js';
 import { ALL, readCount } from './counters.js';
-import { transactWrite, type TaggedItem } from './transactions.js';
+import type { TaggedItem } from './transactions.js';
 import type { AppContext } from '../context.js';
-import { withBalanceEvent } from './balance-events.js';
 
-const ACCOUNTS_LIST = 'accounts';
+/** The counter of `GET /accounts`, moved by the booking that opens an account. */
+export const ACCOUNTS_LIST = 'accounts';
 /** The counter of `GET /movements` (lib/store/movements.ts reads it). */
 export const MOVEMENTS_LIST = 'movements';
 
@@ -26,146 +24,12 @@ export interface Account extends AccountRef {
 }
 
 /**
- * The items that book a movement: its immutable record and one balance update per account it touches.
- * Debits carry `balance >= amount`, so an account never goes negative and a missing account can't be
- * debited. Exceptions: the liquidity provider and the external boundary, which stand for the world outside,
- * and a leg marked `mayOverdraw` (a bank event on a platform's ACH clearing account: the bank's fact is
- * recorded even when the platform can't cover it).
- */
-export function movementItems(ctx: AppContext, movement: Movement, nowMs = ctx.clock.nowMs()): TaggedItem[] {
-  assertBalanced(movement);
-  const table = ctx.tables.main;
-  // The movement's list entries (GET /movements): the record is the entry of the first platform whose
-  // accounts it touches; a second platform (a transfer under a relationship) gets an entry item of its own.
-  // What the list filters on (accounts, participants, assets) is carried on every entry.
-  const platforms = [...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null))];
-  const platformLegs = movement.legs.filter((leg) => leg.platform_code !== null);
-  const fields = {
-    movement_id: movement.movement_id,
-    movement_type: movement.type,
-    reference: movement.reference,
-    created_at: nowMs,
-    legs: movement.legs.map((leg) => ({ ...leg.account, platform_code: leg.platform_code, amount: moneyAttr(leg.amount) })),
-    ...(platformLegs.length > 0 && {
-      account_ids: [...new Set(platformLegs.map((leg) => accountIdOf(leg.account)))],
-      participant_codes: [...new Set(platformLegs.map((leg) => leg.account.participant_code))],
-      assets: [...new Set(platformLegs.map((leg) => leg.account.asset))],
-    }),
-  };
-  const listEntry = (platformCode: string) => ({
-    gsi1pk: keys.movementsOfPlatform(platformCode),
-    gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
-    platform_code: platformCode,
-  });
-  const record: TaggedItem = {
-    item: {
-      Put: {
-        TableName: table,
-        Item: { ...keys.movement(movement.movement_id), type: 'movement', ...fields, ...(platforms[0] !== undefined && listEntry(platforms[0])) },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    // Each platform the movement touches counts it once (GET /movements' exact count); an award chunk's one
-    // movement of many recipients is still one.
-    counts: platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })),
-  };
-  const entries: TaggedItem[] = platforms.slice(1).map((platformCode) => ({
-    item: {
-      Put: {
-        TableName: table,
-        Item: { ...keys.movementEntry(movement.movement_id, platformCode), type: 'movement_entry', ...fields, ...listEntry(platformCode) },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-  }));
-  const changes = netChanges(movement.legs);
-  // Each platform or customer account the movement changes gets an entry of its own (its movements list,
-  // one Query per page whatever the platform holds) and counts it on the account item (see the update).
-  // System accounts have neither: every platform's bookings touch them.
-  const accountEntries: TaggedItem[] = changes
-    .filter((entry) => entry.platform_code !== null)
-    .map(({ account, platform_code, change }) => ({
-      item: {
-        Put: {
-          TableName: table,
-          Item: {
-            ...keys.movementAccountEntry(movement.movement_id, accountIdOf(account)),
-            type: 'movement_account_entry',
-            movement_id: movement.movement_id,
-            movement_type: movement.type,
-            reference: movement.reference,
-            created_at: nowMs,
-            account_id: accountIdOf(account),
-            participant_code: account.participant_code,
-            asset: account.asset,
-            platform_code: platform_code!,
-            change: moneyAttr(change),
-            gsi1pk: keys.movementsOfAccount(accountIdOf(account)),
-            gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-    }));
-  const updates = changes.map(({ account, platform_code, change, mayOverdraw }): TaggedItem => {
-    const debit = change.isNegative();
-    const amount = change.abs();
-    const guarded = debit && !isUnguarded(account.participant_code) && !mayOverdraw;
-    // Platform and customer accounts are listed and counted, system accounts are not (accountAttributes).
-    // The outside world's balances are spread over shards (one drawn per booking, no guard: they may go
-    // negative); every other account is one item.
-    const sharded = isUnguarded(account.participant_code);
-    // Everything the booking sets besides the balance, one placeholder pair per attribute; the same
-    // attributes `openedAccountItem` writes, so a bulk-written account is what bookings leave behind.
-    const attributes = Object.entries(accountAttributes(account, platform_code, nowMs));
-    const update = {
-      TableName: table,
-      Key: sharded ? keys.accountShard(account, randomInt(OUTSIDE_ACCOUNT_SHARDS)) : keys.account(account),
-      UpdateExpression:
-        `SET balance = if_not_exists(balance, :zero) + :change, ${attributes.map((_, i) => `#a${i} = :a${i}`).join(', ')}` +
-        // The account's movements count (GET /accounts/{account_id}/movements), one per entry written above.
-        (platform_code ? ', movement_count = if_not_exists(movement_count, :none) + :one' : '') +
-        // A system account is in no index (see accountAttributes); an item written before that rule loses its entries.
-        (platform_code ? '' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
-      ExpressionAttributeNames: Object.fromEntries(attributes.map(([name], i) => [`#a${i}`, name])),
-      ExpressionAttributeValues: {
-        ':zero': moneyAttr(new Money(0)),
-        ':change': moneyAttr(change),
-        ...(guarded && { ':amount': moneyAttr(amount) }),
-        ...(platform_code && { ':none': 0, ':one': 1 }),
-        ...Object.fromEntries(attributes.map(([, value], i) => [`:a${i}`, value])),
-      },
-    };
-    const insufficient = () =>
-      new InsufficientFundsError(
-        `${account.participant_code}/${account.account_group}/${account.account_label}: insufficient ${account.asset} balance for ${amount.toFixed()}`,
-      );
-    if (platform_code) {
-      // Every platform account reports its new balance as an event in this same transaction; the update is
-      // then conditioned on the account as read just before (balance-events.ts), which also tells whether it
-      // opens the account (and counts it).
-      return withBalanceEvent(
-        ctx,
-        { update, ...(guarded && { guard: { onConditionFailed: insufficient } }), openingCounts: [{ platformCode: platform_code, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 }] },
-        { account, accountId: accountIdOf(account), platformCode: platform_code, change, movement, nowMs },
-      );
-    }
-    if (guarded) {
-      // A guarded debit needs the account to exist (its balance to cover the amount): it never opens one.
-      return { item: { Update: { ...update, ConditionExpression: 'balance >= :amount' } }, onConditionFailed: insufficient };
-    }
-    return { item: { Update: update } };
-  });
-  return [record, ...entries, ...accountEntries, ...updates];
-}
-
-/**
  * What a booking sets on an account besides its balance: its identity and time and, for a platform or
  * customer account only, its list entry (gsi1, `GET /accounts`) and id entry (gsi2, `GET /accounts/{id}`).
  * System accounts are in no index: every platform's bookings touch them, and an entry would put every
  * booking of the service on one index partition.
  */
-function accountAttributes(account: AccountRef, platformCode: string | null, nowMs: number): Record<string, string | number> {
+export function accountAttributes(account: AccountRef, platformCode: string | null, nowMs: number): Record<string, string | number> {
   return {
     last_update: nowMs,
     account_id: accountIdOf(account),
@@ -205,11 +69,6 @@ export function openedAccountItem(ctx: AppContext, account: AccountRef, platform
     },
     counts: [{ platformCode, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 }],
   };
-}
-
-/** Books one movement atomically, together with any other items that must succeed or fail with it. */
-export async function bookMovement(ctx: AppContext, movement: Movement, alongWith: readonly TaggedItem[] = []): Promise<void> {
-  await transactWrite(ctx, [...movementItems(ctx, movement), ...alongWith]);
 }
 
 /** A booked movement as stored (legs with their accounts and signed amounts), or undefined. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, type DeleteCommandInput, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchGetItems } from './batch-get.js';
 import { counterUpdates, type CountChange } from './counters.js';
 import { retryReason, withRetry } from './retry.js';
@@ -30,6 +30,11 @@ export interface TaggedItem {
    * instead of failing.
    */
   prepare?: (read: PrepareRead) => Promise<PreparedItems>;
+  /**
+   * What undoes the claim this item makes when its booking is refused by a committer in another process (a
+   * request's id freed, as a failed request frees it): a conditional delete, sent on its own.
+   */
+  release?: DeleteCommandInput;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand, type DeleteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ttlKeys } from './keys.js';
 import { ConflictError } from '../domain/errors.js';
 import { decryptSecret, encryptSecret } from './secret-cipher.js';
@@ -166,7 +166,9 @@ const completion = (ctx: AppContext, run: IdempotentRun, storedText: string) => 
  */
 export function requestCompletionItem(ctx: AppContext, run: IdempotentRun, response: StoredResponse): TaggedItem {
   const onConditionFailed = () => new RequestTakenOverError();
-  if (!run.sealResponse) return { item: { Update: completion(ctx, run, JSON.stringify(response)) }, onConditionFailed };
+  // A booking refused in a hot account's queue frees the id the way a failed request does (`abandonIdempotentRequest`).
+  const release = abandonment(ctx, run);
+  if (!run.sealResponse) return { item: { Update: completion(ctx, run, JSON.stringify(response)) }, onConditionFailed, release };
   // Encrypting is asynchronous (KMS on AWS): done once, before the transaction's first attempt.
   let sealed: Promise<string> | undefined;
   return {
@@ -174,7 +176,7 @@ export function requestCompletionItem(ctx: AppContext, run: IdempotentRun, respo
     item: { Update: completion(ctx, run, '') },
     prepare: async () => {
       sealed ??= storedResponseText(ctx, run, response);
-      return { items: [{ item: { Update: completion(ctx, run, await sealed) }, onConditionFailed }], stale: async () => false };
+      return { items: [{ item: { Update: completion(ctx, run, await sealed) }, onConditionFailed, release }], stale: async () => false };
     },
   };
 }
@@ -190,17 +192,17 @@ export async function completeIdempotentRequest(ctx: AppContext, run: Idempotent
   }
 }
 
+const abandonment = (ctx: AppContext, run: IdempotentRun): DeleteCommandInput => ({
+  TableName: ctx.tables.ttl,
+  Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
+  ConditionExpression: '#status = :inProgress AND #owner = :owner',
+  ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+  ExpressionAttributeValues: { ':inProgress': 'IN_PROGRESS', ':owner': run.owner },
+});
+
 /** A failed request releases its key, so the client can retry (a retry of a partial run resumes it). Only its owner's, only while in progress. */
 export async function abandonIdempotentRequest(ctx: AppContext, run: IdempotentRun): Promise<void> {
-  await ctx.db.send(
-    new DeleteCommand({
-      TableName: ctx.tables.ttl,
-      Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
-      ConditionExpression: '#status = :inProgress AND #owner = :owner',
-      ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
-      ExpressionAttributeValues: { ':inProgress': 'IN_PROGRESS', ':owner': run.owner },
-    }),
-  ).catch((error) => {
+  await ctx.db.send(new DeleteCommand(abandonment(ctx, run))).catch((error) => {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
   });
 }

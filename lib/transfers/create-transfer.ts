@@ -4,10 +4,10 @@ import { accountGroupProblem, DEFAULT_ACCOUNT_LABEL, moveLegs, sameAccount, type
 import { formatAmount, parseAmount } from '../domain/money.js';
 import { ACTIVE_STATUS, participantNotActive } from '../domain/participant-status.js';
 import { newId, newNumericId } from '../store/codes.js';
-import { movementItems } from '../store/ledger.js';
 import { getParticipants, participantActiveChecks, type Participant } from '../store/participants.js';
 import { hasRelationship } from '../store/relationships.js';
-import { transactWrite } from '../store/transactions.js';
+import { book } from '../store/booking/engine.js';
+import { newBookingId } from '../store/booking/booking.js';
 import { transferRecordItem, TransferIdTakenError, type Transfer } from '../store/transfers.js';
 import { clientIdClaim, NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { publicTransfer } from './list-transfers.js';
@@ -112,19 +112,23 @@ export async function createTransfer(ctx: AppContext, platformCode: string, requ
       : [];
     const answer = publicTransfer(transfer);
     try {
-      await transactWrite(ctx, [
-        // Claims go first: when a duplicate also lacks funds, the client hears about the duplicate. The
-        // request's claim stores this answer with the booking (a retry after a crash gets it, see `RequestClaim`).
-        ...claim(answer),
-        ...clientIdClaims,
-        // Both owners still approved when the transfer commits (a lock committed meanwhile refuses it).
-        ...participantActiveChecks(ctx, [
-          { code: from.account.participant_code, field: 'from_participant_code' },
-          { code: to.account.participant_code, field: 'to_participant_code' },
-        ]),
-        transferRecordItem(ctx, transfer, nowMs),
-        ...movementItems(ctx, { movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs: moveLegs(from, to, amount) }, nowMs),
-      ]);
+      await book(ctx, {
+        id: newBookingId(nowMs),
+        atMs: nowMs,
+        movement: { movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs: moveLegs(from, to, amount) },
+        items: [
+          // Claims go first: when a duplicate also lacks funds, the client hears about the duplicate. The
+          // request's claim stores this answer with the booking (a retry after a crash gets it, see `RequestClaim`).
+          ...claim(answer),
+          ...clientIdClaims,
+          // Both owners still approved when the transfer commits (a lock committed meanwhile refuses it).
+          ...participantActiveChecks(ctx, [
+            { code: from.account.participant_code, field: 'from_participant_code' },
+            { code: to.account.participant_code, field: 'to_participant_code' },
+          ]),
+          transferRecordItem(ctx, transfer, nowMs),
+        ],
+      });
       return answer;
     } catch (error) {
       if (error instanceof TransferIdTakenError && draw < MAX_ID_DRAWS) continue;

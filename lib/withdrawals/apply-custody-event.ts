@@ -1,8 +1,7 @@
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { Money } from '../domain/money.js';
 import { custodyOutcomeLegs, decideCustodyEvent } from '../domain/withdrawals.js';
-import { movementItems } from '../store/ledger.js';
-import { transactWrite } from '../store/transactions.js';
+import { bookMovement } from '../store/booking/engine.js';
 import { getWithdrawal, withdrawalOutcomeItems, WithdrawalStatusChangedError, type Withdrawal } from '../store/withdrawals.js';
 import type { AppContext } from '../context.js';
 
@@ -77,7 +76,7 @@ export async function applyCustodyEvent(ctx: AppContext, event: CustodyEvent): P
     };
     try {
       // The status condition goes first, so a lost race reads as such.
-      await transactWrite(ctx, [...withdrawalOutcomeItems(ctx, withdrawal, decision.next, hash, nowMs), ...movementItems(ctx, movement, nowMs)]);
+      await bookMovement(ctx, movement, withdrawalOutcomeItems(ctx, withdrawal, decision.next, hash, nowMs), nowMs);
       return { outcome: 'applied', withdrawal: withdrawalView({ ...withdrawal, status: decision.next, transaction_hash: hash, updated_at: nowMs }) };
     } catch (error) {
       if (error instanceof WithdrawalStatusChangedError && round < MAX_ROUNDS) continue;

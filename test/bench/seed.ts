@@ -8,7 +8,9 @@ import { Money } from '../../lib/domain/money.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { newParticipantCode } from '../../lib/store/codes.js';
 import { counterUpdates, type CountChange } from '../../lib/store/counters.js';
-import { bookMovement, movementItems, openedAccountItem } from '../../lib/store/ledger.js';
+import { openedAccountItem } from '../../lib/store/ledger.js';
+import { bookMovement } from '../../lib/store/booking/engine.js';
+import { movementRecordItems } from '../../lib/store/booking/batch.js';
 import { customerItems } from '../../lib/store/participants.js';
 import { paymentCreationItem } from '../../lib/store/payments.js';
 import { settledTrade, tradeItems } from '../../lib/store/trades.js';
@@ -21,7 +23,7 @@ import { adultBody, tradeBody } from './fixtures.js';
  * A platform's history written in bulk (issue 13's benchmark: "through the store's own write functions in
  * parallel batches, not through HTTP"). Every record is built by the store function its booking path uses
  * (`transferRecordItem`, `tradeItems`, `paymentCreationItem`, `withdrawalCreationItems`, `customerItems`,
- * `movementItems`, `openedAccountItem`), so record, index entries and attributes are what production
+ * `movementRecordItems`, `openedAccountItem`), so record, index entries and attributes are what production
  * writes; the items go out with BatchWriteItem, 25 per call and several calls in flight, instead of one
  * transaction per record. What the transactions would have added to the list counters is summed and
  * added once per counter at the end (the store's `counterUpdates`, so a count is exactly the records).
@@ -251,15 +253,14 @@ async function seedAccountsAndMovements({ ctx, platformCode, participantCode }: 
   const counts = await bulkWrite(ctx, count, (index) => {
     const at = timeOf(index, count, nowMs);
     const target = account(`a${String(index).padStart(7, '0')}`);
-    const booked = movementItems(
+    const booked = movementRecordItems(
       ctx,
       { movement_id: randomUUID(), type: 'transfer', reference: `seed-${index}`, legs: [{ account: seed, platform_code: platformCode, amount: unit.neg() }, { account: target, platform_code: platformCode, amount: unit }] },
       at,
     );
     // The movement's record and index entries (the platform's list, each account's) as booked; its balance
     // updates become the accounts' final state.
-    const puts = booked.filter((tagged) => tagged.item.Put !== undefined);
-    return [...puts, openedAccountItem(ctx, target, platformCode, unit, at, 1)];
+    return [...booked, openedAccountItem(ctx, target, platformCode, unit, at, 1)];
   });
   // Every unit moved out: the seed account ends at zero (it was opened, and counted, by the deposit).
   // Its deposit and the `count` movements out of it.

@@ -5,9 +5,9 @@ import { formatAmount, parseAmount, type Money } from '../../lib/domain/money.js
 import { deposit } from '../../lib/ledger/deposit.js';
 import { getApiKey } from '../../lib/store/api-keys.js';
 import { newId, newNumericId } from '../../lib/store/codes.js';
-import { movementItems } from '../../lib/store/ledger.js';
+import { book } from '../../lib/store/booking/engine.js';
+import { newBookingId } from '../../lib/store/booking/booking.js';
 import { getParticipants } from '../../lib/store/participants.js';
-import { transactWrite } from '../../lib/store/transactions.js';
 import { transferRecordItem, TransferIdTakenError, type Transfer } from '../../lib/store/transfers.js';
 import { claimSignature } from '../../lib/store/windows.js';
 import { SIGNATURE_WINDOW_SECONDS } from '../../lib/http/middleware/verify-signature.js';
@@ -108,10 +108,12 @@ export async function directTransfer(platform: BenchPlatform, lane: Lane, client
       prefunded: false,
     };
     try {
-      await transactWrite(benchCtx(), [
-        transferRecordItem(benchCtx(), transfer, nowMs),
-        ...movementItems(benchCtx(), { movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs }, nowMs),
-      ]);
+      await book(benchCtx(), {
+        id: newBookingId(nowMs),
+        atMs: nowMs,
+        movement: { movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs },
+        items: [transferRecordItem(benchCtx(), transfer, nowMs)],
+      });
       break;
     } catch (error) {
       if (!(error instanceof TransferIdTakenError) || draw >= 5) throw error;

@@ -5,7 +5,7 @@ import { distributeAwards } from '../../lib/awards/distribute-awards.js';
 import { CHUNK_FIXED_ITEMS, CHUNK_ITEMS_PER_RECIPIENT, recipientsPerChunk } from '../../lib/domain/awards.js';
 import { accountIdOf, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
-import { movementItems } from '../../lib/store/ledger.js';
+import { movementRecordItems } from '../../lib/store/booking/batch.js';
 import { PAGE_READ_BUDGET } from '../../lib/store/paging.js';
 import { MAX_TRANSACTION_ITEMS } from '../../lib/store/transactions.js';
 import { customersViaHttp, customersViaStore } from '../support/customers.js';
@@ -47,7 +47,7 @@ const generalAccount = (platform: TestPlatform, participant: string, asset: stri
 async function busyPlatformRecords(platform: TestPlatform, count: number, fromMs: number): Promise<void> {
   const account = (label: string): AccountRef => ({ participant_code: platform.participantCode, account_group: platform.platformCode, account_label: label, asset: 'USD' });
   const items = Array.from({ length: count }, (_, index) => {
-    const [record] = movementItems(
+    const [record] = movementRecordItems(
       ctx,
       { movement_id: randomUUID(), type: 'transfer', reference: `busy-${index}`, legs: [{ account: account('x'), platform_code: platform.platformCode, amount: new Money(-1) }, { account: account('y'), platform_code: platform.platformCode, amount: new Money(1) }] },
       fromMs + index,

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { keys } from '../../lib/store/keys.js';
-import { bookMovement, openedAccountItem } from '../../lib/store/ledger.js';
+import { openedAccountItem } from '../../lib/store/ledger.js';
+import { bookMovement } from '../../lib/store/booking/engine.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { ctx } from '../support/context.js';
 

@@ -3,7 +3,8 @@ import { InsufficientFundsError } from '../../lib/domain/errors.js';
 import { moveLegs, SYSTEM_PARTICIPANTS, systemAccount, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { newId } from '../../lib/store/codes.js';
-import { balanceOf, bookMovement } from '../../lib/store/ledger.js';
+import { balanceOf } from '../../lib/store/ledger.js';
+import { bookMovement } from '../../lib/store/booking/engine.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { ctx } from '../support/context.js';
 

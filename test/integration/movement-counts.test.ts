@@ -5,7 +5,7 @@ import type { AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { COUNT_BUDGET } from '../../lib/store/paging.js';
 import { counterUpdates, type CountChange } from '../../lib/store/counters.js';
-import { movementItems } from '../../lib/store/ledger.js';
+import { movementRecordItems } from '../../lib/store/booking/batch.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
@@ -15,14 +15,14 @@ import { ctx } from '../support/context.js';
  * `count` and `total_pages` stay exact past the count budget that bounds lists without a counter.
  */
 
-/** The movement records as `movementItems` builds them, written in bulk, with the counts they carry. */
+/** The movement records as `movementRecordItems` builds them, written in bulk, with the counts they carry. */
 async function writeMovementRecords(platformCode: string, participantCode: string, count: number): Promise<void> {
   const account = (label: string): AccountRef => ({ participant_code: participantCode, account_group: platformCode, account_label: label, asset: 'USD' });
   const counts: CountChange[] = [];
   const items: Record<string, unknown>[] = [];
   const nowMs = ctx.clock.nowMs();
   for (let index = 0; index < count; index++) {
-    const [record] = movementItems(
+    const [record] = movementRecordItems(
       ctx,
       { movement_id: randomUUID(), type: 'transfer', reference: `bulk-${index}`, legs: [{ account: account('a'), platform_code: platformCode, amount: new Money(-1) }, { account: account('b'), platform_code: platformCode, amount: new Money(1) }] },
       nowMs - count + index,

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { ConflictError, IdempotencyMismatchError, ValidationError } from '../../domain/errors.js';
+import { BookingQueuedError, ConflictError, IdempotencyMismatchError, ValidationError } from '../../domain/errors.js';
 import { abandonIdempotentRequest, beginIdempotentRequest, completeIdempotentRequest } from '../../store/windows.js';
 import type { ServiceMiddleware } from '../types.js';
 import type { AppContext } from '../../context.js';
@@ -68,6 +68,9 @@ export function idempotency(ctx: AppContext, options: { sealResponse?: boolean }
     },
     onError: async (request) => {
       const run = request.context.svc?.idempotentRun;
+      // A booking still queued behind a hot account's others keeps the id: it commits (storing its answer)
+      // or is refused (freeing the id) on its own, and a retry meanwhile hears it is in progress.
+      if (request.error instanceof BookingQueuedError) return;
       // Conditioned on the record still being in progress and ours: a booking that committed its answer
       // keeps it, whatever failed afterwards.
       if (run) await abandonIdempotentRequest(ctx, run);

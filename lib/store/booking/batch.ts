@@ -1,0 +1,443 @@
+import { randomInt } from 'node:crypto';
+import type { AppContext } from '../../context.js';
+import { applyBooking, type AccountChange, type AccountState } from '../../domain/group-commit.js';
+import { accountIdOf, accountKey, assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement, type NetChange } from '../../domain/ledger.js';
+import { Money, plain } from '../../domain/money.js';
+import { ALL, counterUpdates, type CountChange } from '../counters.js';
+import { eventItem } from '../events.js';
+import { keys } from '../keys.js';
+import { accountAttributes, ACCOUNTS_LIST, MOVEMENTS_LIST, OUTSIDE_ACCOUNT_SHARDS } from '../ledger.js';
+import { moneyAttr } from '../numbers.js';
+import { MAX_TRANSACTION_ITEMS, type TaggedItem, type TransactItem } from '../transactions.js';
+import { movementOf, type Refusal, type StoredBooking } from './booking.js';
+
+/**
+ * One transaction for a batch of bookings (one booking on the cold path, several on a hot account's): their
+ * own items, each movement's record and entries, one update per account the batch changes (the changes
+ * summed, conditioned on the version read, so a committer whose read went stale, or that lost its lease,
+ * commits nothing), one `account_balance.changed` event per booking and platform account with the balance
+ * and version just after that booking, and the counters. lib/store/README.md, "Hot accounts", has the why.
+ */
+
+/** An account as one consistent read found it. */
+export interface AccountRead {
+  account: AccountRef;
+  platformCode: string | null;
+  exists: boolean;
+  balance: Money;
+  /** Balance changes so far: -1 never written, 0 written before accounts carried a version. */
+  version: number;
+  /** Until when contention keeps the account's bookings in its queue (ms); 0 when it is not hot. */
+  hotUntilMs: number;
+}
+
+/** Where each item of a transaction came from, so a failed condition is told to the right booking. */
+export type ItemOrigin =
+  | { kind: 'item'; booking: number; index: number }
+  | { kind: 'record'; booking: number }
+  | { kind: 'account'; key: string }
+  | { kind: 'queue'; booking: number }
+  | { kind: 'other' };
+
+/** The accounts of a movement whose balance the engine reads: platform, customer and escrow accounts (the outside world's are blind). */
+export function readAccountsOf(movement: Movement | undefined): Array<{ account: AccountRef; platformCode: string | null }> {
+  if (!movement) return [];
+  return netChanges(movement.legs)
+    .filter((change) => !isUnguarded(change.account.participant_code))
+    .map((change) => ({ account: change.account, platformCode: change.platform_code }));
+}
+
+/** A platform or customer account: versioned, with events and a movements list. */
+const isVersioned = (change: Pick<NetChange, 'platform_code'>) => change.platform_code !== null;
+const isGuarded = (change: NetChange) => change.change.isNegative() && !isUnguarded(change.account.participant_code) && !change.mayOverdraw;
+
+export function accountChangesOf(movement: Movement | undefined): AccountChange[] {
+  if (!movement) return [];
+  return netChanges(movement.legs).map((change) => ({ key: accountKey(change.account), change: change.change, guarded: isGuarded(change) }));
+}
+
+export interface PlannedBooking {
+  booking: StoredBooking;
+  /** Position in the batch's order (what the transaction's origins name). */
+  position: number;
+  outcome: { kind: 'booked'; after: Map<string, { balance: Money; version: number }> } | { kind: 'refused'; refusal: Refusal };
+}
+
+export interface BatchPlan {
+  planned: PlannedBooking[];
+  /** Bookings left for a later batch (the transaction is full, or one names an item another of the batch names). */
+  deferred: StoredBooking[];
+}
+
+/**
+ * Takes bookings in order while they fit one transaction: applies each to the balances read, refusing those a
+ * guarded debit can't cover (`refuseUncovered`; the cold path leaves that to the transaction's own guard),
+ * and stops at the first that would exceed the item limit or name an item the batch already names (a
+ * transaction may name an item once; identical condition checks, such as the platform's participant being
+ * active, are merged). `queued`: each booking also deletes its queue entry and stores its result (2 items).
+ */
+export function planBatch(bookings: readonly StoredBooking[], reads: ReadonlyMap<string, AccountRead>, options: { queued: boolean; refuseUncovered: boolean }): BatchPlan {
+  const states = new Map<string, AccountState>([...reads].map(([key, read]) => [key, { balance: read.balance, version: read.version }]));
+  const named = new Set<string>();
+  const accounts = new Set<string>();
+  const counters = new Set<string>();
+  let size = 0;
+  const planned: PlannedBooking[] = [];
+  for (const [position, booking] of bookings.entries()) {
+    const movement = movementOf(booking);
+    const changes = movement ? netChanges(movement.legs) : [];
+    const ownKeys = booking.items.map((stored) => itemIdentity(stored.item));
+    const mergeable = booking.items.map((stored) => stored.item.ConditionCheck !== undefined);
+    if (ownKeys.some((key, i) => named.has(key) && !(mergeable[i] && named.has(`check:${key}`)))) break;
+    const newItems = ownKeys.filter((key) => !named.has(key)).length;
+    const newAccounts = changes.filter((change) => !accounts.has(accountKey(change.account))).length;
+    const versionedChanges = changes.filter(isVersioned).length;
+    const platforms = new Set(changes.map((change) => change.platform_code).filter((code) => code !== null)).size;
+    const countKeys = [
+      ...booking.items.flatMap((stored) => (stored.counts ?? []).map(counterIdentity)),
+      ...[...new Set(changes.map((change) => change.platform_code).filter((code) => code !== null))].flatMap((code) => [
+        counterIdentity({ platformCode: code, list: MOVEMENTS_LIST, bucket: ALL }),
+        counterIdentity({ platformCode: code, list: ACCOUNTS_LIST, bucket: ALL }),
+      ]),
+    ];
+    const newCounters = new Set(countKeys.filter((key) => !counters.has(key))).size;
+    // Its items, its record and second-platform entry, an entry and an event per platform account, queue work.
+    const cost = newItems + (movement ? 1 + Math.max(0, platforms - 1) : 0) + 2 * versionedChanges + newAccounts + newCounters + (options.queued ? 2 : 0);
+    if (planned.length > 0 && size + cost > MAX_TRANSACTION_ITEMS) break;
+    const applied = applyBooking(
+      states,
+      changes.map((change) => ({ key: accountKey(change.account), change: change.change, guarded: options.refuseUncovered && isGuarded(change) })),
+    );
+    if (applied.kind === 'refused') {
+      const account = changes.find((change) => accountKey(change.account) === applied.key)!.account;
+      const refusal: Refusal = {
+        status: 400,
+        errors: [`${account.participant_code}/${account.account_group}/${account.account_label}: insufficient ${account.asset} balance for ${applied.change.abs().toFixed()}`],
+      };
+      planned.push({ booking, position, outcome: { kind: 'refused', refusal } });
+      size += options.queued ? 2 : 0;
+      continue;
+    }
+    size += cost;
+    ownKeys.forEach((key, i) => {
+      named.add(key);
+      if (mergeable[i]) named.add(`check:${key}`);
+    });
+    for (const change of changes) accounts.add(accountKey(change.account));
+    for (const key of countKeys) counters.add(key);
+    planned.push({ booking, position, outcome: { kind: 'booked', after: new Map(applied.after.map(({ key, balance, version }) => [key, { balance, version }])) } });
+  }
+  return { planned, deferred: bookings.slice(planned.length) };
+}
+
+/** The item a transaction item names (a transaction may name each once). */
+function itemIdentity(item: TransactItem): string {
+  const operation = item.Put ?? item.Update ?? item.Delete ?? item.ConditionCheck;
+  const key = item.Put ? { pk: item.Put.Item?.pk, sk: item.Put.Item?.sk } : (operation as { Key?: Record<string, unknown> }).Key;
+  const base = `${operation?.TableName}|${String(key?.pk)}|${String(key?.sk)}`;
+  // Identical condition checks merge: the identity then covers the whole check.
+  return item.ConditionCheck ? `${base}|${JSON.stringify(item.ConditionCheck)}` : base;
+}
+
+const counterIdentity = (change: Pick<CountChange, 'platformCode' | 'list' | 'bucket'>) => JSON.stringify([change.platformCode, change.list, change.bucket]);
+
+export interface BatchTransaction {
+  items: TransactItem[];
+  origins: ItemOrigin[];
+}
+
+/** What a queued booking's result says: booked, or refused with the reason (and which of its items failed). */
+export interface BookingResult {
+  outcome: 'booked' | 'refused';
+  refusal?: Refusal;
+  /** The booking's own item whose condition failed, when one did (its index among `Booking.items`). */
+  item?: number;
+  /** The movement's record existed already. */
+  movementRecorded?: boolean;
+}
+
+export interface QueueKeys {
+  /** The partition of the hot account's queue. */
+  pk: string;
+  resultTtlSeconds: number;
+  resultExpiresAtMs: number;
+}
+
+/** The transaction that commits a planned batch (`queue` set on the hot path: each booking's queue entry and result too). */
+export function batchTransaction(ctx: AppContext, plan: BatchPlan, reads: ReadonlyMap<string, AccountRead>, queue: QueueKeys | undefined, nowMs: number): BatchTransaction {
+  const items: TransactItem[] = [];
+  const origins: ItemOrigin[] = [];
+  const push = (item: TransactItem, origin: ItemOrigin) => {
+    items.push(item);
+    origins.push(origin);
+  };
+  const counts: CountChange[] = [];
+  const seen = new Set<string>();
+  const booked = plan.planned.filter((entry) => entry.outcome.kind === 'booked');
+
+  for (const { booking, position } of booked) {
+    booking.items.forEach((stored, index) => {
+      const identity = itemIdentity(stored.item);
+      if (seen.has(identity)) return;
+      seen.add(identity);
+      push(stored.item, { kind: 'item', booking: position, index });
+      counts.push(...(stored.counts ?? []));
+    });
+  }
+  for (const { booking, position } of booked) {
+    const movement = movementOf(booking);
+    if (!movement) continue;
+    const records = movementRecords(ctx, movement, booking.atMs);
+    records.forEach((item, i) => push(item, i === 0 ? { kind: 'record', booking: position } : { kind: 'other' }));
+    const platforms = [...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null))];
+    counts.push(...platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })));
+  }
+
+  // One update per account the batch changes: the sum of its changes, its version moved by their number.
+  const touched = new Map<string, { change: NetChange; total: Money; bookings: number; guardedDebit: boolean; overdraws: boolean }>();
+  for (const { booking } of booked) {
+    for (const change of netChanges(movementOf(booking)?.legs ?? [])) {
+      const key = accountKey(change.account);
+      const seenChange = touched.get(key);
+      touched.set(key, {
+        change,
+        total: (seenChange?.total ?? new Money(0)).plus(change.change),
+        bookings: (seenChange?.bookings ?? 0) + 1,
+        guardedDebit: (seenChange?.guardedDebit ?? false) || isGuarded(change),
+        overdraws: (seenChange?.overdraws ?? false) || (change.change.isNegative() && change.mayOverdraw),
+      });
+    }
+  }
+  for (const [key, entry] of touched) {
+    const { item, opens } = accountUpdate(ctx, entry.change, reads.get(key), entry, nowMs);
+    push(item, { kind: 'account', key });
+    if (opens && entry.change.platform_code) counts.push({ platformCode: entry.change.platform_code, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 });
+  }
+
+  // Each booking's events: per platform account, the balance and version just after it.
+  for (const entry of booked) {
+    const movement = movementOf(entry.booking)!;
+    if (!movement || entry.outcome.kind !== 'booked') continue;
+    for (const change of netChanges(movement.legs).filter(isVersioned)) {
+      const after = entry.outcome.after.get(accountKey(change.account))!;
+      const accountId = accountIdOf(change.account);
+      const event = eventItem(
+        ctx,
+        {
+          type: 'account_balance.changed',
+          platformCode: change.platform_code!,
+          resource: { type: 'account', id: accountId },
+          sequence: after.version,
+          data: {
+            account_id: accountId,
+            participant_code: change.account.participant_code,
+            account_group: change.account.account_group,
+            account_label: change.account.account_label,
+            asset: change.account.asset,
+            balance: plain(after.balance),
+            movement: { movement_id: movement.movement_id, type: movement.type, reference: movement.reference, change: plain(change.change) },
+            last_update: entry.booking.atMs,
+          },
+        },
+        entry.booking.atMs,
+      );
+      push(event.item, { kind: 'other' });
+    }
+  }
+
+  if (queue) {
+    for (const entry of plan.planned) {
+      const result: BookingResult = entry.outcome.kind === 'booked' ? { outcome: 'booked' } : { outcome: 'refused', refusal: entry.outcome.refusal };
+      push(queueDelete(ctx, queue.pk, entry.booking.id), { kind: 'queue', booking: entry.position });
+      push(resultPut(ctx, queue, entry.booking.id, result), { kind: 'other' });
+    }
+  }
+  for (const item of counterUpdates(ctx, counts)) push(item, { kind: 'other' });
+  return { items, origins };
+}
+
+/** The entry of a queued booking, removed by the transaction that answers it (so it is answered once). */
+export function queueDelete(ctx: AppContext, pk: string, bookingId: string): TransactItem {
+  return { Delete: { TableName: ctx.tables.main, Key: { pk, sk: `Q#${bookingId}` }, ConditionExpression: 'attribute_exists(pk)' } };
+}
+
+export function resultPut(ctx: AppContext, queue: QueueKeys, bookingId: string, result: BookingResult): TransactItem {
+  return {
+    Put: {
+      TableName: ctx.tables.main,
+      Item: { pk: queue.pk, sk: `R#${bookingId}`, type: 'booking_result', result: JSON.stringify(result), expires_at_ms: queue.resultExpiresAtMs, ttl: queue.resultTtlSeconds },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
+/**
+ * A movement's record and entries as a booking writes them, with the counts the record moves, without the
+ * balance updates: for writing a history in bulk (the benchmark's seed, tests of long lists), never to book.
+ */
+export function movementRecordItems(ctx: AppContext, movement: Movement, nowMs: number): TaggedItem[] {
+  const platforms = [...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null))];
+  return movementRecords(ctx, movement, nowMs).map((item, i) => ({
+    item,
+    ...(i === 0 && { counts: platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })) }),
+  }));
+}
+
+/** The movement's immutable record, a second platform's list entry, and an entry per platform or customer account it changes. */
+function movementRecords(ctx: AppContext, movement: Movement, nowMs: number): TransactItem[] {
+  assertBalanced(movement);
+  const table = ctx.tables.main;
+  // The record is the list entry of the first platform whose accounts the movement touches; a second platform
+  // (a transfer under a relationship) gets an entry item of its own. What the list filters on is on each.
+  const platforms = [...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null))];
+  const platformLegs = movement.legs.filter((leg) => leg.platform_code !== null);
+  const fields = {
+    movement_id: movement.movement_id,
+    movement_type: movement.type,
+    reference: movement.reference,
+    created_at: nowMs,
+    legs: movement.legs.map((leg) => ({ ...leg.account, platform_code: leg.platform_code, amount: moneyAttr(leg.amount) })),
+    ...(platformLegs.length > 0 && {
+      account_ids: [...new Set(platformLegs.map((leg) => accountIdOf(leg.account)))],
+      participant_codes: [...new Set(platformLegs.map((leg) => leg.account.participant_code))],
+      assets: [...new Set(platformLegs.map((leg) => leg.account.asset))],
+    }),
+  };
+  const listEntry = (platformCode: string) => ({
+    gsi1pk: keys.movementsOfPlatform(platformCode),
+    gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
+    platform_code: platformCode,
+  });
+  const record: TransactItem = {
+    Put: {
+      TableName: table,
+      Item: { ...keys.movement(movement.movement_id), type: 'movement', ...fields, ...(platforms[0] !== undefined && listEntry(platforms[0])) },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+  const entries: TransactItem[] = platforms.slice(1).map((platformCode) => ({
+    Put: {
+      TableName: table,
+      Item: { ...keys.movementEntry(movement.movement_id, platformCode), type: 'movement_entry', ...fields, ...listEntry(platformCode) },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  }));
+  // Each platform or customer account the movement changes: its movements list (one Query per page, whatever
+  // the platform holds). System accounts have none: every platform's bookings touch them.
+  const accountEntries: TransactItem[] = netChanges(movement.legs)
+    .filter(isVersioned)
+    .map(({ account, platform_code, change }) => ({
+      Put: {
+        TableName: table,
+        Item: {
+          ...keys.movementAccountEntry(movement.movement_id, accountIdOf(account)),
+          type: 'movement_account_entry',
+          movement_id: movement.movement_id,
+          movement_type: movement.type,
+          reference: movement.reference,
+          created_at: nowMs,
+          account_id: accountIdOf(account),
+          participant_code: account.participant_code,
+          asset: account.asset,
+          platform_code: platform_code!,
+          change: moneyAttr(change),
+          gsi1pk: keys.movementsOfAccount(accountIdOf(account)),
+          gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    }));
+  return [record, ...entries, ...accountEntries];
+}
+
+/** How long contention keeps an account's bookings in its queue after a batch of more than one. */
+export const HOT_FOR_MS = 10_000;
+
+/**
+ * One account's update for the batch. A platform or customer account is conditioned on the version read
+ * (or on being absent, or on predating versions), so nothing moved it since; its version moves by the
+ * batch's bookings, its movement count too. The outside world's balances are blind additions to a shard
+ * drawn at random; escrow and fee accounts are blind too, with the debit guard on the sum.
+ */
+function accountUpdate(
+  ctx: AppContext,
+  change: NetChange,
+  read: AccountRead | undefined,
+  batch: { total: Money; bookings: number; guardedDebit: boolean; overdraws: boolean },
+  nowMs: number,
+): { item: TransactItem; opens: boolean } {
+  const { account, platform_code } = change;
+  const attributes = Object.entries(accountAttributes(account, platform_code, nowMs));
+  const names = Object.fromEntries(attributes.map(([name], i) => [`#a${i}`, name]));
+  const values: Record<string, unknown> = {
+    ':zero': moneyAttr(new Money(0)),
+    ':change': moneyAttr(batch.total),
+    ...Object.fromEntries(attributes.map(([, value], i) => [`:a${i}`, value])),
+  };
+  const sets = ['balance = if_not_exists(balance, :zero) + :change', ...attributes.map((_, i) => `#a${i} = :a${i}`)];
+  const conditions: string[] = [];
+  // The guard on the sum: each booking was checked in order against the read; this holds the read to it.
+  if (batch.guardedDebit && !batch.overdraws && batch.total.isNegative()) {
+    conditions.push('balance >= :needed');
+    values[':needed'] = moneyAttr(batch.total.abs());
+  }
+  if (isUnguarded(account.participant_code)) {
+    return {
+      item: {
+        Update: {
+          TableName: ctx.tables.main,
+          Key: keys.accountShard(account, randomInt(OUTSIDE_ACCOUNT_SHARDS)),
+          UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+      },
+      opens: false,
+    };
+  }
+  if (!platform_code) {
+    return {
+      item: {
+        Update: {
+          TableName: ctx.tables.main,
+          Key: keys.account(account),
+          UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ...(conditions.length > 0 && { ConditionExpression: conditions.join(' AND ') }),
+        },
+      },
+      opens: false,
+    };
+  }
+  const version = read?.version ?? -1;
+  const exists = read?.exists ?? false;
+  sets.push('version = :nextVersion', 'movement_count = if_not_exists(movement_count, :none) + :entries');
+  values[':nextVersion'] = Math.max(0, version) + batch.bookings;
+  values[':none'] = 0;
+  values[':entries'] = batch.bookings;
+  if (!exists) conditions.push('attribute_not_exists(pk)');
+  else if (version === 0) conditions.push('attribute_exists(pk) AND attribute_not_exists(version)');
+  else {
+    conditions.push('version = :readVersion');
+    values[':readVersion'] = version;
+  }
+  // Still contended: the account stays hot a while longer (its bookings keep queueing).
+  if (batch.bookings > 1) {
+    sets.push('hot_until_ms = :hotUntil');
+    values[':hotUntil'] = nowMs + HOT_FOR_MS;
+  }
+  return {
+    item: {
+      Update: {
+        TableName: ctx.tables.main,
+        Key: keys.account(account),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ConditionExpression: conditions.join(' AND '),
+      },
+    },
+    opens: !exists,
+  };
+}

@@ -1,0 +1,396 @@
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { AppContext, HotAccountTurns } from '../../context.js';
+import { BookingQueuedError, InsufficientFundsError } from '../../domain/errors.js';
+import { accountKey, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
+import { Money } from '../../domain/money.js';
+import { keys } from '../keys.js';
+import { readInteger, readMoney } from '../numbers.js';
+import { retryReason, withRetry } from '../retry.js';
+import type { TaggedItem } from '../transactions.js';
+import { decodeBooking, encodeBooking, errorOfRefusal, insufficientFunds, movementOf, newBookingId, settleItems, storedBooking, type Booking, type StoredBooking } from './booking.js';
+import {
+  batchTransaction,
+  planBatch,
+  queueDelete,
+  readAccountsOf,
+  resultPut,
+  type AccountRead,
+  type BatchTransaction,
+  type BookingResult,
+  type ItemOrigin,
+  type QueueKeys,
+} from './batch.js';
+
+/**
+ * The booking engine: every balance change of the service goes through `book` (lib/store/README.md, "Hot
+ * accounts").
+ *
+ * Cold path: one consistent read of the accounts the movement changes, one transaction. Nothing else.
+ * Hot path: when an account's read goes stale twice under one booking (others keep moving it), the account
+ * is marked hot and its bookings queue under it; whoever holds the account's lease commits the queue in
+ * order, many bookings per transaction, and each request waits for its own result (flat combining: every
+ * waiting request is a candidate committer, so there is no worker to run or to lose).
+ */
+export async function book(ctx: AppContext, booking: Booking): Promise<void> {
+  const settled: Booking = { ...booking, items: await settleItems(booking.items) };
+  const hot = await bookCold(ctx, settled);
+  if (hot) await bookHot(ctx, settled, hot);
+}
+
+/** Stale reads under one booking before its account counts as contended. */
+const STALE_READS_BEFORE_HOT = 2;
+/** Attempts for stale reads while the account is not yet hot (the time bound of the policy still holds). */
+const STALE_RETRIES = { maxAttempts: 20, maxDelayMs: 50 };
+
+class StaleReadError extends Error {
+  constructor() {
+    super('an account read went stale');
+    this.name = 'StaleReadError';
+  }
+}
+
+function coldRetryReason(error: unknown): string | undefined {
+  if (error instanceof StaleReadError) return 'stale';
+  const reason = retryReason(error);
+  if (reason === 'throttled' && !(error instanceof TransactionCanceledException)) return 'throttled-request';
+  return reason;
+}
+
+/** The booking alone, in one transaction; or the account it found hot (then it goes to its queue). */
+async function bookCold(ctx: AppContext, booking: Booking): Promise<AccountRead | undefined> {
+  const stored = storedBooking(booking);
+  const wanted = readAccountsOf(booking.movement);
+  let staleReads = 0;
+  let sent: TransactWriteCommandInput | undefined;
+  return withRetry(ctx, { what: 'booking', classify: coldRetryReason, reasons: { stale: STALE_RETRIES } }, async (_attempt, previous) => {
+    // After a throttling exception the SDK gave up on, one of its attempts may have committed unanswered:
+    // the very same request goes again (its token makes a committed one answer success, not apply twice).
+    if (previous === 'throttled-request' && sent) {
+      await ctx.db.send(new TransactWriteCommand(sent));
+      return undefined;
+    }
+    const reads = await readAccounts(ctx, wanted);
+    const nowMs = ctx.clock.nowMs();
+    const hot = [...reads.values()].find((read) => read.platformCode !== null && read.hotUntilMs > nowMs);
+    if (hot) return hot;
+    const plan = planBatch([stored], reads, { queued: false, refuseUncovered: false });
+    const transaction = batchTransaction(ctx, plan, reads, undefined, nowMs);
+    sent = { TransactItems: transaction.items, ClientRequestToken: randomUUID() };
+    try {
+      await ctx.db.send(new TransactWriteCommand(sent));
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const failure = firstFailure(error, transaction);
+      if (!failure) {
+        // Cancelled for conflicts or throttling only. A conflict on an account is contention too (on AWS a
+        // transaction cancels the others in flight on its items).
+        const contended = conflictedAccount(error, transaction, reads);
+        if (contended && ++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, contended);
+        throw error;
+      }
+      const { origin, current } = failure;
+      if (origin.kind === 'item') throw booking.items[origin.index]?.onConditionFailed?.() ?? error;
+      if (origin.kind === 'record') throw booking.onMovementRecorded?.() ?? error;
+      if (origin.kind !== 'account') throw error;
+      const read = reads.get(origin.key)!;
+      const change = netChanges(booking.movement!.legs).find((entry) => accountKey(entry.account) === origin.key)!;
+      // Escrow and fee accounts carry no version: their failed condition is their guard.
+      if (read.platformCode === null) throw insufficientFunds(change.account, change.change);
+      // A versioned account's condition failed: either another booking moved it since the read (stale), or
+      // the read was current and the debit is not covered.
+      const now = current ?? (await readAccounts(ctx, [{ account: read.account, platformCode: read.platformCode }])).get(origin.key);
+      if (now?.version === read.version) throw insufficientFunds(change.account, change.change);
+      if (++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, read);
+      throw new StaleReadError();
+    }
+  });
+}
+
+/** The first item whose condition failed, by position (claims come first, so a duplicate hears it is one). */
+function firstFailure(error: TransactionCanceledException, transaction: BatchTransaction): { origin: ItemOrigin; current?: AccountRead } | undefined {
+  const reasons = error.CancellationReasons ?? [];
+  const index = reasons.findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
+  if (index < 0 || index >= transaction.origins.length) return undefined;
+  return { origin: transaction.origins[index]! };
+}
+
+function conflictedAccount(error: TransactionCanceledException, transaction: BatchTransaction, reads: ReadonlyMap<string, AccountRead>): AccountRead | undefined {
+  const reasons = error.CancellationReasons ?? [];
+  for (const [index, reason] of reasons.entries()) {
+    const origin = transaction.origins[index];
+    if (reason.Code === 'TransactionConflict' && origin?.kind === 'account') {
+      const read = reads.get(origin.key);
+      if (read?.platformCode) return read;
+    }
+  }
+  return undefined;
+}
+
+/** Consistent reads of the accounts, in one BatchGetItem (100 keys at most: a movement has a handful). */
+async function readAccounts(ctx: AppContext, wanted: ReadonlyArray<{ account: AccountRef; platformCode: string | null }>): Promise<Map<string, AccountRead>> {
+  const reads = new Map<string, AccountRead>();
+  if (wanted.length === 0) return reads;
+  const unique = [...new Map(wanted.map((entry) => [accountKey(entry.account), entry])).values()];
+  const table = ctx.tables.main;
+  const found = new Map<string, Record<string, any>>();
+  let pending: Record<string, unknown>[] = unique.map((entry) => keys.account(entry.account));
+  await withRetry(ctx, { what: 'account reads' }, async () => {
+    const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
+    for (const item of out.Responses?.[table] ?? []) found.set(String(item.pk), item);
+    pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
+    if (pending.length > 0) throw Object.assign(new Error('account reads left unprocessed'), { name: 'ThrottlingException' });
+  });
+  for (const entry of unique) {
+    const item = found.get(keys.account(entry.account).pk);
+    reads.set(accountKey(entry.account), {
+      account: entry.account,
+      platformCode: entry.platformCode,
+      exists: item !== undefined,
+      balance: item ? readMoney(item.balance) : new Money(0),
+      version: !item ? -1 : item.version === undefined ? 0 : readInteger(item.version),
+      hotUntilMs: item?.hot_until_ms === undefined ? 0 : readInteger(item.hot_until_ms),
+    });
+  }
+  return reads;
+}
+
+/** Marks the account hot (without moving its version: bookings in flight are not disturbed) and returns it. */
+async function markHot(ctx: AppContext, read: AccountRead): Promise<AccountRead> {
+  const nowMs = ctx.clock.nowMs();
+  await ctx.db
+    .send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.account(read.account),
+        UpdateExpression: 'SET hot_until_ms = :until',
+        // Once per window: the bookings that find it contended at the same moment write it once between them.
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(hot_until_ms) OR hot_until_ms < :renew)',
+        ExpressionAttributeValues: { ':until': nowMs + HOT_MARK_MS, ':renew': nowMs + HOT_MARK_MS / 2 },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+  ctx.logger.info('account hot: its bookings queue for group commit', { account: accountKey(read.account) });
+  return read;
+}
+
+/** How long one contended booking marks its account hot. */
+const HOT_MARK_MS = 10_000;
+/** A committer's lease: long enough for one round, short enough that a dead committer is replaced quickly. */
+const LEASE_MS = 2_000;
+/** Bookings one round looks at (a transaction takes fewer: it stops at 100 items). */
+const ROUND_READ = 40;
+/** How long a queue entry and its result are kept: far past any wait, and a retry's window to find its result. */
+const QUEUE_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/** The booking queued under its hot account; commits it (and whatever else is queued) or waits for its result. */
+async function bookHot(ctx: AppContext, booking: Booking, hot: AccountRead): Promise<void> {
+  const pk = keys.bookingQueue(accountKey(hot.account));
+  const nowMs = ctx.clock.nowMs();
+  await ctx.db.send(
+    new PutCommand({
+      TableName: ctx.tables.main,
+      Item: {
+        pk,
+        sk: `Q#${booking.id}`,
+        type: 'queued_booking',
+        booking: encodeBooking(storedBooking(booking)),
+        queued_at: nowMs,
+        ttl: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000),
+      },
+      // The same booking can't be queued twice.
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+  const turns = turnsOf(ctx, pk);
+  turns.waiting += 1;
+  const { timing } = ctx.retry;
+  const deadline = timing.elapsedMs() + ctx.config.HOT_ACCOUNT_WAIT_MS;
+  try {
+    for (let pause = 2; ; pause = Math.min(pause * 2, 40)) {
+      const result = await takeTurn(ctx, turns, pk, booking.id);
+      if (result) return settle(booking, result);
+      if (timing.elapsedMs() > deadline) throw new BookingQueuedError();
+      await timing.sleep(pause / 2 + timing.random() * pause);
+    }
+  } finally {
+    turns.waiting -= 1;
+    if (turns.waiting === 0) ctx.caches.hotAccounts.delete(pk);
+  }
+}
+
+function turnsOf(ctx: AppContext, pk: string): HotAccountTurns {
+  let turns = ctx.caches.hotAccounts.get(pk);
+  if (!turns) {
+    turns = { turn: Promise.resolve(), waiting: 0, results: new Map() };
+    ctx.caches.hotAccounts.set(pk, turns);
+  }
+  return turns;
+}
+
+/** The requester's answer from its booking's result: nothing when booked, its own error when refused. */
+function settle(booking: Booking, result: BookingResult): void {
+  if (result.outcome === 'booked') return;
+  if (result.item !== undefined) {
+    const own = booking.items[result.item]?.onConditionFailed;
+    throw own ? own() : errorOfRefusal(result.refusal!);
+  }
+  if (result.movementRecorded) throw booking.onMovementRecorded?.() ?? errorOfRefusal(result.refusal!);
+  throw new InsufficientFundsError(result.refusal?.errors[0]);
+}
+
+/**
+ * One turn of this process's waiters on the account, one at a time (the others wait for it rather than ask
+ * DynamoDB too): the result if a round has produced it; else, when the lease is free, a round of commits.
+ */
+async function takeTurn(ctx: AppContext, turns: HotAccountTurns, pk: string, bookingId: string): Promise<BookingResult | undefined> {
+  const previous = turns.turn;
+  let done!: () => void;
+  turns.turn = new Promise<void>((resolve) => (done = resolve));
+  await previous;
+  try {
+    const local = turns.results.get(bookingId);
+    if (local) return local;
+    const table = ctx.tables.main;
+    const out = await ctx.db.send(
+      new BatchGetCommand({ RequestItems: { [table]: { Keys: [{ pk, sk: `R#${bookingId}` }, { pk, sk: 'LEASE' }], ConsistentRead: true } } }),
+    );
+    const items = out.Responses?.[table] ?? [];
+    const stored = items.find((item) => item.sk === `R#${bookingId}`);
+    if (stored) return JSON.parse(stored.result as string) as BookingResult;
+    const lease = items.find((item) => item.sk === 'LEASE');
+    const nowMs = ctx.clock.nowMs();
+    if (lease && readInteger(lease.until_ms) > nowMs) return undefined;
+    const owner = randomUUID();
+    if (!(await acquireLease(ctx, pk, owner, nowMs))) return undefined;
+    try {
+      await commitRound(ctx, pk, turns);
+    } finally {
+      await releaseLease(ctx, pk, owner);
+    }
+    return turns.results.get(bookingId);
+  } finally {
+    turns.results.delete(bookingId);
+    done();
+  }
+}
+
+async function acquireLease(ctx: AppContext, pk: string, owner: string, nowMs: number): Promise<boolean> {
+  try {
+    await ctx.db.send(
+      new PutCommand({
+        TableName: ctx.tables.main,
+        Item: { pk, sk: 'LEASE', type: 'booking_lease', owner, until_ms: nowMs + LEASE_MS, ttl: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000) },
+        ConditionExpression: 'attribute_not_exists(pk) OR until_ms <= :now',
+        ExpressionAttributeValues: { ':now': nowMs },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException || retryReason(error)) return false;
+    throw error;
+  }
+}
+
+async function releaseLease(ctx: AppContext, pk: string, owner: string): Promise<void> {
+  await ctx.db
+    .send(
+      new DeleteCommand({
+        TableName: ctx.tables.main,
+        Key: { pk, sk: 'LEASE' },
+        ConditionExpression: '#owner = :owner',
+        ExpressionAttributeNames: { '#owner': 'owner' },
+        ExpressionAttributeValues: { ':owner': owner },
+      }),
+    )
+    .catch((error: unknown) => {
+      // Lost to expiry and taken over: the next committer's lease is not ours to remove.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+}
+
+/**
+ * One round of the committer: the queue's bookings in order from one consistent read of their accounts,
+ * those a guarded debit can't cover refused, the rest committed in one transaction with each booking's
+ * result. A transaction that fails leaves everything as it was: a stale account (a cold booking got in
+ * between) or another committer's work is simply read again next round; a booking whose own condition failed
+ * (a client id taken, a participant locked) is refused alone and the others go next round.
+ */
+async function commitRound(ctx: AppContext, pk: string, turns: HotAccountTurns): Promise<void> {
+  const out = await ctx.db.send(
+    new QueryCommand({
+      TableName: ctx.tables.main,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :queued)',
+      ExpressionAttributeValues: { ':pk': pk, ':queued': 'Q#' },
+      ConsistentRead: true,
+      Limit: ROUND_READ,
+    }),
+  );
+  const bookings: StoredBooking[] = (out.Items ?? []).map((item) => decodeBooking(item.booking as string));
+  if (bookings.length === 0) return;
+  const wanted = bookings.flatMap((stored) => readAccountsOf(movementOf(stored)));
+  const reads = await readAccounts(ctx, wanted);
+  const nowMs = ctx.clock.nowMs();
+  const queue: QueueKeys = { pk, resultExpiresAtMs: nowMs + QUEUE_RETENTION_MS, resultTtlSeconds: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000) };
+  const plan = planBatch(bookings, reads, { queued: true, refuseUncovered: true });
+  const transaction = batchTransaction(ctx, plan, reads, queue, nowMs);
+  try {
+    await ctx.db.send(new TransactWriteCommand({ TransactItems: transaction.items, ClientRequestToken: randomUUID() }));
+  } catch (error) {
+    if (!(error instanceof TransactionCanceledException)) {
+      if (retryReason(error)) return;
+      throw error;
+    }
+    const failure = firstFailure(error, transaction);
+    if (failure && (failure.origin.kind === 'item' || failure.origin.kind === 'record')) {
+      const stored = bookings[failure.origin.booking]!;
+      const result: BookingResult =
+        failure.origin.kind === 'item'
+          ? { outcome: 'refused', item: failure.origin.index, refusal: stored.items[failure.origin.index]?.refusal ?? { status: 409, errors: ['conflict'] } }
+          : { outcome: 'refused', movementRecorded: true, refusal: stored.movementRefusal ?? { status: 409, errors: ['movement already booked'] } };
+      await refuseAlone(ctx, queue, stored, result, turns);
+    }
+    return;
+  }
+  for (const entry of plan.planned) {
+    const result: BookingResult = entry.outcome.kind === 'booked' ? { outcome: 'booked' } : { outcome: 'refused', refusal: entry.outcome.refusal };
+    turns.results.set(entry.booking.id, result);
+    if (result.outcome === 'refused') await releaseClaims(ctx, entry.booking);
+  }
+  if (plan.planned.length > 1) ctx.logger.debug('group commit', { queue: pk, bookings: plan.planned.length });
+}
+
+/** A booking refused for its own reason: its result stored and its queue entry removed, in one transaction. */
+async function refuseAlone(ctx: AppContext, queue: QueueKeys, stored: StoredBooking, result: BookingResult, turns: HotAccountTurns): Promise<void> {
+  try {
+    await ctx.db.send(new TransactWriteCommand({ TransactItems: [queueDelete(ctx, queue.pk, stored.id), resultPut(ctx, queue, stored.id, result)] }));
+  } catch (error) {
+    // Answered meanwhile by another committer, or a conflict: the next round sees.
+    if (error instanceof TransactionCanceledException || retryReason(error)) return;
+    throw error;
+  }
+  turns.results.set(stored.id, result);
+  await releaseClaims(ctx, stored);
+}
+
+/**
+ * A refused booking frees its request's id (as a failed request does), so the client's retry runs again;
+ * conditioned on the run still owning it, so nothing another run holds is touched.
+ */
+async function releaseClaims(ctx: AppContext, stored: StoredBooking): Promise<void> {
+  for (const entry of stored.items) {
+    if (!entry.release) continue;
+    await ctx.db.send(new DeleteCommand(entry.release)).catch((error: unknown) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+  }
+}
+
+/** Books one movement with the items that must commit with it (a booking built on the spot: ops, tests). */
+export async function bookMovement(ctx: AppContext, movement: Movement, alongWith: readonly TaggedItem[] = [], nowMs = ctx.clock.nowMs()): Promise<void> {
+  await book(ctx, { id: newBookingId(nowMs), atMs: nowMs, movement, items: alongWith });
+}
