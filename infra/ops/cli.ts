@@ -13,6 +13,7 @@ import { tradeCommands } from './trade-commands.js';
 import { withdrawalCommands } from './withdrawal-commands.js';
 import { awardCommands } from './award-commands.js';
 import { participantCommands } from './participant-commands.js';
+import { reconciliationCommands } from './reconciliation-commands.js';
 
 /**
  * The ops CLI (`npm run admin -- <group> <action> [--flags]`). With TABLE_NAME and TTL_TABLE_NAME in the
@@ -28,6 +29,7 @@ export const commands: Commands = {
   ...withdrawalCommands,
   ...awardCommands,
   ...participantCommands,
+  ...reconciliationCommands,
 };
 
 /**

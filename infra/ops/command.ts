@@ -50,3 +50,16 @@ export function optional(flags: Flags, name: string): string | undefined {
 }
 
 export type { AuditEntry };
+
+/**
+ * A result whose command wants a non-zero exit status (`ledger check`: 1 when it found a discrepancy). The
+ * status rides on the result as a non-enumerable property, so the printed JSON is the result alone.
+ */
+export function withExitCode<T extends object>(result: T, exitCode: number): T {
+  return Object.defineProperty(result, 'exitCode', { value: exitCode, enumerable: false });
+}
+
+export function exitCodeOf(result: unknown): number {
+  const code = result && typeof result === 'object' ? (result as { exitCode?: unknown }).exitCode : undefined;
+  return typeof code === 'number' ? code : 0;
+}

@@ -1,0 +1,305 @@
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { AppContext } from '../context.js';
+import { accountKey } from '../domain/ledger.js';
+import { readCount, ALL } from './counters.js';
+import { keys } from './keys.js';
+import { readInteger } from './numbers.js';
+import { withRetry } from './retry.js';
+
+/**
+ * The ledger as the reconciliation reads it (design section 13): a segmented parallel scan of the main table
+ * whose items are turned into small facts (`LedgerFact`), so nothing outside `lib/store/` reads a key format;
+ * plus the targeted reads that recheck one account or one counter after the scan. Never on a request path.
+ */
+
+/** One scan page: the facts of its items and where the segment goes on (undefined: the segment is done). */
+export interface ScanPage {
+  facts: LedgerFact[];
+  next: Record<string, unknown> | undefined;
+  /** Items the page read, and how many were ledger items (the rest were filtered out by DynamoDB). */
+  scanned: number;
+}
+
+/** Decimal amounts stay text here; the checker reads them as Money. */
+export type LedgerFact =
+  | {
+      kind: 'account';
+      /** `participant#group#label#asset`: the account as bookings name it (shards share it). */
+      accountKey: string;
+      accountId: string;
+      asset: string;
+      platformCode: string | null;
+      balance: string;
+      /** Absent on accounts written before balance events numbered their changes. */
+      version: number | null;
+      movementCount: number | null;
+      lastUpdateMs: number;
+      /** One shard of an outside-world balance (or another system account): no entries, events or count of its own. */
+      system: boolean;
+      /** Counters whose count includes this item (an opened platform account counts in `accounts`). */
+      counts: CounterRef[];
+    }
+  | { kind: 'entry'; accountId: string; platformCode: string; movementId: string; change: string; createdAtMs: number }
+  | { kind: 'movement'; movementId: string; platformCodes: string[]; legs: { accountKey: string; asset: string; amount: string }[]; counts: CounterRef[] }
+  | {
+      kind: 'balance_event';
+      eventId: string;
+      accountId: string;
+      platformCode: string;
+      sequence: number;
+      balance: string;
+      change: string;
+      movementId: string;
+      createdAtMs: number;
+    }
+  | { kind: 'counter'; counter: string; platformCode: string; list: string; bucket: string; n: number; checkable: boolean }
+  | { kind: 'record'; platformCode: string; counts: CounterRef[] };
+
+/** A checked counter a record counts in: its key (as printed) and what it counts. */
+export interface CounterRef {
+  counter: string;
+  platformCode: string;
+  list: string;
+}
+
+/** The lists whose `all` counter the scan can check: it sees every record they count (lib/store/README.md "Counters"). */
+export const CHECKED_LISTS = ['transfers', 'movements', 'accounts', 'participants'] as const;
+type CheckedList = (typeof CHECKED_LISTS)[number];
+
+const counterOf = (platformCode: string, list: CheckedList): CounterRef => ({ counter: keys.counter(platformCode, list, ALL), platformCode, list });
+
+/** The item types the check reads; everything else is filtered out by DynamoDB (still read, not sent). */
+const LEDGER_TYPES = ['account', 'movement', 'movement_account_entry', 'counter', 'transfer', 'participant'] as const;
+
+export interface ScanSegmentRequest {
+  segment: number;
+  totalSegments: number;
+  startKey?: Record<string, unknown>;
+  /** Items per page (DynamoDB's 1 MB page when unset). */
+  pageSize?: number;
+}
+
+/**
+ * One page of one segment of the main table, eventually consistent (half the read units of a strongly
+ * consistent scan: a booking racing the scan is found by its `last_update` and rechecked, see
+ * lib/reconciliation/ledger-check.ts).
+ */
+export async function scanLedgerPage(ctx: AppContext, request: ScanSegmentRequest): Promise<ScanPage> {
+  const values = Object.fromEntries(LEDGER_TYPES.map((type, i) => [`:t${i}`, type]));
+  const out = await withRetry(ctx, { what: 'ledger scan page' }, () =>
+    ctx.db.send(
+      new ScanCommand({
+        TableName: ctx.tables.main,
+        Segment: request.segment,
+        TotalSegments: request.totalSegments,
+        ExclusiveStartKey: request.startKey,
+        Limit: request.pageSize,
+        // Of the events, only balance changes (their type is in the body only).
+        FilterExpression: `#type IN (${Object.keys(values).join(', ')}) OR (#type = :event AND contains(body, :balanceEvent))`,
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ...values, ':event': 'event', ':balanceEvent': '"type":"account_balance.changed"' },
+      }),
+    ),
+  );
+  const facts: LedgerFact[] = [];
+  for (const item of out.Items ?? []) {
+    const fact = factOf(item);
+    if (fact) facts.push(fact);
+  }
+  return { facts, next: out.LastEvaluatedKey, scanned: out.ScannedCount ?? 0 };
+}
+
+/** What one stored item tells the check, or undefined for an item it doesn't read. */
+export function factOf(item: Record<string, any>): LedgerFact | undefined {
+  switch (item.type) {
+    case 'account': {
+      const platformCode: string | null = item.platform_code ?? null;
+      return {
+        kind: 'account',
+        accountKey: accountKey(item as never),
+        accountId: item.account_id,
+        asset: item.asset,
+        platformCode,
+        balance: textOf(item.balance),
+        version: item.version === undefined ? null : readInteger(item.version),
+        movementCount: item.movement_count === undefined ? null : readInteger(item.movement_count),
+        lastUpdateMs: item.last_update === undefined ? 0 : readInteger(item.last_update),
+        system: platformCode === null,
+        counts: platformCode === null ? [] : [counterOf(platformCode, 'accounts')],
+      };
+    }
+    case 'movement_account_entry':
+      return {
+        kind: 'entry',
+        accountId: item.account_id,
+        platformCode: item.platform_code,
+        movementId: item.movement_id,
+        change: textOf(item.change),
+        createdAtMs: readInteger(item.created_at),
+      };
+    case 'movement': {
+      const legs = (item.legs as Record<string, any>[]).map((leg) => ({ accountKey: accountKey(leg as never), asset: leg.asset as string, amount: textOf(leg.amount) }));
+      const platformCodes = [...new Set((item.legs as Record<string, any>[]).map((leg) => leg.platform_code as string | null).filter((code): code is string => !!code))];
+      return { kind: 'movement', movementId: item.movement_id, platformCodes, legs, counts: platformCodes.map((code) => counterOf(code, 'movements')) };
+    }
+    case 'event':
+      return balanceEventFact(item);
+    case 'counter': {
+      const [, platformCode = '', list = '', ...bucket] = String(item.pk).split('#');
+      const joined = bucket.join('#');
+      return {
+        kind: 'counter',
+        counter: item.pk,
+        platformCode,
+        list,
+        bucket: joined,
+        n: item.n === undefined ? 0 : readInteger(item.n),
+        checkable: joined === ALL && (CHECKED_LISTS as readonly string[]).includes(list),
+      };
+    }
+    case 'transfer':
+      return { kind: 'record', platformCode: item.platform_code, counts: [counterOf(item.platform_code, 'transfers')] };
+    case 'participant':
+      return item.platform_code ? { kind: 'record', platformCode: item.platform_code, counts: [counterOf(item.platform_code, 'participants')] } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function balanceEventFact(item: Record<string, any>): LedgerFact | undefined {
+  if (typeof item.body !== 'string') return undefined;
+  const envelope = JSON.parse(item.body) as Record<string, any>;
+  if (envelope.type !== 'account_balance.changed') return undefined;
+  const data = envelope.data ?? {};
+  return {
+    kind: 'balance_event',
+    eventId: envelope.id,
+    accountId: data.account_id ?? envelope.resource?.id,
+    platformCode: envelope.platform_code,
+    sequence: Number(envelope.sequence),
+    balance: String(data.balance),
+    change: String(data.movement?.change),
+    movementId: String(data.movement?.movement_id),
+    createdAtMs: Number(envelope.created_at),
+  };
+}
+
+function textOf(value: unknown): string {
+  if (value && typeof value === 'object' && 'value' in value) return String((value as { value: unknown }).value);
+  return String(value);
+}
+
+/** Fails (with the SDK's error) when the main table can't be reached or doesn't exist; reads nothing else. */
+export async function describeMainTable(ctx: AppContext): Promise<{ itemCount: number; sizeBytes: number }> {
+  const out = await ctx.db.send(new DescribeTableCommand({ TableName: ctx.tables.main }));
+  return { itemCount: out.Table?.ItemCount ?? 0, sizeBytes: out.Table?.TableSizeBytes ?? 0 };
+}
+
+/**
+ * One platform or customer account as it is now: its item (strongly consistent) and its movement entries
+ * (the account's movements index, eventually consistent on AWS). Undefined when no account has the id.
+ */
+export async function readAccountNow(ctx: AppContext, accountId: string): Promise<{ account: LedgerFact & { kind: 'account' }; entries: (LedgerFact & { kind: 'entry' })[] } | undefined> {
+  const found = await ctx.db.send(
+    new QueryCommand({
+      TableName: ctx.tables.main,
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.accountById(accountId) },
+      Limit: 1,
+    }),
+  );
+  const indexed = found.Items?.[0];
+  if (!indexed) return undefined;
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: { pk: indexed.pk, sk: indexed.sk }, ConsistentRead: true }));
+  if (!out.Item) return undefined;
+  const entries: (LedgerFact & { kind: 'entry' })[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await withRetry(ctx, { what: 'account entries' }, () =>
+      ctx.db.send(
+        new QueryCommand({
+          TableName: ctx.tables.main,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.movementsOfAccount(accountId) },
+          ExclusiveStartKey: startKey,
+        }),
+      ),
+    );
+    for (const item of page.Items ?? []) {
+      const fact = factOf(item);
+      if (fact?.kind === 'entry') entries.push(fact);
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return { account: factOf(out.Item) as LedgerFact & { kind: 'account' }, entries };
+}
+
+/**
+ * An account's `account_balance.changed` events since `sinceMs`: a Query of its platform's balance events
+ * (the type's gsi2 partition, by time) filtered to the account. It reads every balance event of the platform
+ * in the window, so the check makes it only for an account it must recheck.
+ */
+export async function readAccountEvents(ctx: AppContext, platformCode: string, accountId: string, sinceMs: number): Promise<(LedgerFact & { kind: 'balance_event' })[]> {
+  const events: (LedgerFact & { kind: 'balance_event' })[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await withRetry(ctx, { what: 'account balance events' }, () =>
+      ctx.db.send(
+        new QueryCommand({
+          TableName: ctx.tables.main,
+          IndexName: 'gsi2',
+          KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk >= :since',
+          FilterExpression: 'resource_id = :id',
+          ExpressionAttributeValues: { ':pk': keys.eventsOfPlatformByType(platformCode, 'account_balance.changed'), ':since': keys.eventSortKey(Math.max(0, sinceMs), ''), ':id': accountId },
+          ExclusiveStartKey: startKey,
+        }),
+      ),
+    );
+    for (const item of page.Items ?? []) {
+      const fact = factOf(item);
+      if (fact?.kind === 'balance_event') events.push(fact);
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return events;
+}
+
+/** The gsi1 partition each checked list's records are listed in (its count is the counter's expected value). */
+const LIST_PARTITIONS: Record<CheckedList, (platformCode: string) => string> = {
+  transfers: keys.transfersOfPlatform,
+  movements: keys.movementsOfPlatform,
+  accounts: keys.accountsOfPlatform,
+  participants: keys.participantsOfPlatform,
+};
+
+/**
+ * A checked counter and the records it counts, as they are now: the counter, a COUNT Query of the list's
+ * index partition, and the counter again; `stable` when the counter didn't move in between.
+ */
+export async function readCounterNow(ctx: AppContext, platformCode: string, list: string): Promise<{ counted: number; records: number; stable: boolean } | undefined> {
+  if (!(CHECKED_LISTS as readonly string[]).includes(list)) return undefined;
+  const before = await readCount(ctx, platformCode, list);
+  let records = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await withRetry(ctx, { what: 'list record count' }, () =>
+      ctx.db.send(
+        new QueryCommand({
+          TableName: ctx.tables.main,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': LIST_PARTITIONS[list as CheckedList](platformCode) },
+          Select: 'COUNT',
+          ExclusiveStartKey: startKey,
+        }),
+      ),
+    );
+    records += page.Count ?? 0;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  const after = await readCount(ctx, platformCode, list);
+  return { counted: after, records, stable: before === after };
+}

@@ -1,0 +1,199 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runAdmin } from '../../infra/ops/cli.js';
+import { exitCodeOf, UsageError } from '../../infra/ops/command.js';
+import { accountIdOf } from '../../lib/domain/ledger.js';
+import { keys } from '../../lib/store/keys.js';
+import { runLedgerCheck, type CheckpointStore, type LedgerCheckReport } from '../../lib/reconciliation/run-ledger-check.js';
+import { customersViaHttp } from '../support/customers.js';
+import { transferBody } from '../support/ledger.js';
+import { setPrice } from '../support/pricing.js';
+import { newPlatform, type TestPlatform } from '../support/service.js';
+import { ctx, testEndpoint } from '../support/context.js';
+import { TEST_SECRETS_KEY, TEST_TABLES } from '../support/tables.js';
+
+/**
+ * The ledger check (design section 13) against the shared test table. Other files book concurrently, so
+ * every check here is scoped to a platform of this file's own (`--platform`): its accounts, entries, events,
+ * movements and counters, which nothing else touches.
+ */
+const REPO = resolve(import.meta.dirname, '..', '..');
+const check = async (platformCode: string, ...more: string[]) => (await runAdmin(['ledger', 'check', '--platform', platformCode, ...more], { ctx })) as LedgerCheckReport;
+
+/** The real entry point, on the test tables (or others) through the environment the CLI reads for deployed tables. */
+function adminProcess(args: string[], env: Record<string, string> = {}) {
+  return spawnSync('node_modules/.bin/tsx', ['infra/local/admin.ts', ...args], {
+    cwd: REPO,
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: {
+      ...process.env,
+      TABLE_NAME: TEST_TABLES.main,
+      TTL_TABLE_NAME: TEST_TABLES.ttl,
+      DYNAMODB_ENDPOINT: testEndpoint(),
+      SECRETS_LOCAL_KEY: TEST_SECRETS_KEY,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      LOG_LEVEL: 'error',
+      ...env,
+    },
+  });
+}
+
+/** Deposits through the ops CLI, as an operator books a wire. */
+async function deposit(participantCode: string, asset: string, amount: string, label?: string) {
+  await runAdmin(['deposit', '--participant', participantCode, '--asset', asset, '--amount', amount, '--reference', `wire-${randomUUID()}`, '--reason', 'test wire', ...(label ? ['--account-label', label] : [])], { ctx });
+}
+
+async function ok(response: Promise<{ status: number; text: string; body: any }>, status = 201) {
+  const answered = await response;
+  expect(answered.status, answered.text).toBe(status);
+  return answered.body;
+}
+
+/** A platform with money moved every way a platform moves it: deposits, transfers, rewards, a quote execution. */
+async function busyPlatform(): Promise<{ platform: TestPlatform; customers: string[] }> {
+  const platform = await newPlatform();
+  await deposit(platform.participantCode, 'USD', '100000');
+  await deposit(platform.participantCode, 'USD', '250.25', 'savings');
+  const customers = await customersViaHttp(platform, 2);
+  await Promise.all([
+    ...Array.from({ length: 4 }, () => ok(platform.post('/transfers', transferBody(platform, { amount: '10.00' })))),
+    ok(platform.post('/transfers', transferBody(platform, { to_participant_code: customers[0], to_account_group: platform.platformCode, to_account_label: 'general', amount: '500.00' }))),
+    ok(platform.post('/transfers', transferBody(platform, { to_participant_code: customers[1], to_account_group: platform.platformCode, to_account_label: 'general', amount: '300.00' }))),
+  ]);
+  for (const customer of customers) await ok(platform.post('/rewards', { underlying: 'ETH', quoted_currency: 'USD', quantity: '0.01', participant_code: customer }));
+  const quote = await ok(platform.get(`/liquidity/rfq?${new URLSearchParams({ side: 'buy', underlying: 'ETH', quoted_currency: 'USD', quantity: '0.1' })}`), 200);
+  await ok(platform.post('/liquidity/execute', { quote_id: quote.message.quote_id }), 200);
+  await ok(platform.post('/transfers', transferBody(platform, { from_participant_code: customers[0], to_participant_code: customers[1], amount: '5.00' })));
+  return { platform, customers };
+}
+
+beforeAll(async () => {
+  // ETH/USD at the price the rewards file sets too (prices are shared by the run's files).
+  await setPrice('ETH', 'USD', '2000');
+});
+
+describe('npm run admin -- ledger check', () => {
+  it('passes on a busy platform: every account, movement, balance event and counter of it holds', async () => {
+    const { platform } = await busyPlatform();
+    const report = await check(platform.platformCode);
+    expect(report.discrepancies).toEqual([]);
+    expect(report.unsettled).toEqual([]);
+    expect(report).toMatchObject({ complete: true, clean: true, scope: { platformCode: platform.platformCode } });
+    expect(exitCodeOf(report)).toBe(0);
+    // What it covered: the platform's and customers' accounts, its movements and their events, its counters.
+    expect(report.summary.accounts_checked).toBeGreaterThanOrEqual(6);
+    expect(report.summary.movements_checked).toBeGreaterThanOrEqual(12);
+    expect(report.summary.balance_events).toBe(report.summary.movement_entries);
+    expect(report.summary.counters_checked).toBe(4);
+    // A scoped run doesn't sum assets: other platforms' bookings move the system accounts meanwhile.
+    expect(report.summary.assets_summed).toBe(0);
+  });
+
+  it('names an account whose balance was changed behind the ledger, and exits 1', async () => {
+    const platform = await newPlatform();
+    await deposit(platform.participantCode, 'USD', '100');
+    await ok(platform.post('/transfers', transferBody(platform, { amount: '40.00' })));
+    const account = { participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'savings', asset: 'USD' };
+    expect((await check(platform.platformCode)).clean).toBe(true);
+
+    await ctx.db.send(new UpdateCommand({ TableName: ctx.tables.main, Key: keys.account(account), UpdateExpression: 'SET balance = balance + :one', ExpressionAttributeValues: { ':one': 1 } }));
+    const report = await check(platform.platformCode);
+    expect(report.clean).toBe(false);
+    expect(exitCodeOf(report)).toBe(1);
+    const accountId = accountIdOf(account);
+    expect(report.discrepancies).toContainEqual(expect.objectContaining({ kind: 'account_balance', account_id: accountId, expected: '40', found: '41' }));
+    // Its latest balance event no longer says what the account holds either.
+    expect(report.discrepancies).toContainEqual(expect.objectContaining({ kind: 'balance_events', account_id: accountId }));
+    expect(report.discrepancies.every((found) => found.account_id === accountId)).toBe(true);
+
+    // The real entry point: the discrepancy printed with its id, exit status 1.
+    const run = adminProcess(['ledger', 'check', '--platform', platform.platformCode, '--segments', '2']);
+    expect(run.status, run.stderr).toBe(1);
+    expect(run.stdout).toContain(accountId);
+  });
+
+  it('names a movement whose legs do not balance', async () => {
+    const platform = await newPlatform();
+    await deposit(platform.participantCode, 'USD', '100');
+    const movementId = randomUUID();
+    const leg = (label: string, amount: string) => ({ participant_code: platform.participantCode, account_group: platform.platformCode, account_label: label, asset: 'USD', platform_code: platform.platformCode, amount });
+    await ctx.db.send(
+      new PutCommand({
+        TableName: ctx.tables.main,
+        Item: { ...keys.movement(movementId), type: 'movement', movement_id: movementId, movement_type: 'transfer', reference: 'forged', created_at: Date.now(), legs: [leg('general', '-5'), leg('savings', '4.99')] },
+      }),
+    );
+    const report = await check(platform.platformCode);
+    expect(report.discrepancies).toContainEqual(expect.objectContaining({ kind: 'movement_unbalanced', movement_id: movementId, asset: 'USD', expected: '0', found: '-0.01' }));
+    expect(exitCodeOf(report)).toBe(1);
+  });
+
+  it('names a list counter off by one', async () => {
+    const platform = await newPlatform();
+    await deposit(platform.participantCode, 'USD', '100');
+    await ok(platform.post('/transfers', transferBody(platform, { amount: '1.00' })));
+    await ok(platform.post('/transfers', transferBody(platform, { amount: '2.00' })));
+    await ctx.db.send(
+      new UpdateCommand({ TableName: ctx.tables.main, Key: keys.counterShard(platform.platformCode, 'transfers', 'all', 3), UpdateExpression: 'ADD #n :one SET #type = :type', ExpressionAttributeNames: { '#n': 'n', '#type': 'type' }, ExpressionAttributeValues: { ':one': 1, ':type': 'counter' } }),
+    );
+    const report = await check(platform.platformCode);
+    expect(report.discrepancies).toEqual([expect.objectContaining({ kind: 'counter', counter: keys.counter(platform.platformCode, 'transfers', 'all'), expected: '2', found: '3' })]);
+    expect(exitCodeOf(report)).toBe(1);
+  });
+
+  it('resumes an interrupted run where it stopped, to the same result', async () => {
+    const { platform } = await busyPlatform();
+    const full = await runLedgerCheck(ctx, { scope: { platformCode: platform.platformCode }, totalSegments: 3, pageSize: 50 });
+    expect(full.clean).toBe(true);
+
+    let saved: unknown;
+    let saves = 0;
+    const stop = new AbortController();
+    const checkpoint: CheckpointStore = {
+      load: async () => saved,
+      save: async (state) => {
+        saved = JSON.parse(JSON.stringify(state));
+        saves += 1;
+        if (saves === 3) stop.abort();
+      },
+    };
+    const first = await runLedgerCheck(ctx, { scope: { platformCode: platform.platformCode }, totalSegments: 3, pageSize: 50, checkpoint, signal: stop.signal, checkpointEveryMs: 0 });
+    expect(first.complete).toBe(false);
+    const resumed = await runLedgerCheck(ctx, { scope: { platformCode: platform.platformCode }, totalSegments: 3, pageSize: 50, checkpoint });
+    expect(resumed).toMatchObject({ complete: true, clean: true, summary: { resumed: true } });
+    for (const field of ['accounts_checked', 'movement_entries', 'movements_checked', 'balance_events', 'counters_checked', 'items_scanned'] as const) {
+      expect(resumed.summary[field], field).toBe(full.summary[field]);
+    }
+    // A resume file of another run (here: another platform's scope) is refused rather than mixed in.
+    const file = join(mkdtempSync(join(tmpdir(), 'ledger-check-')), 'resume.json');
+    writeFileSync(file, JSON.stringify({ ...(saved as object), completed: false }));
+    await expect(runAdmin(['ledger', 'check', '--segments', '3', '--resume', file], { ctx })).rejects.toThrow(/resume file is a run with scope/);
+  });
+
+  it('refuses bad flags with its usage (exit 2), before reading anything', async () => {
+    for (const argv of [['--segments', '0'], ['--segments', 'x'], ['--segments', '65'], ['--platfrom', 'X'], ['now']]) {
+      await expect(runAdmin(['ledger', 'check', ...argv], { ctx }), argv.join(' ')).rejects.toBeInstanceOf(UsageError);
+    }
+    const run = adminProcess(['ledger', 'check', '--segments', '0']);
+    expect(run.status, run.stderr).toBe(2);
+    expect(run.stderr).toContain('usage: npm run admin -- ledger check');
+  });
+
+  it('exits 2 with a clear message on an unreachable endpoint or a wrong table name, writing nothing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ledger-check-'));
+    const unreachable = adminProcess(['ledger', 'check', '--resume', join(dir, 'a.json')], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', AWS_MAX_ATTEMPTS: '1' });
+    expect(unreachable.status, unreachable.stderr).toBe(2);
+    expect(unreachable.stderr).toMatch(/cannot read table test-main/);
+    const misnamed = adminProcess(['ledger', 'check', '--resume', join(dir, 'b.json')], { TABLE_NAME: 'no-such-table' });
+    expect(misnamed.status, misnamed.stderr).toBe(2);
+    expect(misnamed.stderr).toMatch(/cannot read table no-such-table: ResourceNotFoundException/);
+    expect(existsSync(join(dir, 'a.json')) || existsSync(join(dir, 'b.json'))).toBe(false);
+  });
+});
