@@ -19,14 +19,13 @@ import { fmt, round, table } from './stats.js';
 import {
   makeLanes,
   measureCapacity,
-  measureHotAccount,
   measureOverhead,
   measureThroughput,
   type CapacityResult,
-  type HotAccountResult,
   type OverheadResult,
   type ThroughputResult,
 } from './transfers.js';
+import { measureHotAccounts, type HotAccountsResult } from './hot-accounts.js';
 import { LISTS } from './client-process.js';
 import { measureIsolation, measureListPages, type Isolation, type ListScaling } from './lists.js';
 import { measureEvents, type EventsResult } from './events.js';
@@ -65,7 +64,8 @@ const SETTINGS = {
 /**
  * `BENCH_ONLY=lists` runs only the list and isolation scenarios (seeding the large platform takes most of a
  * run); `BENCH_ONLY=bundles` only the bundles and their import times; `BENCH_ONLY=events` only the events;
- * `BENCH_ONLY=core` only the endpoint, transfer, award and settlement scenarios.
+ * `BENCH_ONLY=core` only the endpoint, transfer, award and settlement scenarios; `BENCH_ONLY=hot` only the
+ * hot accounts (group commit).
  */
 const ONLY = process.env.BENCH_ONLY;
 
@@ -80,6 +80,8 @@ const GOALS = {
   wcu_per_transfer_ratio: { goal: 1.25, better: 'lower' },
   awards_1000_s: { goal: 5, better: 'lower' },
   settle_500_s: { goal: 60, better: 'lower' },
+  hot_account_ratio: { goal: 0.8, better: 'higher' },
+  hot_account_p99_over_p50: { goal: 3, better: 'lower' },
   transitions_per_trade: { goal: 10, better: 'lower' },
   list_page_ratio_max: { goal: 1.2, better: 'lower' },
   list_read_units_ratio_max: { goal: 1.2, better: 'lower' },
@@ -140,7 +142,7 @@ async function main(): Promise<void> {
   let overhead: OverheadResult | undefined;
   let capacity: CapacityResult[] | undefined;
   let throughput: ThroughputResult | undefined;
-  let hotAccount: HotAccountResult | undefined;
+  let hotAccounts: HotAccountsResult | undefined;
   let listScaling: EndpointRow | undefined;
   let awards: AwardsResult | undefined;
   let settlement: SettlementResult | undefined;
@@ -168,9 +170,6 @@ async function main(): Promise<void> {
           throughput = await attempt(`POST /transfers: throughput with ${SETTINGS.concurrency} callers`, failures, () =>
             measureThroughput(platform, lanes, SETTINGS.throughputRounds, SETTINGS.throughputPhaseMs),
           );
-          hotAccount = await attempt(`POST /transfers: ${SETTINGS.concurrency} callers debiting one account`, failures, () =>
-            measureHotAccount(platform, SETTINGS.concurrency, SETTINGS.throughputPhaseMs * 2),
-          );
           listScaling = await attempt('GET /transfers after the throughput run', failures, () => measureListScaling(platform, stack.meter, 10));
         }
         awards = await attempt(`POST /awards/distribute to ${SETTINGS.awardRecipients} recipients`, failures, async () =>
@@ -186,6 +185,11 @@ async function main(): Promise<void> {
         );
       };
       if (ONLY === undefined || ONLY === 'core') await otherScenarios();
+      if (ONLY === undefined || ONLY === 'core' || ONLY === 'hot') {
+        hotAccounts = await attempt(`hot accounts: ${SETTINGS.concurrency} callers on one account vs on their own, interleaved; 64 callers; rewards; ACH`, failures, () =>
+          measureHotAccounts(stack.baseUrl, { callers: SETTINGS.concurrency, rounds: SETTINGS.throughputRounds, phaseMs: SETTINGS.throughputPhaseMs }),
+        );
+      }
       if (ONLY === undefined || ONLY === 'events') {
         events = await attempt(
           `events: ${SETTINGS.eventTransfers} transfers' account_balance.changed to a receiver; ${SETTINGS.eventLossTransfers} transfers' events to one failing 30 %`,
@@ -222,6 +226,8 @@ async function main(): Promise<void> {
     awards_1000_s: awards ? round(awards.seconds, 2) : null,
     settle_500_s: settlement && settlement.settleSeconds !== null ? round(settlement.settleSeconds, 2) : null,
     transitions_per_trade: settlement ? round(settlement.transitionsPerTrade, 2) : null,
+    hot_account_ratio: hotAccounts ? round(hotAccounts.ratio, 3) : null,
+    hot_account_p99_over_p50: hotAccounts ? round(hotAccounts.lines[1]!.p99 / hotAccounts.lines[1]!.p50, 2) : null,
     list_page_ratio_max: listPages ? round(listPages.pageRatioMax, 3) : null,
     list_read_units_ratio_max: listPages ? round(listPages.readUnitsRatioMax, 3) : null,
     isolation_ratio: isolation ? round(isolation.ratio, 3) : null,
@@ -317,17 +323,20 @@ async function main(): Promise<void> {
     transferRows.push([`throughput, ${throughput.concurrency} callers, HTTP`, `${fmt(throughput.httpPerSecond)} /s (p50 ${fmt(throughput.httpP50)} ms)`, `${SETTINGS.throughputRounds}×${SETTINGS.throughputPhaseMs / 1000} s phases`]);
     transferRows.push([`throughput, ${throughput.concurrency} callers, direct`, `${fmt(throughput.directPerSecond)} /s (p50 ${fmt(throughput.directP50)} ms)`, 'alternating with the HTTP phases']);
   }
-  if (hotAccount) {
-    transferRows.push([
-      `one hot account, ${hotAccount.callers} callers, HTTP`,
-      `${fmt(hotAccount.perSecond)} /s (p50 ${fmt(hotAccount.p50)} ms, p99 ${fmt(hotAccount.p99)} ms)`,
-      `${hotAccount.booked} booked, ${hotAccount.unavailable} answered 503; every transfer debits the same account`,
-    ]);
-  }
   for (const entry of capacity ?? []) {
     transferRows.push([`WCU, ${entry.label}`, `${fmt(entry.wcuPerTransfer, 2)} (Local reports ${fmt(entry.reportedWcuPerTransfer, 2)})`, `minimum ${entry.minimum}; writes ${entry.writes}`]);
   }
   if (transferRows.length > 0) print(table('POST /transfers', ['measure', 'value', 'detail'], transferRows));
+  if (hotAccounts) {
+    print(
+      table(
+        `Hot accounts (group commit): callers booking against one account; the first two rows alternate over ${SETTINGS.throughputRounds} rounds of ${SETTINGS.throughputPhaseMs / 1000} s, the others one phase each`,
+        ['path', 'callers', 'booked /s', 'p50 ms', 'p99 ms', '503s'],
+        hotAccounts.lines.map((entry) => [entry.label, entry.callers, fmt(entry.perSecond), fmt(entry.p50), fmt(entry.p99), entry.unavailable]),
+      ),
+    );
+    print(`Hot account ratio ${fmt(hotAccounts.ratio, 2)} (one account over own accounts, ${SETTINGS.concurrency} callers each)`);
+  }
   const flows: (string | number)[][] = [];
   if (awards) flows.push([`POST /awards/distribute, ${awards.recipients} recipients`, `${fmt(awards.seconds, 2)} s`, `${awards.callsPerRequest} DynamoDB calls: ${awards.calls}`]);
   if (settlement) {
