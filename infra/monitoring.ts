@@ -287,11 +287,14 @@ export class ServiceMonitoring extends Construct {
     );
     dashboard.addWidgets(
       new SingleValueWidget({
-        title: 'Negative clearing balances / failed webhook deliveries',
+        title: 'Negative clearing balances / failed webhook deliveries / ledger check',
         width: 8,
         metrics: [
           serviceMetric(METRIC.negativeClearingBalances, 'Sum', {}, 'negative clearing balances'),
           serviceMetric(METRIC.webhookDeliveriesFailed, 'Sum', {}, 'webhook deliveries failed'),
+          // The hourly ledger check (its alarms are in its nested stack, infra/ledger-check-stack.ts).
+          serviceMetric(METRIC.ledgerDiscrepancies, 'Maximum', {}, 'ledger discrepancies'),
+          serviceMetric(METRIC.ledgerCheckIncomplete, 'Maximum', {}, 'ledger check incomplete'),
         ],
       }),
       new GraphWidget({

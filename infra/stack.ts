@@ -25,6 +25,7 @@ import { DISPATCH_FILTER_PATTERN } from '../lib/webhooks/stream-records.js';
 import type { Construct } from 'constructs';
 import type { Config } from '../lib/config.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../lib/store/tables.js';
+import { LedgerCheckStack } from './ledger-check-stack.js';
 import { ALARM_EMAIL_CONTEXT, type MonitoredFunction, ServiceMonitoring } from './monitoring.js';
 import { routeId, routes, type Route } from './routes.js';
 import { API_FUNCTION_TIMEOUT, ServiceFunction, type ServiceEnvironment } from './service-function.js';
@@ -136,6 +137,8 @@ export class TradingSettlementStack extends Stack {
   /** The queue each event function consumes, by the same id; the integrations (and the ops CLI) send to it. */
   readonly eventQueues = new Map<string, { queue: Queue; deadLetters: Queue }>();
   readonly sweepFunction: ServiceFunction;
+  /** The hourly ledger check (design section 13), in a nested stack of its own. */
+  readonly ledgerCheck: LedgerCheckStack;
   readonly monitoring: ServiceMonitoring;
   /** Every Lambda of the stack by construct id, for alarms and the dashboard. */
   private readonly monitoredFunctions: MonitoredFunction[] = [];
@@ -255,6 +258,8 @@ export class TradingSettlementStack extends Stack {
         'Stream batches the dispatcher gave up on (shard and sequence numbers only). The events are still marked undispatched, so the ' +
         'WebhookSweep dispatches them within minutes; read the WebhookDispatcher logs for the cause, then purge.',
     });
+
+    this.ledgerCheck = new LedgerCheckStack(this, 'LedgerCheck', { mainTable: this.mainTable, environment: this.functionEnvironment, topic: this.monitoring.topic });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
     new CfnOutput(this, 'MainTableName', { value: this.mainTable.tableName });

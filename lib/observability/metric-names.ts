@@ -27,6 +27,10 @@ export const METRIC = {
   negativeClearingBalances: 'NegativeClearingBalances',
   /** Emitted by every settlement sweep: open trades past their deadline by more than a settlement session. */
   tradesPastDeadline: 'TradesPastDeadline',
+  /** Emitted by every completed ledger check (design section 13): discrepancies it confirmed (0 included). */
+  ledgerDiscrepancies: 'LedgerDiscrepancies',
+  /** Emitted by every ledger check: 1 when it ran out of time before the end of its scan. */
+  ledgerCheckIncomplete: 'LedgerCheckIncomplete',
 } as const;
 
 /** The dimension sets of the request metrics, besides `service`: overall by class, by route, by route and class. */

@@ -82,3 +82,14 @@ export function recordTradesPastDeadline(metrics: Metrics, count: number): void 
   const single = metrics.singleMetric();
   single.addMetric(METRIC.tradesPastDeadline, MetricUnit.Count, count);
 }
+
+/**
+ * The ledger check's gauges, every run: discrepancies confirmed by a completed check (0 when clean; nothing
+ * when it didn't complete), and whether it completed.
+ */
+export function recordLedgerCheck(metrics: Metrics, outcome: { complete: boolean; discrepancies: number }, metadata: Record<string, string>): void {
+  const single = metrics.singleMetric();
+  for (const [key, value] of Object.entries(metadata)) single.addMetadata(key, value);
+  single.addMetric(METRIC.ledgerCheckIncomplete, MetricUnit.Count, outcome.complete ? 0 : 1);
+  if (outcome.complete) single.addMetric(METRIC.ledgerDiscrepancies, MetricUnit.Count, outcome.discrepancies);
+}

@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { routes, type Route } from '../../infra/routes.js';
 import { SETTLEMENT_STATE_NAMES } from '../../infra/settlement-workflow.js';
 import { EVENT_HANDLERS, SETTLEMENT_TASK_HANDLERS } from '../../infra/stack.js';
+import { LEDGER_CHECK_HANDLER } from '../../infra/ledger-check-stack.js';
+import { Template } from 'aws-cdk-lib/assertions';
+import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metric-names.js';
 import { describeRoutes } from '../../lib/openapi/route-table-document.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/tables.js';
 import { actionsOf, arnOf, type Json, ofType, resourcesOf, statementsOf, synth } from '../support/template.js';
@@ -255,6 +258,27 @@ describe('the service stack, from the real route table', () => {
     expect(writes.flatMap(actionsOf)).toEqual(['dynamodb:UpdateItem']);
     expect(writes.flatMap(resourcesOf)).toEqual([{ 'Fn::GetAtt': [mainId, 'Arn'] }]);
     expect(sweepFn.Properties.Environment.Variables.SETTLEMENT_SWEEP_MAX_TRADES).toBe('1000');
+  });
+
+  it('checks the ledger hourly (a nested stack), reading only, and alarms on its discrepancies to the ops topic', () => {
+    expect(ofType(resources, 'AWS::CloudFormation::Stack')).toHaveLength(1);
+    const nested = stack.ledgerCheck;
+    const inner = Template.fromStack(nested).toJSON().Resources as Record<string, Json>;
+    const innerId = (construct: { node: { defaultChild?: unknown } }) => nested.getLogicalId(construct.node.defaultChild as never);
+    const checkId = innerId(nested.check.function);
+    expect(inner[checkId].Properties).toMatchObject({ Runtime: 'nodejs22.x', Timeout: 900 });
+    expect(LEDGER_CHECK_HANDLER).toBe('functions/reconciliation/check-ledger.ts');
+    const [rule] = ofType(inner, 'AWS::Events::Rule');
+    expect(rule![1].Properties).toMatchObject({ ScheduleExpression: 'rate(1 hour)', Targets: [expect.objectContaining({ Arn: arnOf(checkId) })] });
+    const actions = statementsOf(inner, innerId(nested.check.function.role!)).flatMap(actionsOf).filter((action) => action.startsWith('dynamodb:'));
+    expect(actions.sort()).toEqual(['dynamodb:DescribeTable', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan']);
+    const alarms = ofType(inner, 'AWS::CloudWatch::Alarm').filter(([, alarm]) => alarm.Properties.MetricName === METRIC.ledgerDiscrepancies);
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]![1].Properties).toMatchObject({ Namespace: METRICS_NAMESPACE, Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    // The ops topic of the parent stack, passed in as a parameter.
+    const topicParameter = alarms[0]![1].Properties.AlarmActions[0].Ref;
+    const nestedResource = ofType(resources, 'AWS::CloudFormation::Stack')[0]![1];
+    expect(nestedResource.Properties.Parameters[topicParameter]).toEqual({ Ref: idOf(stack.monitoring.topic) });
   });
 
   it('deploys a function per event handler with main-table access', () => {
