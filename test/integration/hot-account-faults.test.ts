@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { accountIdOf, accountKey, type AccountRef } from '../../lib/domain/ledger.js';
+import { Money } from '../../lib/domain/money.js';
+import { keys } from '../../lib/store/keys.js';
+import { ctx } from '../support/context.js';
+import { customersViaHttp } from '../support/customers.js';
+import { listEvents } from '../support/events.js';
+import { serviceWith } from '../support/faults.js';
+import { fund } from '../support/ledger.js';
+import { achFunding } from '../support/payments.js';
+import { setPrice } from '../support/pricing.js';
+import { newPlatform, type Response, type TestPlatform, type TestService } from '../support/service.js';
+
+/**
+ * Group commit under faults: transfers, rewards and ACH-funded purchases of one platform at once (its
+ * general USD account and its ACH clearing account both turn hot), through a DynamoDB client that cancels
+ * transactions as conflicts, loses the answer of committed ones, and kills a committer between its read of
+ * the queue and its commit. Clients retry with the same X-Request-Id until they get an answer.
+ */
+
+beforeAll(async () => {
+  await setPrice('ETH', 'USD', '2000');
+  await setPrice('LTC', 'USD', '100');
+});
+
+/** A small seeded generator, so a failure replays with the same fault decisions. */
+function seeded(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function faultyService(seed: number) {
+  const random = seeded(seed);
+  const injected = { conflicts: 0, lostResponses: 0, crashes: 0 };
+  let crashArmed = false;
+  const service = serviceWith(
+    (next, context) => async (args) => {
+      const input = (args as { input?: Record<string, unknown> }).input ?? {};
+      if (context.commandName === 'QueryCommand' && String(input.KeyConditionExpression ?? '').includes(':queued') && injected.crashes < 3 && random() < 0.3) {
+        // The committer has read the queue; it dies before its commit.
+        crashArmed = true;
+        return next(args);
+      }
+      if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+      if (crashArmed) {
+        crashArmed = false;
+        injected.crashes += 1;
+        throw Object.assign(new Error('the committer died between its read and its commit'), { name: 'CrashBeforeCommit' });
+      }
+      if (random() < 0.15) {
+        injected.conflicts += 1;
+        throw new TransactionCanceledException({
+          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]',
+          $metadata: {},
+          CancellationReasons: [{ Code: 'TransactionConflict' }],
+        });
+      }
+      const result = await next(args);
+      if (random() < 0.1) {
+        // Committed, but the answer never arrived: the SDK sends the very same request (same token) again.
+        injected.lostResponses += 1;
+        throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+      }
+      return result;
+    },
+    'injectHotAccountFaults',
+  );
+  return { service, injected };
+}
+
+interface Sent {
+  kind: 'transfer' | 'reward' | 'ach';
+  requestId: string;
+  path: string;
+  body: Record<string, unknown>;
+  answer?: Response;
+}
+
+/** Retries (same id, same body) until an answer that is not a crash, a 503 or "still in progress". */
+async function untilAnswered(platform: TestPlatform, sent: Sent, via: TestService): Promise<void> {
+  for (let attempt = 0; attempt < 60; attempt++) {
+    const response = await platform.post(sent.path, sent.body, { headers: { 'X-Request-Id': sent.requestId }, via });
+    const inProgress = response.status === 409 && JSON.stringify(response.body).includes('still in progress');
+    if (response.status < 500 && !inProgress) {
+      sent.answer = response;
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 150));
+  }
+  throw new Error(`${sent.kind} ${sent.requestId} never answered`);
+}
+
+async function history(platform: TestPlatform, account: AccountRef) {
+  const events = (await listEvents(platform, `&type=account_balance.changed&resource_id=${accountIdOf(account)}`)).sort((a, b) => a.sequence - b.sequence);
+  let balance = new Money(0);
+  const movements: string[] = [];
+  for (const [index, event] of events.entries()) {
+    const data = event.data as { balance: string; movement: { change: string; movement_id: string } };
+    expect(event.sequence).toBe(index + 1);
+    balance = balance.plus(data.movement.change);
+    expect(new Money(data.balance).toFixed()).toBe(balance.toFixed());
+    movements.push(data.movement.movement_id);
+  }
+  return { balance, movements };
+}
+
+describe('a hot account under faults', () => {
+  it('transfers, rewards and ACH executions at once, with conflicts, lost answers and a dying committer: each request books once, retries answer as the first, money is conserved', { timeout: 180_000 }, async () => {
+    const platform = await newPlatform();
+    const [customer] = await customersViaHttp(platform, 1);
+    await fund(platform.participantCode, 'USD', '1000');
+    await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
+    const { service, injected } = faultyService(20261127);
+
+    const general: AccountRef = { participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'general', asset: 'USD' };
+    const clearing: AccountRef = { ...general, account_label: 'ach_clearing' };
+    const sent: Sent[] = [
+      ...Array.from({ length: 40 }, (_, i): Sent => ({
+        kind: 'transfer',
+        requestId: randomUUID(),
+        path: '/transfers',
+        body: { from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: `payee-${i}`, asset: 'USD', amount: '1.00' },
+      })),
+      ...Array.from({ length: 20 }, (): Sent => ({
+        kind: 'reward',
+        requestId: randomUUID(),
+        path: '/rewards',
+        body: { underlying: 'ETH', quoted_currency: 'USD', total: '2.00', participant_code: customer },
+      })),
+    ];
+    // ACH purchases execute a quote each (asked for without faults).
+    for (let i = 0; i < 12; i++) {
+      const quote = await platform.get('/liquidity/rfq?underlying=LTC&quoted_currency=USD&side=buy&total=10');
+      expect(quote.status, quote.text).toBe(200);
+      sent.push({ kind: 'ach', requestId: randomUUID(), path: '/liquidity/execute', body: { quote_id: quote.body.message.quote_id, funding_details: achFunding() } });
+    }
+    await Promise.all(sent.map((entry) => untilAnswered(platform, entry, service)));
+
+    // Every request got its success: all are covered by the funding.
+    for (const entry of sent) expect(entry.answer!.status, `${entry.kind}: ${entry.answer!.text}`).toBe(entry.kind === 'ach' ? 200 : 201);
+    // Each retry, now without faults, is answered with the very first answer.
+    for (const entry of sent) {
+      const again = await platform.post(entry.path, entry.body, { headers: { 'X-Request-Id': entry.requestId } });
+      expect(again.status).toBe(entry.answer!.status);
+      expect(again.text).toBe(entry.answer!.text);
+    }
+    expect(injected.conflicts, JSON.stringify(injected)).toBeGreaterThan(0);
+    expect(injected.lostResponses, JSON.stringify(injected)).toBeGreaterThan(0);
+    expect(injected.crashes, JSON.stringify(injected)).toBeGreaterThan(0);
+
+    // Each booked once: 40 transfers and 20 rewards out of general, 12 purchases out of ach_clearing, and
+    // each account's events consecutive, each balance the previous plus its change.
+    const transfers = await platform.get('/transfers?page_size=100');
+    expect(transfers.body.count).toBe(40);
+    const generalHistory = await history(platform, general);
+    expect(generalHistory.movements).toHaveLength(1 + 40 + 20);
+    expect(new Set(generalHistory.movements).size).toBe(61);
+    const clearingHistory = await history(platform, clearing);
+    expect(clearingHistory.movements).toHaveLength(1 + 12);
+    const accounts = await platform.get('/accounts?page_size=100');
+    const balanceOf = (label: string) => accounts.body.message.find((entry: any) => entry.account_owner === platform.participantCode && entry.account_label === label && entry.asset === 'USD')?.balance;
+    expect(balanceOf('general')).toBe(generalHistory.balance.toFixed(2));
+    expect(balanceOf('general')).toBe(new Money(1000).minus(40).minus(40).toFixed(2));
+    expect(balanceOf('ach_clearing')).toBe(clearingHistory.balance.toFixed(2));
+    for (let i = 0; i < 40; i++) expect(balanceOf(`payee-${i}`)).toBe('1.00');
+
+    // The hot path ran: the general account's queue holds results.
+    const results = await ctx.db.send(
+      new QueryCommand({ TableName: ctx.tables.main, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)', ExpressionAttributeValues: { ':pk': keys.bookingQueue(accountKey(general)), ':r': 'R#' } }),
+    );
+    expect(results.Items?.length ?? 0).toBeGreaterThan(0);
+  });
+});
