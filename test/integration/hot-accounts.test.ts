@@ -1,9 +1,15 @@
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { accountIdOf } from '../../lib/domain/ledger.js';
+import { runAdmin } from '../../infra/ops/cli.js';
+import { accountIdOf, accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
+import { keys } from '../../lib/store/keys.js';
+import { ctx, testContext } from '../support/context.js';
+import { customersViaHttp } from '../support/customers.js';
 import { listEvents } from '../support/events.js';
 import { balances, fund } from '../support/ledger.js';
-import { newPlatform, type TestPlatform } from '../support/service.js';
+import { newPlatform, serviceFor, type TestPlatform } from '../support/service.js';
 
 /**
  * Group commit (lib/store/README.md, "Hot accounts"): a platform's own account taking many concurrent
@@ -61,5 +67,115 @@ describe('a hot account', () => {
     const movements = events.slice(1).map((event) => (event.data as { movement: { movement_id: string } }).movement.movement_id);
     expect(new Set(movements).size).toBe(100);
     if (transfers.every((id) => typeof id === 'string')) expect(new Set(movements)).toEqual(new Set(transfers));
+  });
+});
+
+const generalOf = (platform: TestPlatform): AccountRef => ({ participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'general', asset: 'USD' });
+
+/** The account as contention leaves it (hot), with its committer's lease held by a process that stalls. */
+async function hotWithStalledCommitter(account: AccountRef): Promise<void> {
+  const farAhead = ctx.clock.nowMs() + 10 * 60_000;
+  await ctx.db.send(new UpdateCommand({ TableName: ctx.tables.main, Key: keys.account(account), UpdateExpression: 'SET hot_until_ms = :until', ExpressionAttributeValues: { ':until': farAhead } }));
+  await ctx.db.send(new PutCommand({ TableName: ctx.tables.main, Item: { pk: keys.bookingQueue(accountKey(account)), sk: 'LEASE', owner: 'stalled', until_ms: farAhead } }));
+}
+
+/** The stalled committer's lease lapses (deleted, as its expiry would): the next booking of the account commits the queue. */
+async function committerGone(account: AccountRef): Promise<void> {
+  await ctx.db.send(new DeleteCommand({ TableName: ctx.tables.main, Key: { pk: keys.bookingQueue(accountKey(account)), sk: 'LEASE' } }));
+}
+
+/** A server whose requests wait at most 300 ms for their queued bookings. */
+const impatient = serviceFor(testContext({ env: { HOT_ACCOUNT_WAIT_MS: '300' } }));
+
+describe('a request that waits past its bound', () => {
+  it('answers 503 with Retry-After; its booking still commits once, and a retry with the same X-Request-Id gets its answer', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '10');
+    const general = generalOf(platform);
+    await hotWithStalledCommitter(general);
+    const requestId = randomUUID();
+    const first = await platform.post('/transfers', payout(platform, 1), { headers: { 'X-Request-Id': requestId }, via: impatient });
+    expect(first.status, first.text).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('1');
+    // The booking is still queued: the request's id stays taken.
+    const meanwhile = await platform.post('/transfers', payout(platform, 1), { headers: { 'X-Request-Id': requestId } });
+    expect(meanwhile.status).toBe(409);
+    expect(meanwhile.body.errors).toEqual(['X-Request-Id: a request with this id is still in progress']);
+
+    await committerGone(general);
+    const next = await platform.post('/transfers', payout(platform, 2));
+    expect(next.status, next.text).toBe(201);
+    const retry = await platform.post('/transfers', payout(platform, 1), { headers: { 'X-Request-Id': requestId } });
+    expect(retry.status, retry.text).toBe(201);
+    expect(retry.body.message.to_account_label).toBe('payee-1');
+    const after = await balances(platform);
+    expect([after[`${platform.participantCode}/general/USD`], after[`${platform.participantCode}/payee-1/USD`], after[`${platform.participantCode}/payee-2/USD`]]).toEqual(['8.00', '1.00', '1.00']);
+    expect((await platform.get('/transfers')).body.count).toBe(2);
+  });
+
+  it('a queued booking the balance does not cover is refused alone and frees its request id: the retry runs again', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '0.50');
+    const general = generalOf(platform);
+    await hotWithStalledCommitter(general);
+    const requestId = randomUUID();
+    const queued = await platform.post('/transfers', payout(platform, 1, '1.00'), { headers: { 'X-Request-Id': requestId }, via: impatient });
+    expect(queued.status).toBe(503);
+    await committerGone(general);
+    // The next booking commits the queue: the waiting transfer (first in line) is refused, this one books.
+    const next = await platform.post('/transfers', payout(platform, 2, '0.10'));
+    expect(next.status, next.text).toBe(201);
+    // Its id was freed with the refusal: the retry runs again and hears the refusal itself.
+    const retry = await platform.post('/transfers', payout(platform, 1, '1.00'), { headers: { 'X-Request-Id': requestId } });
+    expect(retry.status).toBe(400);
+    expect(retry.body.errors).toEqual([`${platform.participantCode}/${platform.platformCode}/general: insufficient USD balance for 1`]);
+    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('0.40');
+    expect((await platform.get('/transfers')).body.count).toBe(1);
+  });
+
+  it('a participant locked while its booking waits is refused like any locked participant, and nothing moves', async () => {
+    const platform = await newPlatform();
+    const [customer] = await customersViaHttp(platform, 1);
+    await fund(platform.participantCode, 'USD', '10');
+    const general = generalOf(platform);
+    await hotWithStalledCommitter(general);
+    const requestId = randomUUID();
+    const toCustomer = { ...payout(platform, 0), to_participant_code: customer, to_account_group: platform.platformCode, to_account_label: 'general' };
+    const queued = await platform.post('/transfers', toCustomer, { headers: { 'X-Request-Id': requestId }, via: impatient });
+    expect(queued.status).toBe(503);
+    await runAdmin(['participant', 'status', '--platform', platform.platformCode, '--participant', customer!, '--status', 'locked', '--reason', 'KYC review'], { ctx });
+    await committerGone(general);
+    expect((await platform.post('/transfers', payout(platform, 2))).status).toBe(201);
+    // The queued booking was refused by its participant check; its id is free, and a retry hears why.
+    const retry = await platform.post('/transfers', toCustomer, { headers: { 'X-Request-Id': requestId } });
+    expect(retry.status).toBe(400);
+    expect(retry.body.errors.join(' ')).toContain('to_participant_code');
+    const after = await balances(platform);
+    expect(after[`${platform.participantCode}/general/USD`]).toBe('9.00');
+    expect(after[`${customer}/general/USD`]).toBeUndefined();
+    const account = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.account(general), ConsistentRead: true }));
+    expect(String(account.Item?.version)).toBe('2');
+  });
+});
+
+describe('many callers on one account', () => {
+  it('64 callers for 30 s: no 503 at all', { timeout: 120_000 }, async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '1000000');
+    const until = performance.now() + 30_000;
+    const statuses = new Map<number, number>();
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async (_, caller) => {
+        while (performance.now() < until) {
+          const response = await platform.post('/transfers', payout(platform, caller, '0.01'));
+          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+          sent += 1;
+        }
+      }),
+    );
+    expect(Object.fromEntries(statuses)).toEqual({ 201: sent });
+    expect((await platform.get('/transfers')).body.count).toBe(sent);
+    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe(new Money(1000000).minus(new Money(sent).div(100)).toFixed(2));
   });
 });
