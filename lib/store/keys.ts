@@ -55,10 +55,12 @@ export const keys = {
   movementsOfAccount: (accountId: string) => `ACCOUNT#${accountId}#MOVEMENTS`,
 
   /**
-   * A hot account's booking queue (group commit): `Q#<booking id>` entries waiting, `R#<booking id>` their
-   * results, `LEASE` its committer's lease. lib/store/README.md, "Hot accounts".
+   * A hot account's booking queue (group commit), lib/store/README.md "Hot accounts": its committer's lease
+   * (`LEASE`) here, and the queue over shards (`bookingQueueShard`) holding `Q#<booking id>` entries waiting
+   * and `R#<booking id>` their results.
    */
   bookingQueue: (accountKey: string) => `BOOKINGS#${accountKey}`,
+  bookingQueueShard: (accountKey: string, shard: number) => `BOOKINGS#${accountKey}#Q${shard}`,
 
   /** An ops command's record: who, why, what changed. gsi1: the audit log in time order. */
   audit: (auditId: string) => ({ pk: `AUDIT#${auditId}`, sk: 'AUDIT' }),

@@ -119,7 +119,7 @@ describe('planBatch and batchTransaction', () => {
       );
       const plan = planBatch(queue, reads, { queued: true, refuseUncovered: true });
       expect(plan.planned.length).toBeGreaterThan(0);
-      const transaction = batchTransaction(ctx, plan, reads, { pk: 'BOOKINGS#hot', resultExpiresAtMs: 0, resultTtlSeconds: 0 }, 0);
+      const transaction = batchTransaction(ctx, plan, reads, { pkOf: () => 'BOOKINGS#hot#Q0', resultExpiresAtMs: 0, resultTtlSeconds: 0 }, 0);
       expect(transaction.items.length).toBeLessThanOrEqual(MAX_TRANSACTION_ITEMS);
       const named = transaction.items.map((item) => {
         const op = item.Put ?? item.Update ?? item.Delete ?? item.ConditionCheck;

@@ -157,8 +157,8 @@ export interface BookingResult {
 }
 
 export interface QueueKeys {
-  /** The partition of the hot account's queue. */
-  pk: string;
+  /** The queue partition (shard) holding each booking's entry, where its result goes too. */
+  pkOf: (bookingId: string) => string;
   resultTtlSeconds: number;
   resultExpiresAtMs: number;
 }
@@ -248,7 +248,7 @@ export function batchTransaction(ctx: AppContext, plan: BatchPlan, reads: Readon
   if (queue) {
     for (const entry of plan.planned) {
       const result: BookingResult = entry.outcome.kind === 'booked' ? { outcome: 'booked' } : { outcome: 'refused', refusal: entry.outcome.refusal };
-      push(queueDelete(ctx, queue.pk, entry.booking.id), { kind: 'queue', booking: entry.position });
+      push(queueDelete(ctx, queue.pkOf(entry.booking.id), entry.booking.id), { kind: 'queue', booking: entry.position });
       push(resultPut(ctx, queue, entry.booking.id, result), { kind: 'other' });
     }
   }
@@ -265,7 +265,7 @@ export function resultPut(ctx: AppContext, queue: QueueKeys, bookingId: string, 
   return {
     Put: {
       TableName: ctx.tables.main,
-      Item: { pk: queue.pk, sk: `R#${bookingId}`, type: 'booking_result', result: JSON.stringify(result), expires_at_ms: queue.resultExpiresAtMs, ttl: queue.resultTtlSeconds },
+      Item: { pk: queue.pkOf(bookingId), sk: `R#${bookingId}`, type: 'booking_result', result: JSON.stringify(result), expires_at_ms: queue.resultExpiresAtMs, ttl: queue.resultTtlSeconds },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AppContext, HotAccountTurns } from '../../context.js';
@@ -187,9 +187,19 @@ const ROUND_READ = 40;
 /** How long a queue entry and its result are kept: far past any wait, and a retry's window to find its result. */
 const QUEUE_RETENTION_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * Shards of an account's queue. A queued booking is written (about 3 KB: 3 write units), deleted in its
+ * batch's transaction (6) and answered (2): about 11 write units, so one partition (1,000 a second) would
+ * hold an account to about 90 bookings a second on AWS; 4 shards lift that to about 360, above what the
+ * committer's rounds reach (lib/store/README.md, "Hot accounts"). A round queries them all at once.
+ */
+const QUEUE_SHARDS = 4;
+
 /** The booking queued under its hot account; commits it (and whatever else is queued) or waits for its result. */
 async function bookHot(ctx: AppContext, booking: Booking, hot: AccountRead): Promise<void> {
-  const pk = keys.bookingQueue(accountKey(hot.account));
+  const account = accountKey(hot.account);
+  const base = keys.bookingQueue(account);
+  const pk = keys.bookingQueueShard(account, randomInt(QUEUE_SHARDS));
   const nowMs = ctx.clock.nowMs();
   await ctx.db.send(
     new PutCommand({
@@ -206,20 +216,20 @@ async function bookHot(ctx: AppContext, booking: Booking, hot: AccountRead): Pro
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
-  const turns = turnsOf(ctx, pk);
+  const turns = turnsOf(ctx, base);
   turns.waiting += 1;
   const { timing } = ctx.retry;
   const deadline = timing.elapsedMs() + ctx.config.HOT_ACCOUNT_WAIT_MS;
   try {
     for (let pause = 2; ; pause = Math.min(pause * 2, 40)) {
-      const result = await takeTurn(ctx, turns, pk, booking.id);
+      const result = await takeTurn(ctx, turns, { account, base, pk }, booking.id);
       if (result) return settle(booking, result);
       if (timing.elapsedMs() > deadline) throw new BookingQueuedError();
       await timing.sleep(pause / 2 + timing.random() * pause);
     }
   } finally {
     turns.waiting -= 1;
-    if (turns.waiting === 0) ctx.caches.hotAccounts.delete(pk);
+    if (turns.waiting === 0) ctx.caches.hotAccounts.delete(base);
   }
 }
 
@@ -247,7 +257,8 @@ function settle(booking: Booking, result: BookingResult): void {
  * One turn of this process's waiters on the account, one at a time (the others wait for it rather than ask
  * DynamoDB too): the result if a round has produced it; else, when the lease is free, a round of commits.
  */
-async function takeTurn(ctx: AppContext, turns: HotAccountTurns, pk: string, bookingId: string): Promise<BookingResult | undefined> {
+async function takeTurn(ctx: AppContext, turns: HotAccountTurns, queue: { account: string; base: string; pk: string }, bookingId: string): Promise<BookingResult | undefined> {
+  const { base, pk } = queue;
   const previous = turns.turn;
   let done!: () => void;
   turns.turn = new Promise<void>((resolve) => (done = resolve));
@@ -257,7 +268,7 @@ async function takeTurn(ctx: AppContext, turns: HotAccountTurns, pk: string, boo
     if (local) return local;
     const table = ctx.tables.main;
     const out = await ctx.db.send(
-      new BatchGetCommand({ RequestItems: { [table]: { Keys: [{ pk, sk: `R#${bookingId}` }, { pk, sk: 'LEASE' }], ConsistentRead: true } } }),
+      new BatchGetCommand({ RequestItems: { [table]: { Keys: [{ pk, sk: `R#${bookingId}` }, { pk: base, sk: 'LEASE' }], ConsistentRead: true } } }),
     );
     const items = out.Responses?.[table] ?? [];
     const stored = items.find((item) => item.sk === `R#${bookingId}`);
@@ -266,11 +277,11 @@ async function takeTurn(ctx: AppContext, turns: HotAccountTurns, pk: string, boo
     const nowMs = ctx.clock.nowMs();
     if (lease && readInteger(lease.until_ms) > nowMs) return undefined;
     const owner = randomUUID();
-    if (!(await acquireLease(ctx, pk, owner, nowMs))) return undefined;
+    if (!(await acquireLease(ctx, base, owner, nowMs))) return undefined;
     try {
-      await commitRound(ctx, pk, turns);
+      await commitRound(ctx, queue.account, turns);
     } finally {
-      await releaseLease(ctx, pk, owner);
+      await releaseLease(ctx, base, owner);
     }
     return turns.results.get(bookingId);
   } finally {
@@ -320,22 +331,36 @@ async function releaseLease(ctx: AppContext, pk: string, owner: string): Promise
  * between) or another committer's work is simply read again next round; a booking whose own condition failed
  * (a client id taken, a participant locked) is refused alone and the others go next round.
  */
-async function commitRound(ctx: AppContext, pk: string, turns: HotAccountTurns): Promise<void> {
-  const out = await ctx.db.send(
-    new QueryCommand({
-      TableName: ctx.tables.main,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :queued)',
-      ExpressionAttributeValues: { ':pk': pk, ':queued': 'Q#' },
-      ConsistentRead: true,
-      Limit: ROUND_READ,
-    }),
+async function commitRound(ctx: AppContext, account: string, turns: HotAccountTurns): Promise<void> {
+  const shards = await Promise.all(
+    Array.from({ length: QUEUE_SHARDS }, (_, shard) =>
+      ctx.db.send(
+        new QueryCommand({
+          TableName: ctx.tables.main,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :queued)',
+          ExpressionAttributeValues: { ':pk': keys.bookingQueueShard(account, shard), ':queued': 'Q#' },
+          ConsistentRead: true,
+          Limit: ROUND_READ,
+        }),
+      ),
+    ),
   );
-  const bookings: StoredBooking[] = (out.Items ?? []).map((item) => decodeBooking(item.booking as string));
-  if (bookings.length === 0) return;
+  // Arrival order across the shards: booking ids sort by time.
+  const queued = shards
+    .flatMap((out) => out.Items ?? [])
+    .sort((a, b) => String(a.sk).localeCompare(String(b.sk)))
+    .slice(0, ROUND_READ);
+  if (queued.length === 0) return;
+  const bookings: StoredBooking[] = queued.map((item) => decodeBooking(item.booking as string));
+  const shardOf = new Map(queued.map((item) => [String(item.sk).slice(2), String(item.pk)]));
   const wanted = bookings.flatMap((stored) => readAccountsOf(movementOf(stored)));
   const reads = await readAccounts(ctx, wanted);
   const nowMs = ctx.clock.nowMs();
-  const queue: QueueKeys = { pk, resultExpiresAtMs: nowMs + QUEUE_RETENTION_MS, resultTtlSeconds: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000) };
+  const queue: QueueKeys = {
+    pkOf: (bookingId) => shardOf.get(bookingId)!,
+    resultExpiresAtMs: nowMs + QUEUE_RETENTION_MS,
+    resultTtlSeconds: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000),
+  };
   const plan = planBatch(bookings, reads, { queued: true, refuseUncovered: true });
   const transaction = batchTransaction(ctx, plan, reads, queue, nowMs);
   try {
@@ -361,13 +386,13 @@ async function commitRound(ctx: AppContext, pk: string, turns: HotAccountTurns):
     turns.results.set(entry.booking.id, result);
     if (result.outcome === 'refused') await releaseClaims(ctx, entry.booking);
   }
-  if (plan.planned.length > 1) ctx.logger.debug('group commit', { queue: pk, bookings: plan.planned.length });
+  if (plan.planned.length > 1) ctx.logger.debug('group commit', { account, bookings: plan.planned.length });
 }
 
 /** A booking refused for its own reason: its result stored and its queue entry removed, in one transaction. */
 async function refuseAlone(ctx: AppContext, queue: QueueKeys, stored: StoredBooking, result: BookingResult, turns: HotAccountTurns): Promise<void> {
   try {
-    await ctx.db.send(new TransactWriteCommand({ TransactItems: [queueDelete(ctx, queue.pk, stored.id), resultPut(ctx, queue, stored.id, result)] }));
+    await ctx.db.send(new TransactWriteCommand({ TransactItems: [queueDelete(ctx, queue.pkOf(stored.id), stored.id), resultPut(ctx, queue, stored.id, result)] }));
   } catch (error) {
     // Answered meanwhile by another committer, or a conflict: the next round sees.
     if (error instanceof TransactionCanceledException || retryReason(error)) return;
