@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runAdmin } from '../../infra/ops/cli.js';
 import { accountIdOf, accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { keys } from '../../lib/store/keys.js';
@@ -186,5 +187,10 @@ describe('a hot account under faults', () => {
       ),
     );
     expect(results.reduce((sum, out) => sum + (out.Items?.length ?? 0), 0)).toBeGreaterThan(0);
+
+    // The ledger check over the platform: balances, versions, movement entries, events and counters agree.
+    const report = (await runAdmin(['ledger', 'check', '--platform', platform.platformCode], { ctx })) as { clean: boolean; discrepancies: unknown[] };
+    expect(report.discrepancies).toEqual([]);
+    expect(report.clean).toBe(true);
   });
 });

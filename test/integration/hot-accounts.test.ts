@@ -67,6 +67,9 @@ describe('a hot account', () => {
     const movements = events.slice(1).map((event) => (event.data as { movement: { movement_id: string } }).movement.movement_id);
     expect(new Set(movements).size).toBe(100);
     if (transfers.every((id) => typeof id === 'string')) expect(new Set(movements)).toEqual(new Set(transfers));
+    const report = (await runAdmin(['ledger', 'check', '--platform', platform.platformCode], { ctx })) as { clean: boolean; discrepancies: unknown[] };
+    expect(report.discrepancies).toEqual([]);
+    expect(report.clean).toBe(true);
   });
 });
 
