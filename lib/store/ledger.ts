@@ -50,10 +50,10 @@ export function accountAttributes(account: AccountRef, platformCode: string | nu
 
 /**
  * A platform or customer account as the bookings that brought it to `balance` leave it (the same
- * attributes `movementItems` sets), as one unconditional Put with the count its opening adds. Only for
+ * attributes a booking sets, lib/store/booking/batch.ts), as one unconditional Put with the count its opening adds. Only for
  * writing a history in bulk, where the movements' own balance updates are replaced by the final balances
- * (the benchmark seeds 100,000 accounts this way); a booking always goes through `movementItems`. `changes`
- * is how many bookings it stands for (the account's version, see balance-events.ts, and its movement count).
+ * (the benchmark seeds 100,000 accounts this way); a booking always goes through the booking engine. `changes`
+ * is how many bookings it stands for (the account's version, which numbers its balance events, and its movement count).
  */
 export function openedAccountItem(ctx: AppContext, account: AccountRef, platformCode: string, balance: Money, nowMs: number, changes: number): TaggedItem {
   if (isUnguarded(account.participant_code)) throw new Error('an outside-world account is sharded and in no list; it is never written whole');

@@ -11,7 +11,7 @@ import type { AppContext } from '../context.js';
  * record carries its platform's list entry (gsi1 `PLATFORM#<p>#MOVEMENTS`, by time); a movement between
  * two platforms' accounts (a transfer under `submits_platform_transfers_for`) has one more entry item for
  * the other platform; each platform or customer account it changes has an entry of its own (gsi1
- * `ACCOUNT#<id>#MOVEMENTS`). All are written with the movement, in its transaction (`movementItems`).
+ * `ACCOUNT#<id>#MOVEMENTS`). All are written with the movement, in its transaction (`lib/store/booking/batch.ts`).
  *
  * The platform list's filters by account, participant and asset are FilterExpressions over the entry's
  * `account_ids`, `participant_codes` and `assets` (under the page read budget); its unfiltered count is the
