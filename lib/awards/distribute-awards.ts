@@ -194,7 +194,9 @@ export async function distributeAwards(ctx: AppContext, auth: AuthContext, reque
     // then, not the pool (which that request has just debited).
     await bookMovement(ctx, escrowMovement, distributionCreationItems(ctx, distribution, chunks), nowMs);
   } catch (error) {
-    // Losing to an identical run shows as its record existing, or as conflict retries running out (503).
+    // Losing to an identical run shows as its record existing, or as conflict retries running out (503). A
+    // booking still queued behind the hot pool account (503 too) may have committed since: then the
+    // distribution found is this request's own, and resuming it finishes it.
     if (!(error instanceof DistributionExistsError) && !(error instanceof ServiceUnavailableError)) throw error;
     const winner = await getDistribution(ctx, auth.platformCode, requestId);
     if (!winner) throw error;

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { ACH_ASSET, achClearingAccount, type PlatformAccount } from '../domain/ach-clearing.js';
 import { findAsset } from '../domain/assets.js';
-import { ConflictError, NotFoundError, QuoteExpiredError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
+import { BookingQueuedError, ConflictError, NotFoundError, QuoteExpiredError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
 import { formatAmount, Money } from '../domain/money.js';
 import { achPaymentAmount, achTransferType, parseFundingDetails, type FundingDetails } from '../domain/payments.js';
 import type { AuthContext } from '../http/types.js';
@@ -65,8 +65,9 @@ export async function commitQuoteExecution(
     await book(ctx, { id: newBookingId(nowMs), atMs: nowMs, movement, items: [quoteExecutionItem(ctx, quoteId, tradeId, nowMs), ...items] });
   } catch (error) {
     // Conflict retries exhausted: many executions of this quote raced. If one of them won, this one is a
-    // duplicate like any other, not a reason to retry.
-    if (error instanceof ServiceUnavailableError && (await getQuote(ctx, quoteId))?.status !== 'open') {
+    // duplicate like any other, not a reason to retry. Not so a booking still queued behind a hot account:
+    // the winner may be this very booking, whose answer its request id will get.
+    if (error instanceof ServiceUnavailableError && !(error instanceof BookingQueuedError) && (await getQuote(ctx, quoteId))?.status !== 'open') {
       throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
     }
     throw error;
