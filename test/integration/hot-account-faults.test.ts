@@ -43,6 +43,7 @@ function faultyService(seed: number) {
   const random = seeded(seed);
   const injected = { conflicts: 0, lostResponses: 0, crashes: 0 };
   let crashArmed = false;
+  const committed = new Set<string>();
   const service = serviceWith(
     (next, context) => async (args) => {
       const input = ((args as unknown as { input?: Record<string, unknown> }).input ?? {}) as Record<string, unknown>;
@@ -52,6 +53,9 @@ function faultyService(seed: number) {
         return next(args);
       }
       if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+      // The SDK resending a request whose answer was lost: DynamoDB answers it from the token, never cancels it.
+      const token = String(input.ClientRequestToken ?? '');
+      if (token && committed.has(token)) return next(args);
       if (crashArmed) {
         crashArmed = false;
         injected.crashes += 1;
@@ -66,6 +70,7 @@ function faultyService(seed: number) {
         });
       }
       const result = await next(args);
+      if (token) committed.add(token);
       if (random() < 0.1) {
         // Committed, but the answer never arrived: the SDK sends the very same request (same token) again.
         injected.lostResponses += 1;
@@ -90,8 +95,9 @@ interface Sent {
 async function untilAnswered(platform: TestPlatform, sent: Sent, via: TestService): Promise<void> {
   for (let attempt = 0; attempt < 60; attempt++) {
     const response = await platform.post(sent.path, sent.body, { headers: { 'X-Request-Id': sent.requestId }, via });
-    const inProgress = response.status === 409 && JSON.stringify(response.body).includes('still in progress');
-    if (response.status < 500 && !inProgress) {
+    // A 409 that says the request is still running, or that another run of it got there first, asks for a retry.
+    const retryable = response.status === 409 && /still in progress|retry to get its answer/.test(JSON.stringify(response.body));
+    if (response.status < 500 && !retryable) {
       sent.answer = response;
       return;
     }
