@@ -155,6 +155,11 @@ export interface HttpServerOptions {
    * limit (tests, whose races must really race).
    */
   requestsPerKey?: number;
+  /**
+   * Runs around each request's handling (the seeded simulation ties the request's DynamoDB calls to its
+   * operation there, through AsyncLocalStorage); `npm start` passes none.
+   */
+  around?: (request: IncomingMessage, handle: () => Promise<void>) => Promise<void>;
 }
 
 /** Serves the route table on `port` (0: any free one) with every handler bound to `ctx`. */
@@ -163,7 +168,8 @@ export function startHttpServer(ctx: AppContext, port: number, host = '127.0.0.1
   const gate = options.requestsPerKey === undefined ? undefined : new KeyGate(options.requestsPerKey);
   const serve = (request: IncomingMessage, response: ServerResponse) => {
     const key = request.headers['x-svc-api-key'];
-    const handle = () => handleHttp(loadHandler, ctx, request, response);
+    const run = () => handleHttp(loadHandler, ctx, request, response);
+    const handle = options.around ? () => options.around!(request, run) : run;
     return gate && typeof key === 'string' ? gate.run(key, handle) : handle();
   };
   const server = createServer((request, response) => {

@@ -37,7 +37,16 @@ export interface LocalWebhookOptions {
    * one database: a file's runtime must not deliver another file's events before that file means it to.
    */
   acceptsPlatform?: (platformCode: string) => boolean;
+  /**
+   * Wraps the dispatcher and the delivery worker as the runtime calls them (the seeded simulation injects
+   * stream records delivered twice and crashes there); `npm start` passes none.
+   */
+  wrapDispatcher?: (dispatch: StreamDispatcher) => StreamDispatcher;
+  wrapWorker?: (work: DeliveryWorker) => DeliveryWorker;
 }
+
+export type StreamDispatcher = ReturnType<typeof bindDispatcher>;
+export type DeliveryWorker = ReturnType<typeof bindDeliveryWorker>;
 
 export interface LocalWebhooks {
   queue: DeliveryQueue;
@@ -77,7 +86,8 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
     },
   };
   const deps: DeliveryDeps = { queue, resolve: options.resolve, random: options.random };
-  const worker = bindDeliveryWorker(ctx, deps);
+  const boundWorker = bindDeliveryWorker(ctx, deps);
+  const worker = options.wrapWorker ? options.wrapWorker(boundWorker) : boundWorker;
   const enqueue = (entry: { message: DeliveryMessage; receives: number }) => {
     waiting.push(entry);
     pump();
@@ -106,7 +116,8 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
   };
 
   // ---- stream poller -> dispatcher ----
-  const dispatcher = bindDispatcher(ctx, queue);
+  const boundDispatcher = bindDispatcher(ctx, queue);
+  const dispatcher = options.wrapDispatcher ? options.wrapDispatcher(boundDispatcher) : boundDispatcher;
   const endpoint = ctx.config.DYNAMODB_ENDPOINT;
   if (!endpoint) throw new Error('the local webhook runtime needs DYNAMODB_ENDPOINT (DynamoDB Local)');
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
