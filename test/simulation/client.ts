@@ -1,0 +1,63 @@
+import { sign } from '../../lib/http/signature.js';
+import type { ApiKeyCredentials } from '../../lib/store/api-keys.js';
+import type { Clock } from '../../lib/context.js';
+
+/** One HTTP answer as the client saw it. */
+export interface Answer {
+  status: number;
+  text: string;
+  retryAfter: string | null;
+  /** The request attempt (1 = first) of its operation. */
+  attempt: number;
+}
+
+export interface SendOptions {
+  requestId?: string;
+  /** Raw body text (a replay sends the exact bytes of the first request). */
+  text?: string;
+}
+
+/** Header tying a request to its operation and attempt, read by the server's `around` hook (never by a handler). */
+export const OPERATION_HEADER = 'x-simulation-operation';
+
+/**
+ * A platform's signed client, as a platform's own integration calls the service: the four signing headers,
+ * and for a repeat of the very same bytes a timestamp a second earlier (a signature is accepted once).
+ */
+export class PlatformClient {
+  private readonly used = new Set<string>();
+
+  constructor(
+    private readonly baseUrl: string,
+    readonly credentials: ApiKeyCredentials,
+    private readonly clock: Clock,
+  ) {}
+
+  async send(method: string, path: string, body: unknown, op: number, attempt: number, options: SendOptions = {}): Promise<Answer> {
+    const text = options.text ?? (body === undefined ? undefined : JSON.stringify(body));
+    const secret = Buffer.from(this.credentials.api_secret, 'base64');
+    let timestamp = this.clock.nowSeconds();
+    let signature = sign(secret, String(timestamp), method, path, text ?? '{}');
+    while (this.used.has(signature)) {
+      timestamp -= 1;
+      signature = sign(secret, String(timestamp), method, path, text ?? '{}');
+    }
+    this.used.add(signature);
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'X-SVC-API-KEY': this.credentials.api_key,
+      'X-SVC-PASSPHRASE': this.credentials.passphrase,
+      'X-SVC-TIMESTAMP': String(timestamp),
+      'X-SVC-SIGNED': signature,
+      [OPERATION_HEADER]: `${op}.${attempt}`,
+      ...(options.requestId && { 'X-Request-Id': options.requestId }),
+    };
+    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body: text });
+    return { status: response.status, text: await response.text(), retryAfter: response.headers.get('retry-after'), attempt };
+  }
+}
+
+/** An answer a client must retry: a 5xx, or "still in progress" while the first request with its id runs. */
+export function isTransient(answer: Answer): boolean {
+  return answer.status >= 500 || (answer.status === 409 && answer.text.includes('still in progress'));
+}

@@ -1,0 +1,723 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { SQSEvent } from 'aws-lambda';
+import { ensureTables, freePort, startDynamoLocal, type LocalDynamo } from '../../infra/local/dynamodb.js';
+import { startHttpServer } from '../../infra/local/server.js';
+import { startLocalWebhooks, type LocalWebhooks } from '../../infra/local/webhook-runtime.js';
+import { startLocalWorkflows, type LocalWorkflows } from '../../infra/local/workflow-runner.js';
+import { runAdmin } from '../../infra/ops/cli.js';
+import { bind as bindBankEvents } from '../../functions/payments/apply-bank-event.js';
+import { bind as bindCustodyEvents } from '../../functions/withdrawals/apply-custody-event.js';
+import type { AppContext } from '../../lib/context.js';
+import { deposit } from '../../lib/ledger/deposit.js';
+import { runLedgerCheck } from '../../lib/reconciliation/run-ledger-check.js';
+import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
+import { createApiKey, PERMISSION_AREAS } from '../../lib/store/api-keys.js';
+import { getPayment } from '../../lib/store/payments.js';
+import { createPlatform } from '../../lib/store/platforms.js';
+import { getTrade } from '../../lib/store/trades.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { isTransient, OPERATION_HEADER, PlatformClient, type Answer } from './client.js';
+import { FaultInjector, type FaultRates, type InjectedFault } from './faults.js';
+import { generateOperations, type Operation, type OperationKind, type Party } from './generator.js';
+import { AnswerLedger, negativeBalance, type BalanceChange, type Violation } from './invariants.js';
+import { keyedDraw } from './prng.js';
+import { cleanClient, customerBody, scanTable, simulationContext } from './world.js';
+
+/**
+ * The seeded simulation (issue 25, design section 13): the operations drawn from the seed run against the
+ * real handlers (`npm start`'s HTTP server, workflow runner and webhook runtime, the bank and custody queue
+ * consumers) on DynamoDB Local, with the seeded faults on; then faults stop, everything drains, and the
+ * invariants are checked.
+ */
+
+export interface SimulationOptions {
+  seed: number;
+  ops: number;
+  /** A DynamoDB Local to use (tests: the suite's); otherwise one is started, in memory, for the run. */
+  endpoint?: string;
+  /** Tables of the run's own (created if missing); the checks read the whole main table. */
+  tables?: { main: string; ttl: string };
+  /** Operations in flight at once. */
+  concurrency?: number;
+  platforms?: number;
+  customersPerPlatform?: number;
+  rates?: FaultRates;
+  /** Progress lines (the CLI prints them). */
+  log?: (line: string) => void;
+}
+
+export interface SimulationSummary {
+  seed: number;
+  ops: number;
+  elapsed_ms: number;
+  operations: Record<string, Record<string, number>>;
+  faults: Record<string, number>;
+  invariants: Record<string, number>;
+  ledger_check: { items_scanned: number; accounts_checked: number; movements_checked: number; balance_events: number };
+}
+
+/** A run that broke an invariant: what to replay it with. */
+export class SimulationFailure extends Error {
+  constructor(
+    readonly seed: number,
+    readonly op: number | undefined,
+    readonly violations: Violation[],
+    readonly faultsSoFar: InjectedFault[],
+    readonly summary: SimulationSummary,
+  ) {
+    const first = violations[0]!;
+    super(
+      [
+        `simulation failed: seed ${seed}, operation ${op ?? '(after the run)'}: [${first.invariant}] ${first.message}`,
+        `replay: npm run simulate -- --seed ${seed} --ops ${summary.ops}`,
+        `${violations.length} violation(s):`,
+        ...violations.slice(0, 20).map((v) => `  op ${v.op ?? '-'} [${v.invariant}] ${v.message}`),
+        `faults injected up to then (${faultsSoFar.length}): ${JSON.stringify(countKinds(faultsSoFar))}`,
+        ...faultsSoFar.slice(-15).map((f) => `  ${f.kind} in ${f.scope} at ${f.at}`),
+      ].join('\n'),
+    );
+    this.name = 'SimulationFailure';
+  }
+}
+
+function countKinds(faults: readonly InjectedFault[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const fault of faults) counts[fault.kind] = (counts[fault.kind] ?? 0) + 1;
+  return counts;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const ETH_ADDRESS = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+/** A request still unanswered after this (retrying all along) breaks liveness. */
+const ANSWER_DEADLINE_MS = 120_000;
+const DRAIN_DEADLINE_MS = 180_000;
+
+interface SimPlatform {
+  code: string;
+  participant: string;
+  customers: string[];
+  client: PlatformClient;
+  endpointCreatedAtMs: number;
+}
+
+/** A request sent through the API whose answer a replay may ask for again. */
+interface Sent {
+  op: number;
+  platform: number;
+  path: string;
+  text: string;
+  requestId: string;
+}
+
+export async function simulate(options: SimulationOptions): Promise<SimulationSummary> {
+  const started = Date.now();
+  const log = options.log ?? (() => undefined);
+  const shape = { platforms: options.platforms ?? 3, customersPerPlatform: options.customersPerPlatform ?? 12 };
+  const operations = generateOperations(options.seed, options.ops, shape);
+  const injector = new FaultInjector(options.seed, options.rates);
+  injector.active = false;
+
+  let dynamo: LocalDynamo | undefined;
+  let workflows: LocalWorkflows | undefined;
+  let webhooks: LocalWebhooks | undefined;
+  let http: Awaited<ReturnType<typeof startHttpServer>> | undefined;
+  const receiver = new WebhookReceiver();
+  try {
+    dynamo = options.endpoint ? undefined : await startDynamoLocal({ port: await freePort() });
+    const endpoint = options.endpoint ?? dynamo!.endpoint;
+    const tables = options.tables ?? { main: 'sim-main', ttl: 'sim-windows' };
+    await ensureTables(endpoint, tables);
+    const base = simulationContext(endpoint, tables, injector);
+    // Failed tasks retried quickly (the definition's own Retry, shortened as the tests do), so a run drains in seconds.
+    workflows = await startLocalWorkflows(base, {
+      resume: false,
+      sweepIntervalMs: 2_000,
+      definition: { retry: { intervalSeconds: 1, maxAttempts: 10, backoffRate: 1.5, maxDelaySeconds: 3 } },
+    });
+    const ctx = workflows.ctx;
+    const run = new Run(options.seed, ctx, injector, log);
+    receiver.reply = (entry) => run.receive(entry);
+    await receiver.start();
+    webhooks = await startLocalWebhooks(ctx, {
+      pollIntervalMs: 100,
+      sweepIntervalMs: 1_000,
+      wrapDispatcher: injector.wrapDispatcher,
+      wrapWorker: injector.wrapWorker,
+    });
+    http = await startHttpServer(ctx, 0, '127.0.0.1', { around: (request, handle) => run.around(request, handle) });
+    await run.setUp(http.baseUrl, receiver.url, shape);
+    log(`seed ${options.seed}: ${operations.length} operations on ${shape.platforms} platforms, ${shape.customersPerPlatform} customers each`);
+
+    injector.active = true;
+    await run.operate(operations, options.concurrency ?? 12);
+    injector.active = false;
+    log(`seed ${options.seed}: operations done in ${((Date.now() - started) / 1000).toFixed(1)} s; draining`);
+    await run.drain(workflows, webhooks, receiver);
+    await run.check(endpoint, tables.main);
+    const summary = run.summary(options.ops, Date.now() - started);
+    if (run.violations.length > 0) {
+      const first = run.violations[0]!;
+      const faultsSoFar = first.op === undefined ? injector.log : injector.log.filter((fault) => fault.op === undefined || fault.op <= first.op!);
+      throw new SimulationFailure(options.seed, first.op, run.violations, faultsSoFar, summary);
+    }
+    return summary;
+  } finally {
+    injector.active = false;
+    if (http) {
+      http.server.closeAllConnections();
+      await new Promise((resolve) => http!.server.close(resolve));
+    }
+    await webhooks?.stop();
+    await workflows?.stop();
+    await receiver.stop();
+    await dynamo?.stop();
+  }
+}
+
+class Run {
+  readonly violations: Violation[] = [];
+  private readonly answers = new AnswerLedger();
+  private readonly outcomes = new Map<string, Map<string, number>>();
+  private readonly invariantCounts = { answers_replayed: 0, balance_changes: 0, events_delivered: 0, settlements_terminal: 0, one_booking_per_id: 0, five_xx_allowed: 0 };
+  private platforms: SimPlatform[] = [];
+  private readonly sent: Sent[] = [];
+  private readonly payments: { id: string; chain: Promise<unknown> }[] = [];
+  private readonly withdrawals: { id: string; chain: Promise<unknown> }[] = [];
+  private readonly deposits: { op: number; request: Parameters<typeof deposit>[1] }[] = [];
+  private readonly reportedTrades = new Set<string>();
+  private readonly transferRequests = new Set<string>();
+  private readonly clientTransferIds = new Set<string>();
+  private readonly clientTradeIds = new Set<string>();
+  /** 2xx receipts by `platform event-id`. */
+  private readonly delivered = new Set<string>();
+  private readonly receives = new Map<string, number>();
+  private readonly bankConsumer;
+  private readonly custodyConsumer;
+  private ledgerReport: SimulationSummary['ledger_check'] = { items_scanned: 0, accounts_checked: 0, movements_checked: 0, balance_events: 0 };
+
+  constructor(
+    private readonly seed: number,
+    private readonly ctx: AppContext,
+    private readonly injector: FaultInjector,
+    private readonly log: (line: string) => void,
+  ) {
+    this.bankConsumer = bindBankEvents(ctx);
+    this.custodyConsumer = bindCustodyEvents(ctx);
+  }
+
+  violate(invariant: string, op: number | undefined, message: string): void {
+    this.violations.push({ invariant, op, message });
+    if (this.violations.length === 1) this.log(`VIOLATION (seed ${this.seed}, op ${op ?? '-'}) [${invariant}] ${message}`);
+  }
+
+  private outcome(kind: string, result: string): void {
+    const byResult = this.outcomes.get(kind) ?? new Map<string, number>();
+    byResult.set(result, (byResult.get(result) ?? 0) + 1);
+    this.outcomes.set(kind, byResult);
+  }
+
+  /** The server's hook: a request's DynamoDB calls belong to the operation and attempt its header names. */
+  around(request: IncomingMessage, handle: () => Promise<void>): Promise<void> {
+    const tag = request.headers[OPERATION_HEADER];
+    const match = typeof tag === 'string' ? /^(\d+)\.(\d+)$/.exec(tag) : null;
+    return match ? this.injector.inOperation(Number(match[1]), Number(match[2]), handle) : handle();
+  }
+
+  /** The webhook receiver: fails at random (seeded by event and attempt), checks every balance change it is told of. */
+  receive(entry: { headers: Record<string, unknown>; body: string }): { status: number } | 'reset' {
+    const id = String(entry.headers['webhook-id'] ?? '');
+    let envelope: { platform_code?: string; type?: string; data?: BalanceChange };
+    try {
+      envelope = JSON.parse(entry.body);
+    } catch {
+      return { status: 400 };
+    }
+    const key = `${envelope.platform_code} ${id}`;
+    const n = (this.receives.get(key) ?? 0) + 1;
+    this.receives.set(key, n);
+    const draw = keyedDraw(this.seed, `receiver ${key} ${n}`);
+    if (draw < 0.1) return { status: 500 };
+    if (draw < 0.15) return 'reset';
+    if (envelope.type === 'account_balance.changed' && envelope.data) {
+      const problem = negativeBalance(envelope.data);
+      if (problem) this.violate('no guarded balance below zero', undefined, `delivered event ${id}: ${problem}`);
+    }
+    this.delivered.add(key);
+    return { status: 204 };
+  }
+
+  async setUp(baseUrl: string, hookUrl: string, shape: { platforms: number; customersPerPlatform: number }): Promise<void> {
+    const admin = (args: string[]) => runAdmin([...args, '--reason', 'simulation'], { ctx: this.ctx });
+    for (const [underlying, quoted, price] of [
+      ['BTC', 'USD', '50000'],
+      ['ETH', 'USD', '2000'],
+      ['LTC', 'USD', '100'],
+      ['SOL', 'USD', '150'],
+      ['ETH', 'EUR', '2500'],
+    ] as const) {
+      await admin(['price', 'set', '--underlying', underlying, '--quoted-currency', quoted, '--price', price, '--force']);
+    }
+    await admin(['fee', 'set', '--asset', 'ETH', '--quantity', '0.002']);
+    for (let p = 0; p < shape.platforms; p++) {
+      const platform = await createPlatform(this.ctx, `simulated platform ${p}`, '25');
+      const credentials = await createApiKey(this.ctx, platform.platform_code, PERMISSION_AREAS);
+      const client = new PlatformClient(baseUrl, credentials, this.ctx.clock);
+      const endpointCreatedAtMs = this.ctx.clock.nowMs();
+      const endpoint = await client.send('POST', '/webhooks/endpoints', { url: `${hookUrl}/${platform.platform_code}`, description: 'simulation' }, -1, 1);
+      if (endpoint.status !== 200 && endpoint.status !== 201) throw new Error(`set-up: webhook endpoint ${endpoint.status} ${endpoint.text}`);
+      const customers: string[] = [];
+      for (let c = 0; c < shape.customersPerPlatform; c++) {
+        const created = await client.send('POST', '/participants/customers/new', customerBody(`sim.${randomUUID()}@example.com`, this.ctx.clock.nowMs()), -1, 1);
+        if (created.status !== 201) throw new Error(`set-up: customer ${created.status} ${created.text}`);
+        customers.push(JSON.parse(created.text).message.participant_code);
+      }
+      this.platforms.push({ code: platform.platform_code, participant: platform.participant_code, customers, client, endpointCreatedAtMs });
+      const fund = (participantCode: string, asset: string, amount: string, accountLabel?: string) =>
+        deposit(this.ctx, { reference: `setup-${randomUUID()}`, participantCode, asset, amount, accountLabel });
+      await fund(platform.participant_code, 'USD', '40000');
+      await fund(platform.participant_code, 'USD', '3000', 'ach_clearing');
+      await fund(platform.participant_code, 'EUR', '20000');
+      for (const customer of customers) {
+        await fund(customer, 'USD', '500');
+        await fund(customer, 'BTC', '0.05');
+      }
+    }
+  }
+
+  /** Runs the operations in order, `concurrency` at a time. */
+  async operate(operations: Operation[], concurrency: number): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < operations.length) {
+        const index = next++;
+        const operation = operations[index]!;
+        let result: string;
+        const startedMs = Date.now();
+        try {
+          result = await this.perform(index, operation);
+          if (Date.now() - startedMs > 5_000 && process.env.SIM_SLOW) this.log(`  slow op ${index} ${operation.kind} ${result}: ${Date.now() - startedMs} ms, faults ${JSON.stringify(this.injector.faultsOf(index).map((f) => `${f.scope}:${f.kind}@${f.at}`))}`);
+        } catch (error) {
+          result = 'error';
+          this.violate('operation completes', index, `${operation.kind}: ${(error as Error).stack ?? error}`);
+        }
+        this.outcome(operation.kind, result);
+        if ((index + 1) % 1000 === 0) this.log(`  ${index + 1} operations started, ${this.injector.log.length} faults so far`);
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  }
+
+  private party(platform: SimPlatform, party: Party): { code: string; label: string } {
+    return { code: party.customer === null ? platform.participant : platform.customers[party.customer]!, label: party.label };
+  }
+
+  /**
+   * Sends one request until it gets a definitive answer (the client's retries: same id, same bytes), checking
+   * each answer: 5xx only where faults explain them, and every answer to an id after its first 2xx that same 2xx.
+   */
+  private async request(op: number, platformIndex: number, method: string, path: string, body: unknown, requestId?: string, text?: string, reusedId = false): Promise<Answer> {
+    const platform = this.platforms[platformIndex]!;
+    const bodyText = text ?? (body === undefined ? undefined : JSON.stringify(body));
+    const deadline = Date.now() + ANSWER_DEADLINE_MS;
+    for (let attempt = 1; ; attempt++) {
+      let answer: Answer;
+      try {
+        answer = await platform.client.send(method, path, undefined, op, attempt, { requestId, text: bodyText });
+      } catch (error) {
+        throw new Error(`${method} ${path}: the server did not answer: ${(error as Error).message}`);
+      }
+      if (answer.status >= 500) this.checkFiveXx(op, method, path, answer);
+      // A changed body under a used id is checked by its caller (422), not against the id's first answer.
+      if (requestId && !reusedId && !isTransient(answer)) {
+        const problem = this.answers.record(requestId, op, answer);
+        if (problem) this.violate('every retry answered as the first', op, problem);
+      }
+      if (!isTransient(answer)) {
+        if (requestId && !reusedId && method === 'POST' && bodyText !== undefined && answer.status >= 200 && answer.status < 300) {
+          this.sent.push({ op, platform: platformIndex, path, text: bodyText, requestId });
+        }
+        return answer;
+      }
+      if (Date.now() > deadline) throw new Error(`${method} ${path} (request ${requestId ?? '-'}) still unanswered after ${ANSWER_DEADLINE_MS} ms: ${answer.status} ${answer.text}`);
+      await sleep(Math.min(1000, 25 * 2 ** Math.min(attempt, 6)) * (0.5 + keyedDraw(this.seed, `backoff ${op} ${attempt}`) / 2));
+    }
+  }
+
+  private checkFiveXx(op: number, method: string, path: string, answer: Answer): void {
+    const faults = this.injector.faultsOf(op, answer.attempt);
+    const during = this.injector.active;
+    if (answer.status === 503 && answer.retryAfter && during) {
+      this.invariantCounts.five_xx_allowed += 1;
+      return;
+    }
+    if (answer.status === 500 && faults.some((fault) => fault.kind.startsWith('crash'))) {
+      this.invariantCounts.five_xx_allowed += 1;
+      return;
+    }
+    this.violate('no 5xx but the faults’ own', op, `${method} ${path} answered ${answer.status} ${answer.text.slice(0, 300)} (faults in this attempt: ${JSON.stringify(faults.map((f) => `${f.kind}@${f.at}`))}${during ? '' : '; faults were off'})`);
+  }
+
+  private json(answer: Answer): any {
+    try {
+      return JSON.parse(answer.text);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async perform(index: number, operation: Operation): Promise<string> {
+    switch (operation.kind) {
+      case 'transfer':
+        return this.transfer(index, operation);
+      case 'execute':
+        return this.execute(index, operation);
+      case 'reward': {
+        const platform = this.platforms[operation.platform]!;
+        const body = { underlying: operation.underlying, quoted_currency: 'USD', total: operation.total, participant_code: platform.customers[operation.customer] };
+        return this.status(await this.request(index, operation.platform, 'POST', '/rewards', body, operation.requestId));
+      }
+      case 'award_fund':
+        return this.status(await this.request(index, operation.platform, 'POST', '/awards/fund', { underlying: 'BTC', quoted_currency: 'USD', quantity: operation.quantity }, operation.requestId));
+      case 'award_distribute': {
+        const platform = this.platforms[operation.platform]!;
+        const body = { asset: 'BTC', quantity: operation.quantity, quoted_currency: 'USD', participant_codes: operation.customers.map((c) => platform.customers[c]) };
+        return this.status(await this.request(index, operation.platform, 'POST', '/awards/distribute', body, operation.requestId));
+      }
+      case 'trade_report':
+        return this.report(index, operation);
+      case 'convert_withdraw':
+        return this.convertWithdraw(index, operation);
+      case 'bank_event':
+        return this.bankEvent(index, operation);
+      case 'custody_event':
+        return this.custodyEvent(index, operation);
+      case 'deposit':
+        return this.opsDeposit(index, operation);
+      case 'replay':
+        return this.replay(index, operation);
+    }
+  }
+
+  private status(answer: Answer): string {
+    return String(answer.status);
+  }
+
+  private async transfer(index: number, op: Extract<Operation, { kind: 'transfer' }>): Promise<string> {
+    const platform = this.platforms[op.platform]!;
+    const from = this.party(platform, op.from);
+    const to = this.party(platform, op.to);
+    const body = {
+      from_participant_code: from.code,
+      from_account_label: from.label,
+      to_participant_code: to.code,
+      to_account_label: to.label,
+      asset: op.asset,
+      amount: op.amount,
+      ...(op.clientTransferId && { client_transfer_id: op.clientTransferId }),
+    };
+    const answer = await this.request(index, op.platform, 'POST', '/transfers', body, op.requestId);
+    if (answer.status === 201) {
+      this.transferRequests.add(op.requestId);
+      if (op.clientTransferId) this.clientTransferIds.add(op.clientTransferId);
+    }
+    return this.status(answer);
+  }
+
+  private async execute(index: number, op: Extract<Operation, { kind: 'execute' }>): Promise<string> {
+    const platform = this.platforms[op.platform]!;
+    const query = new URLSearchParams({ underlying: op.underlying, quoted_currency: 'USD', side: 'buy', total: op.total, participant_code: platform.customers[op.customer]! });
+    const quote = await this.request(index, op.platform, 'GET', `/liquidity/rfq?${query}`, undefined);
+    if (quote.status !== 200) return `quote ${quote.status}`;
+    const body = {
+      quote_id: this.json(quote).message.quote_id,
+      ...(op.ach && { funding_details: { external_account_id: op.externalAccountId, description: 'SIM ORDER', bank_fee: '1.50' } }),
+    };
+    const answer = await this.request(index, op.platform, 'POST', '/liquidity/execute', body, op.requestId);
+    if (answer.status === 200 && op.ach) {
+      const tradeId = this.json(answer).message.trade_id as string;
+      const listed = await this.request(index, op.platform, 'GET', `/payments/status?trade_id=${tradeId}`, undefined);
+      const payment = this.json(listed)?.message?.[0]?.transaction_id as string | undefined;
+      if (!payment) this.violate('an ACH execution has its payment', index, `trade ${tradeId}: ${listed.status} ${listed.text.slice(0, 200)}`);
+      else this.payments.push({ id: payment, chain: Promise.resolve() });
+    }
+    return `${op.ach ? 'ach ' : ''}${answer.status}`;
+  }
+
+  private async report(index: number, op: Extract<Operation, { kind: 'trade_report' }>): Promise<string> {
+    const platform = this.platforms[op.platform]!;
+    const buyer = platform.customers[op.buyer]!;
+    const seller = platform.customers[op.seller]!;
+    if (op.funded) {
+      // Each party is given what it must deliver (references from the request id: a retry books nothing twice).
+      const notional = (Number(op.quantity) * 50_000).toFixed(2);
+      await this.bookDeposit(index, { participantCode: buyer, asset: 'USD', amount: notional, reference: `trade-${op.requestId}-buyer` });
+      await this.bookDeposit(index, { participantCode: seller, asset: 'BTC', amount: op.quantity, reference: `trade-${op.requestId}-seller` });
+    }
+    const body = {
+      client_trade_id: op.clientTradeId,
+      session_id: '',
+      trade_reporter: 'ops@simulation.example',
+      platform_code: platform.code,
+      symbol: 'BTC/USD',
+      product_type: 'spot',
+      trade_type: 'regular',
+      trade_price: '50000',
+      trade_quantity: op.quantity,
+      physical_delivery: true,
+      transaction_timestamp: this.ctx.clock.nowMs() - 1_000,
+      parties_anonymous: false,
+      parties: [
+        { side: 'buy', participant_code: buyer, asset: 'BTC', settling: true },
+        { side: 'sell', participant_code: seller, asset: 'USD', settling: true },
+      ],
+    };
+    const answer = await this.request(index, op.platform, 'POST', '/trades', body, op.requestId);
+    if (answer.status === 200 || answer.status === 201) {
+      this.reportedTrades.add(this.json(answer).message.trade_id);
+      this.clientTradeIds.add(op.clientTradeId);
+    }
+    return `${op.funded ? 'funded' : 'unfunded'} ${answer.status}`;
+  }
+
+  private async convertWithdraw(index: number, op: Extract<Operation, { kind: 'convert_withdraw' }>): Promise<string> {
+    const query = new URLSearchParams({ side: 'buy', underlying: 'ETH', quoted_currency: 'EUR', quantity: op.quantity, withdrawal_address: ETH_ADDRESS });
+    const quote = await this.request(index, op.platform, 'GET', `/convert_withdraw/rfq?${query}`, undefined);
+    if (quote.status !== 200) return `quote ${quote.status}`;
+    const answer = await this.request(index, op.platform, 'POST', '/convert_withdraw/execute', { quote_id: this.json(quote).message.quote_id }, op.requestId);
+    if (answer.status === 200) this.withdrawals.push({ id: this.json(answer).message.withdrawal_request_id, chain: Promise.resolve() });
+    return this.status(answer);
+  }
+
+  /** Calls outside HTTP (ops, queues) retried the way their callers retry: until they go through. */
+  private async untilDone<T>(index: number, work: (attempt: number) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.injector.inOperation(index, attempt, () => work(attempt));
+      } catch (error) {
+        if (attempt >= 30) throw error;
+        await sleep(50 * Math.min(attempt, 10));
+      }
+    }
+  }
+
+  private async bookDeposit(index: number, request: Parameters<typeof deposit>[1]) {
+    const booking = await this.untilDone(index, () => deposit(this.ctx, request));
+    this.deposits.push({ op: index, request });
+    return booking;
+  }
+
+  private async opsDeposit(index: number, op: Extract<Operation, { kind: 'deposit' }>): Promise<string> {
+    if (op.repeat !== null && this.deposits.length > 0) {
+      const earlier = this.deposits[Math.floor(op.repeat * this.deposits.length)]!;
+      const booking = await this.untilDone(index, () => deposit(this.ctx, earlier.request));
+      if (!booking.already_booked) this.violate('one booking per reference', index, `deposit ${earlier.request.reference} (op ${earlier.op}) booked again`);
+      return 'repeat';
+    }
+    const platform = this.platforms[op.platform]!;
+    const participantCode = op.customer === null ? platform.participant : platform.customers[op.customer]!;
+    const booking = await this.bookDeposit(index, { participantCode, asset: op.asset, amount: op.amount, reference: op.reference, ...(op.label && { accountLabel: op.label }) });
+    return booking.already_booked ? 'booked (answer lost)' : 'booked';
+  }
+
+  /** A FIFO message group: one resource's events are applied one after another, in the order sent. */
+  private inGroup(group: { chain: Promise<unknown> }, work: () => Promise<string>): Promise<string> {
+    const result = group.chain.then(work);
+    group.chain = result.catch(() => undefined);
+    return result;
+  }
+
+  private sqs(body: unknown, group: string): SQSEvent {
+    const messageId = randomUUID();
+    return {
+      Records: [
+        {
+          messageId,
+          receiptHandle: messageId,
+          body: JSON.stringify(body),
+          attributes: { ApproximateReceiveCount: '1', SentTimestamp: '1', SenderId: 'sim', ApproximateFirstReceiveTimestamp: '1', MessageGroupId: group, MessageDeduplicationId: messageId, SequenceNumber: '1' },
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: 'arn:aws:sqs:local:000000000000:events.fifo',
+          awsRegion: 'local',
+        },
+      ],
+    };
+  }
+
+  private async bankEvent(index: number, op: Extract<Operation, { kind: 'bank_event' }>): Promise<string> {
+    if (this.payments.length === 0) return 'no payment yet';
+    const group = this.payments[Math.floor(op.pick * this.payments.length)]!;
+    return this.inGroup(group, async () => {
+      const before = await this.untilDone(index, () => getPayment(this.ctx, group.id));
+      if (!before) return 'unknown payment';
+      const legal: Record<string, string[]> = { submitted: ['pending', 'failed'], pending: ['posted', 'failed'], posted: ['reversed'], failed: [], reversed: [] };
+      // Mostly the bank's next legal step (reversals included); sometimes a repeat or a move the state machine forbids.
+      const choices = op.move < 0.75 && legal[before.status]!.length > 0 ? legal[before.status]! : op.move < 0.9 ? [before.status] : ['pending', 'posted', 'failed', 'reversed'];
+      const status = choices[Math.floor(((op.move * 7919) % 1) * choices.length)]!;
+      await this.injector.deliverQueued(index, (event) => this.bankConsumer(event), this.sqs({ transaction_id: group.id, status }, group.id));
+      return `${before.status}->${status}`;
+    });
+  }
+
+  private async custodyEvent(index: number, op: Extract<Operation, { kind: 'custody_event' }>): Promise<string> {
+    if (this.withdrawals.length === 0) return 'no withdrawal yet';
+    const group = this.withdrawals[Math.floor(op.pick * this.withdrawals.length)]!;
+    return this.inGroup(group, async () => {
+      const body = op.confirm ? { withdrawal_request_id: group.id, status: 'CONFIRMED', transaction_hash: op.hash } : { withdrawal_request_id: group.id, status: 'FAILED' };
+      await this.injector.deliverQueued(index, (event) => this.custodyConsumer(event), this.sqs(body, group.id));
+      return op.confirm ? 'CONFIRMED' : 'FAILED';
+    });
+  }
+
+  /** A platform's retry of an earlier request: the same id and bytes get the same answer; another body 422. */
+  private async replay(index: number, op: Extract<Operation, { kind: 'replay' }>): Promise<string> {
+    if (this.sent.length === 0) return 'nothing to replay';
+    const earlier = this.sent[Math.floor(op.pick * this.sent.length)]!;
+    if (!op.changed) {
+      const answer = await this.request(index, earlier.platform, 'POST', earlier.path, undefined, earlier.requestId, earlier.text);
+      this.invariantCounts.answers_replayed += 1;
+      return `same body ${answer.status}`;
+    }
+    const changed = changeBody(earlier.text);
+    const answer = await this.request(index, earlier.platform, 'POST', earlier.path, undefined, earlier.requestId, changed, true);
+    if (answer.status !== 422) this.violate('a changed body is refused', index, `request ${earlier.requestId} of op ${earlier.op} with another body answered ${answer.status} ${answer.text.slice(0, 200)}`);
+    return `changed body ${answer.status}`;
+  }
+
+  /** After the operations: trades settled or defaulted, deliveries done (faults off, as the issue says). */
+  async drain(workflows: LocalWorkflows, webhooks: LocalWebhooks, receiver: WebhookReceiver): Promise<void> {
+    const deadline = Date.now() + DRAIN_DEADLINE_MS;
+    let open = [...this.reportedTrades];
+    while (open.length > 0 && Date.now() < deadline) {
+      const still: string[] = [];
+      for (const tradeId of open) {
+        const trade = await getTrade(this.ctx, tradeId, { consistent: true });
+        if (trade && trade.trade_state === 'terminated') continue;
+        still.push(tradeId);
+        // The sweep's redrive, at once: an execution that ran out of task retries under faults starts again.
+        if (trade) await workflows.runner.ensure(settlementInputFor(this.ctx, trade));
+      }
+      open = still;
+      if (open.length > 0) await sleep(1_000);
+    }
+    for (const tradeId of open) this.violate('every settlement terminal', undefined, `trade ${tradeId} still open after the drain`);
+
+    // Deliveries: wait for every event; after a while ask for the missing ones again (POST /events/{id}/redeliver).
+    let redelivered = false;
+    for (;;) {
+      await webhooks.sweep().catch(() => undefined);
+      const missing = await this.undelivered();
+      if (missing.length === 0) break;
+      if (Date.now() > deadline) {
+        for (const event of missing.slice(0, 50)) this.violate('every event delivered', undefined, `event ${event.id} (${event.type}) of ${event.platform} never delivered`);
+        break;
+      }
+      if (!redelivered && Date.now() > deadline - DRAIN_DEADLINE_MS / 2) {
+        redelivered = true;
+        for (const event of missing) {
+          const index = this.platforms.findIndex((p) => p.code === event.platform);
+          await this.request(-2, index, 'POST', `/events/${event.id}/redeliver`, {}, randomUUID());
+        }
+      }
+      await sleep(1_000);
+    }
+    void receiver;
+  }
+
+  private async undelivered(): Promise<{ id: string; type: string; platform: string }[]> {
+    const db = cleanClient(this.ctx.config.DYNAMODB_ENDPOINT!);
+    const missing: { id: string; type: string; platform: string }[] = [];
+    for await (const item of scanTable(db, this.ctx.tables.main)) {
+      if (item.type !== 'event' || item.sk !== 'EVENT') continue;
+      const envelope = JSON.parse(item.body as string);
+      const platform = this.platforms.find((p) => p.code === envelope.platform_code);
+      if (!platform || envelope.type === 'webhook.test' || envelope.created_at < platform.endpointCreatedAtMs) continue;
+      if (!this.delivered.has(`${envelope.platform_code} ${envelope.id}`)) missing.push({ id: envelope.id, type: envelope.type, platform: envelope.platform_code });
+    }
+    db.destroy();
+    return missing;
+  }
+
+  /** The checks over the whole table once everything drained. */
+  async check(endpoint: string, table: string): Promise<void> {
+    const report = await runLedgerCheck(this.ctx, { scope: {}, totalSegments: 4 });
+    this.ledgerReport = {
+      items_scanned: report.summary.items_scanned,
+      accounts_checked: report.summary.accounts_checked,
+      movements_checked: report.summary.movements_checked,
+      balance_events: report.summary.balance_events,
+    };
+    if (!report.complete || !report.clean || report.unsettled.length > 0) {
+      for (const discrepancy of report.discrepancies.slice(0, 20)) this.violate('ledger check', undefined, JSON.stringify(discrepancy));
+      for (const unsettled of report.unsettled.slice(0, 20)) this.violate('ledger check', undefined, `unsettled: ${JSON.stringify(unsettled)}`);
+      if (report.discrepancies.length === 0 && report.unsettled.length === 0) this.violate('ledger check', undefined, `incomplete: ${JSON.stringify(report.summary)}`);
+    }
+
+    const db = cleanClient(endpoint);
+    const transferIds = new Map<string, number>();
+    const tradeIds = new Map<string, number>();
+    let transfers = 0;
+    for await (const item of scanTable(db, table)) {
+      if (item.sk === 'TRANSFER') {
+        transfers += 1;
+        if (item.client_transfer_id) transferIds.set(item.client_transfer_id, (transferIds.get(item.client_transfer_id) ?? 0) + 1);
+      } else if (item.sk === 'TRADE') {
+        if (String(item.client_trade_id ?? '').startsWith('ct-')) tradeIds.set(item.client_trade_id, (tradeIds.get(item.client_trade_id) ?? 0) + 1);
+        this.invariantCounts.settlements_terminal += 1;
+        if (item.trade_state !== 'terminated') this.violate('every settlement terminal', undefined, `trade ${item.pk} is ${item.trade_state}/${item.settlement_state}`);
+      } else if (item.sk === 'EVENT' && item.type === 'event') {
+        const envelope = JSON.parse(item.body as string);
+        if (envelope.type !== 'account_balance.changed') continue;
+        this.invariantCounts.balance_changes += 1;
+        const problem = negativeBalance(envelope.data as BalanceChange);
+        if (problem) this.violate('no guarded balance below zero', undefined, `event ${envelope.id}: ${problem}`);
+      }
+    }
+    db.destroy();
+    if (transfers !== this.transferRequests.size) this.violate('one booking per idempotency key', undefined, `${transfers} transfers stored for ${this.transferRequests.size} requests answered 201`);
+    for (const id of this.clientTransferIds) {
+      this.invariantCounts.one_booking_per_id += 1;
+      if (transferIds.get(id) !== 1) this.violate('one booking per client id', undefined, `client_transfer_id ${id}: ${transferIds.get(id) ?? 0} transfers`);
+    }
+    for (const [id, count] of transferIds) if (count > 1 || !this.clientTransferIds.has(id)) this.violate('one booking per client id', undefined, `client_transfer_id ${id}: ${count} transfers, answered ${this.clientTransferIds.has(id) ? '201' : 'no 201'}`);
+    for (const id of this.clientTradeIds) {
+      this.invariantCounts.one_booking_per_id += 1;
+      if (tradeIds.get(id) !== 1) this.violate('one booking per client id', undefined, `client_trade_id ${id}: ${tradeIds.get(id) ?? 0} trades`);
+    }
+    for (const [id, count] of tradeIds) if (count > 1 || !this.clientTradeIds.has(id)) this.violate('one booking per client id', undefined, `client_trade_id ${id}: ${count} trades`);
+    this.invariantCounts.events_delivered = this.delivered.size;
+    this.invariantCounts.answers_replayed = this.answers.checked;
+  }
+
+  summary(ops: number, elapsedMs: number): SimulationSummary {
+    const operations: Record<string, Record<string, number>> = {};
+    for (const [kind, results] of [...this.outcomes].sort()) operations[kind] = Object.fromEntries([...results].sort());
+    return {
+      seed: this.seed,
+      ops,
+      elapsed_ms: elapsedMs,
+      operations,
+      faults: this.injector.countsByKind(),
+      invariants: { ...this.invariantCounts, ledger_discrepancies: this.violations.filter((v) => v.invariant === 'ledger check').length },
+      ledger_check: this.ledgerReport,
+    };
+  }
+}
+
+/** The same request with another amount (or quote): what a client that reused an id by mistake sends. */
+function changeBody(text: string): string {
+  const body = JSON.parse(text) as Record<string, unknown>;
+  for (const field of ['amount', 'total', 'quantity', 'trade_quantity'] as const) {
+    if (typeof body[field] === 'string') {
+      const value = body[field] as string;
+      body[field] = value.endsWith('1') ? `${value.slice(0, -1)}2` : `${value.slice(0, -1)}1`;
+      return JSON.stringify(body);
+    }
+  }
+  if (typeof body.quote_id === 'string') return JSON.stringify({ ...body, quote_id: randomUUID() });
+  return JSON.stringify({ ...body, description: 'changed' });
+}
+
+export type { OperationKind };

@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { awsRequestHandler, createContext, wrapDocumentClient, type AppContext } from '../../lib/context.js';
+import { localClient } from '../../infra/local/dynamodb.js';
+import { localConfig } from '../../infra/local/local-env.js';
+import { DEFAULT_RETRY_POLICY, realTiming } from '../../lib/store/retry.js';
+import type { FaultInjector } from './faults.js';
+
+/**
+ * The simulation's context: a configuration like `npm start`'s on the simulation's own tables, with short
+ * settlement sessions and deadlines (so trades finish within a run), quick webhook retries, prices that stay
+ * fresh for the run, and a DynamoDB client carrying the fault injector's middleware.
+ */
+export function simulationContext(endpoint: string, tables: { main: string; ttl: string }, faults: FaultInjector): AppContext {
+  const config = localConfig(endpoint, tables, randomBytes(32).toString('base64'), {
+    LOG_LEVEL: process.env.SIM_LOG_LEVEL ?? 'silent',
+    SETTLEMENT_SESSION_SECONDS: '1',
+    SPOT_SETTLEMENT_DEADLINE_SECONDS: '4',
+    PRICE_MAX_AGE_SECONDS: '86400',
+    WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,2,2,2,3,3,3',
+    // DynamoDB Local on a loaded 2-core machine answers slower than DynamoDB (as in the tests' context).
+    AWS_CONNECT_TIMEOUT_MS: '10000',
+    AWS_REQUEST_TIMEOUT_MS: '30000',
+  });
+  const base = new DynamoDBClient({
+    region: config.AWS_REGION,
+    endpoint,
+    maxAttempts: config.AWS_MAX_ATTEMPTS,
+    requestHandler: awsRequestHandler(config),
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  // At `deserialize`, inside the SDK's retry loop: every attempt is a place a fault may fall.
+  base.middlewareStack.add(faults.middleware(), { step: 'deserialize', name: 'simulationFaults' });
+  return createContext(config, {
+    db: wrapDocumentClient(base),
+    // Production's policy with the tests' longer time bound (DynamoDB Local under load, see test/support/context.ts).
+    retry: { policy: { ...DEFAULT_RETRY_POLICY, maxElapsedMs: 60_000 }, timing: realTiming },
+  });
+}
+
+/** A client without faults, for the checks after the run. */
+export function cleanClient(endpoint: string): DynamoDBDocumentClient {
+  return wrapDocumentClient(localClient(endpoint));
+}
+
+/** Every item of the table, page by page (the simulation's table only holds the run's data). */
+export async function* scanTable(db: DynamoDBDocumentClient, table: string): AsyncGenerator<Record<string, any>> {
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(new ScanCommand({ TableName: table, ExclusiveStartKey }));
+    yield* page.Items ?? [];
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+}
+
+/** A valid POST /participants/customers/new body (an adult in Illinois), screened a minute before `nowMs`. */
+export function customerBody(email: string, nowMs: number): Record<string, unknown> {
+  return {
+    first_name: 'Sim',
+    last_name: 'Ulation',
+    email,
+    address_one: '1 Navy Way',
+    city: 'Springfield',
+    state: 'IL',
+    zip: '62701',
+    country: 'United States',
+    date_of_birth: '1970-12-09',
+    id_number_type: 'non_in_passport',
+    id_number: 'P7654321',
+    signed_timestamp: nowMs - 60_000,
+  };
+}
