@@ -17,7 +17,8 @@ import {
   type ExecutionStatus,
   type SettlementEvent,
 } from '../../lib/store/settlement-history.js';
-import { getTrade, listOpenTrades, type Trade } from '../../lib/store/trades.js';
+import { getTrade, listOpenTrades } from '../../lib/store/trades.js';
+import { type Trade } from '../../lib/domain/trade.js';
 import { bind as bindActivate } from '../../functions/settlement/activate-trade.js';
 import { bind as bindAttempt } from '../../functions/settlement/attempt-settlement.js';
 import { bind as bindContinue } from '../../functions/settlement/continue-settlement.js';

@@ -3,7 +3,8 @@ import type { AppContext } from '../../lib/context.js';
 import { executionNameOf, legAt } from '../../lib/domain/settlement-schedule.js';
 import { executionArnOf } from '../../lib/settlement/start-settlement.js';
 import { settlementHistory, type SettlementEvent } from '../../lib/store/settlement-history.js';
-import { getTrade, type Trade } from '../../lib/store/trades.js';
+import { getTrade } from '../../lib/store/trades.js';
+import { type Trade } from '../../lib/domain/trade.js';
 import { SETTLEMENT_STATE_NAMES } from '../settlement-workflow.js';
 import { required, UsageError, type Commands } from './command.js';
 

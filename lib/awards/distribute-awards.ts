@@ -23,7 +23,8 @@ import { newId } from '../store/codes.js';
 import { balanceOf } from '../store/ledger.js';
 import { bookMovement } from '../store/booking/engine.js';
 import { getParticipants, participantActiveChecks } from '../store/participants.js';
-import { settledTrade, tradeItems } from '../store/trades.js';
+import { tradeItems } from '../store/trades.js';
+import { settledTrade } from '../domain/trade.js';
 import { MAX_TRANSACTION_ITEMS, } from '../store/transactions.js';
 import type { AppContext } from '../context.js';
 

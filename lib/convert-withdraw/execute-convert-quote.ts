@@ -8,7 +8,8 @@ import { commitQuoteExecution, executableQuote } from '../liquidity/execute-quot
 import { liquidityProviderAccount, tradeExecutionItems } from '../liquidity/trade-execution.js';
 import { newId } from '../store/codes.js';
 import { participantActiveCheck } from '../store/participants.js';
-import { withdrawalCreationItems, type Withdrawal } from '../store/withdrawals.js';
+import { withdrawalCreationItems } from '../store/withdrawals.js';
+import { type Withdrawal } from '../domain/withdrawals.js';
 import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js';
 import { CONVERT_WITHDRAW_PRODUCT } from './request-convert-quote.js';
 import type { AppContext } from '../context.js';

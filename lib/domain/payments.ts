@@ -1,3 +1,4 @@
+import type { AccountRef } from './ledger.js';
 import { ValidationError } from './errors.js';
 import { AMOUNT_LIMIT, AMOUNT_PATTERN, decimalPlaces, Money } from './money.js';
 import type { QuoteSide } from './quotes.js';
@@ -207,3 +208,48 @@ export function applyPaymentEvent(current: PaymentStatus, next: string): Payment
   if (NEXT_STATUSES[current].includes(next)) return { kind: 'apply' };
   return { kind: 'illegal', message: `status: a payment cannot move from ${current} to ${next}` };
 }
+
+/**
+ * An ACH payment transaction. `amount` is what the bank moves (fixed-point, the asset's decimals);
+ * `trade_amount` what the trade itself was worth, the difference being the bank fee.
+ */
+export interface Payment {
+  transaction_id: string;
+  platform_code: string;
+  trade_id: string | null;
+  participant_code: string;
+  asset: string;
+  amount: string;
+  trade_amount: string;
+  status: PaymentStatus;
+  transfer_type: AchTransferType;
+  bank_transfer_id: string;
+  /** Which `funding_details` grouping created it. */
+  funding: 'ach_debit_credit' | 'inbound_reference';
+  external_account_id: string | null;
+  description: string | null;
+  bank_fee: string | null;
+  /** Grouping 2: the platform's own reference for the inbound ACH, for reconciliation. */
+  inbound_reference_id: string | null;
+  /** The platform's clearing account the trade's fiat leg was booked against; bank events book against it too. */
+  clearing_account: AccountRef;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+/** A payment as clients see it: the spec's payment transaction fields, timestamps as ISO 8601. */
+export function paymentView(payment: Payment) {
+  return {
+    transaction_id: payment.transaction_id,
+    trade_id: payment.trade_id,
+    participant_code: payment.participant_code,
+    amount: payment.amount,
+    status: payment.status,
+    transfer_type: payment.transfer_type,
+    bank_transfer_id: payment.bank_transfer_id,
+    created_at: new Date(payment.created_at_ms).toISOString(),
+    updated_at: new Date(payment.updated_at_ms).toISOString(),
+  };
+}
+
+export type PaymentView = ReturnType<typeof paymentView>;

@@ -7,7 +7,8 @@ import { achPaymentAmount, achTransferType, parseFundingDetails, type FundingDet
 import type { AuthContext } from '../http/types.js';
 import { newId } from '../store/codes.js';
 import { participantActiveCheck } from '../store/participants.js';
-import { paymentCreationItem, type Payment } from '../store/payments.js';
+import { paymentCreationItem } from '../store/payments.js';
+import { type Payment } from '../domain/payments.js';
 import { getQuote, QUOTE_ALREADY_EXECUTED, quoteExecutionItem, type StoredQuote } from '../store/quotes.js';
 import type { TaggedItem } from '../store/transactions.js';
 import { book } from '../store/booking/engine.js';

@@ -5,7 +5,8 @@ import type { QuoteSide } from '../domain/quotes.js';
 import type { AmountMethod, TradeReport, TradeReportParty } from '../domain/trade-report.js';
 import type { PlatformAccount } from '../domain/ach-clearing.js';
 import { newId } from '../store/codes.js';
-import { clientTradeIdClaim, settledTrade, tradeItems, type Trade } from '../store/trades.js';
+import { clientTradeIdClaim, tradeItems } from '../store/trades.js';
+import { settledTrade, type Trade } from '../domain/trade.js';
 import type { TaggedItem } from '../store/transactions.js';
 import type { AppContext } from '../context.js';
 

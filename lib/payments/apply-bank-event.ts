@@ -8,7 +8,7 @@ import { book } from '../store/booking/engine.js';
 import { newBookingId } from '../store/booking/booking.js';
 import { getPayment, paymentStatusItems, PaymentStatusChangedError } from '../store/payments.js';
 import { type TaggedItem } from '../store/transactions.js';
-import { paymentView, type PaymentView } from './payment-view.js';
+import { paymentView, type PaymentView } from '../domain/payments.js';
 import type { AppContext } from '../context.js';
 import { recordNegativeClearingBalance, recordPaymentStatus } from '../observability/metrics.js';
 

@@ -4,7 +4,7 @@ import { listEnvelope } from '../http/pagination.js';
 import { getParticipant } from '../store/participants.js';
 import { pageOfPayments } from '../store/payments.js';
 import { hasRelationship } from '../store/relationships.js';
-import { paymentView } from './payment-view.js';
+import { paymentView } from '../domain/payments.js';
 import type { AppContext } from '../context.js';
 
 export interface PaymentFilters {

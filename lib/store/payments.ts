@@ -1,7 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { AccountRef } from '../domain/ledger.js';
-import { paymentStatusSequence, type AchTransferType, type PaymentStatus } from '../domain/payments.js';
-import { paymentView } from '../payments/payment-view.js';
+import { paymentStatusSequence, type PaymentStatus, type Payment } from '../domain/payments.js';
+import { paymentView } from '../domain/payments.js';
 import { eventItem } from './events.js';
 import { equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
@@ -11,34 +10,6 @@ import type { TaggedItem } from './transactions.js';
 import type { AppContext } from '../context.js';
 
 const PAYMENTS_LIST = 'payments';
-
-/**
- * An ACH payment transaction. `amount` is what the bank moves (fixed-point, the asset's decimals);
- * `trade_amount` what the trade itself was worth, the difference being the bank fee.
- */
-export interface Payment {
-  transaction_id: string;
-  platform_code: string;
-  trade_id: string | null;
-  participant_code: string;
-  asset: string;
-  amount: string;
-  trade_amount: string;
-  status: PaymentStatus;
-  transfer_type: AchTransferType;
-  bank_transfer_id: string;
-  /** Which `funding_details` grouping created it. */
-  funding: 'ach_debit_credit' | 'inbound_reference';
-  external_account_id: string | null;
-  description: string | null;
-  bank_fee: string | null;
-  /** Grouping 2: the platform's own reference for the inbound ACH, for reconciliation. */
-  inbound_reference_id: string | null;
-  /** The platform's clearing account the trade's fiat leg was booked against; bank events book against it too. */
-  clearing_account: AccountRef;
-  created_at_ms: number;
-  updated_at_ms: number;
-}
 
 /** The payment's creation, for the execution transaction that books its trade. */
 export function paymentCreationItem(ctx: AppContext, payment: Payment): TaggedItem {

@@ -3,7 +3,6 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ConflictError } from '../domain/errors.js';
 import { dueAfterAcceptanceMs, dueAfterStepMs } from '../domain/settlement-schedule.js';
 import type { SettlementState, TradeState } from '../domain/settlement.js';
-import type { AmountMethod, TradeReport, TradeReportParty } from '../domain/trade-report.js';
 import { queryAll } from './query.js';
 import { batchGetItems } from './batch-get.js';
 import { keys } from './keys.js';
@@ -13,7 +12,7 @@ import { ALL, bucketOf, readCount, type CountChange } from './counters.js';
 import { transactWrite, type TaggedItem } from './transactions.js';
 import { clientIdClaim } from './windows.js';
 import type { AppContext } from '../context.js';
-import { tradeView } from '../trades/trade-view.js';
+import { tradeView, type Trade, type TradeParty } from '../domain/trade.js';
 import { eventItemsFor } from './events.js';
 
 /**
@@ -30,106 +29,6 @@ import { eventItemsFor } from './events.js';
  * Amounts stay decimal strings with exactly the asset's decimals: they are never summed in DynamoDB (balances
  * are, in the ledger), and the string keeps the precision the trade was reported at.
  */
-
-export interface TradeParty extends TradeReportParty {
-  /** Group of this party's accounts: its participant's platform code. null for an `Anonymous` party. */
-  account_group: string | null;
-  settlement_state: SettlementState;
-  obligations_outstanding_timestamp: number | null;
-  current_obligations_met_timestamp: number | null;
-}
-
-export interface Trade extends Omit<TradeReport, 'parties' | 'amount_method'> {
-  trade_id: string;
-  amount_method: AmountMethod;
-  trade_state: TradeState;
-  settlement_state: SettlementState;
-  accepted_timestamp: number;
-  current_obligations_met_timestamp: number | null;
-  obligations_outstanding_timestamp: number | null;
-  settled_timestamp: number | null;
-  defaulted_timestamp: number | null;
-  last_update: number;
-  parties: [TradeParty, TradeParty];
-  /** Platforms that may read the trade: the reporter first, then the platforms of the named parties. */
-  visible_to: string[];
-  /**
-   * How many status changes the trade has been through (its creation is 1): the `sequence` of its
-   * trade.status_changed events. Each change increments it in the same conditioned update that records its
-   * event, so it is known without another read. Absent on trades stored before events (read as 1).
-   */
-  status_sequence?: number;
-}
-
-/** What a caller knows about each party beyond the report: where its accounts live. */
-export interface PartyAccounts {
-  /** Per party, in report order: the participant's platform code, or null for `Anonymous`. */
-  accountGroups: [string | null, string | null];
-}
-
-/**
- * A freshly reported trade: `accepted`, no settlement attempted. Everyone who may see it is derived from the
- * parties, so the reporter and each party's platform find it in `GET /trades`.
- */
-export function acceptedTrade(report: TradeReport, options: PartyAccounts & { tradeId: string; nowMs: number }): Trade {
-  const { amount_method, parties, ...fields } = report;
-  return {
-    ...fields,
-    trade_id: options.tradeId,
-    amount_method,
-    trade_state: 'accepted',
-    settlement_state: null,
-    accepted_timestamp: options.nowMs,
-    current_obligations_met_timestamp: null,
-    obligations_outstanding_timestamp: null,
-    settled_timestamp: null,
-    defaulted_timestamp: null,
-    last_update: options.nowMs,
-    parties: [
-      withAccounts(parties[0], options.accountGroups[0], null),
-      withAccounts(parties[1], options.accountGroups[1], null),
-    ],
-    visible_to: visibleTo(report.platform_code, options.accountGroups),
-    status_sequence: 1,
-  };
-}
-
-/**
- * A trade that settled the moment it was booked (an executed quote, a reward, an award): `terminated` /
- * `settled` with every settlement timestamp at `nowMs`. The caller books its balance movement in the same
- * transaction as `tradeItems(trade)`.
- */
-export function settledTrade(report: TradeReport, options: PartyAccounts & { tradeId: string; nowMs: number }): Trade {
-  const trade = acceptedTrade(report, options);
-  const now = options.nowMs;
-  return {
-    ...trade,
-    trade_state: 'terminated',
-    settlement_state: 'settled',
-    current_obligations_met_timestamp: now,
-    settled_timestamp: now,
-    parties: [
-      { ...trade.parties[0], settlement_state: 'settled', current_obligations_met_timestamp: now },
-      { ...trade.parties[1], settlement_state: 'settled', current_obligations_met_timestamp: now },
-    ],
-  };
-}
-
-function withAccounts(party: TradeReportParty, accountGroup: string | null, state: SettlementState): TradeParty {
-  return {
-    ...party,
-    account_group: accountGroup,
-    settlement_state: state,
-    obligations_outstanding_timestamp: null,
-    current_obligations_met_timestamp: null,
-  };
-}
-
-function visibleTo(reporter: string, accountGroups: readonly (string | null)[]): string[] {
-  const platforms = [reporter];
-  for (const group of accountGroups) if (group && !platforms.includes(group)) platforms.push(group);
-  return platforms;
-}
 
 /** Raised by the trade item's condition: the id was already taken (a programming error with random ids). */
 export class TradeIdTakenError extends Error {}

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
-import { withdrawalStatusSequence, type CustodyOutcome, type WithdrawalStatus } from '../domain/withdrawals.js';
+import { withdrawalStatusSequence, type CustodyOutcome, type WithdrawalStatus, type Withdrawal } from '../domain/withdrawals.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
@@ -9,63 +9,9 @@ import { ALL, readCount } from './counters.js';
 const WITHDRAWALS_LIST = 'withdrawals';
 import type { TaggedItem } from './transactions.js';
 import type { AppContext } from '../context.js';
-import { withdrawalView } from '../withdrawals/withdrawal-view.js';
+import { withdrawalView } from '../domain/withdrawals.js';
 import { eventItem } from './events.js';
 
-/**
- * A withdrawal request: created `PENDING` in the transaction that executes its convert-withdraw quote, moved
- * once to `CONFIRMED` or `FAILED` by custody. Amounts are fixed-point text with the asset's decimals. The
- * accounts the execution booked against are stored with it, so the custody outcome books against exactly
- * those, whatever the rules are by then.
- */
-export interface Withdrawal {
-  withdrawal_request_id: string;
-  platform_code: string;
-  participant_code: string;
-  account_group: string;
-  account_label: string;
-  asset: string;
-  network: string;
-  address: string;
-  /** What leaves on chain. */
-  requested_amount: string;
-  /** The network fee in the asset, paid to `fee_account` at execution. */
-  fee_amount: string;
-  /** The fee's price in `quoted_currency`, as quoted. */
-  fee_notional: string;
-  quoted_currency: string;
-  trade_id: string;
-  quote_id: string;
-  status: WithdrawalStatus;
-  /** Set by the CONFIRMED event: the chain transaction. */
-  transaction_hash: string | null;
-  source_account: AccountRef;
-  escrow_account: AccountRef;
-  fee_account: AccountRef;
-  created_at: number;
-  updated_at: number;
-}
-
-export function withdrawalCreationItems(ctx: AppContext, withdrawal: Withdrawal): TaggedItem[] {
-  const creation: TaggedItem = {
-    item: {
-      Put: {
-        TableName: ctx.tables.main,
-        Item: {
-          ...withdrawal,
-          ...keys.withdrawal(withdrawal.withdrawal_request_id),
-          gsi1pk: keys.withdrawalsOfPlatform(withdrawal.platform_code),
-          gsi1sk: keys.withdrawalSortKey(withdrawal.created_at, withdrawal.withdrawal_request_id),
-          type: 'withdrawal',
-          status_history: [{ status: withdrawal.status, at: withdrawal.created_at }],
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    counts: [{ platformCode: withdrawal.platform_code, list: WITHDRAWALS_LIST, bucket: ALL, delta: 1 }],
-  };
-  return [creation, withdrawalStatusEvent(ctx, withdrawal, null, withdrawal.created_at)];
-}
 
 /**
  * withdrawal.status_changed (design section 8): the request as GET /withdrawals/requests/{id} shows it,
@@ -95,6 +41,27 @@ export class WithdrawalStatusChangedError extends Error {}
  * outcome's movement. Conditioned on the request still being PENDING, so of two racing deliveries only one
  * moves money (and tells of it).
  */
+export function withdrawalCreationItems(ctx: AppContext, withdrawal: Withdrawal): TaggedItem[] {
+  const creation: TaggedItem = {
+    item: {
+      Put: {
+        TableName: ctx.tables.main,
+        Item: {
+          ...withdrawal,
+          ...keys.withdrawal(withdrawal.withdrawal_request_id),
+          gsi1pk: keys.withdrawalsOfPlatform(withdrawal.platform_code),
+          gsi1sk: keys.withdrawalSortKey(withdrawal.created_at, withdrawal.withdrawal_request_id),
+          type: 'withdrawal',
+          status_history: [{ status: withdrawal.status, at: withdrawal.created_at }],
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    counts: [{ platformCode: withdrawal.platform_code, list: WITHDRAWALS_LIST, bucket: ALL, delta: 1 }],
+  };
+  return [creation, withdrawalStatusEvent(ctx, withdrawal, null, withdrawal.created_at)];
+}
+
 export function withdrawalOutcomeItems(ctx: AppContext, withdrawal: Withdrawal, outcome: CustodyOutcome, transactionHash: string | null, nowMs: number): TaggedItem[] {
   const withdrawalId = withdrawal.withdrawal_request_id;
   const update: TaggedItem = {

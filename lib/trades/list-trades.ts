@@ -1,7 +1,7 @@
 import { NotFoundError } from '../domain/errors.js';
 import { listEnvelope } from '../http/pagination.js';
 import { getTradeVisibleTo, pageOfTrades, type TradeListFilters } from '../store/trades.js';
-import { tradeView } from './trade-view.js';
+import { tradeView } from '../domain/trade.js';
 import type { AppContext } from '../context.js';
 
 /** The index-carried filters (the store's) plus the time bounds and paging of `GET /trades`. */

@@ -5,10 +5,12 @@ import { startSettlement } from '../settlement/start-settlement.js';
 import { newId } from '../store/codes.js';
 import { getParticipants, type Participant } from '../store/participants.js';
 import { hasRelationship } from '../store/relationships.js';
-import { acceptedTrade, clientTradeIdClaim, tradeItems } from '../store/trades.js';
+import { clientTradeIdClaim, tradeItems } from '../store/trades.js';
+import { acceptedTrade } from '../domain/trade.js';
 import { transactWrite } from '../store/transactions.js';
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
-import { tradeView, type TradeView } from './trade-view.js';
+import { type TradeView } from '../domain/trade.js';
+import { tradeView } from '../domain/trade.js';
 import type { AppContext } from '../context.js';
 import { recordTradesAccepted } from '../observability/metrics.js';
 

@@ -2,7 +2,8 @@ import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { Money } from '../domain/money.js';
 import { custodyOutcomeLegs, decideCustodyEvent } from '../domain/withdrawals.js';
 import { bookMovement } from '../store/booking/engine.js';
-import { getWithdrawal, withdrawalOutcomeItems, WithdrawalStatusChangedError, type Withdrawal } from '../store/withdrawals.js';
+import { getWithdrawal, withdrawalOutcomeItems, WithdrawalStatusChangedError } from '../store/withdrawals.js';
+import { type Withdrawal } from '../domain/withdrawals.js';
 import type { AppContext } from '../context.js';
 
 export interface CustodyEvent {
@@ -14,10 +15,11 @@ export interface CustodyEvent {
 export interface CustodyEventResult {
   /** `applied`: the outcome was booked; `noop`: a redelivery of the outcome already booked. */
   outcome: 'applied' | 'noop';
-  withdrawal: WithdrawalView;
+  withdrawal: CustodyOutcomeView;
 }
 
-export function withdrawalView(withdrawal: Withdrawal) {
+/** The withdrawal as a custody event's outcome reports it (the ops command and the consumer's log), not the API's view. */
+export function custodyOutcomeView(withdrawal: Withdrawal) {
   return {
     withdrawal_request_id: withdrawal.withdrawal_request_id,
     participant_code: withdrawal.participant_code,
@@ -35,7 +37,7 @@ export function withdrawalView(withdrawal: Withdrawal) {
   };
 }
 
-export type WithdrawalView = ReturnType<typeof withdrawalView>;
+export type CustodyOutcomeView = ReturnType<typeof custodyOutcomeView>;
 
 /** Two deliveries racing on one request re-decide on what the winner left; a few rounds settle any race. */
 const MAX_ROUNDS = 5;
@@ -52,7 +54,7 @@ export async function applyCustodyEvent(ctx: AppContext, event: CustodyEvent): P
     const withdrawal = await getWithdrawal(ctx, event.withdrawal_request_id);
     if (!withdrawal) throw new NotFoundError(`withdrawal request not found: ${event.withdrawal_request_id}`);
     const decision = decideCustodyEvent(withdrawal.status, event);
-    if (decision.kind === 'noop') return { outcome: 'noop', withdrawal: withdrawalView(withdrawal) };
+    if (decision.kind === 'noop') return { outcome: 'noop', withdrawal: custodyOutcomeView(withdrawal) };
     if (decision.kind === 'illegal') throw new ValidationError([decision.message]);
 
     const nowMs = ctx.clock.nowMs();
@@ -77,7 +79,7 @@ export async function applyCustodyEvent(ctx: AppContext, event: CustodyEvent): P
     try {
       // The status condition goes first, so a lost race reads as such.
       await bookMovement(ctx, movement, withdrawalOutcomeItems(ctx, withdrawal, decision.next, hash, nowMs), nowMs);
-      return { outcome: 'applied', withdrawal: withdrawalView({ ...withdrawal, status: decision.next, transaction_hash: hash, updated_at: nowMs }) };
+      return { outcome: 'applied', withdrawal: custodyOutcomeView({ ...withdrawal, status: decision.next, transaction_hash: hash, updated_at: nowMs }) };
     } catch (error) {
       if (error instanceof WithdrawalStatusChangedError && round < MAX_ROUNDS) continue;
       throw error;
@@ -87,7 +89,7 @@ export async function applyCustodyEvent(ctx: AppContext, event: CustodyEvent): P
 
 const MAX_ID_CHARS = 100;
 
-export type CustodyEventReply = { result: 'applied' | 'noop'; withdrawal: WithdrawalView } | { result: 'rejected'; errors: string[] };
+export type CustodyEventReply = { result: 'applied' | 'noop'; withdrawal: CustodyOutcomeView } | { result: 'rejected'; errors: string[] };
 
 /**
  * The custody-event Lambda's whole job. A malformed event, an unknown request or a refused outcome is

@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { getWithdrawal } from '../store/withdrawals.js';
-import { withdrawalView } from './withdrawal-view.js';
+import { withdrawalView } from '../domain/withdrawals.js';
 import type { AppContext } from '../context.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

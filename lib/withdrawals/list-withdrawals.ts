@@ -1,6 +1,6 @@
 import { listEnvelope } from '../http/pagination.js';
 import { pageOfWithdrawals } from '../store/withdrawals.js';
-import { withdrawalView } from './withdrawal-view.js';
+import { withdrawalView } from '../domain/withdrawals.js';
 import type { AppContext } from '../context.js';
 
 export interface WithdrawalFilters {

@@ -7,7 +7,8 @@ import { SETTLEMENT_STATE_NAMES as S } from '../../infra/settlement-workflow.js'
 import type { AppContext } from '../../lib/context.js';
 import { startSettlement } from '../../lib/settlement/start-settlement.js';
 import { settlementHistory } from '../../lib/store/settlement-history.js';
-import { getTrade, type Trade } from '../../lib/store/trades.js';
+import { getTrade } from '../../lib/store/trades.js';
+import { type Trade } from '../../lib/domain/trade.js';
 import { testContext, type TestContext } from '../support/context.js';
 
 /**

@@ -4,7 +4,8 @@ import { startLocalWorkflows, type LocalRunnerOptions, type LocalSettlementRunne
 import type { AppContext } from '../../lib/context.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { newId } from '../../lib/store/codes.js';
-import { acceptedTrade, tradeItems, type Trade } from '../../lib/store/trades.js';
+import { tradeItems } from '../../lib/store/trades.js';
+import { acceptedTrade, type Trade } from '../../lib/domain/trade.js';
 import { transactWrite } from '../../lib/store/transactions.js';
 import { ctx } from './context.js';
 import type { TestPlatform } from './service.js';
