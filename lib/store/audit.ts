@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { newId } from './codes.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
-import type { TaggedItem } from './transactions.js';
+import type { TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /** What an operator changed by hand, who, and why. Immutable; written with the change where there is one transaction. */

@@ -2,7 +2,8 @@ import type { AccountRef } from '../domain/ledger.js';
 import { queryAll } from './query.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
-import { transactWrite, type TaggedItem } from './transactions.js';
+import { transactWrite } from './transactions.js';
+import { type TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 import { eventItem } from './events.js';
 

@@ -3,7 +3,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { withRetry } from './retry.js';
-import type { TransactItem } from './transactions.js';
+import type { CountChange, TransactItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /**
@@ -14,13 +14,6 @@ import type { AppContext } from '../context.js';
  * platform then rarely touch the same counter item (DynamoDB cancels a transaction that does).
  */
 
-/** A change of one counter: `list` (e.g. `transfers`) and its `bucket` (`all`, or `trade_state=active`...). */
-export interface CountChange {
-  platformCode: string;
-  list: string;
-  bucket: string;
-  delta: number;
-}
 
 /** See lib/store/README.md ("Counters") for how this follows from DynamoDB's limits. */
 export const COUNTER_SHARDS = 8;

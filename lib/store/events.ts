@@ -6,7 +6,8 @@ import { EVENT_RETENTION_MS, type EventEnvelope, type EventType, type ResourceTy
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { equalityFilter, type ListIndex } from './paging.js';
-import { transactWrite, type TaggedItem } from './transactions.js';
+import { transactWrite } from './transactions.js';
+import { type TaggedItem } from './transaction-items.js';
 
 /**
  * Event items (design section 8). Every state change adds its events through `eventItem`, in the same

@@ -6,7 +6,7 @@ import { batchGetItems } from './batch-get.js';
 import { keys } from './keys.js';
 import { moneyAttr, readInteger, readMoney } from './numbers.js';
 import { ALL, readCount } from './counters.js';
-import type { TaggedItem } from './transactions.js';
+import type { TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /** The counter of `GET /accounts`, moved by the booking that opens an account. */

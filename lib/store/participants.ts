@@ -9,7 +9,8 @@ import { eventItem } from './events.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { ALL, readCount } from './counters.js';
-import { transactWrite, type TaggedItem } from './transactions.js';
+import { transactWrite } from './transactions.js';
+import { type TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 
 export const PARTICIPANTS_LIST = 'participants';

@@ -6,7 +6,7 @@ import { equalityFilter, pageWithCount, type ListBinding, type ListIndex, type P
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { ALL, bucketOf, readCount } from './counters.js';
-import type { TaggedItem } from './transactions.js';
+import type { TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 
 const PAYMENTS_LIST = 'payments';

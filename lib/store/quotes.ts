@@ -3,7 +3,7 @@ import type { QuoteSide } from '../domain/quotes.js';
 import { ConflictError } from '../domain/errors.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
-import type { TaggedItem } from './transactions.js';
+import type { TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 
 export type QuoteStatus = 'open' | 'executed';

@@ -1,53 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand, type DeleteCommandInput, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchGetItems } from './batch-get.js';
-import { counterUpdates, type CountChange } from './counters.js';
+import { counterUpdates } from './counters.js';
+import { MAX_TRANSACTION_ITEMS, type PrepareRead, type TaggedItem } from './transaction-items.js';
 import { retryReason, withRetry } from './retry.js';
 import type { AppContext } from '../context.js';
-
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-
-/**
- * A transaction item and what its failed condition means in domain terms (insufficient funds, a client id
- * already used, a quote already executed...). The first failed item's meaning is what the caller sees.
- */
-export interface TaggedItem {
-  item: TransactItem;
-  onConditionFailed?: () => Error;
-  /** How this write moves list counters (a record created, a state changed); applied in the same transaction. */
-  counts?: readonly CountChange[];
-  /**
-   * What to write instead when this item's condition fails: a write that may find its item present or absent
-   * (an account credited for the first time, which then enters its platform's account count) states which
-   * it expects and names the other case here. Not an error: the transaction is retried with the swap.
-   */
-  otherwise?: () => TaggedItem;
-  /**
-   * An item that depends on a read (an account update and its balance event): before each attempt it is
-   * replaced by what `prepare` builds from a fresh read, made through `read`. If one of those items'
-   * conditions fails and `stale` says the read went out of date, the transaction is prepared and tried again
-   * instead of failing.
-   */
-  prepare?: (read: PrepareRead) => Promise<PreparedItems>;
-  /**
-   * What undoes the claim this item makes when its booking is refused by a committer in another process (a
-   * request's id freed, as a failed request frees it): a conditional delete, sent on its own.
-   */
-  release?: DeleteCommandInput;
-}
-
-/**
- * A strongly consistent read of one main-table item for a `prepare`. The reads every prepared item of an
- * attempt asks for at once go out as one BatchGetItem (an award chunk's fifteen accounts, a transfer's two),
- * not one GetItem each.
- */
-export type PrepareRead = (key: Record<string, unknown>) => Promise<Record<string, any> | undefined>;
-
-export interface PreparedItems {
-  items: TaggedItem[];
-  stale: () => Promise<boolean>;
-}
 
 interface Expanded {
   tagged: TaggedItem;
@@ -100,7 +58,6 @@ function readsTogether(ctx: AppContext): PrepareRead {
     });
 }
 
-export const MAX_TRANSACTION_ITEMS = 100;
 const MAX_SWAP_ROUNDS = 4;
 
 /**

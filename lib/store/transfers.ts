@@ -3,7 +3,7 @@ import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from 
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
 import { ALL, readCount } from './counters.js';
-import type { TaggedItem } from './transactions.js';
+import type { TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 
 const TRANSFERS_LIST = 'transfers';

@@ -6,7 +6,8 @@ import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.
 import type { EventType } from '../domain/events.js';
 import { keys } from './keys.js';
 import { readOptionalInteger, readInteger } from './numbers.js';
-import { transactWrite, type TaggedItem } from './transactions.js';
+import { transactWrite } from './transactions.js';
+import { type TaggedItem } from './transaction-items.js';
 
 /** A platform may have this many endpoints (design section 8 / issue 14). */
 export const MAX_ENDPOINTS_PER_PLATFORM = 20;

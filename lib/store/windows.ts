@@ -3,7 +3,7 @@ import { DeleteCommand, PutCommand, UpdateCommand, type DeleteCommandInput } fro
 import { ttlKeys } from './keys.js';
 import { ConflictError } from '../domain/errors.js';
 import { decryptSecret, encryptSecret } from './secret-cipher.js';
-import type { TaggedItem, TransactItem } from './transactions.js';
+import type { TaggedItem, TransactItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /**

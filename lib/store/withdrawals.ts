@@ -7,7 +7,7 @@ import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from 
 import { ALL, readCount } from './counters.js';
 
 const WITHDRAWALS_LIST = 'withdrawals';
-import type { TaggedItem } from './transactions.js';
+import type { TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 import { withdrawalView } from '../domain/withdrawals.js';
 import { eventItem } from './events.js';

@@ -7,7 +7,8 @@ import { SYSTEM_PARTICIPANTS, systemAccount, type AccountRef } from '../../lib/d
 import { Money } from '../../lib/domain/money.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { newParticipantCode } from '../../lib/store/codes.js';
-import { counterUpdates, type CountChange } from '../../lib/store/counters.js';
+import { counterUpdates } from '../../lib/store/counters.js';
+import { type CountChange } from '../../lib/store/transaction-items.js';
 import { openedAccountItem } from '../../lib/store/ledger.js';
 import { bookMovement } from '../../lib/store/booking/engine.js';
 import { movementRecordItems } from '../../lib/store/booking/batch.js';
@@ -15,7 +16,7 @@ import { customerItems } from '../../lib/store/participants.js';
 import { paymentCreationItem } from '../../lib/store/payments.js';
 import { tradeItems } from '../../lib/store/trades.js';
 import { settledTrade } from '../../lib/domain/trade.js';
-import type { TaggedItem } from '../../lib/store/transactions.js';
+import type { TaggedItem } from '../../lib/store/transaction-items.js';
 import { transferRecordItem } from '../../lib/store/transfers.js';
 import { withdrawalCreationItems } from '../../lib/store/withdrawals.js';
 import { adultBody, tradeBody } from './fixtures.js';

@@ -7,7 +7,7 @@ import { accountIdOf, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { movementRecordItems } from '../../lib/store/booking/batch.js';
 import { PAGE_READ_BUDGET } from '../../lib/store/paging.js';
-import { MAX_TRANSACTION_ITEMS } from '../../lib/store/transactions.js';
+import { MAX_TRANSACTION_ITEMS } from '../../lib/store/transaction-items.js';
 import { customersViaHttp, customersViaStore } from '../support/customers.js';
 import { fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';

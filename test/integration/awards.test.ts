@@ -10,7 +10,7 @@ import { Money } from '../../lib/domain/money.js';
 import { getDistribution } from '../../lib/store/awards.js';
 import { keys } from '../../lib/store/keys.js';
 import { balanceOf } from '../../lib/store/ledger.js';
-import { MAX_TRANSACTION_ITEMS } from '../../lib/store/transactions.js';
+import { MAX_TRANSACTION_ITEMS } from '../../lib/store/transaction-items.js';
 import { moneyAttr } from '../../lib/store/numbers.js';
 import { customersViaHttp, customersViaStore } from '../support/customers.js';
 import { balances, fund } from '../support/ledger.js';

@@ -8,7 +8,7 @@ import { Money } from '../../domain/money.js';
 import { keys } from '../keys.js';
 import { readInteger, readMoney } from '../numbers.js';
 import { retryReason, withRetry } from '../retry.js';
-import type { TaggedItem } from '../transactions.js';
+import type { TaggedItem } from '../transaction-items.js';
 import { decodeBooking, encodeBooking, errorOfRefusal, insufficientFunds, movementOf, newBookingId, settleItems, storedBooking, type Booking, type StoredBooking } from './booking.js';
 import {
   batchTransaction,
