@@ -44,6 +44,15 @@ export interface ServiceSettings {
   /** Empty: the design's schedule (5 s ... 24 h). */
   webhookRetryScheduleSeconds: string;
   logLevel: Config['LOG_LEVEL'];
+  /** Each API key's rate limit unless ops set its platform's (`platform limits`): RATE_LIMIT_RPS and RATE_LIMIT_BURST. */
+  rateLimitRps: number;
+  rateLimitBurst: number;
+  /**
+   * The WAF rule's ceiling per API key over 60 s, the coarse guard before any function runs. Half the stage's
+   * rate (100/s, 6,000 a minute): no one key holds more than half the stage for long. A platform given more
+   * than 50/s by ops needs this (and the stage throttle) raised too.
+   */
+  wafRequestsPerKeyPerMinute: number;
 }
 
 export const DEFAULT_SETTINGS: ServiceSettings = {
@@ -55,6 +64,9 @@ export const DEFAULT_SETTINGS: ServiceSettings = {
   settlementLegSeconds: 30 * 24 * 3600,
   webhookRetryScheduleSeconds: '',
   logLevel: 'info',
+  rateLimitRps: 20,
+  rateLimitBurst: 40,
+  wafRequestsPerKeyPerMinute: 3000,
 };
 
 export interface TradingSettlementStackProps extends StackProps {
@@ -208,6 +220,10 @@ export class TradingSettlementStack extends Stack {
       WEBHOOK_ALLOW_HTTP: 'false',
       WEBHOOK_RETRY_SCHEDULE_SECONDS: settings.webhookRetryScheduleSeconds,
       LOG_LEVEL: settings.logLevel,
+      // Counted in the TTL table: every container of every function sees one count per key (design section 14).
+      RATE_LIMIT_RPS: String(settings.rateLimitRps),
+      RATE_LIMIT_BURST: String(settings.rateLimitBurst),
+      RATE_LIMIT_COUNTER: 'table',
     };
 
     this.api = this.createApi();

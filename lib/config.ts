@@ -51,6 +51,17 @@ const schema = z.object({
    * the booking still commits or is refused once. Well inside API Gateway's 29 s and the functions' timeout.
    */
   HOT_ACCOUNT_WAIT_MS: z._default(positiveInteger, 8000),
+  /**
+   * Each API key's request rate limit unless ops set one for its platform (`platform limits`; design section
+   * 14): `RATE_LIMIT_RPS` sustained requests per second, at most `RATE_LIMIT_BURST` in any one second.
+   */
+  RATE_LIMIT_RPS: z._default(positiveInteger, 20),
+  RATE_LIMIT_BURST: z._default(positiveInteger, 40),
+  /**
+   * Where requests are counted: `table`, one conditional UpdateItem per request on the TTL table (every Lambda
+   * container sees the same count); `memory`, in the process (`npm start`, tests: one process serves all).
+   */
+  RATE_LIMIT_COUNTER: z._default(z.enum(['table', 'memory']), 'table'),
   /** Webhook URLs may point at loopback and private addresses (`npm start` and tests; never deployed). */
   WEBHOOK_ALLOW_PRIVATE_URLS: z._default(flag, false),
   /** Webhook URLs may be plain http (`npm start` and tests); deployed stacks accept https only. */
@@ -79,6 +90,9 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   }
   if (!parsed.data.SECRETS_KMS_KEY_ID && !parsed.data.SECRETS_LOCAL_KEY) {
     throw new Error('invalid configuration: set SECRETS_KMS_KEY_ID (AWS) or SECRETS_LOCAL_KEY (local)');
+  }
+  if (parsed.data.RATE_LIMIT_BURST < parsed.data.RATE_LIMIT_RPS) {
+    throw new Error('invalid configuration: RATE_LIMIT_BURST must be at least RATE_LIMIT_RPS');
   }
   return parsed.data;
 }

@@ -13,6 +13,8 @@ import { serviceMetrics } from './observability/metrics.js';
 import type { EnsureOutcome, SettlementExecutionInput } from './settlement/workflow-io.js';
 import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from './store/retry.js';
 import { kmsCipher, type KmsCipher } from './store/secret-cipher.js';
+import { memoryRateLimiter, type RateLimiter } from './domain/rate-limits.js';
+import { tableRateLimiter } from './store/rate-limits.js';
 
 /**
  * Everything the service's code depends on from outside, built once at the edge and passed in as a
@@ -39,6 +41,8 @@ export interface AppContext {
   caches: ContextCaches;
   /** The store's retry policy for conflicts and throttling, and where its pauses and jitter come from (`lib/store/retry.ts`). */
   retry: Retrying;
+  /** Counts each API key's requests against its limit (RATE_LIMIT_COUNTER: in the table on AWS, in memory locally). */
+  rateLimiter: RateLimiter;
 }
 
 /** Values worth keeping for a context's life because they cost a call or a derivation; never state. */
@@ -155,10 +159,12 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
   const logger = overrides.logger ?? serviceLogger(config);
   const { tracer } = overrides;
   if (config.STATE_MACHINE_ARN && !overrides.workflow) throw new Error('STATE_MACHINE_ARN is set: build the context with loadContext, which loads the Step Functions client');
+  const db = overrides.db ?? documentClient(config, tracer);
+  const tables = { main: config.TABLE_NAME, ttl: config.TTL_TABLE_NAME };
   return {
     clock: overrides.clock ?? systemClock,
-    db: overrides.db ?? documentClient(config, tracer),
-    tables: { main: config.TABLE_NAME, ttl: config.TTL_TABLE_NAME },
+    db,
+    tables,
     workflow: overrides.workflow ?? { kind: 'none' },
     kms: config.SECRETS_KMS_KEY_ID ? kmsCipher(config.AWS_REGION, (client) => (tracer ? tracer.captureAWSv3Client(client) : client)) : undefined,
     logger,
@@ -167,6 +173,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     config,
     caches: { apiSecrets: new Map(), webhookSecrets: new Map(), cursorKeys: new WeakMap(), hotAccounts: new Map() },
     retry: overrides.retry ?? { policy: DEFAULT_RETRY_POLICY, timing: realTiming },
+    rateLimiter: config.RATE_LIMIT_COUNTER === 'memory' ? memoryRateLimiter() : tableRateLimiter({ db, tables }),
   };
 }
 

@@ -128,6 +128,7 @@ export async function runAdmin(argv: string[], options: { ctx?: AppContext } = {
   if (!command) throw new UsageError(`unknown command '${argv.slice(0, 2).join(' ')}'\n${usage()}`);
   // Every flag is checked before the CLI connects to anything.
   const flags = parseFlags(command, argv.slice(words));
+  command.check?.(flags);
   const ctx = options.ctx ?? (await connect());
   const audit = auditFor(ctx, name, typeof flags.reason === 'string' ? flags.reason : '');
   const result = await command.run(flags, ctx, audit);

@@ -29,6 +29,8 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** Changes state: needs `--reason`, and the operator and reason are recorded with what it changed. */
   mutates?: true;
+  /** Checks the flags' values before the CLI connects to anything (a usage error exits 2 having read and written nothing). */
+  check?: (flags: Flags) => void;
   /** Runs with the context the CLI built for the tables it targets (or a test's own), and the command's audit. */
   run: (flags: Flags, ctx: AppContext, audit: Audit) => Promise<unknown>;
 }

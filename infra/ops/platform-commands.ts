@@ -1,7 +1,10 @@
 import { AMOUNT_PATTERN, Money } from '../../lib/domain/money.js';
 import { priceWithSpread } from '../../lib/domain/quotes.js';
-import { createApiKey, listApiKeys, PERMISSION_AREAS, revokeApiKey, type PermissionArea } from '../../lib/store/api-keys.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../lib/store/api-keys.js';
+import { PERMISSION_AREAS, type PermissionArea } from '../../lib/domain/caller.js';
 import { createPlatform, getPlatform } from '../../lib/store/platforms.js';
+import { rateLimitProblem, type RateLimit } from '../../lib/domain/rate-limits.js';
+import { setPlatformRateLimit } from '../../lib/store/rate-limits.js';
 import { optional, required, UsageError, type Commands } from './command.js';
 
 /** Absent: every area. Given: a non-empty list of known areas (`--permissions ''` is a mistake, not "all"). */
@@ -26,6 +29,17 @@ function parseSpreadBps(text: string | undefined): string {
   return bps.toFixed();
 }
 
+/** `--rps` and `--burst` as whole numbers of requests (no sign, no decimals, no exponent), within the limits' rules. */
+function parseRateLimit(rps: string, burst: string): RateLimit {
+  for (const [name, text] of [['rps', rps], ['burst', burst]] as const) {
+    if (!/^\d+$/.test(text) || Number(text) < 1) throw new UsageError(`--${name} must be a positive whole number of requests, not '${text}'`);
+  }
+  const limit = { rps: Number(rps), burst: Number(burst) };
+  const problem = rateLimitProblem(limit);
+  if (problem) throw new UsageError(`--${problem}`);
+  return limit;
+}
+
 /** Platforms and their API keys. */
 export const platformCommands: Commands = {
   'platform create': {
@@ -41,6 +55,20 @@ export const platformCommands: Commands = {
       // The secret and passphrase are printed once, never recorded.
       await audit.record({ platform_code: platform.platform_code, participant_code: platform.participant_code, spread_bps: spreadBps, api_key: credentials.api_key, permissions });
       return { platform_code: platform.platform_code, participant_code: platform.participant_code, ...credentials };
+    },
+  },
+  'platform limits': {
+    usage: 'platform limits --platform CODE --rps N --burst N',
+    options: { platform: { type: 'string', required: true }, rps: { type: 'string', required: true }, burst: { type: 'string', required: true } },
+    mutates: true,
+    // Checked before the CLI connects: a bad rate reads and writes nothing.
+    check: (flags) => void parseRateLimit(required(flags, 'rps'), required(flags, 'burst')),
+    run: async (flags, ctx, audit) => {
+      const limit = parseRateLimit(required(flags, 'rps'), required(flags, 'burst'));
+      const platformCode = required(flags, 'platform');
+      const set = await setPlatformRateLimit(ctx, platformCode, limit, audit.item({ platform_code: platformCode, rate_limit: limit }));
+      if (!set) throw new UsageError(`unknown platform ${platformCode}`);
+      return { platform_code: platformCode, rate_limit: limit, api_keys_updated: set.keys };
     },
   },
   'key create': {

@@ -93,6 +93,21 @@ export class ServiceUnavailableError extends Error {
 }
 
 /**
+ * 429: the API key is over its request rate limit (design section 14); nothing was done. The fields are the
+ * IETF RateLimit-Policy and RateLimit header values (`lib/domain/rate-limits.ts`).
+ */
+export class RateLimitedError extends Error {
+  constructor(
+    readonly retryAfterSeconds: number,
+    readonly policy: string,
+    readonly remaining: string,
+  ) {
+    super(`rate limit exceeded: retry after ${retryAfterSeconds} s`);
+    this.name = 'RateLimitedError';
+  }
+}
+
+/**
  * 503: the request's booking waits in a busy account's queue longer than a request may wait. It is still
  * booked or refused exactly once; a retry with the same `X-Request-Id` gets that outcome.
  */

@@ -4,6 +4,7 @@ import {
   IdempotencyMismatchError,
   NotFoundError,
   PayloadTooLargeError,
+  RateLimitedError,
   ServiceUnavailableError,
   ValidationError,
 } from '../domain/errors.js';
@@ -37,6 +38,14 @@ export function errorToHttp(error: unknown): HttpResult & { internal: boolean } 
   if (error instanceof PayloadTooLargeError) return { statusCode: 413, body: { errors: [error.message] }, internal: false };
   if (error instanceof ConflictError) return { statusCode: 409, body: { errors: error.errors }, internal: false };
   if (error instanceof IdempotencyMismatchError) return { statusCode: 422, body: { errors: error.errors }, internal: false };
+  if (error instanceof RateLimitedError) {
+    return {
+      statusCode: 429,
+      headers: { 'Retry-After': String(error.retryAfterSeconds), 'RateLimit-Policy': error.policy, RateLimit: error.remaining },
+      body: { errors: [error.message] },
+      internal: false,
+    };
+  }
   if (error instanceof ServiceUnavailableError) {
     return {
       statusCode: 503,

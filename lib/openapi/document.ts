@@ -84,6 +84,19 @@ const ERROR_RESPONSES: Record<string, { description: string; schema: string | st
     example: { errors: ['body: larger than 1048576 bytes'] },
   },
   '422': { description: 'X-Request-Id reused with a different request.', schema: 'ErrorList', example: { errors: ['X-Request-Id: already used with a different request'] } },
+  '429': {
+    description:
+      "The API key is over its request rate limit (its platform's, or the default); nothing was done. Retry after `Retry-After` seconds. " +
+      '`RateLimit-Policy` and `RateLimit` follow draft-ietf-httpapi-ratelimit-headers-09: `"burst";q=40;w=1, "sustained";q=200;w=10` and `"burst";r=0;t=1`. ' +
+      "(API Gateway's own stage throttle answers 429 too, with `{\"message\": \"Too Many Requests\"}` and none of these headers.)",
+    schema: ['ErrorList', 'GatewayError'],
+    example: { errors: ['rate limit exceeded: retry after 1 s'] },
+    headers: {
+      'Retry-After': { $ref: '#/components/headers/RetryAfterOptional' },
+      'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' },
+      RateLimit: { $ref: '#/components/headers/RateLimit' },
+    },
+  },
   '500': { description: 'Unexpected failure; no internals shown.', schema: 'InternalError', example: { error: 'Internal Server Error' } },
   '503': {
     description: 'A dependency is throttled or down (or a reference price is stale); retry after `Retry-After` seconds.',
@@ -147,7 +160,7 @@ function parameters(objectSchema: Json | undefined, location: 'query' | 'path'):
 
 /**
  * The error answers an operation can give. A malformed JSON body (400) or an oversized one (413) can reach
- * any route; the rest follow from the route: signed routes authenticate (403) and depend on the store (503),
+ * any route; the rest follow from the route: signed routes authenticate (403), are rate limited per key (429) and depend on the store (503),
  * addressed resources and referenced ones (a POST naming a quote) can be missing (404), and POSTs carry the
  * client-id windows, replays and X-Request-Id idempotency (409, 422).
  */
@@ -161,6 +174,7 @@ function errorStatuses(route: RouteRow): string[] {
     signed && post && '409',
     '413',
     signed && post && '422',
+    signed && '429',
     '500',
     signed && '503',
   ];
@@ -273,6 +287,9 @@ export function openApiDocument(routes: readonly DescribedRoute[], options: Docu
       headers: {
         RequestId: { description: "The client's X-Request-Id, or a new UUID.", required: true, schema: { type: 'string' } },
         RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'string', pattern: '^\\d+$' } },
+        RetryAfterOptional: { description: 'Seconds to wait before retrying (absent on API Gateway\'s stage throttle).', required: false, schema: { type: 'string', pattern: '^\\d+$' } },
+        RateLimitPolicy: { description: "The key's quota policies (IETF draft-09 syntax).", required: false, schema: { type: 'string' } },
+        RateLimit: { description: 'The policy that is exhausted, what remains of it (0) and seconds until it resets.', required: false, schema: { type: 'string' } },
       },
       securitySchemes: SECURITY_SCHEMES,
     },

@@ -4,7 +4,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { keys } from './keys.js';
 import { decryptSecret, encryptSecret } from './secret-cipher.js';
-import { readOptionalInteger } from './numbers.js';
+import { readInteger, readOptionalInteger } from './numbers.js';
+import type { RateLimit } from '../domain/rate-limits.js';
 import type { AppContext } from '../context.js';
 
 /** The permission areas a key can hold. Every signed route names one (see `lib/routes.ts`). */
@@ -39,6 +40,15 @@ export interface StoredApiKey {
   secretCiphertext: string;
   passphraseSalt: string;
   passphraseHash: string;
+  /** Its platform's rate limit as ops set it (`platform limits`), copied here so a request reads it with the key; absent: the default. */
+  rate_limit?: RateLimit;
+}
+
+/** A stored limit (`{ rps, burst }`, numbers read with wrapNumbers), or undefined. */
+export function readRateLimit(value: unknown): RateLimit | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const { rps, burst } = value as Record<string, unknown>;
+  return { rps: readInteger(rps), burst: readInteger(burst) };
 }
 
 /**
@@ -69,6 +79,9 @@ export async function createApiKey(ctx: AppContext, platformCode: string, permis
     passphrase: randomBytes(18).toString('base64url'),
   };
   const salt = randomBytes(16).toString('base64');
+  // The platform's limit travels with each of its keys (`setPlatformRateLimit`): a new key starts with it.
+  const platform = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.platform(platformCode), ProjectionExpression: 'rate_limit' }));
+  const rateLimit = readRateLimit(platform.Item?.rate_limit);
   await ctx.db.send(
     new PutCommand({
       TableName: ctx.tables.main,
@@ -84,6 +97,7 @@ export async function createApiKey(ctx: AppContext, platformCode: string, permis
         passphrase_salt: salt,
         passphrase_hash: hashPassphrase(credentials.passphrase, salt),
         created_at: ctx.clock.nowMs(),
+        ...(rateLimit && { rate_limit: rateLimit }),
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
@@ -107,6 +121,7 @@ export async function getApiKey(ctx: AppContext, apiKey: string): Promise<Stored
     secretCiphertext: item.secret_ciphertext,
     passphraseSalt: item.passphrase_salt,
     passphraseHash: item.passphrase_hash,
+    rate_limit: readRateLimit(item.rate_limit),
   };
 }
 

@@ -192,6 +192,8 @@ export const ttlKeys = {
   replay: (signature: string) => `REPLAY#${signature}`,
   /** An `X-Request-Id` seen on a POST of this platform. */
   idempotency: (platformCode: string, requestId: string) => `IDEMPOTENCY#${platformCode}#${requestId}`,
+  /** An API key's request count in one sustained rate-limit window (`lib/domain/rate-limits.ts`), by the window's first second. */
+  rateWindow: (apiKey: string, windowStart: number) => `RATE#${apiKey}#${windowStart}`,
   /** A client-chosen id that must be unique per platform for a window (client_transfer_id, client_trade_id). */
   clientId: (kind: string, platformCode: string, clientId: string) => `CLIENTID#${kind}#${platformCode}#${clientId}`,
 } as const;

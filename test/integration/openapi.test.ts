@@ -50,7 +50,7 @@ describe('GET /openapi.json', () => {
     expect(body.required).toEqual(expect.arrayContaining(['from_participant_code', 'to_participant_code', 'asset', 'amount']));
     expect(body.properties.from_participant_code).toMatchObject({ type: 'string', minLength: 1, maxLength: 50 });
     expect(body.properties.asset).toMatchObject({ maxLength: 25 });
-    expect(Object.keys(transfer.responses)).toEqual(['201', '400', '403', '404', '409', '413', '422', '500', '503']);
+    expect(Object.keys(transfer.responses)).toEqual(['201', '400', '403', '404', '409', '413', '422', '429', '500', '503']);
     expect(transfer.responses['201'].content['application/json'].schema.properties.message).toEqual({ $ref: '#/components/schemas/Transfer' });
 
     const list = doc.paths['/transfers'].get;

@@ -1,4 +1,4 @@
-import { AuthenticationError, ConflictError, ForbiddenError } from '../../domain/errors.js';
+import { AuthenticationError, ConflictError, ForbiddenError, RateLimitedError } from '../../domain/errors.js';
 import { getApiKey, passphraseMatches, secretBytes } from '../../store/api-keys.js';
 import { claimSignature } from '../../store/windows.js';
 import { routeFor } from '../../routes.js';
@@ -57,6 +57,12 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
         if (signaturesEqual(expected, presented)) matched = expected;
       }
       if (matched === undefined) throw new AuthenticationError('signature does not match the request');
+
+      // The key is proven: its rate limit (design section 14) is checked before anything is written (the
+      // replay claim below, idempotency, the use case), so a refused request does no work.
+      const limit = key.rate_limit ?? { rps: ctx.config.RATE_LIMIT_RPS, burst: ctx.config.RATE_LIMIT_BURST };
+      const admission = await ctx.rateLimiter.admit(apiKey, limit, ctx.clock.nowMs());
+      if (!admission.admitted) throw new RateLimitedError(admission.refusal.retryAfterSeconds, admission.refusal.policy, admission.refusal.remaining);
 
       if (!route || !route.area || !key.permissions.includes(route.area)) {
         throw new ForbiddenError(`API key lacks the '${route?.area ?? 'unknown'}' permission`);
