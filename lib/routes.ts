@@ -1,4 +1,4 @@
-import type { PermissionArea } from './store/api-keys.js';
+import type { PermissionArea } from './domain/caller.js';
 
 /**
  * The one route table. The CDK stack (infra) makes an API Gateway method and a Lambda per row; the local server

@@ -3,7 +3,7 @@ import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery } from '../../lib/http/zod.js';
 import { listAccountMovements } from '../../lib/movements/list-movements.js';
-import { movementQueryFields } from '../../lib/movements/query-schema.js';
+import { movementQueryFields } from '../../lib/http/schemas/movement-query.js';
 
 /** GET /accounts/{account_id}/movements: one account's movements, newest first, each with its change. */
 export const bind = apiHandler(

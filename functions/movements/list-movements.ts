@@ -3,7 +3,7 @@ import { onLambda } from '../../lib/context.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listMovements } from '../../lib/movements/list-movements.js';
-import { movementQueryFields } from '../../lib/movements/query-schema.js';
+import { movementQueryFields } from '../../lib/http/schemas/movement-query.js';
 
 const query = z.object({ account_id: queryFilter(40), ...movementQueryFields, ...pageQuery(100) });
 

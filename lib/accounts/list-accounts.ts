@@ -1,6 +1,6 @@
 import { ValidationError } from '../domain/errors.js';
 import { accountGroupProblem } from '../domain/ledger.js';
-import { listEnvelope } from '../http/pagination.js';
+import { listEnvelope } from '../domain/list-envelope.js';
 import { pageOfAccounts } from '../store/ledger.js';
 import { accountView } from './account-view.js';
 import type { AppContext } from '../context.js';

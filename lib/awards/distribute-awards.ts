@@ -5,7 +5,7 @@ import { IdempotencyMismatchError, NotFoundError, ServiceUnavailableError, Valid
 import { accountIdOf, DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, type AccountRef, type Movement } from '../domain/ledger.js';
 import { formatAmount, Money, parseAmount } from '../domain/money.js';
 import type { TradeReport, TradeReportParty } from '../domain/trade-report.js';
-import type { AuthContext } from '../http/types.js';
+import type { AuthContext } from '../domain/caller.js';
 import {
   ChunkAlreadyCreditedError,
   chunkCreditedItem,

@@ -1,6 +1,6 @@
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { ValidationError } from '../domain/errors.js';
-import type { AuthContext } from '../http/types.js';
+import type { AuthContext } from '../domain/caller.js';
 import { validateQuoteRequest } from '../liquidity/request-quote.js';
 import { purchaseNow, type InstantPurchaseResult } from '../rewards/instant-purchase.js';
 import { AWARDS_ACCOUNT_LABEL } from './distribute-awards.js';

@@ -2,7 +2,7 @@ import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { findAsset } from '../domain/assets.js';
 import { Money } from '../domain/money.js';
 import { networkFeeAccount, withdrawalEscrowAccount, withdrawalExecutionLegs } from '../domain/withdrawals.js';
-import type { AuthContext } from '../http/types.js';
+import type { AuthContext } from '../domain/caller.js';
 import { recordTradesAccepted } from '../observability/metrics.js';
 import { commitQuoteExecution, executableQuote } from '../liquidity/execute-quote.js';
 import { liquidityProviderAccount, tradeExecutionItems } from '../liquidity/trade-execution.js';

@@ -3,7 +3,7 @@ import { ValidationError } from '../domain/errors.js';
 import { formatAmount } from '../domain/money.js';
 import { computeConvertQuote } from '../domain/quotes.js';
 import { validateWithdrawalAddress } from '../domain/withdrawal-address.js';
-import type { AuthContext } from '../http/types.js';
+import type { AuthContext } from '../domain/caller.js';
 import { tradingParticipant, validateQuoteRequest, type QuoteRequest } from '../liquidity/request-quote.js';
 import { dealPrice } from '../pricing/price-source.js';
 import { getNetworkFee } from '../store/network-fees.js';

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { ValidationError } from '../domain/errors.js';
 import { isEventType } from '../domain/events.js';
-import { listEnvelope } from '../http/pagination.js';
+import { listEnvelope } from '../domain/list-envelope.js';
 import { eventsIndex, storedEventFrom } from '../store/events.js';
 import { pageWithCount } from '../store/paging.js';
 

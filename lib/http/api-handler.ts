@@ -10,7 +10,8 @@ import { requestLog } from './middleware/request-log.js';
 import { validateInput } from './middleware/validate-input.js';
 import { verifySignature } from './middleware/verify-signature.js';
 import { requestCompletionItem, type RequestClaim } from '../store/windows.js';
-import type { AuthContext, ServiceContext } from './types.js';
+import type { ServiceContext } from './types.js';
+import type { AuthContext } from '../domain/caller.js';
 
 /**
  * A schema only the API description and the contract tests read, imported when they ask for it:

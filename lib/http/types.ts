@@ -1,16 +1,8 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { MiddlewareObj, Request } from '@middy/core';
-import type { PermissionArea } from '../store/api-keys.js';
+import type { AuthContext } from '../domain/caller.js';
 import type { IdempotentRun, StoredResponse } from '../store/windows.js';
 
-/** Who is calling, established by signature verification. */
-export interface AuthContext {
-  platformCode: string;
-  /** The platform's own participant (holder of the platform's accounts). */
-  participantCode: string;
-  apiKey: string;
-  permissions: readonly PermissionArea[];
-}
 
 /** What the middlewares learn about a request, carried on the Lambda context. */
 export interface ServiceState {

@@ -4,7 +4,7 @@ import { findAsset } from '../domain/assets.js';
 import { BookingQueuedError, ConflictError, NotFoundError, QuoteExpiredError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
 import { formatAmount, Money } from '../domain/money.js';
 import { achPaymentAmount, achTransferType, parseFundingDetails, type FundingDetails } from '../domain/payments.js';
-import type { AuthContext } from '../http/types.js';
+import type { AuthContext } from '../domain/caller.js';
 import { newId } from '../store/codes.js';
 import { participantActiveCheck } from '../store/participants.js';
 import { paymentCreationItem } from '../store/payments.js';

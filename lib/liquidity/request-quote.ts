@@ -3,7 +3,7 @@ import { ValidationError } from '../domain/errors.js';
 import { ACTIVE_STATUS, participantNotActive } from '../domain/participant-status.js';
 import { parseAmount, type Money } from '../domain/money.js';
 import { computeQuote, validateQuantityXorTotal, type QuoteSide } from '../domain/quotes.js';
-import type { AuthContext } from '../http/types.js';
+import type { AuthContext } from '../domain/caller.js';
 import { dealPrice } from '../pricing/price-source.js';
 import { getParticipantOfPlatform, type Participant } from '../store/participants.js';
 import { putQuote, quoteCreationItem } from '../store/quotes.js';

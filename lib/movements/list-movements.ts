@@ -2,7 +2,7 @@ import { findAccountOfPlatform } from '../accounts/get-account.js';
 import { findAsset } from '../domain/assets.js';
 import { accountIdOf, type AccountRef } from '../domain/ledger.js';
 import { formatAmount, Money } from '../domain/money.js';
-import { listEnvelope } from '../http/pagination.js';
+import { listEnvelope } from '../domain/list-envelope.js';
 import { pageOfAccountMovements, pageOfMovements, type StoredMovement } from '../store/movements.js';
 import type { AppContext } from '../context.js';
 

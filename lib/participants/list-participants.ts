@@ -1,6 +1,6 @@
 import { normaliseEmail } from '../domain/email.js';
 import { ValidationError } from '../domain/errors.js';
-import { listEnvelope } from '../http/pagination.js';
+import { listEnvelope } from '../domain/list-envelope.js';
 import { readInteger } from '../store/numbers.js';
 import { customerCodeByEmail, getParticipantOfPlatform, pageOfParticipants } from '../store/participants.js';
 import { echoStoredCustomer } from './customer-fields.js';

@@ -1,6 +1,6 @@
 import { ValidationError } from '../domain/errors.js';
 import { isPaymentStatus, PAYMENT_STATUSES, type PaymentStatus } from '../domain/payments.js';
-import { listEnvelope } from '../http/pagination.js';
+import { listEnvelope } from '../domain/list-envelope.js';
 import { getParticipant } from '../store/participants.js';
 import { pageOfPayments } from '../store/payments.js';
 import { hasRelationship } from '../store/relationships.js';

@@ -1,7 +1,7 @@
 import { ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL, type MovementType } from '../domain/ledger.js';
 import { computeQuote } from '../domain/quotes.js';
-import type { AuthContext } from '../http/types.js';
+import type { AuthContext } from '../domain/caller.js';
 import { quoteView } from '../liquidity/quote-view.js';
 import { openQuote } from '../liquidity/open-quote.js';
 import type { ValidQuoteRequest } from '../liquidity/request-quote.js';

@@ -2,7 +2,7 @@ import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL } from '../domain/ledger.js';
 import { ACTIVE_STATUS, participantNotActive } from '../domain/participant-status.js';
-import type { AuthContext } from '../http/types.js';
+import type { AuthContext } from '../domain/caller.js';
 import { validateQuoteRequest } from '../liquidity/request-quote.js';
 import { getParticipantOfPlatform } from '../store/participants.js';
 import { purchaseNow, type InstantPurchaseResult } from './instant-purchase.js';

@@ -7,23 +7,8 @@ import { decryptSecret, encryptSecret } from './secret-cipher.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
 import type { RateLimit } from '../domain/rate-limits.js';
 import type { AppContext } from '../context.js';
+import { PERMISSION_AREAS, type PermissionArea } from '../domain/caller.js';
 
-/** The permission areas a key can hold. Every signed route names one (see `lib/routes.ts`). */
-export const PERMISSION_AREAS = [
-  'participants',
-  'liquidity',
-  'rewards',
-  'awards',
-  'convert_withdraw',
-  'payments',
-  'transfers',
-  'trades',
-  'accounts',
-  'assets',
-  'withdrawals',
-  'webhooks',
-] as const;
-export type PermissionArea = (typeof PERMISSION_AREAS)[number];
 
 export interface ApiKeyCredentials {
   api_key: string;

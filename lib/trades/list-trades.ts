@@ -1,5 +1,5 @@
 import { NotFoundError } from '../domain/errors.js';
-import { listEnvelope } from '../http/pagination.js';
+import { listEnvelope } from '../domain/list-envelope.js';
 import { getTradeVisibleTo, pageOfTrades, type TradeListFilters } from '../store/trades.js';
 import { tradeView } from '../domain/trade.js';
 import type { AppContext } from '../context.js';

@@ -1,6 +1,6 @@
 import { ValidationError } from '../domain/errors.js';
 import { ANONYMOUS_PARTICIPANT, validateTradeReport } from '../domain/trade-report.js';
-import type { AuthContext } from '../http/types.js';
+import type { AuthContext } from '../domain/caller.js';
 import { startSettlement } from '../settlement/start-settlement.js';
 import { newId } from '../store/codes.js';
 import { getParticipants, type Participant } from '../store/participants.js';

@@ -1,5 +1,5 @@
 import { NotFoundError } from '../domain/errors.js';
-import { listEnvelope } from '../http/pagination.js';
+import { listEnvelope } from '../domain/list-envelope.js';
 import { getTransfer, pageOfTransfers, type Transfer, type TransferListFilters } from '../store/transfers.js';
 import type { AppContext } from '../context.js';
 

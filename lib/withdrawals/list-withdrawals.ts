@@ -1,4 +1,4 @@
-import { listEnvelope } from '../http/pagination.js';
+import { listEnvelope } from '../domain/list-envelope.js';
 import { pageOfWithdrawals } from '../store/withdrawals.js';
 import { withdrawalView } from '../domain/withdrawals.js';
 import type { AppContext } from '../context.js';

@@ -1,4 +1,5 @@
-import { createApiKey, PERMISSION_AREAS } from '../../lib/store/api-keys.js';
+import { createApiKey } from '../../lib/store/api-keys.js';
+import { PERMISSION_AREAS } from '../../lib/domain/caller.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { SignedClient, type BenchResponse } from './signed-client.js';
 import { benchCtx } from './stack.js';

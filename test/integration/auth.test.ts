@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { sign } from '../../lib/http/signature.js';
 import { AuthenticationError } from '../../lib/domain/errors.js';
-import { createApiKey, PERMISSION_AREAS, revokeApiKey } from '../../lib/store/api-keys.js';
+import { createApiKey, revokeApiKey } from '../../lib/store/api-keys.js';
+import { PERMISSION_AREAS } from '../../lib/domain/caller.js';
 import { routes } from '../../infra/routes.js';
 import { createPlatform, getPlatform } from '../../lib/store/platforms.js';
 import { runAdmin } from '../../infra/ops/cli.js';

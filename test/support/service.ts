@@ -1,7 +1,8 @@
 import { afterAll } from 'vitest';
 import type { AppContext } from '../../lib/context.js';
 import { sign } from '../../lib/http/signature.js';
-import { createApiKey, PERMISSION_AREAS, type ApiKeyCredentials, type PermissionArea } from '../../lib/store/api-keys.js';
+import { createApiKey, type ApiKeyCredentials } from '../../lib/store/api-keys.js';
+import { PERMISSION_AREAS, type PermissionArea } from '../../lib/domain/caller.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { startHttpServer } from '../../infra/local/server.js';
 import { assertConformsToContract } from './contract.js';

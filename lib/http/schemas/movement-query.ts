@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { queryFilter } from '../http/zod.js';
+import { queryFilter } from '../zod.js';
 
 /** A time bound: UNIX milliseconds. */
 const timestamp = () =>
