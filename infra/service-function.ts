@@ -39,6 +39,8 @@ export interface ServiceFunctionProps {
   timeout?: Duration;
   /** For functions invoked asynchronously (schedules): where an invocation goes once Lambda's retries are spent. */
   deadLetterQueue?: IQueue;
+  /** Concurrency kept for this function alone (and its ceiling), so API traffic cannot take it (design section 14). */
+  reservedConcurrentExecutions?: number;
 }
 
 /**
@@ -87,6 +89,7 @@ export class ServiceFunction extends Construct {
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
       deadLetterQueue: props.deadLetterQueue,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       environment: { ...props.environment },
     });
 

@@ -25,6 +25,7 @@ import { DISPATCH_FILTER_PATTERN } from '../lib/webhooks/stream-records.js';
 import type { Construct } from 'constructs';
 import type { Config } from '../lib/config.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../lib/store/tables.js';
+import { ApiFirewallStack } from './api-firewall-stack.js';
 import { LedgerCheckStack } from './ledger-check-stack.js';
 import { ALARM_EMAIL_CONTEXT, type MonitoredFunction, ServiceMonitoring } from './monitoring.js';
 import { routeId, routes, type Route } from './routes.js';
@@ -107,6 +108,33 @@ const EVENT_DEAD_LETTER_RUNBOOK: Record<keyof typeof EVENT_HANDLERS, string> = {
     'Fix the cause, then redrive the queue to its source queue (SQS console: Start DLQ redrive): applying an event twice is harmless.',
 };
 
+/**
+ * Reserved concurrency (design section 14): what these functions keep for themselves, so API traffic using the
+ * account's Lambda concurrency cannot throttle them, and their ceiling. 117 in all; Lambda keeps at least 100
+ * unreserved, so the account needs a concurrency quota of 217 or more (the default is 1,000; README, Deploy).
+ */
+export const RESERVED_CONCURRENCY = {
+  /**
+   * Per settlement task. A task is a few DynamoDB calls (about 100 ms): 10 at once run about 100 tasks a second
+   * of each kind, while settling 500 trades in a minute (the bench's goal) needs about 25 a second of all
+   * four. A throttled task is retried by the state machine (Lambda.TooManyRequestsException).
+   */
+  settlementTask: 10,
+  /** The open-trade sweep runs every 5 minutes for up to 5: two may overlap. */
+  settlementSweep: 2,
+  /**
+   * Bank and custody events: FIFO queues whose batches of 10 take about a second; 5 at once apply about 50
+   * events a second per queue, more than a bank's payment file or a custodian's outcomes arrive at.
+   */
+  eventConsumer: 5,
+  /** The stream dispatcher runs one batch per stream shard at a time; 10 covers the shards of a busy on-demand table. */
+  webhookDispatcher: 10,
+  /** The delivery queue's event source runs up to 50 at once (maxConcurrency); reserving less would throttle it. */
+  webhookDelivery: 50,
+  /** The webhook sweep runs every minute for up to 5: five may overlap. */
+  webhookSweep: 5,
+} as const;
+
 /** Deliveries of one event before it moves to the dead-letter queue. */
 const EVENT_MAX_RECEIVES = 5;
 
@@ -152,6 +180,8 @@ export class TradingSettlementStack extends Stack {
   /** The hourly ledger check (design section 13), in a nested stack of its own. */
   readonly ledgerCheck: LedgerCheckStack;
   readonly monitoring: ServiceMonitoring;
+  /** The API stage's WAF web ACL, a rate-based rule per API key (design section 14), in a nested stack of its own. */
+  readonly apiFirewall: ApiFirewallStack;
   /** Every Lambda of the stack by construct id, for alarms and the dashboard. */
   private readonly monitoredFunctions: MonitoredFunction[] = [];
   private requestValidator!: RequestValidator;
@@ -160,7 +190,8 @@ export class TradingSettlementStack extends Stack {
   private readonly functionEnvironment: ServiceEnvironment;
 
   constructor(scope: Construct, id: string, props: TradingSettlementStackProps = {}) {
-    super(scope, id, props);
+    // No CDKMetadata resource: the stack is at CloudFormation's 500 resources, and that one only reports the CDK's version to AWS.
+    super(scope, id, { analyticsReporting: false, ...props });
     const settings = { ...DEFAULT_SETTINGS, ...props.settings };
 
     this.mainTable = tableFrom(this, 'MainTable', MAIN_TABLE, {
@@ -227,6 +258,7 @@ export class TradingSettlementStack extends Stack {
     };
 
     this.api = this.createApi();
+    this.apiFirewall = new ApiFirewallStack(this, 'ApiFirewall', { api: this.api, stageName: API_STAGE, requestsPerKeyPerMinute: settings.wafRequestsPerKeyPerMinute });
     this.addRoutes(props.routes ?? routes);
     this.eventFunctions = this.addEventFunctions();
     const { stateMachine, sweep, sweepDeadLetters } = this.addSettlementWorkflow(props.settlementTaskHandlers ?? SETTLEMENT_TASK_HANDLERS);
@@ -325,7 +357,6 @@ export class TradingSettlementStack extends Stack {
     Validations.of(api).acknowledge(
       { id: 'AwsSolutions::AwsSolutions-APIG4', reason: 'Every route but GET /time and the API description (GET /openapi.json, /docs, and their 405 mocks) is authenticated by the HMAC signature, checked in the Lambda (design section 4).' },
       { id: 'AwsSolutions::AwsSolutions-COG4', reason: 'Clients are platforms signing with API keys, not Cognito users (design section 4).' },
-      { id: 'AwsSolutions::AwsSolutions-APIG3', reason: 'No WAF web ACL in the stack: an account-level choice; stage throttling and signature checks bound abuse.' },
       {
         id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         reason: "API Gateway's account-level logging role; AWS documents this managed policy for it.",
@@ -399,7 +430,12 @@ export class TradingSettlementStack extends Stack {
   private addEventFunctions(): Map<string, ServiceFunction> {
     const functions = new Map<string, ServiceFunction>();
     for (const [id, handler] of Object.entries(EVENT_HANDLERS)) {
-      const fn = this.serviceFunction(id, 'applies bank or custody events', { handler, description: `events: ${handler}`, environment: this.functionEnvironment });
+      const fn = this.serviceFunction(id, 'applies bank or custody events', {
+        handler,
+        description: `events: ${handler}`,
+        environment: this.functionEnvironment,
+        reservedConcurrentExecutions: RESERVED_CONCURRENCY.eventConsumer,
+      });
       grantTable(fn.function, this.mainTable, MAIN_TABLE, 'write');
       functions.set(id, fn);
 
@@ -447,6 +483,7 @@ export class TradingSettlementStack extends Stack {
         description: `settlement workflow: ${name}`,
         environment: startsExecutions ? { ...this.functionEnvironment, STATE_MACHINE_ARN: stateMachineArn } : this.functionEnvironment,
         timeout: SETTLEMENT_TASK_TIMEOUT,
+        reservedConcurrentExecutions: RESERVED_CONCURRENCY.settlementTask,
       });
       // Tasks move trades and balances; they neither authenticate callers nor keep request windows.
       grantTable(fn.function, this.mainTable, MAIN_TABLE, 'write');
@@ -500,6 +537,7 @@ export class TradingSettlementStack extends Stack {
       environment: { ...this.functionEnvironment, STATE_MACHINE_ARN: stateMachine.stateMachineArn },
       timeout: Duration.minutes(5),
       deadLetterQueue: sweepDeadLetters,
+      reservedConcurrentExecutions: RESERVED_CONCURRENCY.settlementSweep,
     });
     grantTable(sweep.function, this.mainTable, MAIN_TABLE, 'read');
     // It moves a visited trade's due time on the open-trades index (one conditioned UpdateItem), nothing else.
@@ -560,6 +598,7 @@ export class TradingSettlementStack extends Stack {
       description: 'webhooks: stream -> one delivery per subscribed endpoint',
       environment,
       timeout: Duration.seconds(60),
+      reservedConcurrentExecutions: RESERVED_CONCURRENCY.webhookDispatcher,
     });
     grantTable(dispatcher.function, this.mainTable, MAIN_TABLE, 'write');
     deliveries.grantSendMessages(dispatcher.function);
@@ -583,6 +622,7 @@ export class TradingSettlementStack extends Stack {
       description: 'webhooks: one signed attempt per queued delivery',
       environment,
       timeout: WEBHOOK_DELIVERY_TIMEOUT,
+      reservedConcurrentExecutions: RESERVED_CONCURRENCY.webhookDelivery,
     });
     grantTable(worker.function, this.mainTable, MAIN_TABLE, 'write');
     deliveries.grantSendMessages(worker.function);
@@ -598,6 +638,7 @@ export class TradingSettlementStack extends Stack {
       environment,
       timeout: Duration.minutes(5),
       deadLetterQueue: sweepDeadLetters,
+      reservedConcurrentExecutions: RESERVED_CONCURRENCY.webhookSweep,
     });
     grantTable(sweep.function, this.mainTable, MAIN_TABLE, 'write');
     deliveries.grantSendMessages(sweep.function);

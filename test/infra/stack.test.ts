@@ -3,7 +3,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { routes, type Route } from '../../infra/routes.js';
 import { SETTLEMENT_STATE_NAMES } from '../../infra/settlement-workflow.js';
-import { EVENT_HANDLERS, SETTLEMENT_TASK_HANDLERS } from '../../infra/stack.js';
+import { DEFAULT_SETTINGS, EVENT_HANDLERS, RESERVED_CONCURRENCY, SETTLEMENT_TASK_HANDLERS } from '../../infra/stack.js';
 import { LEDGER_CHECK_HANDLER } from '../../infra/ledger-check-stack.js';
 import { Template } from 'aws-cdk-lib/assertions';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metric-names.js';
@@ -261,7 +261,8 @@ describe('the service stack, from the real route table', () => {
   });
 
   it('checks the ledger hourly (a nested stack), reading only, and alarms on its discrepancies to the ops topic', () => {
-    expect(ofType(resources, 'AWS::CloudFormation::Stack')).toHaveLength(1);
+    // Two nested stacks: this one and the API's firewall.
+    expect(ofType(resources, 'AWS::CloudFormation::Stack')).toHaveLength(2);
     const nested = stack.ledgerCheck;
     const inner = Template.fromStack(nested).toJSON().Resources as Record<string, Json>;
     const innerId = (construct: { node: { defaultChild?: unknown } }) => nested.getLogicalId(construct.node.defaultChild as never);
@@ -277,7 +278,7 @@ describe('the service stack, from the real route table', () => {
     expect(alarms[0]![1].Properties).toMatchObject({ Namespace: METRICS_NAMESPACE, Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     // The ops topic of the parent stack, passed in as a parameter.
     const topicParameter = alarms[0]![1].Properties.AlarmActions[0].Ref;
-    const nestedResource = ofType(resources, 'AWS::CloudFormation::Stack')[0]![1];
+    const nestedResource = resources[stack.getLogicalId(nested.nestedStackResource!)];
     expect(nestedResource.Properties.Parameters[topicParameter]).toEqual({ Ref: idOf(stack.monitoring.topic) });
   });
 
@@ -389,5 +390,71 @@ describe('the service stack, with a fixture route table and workflow', () => {
     );
     for (const timeout of taskTimeouts) expect(timeout).toBeGreaterThan(lambdaTimeout);
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+  });
+});
+
+describe('tenants (design section 14): the per-key rate guard and reserved concurrency', () => {
+  const { stack, resources, idOf } = synth();
+  const functionsBy = (description: string) => ofType(resources, 'AWS::Lambda::Function').filter(([, fn]) => fn.Properties.Description === description);
+
+  it('puts a WAF web ACL on the API stage with a rate-based rule keyed on the X-SVC-API-KEY header, answering 429', () => {
+    // In a nested stack of its own (the service stack is at 500 resources).
+    expect(ofType(resources, 'AWS::WAFv2::WebACL')).toEqual([]);
+    const inner = Template.fromStack(stack.apiFirewall).toJSON().Resources as Record<string, Json>;
+    const [[aclId, acl]] = ofType(inner, 'AWS::WAFv2::WebACL') as [[string, Json]];
+    expect(acl.Properties.Scope).toBe('REGIONAL');
+    expect(acl.Properties.DefaultAction).toEqual({ Allow: {} });
+    const [rule] = acl.Properties.Rules;
+    expect(rule.Statement.RateBasedStatement).toEqual({
+      Limit: DEFAULT_SETTINGS.wafRequestsPerKeyPerMinute,
+      EvaluationWindowSec: 60,
+      AggregateKeyType: 'CUSTOM_KEYS',
+      CustomKeys: [{ Header: { Name: 'x-svc-api-key', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+    });
+    const response = rule.Action.Block.CustomResponse;
+    expect(response.ResponseCode).toBe(429);
+    expect(response.ResponseHeaders.map((header: Json) => header.Name)).toEqual(['Retry-After', 'RateLimit-Policy', 'RateLimit']);
+    expect(JSON.parse(acl.Properties.CustomResponseBodies[response.CustomResponseBodyKey].Content)).toEqual({ errors: [expect.stringMatching(/^rate limit exceeded/)] });
+
+    const [[, association]] = ofType(inner, 'AWS::WAFv2::WebACLAssociation') as [[string, Json]];
+    expect(association.Properties.WebACLArn).toEqual(arnOf(aclId));
+    // The stage of this API, by its id and name; the nested stack is made after the stage.
+    const arn = JSON.stringify(association.Properties.ResourceArn);
+    expect(arn).toContain(`/restapis/",{"Ref":"${idOf(stack.api)}RestApiId"},"/stages/v1"`);
+    expect(stack.resolve(resources[stack.getLogicalId(stack.apiFirewall.nestedStackResource!)].Properties.Parameters[`${idOf(stack.api)}RestApiId`])).toEqual({ Ref: idOf(stack.api) });
+    const nestedFirewall = resources[stack.getLogicalId(stack.apiFirewall.nestedStackResource!)];
+    expect(nestedFirewall.DependsOn).toContain(idOf(stack.api.deploymentStage));
+    // The stage-wide throttle stays as the last guard.
+    const [[, stage]] = ofType(resources, 'AWS::ApiGateway::Stage') as [[string, Json]];
+    expect(stage.Properties.MethodSettings[0]).toMatchObject({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+  });
+
+  it('sets the default per-key limit on every function, counted in the TTL table', () => {
+    for (const [, fn] of ofType(resources, 'AWS::Lambda::Function')) {
+      if (!fn.Properties.Environment?.Variables?.TABLE_NAME) continue;
+      expect(fn.Properties.Environment.Variables).toMatchObject({
+        RATE_LIMIT_RPS: String(DEFAULT_SETTINGS.rateLimitRps),
+        RATE_LIMIT_BURST: String(DEFAULT_SETTINGS.rateLimitBurst),
+        RATE_LIMIT_COUNTER: 'table',
+      });
+    }
+  });
+
+  it('reserves concurrency for the settlement tasks and the bank, custody and webhook consumers, and for no API function', () => {
+    const reserved = (description: string) => functionsBy(description).map(([, fn]) => fn.Properties.ReservedConcurrentExecutions);
+    for (const task of Object.keys(SETTLEMENT_TASK_HANDLERS)) expect(reserved(`settlement workflow: ${task}`)).toEqual([RESERVED_CONCURRENCY.settlementTask]);
+    expect(reserved('settlement workflow: revive overdue open trades (no live execution)')).toEqual([RESERVED_CONCURRENCY.settlementSweep]);
+    for (const handler of Object.values(EVENT_HANDLERS)) expect(reserved(`events: ${handler}`)).toEqual([RESERVED_CONCURRENCY.eventConsumer]);
+    expect(reserved('webhooks: stream -> one delivery per subscribed endpoint')).toEqual([RESERVED_CONCURRENCY.webhookDispatcher]);
+    expect(reserved('webhooks: one signed attempt per queued delivery')).toEqual([RESERVED_CONCURRENCY.webhookDelivery]);
+    expect(reserved('webhooks: queue due retries, dispatch events the stream missed')).toEqual([RESERVED_CONCURRENCY.webhookSweep]);
+    for (const fn of stack.routeFunctions.values()) expect(resources[idOf(fn.function)].Properties.ReservedConcurrentExecutions).toBeUndefined();
+    // Lambda keeps 100 unreserved: the README's Deploy section names the quota this needs.
+    const total = ofType(resources, 'AWS::Lambda::Function').reduce((sum, [, fn]) => sum + (fn.Properties.ReservedConcurrentExecutions ?? 0), 0);
+    expect(total).toBe(117);
+  });
+
+  it('stays under CloudFormation\'s 500 resources', () => {
+    expect(Object.keys(resources).length).toBeLessThan(500);
   });
 });
