@@ -126,6 +126,9 @@ export async function simulate(options: SimulationOptions): Promise<SimulationSu
   const receiver = new WebhookReceiver();
   try {
     dynamo = options.endpoint ? undefined : await startDynamoLocal({ port: await freePort() });
+    // A run stopped by a signal exits without its finally: its DynamoDB Local must not outlive it.
+    const child = dynamo?.process;
+    if (child) process.once('exit', () => child.kill('SIGKILL'));
     const endpoint = options.endpoint ?? dynamo!.endpoint;
     const tables = options.tables ?? { main: 'sim-main', ttl: 'sim-windows' };
     await ensureTables(endpoint, tables);

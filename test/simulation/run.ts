@@ -26,6 +26,10 @@ function integer(name: string, text: string | undefined, min: number, max: numbe
   return value;
 }
 
+// Ctrl-C or SIGTERM: exit, which stops the run's DynamoDB Local (driver.ts kills it on exit).
+process.once('SIGINT', () => process.exit(130));
+process.once('SIGTERM', () => process.exit(143));
+
 async function main(): Promise<void> {
   let values: Record<string, string | undefined>;
   try {

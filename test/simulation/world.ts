@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { awsRequestHandler, createContext, wrapDocumentClient, type AppContext } from '../../lib/context.js';
+import { type AppContext } from '../../lib/context.js';
+import { awsRequestHandler, wrapDocumentClient } from '../../lib/runtime/aws-clients.js';
+import { createContext } from '../../lib/edge.js';
 import { localClient } from '../../infra/local/dynamodb.js';
 import { localConfig } from '../../infra/local/local-env.js';
-import { DEFAULT_RETRY_POLICY, realTiming } from '../../lib/store/retry.js';
+import { DEFAULT_RETRY_POLICY, realTiming } from '../../lib/runtime/retry-policy.js';
 import type { FaultInjector } from './faults.js';
 
 /**
@@ -19,6 +21,10 @@ export function simulationContext(endpoint: string, tables: { main: string; ttl:
     SPOT_SETTLEMENT_DEADLINE_SECONDS: '4',
     PRICE_MAX_AGE_SECONDS: '86400',
     WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,2,2,2,3,3,3',
+    // Per-key rate limits are not what is under test here (as in the tests' context): each platform's
+    // client runs many requests at once.
+    RATE_LIMIT_RPS: '1000',
+    RATE_LIMIT_BURST: '1000',
     // DynamoDB Local on a loaded 2-core machine answers slower than DynamoDB (as in the tests' context).
     AWS_CONNECT_TIMEOUT_MS: '10000',
     AWS_REQUEST_TIMEOUT_MS: '30000',
