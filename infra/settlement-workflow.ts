@@ -26,7 +26,7 @@ export {
   type SettlementTaskInput,
   type SettlementTaskOutcome,
   type SettlementTaskResult,
-} from '../lib/settlement/workflow-io.js';
+} from '../lib/domain/workflow-io.js';
 
 export const SETTLEMENT_STATE_NAMES = {
   settlesInThisExecution: 'Settles in this execution?',

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { getAccountOfPlatform } from '../../lib/accounts/get-account.js';
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 
 /** GET /accounts/{account_id}: one of the platform's or its customers' accounts, by its stable id. */

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { listAccounts } from '../../lib/accounts/list-accounts.js';
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 

@@ -1,5 +1,5 @@
 import { assetsMatching } from '../../lib/assets/list-assets.js';
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import * as z from 'zod/mini';
 

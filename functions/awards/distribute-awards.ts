@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { distributeAwards } from '../../lib/awards/distribute-awards.js';
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { executeConvertQuote } from '../../lib/convert-withdraw/execute-convert-quote.js';
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { text } from '../../lib/http/zod.js';
 

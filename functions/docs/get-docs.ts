@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 
 // Redoc is loaded from this service (never a CDN: deployed stacks may be private). Both URLs are built from

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
 import { routes } from '../../lib/routes.js';
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 
 /**

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { getParticipantByEmail } from '../../lib/participants/get-participant.js';
 

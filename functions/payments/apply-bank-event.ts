@@ -1,4 +1,5 @@
-import { onLambda, type AppContext } from '../../lib/context.js';
+import { type AppContext } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { replyToBankEvent } from '../../lib/payments/apply-bank-event.js';
 import { queueConsumer } from '../../lib/queue/queue-consumer.js';
 

@@ -1,4 +1,5 @@
-import { onLambda, type AppContext } from '../../lib/context.js';
+import { type AppContext } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { checkLedgerOnSchedule } from '../../lib/reconciliation/scheduled-check.js';
 
 /** What the check needs of Lambda's invocation context: how long it may still run. */

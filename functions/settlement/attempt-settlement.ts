@@ -1,5 +1,6 @@
-import { onLambda, type AppContext } from '../../lib/context.js';
-import type { SettlementTaskResult } from '../../lib/settlement/workflow-io.js';
+import { type AppContext } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
+import type { SettlementTaskResult } from '../../lib/domain/workflow-io.js';
 import { attemptSettlement } from '../../lib/settlement/settle-trade.js';
 import { withLegEnd } from '../../lib/settlement/start-settlement.js';
 import { legEndsAtOf, tradeIdOf } from '../../lib/settlement/task-event.js';

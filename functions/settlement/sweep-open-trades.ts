@@ -1,4 +1,5 @@
-import { onLambda, type AppContext } from '../../lib/context.js';
+import { type AppContext } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { sweepOpenTrades, type SweepReport } from '../../lib/settlement/sweep-open-trades.js';
 
 /** What the sweep needs of Lambda's invocation context: how long it may still run. */

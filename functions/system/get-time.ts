@@ -1,4 +1,4 @@
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { serverTime } from '../../lib/system/server-time.js';
 

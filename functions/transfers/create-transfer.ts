@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { amountText, text } from '../../lib/http/zod.js';
 import { createTransfer } from '../../lib/transfers/create-transfer.js';

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTransfers } from '../../lib/transfers/list-transfers.js';

@@ -1,4 +1,4 @@
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { bindDeliveryWorker } from '../../lib/webhooks/handlers.js';
 import { queueFor } from '../../lib/webhooks/sqs-edge.js';
 

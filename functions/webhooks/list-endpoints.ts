@@ -1,4 +1,4 @@
-import { onLambda } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { listEndpoints } from '../../lib/webhooks/manage-endpoints.js';
 

@@ -1,4 +1,5 @@
-import { onLambda, type AppContext } from '../../lib/context.js';
+import { type AppContext } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
 import { queueConsumer } from '../../lib/queue/queue-consumer.js';
 import { replyToCustodyEvent } from '../../lib/withdrawals/apply-custody-event.js';
 

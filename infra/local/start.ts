@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createContext } from '../../lib/context.js';
+import { createContext } from '../../lib/edge.js';
 import { ensureTables, freePort, startDynamoLocal, type LocalDynamo } from './dynamodb.js';
 import { assertPortFree, lockDataDir, type DataDirLock } from './instance-lock.js';
 import { dataDir, LOCAL_TABLES, localConfig, removeStackInfo, writeStackInfo } from './local-env.js';

@@ -24,7 +24,7 @@ import { bind as bindAttempt } from '../../functions/settlement/attempt-settleme
 import { bind as bindContinue } from '../../functions/settlement/continue-settlement.js';
 import { bind as bindDefault } from '../../functions/settlement/default-trade.js';
 import { bind as bindSweep } from '../../functions/settlement/sweep-open-trades.js';
-import type { EnsureOutcome } from '../../lib/settlement/workflow-io.js';
+import type { EnsureOutcome } from '../../lib/domain/workflow-io.js';
 import {
   SETTLEMENT_STATE_NAMES,
   settlementWorkflowDefinition,

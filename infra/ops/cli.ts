@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { createContext, loadContext, type AppContext } from '../../lib/context.js';
+import { type AppContext } from '../../lib/context.js';
+import { createContext, loadContext } from '../../lib/edge.js';
 import { parseConfig } from '../../lib/config.js';
 import { auditItem, newAuditEntry, recordAudit } from '../../lib/store/audit.js';
 import { localConfig, readStackInfo } from '../local/local-env.js';

@@ -1,7 +1,7 @@
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { validateCustomer } from '../domain/customers.js';
 import { createCustomer as storeCustomer } from '../store/participants.js';
-import { encryptSecret } from '../store/secret-cipher.js';
+import { encryptSecret } from '../crypto/secret-cipher.js';
 import { acceptOrThrow, echoCustomer, emailAlreadyUsed } from './customer-fields.js';
 import type { AppContext } from '../context.js';
 

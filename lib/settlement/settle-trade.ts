@@ -16,7 +16,7 @@ import { balanceOf } from '../store/ledger.js';
 import { bookMovement } from '../store/booking/engine.js';
 import { getTrade, tradeUpdateItems, TradeStateChangedError, updateTrade } from '../store/trades.js';
 import { type Trade, type TradeParty } from '../domain/trade.js';
-import type { SettlementTaskResult } from './workflow-io.js';
+import type { SettlementTaskResult } from '../domain/workflow-io.js';
 import { recordTradeDefaulted, recordTradeSettled } from '../observability/metrics.js';
 import type { AppContext } from '../context.js';
 

@@ -11,7 +11,7 @@ import { firstAttemptAtMs } from '../domain/settlement.js';
 import { executionNameOf, legAt, legEndsAtMs } from '../domain/settlement-schedule.js';
 import { getTrade } from '../store/trades.js';
 import { type Trade } from '../domain/trade.js';
-import { settlementExecutionInput, type EnsureOutcome, type SettlementExecutionInput, type SettlementTaskResult } from './workflow-io.js';
+import { settlementExecutionInput, type EnsureOutcome, type SettlementExecutionInput, type SettlementTaskResult } from '../domain/workflow-io.js';
 
 type TradeTimes = Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>;
 

@@ -1,4 +1,4 @@
-import type { SettlementTaskInput } from './workflow-io.js';
+import type { SettlementTaskInput } from '../domain/workflow-io.js';
 
 /**
  * The task Lambdas' event is what the workflow's `Parameters` pass: `{ trade_id }`. Anything else is a

@@ -3,7 +3,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { keys } from './keys.js';
-import { decryptSecret, encryptSecret } from './secret-cipher.js';
+import { decryptSecret, encryptSecret } from '../crypto/secret-cipher.js';
 import { readInteger, readOptionalInteger } from './numbers.js';
 import type { RateLimit } from '../domain/rate-limits.js';
 import type { AppContext } from '../context.js';

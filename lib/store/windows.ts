@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand, type DeleteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ttlKeys } from './keys.js';
 import { ConflictError } from '../domain/errors.js';
-import { decryptSecret, encryptSecret } from './secret-cipher.js';
+import { decryptSecret, encryptSecret } from '../crypto/secret-cipher.js';
 import type { TaggedItem, TransactItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 

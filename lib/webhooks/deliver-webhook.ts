@@ -9,7 +9,7 @@ import {
 import { signatureHeader } from '../domain/webhook-signing.js';
 import type { OutboundPolicy } from '../domain/webhook-url.js';
 import { getEvent } from '../store/events.js';
-import { decryptSecret } from '../store/secret-cipher.js';
+import { decryptSecret } from '../crypto/secret-cipher.js';
 import { claimAttempt, finishAttempt, QUEUED_GRACE_MS, type AttemptRecord, type ClaimedAttempt } from '../store/webhook-deliveries.js';
 import { disableEndpoint, getEndpoint, recordEndpointFailure, recordEndpointSuccess, subscribes, type StoredEndpoint } from '../store/webhook-endpoints.js';
 import { MAX_QUEUE_DELAY_SECONDS, type DeliveryMessage, type DeliveryQueue } from './queue.js';

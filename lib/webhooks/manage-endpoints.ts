@@ -5,7 +5,7 @@ import { isEventType, type EventType } from '../domain/events.js';
 import { newWebhookSecret } from '../domain/webhook-signing.js';
 import { isRefusedAddress, ipLiteralOf, webhookUrlProblems } from '../domain/webhook-url.js';
 import { eventItem } from '../store/events.js';
-import { encryptSecret } from '../store/secret-cipher.js';
+import { encryptSecret } from '../crypto/secret-cipher.js';
 import {
   countTestEvent,
   deleteEndpoint,

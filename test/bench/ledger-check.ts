@@ -1,5 +1,5 @@
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { createContext } from '../../lib/context.js';
+import { createContext } from '../../lib/edge.js';
 import { localConfig } from '../../infra/local/local-env.js';
 import { ensureTables, freePort, startDynamoLocal } from '../../infra/local/dynamodb.js';
 import { accountIdOf } from '../../lib/domain/ledger.js';

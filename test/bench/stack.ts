@@ -4,7 +4,9 @@ import { ensureTables, freePort, localClient, startDynamoLocal, type LocalDynamo
 import { localConfig } from '../../infra/local/local-env.js';
 import { requestsPerKeyFrom } from '../../infra/local/key-gate.js';
 import { startHttpServer } from '../../infra/local/server.js';
-import { createContext, documentClient, type AppContext } from '../../lib/context.js';
+import { type AppContext } from '../../lib/context.js';
+import { documentClient } from '../../lib/runtime/aws-clients.js';
+import { createContext } from '../../lib/edge.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { WRITE_COMMANDS, writeUnits } from './capacity.js';
 

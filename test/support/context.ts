@@ -1,9 +1,12 @@
 import { inject } from 'vitest';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createContext, wrapDocumentClient, type AppContext, type Clock, type SettlementWorkflow } from '../../lib/context.js';
+import { type AppContext, type Clock } from '../../lib/context.js';
+import { type SettlementWorkflow } from '../../lib/runtime/settlement-workflow.js';
+import { wrapDocumentClient } from '../../lib/runtime/aws-clients.js';
+import { createContext } from '../../lib/edge.js';
 import { localConfig } from '../../infra/local/local-env.js';
-import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from '../../lib/store/retry.js';
+import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from '../../lib/runtime/retry-policy.js';
 import { TEST_SECRETS_KEY, TEST_TABLES } from './tables.js';
 
 /** A clock tests can move: real time plus an offset. */

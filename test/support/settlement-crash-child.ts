@@ -6,7 +6,7 @@
 import { localConfig } from '../../infra/local/local-env.js';
 import { LocalSettlementRunner } from '../../infra/local/workflow-runner.js';
 import { bind as bindAttempt } from '../../functions/settlement/attempt-settlement.js';
-import { createContext } from '../../lib/context.js';
+import { createContext } from '../../lib/edge.js';
 import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
 import { getTrade } from '../../lib/store/trades.js';
 

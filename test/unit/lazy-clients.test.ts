@@ -1,8 +1,9 @@
 import type { KMSClient } from '@aws-sdk/client-kms';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../lib/config.js';
-import { createContext, loadContext } from '../../lib/context.js';
-import { decryptSecret, encryptSecret, kmsCipher } from '../../lib/store/secret-cipher.js';
+import { createContext, loadContext } from '../../lib/edge.js';
+import { decryptSecret, encryptSecret } from '../../lib/crypto/secret-cipher.js';
+import { kmsCipher } from '../../lib/runtime/kms.js';
 
 const base = { TABLE_NAME: 'main', TTL_TABLE_NAME: 'windows', LOG_LEVEL: 'silent' };
 

@@ -9,7 +9,7 @@ import {
   MAX_LEG_SECONDS,
   SETTLEMENT_DUE_MARGIN_MS,
 } from '../../lib/domain/settlement-schedule.js';
-import { settlementExecutionInput } from '../../lib/settlement/workflow-io.js';
+import { settlementExecutionInput } from '../../lib/domain/workflow-io.js';
 
 const DAY_MS = 86_400_000;
 const LEG_SECONDS = 30 * 86_400;

@@ -1,40 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { KMSClient } from '@aws-sdk/client-kms';
 import type { AppContext } from '../context.js';
-
-/** KMS encryption with the service's key, as the secrets below use it. */
-export interface KmsCipher {
-  encrypt(keyId: string, plaintext: Uint8Array): Promise<Uint8Array>;
-  decrypt(ciphertext: Uint8Array): Promise<Uint8Array>;
-}
-
-/**
- * KMS through a client made, and its package loaded (an `import()` the bundles split off), on first use: a
- * function that never encrypts or decrypts a secret never loads the KMS client, and one that does loads it
- * once. `capture` wraps the client (the tracer's, when tracing is on). A failed load is not kept.
- */
-export function kmsCipher(region: string, capture: (client: KMSClient) => KMSClient): KmsCipher {
-  type Loaded = { sdk: typeof import('@aws-sdk/client-kms'); client: KMSClient };
-  let loading: Promise<Loaded> | undefined;
-  const load = () =>
-    (loading ??= import('@aws-sdk/client-kms').then(
-      (sdk) => ({ sdk, client: capture(new sdk.KMSClient({ region })) }),
-      (error: unknown) => {
-        loading = undefined;
-        throw error;
-      },
-    ));
-  return {
-    async encrypt(keyId, plaintext) {
-      const { sdk, client } = await load();
-      return (await client.send(new sdk.EncryptCommand({ KeyId: keyId, Plaintext: plaintext }))).CiphertextBlob!;
-    },
-    async decrypt(ciphertext) {
-      const { sdk, client } = await load();
-      return (await client.send(new sdk.DecryptCommand({ CiphertextBlob: ciphertext }))).Plaintext!;
-    },
-  };
-}
 
 /**
  * API secrets must be recoverable (the HMAC needs them) but never stored in plaintext. On AWS they are

@@ -1,6 +1,7 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import { awsRequestHandler, type AwsClientConfig, type SettlementWorkflow } from '../context.js';
+import { awsRequestHandler, type AwsClientConfig } from './aws-clients.js';
+import type { SettlementWorkflow } from './settlement-workflow.js';
 
 /**
  * The settlement workflow on AWS: the state machine the stack names, started through a Step Functions client
