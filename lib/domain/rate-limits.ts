@@ -46,6 +46,8 @@ export interface RateLimitRefusal {
   policy: string;
   /** `RateLimit`: the full window, nothing remaining, and its reset in seconds. */
   remaining: string;
+  /** When the full window ends (ms). */
+  resetsAtMs: number;
 }
 
 /** Decides a request from the counts before it: `total` in its sustained window, `inSecond` in its second. */
@@ -54,15 +56,46 @@ export function decide(limit: RateLimit, counts: { total: number; inSecond: numb
   const sustainedFull = counts.total >= limit.rps * SUSTAINED_WINDOW_SECONDS;
   if (!burstFull && !sustainedFull) return { admitted: true };
   const { windowStart } = windowOf(nowMs);
-  const secondsLeft = (endMs: number) => Math.max(1, Math.ceil((endMs - nowMs) / 1000));
   // The sustained window, when full, is the longer wait: it is the one to name.
-  const retryAfterSeconds = sustainedFull ? secondsLeft((windowStart + SUSTAINED_WINDOW_SECONDS) * 1000) : secondsLeft((Math.floor(nowMs / 1000) + 1) * 1000);
+  const resetsAtMs = sustainedFull ? (windowStart + SUSTAINED_WINDOW_SECONDS) * 1000 : (Math.floor(nowMs / 1000) + 1) * 1000;
+  const policy = `"burst";q=${limit.burst};w=1, "sustained";q=${limit.rps * SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`;
+  return { admitted: false, refusal: refusal(sustainedFull ? 'sustained' : 'burst', policy, resetsAtMs, nowMs) };
+}
+
+function refusal(window: string, policy: string, resetsAtMs: number, nowMs: number): RateLimitRefusal {
+  const retryAfterSeconds = Math.max(1, Math.ceil((resetsAtMs - nowMs) / 1000));
+  return { retryAfterSeconds, policy, remaining: `"${window}";r=0;t=${retryAfterSeconds}`, resetsAtMs };
+}
+
+/** Keys remembered as full at once: past this, expired entries are dropped before another is added. */
+const MAX_REMEMBERED_FULL = 10_000;
+
+/**
+ * Keys this process saw refused, until their full window ends: a further request of theirs in that time is
+ * refused from memory, before its key is read or its signature computed (what WAF does on AWS, by the header).
+ * It would be refused once authenticated anyway; unauthenticated, it learns only that the key is over its
+ * limit, and it counts nothing.
+ */
+function fullWindows() {
+  const full = new Map<string, RateLimitRefusal>();
   return {
-    admitted: false,
-    refusal: {
-      retryAfterSeconds,
-      policy: `"burst";q=${limit.burst};w=1, "sustained";q=${limit.rps * SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`,
-      remaining: `"${sustainedFull ? 'sustained' : 'burst'}";r=0;t=${retryAfterSeconds}`,
+    note(apiKey: string, admission: Admission): Admission {
+      if (admission.admitted) return admission;
+      if (full.size >= MAX_REMEMBERED_FULL) {
+        for (const [key, entry] of full) if (entry.resetsAtMs <= admission.refusal.resetsAtMs - SUSTAINED_WINDOW_SECONDS * 1000) full.delete(key);
+      }
+      if (full.size < MAX_REMEMBERED_FULL) full.set(apiKey, admission.refusal);
+      return admission;
+    },
+    check(apiKey: string, nowMs: number): RateLimitRefusal | undefined {
+      const entry = full.get(apiKey);
+      if (!entry) return undefined;
+      if (entry.resetsAtMs <= nowMs) {
+        full.delete(apiKey);
+        return undefined;
+      }
+      const window = entry.remaining.slice(1, entry.remaining.indexOf('"', 1));
+      return refusal(window, entry.policy, entry.resetsAtMs, nowMs);
     },
   };
 }
@@ -70,6 +103,17 @@ export function decide(limit: RateLimit, counts: { total: number; inSecond: numb
 /** Counts requests per key and admits them within their limit. */
 export interface RateLimiter {
   admit(apiKey: string, limit: RateLimit, nowMs: number): Promise<Admission>;
+  /** The refusal of a key this process saw over its limit, while its full window lasts (no call, no count). */
+  knownFull(apiKey: string, nowMs: number): RateLimitRefusal | undefined;
+}
+
+/** A limiter from a counting function, remembering the keys it refused until their windows end. */
+export function rememberingFull(count: (apiKey: string, limit: RateLimit, nowMs: number) => Promise<Admission>): RateLimiter {
+  const full = fullWindows();
+  return {
+    admit: async (apiKey, limit, nowMs) => full.note(apiKey, await count(apiKey, limit, nowMs)),
+    knownFull: (apiKey, nowMs) => full.check(apiKey, nowMs),
+  };
 }
 
 /**
@@ -78,8 +122,7 @@ export interface RateLimiter {
  */
 export function memoryRateLimiter(): RateLimiter {
   const windows = new Map<string, { windowStart: number; total: number; perSecond: number[] }>();
-  return {
-    async admit(apiKey, limit, nowMs) {
+  return rememberingFull(async (apiKey, limit, nowMs) => {
       const { windowStart, second } = windowOf(nowMs);
       let entry = windows.get(apiKey);
       if (!entry || entry.windowStart !== windowStart) {
@@ -92,6 +135,5 @@ export function memoryRateLimiter(): RateLimiter {
         entry.perSecond[second] = (entry.perSecond[second] ?? 0) + 1;
       }
       return admission;
-    },
-  };
+  });
 }

@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { decide, type RateLimit, type RateLimiter, SUSTAINED_WINDOW_SECONDS, windowOf } from '../domain/rate-limits.js';
+import { decide, type RateLimiter, rememberingFull, SUSTAINED_WINDOW_SECONDS, windowOf } from '../domain/rate-limits.js';
+import type { RateLimit } from '../domain/rate-limits.js';
 import { listApiKeys } from './api-keys.js';
 import { keys, ttlKeys } from './keys.js';
 import { transactWrite } from './transactions.js';
@@ -15,11 +16,11 @@ const WINDOW_KEPT_SECONDS = 60;
  * total and a count per second. A request is one UpdateItem conditioned on both counts being under their
  * quota, so it costs one write (the item is a few dozen bytes) and no read; a refused one writes nothing and
  * learns the counts from the failed condition (ReturnValuesOnConditionCheckFailure). Every container of every
- * function sees the same counts. One item takes about 1,000 writes a second, hence MAX_RATE_LIMIT.
+ * function sees the same counts; a container that refused a key refuses its further requests in that window
+ * from memory, without a call (`rememberingFull`). One item takes about 1,000 writes a second, hence MAX_RATE_LIMIT.
  */
 export function tableRateLimiter(ctx: Pick<AppContext, 'db' | 'tables'>): RateLimiter {
-  return {
-    async admit(apiKey, limit, nowMs) {
+  return rememberingFull(async (apiKey, limit, nowMs) => {
       const { windowStart, second } = windowOf(nowMs);
       try {
         await ctx.db.send(
@@ -48,8 +49,7 @@ export function tableRateLimiter(ctx: Pick<AppContext, 'db' | 'tables'>): RateLi
         // The condition failed, so one of the counts is at its quota; `decide` names which and when it frees up.
         return admission.admitted ? decide(limit, { total: limit.rps * SUSTAINED_WINDOW_SECONDS, inSecond: limit.burst }, nowMs) : admission;
       }
-    },
-  };
+  });
 }
 
 /**

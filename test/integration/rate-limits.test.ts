@@ -156,6 +156,10 @@ describe('per-platform rate limits', () => {
     expect(first.calls.filter((name) => name === 'UpdateItemCommand')).toHaveLength(1);
     expect(third.calls).toEqual(['GetItemCommand', 'UpdateItemCommand']);
     expectRateLimited(third.response, `"burst";q=2;w=1, "sustained";q=${SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`);
+    // Refused once, the key is refused from memory for the rest of its full window: no read, no count.
+    const fourth = await callsOf(onTable);
+    expect(fourth.calls).toEqual([]);
+    expectRateLimited(fourth.response, `"burst";q=2;w=1, "sustained";q=${SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`);
     const windowStart = Math.floor(tableCtx.clock.nowSeconds() / SUSTAINED_WINDOW_SECONDS) * SUSTAINED_WINDOW_SECONDS;
     const counter = await ttlItem(ttlKeys.rateWindow(platform.credentials.api_key, windowStart));
     expect(Number(counter?.total)).toBe(2);

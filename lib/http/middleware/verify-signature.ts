@@ -38,6 +38,11 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       }
       if (!isOneSignature(presented)) throw new AuthenticationError('X-SVC-SIGNED is not exactly one base64 HMAC-SHA256 value');
 
+      // A key this process already refused in its current window is refused again at once: a flood past the
+      // limit costs no read, no HMAC and no count (design section 14).
+      const full = ctx.rateLimiter.knownFull(apiKey, ctx.clock.nowMs());
+      if (full) throw new RateLimitedError(full.retryAfterSeconds, full.policy, full.remaining);
+
       const key = await getApiKey(ctx, apiKey);
       if (!key) throw new AuthenticationError('unknown API key');
       if (key.revoked_at !== null) throw new AuthenticationError('API key has been revoked');
