@@ -7,6 +7,8 @@ import { benchCtx, type DynamoMeter } from './stack.js';
 import type { Settling } from './jvm-warmup.js';
 import { median, ownCpuMs, processCpuMs } from './stats.js';
 import { randomUUID } from 'node:crypto';
+import { runAdmin } from '../../infra/ops/cli.js';
+import type { RateLimit } from '../../lib/domain/rate-limits.js';
 
 /**
  * Issue 13's list scaling and tenant isolation: page 1 (100 records) of each list at a small and a large
@@ -184,4 +186,23 @@ export async function measureIsolation(
     cpu: { idle: idleCpu, loaded: loadedCpu, listingClientCores: walked.cpuMs / 1000 / walked.seconds, measuredClientCores: loaded.cpuMs / 1000 / loaded.seconds },
     warmUp: { idle: idle.warmUp, loaded: loaded.warmUp },
   };
+}
+
+/** `rounds` runs of `measure`, and the run whose ratio is their median (issue 27: one run can't decide the goal). */
+export async function medianOfRounds(rounds: number, measure: (round: number) => Promise<Isolation>): Promise<{ runs: Isolation[]; median: Isolation }> {
+  const runs: Isolation[] = [];
+  for (let round = 0; round < rounds; round++) runs.push(await measure(round));
+  const sorted = [...runs].sort((a, b) => a.ratio - b.ratio);
+  return { runs, median: sorted[Math.floor((sorted.length - 1) / 2)]! };
+}
+
+/**
+ * Issue 27's flood row: the quiet platform's GET /accounts, idle and then while another platform sends GET
+ * /accounts on `connections` connections far past the limit ops set for it (`platform limits`): its
+ * requests over the limit are answered 429 (counted as the listing's failures) without reaching a use case.
+ */
+export async function measureFloodIsolation(baseUrl: string, connections: number, samples: number, dynamoPid: number | undefined, limit: RateLimit): Promise<Isolation & { limit: RateLimit }> {
+  const flooder = await newBenchPlatform(baseUrl, 'bench flood');
+  await runAdmin(['platform', 'limits', '--platform', flooder.platformCode, '--rps', String(limit.rps), '--burst', String(limit.burst), '--reason', 'bench: a platform flooding past its limit'], { ctx: benchCtx() });
+  return { ...(await measureIsolation(baseUrl, flooder, connections, samples, dynamoPid, ['/accounts'])), limit };
 }
