@@ -10,7 +10,7 @@ process.env.LOG_LEVEL ??= 'warn';
 
 import { cpus, loadavg } from 'node:os';
 import { measureAwards, type AwardsResult } from './awards.js';
-import { bundleWorkspace, IMPORT_RUNS, measureBundles, ROOT, type BundleReport, type BundleResult } from './bundles.js';
+import { bundleWorkspace, IMPORT_ROUNDS, IMPORT_RUNS, type ImportRound, measureBundles, ROOT, type BundleReport, type BundleResult } from './bundles.js';
 import { newBenchPlatform } from './client.js';
 import { measureEndpoints, measureListScaling, type EndpointRow } from './endpoints.js';
 import { measureSettlement, type SettlementResult } from './settlement.js';
@@ -111,6 +111,10 @@ function describeError(error: unknown): string {
   return `${name}: ${error.message}${inner}${cause}`;
 }
 
+function describeImportRound(entry: ImportRound): string {
+  return `import ratio ${fmt(entry.ratio, 2)} (${entry.slowest} ${fmt(entry.slowestMs)} ms over the control's ${fmt(entry.controlMs)}), libraries alone ${fmt(entry.librariesRatio, 2)}`;
+}
+
 /** Runs one scenario; a failure is reported and leaves its metrics null instead of ending the run. */
 async function attempt<T>(what: string, failures: string[], run: () => Promise<T>): Promise<T | undefined> {
   const started = Date.now();
@@ -136,9 +140,11 @@ async function main(): Promise<void> {
 
   // Bundles first, while nothing else of the benchmark is running: import times are absolute.
   const workspace = bundleWorkspace(ROOT);
-  let bundles: BundleReport | undefined;
+  let bundles: (BundleReport & { rounds: ImportRound[] }) | undefined;
   try {
-    if (ONLY === undefined || ONLY === 'bundles') bundles = await attempt(`bundles (esbuild with infra/bundling.ts, ${IMPORT_RUNS} imports each)`, failures, () => measureBundles(ROOT, workspace, COMPARISON_HANDLER));
+    if (ONLY === undefined || ONLY === 'bundles') bundles = await attempt(`bundles (esbuild with infra/bundling.ts, ${IMPORT_ROUNDS} rounds of ${IMPORT_RUNS} imports each)`, failures, () =>
+        measureBundles(ROOT, workspace, COMPARISON_HANDLER, (entry, index) => progress(`  import round ${index + 1}: ${describeImportRound(entry)}`)),
+      );
   } finally {
     workspace.dispose();
   }
@@ -249,7 +255,8 @@ async function main(): Promise<void> {
     // The median of the rounds' ratios.
     isolation_ratio: isolation ? round(isolation.ratio, 3) : null,
     flood_isolation_ratio: flood ? round(flood.ratio, 3) : null,
-    // The slowest function's import over the document-client-only control, both from the same round-robin.
+    // The slowest function's import over the document-client-only control, both from the same round-robin;
+    // the median of the rounds' (the reported round is the median one).
     import_ratio: bundles ? round(Math.max(...bundles.results.map((entry) => entry.importMsP50)) / bundles.control.importMsP50, 3) : null,
     event_delivery_p50_ms: events ? round(events.p50Ms, 0) : null,
     event_delivery_p99_ms: events ? round(events.p99Ms, 0) : null,
@@ -348,6 +355,7 @@ async function main(): Promise<void> {
         `first-request ratio ${fmt(worst((entry) => entry.firstRequestMsP50) / bundles.control.firstRequestMsP50, 2)} (the same with the chunks a deployed function loads by its first request; not a goal, shows what splitting defers)`,
     );
   }
+  if (bundles) print(`Import rounds (the tables above are the median round's): ${bundles.rounds.map((entry, i) => `${i + 1}: ${describeImportRound(entry)}`).join('; ')}`);
   if (endpoints) {
     const rows = [...endpoints, ...(listScaling ? [listScaling] : [])];
     print(
