@@ -1,0 +1,56 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js/min';
+import { describe, expect, it } from 'vitest';
+import { phoneValidationMetadata } from '../../infra/write-phone-metadata.js';
+import { parsePhoneNumber } from '../../lib/domain/customer-identity.js';
+import phoneMetadata from '../../lib/domain/phone-metadata.json' with { type: 'json' };
+
+/** `parsePhoneNumber` as it was with the whole `min` build (formats included): the reference. */
+function withMinBuild(input: string): string | undefined {
+  const text = input.trim();
+  if (!/^\+?[\d\s().-]{6,25}$/.test(text)) return undefined;
+  const phone = parsePhoneNumberFromString(text.startsWith('+') ? text : `+${text}`);
+  return phone?.isPossible() ? phone.number : undefined;
+}
+
+/** A seeded generator (mulberry32), so a failure names an input that fails again. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('phone metadata (lib/domain/phone-metadata.json)', () => {
+  it('is the min build without formats, as infra/write-phone-metadata.ts derives it from the installed libphonenumber-js', () => {
+    // After upgrading libphonenumber-js: `npx tsx infra/write-phone-metadata.ts`.
+    expect(phoneMetadata).toEqual(phoneValidationMetadata());
+  });
+
+  it('accepts and refuses the numbers the customer tests use exactly as the min build does', () => {
+    const used = ['15557778888', '+15557778888', '+44 20 7946 0958', '+49 30 1234567', '12', '+999123456789', 'call me', '+1 555', '0', 'y', '555', '+1 23'];
+    for (const input of used) expect(parsePhoneNumber(input), input).toBe(withMinBuild(input));
+    expect(used.map(parsePhoneNumber).filter(Boolean)).toEqual(['+15557778888', '+15557778888', '+442079460958', '+49301234567']);
+  });
+
+  it('accepts and refuses 200,000 generated numbers exactly as the min build does, for every calling code', () => {
+    const next = random(27);
+    const callingCodes = Object.keys(phoneMetadata.country_calling_codes);
+    const digits = (count: number) => Array.from({ length: count }, () => Math.floor(next() * 10)).join('');
+    let accepted = 0;
+    for (let i = 0; i < 200_000; i++) {
+      const code = callingCodes[i % callingCodes.length]!;
+      // National numbers of 1 to 17 digits, a third with a leading 0 (a national prefix to strip in many countries).
+      const national = (i % 3 === 0 ? '0' : '') + digits(1 + Math.floor(next() * 17));
+      const input = i % 2 === 0 ? `+${code}${national}` : `${code} ${national}`;
+      const ours = parsePhoneNumber(input);
+      if (ours !== withMinBuild(input)) expect(ours, input).toBe(withMinBuild(input));
+      if (ours) accepted++;
+    }
+    // Both outcomes are exercised.
+    expect(accepted).toBeGreaterThan(20_000);
+    expect(accepted).toBeLessThan(180_000);
+  }, 60_000);
+});
