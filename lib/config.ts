@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { MAX_LEG_SECONDS } from './domain/settlement-schedule.js';
+import { MAX_LEG_SECONDS } from './domain/settlement-leg-limit.js';
 
 /**
  * The kinds of setting, each one schema shared by every setting of its kind. zod builds a schema object for

@@ -25,8 +25,7 @@ export function dueAfterStepMs(atMs: number, sessionSeconds: number): number {
   return atMs + sessionSeconds * 1000 + SETTLEMENT_DUE_MARGIN_MS;
 }
 
-/** Step Functions ends a Standard execution after one year; a leg must end well before that. */
-export const MAX_LEG_SECONDS = 360 * 24 * 3600;
+export { MAX_LEG_SECONDS } from './settlement-leg-limit.js';
 
 /**
  * Legs are fixed slices of time counted from acceptance: leg n covers [accepted + (n-1) x length,

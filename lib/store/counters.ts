@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from './keys.js';
-import { readInteger } from './numbers.js';
+import { readInteger } from './integers.js';
 import { withRetry } from './retry.js';
 import type { CountChange, TransactItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';

@@ -14,15 +14,4 @@ export function readMoney(value: unknown): Money {
   throw new Error(`not a stored decimal: ${String(value)}`);
 }
 
-/** An integer (timestamps, counters) from a DynamoDB number read with wrapNumbers. Never for money. */
-export function readInteger(value: unknown): number {
-  if (value === undefined || value === null) return NaN;
-  const text = value instanceof NumberValue ? value.value : String((value as { value?: unknown }).value ?? value);
-  const parsed = Number(text);
-  if (!Number.isSafeInteger(parsed)) throw new Error(`not a stored integer: ${text}`);
-  return parsed;
-}
-
-export function readOptionalInteger(value: unknown): number | null {
-  return value === undefined || value === null ? null : readInteger(value);
-}
+export { readInteger, readOptionalInteger } from './integers.js';

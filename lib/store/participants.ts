@@ -7,7 +7,7 @@ import { newParticipantCode } from './codes.js';
 import { batchGetItems } from './batch-get.js';
 import { eventItem } from './events.js';
 import { keys } from './keys.js';
-import { readInteger } from './numbers.js';
+import { readInteger } from './integers.js';
 import { ALL, readCount } from './counters.js';
 import { transactWrite } from './transactions.js';
 import { type TaggedItem } from './transaction-items.js';

@@ -2,7 +2,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
-import { readInteger } from './numbers.js';
+import { readInteger } from './integers.js';
 import { ALL } from './counters.js';
 import { PARTICIPANTS_LIST } from './participants.js';
 import { transactWrite } from './transactions.js';
