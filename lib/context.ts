@@ -48,6 +48,8 @@ export interface ContextCaches {
   cursorKeys: WeakMap<Config, Buffer>;
   /** Per hot account's queue, this process's waiters taking turns (lib/store/booking/engine.ts). */
   hotAccounts: Map<string, HotAccountTurns>;
+  /** Whether a migration has run (for the whole table or a platform), by `<name>#<platform>`; a yes forever, a no until `untilMs`. */
+  migrations: Map<string, { applied: boolean; untilMs: number }>;
 }
 
 /**

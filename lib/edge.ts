@@ -52,7 +52,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     metrics: overrides.metrics ?? serviceMetrics(logger),
     tracer,
     config,
-    caches: { apiSecrets: new Map(), webhookSecrets: new Map(), cursorKeys: new WeakMap(), hotAccounts: new Map() },
+    caches: { apiSecrets: new Map(), webhookSecrets: new Map(), cursorKeys: new WeakMap(), hotAccounts: new Map(), migrations: new Map() },
     retry: overrides.retry ?? { policy: DEFAULT_RETRY_POLICY, timing: realTiming },
     rateLimiter: config.RATE_LIMIT_COUNTER === 'memory' ? memoryRateLimiter() : tableRateLimiter({ db, tables }),
   };

@@ -15,6 +15,7 @@ import { withdrawalCommands } from './withdrawal-commands.js';
 import { awardCommands } from './award-commands.js';
 import { participantCommands } from './participant-commands.js';
 import { reconciliationCommands } from './reconciliation-commands.js';
+import { migrationCommands } from './migration-commands.js';
 
 /**
  * The ops CLI (`npm run admin -- <group> <action> [--flags]`). With TABLE_NAME and TTL_TABLE_NAME in the
@@ -31,6 +32,7 @@ export const commands: Commands = {
   ...awardCommands,
   ...participantCommands,
   ...reconciliationCommands,
+  ...migrationCommands,
 };
 
 /**
@@ -77,6 +79,11 @@ function parseFlags(command: Command, args: string[]): Flags {
     throw new UsageError(`${(error as Error).message}\n${commandUsage(command)}`);
   }
   const problems: string[] = [];
+  if (command.positional) {
+    const word = positionals.shift();
+    if (word === undefined || word.trim() === '') problems.push(`${command.positional.toUpperCase()} is required`);
+    else values[command.positional] = word;
+  }
   if (positionals.length > 0) problems.push(`unexpected argument${positionals.length > 1 ? 's' : ''} ${positionals.map((word) => `'${word}'`).join(' ')}`);
   for (const [name, spec] of Object.entries(options)) {
     const value = values[name];

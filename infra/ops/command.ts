@@ -27,6 +27,8 @@ export interface Command {
   /** The command's words and flags (`--reason` is added for a mutating command). */
   usage: string;
   options: Record<string, OptionSpec>;
+  /** The flag name under which the command's one required positional word is passed (`migrate run NAME`); none takes no word. */
+  positional?: string;
   /** Changes state: needs `--reason`, and the operator and reason are recorded with what it changed. */
   mutates?: true;
   /** Checks the flags' values before the CLI connects to anything (a usage error exits 2 having read and written nothing). */

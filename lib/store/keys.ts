@@ -67,6 +67,10 @@ export const keys = {
   auditLog: () => 'AUDIT',
   auditSortKey: (atMs: number, auditId: string) => `${String(atMs).padStart(15, '0')}#${auditId}`,
 
+  /** A migration's run: the whole table's (`MIGRATION`), or one platform's (`PLATFORM#<code>`); lib/store/migrations. */
+  migration: (name: string, platformCode?: string) => ({ pk: `MIGRATION#${name}`, sk: platformCode === undefined ? 'MIGRATION' : `PLATFORM#${platformCode}` }),
+  migrationPartition: (name: string) => `MIGRATION#${name}`,
+
   transfer: (transferId: number | string) => ({ pk: `TRANSFER#${transferId}`, sk: 'TRANSFER' }),
   /** gsi1: a platform's transfers, oldest first. */
   transfersOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#TRANSFERS`,

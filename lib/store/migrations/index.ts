@@ -1,0 +1,16 @@
+import { movementAccountEntries } from './movement-account-entries.js';
+import type { Migration } from './run.js';
+
+/**
+ * Every migration, in version order (README "Migrations"). A name is never reused; a migration, once
+ * shipped, is never changed (its record says it ran).
+ */
+export const MIGRATIONS: readonly Migration[] = [movementAccountEntries];
+
+export function findMigration(name: string): Migration | undefined {
+  return MIGRATIONS.find((migration) => migration.name === name);
+}
+
+export { runMigration, type Migration, type MigrationOutcome } from './run.js';
+export { getMigrationRun, isMigrationApplied, migrationRuns, type MigrationProgress, type MigrationRun } from './records.js';
+export { MOVEMENT_ACCOUNT_ENTRIES } from './movement-account-entries.js';

@@ -1,0 +1,176 @@
+import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { accountIdOf, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
+import { ALL } from '../counters.js';
+import { keys } from '../keys.js';
+import { MOVEMENTS_LIST } from '../ledger.js';
+import { readInteger, readMoney } from '../numbers.js';
+import { transactWrite } from '../transactions.js';
+import { MAX_TRANSACTION_ITEMS, type TaggedItem } from '../transaction-items.js';
+import { movementRecordItems } from '../booking/batch.js';
+import type { MigrationProgress } from './records.js';
+import type { Migration } from './run.js';
+import type { AppContext } from '../../context.js';
+
+/**
+ * 0001: per-account movement entries for movements booked before them (lib/store/README.md, "Existing
+ * deployments"). For each movement record without its account entries it writes, in one transaction, the
+ * entries exactly as a booking writes them (`movementRecordItems`, each `attribute_not_exists`), `ADD
+ * movement_count 1` on each account an entry is written for (so a booking's own increment in between is
+ * never lost: both add), and +1 on each platform's `movements`/`all` counter (those movements predate it too).
+ * A movement whose entries exist (booked since the change, or migrated already) is left alone; an entry
+ * found written by a concurrent run cancels the transaction, and the movement is looked at again.
+ *
+ * The whole table: a Scan of 100 items a page, filtered to movement records. One platform: a Query of its
+ * movements list (`PLATFORM#<p>#MOVEMENTS`, records and second-platform entries alike).
+ */
+
+export const MOVEMENT_ACCOUNT_ENTRIES = '0001-movement-account-entries';
+
+/** Items a page reads (evaluated, before the filter): bounds a page's memory and time. */
+const PAGE_ITEMS = 100;
+/** Movements migrated at once within a page. */
+const CONCURRENCY = 8;
+/** Entries per transaction: each with its account's update, plus the counters (a movement touches at most two platforms). */
+const ENTRIES_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - 2) / 2);
+const ATTEMPTS = 3;
+
+class EntryWrittenError extends Error {}
+class AccountMissingError extends Error {}
+
+function movementOf(item: Record<string, any>): Movement {
+  return {
+    movement_id: item.movement_id,
+    type: item.movement_type,
+    reference: item.reference,
+    legs: (item.legs as Record<string, any>[]).map((leg) => ({
+      account: { participant_code: leg.participant_code, account_group: leg.account_group, account_label: leg.account_label, asset: leg.asset },
+      platform_code: leg.platform_code ?? null,
+      amount: readMoney(leg.amount),
+    })),
+  };
+}
+
+async function existingEntries(ctx: AppContext, movementId: string): Promise<Set<string>> {
+  const found = new Set<string>();
+  let ExclusiveStartKey: Record<string, any> | undefined;
+  do {
+    const out = await ctx.db.send(
+      new QueryCommand({
+        TableName: ctx.tables.main,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :entry)',
+        ExpressionAttributeValues: { ':pk': keys.movement(movementId).pk, ':entry': 'ACCOUNT#' },
+        ProjectionExpression: 'sk',
+        ConsistentRead: true,
+        ExclusiveStartKey,
+      }),
+    );
+    for (const item of out.Items ?? []) found.add(item.sk);
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return found;
+}
+
+type Result = 'migrated' | 'already' | 'skipped';
+
+/** Writes the entries a movement lacks; returns what it did and how many entries it wrote. */
+async function migrateMovement(ctx: AppContext, item: Record<string, any>): Promise<{ result: Result; written: number }> {
+  const movement = movementOf(item);
+  const createdAtMs = readInteger(item.created_at);
+  const accounts = new Map<string, AccountRef>(netChanges(movement.legs).map((change) => [accountIdOf(change.account), change.account]));
+  const platforms = [...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null))];
+  let wanted: TaggedItem[];
+  try {
+    wanted = movementRecordItems(ctx, movement, createdAtMs).filter((tagged) => tagged.item.Put?.Item?.type === 'movement_account_entry');
+  } catch (error) {
+    // A record that breaks the ledger's rules (legs not balanced) is the ledger check's to report, not ours to extend.
+    ctx.logger.warn('migration: a movement record is not a valid movement; left alone', { migration: MOVEMENT_ACCOUNT_ENTRIES, movement_id: movement.movement_id, error: String(error) });
+    return { result: 'skipped', written: 0 };
+  }
+  let written = 0;
+  for (let attempt = 1; ; attempt++) {
+    const existing = await existingEntries(ctx, movement.movement_id);
+    const missing = wanted.filter((tagged) => !existing.has(tagged.item.Put!.Item!.sk as string));
+    if (missing.length === 0) return { result: written > 0 ? 'migrated' : 'already', written };
+    // A movement without any entry predates the movements counter too: it counts once, with its first entries.
+    const counts = existing.size === 0 ? platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })) : [];
+    try {
+      for (let start = 0; start < missing.length; start += ENTRIES_PER_TRANSACTION) {
+        const group = missing.slice(start, start + ENTRIES_PER_TRANSACTION);
+        const items: TaggedItem[] = group.flatMap((entry, i): TaggedItem[] => {
+          const account = accounts.get(entry.item.Put!.Item!.account_id as string)!;
+          return [
+            { item: entry.item, onConditionFailed: () => new EntryWrittenError(), ...(start === 0 && i === 0 && counts.length > 0 && { counts }) },
+            {
+              item: {
+                Update: {
+                  TableName: ctx.tables.main,
+                  Key: keys.account(account),
+                  UpdateExpression: 'ADD movement_count :one',
+                  ConditionExpression: 'attribute_exists(pk)',
+                  ExpressionAttributeValues: { ':one': 1 },
+                },
+              },
+              onConditionFailed: () => new AccountMissingError(),
+            },
+          ];
+        });
+        await transactWrite(ctx, items);
+        written += group.length;
+      }
+      return { result: 'migrated', written };
+    } catch (error) {
+      if (error instanceof AccountMissingError) {
+        ctx.logger.warn('migration: a movement names an account that does not exist; left alone', { migration: MOVEMENT_ACCOUNT_ENTRIES, movement_id: movement.movement_id });
+        return { result: written > 0 ? 'migrated' : 'skipped', written };
+      }
+      // Another run wrote an entry first: look again at what exists.
+      if (!(error instanceof EntryWrittenError) || attempt >= ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function readPage(ctx: AppContext, platformCode: string | undefined, position: Record<string, unknown> | undefined) {
+  if (platformCode === undefined) {
+    return ctx.db.send(
+      new ScanCommand({
+        TableName: ctx.tables.main,
+        Limit: PAGE_ITEMS,
+        FilterExpression: 'sk = :record AND begins_with(pk, :movement)',
+        ExpressionAttributeValues: { ':record': 'MOVEMENT', ':movement': 'MOVEMENT#' },
+        ExclusiveStartKey: position,
+      }),
+    );
+  }
+  return ctx.db.send(
+    new QueryCommand({
+      TableName: ctx.tables.main,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :list',
+      ExpressionAttributeValues: { ':list': keys.movementsOfPlatform(platformCode) },
+      Limit: PAGE_ITEMS,
+      ExclusiveStartKey: position,
+    }),
+  );
+}
+
+export const movementAccountEntries: Migration = {
+  name: MOVEMENT_ACCOUNT_ENTRIES,
+  description:
+    'per-account movement entries (and each account\'s movement_count, each platform\'s movements counter) for movements booked before them; then GET /movements?account_id= reads the account\'s own list',
+  async page(ctx, { platformCode }, position, progress: MigrationProgress) {
+    const out = await readPage(ctx, platformCode, position);
+    const items = (out.Items ?? []).filter((item) => item.type === 'movement' || item.type === 'movement_entry');
+    progress.read += items.length;
+    const queue = [...items];
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        for (let item = queue.shift(); item; item = queue.shift()) {
+          const { result, written } = await migrateMovement(ctx, item);
+          progress[result] += 1;
+          progress.written += written;
+        }
+      }),
+    );
+    return out.LastEvaluatedKey;
+  },
+};

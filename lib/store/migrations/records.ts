@@ -1,0 +1,193 @@
+import { BatchGetCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { keys } from '../keys.js';
+import { queryAll } from '../query.js';
+import { readInteger, readOptionalInteger } from '../numbers.js';
+import type { AppContext } from '../../context.js';
+
+/**
+ * A migration's run, one item per scope in the partition `MIGRATION#<name>`: the whole table's (sk
+ * `MIGRATION`) or one platform's (sk `PLATFORM#<code>`). It holds who started it and why, its progress and
+ * the position its paged read reached (saved after each page, so an interrupted run continues there), and
+ * `status`: `running` until the last page, then `applied` (a re-run is a no-op that says so).
+ */
+
+export type MigrationStatus = 'running' | 'applied';
+
+/** What a run has done so far, summed over its resumptions. */
+export interface MigrationProgress {
+  /** Pages read. */
+  pages: number;
+  /** Items the paged read returned (movement records). */
+  read: number;
+  /** Items this migration changed something for. */
+  migrated: number;
+  /** Items written (e.g. account entries). */
+  written: number;
+  /** Items found done already (by a booking since the change, or by an earlier or concurrent run). */
+  already: number;
+  /** Items left alone because they can't be migrated (named in the log). */
+  skipped: number;
+}
+
+export const NO_PROGRESS: MigrationProgress = { pages: 0, read: 0, migrated: 0, written: 0, already: 0, skipped: 0 };
+
+export interface MigrationRun {
+  name: string;
+  /** `table`, or the platform's code. */
+  scope: string;
+  status: MigrationStatus;
+  operator: string;
+  reason: string;
+  started_at: number;
+  applied_at: number | null;
+  /** The last run's (a resumption's) operator, reason and start. */
+  last_run: { operator: string; reason: string; at: number };
+  progress: MigrationProgress;
+  /** Where the paged read continues; null at the start and once applied. */
+  position: Record<string, unknown> | null;
+}
+
+const TABLE_SCOPE = 'table';
+
+function toProgress(raw: Record<string, unknown> | undefined): MigrationProgress {
+  const progress = { ...NO_PROGRESS };
+  for (const field of Object.keys(progress) as (keyof MigrationProgress)[]) {
+    if (raw?.[field] !== undefined) progress[field] = readInteger(raw[field]);
+  }
+  return progress;
+}
+
+function toRun(item: Record<string, any>): MigrationRun {
+  return {
+    name: item.name,
+    scope: item.scope,
+    status: item.status,
+    operator: item.operator,
+    reason: item.reason,
+    started_at: readInteger(item.started_at),
+    applied_at: readOptionalInteger(item.applied_at),
+    last_run: { operator: item.last_run.operator, reason: item.last_run.reason, at: readInteger(item.last_run.at) },
+    progress: toProgress(item.progress),
+    position: item.position ?? null,
+  };
+}
+
+/** The run of `name` for the whole table (no platform) or one platform, read consistently. */
+export async function getMigrationRun(ctx: AppContext, name: string, platformCode?: string): Promise<MigrationRun | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.migration(name, platformCode), ConsistentRead: true }));
+  return out.Item ? toRun(out.Item) : undefined;
+}
+
+/** Every run of `name` (the table's and each platform's). */
+export async function migrationRuns(ctx: AppContext, name: string): Promise<MigrationRun[]> {
+  const items = await queryAll(ctx, {
+    TableName: ctx.tables.main,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.migrationPartition(name) },
+    ConsistentRead: true,
+  });
+  return items.map(toRun);
+}
+
+/**
+ * Starts a run, or continues one left `running` (recording who resumed it and why). Returns the run as
+ * stored: an `applied` one is left as it is.
+ */
+export async function startMigrationRun(ctx: AppContext, name: string, platformCode: string | undefined, who: { operator: string; reason: string }): Promise<MigrationRun> {
+  const nowMs = ctx.clock.nowMs();
+  const lastRun = { operator: who.operator, reason: who.reason, at: nowMs };
+  try {
+    await ctx.db.send(
+      new PutCommand({
+        TableName: ctx.tables.main,
+        Item: {
+          ...keys.migration(name, platformCode),
+          type: 'migration',
+          name,
+          scope: platformCode ?? TABLE_SCOPE,
+          status: 'running',
+          operator: who.operator,
+          reason: who.reason,
+          started_at: nowMs,
+          last_run: lastRun,
+          progress: NO_PROGRESS,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    try {
+      await ctx.db.send(
+        new UpdateCommand({
+          TableName: ctx.tables.main,
+          Key: keys.migration(name, platformCode),
+          UpdateExpression: 'SET last_run = :lastRun',
+          ConditionExpression: '#status = :running',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':lastRun': lastRun, ':running': 'running' },
+        }),
+      );
+    } catch (resumeError) {
+      // Applied meanwhile (or before): the caller reads it and says so.
+      if (!(resumeError instanceof ConditionalCheckFailedException)) throw resumeError;
+    }
+  }
+  const run = await getMigrationRun(ctx, name, platformCode);
+  if (!run) throw new Error(`migration ${name}: its run record vanished`);
+  return run;
+}
+
+/**
+ * Saves where a running run has got to; `position` null marks it applied. Conditioned on the run still
+ * running, so a run that another finished meanwhile does not turn it back.
+ */
+export async function saveMigrationProgress(ctx: AppContext, name: string, platformCode: string | undefined, progress: MigrationProgress, position: Record<string, unknown> | null): Promise<void> {
+  const nowMs = ctx.clock.nowMs();
+  const done = position === null;
+  try {
+    await ctx.db.send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.migration(name, platformCode),
+        UpdateExpression: done
+          ? 'SET progress = :progress, updated_at = :now, #status = :applied, applied_at = :now REMOVE #position'
+          : 'SET progress = :progress, updated_at = :now, #position = :position',
+        ConditionExpression: '#status = :running',
+        ExpressionAttributeNames: { '#status': 'status', '#position': 'position' },
+        ExpressionAttributeValues: { ':progress': progress, ':now': nowMs, ':running': 'running', ...(done ? { ':applied': 'applied' } : { ':position': position }) },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+  if (done) ctx.caches.migrations.set(cacheKey(name, platformCode), { applied: true, untilMs: Number.POSITIVE_INFINITY });
+}
+
+/** How long a context believes a migration not applied before reading its record again. */
+export const MIGRATION_RECHECK_MS = 30_000;
+
+const cacheKey = (name: string, platformCode: string | undefined) => `${name}#${platformCode ?? ''}`;
+
+/**
+ * Whether `name` has been applied to the whole table or to this platform: one consistent BatchGetItem of
+ * the two records, kept for the context's life once applied, for `MIGRATION_RECHECK_MS` while not.
+ */
+export async function isMigrationApplied(ctx: AppContext, name: string, platformCode: string): Promise<boolean> {
+  const nowMs = ctx.clock.nowMs();
+  for (const scope of [undefined, platformCode]) {
+    const cached = ctx.caches.migrations.get(cacheKey(name, scope));
+    if (cached?.applied) return true;
+  }
+  const cached = ctx.caches.migrations.get(cacheKey(name, platformCode));
+  if (cached && cached.untilMs > nowMs) return cached.applied;
+  const out = await ctx.db.send(
+    new BatchGetCommand({ RequestItems: { [ctx.tables.main]: { Keys: [keys.migration(name), keys.migration(name, platformCode)], ConsistentRead: true } } }),
+  );
+  const found = out.Responses?.[ctx.tables.main] ?? [];
+  // Unprocessed keys (throttling) read as not applied: the old path answers correctly, only slower.
+  const applied = found.some((item) => item.status === 'applied');
+  ctx.caches.migrations.set(cacheKey(name, platformCode), { applied, untilMs: applied ? Number.POSITIVE_INFINITY : nowMs + MIGRATION_RECHECK_MS });
+  return applied;
+}

@@ -1,0 +1,54 @@
+import { getMigrationRun, saveMigrationProgress, startMigrationRun, type MigrationProgress, type MigrationRun } from './records.js';
+import type { AppContext } from '../../context.js';
+
+/**
+ * A versioned, named backfill. `page` does one bounded page of work from `position` (undefined: the start)
+ * and returns where the next page starts (undefined: done); every write it makes is conditional, so a page
+ * done twice (a run interrupted after the write, before saving its position) or alongside live bookings
+ * changes nothing twice. Memory is one page.
+ */
+export interface Migration {
+  /** `<version>-<what>`: the version orders migrations. */
+  name: string;
+  description: string;
+  page(ctx: AppContext, scope: { platformCode?: string }, position: Record<string, unknown> | undefined, progress: MigrationProgress): Promise<Record<string, unknown> | undefined>;
+}
+
+export interface MigrationOutcome {
+  name: string;
+  scope: string;
+  /** `applied` by this run, `already applied` (a no-op), or `stopped` (the signal fired; run again to continue). */
+  outcome: 'applied' | 'already applied' | 'stopped';
+  progress: MigrationProgress;
+  run: MigrationRun;
+}
+
+/**
+ * Runs (or continues) `migration` over the whole table or one platform: page after page, saving the
+ * progress and position after each, until done or `signal` aborts (it stops after the page in hand).
+ */
+export async function runMigration(
+  ctx: AppContext,
+  migration: Migration,
+  options: { platformCode?: string; operator: string; reason: string; signal?: AbortSignal; onProgress?: (progress: MigrationProgress) => void },
+): Promise<MigrationOutcome> {
+  const { platformCode } = options;
+  const started = await startMigrationRun(ctx, migration.name, platformCode, options);
+  const scope = started.scope;
+  if (started.status === 'applied') return { name: migration.name, scope, outcome: 'already applied', progress: started.progress, run: started };
+  const progress = { ...started.progress };
+  let position: Record<string, unknown> | undefined = started.position ?? undefined;
+  for (;;) {
+    if (options.signal?.aborted) {
+      const run = (await getMigrationRun(ctx, migration.name, platformCode)) ?? started;
+      return { name: migration.name, scope, outcome: 'stopped', progress, run };
+    }
+    position = await migration.page(ctx, { platformCode }, position, progress);
+    progress.pages += 1;
+    await saveMigrationProgress(ctx, migration.name, platformCode, progress, position ?? null);
+    options.onProgress?.({ ...progress });
+    if (position === undefined) break;
+  }
+  const run = (await getMigrationRun(ctx, migration.name, platformCode)) ?? started;
+  return { name: migration.name, scope, outcome: 'applied', progress, run };
+}
