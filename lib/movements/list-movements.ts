@@ -1,9 +1,11 @@
-import { findAccountOfPlatform } from '../accounts/get-account.js';
+import { ACCOUNT_ID_PATTERN, findAccountOfPlatform } from '../accounts/get-account.js';
 import { findAsset } from '../domain/assets.js';
 import { accountIdOf, type AccountRef } from '../domain/ledger.js';
 import { formatAmount, Money } from '../domain/money.js';
 import { listEnvelope } from '../domain/list-envelope.js';
-import { pageOfAccountMovements, pageOfMovements, type StoredMovement } from '../store/movements.js';
+import { getAccountById } from '../store/ledger.js';
+import { isMigrationApplied, MOVEMENT_ACCOUNT_ENTRIES } from '../store/migrations/index.js';
+import { movementsById, pageOfAccountMovements, pageOfMovements, type StoredMovement } from '../store/movements.js';
 import type { AppContext } from '../context.js';
 
 export interface MovementTimeBounds {
@@ -94,11 +96,50 @@ async function page(ctx: AppContext, platformCode: string, list: string, filters
 }
 
 /**
+ * The account `GET /movements?account_id=` can be answered from, by its own movements list: once the
+ * migration that gave older movements their account entries has run (for the table or this platform), for
+ * an account of this platform, when the other filters are implied by the account (its owner, its asset) or
+ * are on its entries (type, time). Otherwise undefined: the platform's list, filtered under the read budget.
+ */
+async function accountListOf(ctx: AppContext, platformCode: string, filters: MovementFilters) {
+  const accountId = filters.account_id;
+  if (accountId === undefined || !ACCOUNT_ID_PATTERN.test(accountId)) return undefined;
+  if (!(await isMigrationApplied(ctx, MOVEMENT_ACCOUNT_ENTRIES, platformCode))) return undefined;
+  const account = await getAccountById(ctx, accountId);
+  // Another platform's account: its movements with this platform (a transfer between them) are on this platform's list only.
+  if (!account || account.account_id !== accountId || account.platform_code !== platformCode) return undefined;
+  // Movements touching this account and another participant's or asset's: only the platform's list knows them.
+  if (filters.participant_code !== undefined && filters.participant_code !== account.participant_code) return undefined;
+  if (filters.asset !== undefined && filters.asset !== account.asset) return undefined;
+  return account;
+}
+
+/** `GET /movements?account_id=` from the account's own list: one Query of its entries, then their records. */
+async function accountPage(ctx: AppContext, platformCode: string, account: { account_id: string; movement_count: number }, filters: MovementFilters) {
+  const { page: pageNumber, page_size, cursor, ...bindingFilters } = filters;
+  const range = inclusiveRange(filters);
+  if (range.fromMs !== undefined && range.toMs !== undefined && range.fromMs > range.toMs) {
+    return { items: [] as StoredMovement[], page: pageNumber, count: 0, nextCursor: null };
+  }
+  const found = await pageOfAccountMovements(
+    ctx,
+    { accountId: account.account_id, movementCount: account.movement_count },
+    { movement_type: filters.movement_type, ...range },
+    { page: pageNumber, pageSize: page_size, cursor },
+    { list: 'movements', platformCode, filters: bindingFilters },
+  );
+  return { ...found, items: await movementsById(ctx, found.items.map((entry) => entry.movement_id)) };
+}
+
+/**
  * `GET /movements`: every movement on the platform's and its customers' accounts, newest first, filtered by
- * account, participant, asset, type and time.
+ * account, participant, asset, type and time. Filtered by one of the platform's accounts, it reads that
+ * account's own list (full pages, and the account's count) once the migration `0001-movement-account-entries`
+ * has run (README "Migrations"); before, the platform's list filtered under the read budget.
  */
 export async function listMovements(ctx: AppContext, platformCode: string, filters: MovementFilters) {
-  const found = await page(ctx, platformCode, 'movements', filters);
+  const account = await accountListOf(ctx, platformCode, filters);
+  const found = account ? await accountPage(ctx, platformCode, account, filters) : await page(ctx, platformCode, 'movements', filters);
   return listEnvelope(
     found.items.map((movement) => movementView(movement, platformCode)),
     { page: found.page, pageSize: filters.page_size, count: found.count, nextCursor: found.nextCursor },

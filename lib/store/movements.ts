@@ -1,3 +1,4 @@
+import { batchGetItems } from './batch-get.js';
 import { combineFilters, equalityFilter, pageWithCount, type ListFilter, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
 import { readCount } from './counters.js';
@@ -144,4 +145,12 @@ export async function pageOfMovements(ctx: AppContext, platformCode: string, fil
   const counter = unfiltered ? () => readCount(ctx, platformCode, MOVEMENTS_LIST) : undefined;
   const page = await pageWithCount(ctx, index, request, { list: binding.list, platformCode, filters: binding.filters }, counter);
   return { ...page, items: page.items.map(toMovement) };
+}
+
+/** The records of these movements, in the order given (one consistent BatchGetItem per 100; a missing one is left out). */
+export async function movementsById(ctx: AppContext, movementIds: readonly string[]): Promise<StoredMovement[]> {
+  if (movementIds.length === 0) return [];
+  const found = await batchGetItems(ctx, [...new Set(movementIds)].map((id) => keys.movement(id)), { consistent: true, what: 'movement records' });
+  const byId = new Map(found.map((item) => [item.movement_id as string, toMovement(item)]));
+  return movementIds.flatMap((id) => byId.get(id) ?? []);
 }
