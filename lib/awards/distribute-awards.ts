@@ -9,10 +9,12 @@ import type { AuthContext } from '../domain/caller.js';
 import {
   ChunkAlreadyCreditedError,
   chunkCreditedItem,
+  chunkPartCreditedItem,
   completeDistribution,
   distributionCreationItems,
   DistributionExistsError,
   getDistribution,
+  getDistributionChunk,
   type Distribution,
   type DistributionChunk,
   type Recipient,
@@ -258,6 +260,7 @@ async function finish(ctx: AppContext, stored: StoredDistribution, claim: Reques
 }
 
 async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: DistributionChunk, firstPosition: number): Promise<void> {
+  if (chunk.recipients.length > RECIPIENTS_PER_CHUNK) return creditOversizedChunk(ctx, distribution, chunk, firstPosition);
   const asset = findAsset(distribution.asset);
   const quoted = findAsset(distribution.quoted_currency);
   if (!asset || !quoted) throw new Error(`award distribution ${distribution.distribution_id} names an asset missing from the registry`);
@@ -288,6 +291,51 @@ async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: D
   }
   // Counted by the run whose transaction credited the chunk, so a resumed or raced distribution counts each trade once.
   recordTradesAccepted(ctx.metrics, 'award_distribution', chunk.recipients.length, distribution.distribution_id);
+}
+
+/**
+ * A chunk recorded under an older, larger chunk size (more recipients than one transaction now holds): credited
+ * in parts of at most `RECIPIENTS_PER_CHUNK`, in order, from where the chunk says it got to. Each part is its
+ * own movement (the chunk's movement id for the first, `<id>-<first recipient>` for the others: fixed by
+ * the chunk and the part's start, whatever the part size at the time) with its recipients' trades, and its
+ * marker (`chunkPartCreditedItem`) moves the chunk's count on, so each part commits once; a run that loses a
+ * part to another reads the chunk again and goes on from there.
+ */
+async function creditOversizedChunk(ctx: AppContext, distribution: Distribution, chunk: DistributionChunk, firstPosition: number): Promise<void> {
+  const asset = findAsset(distribution.asset);
+  const quoted = findAsset(distribution.quoted_currency);
+  if (!asset || !quoted) throw new Error(`award distribution ${distribution.distribution_id} names an asset missing from the registry`);
+  const quantity = new Money(distribution.quantity);
+  const escrow: Holder = { account: chunk.escrow, platform_code: null };
+  const total = chunk.recipients.length;
+  let from = chunk.credited_recipients ?? 0;
+  while (from < total) {
+    const to = Math.min(from + RECIPIENTS_PER_CHUNK, total);
+    const recipients = chunk.recipients.slice(from, to);
+    const nowMs = ctx.clock.nowMs();
+    const movement: Movement = {
+      movement_id: from === 0 ? chunk.movement_id : `${chunk.movement_id}-${from}`,
+      type: 'award_distribution',
+      reference: `award_distribution:${distribution.platform_code}:${distribution.distribution_id}#${chunk.index}${from === 0 ? '' : `+${from}`}`,
+      legs: recipients.flatMap((recipient) => moveLegs(escrow, recipientAccount(distribution.platform_code, recipient.participant_code, asset.symbol), quantity)),
+    };
+    const trades = recipients.flatMap((recipient, offset) => tradeItems(ctx, awardTrade(distribution, recipient, firstPosition + from + offset, asset, quoted, nowMs)));
+    try {
+      const stillActive = participantActiveChecks(ctx, recipients.map((recipient) => ({ code: recipient.participant_code, field: 'participant_codes' })));
+      const marker = chunkPartCreditedItem(ctx, distribution.platform_code, distribution.distribution_id, chunk.index, { from, to, total }, nowMs);
+      await bookMovement(ctx, movement, [marker, ...stillActive, ...trades], nowMs);
+      recordTradesAccepted(ctx.metrics, 'award_distribution', recipients.length, distribution.distribution_id);
+      from = to;
+    } catch (error) {
+      if (!(error instanceof ChunkAlreadyCreditedError)) throw error;
+      // Another run credited this part (or the whole chunk): go on from where the chunk now says.
+      const now = await getDistributionChunk(ctx, distribution, chunk.index);
+      if (!now || now.status === 'credited') return;
+      const next = now.credited_recipients ?? 0;
+      if (next <= from) throw error;
+      from = next;
+    }
+  }
 }
 
 /**

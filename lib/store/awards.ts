@@ -1,3 +1,4 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
 import { queryAll } from './query.js';
 import { keys } from './keys.js';
@@ -66,6 +67,11 @@ export interface DistributionChunk {
   escrow: AccountRef;
   status: ChunkStatus;
   credited_at: number | null;
+  /**
+   * Recipients credited so far of a chunk recorded larger than one transaction now holds (an older, larger
+   * chunk size), credited in parts: absent until its first part commits. See `chunkPartCreditedItem`.
+   */
+  credited_recipients?: number;
 }
 
 /** Phase 1's records, for the transaction that also moves pool -> escrow. New ids only. */
@@ -127,6 +133,49 @@ export function chunkCreditedItem(ctx: AppContext, platformCode: string, distrib
     },
     onConditionFailed: () => new ChunkAlreadyCreditedError(`chunk ${index} of award distribution ${distributionId} is already credited`),
   };
+}
+
+/**
+ * The marker for one part of an oversized chunk (recorded under an older, larger chunk size): recipients
+ * `from`..`to` (exclusive) of `total`. Conditioned on the chunk pending with exactly `from` credited, and
+ * moves `credited_recipients` to `to` (the last part also marks the chunk `credited`), so each part commits
+ * once and in order; a lost race reads as `ChunkAlreadyCreditedError` (read the chunk again to go on).
+ */
+export function chunkPartCreditedItem(
+  ctx: AppContext,
+  platformCode: string,
+  distributionId: string,
+  index: number,
+  part: { from: number; to: number; total: number },
+  nowMs: number,
+): TaggedItem {
+  const last = part.to >= part.total;
+  return {
+    item: {
+      Update: {
+        TableName: ctx.tables.main,
+        Key: keys.awardDistributionChunk(platformCode, distributionId, index),
+        UpdateExpression: last ? 'SET #status = :credited, credited_at = :now, credited_recipients = :to' : 'SET credited_recipients = :to',
+        ConditionExpression: `attribute_exists(pk) AND #status = :pending AND ${part.from === 0 ? 'attribute_not_exists(credited_recipients)' : 'credited_recipients = :from'}`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':pending': 'pending',
+          ':to': part.to,
+          ...(last && { ':credited': 'credited', ':now': nowMs }),
+          ...(part.from > 0 && { ':from': part.from }),
+        },
+      },
+    },
+    onConditionFailed: () => new ChunkAlreadyCreditedError(`recipients ${part.from}.. of chunk ${index} of award distribution ${distributionId} are already credited`),
+  };
+}
+
+/** One chunk as stored now, read consistently (a part of it may have been credited a moment ago). */
+export async function getDistributionChunk(ctx: AppContext, distribution: Distribution, index: number): Promise<DistributionChunk | undefined> {
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.awardDistributionChunk(distribution.platform_code, distribution.distribution_id, index), ConsistentRead: true }),
+  );
+  return out.Item ? toChunk(out.Item, distribution.escrow) : undefined;
 }
 
 /**
@@ -225,6 +274,7 @@ function toChunk(item: Record<string, any>, distributionEscrow: AccountRef): Dis
     escrow: item.escrow === undefined ? distributionEscrow : accountRef(item.escrow),
     status: item.status,
     credited_at: readOptionalInteger(item.credited_at),
+    ...(item.credited_recipients !== undefined && { credited_recipients: readInteger(item.credited_recipients) }),
   };
 }
 
