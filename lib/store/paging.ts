@@ -1,8 +1,8 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../domain/errors.js';
 import { withRetry } from './retry.js';
 import type { AppContext } from '../context.js';
+import { openCursor, sealCursor } from '../crypto/list-cursor.js';
 
 /**
  * Cursor paging for every list of the API (design sections 3 and 9). A page is one key-ordered Query of one
@@ -74,23 +74,6 @@ const CURSOR_PROBLEM = 'cursor: not a cursor this list issued for this platform 
 
 // ---- cursor ------------------------------------------------------------------------------------------
 
-/**
- * The HMAC key of cursors: `LIST_CURSOR_KEY` (the stack's secret) or, locally, one derived from the local
- * secrets key (HKDF with its own label, so the two uses never share a key).
- */
-function signingKey(ctx: AppContext): Buffer {
-  let key = ctx.caches.cursorKeys.get(ctx.config);
-  if (!key) {
-    const { LIST_CURSOR_KEY, SECRETS_LOCAL_KEY } = ctx.config;
-    if (LIST_CURSOR_KEY) key = Buffer.from(LIST_CURSOR_KEY, 'utf8');
-    else if (SECRETS_LOCAL_KEY) {
-      key = Buffer.from(hkdfSync('sha256', Buffer.from(SECRETS_LOCAL_KEY, 'base64'), Buffer.alloc(0), 'list-cursor-v1', 32));
-    } else throw new Error('invalid configuration: set LIST_CURSOR_KEY');
-    ctx.caches.cursorKeys.set(ctx.config, key);
-  }
-  return key;
-}
-
 /** The binding as one canonical string: filters sorted by name, absent ones left out. */
 function bindingText(binding: ListBinding, partition: string): string {
   const filters = Object.entries(binding.filters)
@@ -98,10 +81,6 @@ function bindingText(binding: ListBinding, partition: string): string {
     .map(([name, value]) => [name, String(value)])
     .sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
   return JSON.stringify(['v1', binding.list, binding.platformCode, partition, filters]);
-}
-
-function mac(ctx: AppContext, payload: string, binding: ListBinding, partition: string): Buffer {
-  return createHmac('sha256', signingKey(ctx)).update(bindingText(binding, partition)).update('\n').update(payload).digest();
 }
 
 interface CursorPayload {
@@ -112,23 +91,17 @@ interface CursorPayload {
 }
 
 function encodeCursor(ctx: AppContext, payload: CursorPayload, binding: ListBinding, index: ListIndex): string {
-  const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-  return `${body}.${mac(ctx, body, binding, index.partition.value).toString('base64url')}`;
+  return sealCursor(ctx, JSON.stringify(payload), bindingText(binding, index.partition.value));
 }
 
 /** The start key and page number of a cursor this list issued for this binding; anything else is a 400. */
 function decodeCursor(ctx: AppContext, cursor: string, binding: ListBinding, index: ListIndex, keyAttributes: readonly string[]): { startKey: Record<string, string>; page: number } {
   const refuse = () => new ValidationError([CURSOR_PROBLEM]);
-  const match = /^([A-Za-z0-9_-]{1,2000})\.([A-Za-z0-9_-]{43})$/.exec(cursor);
-  if (!match) throw refuse();
-  const [, body, signature] = match as unknown as [string, string, string];
-  const expected = mac(ctx, body, binding, index.partition.value);
-  const given = Buffer.from(signature, 'base64url');
-  // Re-encoding must give back the same text: base64url has spare bits a forger could flip unnoticed.
-  if (given.length !== expected.length || given.toString('base64url') !== signature || !timingSafeEqual(given, expected)) throw refuse();
+  const text = openCursor(ctx, cursor, bindingText(binding, index.partition.value));
+  if (text === undefined) throw refuse();
   let payload: unknown;
   try {
-    payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    payload = JSON.parse(text);
   } catch {
     throw refuse();
   }
