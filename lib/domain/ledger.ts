@@ -68,10 +68,6 @@ export const SYSTEM_PARTICIPANTS = {
   escrow: 'SYS0ES',
 } as const;
 
-export function isSystemParticipant(participantCode: string): boolean {
-  return participantCode.startsWith('SYS0');
-}
-
 /**
  * The accounts that stand for the world outside and so may go negative: the liquidity provider and the
  * external boundary. Every other account, system ones included (escrow, fees), is guarded like a customer's.

@@ -15,7 +15,6 @@ import type { Money } from './money.js';
  * included, back into the account it paid from.
  */
 export type WithdrawalStatus = 'PENDING' | 'CONFIRMED' | 'FAILED';
-export const WITHDRAWAL_STATUSES: readonly WithdrawalStatus[] = ['PENDING', 'CONFIRMED', 'FAILED'];
 
 /** Custody's outcomes; PENDING is where a request starts, never an event. */
 export type CustodyOutcome = Exclude<WithdrawalStatus, 'PENDING'>;

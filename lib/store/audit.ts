@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { newId } from './codes.js';
 import { keys } from './keys.js';
 import { readInteger } from './numbers.js';
@@ -35,13 +35,6 @@ export function auditItem(ctx: AppContext, entry: AuditEntry): TaggedItem {
 
 export async function recordAudit(ctx: AppContext, entry: AuditEntry): Promise<void> {
   await ctx.db.send(new PutCommand({ ...auditItem(ctx, entry).item.Put! }));
-}
-
-export async function getAuditEntry(ctx: AppContext, auditId: string): Promise<AuditEntry | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.audit(auditId), ConsistentRead: true }));
-  const item = out.Item;
-  if (!item) return undefined;
-  return { audit_id: item.audit_id, command: item.command, operator: item.operator, reason: item.reason, changes: item.changes, at: readInteger(item.at) };
 }
 
 /** The audit log from `sinceMs` on, oldest first (at most `limit` entries). */

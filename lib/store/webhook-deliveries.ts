@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { AppContext } from '../context.js';
 import { EVENT_RETENTION_MS } from '../domain/events.js';
@@ -127,24 +127,6 @@ export async function restartDelivery(ctx: AppContext, eventId: string, endpoint
     if (error instanceof ConditionalCheckFailedException) return false;
     throw error;
   }
-}
-
-export async function getDelivery(ctx: AppContext, eventId: string, endpointId: string): Promise<Delivery | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.webhookDelivery(eventId, endpointId), ConsistentRead: true }));
-  return out.Item ? deliveryFrom(out.Item) : undefined;
-}
-
-/** Every delivery of an event (one per endpoint it went to). */
-export async function deliveriesOfEvent(ctx: AppContext, eventId: string): Promise<Delivery[]> {
-  const out = await ctx.db.send(
-    new QueryCommand({
-      TableName: ctx.tables.main,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': keys.event(eventId).pk, ':prefix': 'DELIVERY#' },
-      ConsistentRead: true,
-    }),
-  );
-  return (out.Items ?? []).map(deliveryFrom);
 }
 
 /**

@@ -84,8 +84,6 @@ export const EVENT_SCHEMAS = {
   'webhook.test': envelope('webhook.test', 'webhook_endpoint', z.looseObject({}), 'Sent by `POST /webhooks/endpoints/{id}/test`.'),
 } as const satisfies Record<EventType, z.ZodMiniType>;
 
-export type EventTypeName = keyof typeof EVENT_SCHEMAS;
-export const EVENT_TYPE_NAMES = Object.keys(EVENT_SCHEMAS) as EventTypeName[];
 
 /** Any event: what `GET /events` lists. */
 export const eventSchema = z.union(Object.values(EVENT_SCHEMAS));

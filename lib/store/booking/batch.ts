@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { AppContext } from '../../context.js';
-import { applyBooking, type AccountChange, type AccountState } from '../../domain/group-commit.js';
+import { applyBooking, type AccountState } from '../../domain/group-commit.js';
 import { accountIdOf, accountKey, assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement, type NetChange } from '../../domain/ledger.js';
 import { Money, plain } from '../../domain/money.js';
 import { ALL, counterUpdates } from '../counters.js';
@@ -51,11 +51,6 @@ export function readAccountsOf(movement: Movement | undefined): Array<{ account:
 /** A platform or customer account: versioned, with events and a movements list. */
 const isVersioned = (change: Pick<NetChange, 'platform_code'>) => change.platform_code !== null;
 const isGuarded = (change: NetChange) => change.change.isNegative() && !isUnguarded(change.account.participant_code) && !change.mayOverdraw;
-
-export function accountChangesOf(movement: Movement | undefined): AccountChange[] {
-  if (!movement) return [];
-  return netChanges(movement.legs).map((change) => ({ key: accountKey(change.account), change: change.change, guarded: isGuarded(change) }));
-}
 
 export interface PlannedBooking {
   booking: StoredBooking;
