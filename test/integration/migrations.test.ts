@@ -13,6 +13,7 @@ import { accountIdOf, moveLegs, type AccountRef, type Movement } from '../../lib
 import { Money } from '../../lib/domain/money.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { listMovements } from '../../lib/movements/list-movements.js';
+import { runLedgerCheck } from '../../lib/reconciliation/run-ledger-check.js';
 import { distributionCreationItems, getDistribution, type Distribution, type DistributionChunk } from '../../lib/store/awards.js';
 import { bookMovement } from '../../lib/store/booking/engine.js';
 import { movementRecordItems } from '../../lib/store/booking/batch.js';
@@ -76,9 +77,11 @@ async function writeHistory(on: AppContext, platformCode: string, between: [Acco
     if (!oldWay) counts.push(...(written[0]!.counts ?? []));
   }
   for (const account of between) {
-    const opened = openedAccountItem(on, account, platformCode, new Money(0), startMs, count).item.Put!.Item as Record<string, unknown>;
+    const tagged = openedAccountItem(on, account, platformCode, new Money(0), startMs, count);
+    const opened = tagged.item.Put!.Item as Record<string, unknown>;
     if (oldWay) delete opened.movement_count;
     items.push(opened);
+    counts.push(...(tagged.counts ?? []));
   }
   await batchWrite(on, items);
   for (const update of counterUpdates(on, counts)) await on.db.send(new UpdateCommand(update.Update!));
@@ -267,6 +270,9 @@ describe('migration 0001-movement-account-entries', () => {
     const accounts: [AccountRef, AccountRef] = [usd(platform.participant_code, platform.platform_code, 'a'), usd(platform.participant_code, platform.platform_code, 'b')];
     await writeHistory(own, platform.platform_code, accounts, 120, own.clock.nowMs() - 10_000, true);
 
+    const kinds = async () => [...new Set((await runLedgerCheck(own, { scope: {}, totalSegments: 1 })).discrepancies.map((found) => found.kind))].sort();
+    // The ledger check sees what is missing: versions without entries, the movements counter short.
+    expect(await kinds()).toEqual(['account_version', 'counter']);
     const notYet = (await runAdmin(['migrate', 'list'], { ctx: own })) as any;
     expect(notYet.migrations).toEqual([expect.objectContaining({ name: NAME, applied: false, status: 'not run', platforms: [] })]);
     const done = (await runAdmin(['migrate', 'run', NAME, '--reason', 'deploy 2026-11-27'], { ctx: own })) as any;
@@ -276,6 +282,8 @@ describe('migration 0001-movement-account-entries', () => {
     expect(await movementCountOf(own, accounts[0])).toBe(120);
     expect(await readCount(own, platform.platform_code, MOVEMENTS_LIST)).toBe(120);
     expect((await runAdmin(['migrate', 'run', NAME, '--reason', 'again'], { ctx: own })) as any).toMatchObject({ outcome: 'already applied' });
+    // And nothing after: entries, counts and counters agree (this history was written without balance events).
+    expect(await kinds()).toEqual(['balance_events']);
 
     // A fresh context (another Lambda container) finds the record and reads the account's own list.
     const fresh = testContext({ tables });
