@@ -1,4 +1,5 @@
 import { findMigration, MIGRATIONS, migrationRuns, runMigration, type MigrationRun } from '../../lib/store/migrations/index.js';
+import { getPlatform } from '../../lib/store/platforms.js';
 import { optional, required, UsageError, withExitCode, type Commands } from './command.js';
 
 const RUN_USAGE = 'migrate run NAME [--platform CODE]';
@@ -55,6 +56,9 @@ export const migrationCommands: Commands = {
     run: async (flags, ctx, audit) => {
       const migration = findMigration(required(flags, 'name'))!;
       const platformCode = optional(flags, 'platform');
+      if (platformCode !== undefined && !(await getPlatform(ctx, platformCode))) {
+        throw new UsageError(`--platform: no platform ${platformCode}\nusage: npm run admin -- ${RUN_USAGE} --reason TEXT`);
+      }
       const stop = new AbortController();
       const onSignal = () => stop.abort();
       process.once('SIGINT', onSignal);

@@ -20,7 +20,7 @@ import { movementRecordItems } from '../../lib/store/booking/batch.js';
 import { counterUpdates, readCount } from '../../lib/store/counters.js';
 import { keys } from '../../lib/store/keys.js';
 import { balanceOf, MOVEMENTS_LIST, openedAccountItem } from '../../lib/store/ledger.js';
-import { findMigration, migrationRuns, MOVEMENT_ACCOUNT_ENTRIES, runMigration } from '../../lib/store/migrations/index.js';
+import { ConcurrentMigrationRunError, findMigration, migrationRuns, MOVEMENT_ACCOUNT_ENTRIES, runMigration } from '../../lib/store/migrations/index.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { MAX_TRANSACTION_ITEMS, type CountChange } from '../../lib/store/transaction-items.js';
 import { customersViaStore } from '../support/customers.js';
@@ -261,6 +261,27 @@ describe('migration 0001-movement-account-entries', () => {
     expect(await readCount(ctx, platform.platformCode, MOVEMENTS_LIST)).toBe(300);
   });
 
+  it('two runs at once: one finishes, the other stops or finds it done; nothing doubled', { timeout: 240_000 }, async () => {
+    const platform = await newPlatform();
+    const [alice, bob] = await customersViaStore(platform.platformCode, 2);
+    const accounts: [AccountRef, AccountRef] = [usd(alice!, platform.platformCode), usd(bob!, platform.platformCode)];
+    await writeHistory(ctx, platform.platformCode, accounts, 300, ctx.clock.nowMs() - 100_000, true);
+    const outcomes = await Promise.allSettled(
+      ['one', 'two'].map((who) => runMigration(testContext(), migration, { platformCode: platform.platformCode, operator: who, reason: 'at once' })),
+    );
+    const finished = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value.outcome] : []));
+    const stopped = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+    expect(finished.length).toBeGreaterThanOrEqual(1);
+    for (const reason of stopped) expect(reason).toBeInstanceOf(ConcurrentMigrationRunError);
+    const [run] = (await migrationRuns(ctx, NAME)).filter((stored) => stored.scope === platform.platformCode);
+    expect(run).toMatchObject({ status: 'applied' });
+    for (const account of accounts) {
+      expect(await movementCountOf(ctx, account)).toBe(300);
+      expect(await entriesOf(ctx, account)).toBe(300);
+    }
+    expect(await readCount(ctx, platform.platformCode, MOVEMENTS_LIST)).toBe(300);
+  });
+
   it('over the whole table: applied once, listed as applied, then every platform reads account lists', { timeout: 240_000 }, async () => {
     // Tables of its own: a whole-table run scans everything in them.
     const tables = { main: `migrate-main-${process.pid}`, ttl: `migrate-ttl-${process.pid}` };
@@ -301,6 +322,7 @@ describe('migrate CLI: bad input', () => {
       [['migrate', 'run', '--reason', 'r'], /NAME is required/],
       [['migrate', 'run', NAME, 'extra', '--reason', 'r'], /unexpected argument 'extra'/],
       [['migrate', 'run', NAME], /--reason is required/],
+      [['migrate', 'run', NAME, '--platform', 'NOSUCHPLATFORM', '--reason', 'r'], /--platform: no platform NOSUCHPLATFORM/],
     ] as const) {
       const failure = await runAdmin([...argv], { ctx }).then(
         () => undefined,
@@ -311,6 +333,7 @@ describe('migrate CLI: bad input', () => {
       expect((failure as Error).message).toContain('usage: npm run admin -- migrate run NAME [--platform CODE] --reason TEXT');
     }
     expect(await migrationRuns(ctx, 'no-such-migration')).toEqual([]);
+    expect((await migrationRuns(ctx, NAME)).filter((run) => run.scope === 'NOSUCHPLATFORM')).toEqual([]);
   });
 
   it('exits 2 on an unknown name (the real entry point, before connecting to anything)', () => {

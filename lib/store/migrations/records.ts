@@ -139,11 +139,23 @@ export async function startMigrationRun(ctx: AppContext, name: string, platformC
   return run;
 }
 
+/** Another run of the same migration and scope saved a page meanwhile: two runs at once (harmless, but one is enough). */
+export class ConcurrentMigrationRunError extends Error {}
+
 /**
  * Saves where a running run has got to; `position` null marks it applied. Conditioned on the run still
- * running, so a run that another finished meanwhile does not turn it back.
+ * running with the pages this run last saw (`previousPages`): a run that another finished meanwhile does not
+ * turn it back (it returns false), and of two runs at once the one that finds the other's page stops
+ * (`ConcurrentMigrationRunError`; the pages both did are harmless, every write being conditional).
  */
-export async function saveMigrationProgress(ctx: AppContext, name: string, platformCode: string | undefined, progress: MigrationProgress, position: Record<string, unknown> | null): Promise<void> {
+export async function saveMigrationProgress(
+  ctx: AppContext,
+  name: string,
+  platformCode: string | undefined,
+  previousPages: number,
+  progress: MigrationProgress,
+  position: Record<string, unknown> | null,
+): Promise<boolean> {
   const nowMs = ctx.clock.nowMs();
   const done = position === null;
   try {
@@ -154,15 +166,25 @@ export async function saveMigrationProgress(ctx: AppContext, name: string, platf
         UpdateExpression: done
           ? 'SET progress = :progress, updated_at = :now, #status = :applied, applied_at = :now REMOVE #position'
           : 'SET progress = :progress, updated_at = :now, #position = :position',
-        ConditionExpression: '#status = :running',
+        ConditionExpression: '#status = :running AND progress.pages = :previousPages',
         ExpressionAttributeNames: { '#status': 'status', '#position': 'position' },
-        ExpressionAttributeValues: { ':progress': progress, ':now': nowMs, ':running': 'running', ...(done ? { ':applied': 'applied' } : { ':position': position }) },
+        ExpressionAttributeValues: {
+          ':progress': progress,
+          ':now': nowMs,
+          ':running': 'running',
+          ':previousPages': previousPages,
+          ...(done ? { ':applied': 'applied' } : { ':position': position }),
+        },
       }),
     );
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const stored = await getMigrationRun(ctx, name, platformCode);
+    if (stored?.status === 'applied') return false;
+    throw new ConcurrentMigrationRunError(`migration ${name} (${platformCode ?? 'table'}): another run saved its progress meanwhile; it carries on`);
   }
   if (done) ctx.caches.migrations.set(cacheKey(name, platformCode), { applied: true, untilMs: Number.POSITIVE_INFINITY });
+  return true;
 }
 
 /** How long a context believes a migration not applied before reading its record again. */

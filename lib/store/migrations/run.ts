@@ -44,9 +44,15 @@ export async function runMigration(
       return { name: migration.name, scope, outcome: 'stopped', progress, run };
     }
     position = await migration.page(ctx, { platformCode }, position, progress);
+    const previousPages = progress.pages;
     progress.pages += 1;
-    await saveMigrationProgress(ctx, migration.name, platformCode, progress, position ?? null);
+    const saved = await saveMigrationProgress(ctx, migration.name, platformCode, previousPages, progress, position ?? null);
     options.onProgress?.({ ...progress });
+    if (!saved) {
+      // Another run finished it meanwhile.
+      const run = (await getMigrationRun(ctx, migration.name, platformCode)) ?? started;
+      return { name: migration.name, scope, outcome: 'already applied', progress: run.progress, run };
+    }
     if (position === undefined) break;
   }
   const run = (await getMigrationRun(ctx, migration.name, platformCode)) ?? started;
