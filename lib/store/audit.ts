@@ -1,7 +1,7 @@
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { newId } from './codes.js';
 import { keys } from './keys.js';
-import { readInteger } from './numbers.js';
+import { readInteger } from './integers.js';
 import type { TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { accountKey } from '../domain/ledger.js';
 import { readCount, ALL } from './counters.js';
 import { keys } from './keys.js';
-import { readInteger } from './numbers.js';
+import { readInteger } from './integers.js';
 import { withRetry } from './retry.js';
 
 /**

@@ -4,7 +4,7 @@ import { paymentView } from '../domain/payments.js';
 import { eventItem } from './events.js';
 import { equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
-import { readInteger } from './numbers.js';
+import { readInteger } from './integers.js';
 import { ALL, bucketOf, readCount } from './counters.js';
 import type { TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';

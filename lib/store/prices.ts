@@ -4,7 +4,7 @@ import { Money } from '../domain/money.js';
 import { batchGetItems } from './batch-get.js';
 import { withRetry } from './retry.js';
 import { keys } from './keys.js';
-import { readInteger } from './numbers.js';
+import { readInteger } from './integers.js';
 import type { AppContext } from '../context.js';
 
 /** A reference price as stored: the mid price of a pair before any platform's spread. */

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { QuoteSide } from '../domain/quotes.js';
 import { ConflictError } from '../domain/errors.js';
 import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './numbers.js';
+import { readInteger, readOptionalInteger } from './integers.js';
 import type { TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';
 

@@ -2,7 +2,7 @@ import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { queryAll } from './query.js';
 import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './numbers.js';
+import { readInteger, readOptionalInteger } from './integers.js';
 import type { AppContext } from '../context.js';
 
 /**

@@ -6,7 +6,7 @@ import type { SettlementState, TradeState } from '../domain/settlement.js';
 import { queryAll } from './query.js';
 import { batchGetItems } from './batch-get.js';
 import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './numbers.js';
+import { readInteger, readOptionalInteger } from './integers.js';
 import { combineFilters, equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
 import { ALL, bucketOf, readCount } from './counters.js';
 import { type CountChange } from './transaction-items.js';

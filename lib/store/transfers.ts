@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { keys } from './keys.js';
-import { readInteger } from './numbers.js';
+import { readInteger } from './integers.js';
 import { ALL, readCount } from './counters.js';
 import type { TaggedItem } from './transaction-items.js';
 import type { AppContext } from '../context.js';

@@ -5,7 +5,7 @@ import type { AppContext } from '../context.js';
 import { EVENT_RETENTION_MS } from '../domain/events.js';
 import { DUE_SHARDS, eventIdOfKey } from './events.js';
 import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './numbers.js';
+import { readInteger, readOptionalInteger } from './integers.js';
 import type { ListIndex } from './paging.js';
 import { transactWrite } from './transactions.js';
 

@@ -5,7 +5,7 @@ import type { AppContext } from '../context.js';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.js';
 import type { EventType } from '../domain/events.js';
 import { keys } from './keys.js';
-import { readOptionalInteger, readInteger } from './numbers.js';
+import { readOptionalInteger, readInteger } from './integers.js';
 import { transactWrite } from './transactions.js';
 import { type TaggedItem } from './transaction-items.js';
 

@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
 import { withdrawalStatusSequence, type CustodyOutcome, type WithdrawalStatus, type Withdrawal } from '../domain/withdrawals.js';
 import { keys } from './keys.js';
-import { readInteger } from './numbers.js';
+import { readInteger } from './integers.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
 import { ALL, readCount } from './counters.js';
 
