@@ -4,7 +4,9 @@ import { accountIdOf, type AccountRef } from '../domain/ledger.js';
 import { formatAmount, Money } from '../domain/money.js';
 import { listEnvelope } from '../domain/list-envelope.js';
 import { getAccountById } from '../store/ledger.js';
-import { isMigrationApplied, MOVEMENT_ACCOUNT_ENTRIES } from '../store/migrations/index.js';
+// Not the migrations' index: a read needs only the record, not the migration's code.
+import { MOVEMENT_ACCOUNT_ENTRIES } from '../store/migrations/names.js';
+import { isMigrationApplied } from '../store/migrations/records.js';
 import { movementsById, pageOfAccountMovements, pageOfMovements, type StoredMovement } from '../store/movements.js';
 import type { AppContext } from '../context.js';
 

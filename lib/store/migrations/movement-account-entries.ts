@@ -7,6 +7,7 @@ import { readInteger, readMoney } from '../numbers.js';
 import { transactWrite } from '../transactions.js';
 import { MAX_TRANSACTION_ITEMS, type TaggedItem } from '../transaction-items.js';
 import { movementRecordItems } from '../booking/batch.js';
+import { MOVEMENT_ACCOUNT_ENTRIES } from './names.js';
 import type { MigrationProgress } from './records.js';
 import type { Migration } from './run.js';
 import type { AppContext } from '../../context.js';
@@ -23,8 +24,6 @@ import type { AppContext } from '../../context.js';
  * The whole table: a Scan of 100 items a page, filtered to movement records. One platform: a Query of its
  * movements list (`PLATFORM#<p>#MOVEMENTS`, records and second-platform entries alike).
  */
-
-export const MOVEMENT_ACCOUNT_ENTRIES = '0001-movement-account-entries';
 
 /** Items a page reads (evaluated, before the filter): bounds a page's memory and time. */
 const PAGE_ITEMS = 100;

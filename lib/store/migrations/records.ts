@@ -2,7 +2,7 @@ import { BatchGetCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { keys } from '../keys.js';
 import { queryAll } from '../query.js';
-import { readInteger, readOptionalInteger } from '../numbers.js';
+import { readInteger, readOptionalInteger } from '../integers.js';
 import type { AppContext } from '../../context.js';
 
 /**

@@ -1,0 +1,5 @@
+/**
+ * Migration names, apart from their code: what serving code asks `isMigrationApplied` about, without
+ * bundling the migration itself into every function that reads.
+ */
+export const MOVEMENT_ACCOUNT_ENTRIES = '0001-movement-account-entries';
