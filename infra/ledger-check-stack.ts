@@ -9,7 +9,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../lib/observability/metric-names.js';
-import { MAIN_TABLE } from '../lib/store/tables.js';
+import { MAIN_TABLE } from '../lib/store/table/tables.js';
 import { ServiceFunction, type ServiceEnvironment } from './service-function.js';
 
 /** The scheduled ledger check (design section 13). */

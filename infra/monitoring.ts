@@ -22,7 +22,7 @@ import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { PAYMENT_STATUSES } from '../lib/domain/payments.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../lib/observability/metric-names.js';
-import type { TableDefinition } from '../lib/store/tables.js';
+import type { TableDefinition } from '../lib/store/table/tables.js';
 
 /** The context value (`cdk deploy -c alarmEmail=ops@example.com`) that subscribes an address to the alarm topic. */
 export const ALARM_EMAIL_CONTEXT = 'alarmEmail';

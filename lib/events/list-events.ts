@@ -3,7 +3,7 @@ import { ValidationError } from '../domain/errors.js';
 import { isEventType } from '../domain/events.js';
 import { listEnvelope } from '../domain/list-envelope.js';
 import { eventsIndex, storedEventFrom } from '../store/events.js';
-import { pageWithCount } from '../store/paging.js';
+import { pageWithCount } from '../store/table/paging.js';
 
 export interface EventListQuery {
   type?: string;

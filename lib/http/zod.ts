@@ -35,7 +35,7 @@ export function pageNumber(fallback: number, max = 1_000_000) {
   ).check(z.meta({ description: `A whole number from 1 to ${max}; ${fallback} when absent.`, default: String(fallback) }));
 }
 
-/** An opaque `cursor` as issued in `next_cursor`; its meaning is checked by the list (lib/store/paging.ts). */
+/** An opaque `cursor` as issued in `next_cursor`; its meaning is checked by the list (lib/store/table/paging.ts). */
 export const cursorParameter = () => z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(2048, 'is not a cursor this service issued')));
 
 /**

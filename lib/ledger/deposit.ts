@@ -6,7 +6,7 @@ import { getMovement } from '../store/ledger.js';
 import { book } from '../store/booking/engine.js';
 import { newBookingId } from '../store/booking/booking.js';
 import { getParticipant } from '../store/participants.js';
-import type { TaggedItem } from '../store/transaction-items.js';
+import type { TaggedItem } from '../store/table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 export interface DepositRequest {

@@ -10,7 +10,7 @@ import { participantActiveCheck } from '../store/participants.js';
 import { paymentCreationItem } from '../store/payments.js';
 import { type Payment } from '../domain/payments.js';
 import { getQuote, QUOTE_ALREADY_EXECUTED, quoteExecutionItem, type StoredQuote } from '../store/quotes.js';
-import type { TaggedItem } from '../store/transaction-items.js';
+import type { TaggedItem } from '../store/table/transaction-items.js';
 import { book } from '../store/booking/engine.js';
 import { newBookingId } from '../store/booking/booking.js';
 import type { Movement } from '../domain/ledger.js';

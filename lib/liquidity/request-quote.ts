@@ -7,7 +7,7 @@ import type { AuthContext } from '../domain/caller.js';
 import { dealPrice } from '../pricing/price-source.js';
 import { getParticipantOfPlatform, type Participant } from '../store/participants.js';
 import { putQuote, quoteCreationItem } from '../store/quotes.js';
-import { transactWrite } from '../store/transactions.js';
+import { transactWrite } from '../store/table/transactions.js';
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { quoteView, type QuoteView } from './quote-view.js';
 import { openQuote } from './open-quote.js';

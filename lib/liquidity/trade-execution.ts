@@ -7,7 +7,7 @@ import type { PlatformAccount } from '../domain/ach-clearing.js';
 import { newId } from '../store/codes.js';
 import { clientTradeIdClaim, tradeItems } from '../store/trades.js';
 import { settledTrade, type Trade } from '../domain/trade.js';
-import type { TaggedItem } from '../store/transaction-items.js';
+import type { TaggedItem } from '../store/table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /** The group of the liquidity provider's accounts (one per asset; they may go negative, see ledger.ts). */

@@ -3,7 +3,7 @@ import { isValidEmail, normaliseEmail } from '../domain/email.js';
 import { maskedTaxId } from '../domain/tax-ids.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';
 import { customerCodeByEmail, EMAIL_TAKEN } from '../store/participants.js';
-import { readInteger } from '../store/integers.js';
+import { readInteger } from '../store/table/integers.js';
 import type { AppContext } from '../context.js';
 
 /**

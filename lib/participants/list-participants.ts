@@ -1,7 +1,7 @@
 import { normaliseEmail } from '../domain/email.js';
 import { ValidationError } from '../domain/errors.js';
 import { listEnvelope } from '../domain/list-envelope.js';
-import { readInteger } from '../store/integers.js';
+import { readInteger } from '../store/table/integers.js';
 import { customerCodeByEmail, getParticipantOfPlatform, pageOfParticipants } from '../store/participants.js';
 import { echoStoredCustomer } from './customer-fields.js';
 import type { AppContext } from '../context.js';

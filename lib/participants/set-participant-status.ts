@@ -1,7 +1,7 @@
 import { NotFoundError } from '../domain/errors.js';
 import type { ParticipantStatus } from '../domain/participant-status.js';
 import { changeParticipantStatus, getParticipantStatusState } from '../store/participants.js';
-import type { TaggedItem } from '../store/transaction-items.js';
+import type { TaggedItem } from '../store/table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 export interface StatusChange {

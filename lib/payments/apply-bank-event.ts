@@ -7,7 +7,7 @@ import { getAccount } from '../store/ledger.js';
 import { book } from '../store/booking/engine.js';
 import { newBookingId } from '../store/booking/booking.js';
 import { getPayment, paymentStatusItems, PaymentStatusChangedError } from '../store/payments.js';
-import { type TaggedItem } from '../store/transaction-items.js';
+import { type TaggedItem } from '../store/table/transaction-items.js';
 import { paymentView, type PaymentView } from '../domain/payments.js';
 import type { AppContext } from '../context.js';
 import { recordNegativeClearingBalance, recordPaymentStatus } from '../observability/metrics.js';

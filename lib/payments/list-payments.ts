@@ -30,7 +30,7 @@ async function relatedToPlatform(ctx: AppContext, platformCode: string, particip
 
 /**
  * `GET /payments/status`: the platform's payments, newest first, one page. The date range is a key range on
- * the platform's payment index; the other filters narrow the read (lib/store/paging.ts). A participant the platform has no
+ * the platform's payment index; the other filters narrow the read (lib/store/table/paging.ts). A participant the platform has no
  * relationship with is refused rather than answered with an empty list, with the same words whether or
  * not it exists elsewhere.
  */

@@ -4,7 +4,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { keys } from './keys.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-cipher.js';
-import { readInteger, readOptionalInteger } from './integers.js';
+import { readInteger, readOptionalInteger } from './table/integers.js';
 import type { RateLimit } from '../domain/rate-limits.js';
 import type { AppContext } from '../context.js';
 import { PERMISSION_AREAS, type PermissionArea } from '../domain/caller.js';

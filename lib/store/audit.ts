@@ -1,8 +1,8 @@
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { newId } from './codes.js';
 import { keys } from './keys.js';
-import { readInteger } from './integers.js';
-import type { TaggedItem } from './transaction-items.js';
+import { readInteger } from './table/integers.js';
+import type { TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /** What an operator changed by hand, who, and why. Immutable; written with the change where there is one transaction. */

@@ -1,10 +1,10 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
-import { queryAll } from './query.js';
+import { queryAll } from './table/query.js';
 import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './numbers.js';
-import { transactWrite } from './transactions.js';
-import { type TaggedItem } from './transaction-items.js';
+import { readInteger, readOptionalInteger } from './table/numbers.js';
+import { transactWrite } from './table/transactions.js';
+import { type TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 import { eventItem } from './events.js';
 

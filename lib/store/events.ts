@@ -4,10 +4,10 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { AppContext } from '../context.js';
 import { EVENT_RETENTION_MS, type EventEnvelope, type EventType, type ResourceType } from '../domain/events.js';
 import { keys } from './keys.js';
-import { readInteger } from './integers.js';
-import { equalityFilter, type ListIndex } from './paging.js';
-import { transactWrite } from './transactions.js';
-import { type TaggedItem } from './transaction-items.js';
+import { readInteger } from './table/integers.js';
+import { equalityFilter, type ListIndex } from './table/paging.js';
+import { transactWrite } from './table/transactions.js';
+import { type TaggedItem } from './table/transaction-items.js';
 
 /**
  * Event items (design section 8). Every state change adds its events through `eventItem`, in the same

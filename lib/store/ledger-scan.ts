@@ -2,10 +2,10 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { AppContext } from '../context.js';
 import { accountKey } from '../domain/ledger.js';
-import { readCount, ALL } from './counters.js';
+import { readCount, ALL } from './table/counters.js';
 import { keys } from './keys.js';
-import { readInteger } from './integers.js';
-import { withRetry } from './retry.js';
+import { readInteger } from './table/integers.js';
+import { withRetry } from './table/retry.js';
 
 /**
  * The ledger as the reconciliation reads it (design section 13): a segmented parallel scan of the main table

@@ -1,12 +1,12 @@
 import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { accountIdOf, accountKey, isUnguarded, type AccountRef, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
-import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
-import { batchGetItems } from './batch-get.js';
+import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './table/paging.js';
+import { batchGetItems } from './table/batch-get.js';
 import { keys } from './keys.js';
-import { moneyAttr, readInteger, readMoney } from './numbers.js';
-import { ALL, readCount } from './counters.js';
-import type { TaggedItem } from './transaction-items.js';
+import { moneyAttr, readInteger, readMoney } from './table/numbers.js';
+import { ALL, readCount } from './table/counters.js';
+import type { TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /** The counter of `GET /accounts`, moved by the booking that opens an account. */

@@ -1,9 +1,9 @@
-import { batchGetItems } from './batch-get.js';
-import { combineFilters, equalityFilter, pageWithCount, type ListFilter, type ListIndex, type PageRequest } from './paging.js';
+import { batchGetItems } from './table/batch-get.js';
+import { combineFilters, equalityFilter, pageWithCount, type ListFilter, type ListIndex, type PageRequest } from './table/paging.js';
 import { keys } from './keys.js';
-import { readCount } from './counters.js';
+import { readCount } from './table/counters.js';
 import { MOVEMENTS_LIST } from './ledger.js';
-import { readInteger, readMoney } from './numbers.js';
+import { readInteger, readMoney } from './table/numbers.js';
 import type { Money } from '../domain/money.js';
 import type { AppContext } from '../context.js';
 

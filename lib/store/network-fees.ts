@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Money } from '../domain/money.js';
 import { keys } from './keys.js';
-import { readInteger } from './integers.js';
+import { readInteger } from './table/integers.js';
 import type { AppContext } from '../context.js';
 
 /**

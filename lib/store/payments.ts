@@ -2,11 +2,11 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { paymentStatusSequence, type PaymentStatus, type Payment } from '../domain/payments.js';
 import { paymentView } from '../domain/payments.js';
 import { eventItem } from './events.js';
-import { equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './paging.js';
+import { equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './table/paging.js';
 import { keys } from './keys.js';
-import { readInteger } from './integers.js';
-import { ALL, bucketOf, readCount } from './counters.js';
-import type { TaggedItem } from './transaction-items.js';
+import { readInteger } from './table/integers.js';
+import { ALL, bucketOf, readCount } from './table/counters.js';
+import type { TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 const PAYMENTS_LIST = 'payments';

@@ -2,10 +2,10 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
-import { readInteger } from './integers.js';
-import { ALL } from './counters.js';
+import { readInteger } from './table/integers.js';
+import { ALL } from './table/counters.js';
 import { PARTICIPANTS_LIST } from './participants.js';
-import { transactWrite } from './transactions.js';
+import { transactWrite } from './table/transactions.js';
 import type { AppContext } from '../context.js';
 
 export interface Platform {

@@ -1,10 +1,10 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { Money } from '../domain/money.js';
-import { batchGetItems } from './batch-get.js';
-import { withRetry } from './retry.js';
+import { batchGetItems } from './table/batch-get.js';
+import { withRetry } from './table/retry.js';
 import { keys } from './keys.js';
-import { readInteger } from './integers.js';
+import { readInteger } from './table/integers.js';
 import type { AppContext } from '../context.js';
 
 /** A reference price as stored: the mid price of a pair before any platform's spread. */

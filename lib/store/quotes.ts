@@ -2,8 +2,8 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { QuoteSide } from '../domain/quotes.js';
 import { ConflictError } from '../domain/errors.js';
 import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './integers.js';
-import type { TaggedItem } from './transaction-items.js';
+import { readInteger, readOptionalInteger } from './table/integers.js';
+import type { TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 export type QuoteStatus = 'open' | 'executed';

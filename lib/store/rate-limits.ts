@@ -4,8 +4,8 @@ import { decide, type RateLimiter, rememberingFull, SUSTAINED_WINDOW_SECONDS, wi
 import type { RateLimit } from '../domain/rate-limits.js';
 import { listApiKeys } from './api-keys.js';
 import { keys, ttlKeys } from './keys.js';
-import { transactWrite } from './transactions.js';
-import { type TaggedItem } from './transaction-items.js';
+import { transactWrite } from './table/transactions.js';
+import { type TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /** A window's counter item outlives its window by this much (TTL deletion is lazy; nothing reads an old window). */

@@ -1,8 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { NotFoundError } from '../domain/errors.js';
 import { keys } from './keys.js';
-import { transactWrite } from './transactions.js';
-import { type TaggedItem } from './transaction-items.js';
+import { transactWrite } from './table/transactions.js';
+import { type TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 export const RELATIONSHIP_KINDS = ['submits_platform_transfers_for'] as const;

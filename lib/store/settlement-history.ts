@@ -1,8 +1,8 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { queryAll } from './query.js';
+import { queryAll } from './table/query.js';
 import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './integers.js';
+import { readInteger, readOptionalInteger } from './table/integers.js';
 import type { AppContext } from '../context.js';
 
 /**

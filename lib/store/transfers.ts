@@ -1,9 +1,9 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
+import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './table/paging.js';
 import { keys } from './keys.js';
-import { readInteger } from './integers.js';
-import { ALL, readCount } from './counters.js';
-import type { TaggedItem } from './transaction-items.js';
+import { readInteger } from './table/integers.js';
+import { ALL, readCount } from './table/counters.js';
+import type { TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 const TRANSFERS_LIST = 'transfers';

@@ -5,9 +5,9 @@ import type { AppContext } from '../context.js';
 import { EVENT_RETENTION_MS } from '../domain/events.js';
 import { DUE_SHARDS, eventIdOfKey } from './events.js';
 import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './integers.js';
-import type { ListIndex } from './paging.js';
-import { transactWrite } from './transactions.js';
+import { readInteger, readOptionalInteger } from './table/integers.js';
+import type { ListIndex } from './table/paging.js';
+import { transactWrite } from './table/transactions.js';
 
 /**
  * Deliveries: one per (event, endpoint), created by the dispatcher with a conditional put (a redelivered

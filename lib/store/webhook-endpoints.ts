@@ -5,9 +5,9 @@ import type { AppContext } from '../context.js';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.js';
 import type { EventType } from '../domain/events.js';
 import { keys } from './keys.js';
-import { readOptionalInteger, readInteger } from './integers.js';
-import { transactWrite } from './transactions.js';
-import { type TaggedItem } from './transaction-items.js';
+import { readOptionalInteger, readInteger } from './table/integers.js';
+import { transactWrite } from './table/transactions.js';
+import { type TaggedItem } from './table/transaction-items.js';
 
 /** A platform may have this many endpoints (design section 8 / issue 14). */
 export const MAX_ENDPOINTS_PER_PLATFORM = 20;

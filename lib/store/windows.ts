@@ -3,7 +3,7 @@ import { DeleteCommand, PutCommand, UpdateCommand, type DeleteCommandInput } fro
 import { ttlKeys } from './keys.js';
 import { ConflictError } from '../domain/errors.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-cipher.js';
-import type { TaggedItem, TransactItem } from './transaction-items.js';
+import type { TaggedItem, TransactItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /**

@@ -2,12 +2,12 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
 import { withdrawalStatusSequence, type CustodyOutcome, type WithdrawalStatus, type Withdrawal } from '../domain/withdrawals.js';
 import { keys } from './keys.js';
-import { readInteger } from './integers.js';
-import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './paging.js';
-import { ALL, readCount } from './counters.js';
+import { readInteger } from './table/integers.js';
+import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './table/paging.js';
+import { ALL, readCount } from './table/counters.js';
 
 const WITHDRAWALS_LIST = 'withdrawals';
-import type { TaggedItem } from './transaction-items.js';
+import type { TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 import { withdrawalView } from '../domain/withdrawals.js';
 import { eventItem } from './events.js';

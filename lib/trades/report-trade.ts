@@ -7,7 +7,7 @@ import { getParticipants, type Participant } from '../store/participants.js';
 import { hasRelationship } from '../store/relationships.js';
 import { clientTradeIdClaim, tradeItems } from '../store/trades.js';
 import { acceptedTrade } from '../domain/trade.js';
-import { transactWrite } from '../store/transactions.js';
+import { transactWrite } from '../store/table/transactions.js';
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { type TradeView } from '../domain/trade.js';
 import { tradeView } from '../domain/trade.js';

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { listEnvelope } from '../domain/list-envelope.js';
-import { pageWithCount } from '../store/paging.js';
+import { pageWithCount } from '../store/table/paging.js';
 import { attemptFrom, attemptsIndex } from '../store/webhook-deliveries.js';
 import { requireEndpoint } from '../store/webhook-endpoints.js';
 

@@ -8,7 +8,7 @@ import { LEDGER_CHECK_HANDLER } from '../../infra/ledger-check-stack.js';
 import { Template } from 'aws-cdk-lib/assertions';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metric-names.js';
 import { describeRoutes } from '../../lib/openapi/route-table-document.js';
-import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/tables.js';
+import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/table/tables.js';
 import { actionsOf, arnOf, type Json, ofType, resourcesOf, statementsOf, synth } from '../support/template.js';
 
 /** `METHOD /path` for every API Gateway method, with the path rebuilt from the resource tree. */

@@ -6,8 +6,8 @@ import { CHUNK_FIXED_ITEMS, CHUNK_ITEMS_PER_RECIPIENT, recipientsPerChunk } from
 import { accountIdOf, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { movementRecordItems } from '../../lib/store/booking/batch.js';
-import { PAGE_READ_BUDGET } from '../../lib/store/paging.js';
-import { MAX_TRANSACTION_ITEMS } from '../../lib/store/transaction-items.js';
+import { PAGE_READ_BUDGET } from '../../lib/store/table/paging.js';
+import { MAX_TRANSACTION_ITEMS } from '../../lib/store/table/transaction-items.js';
 import { customersViaHttp, customersViaStore } from '../support/customers.js';
 import { fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';

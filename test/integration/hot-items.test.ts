@@ -6,7 +6,7 @@ import { Money } from '../../lib/domain/money.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { keys } from '../../lib/store/keys.js';
 import { balanceOf, OUTSIDE_ACCOUNT_SHARDS, scanLedger } from '../../lib/store/ledger.js';
-import { readMoney } from '../../lib/store/numbers.js';
+import { readMoney } from '../../lib/store/table/numbers.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { ctx } from '../support/context.js';
 

@@ -10,7 +10,7 @@ import type { AchTransferType } from '../../lib/domain/payments.js';
 import { applyBankEvent } from '../../lib/payments/apply-bank-event.js';
 import { Money } from '../../lib/domain/money.js';
 import { deposit } from '../../lib/ledger/deposit.js';
-import { readMoney } from '../../lib/store/numbers.js';
+import { readMoney } from '../../lib/store/table/numbers.js';
 import { scanLedger } from '../../lib/store/ledger.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { grantRelationship } from '../../lib/store/relationships.js';

@@ -5,7 +5,7 @@ import { Money } from '../../lib/domain/money.js';
 import { setReferencePrice } from '../../lib/pricing/price-source.js';
 import { getReferencePrice } from '../../lib/store/prices.js';
 import { quoteExecutionItem } from '../../lib/store/quotes.js';
-import { transactWrite } from '../../lib/store/transactions.js';
+import { transactWrite } from '../../lib/store/table/transactions.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';

@@ -7,7 +7,7 @@ import { applyBankEvent } from '../../lib/payments/apply-bank-event.js';
 import { newId } from '../../lib/store/codes.js';
 import { tradeItems, updateTrade } from '../../lib/store/trades.js';
 import { acceptedTrade } from '../../lib/domain/trade.js';
-import { transactWrite } from '../../lib/store/transactions.js';
+import { transactWrite } from '../../lib/store/table/transactions.js';
 import { customersViaStore } from '../support/customers.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { tradeBody } from '../support/trades.js';
@@ -16,7 +16,7 @@ import { storeSubmittedPayment } from '../support/payments.js';
 
 /**
  * `count` of GET /trades and GET /payments/status comes from sharded counters written in the records'
- * own transactions (lib/store/counters.ts). Property: after any mix of concurrent bookings and state changes,
+ * own transactions (lib/store/table/counters.ts). Property: after any mix of concurrent bookings and state changes,
  * every counted list's count equals the records a full walk of the list finds.
  */
 

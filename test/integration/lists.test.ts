@@ -4,7 +4,7 @@ import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { newId } from '../../lib/store/codes.js';
 import { tradeItems, updateTrade } from '../../lib/store/trades.js';
 import { acceptedTrade, type Trade } from '../../lib/domain/trade.js';
-import { transactWrite } from '../../lib/store/transactions.js';
+import { transactWrite } from '../../lib/store/table/transactions.js';
 import { customersViaStore } from '../support/customers.js';
 import { fund, transferBody } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';

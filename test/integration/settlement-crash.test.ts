@@ -9,7 +9,7 @@ import { balanceOf } from '../../lib/store/ledger.js';
 import { runningExecutions, settlementHistory } from '../../lib/store/settlement-history.js';
 import { getTrade, tradeItems } from '../../lib/store/trades.js';
 import { acceptedTrade, type Trade } from '../../lib/domain/trade.js';
-import { transactWrite } from '../../lib/store/transactions.js';
+import { transactWrite } from '../../lib/store/table/transactions.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';

@@ -18,7 +18,7 @@ import { moveLegs, SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/l
 import { settlementHistory, stateTransitionCount } from '../../lib/store/settlement-history.js';
 import { getTrade, listOpenTrades, tradeItems } from '../../lib/store/trades.js';
 import { acceptedTrade, type Trade } from '../../lib/domain/trade.js';
-import { transactWrite } from '../../lib/store/transactions.js';
+import { transactWrite } from '../../lib/store/table/transactions.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { newCustomer } from '../support/trade-parties.js';

@@ -9,7 +9,7 @@ import { newPlatform, type TestPlatform } from '../support/service.js';
 /**
  * DynamoDB throttling, injected with SDK middleware (DynamoDB Local never throttles). A fault at the
  * `deserialize` step sits inside the SDK's own retry loop and sees each of its attempts; at `initialize` it
- * sees each call of the store once, so only the store's retry policy (`lib/store/retry.ts`, 5 attempts)
+ * sees each call of the store once, so only the store's retry policy (`lib/store/table/retry.ts`, 5 attempts)
  * retries it.
  */
 type Middleware = Parameters<typeof clientWith>[0];

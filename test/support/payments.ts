@@ -5,7 +5,7 @@ import { achClearingAccount } from '../../lib/domain/ach-clearing.js';
 import type { AchTransferType } from '../../lib/domain/payments.js';
 import { newId } from '../../lib/store/codes.js';
 import { paymentCreationItem } from '../../lib/store/payments.js';
-import { transactWrite } from '../../lib/store/transactions.js';
+import { transactWrite } from '../../lib/store/table/transactions.js';
 import type { TestPlatform } from './service.js';
 
 /**

@@ -6,7 +6,7 @@ import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { newId } from '../../lib/store/codes.js';
 import { tradeItems } from '../../lib/store/trades.js';
 import { acceptedTrade, type Trade } from '../../lib/domain/trade.js';
-import { transactWrite } from '../../lib/store/transactions.js';
+import { transactWrite } from '../../lib/store/table/transactions.js';
 import { ctx } from './context.js';
 import type { TestPlatform } from './service.js';
 

@@ -6,7 +6,7 @@ import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { batchTransaction, planBatch, type AccountRead } from '../../lib/store/booking/batch.js';
 import { decodeBooking, encodeBooking, type StoredBooking } from '../../lib/store/booking/booking.js';
-import { MAX_TRANSACTION_ITEMS } from '../../lib/store/transaction-items.js';
+import { MAX_TRANSACTION_ITEMS } from '../../lib/store/table/transaction-items.js';
 
 /**
  * Group commit's in-memory application (lib/domain/group-commit.ts, lib/store/booking/batch.ts): however a

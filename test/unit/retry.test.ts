@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ServiceUnavailableError } from '../../lib/domain/errors.js';
-import { ThrottledError, retryReason, withRetry } from '../../lib/store/retry.js';
+import { ThrottledError, retryReason, withRetry } from '../../lib/store/table/retry.js';
 import { DEFAULT_RETRY_POLICY, backoffCapMs, backoffDelayMs, type RetryPolicy, type RetryTiming } from '../../lib/runtime/retry-policy.js';
 
 const policy: RetryPolicy = { maxAttempts: 5, baseDelayMs: 25, maxDelayMs: 1000, maxElapsedMs: 10_000, retryAfterSeconds: 2 };

@@ -3,13 +3,13 @@ import type { AppContext } from '../../context.js';
 import { applyBooking, type AccountState } from '../../domain/group-commit.js';
 import { accountIdOf, accountKey, assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement, type NetChange } from '../../domain/ledger.js';
 import { Money, plain } from '../../domain/money.js';
-import { ALL, counterUpdates } from '../counters.js';
-import { type CountChange } from '../transaction-items.js';
+import { ALL, counterUpdates } from '../table/counters.js';
+import { type CountChange } from '../table/transaction-items.js';
 import { eventItem } from '../events.js';
 import { keys } from '../keys.js';
 import { accountAttributes, ACCOUNTS_LIST, MOVEMENTS_LIST, OUTSIDE_ACCOUNT_SHARDS } from '../ledger.js';
-import { moneyAttr } from '../numbers.js';
-import { MAX_TRANSACTION_ITEMS, type TaggedItem, type TransactItem } from '../transaction-items.js';
+import { moneyAttr } from '../table/numbers.js';
+import { MAX_TRANSACTION_ITEMS, type TaggedItem, type TransactItem } from '../table/transaction-items.js';
 import { movementOf, type Refusal, type StoredBooking } from './booking.js';
 
 /**

@@ -3,8 +3,8 @@ import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, InsufficientFundsError, ValidationError } from '../../domain/errors.js';
 import type { AccountRef, Leg, Movement } from '../../domain/ledger.js';
 import { Money, plain } from '../../domain/money.js';
-import type { CountChange } from '../transaction-items.js';
-import type { PrepareRead, TaggedItem, TransactItem } from '../transaction-items.js';
+import type { CountChange } from '../table/transaction-items.js';
+import type { PrepareRead, TaggedItem, TransactItem } from '../table/transaction-items.js';
 
 /**
  * A booking is data: everything one request books (its movement, and the records, claims, checks and events

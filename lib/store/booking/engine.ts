@@ -6,9 +6,9 @@ import { BookingQueuedError, InsufficientFundsError } from '../../domain/errors.
 import { accountKey, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
 import { Money } from '../../domain/money.js';
 import { keys } from '../keys.js';
-import { readInteger, readMoney } from '../numbers.js';
-import { retryReason, withRetry } from '../retry.js';
-import type { TaggedItem } from '../transaction-items.js';
+import { readInteger, readMoney } from '../table/numbers.js';
+import { retryReason, withRetry } from '../table/retry.js';
+import type { TaggedItem } from '../table/transaction-items.js';
 import { decodeBooking, encodeBooking, errorOfRefusal, insufficientFunds, movementOf, newBookingId, settleItems, storedBooking, type Booking, type StoredBooking } from './booking.js';
 import {
   batchTransaction,

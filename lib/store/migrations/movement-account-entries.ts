@@ -1,11 +1,11 @@
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { accountIdOf, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
-import { ALL } from '../counters.js';
+import { ALL } from '../table/counters.js';
 import { keys } from '../keys.js';
 import { MOVEMENTS_LIST } from '../ledger.js';
-import { readInteger, readMoney } from '../numbers.js';
-import { transactWrite } from '../transactions.js';
-import { MAX_TRANSACTION_ITEMS, type TaggedItem } from '../transaction-items.js';
+import { readInteger, readMoney } from '../table/numbers.js';
+import { transactWrite } from '../table/transactions.js';
+import { MAX_TRANSACTION_ITEMS, type TaggedItem } from '../table/transaction-items.js';
 import { movementRecordItems } from '../booking/batch.js';
 import { MOVEMENT_ACCOUNT_ENTRIES } from './names.js';
 import type { MigrationProgress } from './records.js';

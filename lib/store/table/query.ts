@@ -1,5 +1,5 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../context.js';
 
 /** Every item a query matches, following DynamoDB's pages (1 MB each) to the end. */
 export async function queryAll(ctx: AppContext, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Record<string, any>[]> {

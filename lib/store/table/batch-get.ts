@@ -1,6 +1,6 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError, withRetry } from './retry.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../context.js';
 
 /** DynamoDB's limit of keys per BatchGetItem. */
 const MAX_BATCH_KEYS = 100;

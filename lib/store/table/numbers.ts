@@ -1,5 +1,5 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import { Money, plain } from '../domain/money.js';
+import { Money, plain } from '../../domain/money.js';
 
 /** A DynamoDB number holding an exact decimal, from Money. */
 export function moneyAttr(amount: Money): NumberValue {

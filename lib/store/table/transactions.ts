@@ -5,7 +5,7 @@ import { batchGetItems } from './batch-get.js';
 import { counterUpdates } from './counters.js';
 import { MAX_TRANSACTION_ITEMS, type PrepareRead, type TaggedItem } from './transaction-items.js';
 import { retryReason, withRetry } from './retry.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../context.js';
 
 interface Expanded {
   tagged: TaggedItem;
@@ -75,7 +75,7 @@ class StaleReadError extends Error {
 }
 
 /**
- * Why a failed transaction is worth another attempt (`lib/store/retry.ts`): a cancellation for conflicts or
+ * Why a failed transaction is worth another attempt (`lib/store/table/retry.ts`): a cancellation for conflicts or
  * throttling only (nothing was written under its token), a read gone stale, or a throttling exception the
  * SDK's own retries gave up on. The latter is told apart: an earlier SDK attempt of that very request may
  * have committed with its answer lost, so it is resent unchanged (see `transactWrite`).

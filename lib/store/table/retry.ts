@@ -1,6 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { ServiceUnavailableError } from '../domain/errors.js';
-import { backoffDelayMs, type RetryPolicy, type Retrying } from '../runtime/retry-policy.js';
+import { ServiceUnavailableError } from '../../domain/errors.js';
+import { backoffDelayMs, type RetryPolicy, type Retrying } from '../../runtime/retry-policy.js';
 
 /**
  * Thrown by an operation that made no (or only partial) progress because DynamoDB held back: a batch read

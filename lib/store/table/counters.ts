@@ -1,10 +1,10 @@
 import { randomInt } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from './keys.js';
+import { keys } from '../keys.js';
 import { readInteger } from './integers.js';
 import { withRetry } from './retry.js';
 import type { CountChange, TransactItem } from './transaction-items.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../context.js';
 
 /**
  * Exact list counts (design section 9). A record's item declares how it moves its lists' counters

@@ -1,8 +1,8 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ValidationError } from '../domain/errors.js';
+import { ValidationError } from '../../domain/errors.js';
 import { withRetry } from './retry.js';
-import type { AppContext } from '../context.js';
-import { openCursor, sealCursor } from '../crypto/list-cursor.js';
+import type { AppContext } from '../../context.js';
+import { openCursor, sealCursor } from '../../crypto/list-cursor.js';
 
 /**
  * Cursor paging for every list of the API (design sections 3 and 9). A page is one key-ordered Query of one
