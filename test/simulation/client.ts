@@ -57,7 +57,10 @@ export class PlatformClient {
   }
 }
 
-/** An answer a client must retry: a 5xx, or "still in progress" while the first request with its id runs. */
+/**
+ * An answer a client must retry: a 5xx, or a 409 that asks for a retry (the first request with its id still
+ * running, or another run of it took it over after its lease: the retry gets that run's answer).
+ */
 export function isTransient(answer: Answer): boolean {
-  return answer.status >= 500 || (answer.status === 409 && answer.text.includes('still in progress'));
+  return answer.status >= 500 || (answer.status === 409 && /still in progress|retry to get its answer/.test(answer.text));
 }
