@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand, type DeleteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ttlKeys } from './keys.js';
@@ -43,11 +44,14 @@ export type SignatureClaim = { fresh: true } | { fresh: false; requestId: string
  * and says which X-Request-Id the first carried (a client retrying the very same bytes carries the same).
  */
 export async function claimSignature(ctx: AppContext, signature: string, nowMs: number, windowMs: number, requestId: string | undefined): Promise<SignatureClaim> {
+  // This claim's own mark: when the SDK resends the put after its answer was lost, the item it finds is this
+  // claim's, and the request is as fresh as it was.
+  const claim = randomUUID();
   try {
     await ctx.db.send(
       new PutCommand({
         TableName: ctx.tables.ttl,
-        Item: { pk: ttlKeys.replay(signature), ...(requestId !== undefined && { request_id: requestId }), ...windowAttributes(nowMs, windowMs) },
+        Item: { pk: ttlKeys.replay(signature), claim, ...(requestId !== undefined && { request_id: requestId }), ...windowAttributes(nowMs, windowMs) },
         ConditionExpression: FREE_OR_EXPIRED,
         ExpressionAttributeValues: { ':now': nowMs },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -56,8 +60,9 @@ export async function claimSignature(ctx: AppContext, signature: string, nowMs: 
     return { fresh: true };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const first = (error.Item as Record<string, { S?: string }> | undefined)?.request_id?.S;
-    return { fresh: false, requestId: first ?? null };
+    const existing = error.Item as Record<string, { S?: string }> | undefined;
+    if (existing?.claim?.S === claim) return { fresh: true };
+    return { fresh: false, requestId: existing?.request_id?.S ?? null };
   }
 }
 
@@ -133,6 +138,8 @@ export async function beginIdempotentRequest(ctx: AppContext, run: IdempotentRun
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     const existing = error.Item as Record<string, { S?: string; N?: string }> | undefined;
     if (!existing) return { kind: 'in_progress' };
+    // The SDK resent this very put after its answer was lost: the record is this run's own.
+    if (existing.owner?.S === run.owner) return { kind: 'started' };
     if (existing.request_hash?.S !== requestHash) return { kind: 'mismatch' };
     if (existing.status?.S === 'COMPLETED' && existing.response?.S) {
       return { kind: 'completed', response: await readStoredResponse(ctx, existing.response.S) };

@@ -5,7 +5,7 @@ import { runAdmin } from '../../infra/ops/cli.js';
 import { routes } from '../../infra/routes.js';
 import { customerBody } from '../support/customers.js';
 import { ctx } from '../support/context.js';
-import { serviceCrashingAfterCommit } from '../support/faults.js';
+import { serviceCrashingAfterCommit, serviceWith } from '../support/faults.js';
 import { fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
@@ -173,5 +173,51 @@ describe.each(posts.map((route) => [route.path] as const))('POST %s', (path) => 
       const again = await platform.post(concrete(path), body, { headers: { 'X-Request-Id': requestId } });
       expect(again.text).toBe(retry.text);
     });
+  });
+});
+
+describe('a claim whose answer was lost', () => {
+  /** Loses the answer of the first PutItem whose key starts with `prefix`: it is written, then the SDK sends the very same put again. */
+  function losingFirstPut(prefix: string) {
+    const lost = { count: 0 };
+    const via = serviceWith(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        // The low-level input at this step: attribute values marshalled ({ S: '...' }).
+        const key = String((args as unknown as { input?: { Item?: { pk?: { S?: string } } } }).input?.Item?.pk?.S ?? '');
+        if (context.commandName === 'PutItemCommand' && key.startsWith(prefix) && lost.count === 0) {
+          lost.count += 1;
+          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+        }
+        return result;
+      },
+      'losePutAnswer',
+    );
+    return { via, lost };
+  }
+
+  it('the idempotency record: the resent put finds its own record, and the request goes on as the first', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '10');
+    const { via, lost } = losingFirstPut('IDEMPOTENCY#');
+    const requestId = randomUUID();
+    const body = { from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: 'savings', asset: 'USD', amount: '1.00' };
+    const response = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId }, via });
+    expect(lost.count).toBe(1);
+    expect(response.status, response.text).toBe(201);
+    const again = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
+    expect(again.text).toBe(response.text);
+    expect((await platform.get('/transfers')).body.count).toBe(1);
+  });
+
+  it('the signature replay claim of a request without X-Request-Id: the resent put finds its own claim, not a replay', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '10');
+    const { via, lost } = losingFirstPut('REPLAY#');
+    const body = { from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: 'savings', asset: 'USD', amount: '1.00' };
+    const response = await platform.post('/transfers', body, { via });
+    expect(lost.count).toBe(1);
+    expect(response.status, response.text).toBe(201);
+    expect((await platform.get('/transfers')).body.count).toBe(1);
   });
 });
