@@ -47,7 +47,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     db,
     tables,
     workflow: overrides.workflow ?? { kind: 'none' },
-    kms: config.SECRETS_KMS_KEY_ID ? kmsCipher(config.AWS_REGION, (client) => (tracer ? tracer.captureAWSv3Client(client) : client)) : undefined,
+    kms: config.SECRETS_KMS_KEY_ID ? kmsCipher(config, (client) => (tracer ? tracer.captureAWSv3Client(client) : client)) : undefined,
     logger,
     metrics: overrides.metrics ?? serviceMetrics(logger),
     tracer,

@@ -31,7 +31,7 @@ describe('clients made on first use', () => {
   it('KMS: the secrets go through the key named in the configuration, with one client made on the first call', async () => {
     const calls: string[] = [];
     let made = 0;
-    const kms = kmsCipher('us-east-1', (client) => {
+    const kms = kmsCipher({ AWS_REGION: 'us-east-1', AWS_CONNECT_TIMEOUT_MS: 1000, AWS_REQUEST_TIMEOUT_MS: 2000, AWS_MAX_ATTEMPTS: 3 }, (client) => {
       made++;
       return fakeKms(client, calls);
     });
