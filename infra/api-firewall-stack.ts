@@ -15,7 +15,7 @@ export interface ApiFirewallStackProps {
 const RETRY_AFTER_SECONDS = '60';
 
 /**
- * The API stage's WAF web ACL (design section 14): one rate-based rule keyed on the X-SVC-API-KEY header. A
+ * The API stage's WAF web ACL: one rate-based rule keyed on the X-SVC-API-KEY header. A
  * key sending more than `requestsPerKeyPerMinute` in 60 s is answered 429 before API Gateway or any function
  * spends anything on it, so it cannot use up the stage throttle the other platforms share. WAF counts over 1 to
  * 10 minute windows with one limit per rule, so the per-platform limits ops set are enforced in the signature
@@ -35,7 +35,7 @@ export class ApiFirewallStack extends NestedStack {
     // parameter is named after the construct path instead, which the check does not follow).
     const parent = Stack.of(props.api);
     const apiIdParameter = `${parent.resolve(parent.getLogicalId(props.api.node.defaultChild as CfnElement)) as string}RestApiId`;
-    super(scope, id, { description: 'Per API key request rate guard of the API stage (design section 14)', parameters: { [apiIdParameter]: props.api.restApiId } });
+    super(scope, id, { description: 'Per API key request rate guard of the API stage', parameters: { [apiIdParameter]: props.api.restApiId } });
     const restApiId = new CfnParameter(this, apiIdParameter, { type: 'String', description: 'The id of the REST API whose stage this guards.' });
     const perMinute = props.requestsPerKeyPerMinute;
     this.webAcl = new CfnWebACL(this, 'ApiFirewall', {

@@ -12,7 +12,7 @@ import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../lib/observability/me
 import { MAIN_TABLE } from '../lib/store/table/tables.js';
 import { ServiceFunction, type ServiceEnvironment } from './service-function.js';
 
-/** The scheduled ledger check (design section 13). */
+/** The scheduled ledger check. */
 export const LEDGER_CHECK_HANDLER = 'functions/reconciliation/check-ledger.ts';
 
 export interface LedgerCheckStackProps {
@@ -36,7 +36,7 @@ export class LedgerCheckStack extends NestedStack {
   readonly alarms: Alarm[] = [];
 
   constructor(scope: Construct, id: string, props: LedgerCheckStackProps) {
-    super(scope, id, { description: 'Hourly ledger check (design section 13)' });
+    super(scope, id, { description: 'Hourly ledger check' });
     this.deadLetters = new Queue(this, 'LedgerCheckDeadLetters', { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
     this.check = new ServiceFunction(this, 'LedgerCheck', {
       handler: LEDGER_CHECK_HANDLER,
@@ -60,7 +60,7 @@ export class LedgerCheckStack extends NestedStack {
     this.alarm('LedgerDiscrepancies', props.topic, {
       metric: serviceMetric(METRIC.ledgerDiscrepancies),
       description:
-        "The hourly ledger check found a balance, movement, balance event or list counter that breaks the ledger's invariants (design section 13): " +
+        "The hourly ledger check found a balance, movement, balance event or list counter that breaks the ledger's invariants: " +
         'money may be misbooked. The LedgerCheck log group has one "ledger discrepancy" error line per finding, with the account, movement or ' +
         'counter id, expected and found; confirm with `npm run -s admin -- ledger check --platform CODE` against the deployed tables.',
     });

@@ -62,7 +62,7 @@ export interface ServiceMonitoringProps {
 }
 
 /**
- * Everything an on-call engineer looks at (design section 10): one SNS topic every alarm notifies (alarm and
+ * Everything an on-call engineer looks at: one SNS topic every alarm notifies (alarm and
  * recovery), the alarms, each saying in its description what it means and what to do, and one dashboard.
  * Dead-letter queues are added with `watchDeadLetterQueue`, so a queue added later (webhooks) is watched the
  * same way.
@@ -195,7 +195,7 @@ export class ServiceMonitoring extends Construct {
       description:
         `DynamoDB throttled requests on ${id} (table or an index). Requests were retried, then answered 503 with Retry-After. ` +
         'On-demand tables throttle on a hot partition or a sudden doubling of traffic: check the dashboard for which operation ' +
-        'and the contributor insights of the table; a single hot platform partition needs sharding (design section 9).',
+        'and the contributor insights of the table; a single hot platform partition needs sharding.',
     });
   }
 

@@ -39,7 +39,7 @@ export interface ServiceFunctionProps {
   timeout?: Duration;
   /** For functions invoked asynchronously (schedules): where an invocation goes once Lambda's retries are spent. */
   deadLetterQueue?: IQueue;
-  /** Concurrency kept for this function alone (and its ceiling), so API traffic cannot take it (design section 14). */
+  /** Concurrency kept for this function alone (and its ceiling), so API traffic cannot take it. */
   reservedConcurrentExecutions?: number;
 }
 

@@ -109,7 +109,7 @@ const EVENT_DEAD_LETTER_RUNBOOK: Record<keyof typeof EVENT_HANDLERS, string> = {
 };
 
 /**
- * Reserved concurrency (design section 14): what these functions keep for themselves, so API traffic using the
+ * Reserved concurrency: what these functions keep for themselves, so API traffic using the
  * account's Lambda concurrency cannot throttle them, and their ceiling. 117 in all; Lambda keeps at least 100
  * unreserved, so the account needs a concurrency quota of 217 or more (the default is 1,000; README, Deploy).
  */
@@ -141,7 +141,7 @@ const EVENT_MAX_RECEIVES = 5;
 /** The scheduled function that revives open trades without a live execution. */
 export const SETTLEMENT_SWEEP_HANDLER = 'functions/settlement/sweep-open-trades.ts';
 
-/** The webhook functions (design section 8): stream dispatcher, queue worker, scheduled sweep. */
+/** The webhook functions: stream dispatcher, queue worker, scheduled sweep. */
 export const WEBHOOK_HANDLERS = {
   dispatcher: 'functions/webhooks/dispatch-events.ts',
   delivery: 'functions/webhooks/deliver-webhooks.ts',
@@ -151,7 +151,7 @@ export const WEBHOOK_HANDLERS = {
 /** A delivery attempt takes at most the 15-second send plus a few reads and writes. */
 const WEBHOOK_DELIVERY_TIMEOUT = Duration.seconds(60);
 
-/** Routes whose handler starts a settlement execution (design section 7). */
+/** Routes whose handler starts a settlement execution. */
 export const SETTLEMENT_STARTING_ROUTES: readonly Pick<Route, 'method' | 'path'>[] = [{ method: 'POST', path: '/trades' }];
 
 /** The API's one stage (the first segment of every URL). */
@@ -177,10 +177,10 @@ export class TradingSettlementStack extends Stack {
   /** The queue each event function consumes, by the same id; the integrations (and the ops CLI) send to it. */
   readonly eventQueues = new Map<string, { queue: Queue; deadLetters: Queue }>();
   readonly sweepFunction: ServiceFunction;
-  /** The hourly ledger check (design section 13), in a nested stack of its own. */
+  /** The hourly ledger check, in a nested stack of its own. */
   readonly ledgerCheck: LedgerCheckStack;
   readonly monitoring: ServiceMonitoring;
-  /** The API stage's WAF web ACL, a rate-based rule per API key (design section 14), in a nested stack of its own. */
+  /** The API stage's WAF web ACL, a rate-based rule per API key, in a nested stack of its own. */
   readonly apiFirewall: ApiFirewallStack;
   /** Every Lambda of the stack by construct id, for alarms and the dashboard. */
   private readonly monitoredFunctions: MonitoredFunction[] = [];
@@ -198,7 +198,7 @@ export class TradingSettlementStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       // The ledger lives here: nobody should be able to drop it by accident, in CloudFormation or the console.
       deletionProtection: true,
-      // Lets a consumer pick up trades stored without a started execution (design section 7).
+      // Lets a consumer pick up trades stored without a started execution.
       stream: StreamViewType.NEW_AND_OLD_IMAGES,
     });
     // Windows of 72 hours at most, but they are what stops a duplicated booking: losing them to a bad write
@@ -246,12 +246,12 @@ export class TradingSettlementStack extends Stack {
       SPOT_SETTLEMENT_DEADLINE_SECONDS: String(settings.spotSettlementDeadlineSeconds),
       SETTLEMENT_SWEEP_MAX_TRADES: String(settings.settlementSweepMaxTrades),
       SETTLEMENT_LEG_SECONDS: String(settings.settlementLegSeconds),
-      // Deployed: https only, and never a private or loopback address (design section 8).
+      // Deployed: https only, and never a private or loopback address.
       WEBHOOK_ALLOW_PRIVATE_URLS: 'false',
       WEBHOOK_ALLOW_HTTP: 'false',
       WEBHOOK_RETRY_SCHEDULE_SECONDS: settings.webhookRetryScheduleSeconds,
       LOG_LEVEL: settings.logLevel,
-      // Counted in the TTL table: every container of every function sees one count per key (design section 14).
+      // Counted in the TTL table: every container of every function sees one count per key.
       RATE_LIMIT_RPS: String(settings.rateLimitRps),
       RATE_LIMIT_BURST: String(settings.rateLimitBurst),
       RATE_LIMIT_COUNTER: 'table',
@@ -355,8 +355,8 @@ export class TradingSettlementStack extends Stack {
     // parameters each method declares (no request models, so no body is rejected here).
     this.requestValidator = api.addRequestValidator('RequestValidator', { validateRequestBody: true, validateRequestParameters: true });
     Validations.of(api).acknowledge(
-      { id: 'AwsSolutions::AwsSolutions-APIG4', reason: 'Every route but GET /time and the API description (GET /openapi.json, /docs, and their 405 mocks) is authenticated by the HMAC signature, checked in the Lambda (design section 4).' },
-      { id: 'AwsSolutions::AwsSolutions-COG4', reason: 'Clients are platforms signing with API keys, not Cognito users (design section 4).' },
+      { id: 'AwsSolutions::AwsSolutions-APIG4', reason: 'Every route but GET /time and the API description (GET /openapi.json, /docs, and their 405 mocks) is authenticated by the HMAC signature, checked in the Lambda.' },
+      { id: 'AwsSolutions::AwsSolutions-COG4', reason: 'Clients are platforms signing with API keys, not Cognito users.' },
       {
         id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         reason: "API Gateway's account-level logging role; AWS documents this managed policy for it.",
@@ -467,7 +467,7 @@ export class TradingSettlementStack extends Stack {
   }
 
   /**
-   * The settlement workflow (design section 7): a Standard state machine whose tasks are four Lambdas, and
+   * The settlement workflow: a Standard state machine whose tasks are four Lambdas, and
    * StartExecution for the routes that store trades.
    */
   private addSettlementWorkflow(handlers: Record<keyof SettlementWorkflowResources, string>) {
@@ -522,7 +522,7 @@ export class TradingSettlementStack extends Stack {
       { id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]', reason: 'CloudWatch Logs delivery and X-Ray actions that Step Functions logging and tracing need have no resource-level permissions.' },
     );
 
-    // Nothing may strand a trade (design section 7): a scheduled sweep starts an execution for any open trade
+    // Nothing may strand a trade: a scheduled sweep starts an execution for any open trade
     // that lacks one and redrives failed ones. Tasks are idempotent, so a sweep racing a live run is harmless.
     // Invoked asynchronously by the schedule: a run that fails after Lambda's retries (or that EventBridge
     // cannot deliver) is kept here, and alarmed on, instead of vanishing.
@@ -571,7 +571,7 @@ export class TradingSettlementStack extends Stack {
   }
 
   /**
-   * Webhooks (design section 8): the table's stream, filtered to event inserts, feeds a dispatcher that makes
+   * Webhooks: the table's stream, filtered to event inserts, feeds a dispatcher that makes
    * one delivery per subscribed endpoint and queues it; a worker on the queue claims, signs and posts each
    * attempt and queues the next within SQS's 15-minute delay; a sweep every minute drains later retries and
    * dispatches what the stream missed. Failed stream batches go to an on-failure queue and poisoned delivery

@@ -24,7 +24,7 @@ const schema = z.object({
   SECRETS_KMS_KEY_ID: z.optional(nonEmpty),
   /** Locally, a base64 AES-256 key (the local stack keeps one in DATA_DIR). */
   SECRETS_LOCAL_KEY: z.optional(nonEmpty),
-  /** HMAC key of list cursors (design section 3); on AWS a generated secret. Locally derived from SECRETS_LOCAL_KEY. */
+  /** HMAC key of list cursors; on AWS a generated secret. Locally derived from SECRETS_LOCAL_KEY. */
   LIST_CURSOR_KEY: z.optional(z.string().check(z.minLength(32))),
   /**
    * AWS SDK timeouts (DynamoDB and Step Functions): a stalled connection fails after these instead of
@@ -40,7 +40,7 @@ const schema = z.object({
   SETTLEMENT_SESSION_SECONDS: z._default(positiveInteger, 3600),
   SPOT_SETTLEMENT_DEADLINE_SECONDS: z._default(positiveInteger, 172800),
   /**
-   * Length of a settlement leg (one execution; design section 7). A Standard execution ends after a year and
+   * Length of a settlement leg (one execution). A Standard execution ends after a year and
    * 25,000 history events (a session costs about 11): 30 days keeps hourly sessions near 8,000 events.
    */
   SETTLEMENT_LEG_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive(), z.lte(MAX_LEG_SECONDS)), 30 * 24 * 3600),
@@ -52,8 +52,8 @@ const schema = z.object({
    */
   HOT_ACCOUNT_WAIT_MS: z._default(positiveInteger, 8000),
   /**
-   * Each API key's request rate limit unless ops set one for its platform (`platform limits`; design section
-   * 14): `RATE_LIMIT_RPS` sustained requests per second, at most `RATE_LIMIT_BURST` in any one second.
+   * Each API key's request rate limit unless ops set one for its platform (`platform limits`), so one
+   * platform's burst can't take the others' capacity: `RATE_LIMIT_RPS` sustained requests per second, at most `RATE_LIMIT_BURST` in any one second.
    */
   RATE_LIMIT_RPS: z._default(positiveInteger, 20),
   RATE_LIMIT_BURST: z._default(positiveInteger, 40),

@@ -18,7 +18,7 @@ const query = z.object({
   status: queryFilter(),
   page: pageNumber(1),
   cursor: cursorParameter(),
-  // The spec's sample shows 200 to a page; design section 3 makes that the default and the maximum.
+  // The spec's sample shows 200 to a page; that is the default and the maximum here.
   size: pageNumber(200, 200),
 });
 

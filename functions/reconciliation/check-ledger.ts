@@ -7,7 +7,7 @@ interface InvocationTime {
   getRemainingTimeInMillis(): number;
 }
 
-/** Scheduled (hourly): the ledger check over the whole main table, its outcome as metrics (design section 13). */
+/** Scheduled (hourly): the ledger check over the whole main table, its outcome as metrics. */
 export const bind =
   (ctx: AppContext) =>
   async (_event?: unknown, invocation?: InvocationTime) =>

@@ -7,7 +7,7 @@ interface InvocationTime {
   getRemainingTimeInMillis(): number;
 }
 
-/** Scheduled: gives every overdue open trade a live settlement execution, within the invocation's time (design section 7). */
+/** Scheduled: gives every overdue open trade a live settlement execution, within the invocation's time. */
 export const bind =
   (ctx: AppContext) =>
   async (_event?: unknown, invocation?: InvocationTime): Promise<SweepReport> =>

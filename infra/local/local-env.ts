@@ -53,10 +53,10 @@ export function localConfig(
     SECRETS_LOCAL_KEY: secretsKey,
     SECRETS_KMS_KEY_ID: undefined,
     STATE_MACHINE_ARN: undefined,
-    // Locally webhook receivers run on this machine (127.0.0.1, plain http): design section 8.
+    // Locally webhook receivers run on this machine (127.0.0.1, plain http).
     WEBHOOK_ALLOW_PRIVATE_URLS: process.env.WEBHOOK_ALLOW_PRIVATE_URLS ?? 'true',
     WEBHOOK_ALLOW_HTTP: process.env.WEBHOOK_ALLOW_HTTP ?? 'true',
-    // One process serves every platform: requests are counted in it, without a DynamoDB call (design section 14).
+    // One process serves every platform: requests are counted in it, without a DynamoDB call.
     RATE_LIMIT_COUNTER: process.env.RATE_LIMIT_COUNTER ?? 'memory',
     ...overrides,
   });

@@ -75,7 +75,7 @@ async function main(): Promise<void> {
     const { startLocalWorkflows } = await import('./workflow-runner.js');
     const workflows = await startLocalWorkflows(createContext(config));
     stopWorkflows = workflows.stop;
-    // Webhooks: the stream poller, the in-process delivery queue and the sweep timer (design section 8).
+    // Webhooks: the stream poller, the in-process delivery queue and the sweep timer.
     const { startLocalWebhooks } = await import('./webhook-runtime.js');
     stopWebhooks = (await startLocalWebhooks(workflows.ctx)).stop;
     http = await startHttpServer(workflows.ctx, port, host, { requestsPerKey: requestsPerKeyFrom(process.env) });

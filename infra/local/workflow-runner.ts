@@ -45,7 +45,7 @@ import {
  *   session wait is SETTLEMENT_SESSION_SECONDS (seconds under `npm start`).
  * - Every event (states entered and exited with task outcomes, failures, retries) is written to DynamoDB
  *   beside the trade, so the ops CLI in another process can show the history.
- * - On start it resumes every trade that is not terminated (design section 7): tasks are idempotent and all
+ * - On start it resumes every trade that is not terminated: tasks are idempotent and all
  *   state is in DynamoDB, so a trade interrupted anywhere simply runs its workflow again from the top.
  * - No history stays RUNNING after a crash: each execution records its owner (host, pid, runner), and the
  *   resume on start and a periodic sweep close every RUNNING execution whose owner is gone (INTERRUPTED),

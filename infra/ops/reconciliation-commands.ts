@@ -32,7 +32,7 @@ function checkpointFile(path: string): CheckpointStore {
   };
 }
 
-/** The ledger's own check (design section 13); reads only, so no --reason. */
+/** The ledger's own check; reads only, so no --reason. */
 export const reconciliationCommands: Commands = {
   'ledger check': {
     usage: `ledger check [--platform CODE] [--segments N (1-${MAX_SEGMENTS}, default ${DEFAULT_SEGMENTS})] [--resume FILE]`,

@@ -8,7 +8,7 @@ import type { AppContext } from '../context.js';
 
 export interface FundRequest {
   underlying?: string;
-  /** The spec's sample code sends `asset` for `underlying`; design section 3 accepts it as an alias. */
+  /** The spec's sample code sends `asset` for `underlying`; it is accepted as an alias. */
   asset?: string;
   quoted_currency: string;
   quantity?: string;

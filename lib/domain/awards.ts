@@ -6,7 +6,7 @@ import type { Money } from './money.js';
  * split into transactions, and what identifies a request when it is retried.
  */
 
-/** The most recipients one `POST /awards/distribute` may name (design section 6). */
+/** The most recipients one `POST /awards/distribute` may name. */
 export const MAX_RECIPIENTS = 1000;
 
 /**

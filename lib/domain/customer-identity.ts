@@ -9,7 +9,7 @@ import phoneMetadata from './phone-metadata.json' with { type: 'json' };
 import { resolveCountry, resolveUsState, type UsState } from './geography.js';
 
 /**
- * The reference API's vocabulary for an adult customer (design section 6): the ID types its clients send,
+ * The reference API's vocabulary for an adult customer: the ID types its clients send,
  * which customers may use each, ISO 3166-2 jurisdiction codes, tax ids and phone numbers. Pure.
  */
 

@@ -31,7 +31,7 @@ export const ID_NUMBER_TYPES = [
   'non_in_other',
 ] as const;
 export type SpecIdNumberType = (typeof ID_NUMBER_TYPES)[number];
-/** Minors take the spec's ID types only; adults also take the reference API's (design section 6). */
+/** Minors take the spec's ID types only; adults also take the reference API's. */
 export type IdNumberType = SpecIdNumberType | ReferenceIdNumberType;
 export const ADULT_ID_NUMBER_TYPES: readonly IdNumberType[] = [...ID_NUMBER_TYPES, ...REFERENCE_ID_NUMBER_TYPES];
 
@@ -107,7 +107,7 @@ export interface CustomerFields {
 /** An adult customer, possibly later named as a minor's custodian. */
 export interface NormalizedCustomer extends CustomerFields {
   signed_timestamp: number;
-  // The reference API's US vocabulary (design section 6), all optional.
+  // The reference API's US vocabulary, all optional.
   middle_name?: string;
   postal_code?: string;
   /** ISO 3166-2 as sent (trimmed), e.g. `US-CA`. */

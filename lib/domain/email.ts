@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 
 /**
- * E-mail addresses as customers are found and kept unique by (design section 6). Pure; its own module, since
+ * E-mail addresses as customers are found and kept unique by. Pure; its own module, since
  * the functions that look customers up by e-mail need nothing else of the customer rules.
  */
 

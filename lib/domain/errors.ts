@@ -93,7 +93,7 @@ export class ServiceUnavailableError extends Error {
 }
 
 /**
- * 429: the API key is over its request rate limit (design section 14); nothing was done. The fields are the
+ * 429: the API key is over its request rate limit; nothing was done. The fields are the
  * IETF RateLimit-Policy and RateLimit header values (`lib/domain/rate-limits.ts`).
  */
 export class RateLimitedError extends Error {

@@ -1,5 +1,5 @@
 /**
- * The events a platform can learn of (design section 8). Each is recorded in the same transaction as the
+ * The events a platform can learn of. Each is recorded in the same transaction as the
  * state change it describes; its envelope is the same in `GET /events` and in a webhook delivery.
  */
 export const EVENT_TYPES = [

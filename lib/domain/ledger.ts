@@ -85,7 +85,7 @@ export function accountKey(account: AccountRef): string {
 }
 
 /**
- * Account groups a platform names itself (design section 5): at most 50 letters, digits, `_` and `-`, as
+ * Account groups a platform names itself: at most 50 letters, digits, `_` and `-`, as
  * the reference API's clients use them. The default group of a participant's accounts is its platform code.
  */
 export const ACCOUNT_GROUP_PATTERN = /^[A-Za-z0-9_-]{1,50}$/;

@@ -1,5 +1,5 @@
 /**
- * The list envelope of design section 3: the page under `message`, its position, the exact count (null, with
+ * The list envelope: the page under `message`, its position, the exact count (null, with
  * `total_pages`, only for a filter combination with no counter whose records exceed the count budget: see
  * lib/store/README.md "Lists"), and `next_cursor` (null on the last page).
  */

@@ -1,5 +1,5 @@
 /**
- * Per-key request rate limits (design section 14). A limit is `rps` (sustained requests per second) and
+ * Per-key request rate limits. A limit is `rps` (sustained requests per second) and
  * `burst` (the most in any one second), counted in two fixed windows that one counter item (DynamoDB, on AWS)
  * or one map entry (in memory, `npm start`) holds together:
  *

@@ -2,7 +2,7 @@ import { firstAttemptAtMs, type SettlementTrade } from './settlement.js';
 
 /**
  * When a trade's settlement must next show progress, and how a settlement longer than one Step Functions
- * execution is split into legs (design section 7). Pure arithmetic on times; callers pass the clock.
+ * execution is split into legs. Pure arithmetic on times; callers pass the clock.
  */
 
 /**
@@ -42,7 +42,7 @@ export function legEndsAtMs(trade: Pick<SettlementTrade, 'accepted_timestamp'>, 
 }
 
 /**
- * The execution of a leg: the trade id for the first (design section 7), `<trade_id>-<n>` after it, so the
+ * The execution of a leg: the trade id for the first, `<trade_id>-<n>` after it, so the
  * console's search by trade id finds every leg. A trade id is a UUID, so no other trade's id looks like a leg.
  */
 export function executionNameOf(tradeId: string, leg: number): string {

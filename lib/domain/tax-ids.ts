@@ -1,5 +1,5 @@
 /**
- * Tax ids as the customer rules take them and every response shows them (design section 6). Pure, and kept
+ * Tax ids as the customer rules take them and every response shows them. Pure, and kept
  * apart from the rest of a customer's identity (countries, phone numbers), whose reference data the functions
  * that only show a stored customer have no use for.
  */

@@ -119,7 +119,7 @@ export function validateTradeReport(body: unknown, ctx: TradeReportContext): Tra
   const fields = new FieldReader(body, errors);
 
   const client_trade_id = fields.text('client_trade_id', { required: true, max: L.clientTradeIdMaxLength });
-  // Optional (design section 6): the reference answers '' for a trade outside a trading session, and its
+  // Optional: the reference answers '' for a trade outside a trading session, and its
   // clients often leave the field out; an absent session id is stored as that ''.
   const session_id = fields.text('session_id', { required: false, max: L.textMaxLength, allowEmpty: true }) ?? '';
   const trade_reporter = fields.text('trade_reporter', { required: true, max: L.textMaxLength });

@@ -1,5 +1,5 @@
 /**
- * When a webhook delivery is tried again, and what an answer means (design section 8). Pure: the sender
+ * When a webhook delivery is tried again, and what an answer means. Pure: the sender
  * reports what happened, these rules decide the next step.
  */
 

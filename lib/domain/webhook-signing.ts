@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
 /**
- * Standard Webhooks v1 signing (design section 8): the secret is `whsec_` + base64 of 32 random bytes; a
+ * Standard Webhooks v1 signing: the secret is `whsec_` + base64 of 32 random bytes; a
  * delivery is signed with HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>` keyed with the decoded
  * secret, sent as `v1,<base64>`; during a rotation one such signature per live secret, space-separated.
  */

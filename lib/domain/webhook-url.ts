@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 
 /**
- * What a webhook endpoint URL may be (design section 8, outbound safety). The address rule is applied twice:
+ * What a webhook endpoint URL may be (outbound safety: the service must not be a way into private networks). The address rule is applied twice:
  * here to an IP literal or `localhost` when the endpoint is created or changed, and again by the sender to
  * every address the name resolves to at delivery time (a name can be re-pointed after it was accepted).
  */

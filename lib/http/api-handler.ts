@@ -27,7 +27,7 @@ export interface HandlerOptions<Q extends z.ZodMiniType | undefined, B extends z
   query?: Q;
   body?: B;
   path?: P;
-  /** 201 for the creating routes of design section 3; 200 otherwise. */
+  /** 201 for the creating routes; 200 otherwise. */
   successStatus?: 200 | 201;
   /** The whole success body `run` returns (`{ message, ... }`): the API description and the contract tests check answers against it. */
   response?: DescriptionSchema;

@@ -39,7 +39,7 @@ export function pageNumber(fallback: number, max = 1_000_000) {
 export const cursorParameter = () => z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(2048, 'is not a cursor this service issued')));
 
 /**
- * Pagination per design section 3: pages from 1, `page_size` defaults to and is capped at `max`, and
+ * Pagination: pages from 1, `page_size` defaults to and is capped at `max`, and
  * `cursor` (from a previous page's `next_cursor`) instead of a page number to go on from where it ended.
  */
 export const pageQuery = (max = 100) => ({ page: pageNumber(1), page_size: pageNumber(max, max), cursor: cursorParameter() });

@@ -24,7 +24,7 @@ export async function loadTracer(serviceName: string): Promise<Tracer> {
 }
 
 /**
- * Powertools at the edge of every Lambda function (design section 10), through its middy middlewares:
+ * Powertools at the edge of every Lambda function, through its middy middlewares:
  * the tracer opens the invocation's subsegment (the SDK clients in the context are captured, so each
  * DynamoDB, KMS, SQS and Step Functions call shows under it), the logger adds the Lambda context (function,
  * its request id, cold start) to every line and drops keys a previous invocation added, and the metrics

@@ -27,7 +27,7 @@ export const METRIC = {
   negativeClearingBalances: 'NegativeClearingBalances',
   /** Emitted by every settlement sweep: open trades past their deadline by more than a settlement session. */
   tradesPastDeadline: 'TradesPastDeadline',
-  /** Emitted by every completed ledger check (design section 13): discrepancies it confirmed (0 included). */
+  /** Emitted by every completed ledger check: discrepancies it confirmed (0 included). */
   ledgerDiscrepancies: 'LedgerDiscrepancies',
   /** Emitted by every ledger check: 1 when it ran out of time before the end of its scan. */
   ledgerCheckIncomplete: 'LedgerCheckIncomplete',

@@ -63,7 +63,7 @@ export function recordPaymentStatus(metrics: Metrics, status: PaymentStatus, tra
   emit(metrics, METRIC.paymentStatusChanged, 1, { dimensions: { status }, metadata: { transaction_id: transactionId } });
 }
 
-/** A webhook delivery exhausted its retries (design section 8); for the webhook delivery code to call. */
+/** A webhook delivery exhausted its retries; for the webhook delivery code to call. */
 export function recordWebhookDeliveryFailed(metrics: Metrics, platformCode: string, eventId: string): void {
   emit(metrics, METRIC.webhookDeliveriesFailed, 1, { metadata: { platform_code: platformCode, event_id: eventId } });
 }

@@ -30,7 +30,7 @@ const MINOR_FIELDS = [
   'custodian_relationship',
 ] as const;
 /**
- * An adult also takes the reference API's US vocabulary (design section 6). `tax_id` is answered from its
+ * An adult also takes the reference API's US vocabulary. `tax_id` is answered from its
  * last four characters only (`tax_id_last4`), never the number.
  */
 const ADULT_FIELDS = [
@@ -68,7 +68,7 @@ const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Every field of the customer's kind, as given, and null when it was not (design section 3: an optional field
+ * Every field of the customer's kind, as given, and null when it was not (an optional field
  * with no value is null, the same in every response that has it).
  */
 function echoFields(source: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {

@@ -3,7 +3,7 @@ import { Money, plain } from '../domain/money.js';
 import type { CounterRef, LedgerFact } from '../store/ledger-scan.js';
 
 /**
- * The ledger check's arithmetic (design section 13), pure: facts from a scan (lib/store/ledger-scan.ts) are
+ * The ledger check's arithmetic, pure: facts from a scan (lib/store/ledger-scan.ts) are
  * folded into per-account, per-asset and per-counter aggregates of fixed size, never kept as items, and the
  * aggregates are compared once the scan is done. The invariants are the booking engine's:
  *

@@ -16,7 +16,7 @@ import {
 } from './ledger-check.js';
 
 /**
- * Runs the ledger check (design section 13) over the main table: a segmented parallel scan folded into the
+ * Runs the ledger check over the main table: a segmented parallel scan folded into the
  * aggregates of ledger-check.ts, checkpointed page by page when a checkpoint store is given, then the
  * comparison, then a recheck of each account or counter found off by targeted reads of it as it is now.
  *

@@ -21,7 +21,7 @@ import { recordTradeDefaulted, recordTradeSettled } from '../observability/metri
 import type { AppContext } from '../context.js';
 
 /**
- * The three settlement tasks of the workflow (design section 7). Each reads the trade, decides with the pure
+ * The three settlement tasks of the workflow. Each reads the trade, decides with the pure
  * rules of `lib/domain/settlement.ts`, and writes only if the trade is still in the state it read, so a task
  * run twice, or a second execution of the same trade, changes nothing the first one already did.
  *

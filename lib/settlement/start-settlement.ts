@@ -32,7 +32,7 @@ export function executionNameOfInput(input: Pick<SettlementExecutionInput, 'trad
   return executionNameOf(input.trade_id, input.leg ?? 1);
 }
 
-/** The ARN of the execution named `name` (a trade id, or a trade id and leg; design section 7). */
+/** The ARN of the execution named `name` (a trade id, or a trade id and leg). */
 export function executionArnOf(stateMachineArn: string, name: string): string {
   return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
 }
@@ -71,7 +71,7 @@ async function startLeg(ctx: AppContext, input: SettlementExecutionInput): Promi
 export type SweepOutcome = EnsureOutcome;
 
 /**
- * Makes sure an open trade has a live execution (design section 7: nothing may strand a trade). Used by the
+ * Makes sure an open trade has a live execution (nothing may strand a trade). Used by the
  * settlement sweep: a trade whose execution never started gets one; one whose execution failed (task
  * retries exhausted, timeout, abort) is redriven from the failed state, which keeps its name and history.
  * Asks first rather than starting first: StartExecution succeeds for a running execution with the same

@@ -5,7 +5,7 @@ import { ensureSettlementRunning, type SweepOutcome } from './start-settlement.j
 import type { AppContext } from '../context.js';
 
 /**
- * The settlement sweep (design section 7: nothing may strand a trade). It never looks at a healthy trade:
+ * The settlement sweep (nothing may strand a trade). It never looks at a healthy trade:
  * every settlement step moves its trade's due time (the sparse open-trades index, `gsi2`) a session ahead in
  * the step's own conditioned update, and a fresh trade is due at its first attempt. So a trade still open
  * past its due time is one whose execution never started, failed, or is stuck; the sweep reads only those,

@@ -10,7 +10,7 @@ import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
 
 /**
- * Event items (design section 8). Every state change adds its events through `eventItem`, in the same
+ * Event items. Every state change adds its events through `eventItem`, in the same
  * `TransactWriteItems` as the change, so an event exists exactly when its change committed. The envelope is
  * serialized once, here: every delivery sends (and signs) exactly these bytes.
  */

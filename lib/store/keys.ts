@@ -153,7 +153,7 @@ export const keys = {
   }),
 
   /**
-   * An event (design section 8): recorded in the transaction of the change it describes, kept 30 days.
+   * An event: recorded in the transaction of the change it describes, kept 30 days.
    * Its deliveries and their attempts share its partition.
    */
   event: (eventId: string) => ({ pk: `EVENT#${eventId}`, sk: 'EVENT' }),

@@ -8,7 +8,7 @@ import { readInteger } from './table/integers.js';
 import { withRetry } from './table/retry.js';
 
 /**
- * The ledger as the reconciliation reads it (design section 13): a segmented parallel scan of the main table
+ * The ledger as the reconciliation reads it: a segmented parallel scan of the main table
  * whose items are turned into small facts (`LedgerFact`), so nothing outside `lib/store/` reads a key format;
  * plus the targeted reads that recheck one account or one counter after the scan. Never on a request path.
  */

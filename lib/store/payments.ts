@@ -62,7 +62,7 @@ export function paymentStatusItems(ctx: AppContext, payment: Payment, expected: 
       { platformCode: payment.platform_code, list: PAYMENTS_LIST, bucket: bucketOf('status', next), delta: 1 },
     ],
   };
-  // payment.status_changed (design section 8), with the payment as GET /payments/status shows it.
+  // payment.status_changed, with the payment as GET /payments/status shows it.
   const event = eventItem(
     ctx,
     {

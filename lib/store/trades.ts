@@ -83,7 +83,7 @@ export function tradeItems(ctx: AppContext, trade: Trade): TaggedItem[] {
 }
 
 /**
- * `trade.status_changed` (design section 8), one per platform that may read the trade, with the trade as
+ * `trade.status_changed`, one per platform that may read the trade, with the trade as
  * GET /trades/{trade_id} shows it. The status is `trade_state`; the settlement state is in the data.
  */
 function tradeStatusEvents(ctx: AppContext, trade: Trade, previousStatus: string | null, nowMs: number): TaggedItem[] {

@@ -9,7 +9,7 @@ import { readOptionalInteger, readInteger } from './table/integers.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
 
-/** A platform may have this many endpoints (design section 8 / issue 14). */
+/** A platform may have this many endpoints: enough for one per environment and use, few enough to fan out cheaply. */
 export const MAX_ENDPOINTS_PER_PLATFORM = 20;
 
 /** The old secret keeps signing beside the new one for this long after a rotation. */

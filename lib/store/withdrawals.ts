@@ -14,7 +14,7 @@ import { eventItem } from './events.js';
 
 
 /**
- * withdrawal.status_changed (design section 8): the request as GET /withdrawals/requests/{id} shows it,
+ * withdrawal.status_changed: the request as GET /withdrawals/requests/{id} shows it,
  * without the destination address (the participant's own; personal data stays out of events).
  */
 function withdrawalStatusEvent(ctx: AppContext, withdrawal: Withdrawal, previousStatus: WithdrawalStatus | null, nowMs: number): TaggedItem {

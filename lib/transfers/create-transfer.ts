@@ -49,7 +49,7 @@ function resolveSide(side: 'from' | 'to', participant: Participant | undefined, 
   }
   if (groupProblem) return undefined;
   // A participant's accounts default to the group named by its platform's code; a platform may name its own
-  // groups for the participants it acts for (design section 5), as the reference API's clients do.
+  // groups for the participants it acts for, as the reference API's clients do.
   const account: AccountRef = { participant_code: code, account_group: group ?? participant.platform_code, account_label: label ?? DEFAULT_ACCOUNT_LABEL, asset };
   return { account, platform_code: participant.platform_code };
 }

@@ -6,7 +6,7 @@ import { endpointsOfPlatform, subscribes, type StoredEndpoint } from '../store/w
 import type { DeliveryMessage, DeliveryQueue } from './queue.js';
 
 /**
- * The dispatcher (design section 8): an event (or a request to redeliver one) fans out into one delivery per
+ * The dispatcher: an event (or a request to redeliver one) fans out into one delivery per
  * enabled endpoint of its platform that subscribes to its type. Each delivery is a conditional put, so a
  * stream batch delivered twice, or the sweep dispatching an event the stream already did, creates nothing
  * twice; only deliveries this call created are queued.

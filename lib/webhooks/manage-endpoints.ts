@@ -24,7 +24,7 @@ import { outboundPolicy } from './deliver-webhook.js';
 import { systemResolver, type ResolveHost } from './send-webhook.js';
 
 /**
- * The platform's own webhook endpoints (design section 8, permission area `webhooks`). URLs are checked when
+ * The platform's own webhook endpoints (permission area `webhooks`). URLs are checked when
  * they are set, and again by the sender at every delivery, since a name can be re-pointed later.
  */
 export interface EndpointInput {

@@ -11,7 +11,7 @@ const SWEEP_BUDGET_MS = 60_000;
 const SWEEP_PARALLEL_EVENTS = 16;
 
 /**
- * The scheduled sweep (design section 8): dispatches every event the stream did not (a dispatcher that
+ * The scheduled sweep: dispatches every event the stream did not (a dispatcher that
  * failed past its retries, a local process that died between the commit and the poll) and queues every
  * delivery whose next step is due (a retry beyond the queue's 15-minute delay, a queued message that was
  * lost, a worker that died holding its claim). Dispatched events leave the due index, so rounds go on while

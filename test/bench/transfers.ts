@@ -223,12 +223,12 @@ export interface CapacityResult {
  * makes; see capacity.ts) against the least the design can spend:
  *
  * - the TransactWriteItems: transactional writes cost 2 WCU per item per KB, and a transfer must write, every
- *   item under 1 KB at best: the movement record, both balances and the transfer record (design section 5);
- *   the platform's transfers and movements counter shards (design section 9: counts come from counters
+ *   item under 1 KB at best: the movement record, both balances and the transfer record;
+ *   the platform's transfers and movements counter shards (counts come from counters
  *   written in the record's transaction); each account's movement entry (GET /accounts/{id}/movements is
  *   one Query of the account's own partition); and each account's `account_balance.changed` event (design
  *   section 8: recorded in the change's own transaction). 10 items: 20 WCU;
- * - the replay-cache put that signature verification makes for every mutating request (design section 4):
+ * - the replay-cache put that signature verification makes for every mutating request:
  *   a standard write of an item under 1 KB, 1 WCU;
  * - with a `client_transfer_id`, its 72-hour claim, one more transactional item: 2 WCU.
  *

@@ -393,7 +393,7 @@ describe('the service stack, with a fixture route table and workflow', () => {
   });
 });
 
-describe('tenants (design section 14): the per-key rate guard and reserved concurrency', () => {
+describe('tenants: the per-key rate guard and reserved concurrency', () => {
   const { stack, resources, idOf } = synth();
   const functionsBy = (description: string) => ofType(resources, 'AWS::Lambda::Function').filter(([, fn]) => fn.Properties.Description === description);
 

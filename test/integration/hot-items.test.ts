@@ -11,7 +11,7 @@ import { createPlatform } from '../../lib/store/platforms.js';
 import { ctx } from '../support/context.js';
 
 /**
- * The outside world's balances (design section 9, "hot items"): every platform's deposits debit the external
+ * The outside world's balances ("hot items", lib/store/README.md): every platform's deposits debit the external
  * boundary, so its balance is spread over shard items, one drawn per booking, and read as their sum.
  */
 describe('sharded outside-world balances', () => {

@@ -18,7 +18,7 @@ import { ctx, testEndpoint } from '../support/context.js';
 import { TEST_SECRETS_KEY, TEST_TABLES } from '../support/tables.js';
 
 /**
- * The ledger check (design section 13) against the shared test table. Other files book concurrently, so
+ * The ledger check against the shared test table. Other files book concurrently, so
  * every check here is scoped to a platform of this file's own (`--platform`): its accounts, entries, events,
  * movements and counters, which nothing else touches.
  */

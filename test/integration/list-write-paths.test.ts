@@ -10,7 +10,7 @@ import { ctx } from '../support/context.js';
 import { achBuy } from '../support/payments.js';
 
 /**
- * Every write path that creates a record writes its list entry and moves its counter (design section 9):
+ * Every write path that creates a record writes its list entry and moves its counter:
  * each kind of record made through its API is found in its list, and the list's count moved by one.
  */
 

@@ -12,7 +12,7 @@ import { tradeBody } from '../support/trades.js';
 import { ctx } from '../support/context.js';
 
 /**
- * Cursor paging of every list (design section 3): one key-ordered page per request, `next_cursor` bound to
+ * Cursor paging of every list: one key-ordered page per request, `next_cursor` bound to
  * the platform, the list and its filters, `page=N` within a window, strict page parameters.
  */
 

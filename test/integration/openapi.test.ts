@@ -84,7 +84,7 @@ describe('GET /openapi.json', () => {
     expect(schemas.MinorRequest.required).toEqual(expect.arrayContaining(['custodian_participant_code', 'custodian_relationship', 'utma_signed_timestamp']));
   });
 
-  it('describes every success body and the error shapes of design section 3, with examples', async () => {
+  it('describes every success body and the error shapes, with examples', async () => {
     const doc = await document();
     for (const [path, item] of Object.entries(doc.paths as Json)) {
       for (const [method, operation] of Object.entries(item as Json)) {

@@ -7,7 +7,7 @@ import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
 
 /**
- * `GET /movements` and `GET /accounts/{account_id}/movements` (design section 3's reference read routes) as
+ * `GET /movements` and `GET /accounts/{account_id}/movements` (the reference API's read routes) as
  * cursor lists on the platform's movement index, through HTTP with signatures over path plus query.
  */
 

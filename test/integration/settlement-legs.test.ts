@@ -12,7 +12,7 @@ import { type Trade } from '../../lib/domain/trade.js';
 import { testContext, type TestContext } from '../support/context.js';
 
 /**
- * A settlement longer than one Step Functions execution runs in legs (design section 7): the trade id's
+ * A settlement longer than one Step Functions execution runs in legs: the trade id's
  * execution, then `<trade_id>-2`, ... Legs here are seconds long (on AWS 30 days, under the one-year
  * limit), sessions 1 second and the spot deadline short, so several legs run in a few seconds on the local
  * runner with the real task handlers, the same definition as Step Functions.

@@ -11,7 +11,7 @@ import { isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../su
 import { storeSubmittedPayment } from '../support/payments.js';
 
 /**
- * The status events of design section 8 that need no reference price (those that do are in the files that
+ * The status events that need no reference price (those that do are in the files that
  * own their pairs: liquidity, rewards, convert-withdraw): reported trades at each settlement step, award
  * distributions, and payments moved by bank events. Each is seen twice, as a platform sees it: delivered to
  * a real receiver on 127.0.0.1 (signature verified with the standardwebhooks package) and in GET /events.

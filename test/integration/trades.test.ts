@@ -135,7 +135,7 @@ describe('POST /trades, then settlement', () => {
 });
 
 describe('POST /trades: client_trade_id', () => {
-  it('takes a report without session_id, as reference clients send it, and answers session_id "" (design section 6)', async () => {
+  it('takes a report without session_id, as reference clients send it, and answers session_id ""', async () => {
     const { platform, buyer, seller } = await market();
     const { session_id: _absent, ...body } = tradeBody(platform, { buyer, seller });
     const response = await platform.post('/trades', body);

@@ -5,7 +5,7 @@ import type { DeliveryWorker, StreamDispatcher } from '../../infra/local/webhook
 import { keyedDraw } from './prng.js';
 
 /**
- * The seeded fault injector (design section 13): an AWS SDK middleware on the simulation's DynamoDB client,
+ * The seeded fault injector: an AWS SDK middleware on the simulation's DynamoDB client,
  * and wrappers the local runtimes take as injected dependencies (the webhook runtime's dispatcher and
  * worker, the bank and custody queue consumers). Every decision is `keyedDraw(seed, place)`, so a seed
  * replays the same faults at the same places; every fault injected is logged with where it fell.

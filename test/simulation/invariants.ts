@@ -1,7 +1,7 @@
 import { Money } from '../../lib/domain/money.js';
 
 /**
- * What the simulation asserts (design section 13), as pure checks over what it saw and what the table
+ * What the simulation asserts, as pure checks over what it saw and what the table
  * holds; the driver feeds them and collects the violations with the operation they concern.
  */
 

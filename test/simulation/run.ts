@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { simulate, SimulationFailure } from './driver.js';
 
 /**
- * `npm run simulate -- --seed N --ops 10000`: the seeded simulation (design section 13). Exit 0 when every
+ * `npm run simulate -- --seed N --ops 10000`: the seeded simulation. Exit 0 when every
  * invariant held, 1 when one broke (the seed, the operation and the faults so far are printed: run the same
  * command to replay it), 2 on a usage error.
  */

@@ -201,7 +201,7 @@ describe('top-level fields', () => {
     expect(ok(methodA({ client_trade_id: 'x'.repeat(50) })).client_trade_id).toHaveLength(50);
   });
 
-  it('session_id: an optional string, empty allowed, stored as "" when absent (design section 6)', () => {
+  it('session_id: an optional string, empty allowed, stored as "" when absent', () => {
     const missing = methodA();
     delete missing.session_id;
     expect(ok(missing).session_id).toBe('');

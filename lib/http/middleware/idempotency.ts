@@ -7,7 +7,7 @@ import type { AppContext } from '../../context.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * `X-Request-Id` on a POST makes it idempotent for 72 hours (design section 3): the same id and request get
+ * `X-Request-Id` on a POST makes it idempotent for 72 hours: the same id and request get
  * the stored first response, byte for byte; the same id with another request gets 422; a duplicate that
  * arrives while the first is still running gets 409. A failed request releases its id so it can be retried.
  *

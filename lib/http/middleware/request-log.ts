@@ -19,7 +19,7 @@ export interface RequestLogLine {
 }
 
 /**
- * One JSON line and one set of request metrics per API request (design section 10), whatever the outcome:
+ * One JSON line and one set of request metrics per API request, whatever the outcome:
  * success, a 4xx such as a 403, or a 500. A middy plugin rather than a middleware: `requestEnd` runs after
  * the whole chain, including when a middleware answered early (an idempotent replay), so it always sees the
  * final response. The line carries identifiers, the route, status, latency and the error's class; never a

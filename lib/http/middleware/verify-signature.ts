@@ -11,10 +11,10 @@ const REQUIRED_HEADERS = ['x-svc-api-key', 'x-svc-signed', 'x-svc-timestamp', 'x
 const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Verifies the four X-SVC-* headers (design section 4) against the raw body, before anything parses it,
+ * Verifies the four X-SVC-* headers against the raw body, before anything parses it,
  * and checks the key's permission for the route's area. Every authentication failure answers the same 403
  * (`AuthenticationError`); what exactly failed goes to the log only. A mutating request's signature is remembered for
- * the life of its timestamp window: sending it again does nothing again (design section 4).
+ * the life of its timestamp window: sending it again does nothing again.
  */
 export function verifySignature(ctx: AppContext): ServiceMiddleware {
   return {
@@ -39,7 +39,7 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       if (!isOneSignature(presented)) throw new AuthenticationError('X-SVC-SIGNED is not exactly one base64 HMAC-SHA256 value');
 
       // A key this process already refused in its current window is refused again at once: a flood past the
-      // limit costs no read, no HMAC and no count (design section 14).
+      // limit costs no read, no HMAC and no count.
       const full = ctx.rateLimiter.knownFull(apiKey, ctx.clock.nowMs());
       if (full) throw new RateLimitedError(full.retryAfterSeconds, full.policy, full.remaining);
 
@@ -63,7 +63,7 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       }
       if (matched === undefined) throw new AuthenticationError('signature does not match the request');
 
-      // The key is proven: its rate limit (design section 14) is checked before anything is written (the
+      // The key is proven: its rate limit is checked before anything is written (the
       // replay claim below, idempotency, the use case), so a refused request does no work.
       const limit = key.rate_limit ?? { rps: ctx.config.RATE_LIMIT_RPS, burst: ctx.config.RATE_LIMIT_BURST };
       const admission = await ctx.rateLimiter.admit(apiKey, limit, ctx.clock.nowMs());

@@ -19,7 +19,7 @@ export const isoInstant = (description: string) => z.iso.datetime().check(z.desc
 
 export const described = <T extends z.ZodMiniType>(schema: T, description: string): T => schema.check(z.describe(description)) as T;
 
-/** The success envelope of design section 3: the payload under `message`. */
+/** The success envelope: the payload under `message`. */
 export const messageOf = <T extends z.ZodMiniType>(payload: T) => z.object({ message: payload });
 
 /** A list page: the items under `message`, with the page figures and the next page's cursor beside them. */
@@ -39,7 +39,7 @@ export const pageOf = <T extends z.ZodMiniType>(item: T) =>
     next_cursor: described(z.nullable(z.string()), 'Pass as `cursor` for the next page; null on the last page.'),
   });
 
-// ---- error bodies of design section 3 --------------------------------------------------------------------
+// ---- error bodies --------------------------------------------------------------------
 
 export const errorList = z
   .object({ errors: z.array(z.string()).check(z.minLength(1)) })

@@ -10,7 +10,7 @@ const { withdrawal_address: _address, ...withdrawalEventFields } = withdrawalReq
 const withdrawalEventData = z.object(withdrawalEventFields).check(z.meta({ id: 'WithdrawalEventData' }));
 
 /**
- * The event envelope of design section 8, the same in `GET /events` and in a webhook delivery, with the
+ * The event envelope, the same in `GET /events` and in a webhook delivery, with the
  * `data` of each event type: the resource as its GET route shows it, without personal data.
  */
 function envelope<T extends EventType, D extends z.ZodMiniType>(type: T, resourceType: ResourceType, data: D, description: string) {

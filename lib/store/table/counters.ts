@@ -7,7 +7,7 @@ import type { CountChange, TransactItem } from './transaction-items.js';
 import type { AppContext } from '../../context.js';
 
 /**
- * Exact list counts (design section 9). A record's item declares how it moves its lists' counters
+ * Exact list counts. A record's item declares how it moves its lists' counters
  * (`TaggedItem.counts`); `transactWrite` adds the counter updates to the same transaction, so a count can't
  * drift from the records it counts. Each counter is split over COUNTER_SHARDS items in one partition: a write
  * adds to one shard picked at random, a read sums the partition with one Query. Concurrent bookings of one

@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.js';
 import { openCursor, sealCursor } from '../../crypto/list-cursor.js';
 
 /**
- * Cursor paging for every list of the API (design sections 3 and 9). A page is one key-ordered Query of one
+ * Cursor paging for every list of the API. A page is one key-ordered Query of one
  * page on an index whose partition is the platform's list (plus its common filter), so what a page costs
  * does not depend on how many records the platform holds. The API reference for building a new list on it
  * is in `lib/store/README.md` ("Lists").

@@ -28,7 +28,7 @@ export const MAIN_TABLE: TableDefinition = {
   ],
   // Events and webhook attempts carry `ttl` (seconds) to be tidied after 30 days; reads compare the stored expiry.
   ttlAttribute: 'ttl',
-  // Events are delivered from the table's stream (design section 8): on AWS a Lambda reads it, locally a poller.
+  // Events are delivered from the table's stream: on AWS a Lambda reads it, locally a poller.
   stream: true,
 };
 
