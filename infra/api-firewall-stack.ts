@@ -35,8 +35,14 @@ export class ApiFirewallStack extends NestedStack {
     // parameter is named after the construct path instead, which the check does not follow).
     const parent = Stack.of(props.api);
     const apiIdParameter = `${parent.resolve(parent.getLogicalId(props.api.node.defaultChild as CfnElement)) as string}RestApiId`;
-    super(scope, id, { description: 'Per API key request rate guard of the API stage', parameters: { [apiIdParameter]: props.api.restApiId } });
-    const restApiId = new CfnParameter(this, apiIdParameter, { type: 'String', description: 'The id of the REST API whose stage this guards.' });
+    super(scope, id, {
+      description: 'Per API key request rate guard of the API stage',
+      parameters: { [apiIdParameter]: props.api.restApiId },
+    });
+    const restApiId = new CfnParameter(this, apiIdParameter, {
+      type: 'String',
+      description: 'The id of the REST API whose stage this guards.',
+    });
     const perMinute = props.requestsPerKeyPerMinute;
     this.webAcl = new CfnWebACL(this, 'ApiFirewall', {
       scope: 'REGIONAL',
@@ -44,7 +50,10 @@ export class ApiFirewallStack extends NestedStack {
       defaultAction: { allow: {} },
       visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: 'ApiFirewall', sampledRequestsEnabled: true },
       customResponseBodies: {
-        RateLimited: { contentType: 'APPLICATION_JSON', content: JSON.stringify({ errors: [`rate limit exceeded: retry after ${RETRY_AFTER_SECONDS} s`] }) },
+        RateLimited: {
+          contentType: 'APPLICATION_JSON',
+          content: JSON.stringify({ errors: [`rate limit exceeded: retry after ${RETRY_AFTER_SECONDS} s`] }),
+        },
       },
       rules: [
         {
@@ -78,8 +87,20 @@ export class ApiFirewallStack extends NestedStack {
     });
     // The stage by the API's id and the literal stage name (its own ARN would come in as a parameter the check does
     // not follow either). The nested stack depends on the stage (below), so the association is made once it exists.
-    const stageArn = Fn.join('', ['arn:', Aws.PARTITION, ':apigateway:', Aws.REGION, '::/restapis/', restApiId.valueAsString, '/stages/', props.stageName]);
-    this.association = new CfnWebACLAssociation(this, 'ApiFirewallAssociation', { resourceArn: stageArn, webAclArn: this.webAcl.attrArn });
+    const stageArn = Fn.join('', [
+      'arn:',
+      Aws.PARTITION,
+      ':apigateway:',
+      Aws.REGION,
+      '::/restapis/',
+      restApiId.valueAsString,
+      '/stages/',
+      props.stageName,
+    ]);
+    this.association = new CfnWebACLAssociation(this, 'ApiFirewallAssociation', {
+      resourceArn: stageArn,
+      webAclArn: this.webAcl.attrArn,
+    });
     this.node.addDependency(props.api.deploymentStage);
   }
 }

@@ -37,7 +37,11 @@ export class LedgerCheckStack extends NestedStack {
 
   constructor(scope: Construct, id: string, props: LedgerCheckStackProps) {
     super(scope, id, { description: 'Hourly ledger check' });
-    this.deadLetters = new Queue(this, 'LedgerCheckDeadLetters', { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
+    this.deadLetters = new Queue(this, 'LedgerCheckDeadLetters', {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
     this.check = new ServiceFunction(this, 'LedgerCheck', {
       handler: LEDGER_CHECK_HANDLER,
       description: 'reconciliation: every balance, movement, balance event and list counter of the main table',
@@ -56,7 +60,14 @@ export class LedgerCheckStack extends NestedStack {
       targets: [new LambdaFunction(this.check.function, { deadLetterQueue: this.deadLetters, retryAttempts: 2 })],
     });
 
-    const serviceMetric = (metricName: string) => new Metric({ namespace: METRICS_NAMESPACE, metricName, dimensionsMap: { service: SERVICE_NAME }, period: PERIOD, statistic: 'Maximum' });
+    const serviceMetric = (metricName: string) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: SERVICE_NAME },
+        period: PERIOD,
+        statistic: 'Maximum',
+      });
     this.alarm('LedgerDiscrepancies', props.topic, {
       metric: serviceMetric(METRIC.ledgerDiscrepancies),
       description:

@@ -118,7 +118,7 @@ export class ServiceMonitoring extends Construct {
       threshold: 0.01,
       description:
         'More than 1% of API requests were answered 5xx in 5 minutes. A 500 is a bug or an outage, never a client mistake: ' +
-        'open the dashboard to see which route, then the route function\'s log group (one JSON line per request; filter on status >= 500) ' +
+        "open the dashboard to see which route, then the route function's log group (one JSON line per request; filter on status >= 500) " +
         'and its X-Ray traces. A 503 with Retry-After means DynamoDB throttled or transactions kept conflicting (see the DynamoDB alarms).',
     });
   }
@@ -137,9 +137,16 @@ export class ServiceMonitoring extends Construct {
   private alarmOnThrottles(functions: readonly MonitoredFunction[]): void {
     for (let start = 0; start < functions.length; start += METRICS_PER_ALARM) {
       const group = functions.slice(start, start + METRICS_PER_ALARM);
-      const usingMetrics = Object.fromEntries(group.map(({ fn }, i) => [`t${i}`, fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })]));
+      const usingMetrics = Object.fromEntries(
+        group.map(({ fn }, i) => [`t${i}`, fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })]),
+      );
       this.alarm(`LambdaThrottles${start / METRICS_PER_ALARM + 1}`, {
-        metric: new MathExpression({ expression: Object.keys(usingMetrics).join(' + '), usingMetrics, period: PERIOD, label: 'throttles' }),
+        metric: new MathExpression({
+          expression: Object.keys(usingMetrics).join(' + '),
+          usingMetrics,
+          period: PERIOD,
+          label: 'throttles',
+        }),
         threshold: 1,
         description:
           `Lambda throttled invocations of ${group.map(({ id }) => id).join(', ')}: the account's concurrency is exhausted. ` +
@@ -153,7 +160,7 @@ export class ServiceMonitoring extends Construct {
     const runbook =
       'The open-trade sweep redrives failed executions every 5 minutes; if this repeats, open the execution ' +
       '(Step Functions console, execution named by the trade id; or `npm run admin -- trade history --trade-id ID` with STATE_MACHINE_ARN set) ' +
-      'and the failing task function\'s logs.';
+      "and the failing task function's logs.";
     this.alarm('SettlementExecutionsFailed', {
       metric: workflow.metricFailed({ period: PERIOD, statistic: 'Sum' }),
       threshold: 1,
@@ -179,7 +186,10 @@ export class ServiceMonitoring extends Construct {
     const usingMetrics: Record<string, IMetric> = {};
     const indexes = [undefined, ...definition.globalIndexes.map((index) => index.name)];
     indexes.forEach((index, i) => {
-      for (const [kind, metricName] of [['r', 'ReadThrottleEvents'], ['w', 'WriteThrottleEvents']] as const) {
+      for (const [kind, metricName] of [
+        ['r', 'ReadThrottleEvents'],
+        ['w', 'WriteThrottleEvents'],
+      ] as const) {
         usingMetrics[`${kind}${i}`] = new Metric({
           namespace: 'AWS/DynamoDB',
           metricName,
@@ -190,7 +200,12 @@ export class ServiceMonitoring extends Construct {
       }
     });
     this.alarm(`${id}Throttling`, {
-      metric: new MathExpression({ expression: Object.keys(usingMetrics).join(' + '), usingMetrics, period: PERIOD, label: 'throttle events' }),
+      metric: new MathExpression({
+        expression: Object.keys(usingMetrics).join(' + '),
+        usingMetrics,
+        period: PERIOD,
+        label: 'throttle events',
+      }),
       threshold: 1,
       description:
         `DynamoDB throttled requests on ${id} (table or an index). Requests were retried, then answered 503 with Retry-After. ` +
@@ -199,7 +214,10 @@ export class ServiceMonitoring extends Construct {
     });
   }
 
-  private alarm(id: string, options: { metric: IMetric; threshold: number; description: string; evaluationPeriods?: number }): Alarm {
+  private alarm(
+    id: string,
+    options: { metric: IMetric; threshold: number; description: string; evaluationPeriods?: number },
+  ): Alarm {
     const alarm = new Alarm(this, id, {
       metric: options.metric,
       threshold: options.threshold,
@@ -218,7 +236,14 @@ export class ServiceMonitoring extends Construct {
   private buildDashboard(props: ServiceMonitoringProps): Dashboard {
     const { api, functions, settlementWorkflow } = props;
     const apiMetric = (metricName: string, statistic: string, label: string) =>
-      new Metric({ namespace: 'AWS/ApiGateway', metricName, dimensionsMap: { ApiName: api.restApiName }, period: PERIOD, statistic, label });
+      new Metric({
+        namespace: 'AWS/ApiGateway',
+        metricName,
+        dimensionsMap: { ApiName: api.restApiName },
+        period: PERIOD,
+        statistic,
+        label,
+      });
     const requestsByClass = ['2xx', '4xx', '5xx'].map((statusClass) =>
       serviceMetric(METRIC.requests, 'Sum', { status_class: statusClass }, statusClass),
     );
@@ -243,7 +268,11 @@ export class ServiceMonitoring extends Construct {
       new GraphWidget({
         title: 'API latency (ms)',
         width: 8,
-        left: [apiMetric('Latency', 'p50', 'p50'), apiMetric('Latency', 'p99', 'p99'), serviceMetric(METRIC.latency, 'p99', {}, 'handler p99')],
+        left: [
+          apiMetric('Latency', 'p50', 'p50'),
+          apiMetric('Latency', 'p99', 'p99'),
+          serviceMetric(METRIC.latency, 'p99', {}, 'handler p99'),
+        ],
       }),
     );
     dashboard.addWidgets(
@@ -312,7 +341,12 @@ export class ServiceMonitoring extends Construct {
 }
 
 /** A metric the functions emit (embedded metric format), with the `service` dimension and any others. */
-function serviceMetric(metricName: string, statistic: string, dimensions: Record<string, string> = {}, label?: string): Metric {
+function serviceMetric(
+  metricName: string,
+  statistic: string,
+  dimensions: Record<string, string> = {},
+  label?: string,
+): Metric {
   return new Metric({
     namespace: METRICS_NAMESPACE,
     metricName,

@@ -21,7 +21,9 @@ export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
  * what only the local stack uses.
  */
 type LocalOnly = 'AWS_REGION' | 'DYNAMODB_ENDPOINT' | 'SECRETS_LOCAL_KEY';
-export type ServiceEnvironment = { [K in Exclude<keyof Config, LocalOnly | 'STATE_MACHINE_ARN' | 'WEBHOOK_QUEUE_URL'>]-?: string } & {
+export type ServiceEnvironment = {
+  [K in Exclude<keyof Config, LocalOnly | 'STATE_MACHINE_ARN' | 'WEBHOOK_QUEUE_URL'>]-?: string;
+} & {
   /** Only on the functions that start settlement executions. */
   STATE_MACHINE_ARN?: string;
   /** Only on the functions that queue webhook deliveries (dispatcher, delivery worker, sweep). */
@@ -50,7 +52,9 @@ export interface ServiceFunctionProps {
  */
 const FILES_BESIDE_BUNDLE: Record<string, (outputDir: string) => string[]> = {
   'functions/docs/get-openapi.ts': (outputDir) => [`npx tsx infra/write-openapi.ts --out "${outputDir}/openapi.json"`],
-  'functions/docs/get-docs-script.ts': (outputDir) => [`cp node_modules/redoc/bundles/redoc.standalone.js "${outputDir}/redoc.standalone.js"`],
+  'functions/docs/get-docs-script.ts': (outputDir) => [
+    `cp node_modules/redoc/bundles/redoc.standalone.js "${outputDir}/redoc.standalone.js"`,
+  ],
 };
 
 /**
@@ -74,7 +78,10 @@ export class ServiceFunction extends Construct {
 
     // A role of its own with no managed policy: it may write its own log group and nothing else until the stack
     // grants what the function's job needs (AWSLambdaBasicExecutionRole would allow every log group).
-    const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: props.description });
+    const role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: props.description,
+    });
     this.logGroup.grantWrite(role);
 
     this.function = new LambdaFunction(this, 'Function', {
@@ -94,8 +101,14 @@ export class ServiceFunction extends Construct {
     });
 
     Validations.of(this).acknowledge(
-      { id: 'AwsSolutions::AwsSolutions-L1', reason: 'Node.js 22 is the runtime the design fixes and the bundles target (node22).' },
-      { id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]', reason: 'Active tracing: X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions.' },
+      {
+        id: 'AwsSolutions::AwsSolutions-L1',
+        reason: 'Node.js 22 is the runtime the design fixes and the bundles target (node22).',
+      },
+      {
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+        reason: 'Active tracing: X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions.',
+      },
     );
   }
 }
@@ -119,7 +132,8 @@ function functionCode(handler: string): Code {
       local: {
         tryBundle(outputDir: string) {
           buildSync(esbuildOptionsFor(join(PROJECT_ROOT, handler), outputDir));
-          for (const command of FILES_BESIDE_BUNDLE[handler]?.(outputDir) ?? []) execSync(command, { cwd: PROJECT_ROOT, stdio: 'inherit' });
+          for (const command of FILES_BESIDE_BUNDLE[handler]?.(outputDir) ?? [])
+            execSync(command, { cwd: PROJECT_ROOT, stdio: 'inherit' });
           return true;
         },
       },

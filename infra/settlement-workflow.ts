@@ -44,7 +44,6 @@ export const SETTLEMENT_STATE_NAMES = {
 
 export type SettlementStateName = (typeof SETTLEMENT_STATE_NAMES)[keyof typeof SETTLEMENT_STATE_NAMES];
 
-
 export interface SettlementWorkflowResources {
   /** Lambda ARNs (or CDK tokens resolving to them); invoked directly, so the task input is the Lambda event. */
   activate: string;
@@ -84,7 +83,13 @@ export function settlementWorkflowDefinition(
     backoffRate: options.retry?.backoffRate ?? 2,
     maxDelaySeconds: options.retry?.maxDelaySeconds ?? 120,
   };
-  const task = (resource: string, resultPath: string, next: string, comment: string, parameters: Record<string, string> = {}): AslDefinition => ({
+  const task = (
+    resource: string,
+    resultPath: string,
+    next: string,
+    comment: string,
+    parameters: Record<string, string> = {},
+  ): AslDefinition => ({
     Type: 'Task',
     Comment: comment,
     Resource: resource,
@@ -115,7 +120,8 @@ export function settlementWorkflowDefinition(
   });
 
   return {
-    Comment: 'Settles one reported trade: waits for its settlement time, attempts each session until settled or past its deadline.',
+    Comment:
+      'Settles one reported trade: waits for its settlement time, attempts each session until settled or past its deadline.',
     StartAt: S.settlesInThisExecution,
     States: {
       [S.settlesInThisExecution]: {

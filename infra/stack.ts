@@ -10,7 +10,14 @@ import {
   PassthroughBehavior,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, type TableProps } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  type TableProps,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -101,10 +108,10 @@ export const EVENT_HANDLERS = {
 /** What ops do with a dead letter of each event queue (the alarm's description). */
 const EVENT_DEAD_LETTER_RUNBOOK: Record<keyof typeof EVENT_HANDLERS, string> = {
   BankEvents:
-    'Each message is a bank payment event that failed 5 times (the function\'s errors are in its log group). ' +
+    "Each message is a bank payment event that failed 5 times (the function's errors are in its log group). " +
     'Fix the cause, then redrive the queue to its source queue (SQS console: Start DLQ redrive): applying an event twice is harmless.',
   CustodyEvents:
-    'Each message is a custody withdrawal outcome that failed 5 times (the function\'s errors are in its log group). ' +
+    "Each message is a custody withdrawal outcome that failed 5 times (the function's errors are in its log group). " +
     'Fix the cause, then redrive the queue to its source queue (SQS console: Start DLQ redrive): applying an event twice is harmless.',
 };
 
@@ -152,7 +159,9 @@ export const WEBHOOK_HANDLERS = {
 const WEBHOOK_DELIVERY_TIMEOUT = Duration.seconds(60);
 
 /** Routes whose handler starts a settlement execution. */
-export const SETTLEMENT_STARTING_ROUTES: readonly Pick<Route, 'method' | 'path'>[] = [{ method: 'POST', path: '/trades' }];
+export const SETTLEMENT_STARTING_ROUTES: readonly Pick<Route, 'method' | 'path'>[] = [
+  { method: 'POST', path: '/trades' },
+];
 
 /** The API's one stage (the first segment of every URL). */
 const API_STAGE = 'v1';
@@ -221,7 +230,8 @@ export class TradingSettlementStack extends Stack {
     });
     Validations.of(this.listCursorKey).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SMG4',
-      reason: 'Cursor tamper evidence only, resolved into the environment at deploy: rotating would need a redeploy and void open cursors.',
+      reason:
+        'Cursor tamper evidence only, resolved into the environment at deploy: rotating would need a redeploy and void open cursors.',
     });
 
     this.functionEnvironment = {
@@ -258,10 +268,16 @@ export class TradingSettlementStack extends Stack {
     };
 
     this.api = this.createApi();
-    this.apiFirewall = new ApiFirewallStack(this, 'ApiFirewall', { api: this.api, stageName: API_STAGE, requestsPerKeyPerMinute: settings.wafRequestsPerKeyPerMinute });
+    this.apiFirewall = new ApiFirewallStack(this, 'ApiFirewall', {
+      api: this.api,
+      stageName: API_STAGE,
+      requestsPerKeyPerMinute: settings.wafRequestsPerKeyPerMinute,
+    });
     this.addRoutes(props.routes ?? routes);
     this.eventFunctions = this.addEventFunctions();
-    const { stateMachine, sweep, sweepDeadLetters } = this.addSettlementWorkflow(props.settlementTaskHandlers ?? SETTLEMENT_TASK_HANDLERS);
+    const { stateMachine, sweep, sweepDeadLetters } = this.addSettlementWorkflow(
+      props.settlementTaskHandlers ?? SETTLEMENT_TASK_HANDLERS,
+    );
     this.settlementWorkflow = stateMachine;
     this.sweepFunction = sweep;
     const webhookQueues = this.addWebhooks();
@@ -284,7 +300,11 @@ export class TradingSettlementStack extends Stack {
         'Read the OpenTradeSweep logs; the next successful run catches up, then purge the queue.',
     });
     for (const [id, { deadLetters }] of this.eventQueues) {
-      this.monitoring.watchDeadLetterQueue({ id: `${id}Queue`, queue: deadLetters, runbook: EVENT_DEAD_LETTER_RUNBOOK[id as keyof typeof EVENT_HANDLERS] });
+      this.monitoring.watchDeadLetterQueue({
+        id: `${id}Queue`,
+        queue: deadLetters,
+        runbook: EVENT_DEAD_LETTER_RUNBOOK[id as keyof typeof EVENT_HANDLERS],
+      });
     }
 
     this.monitoring.watchDeadLetterQueue({
@@ -297,7 +317,8 @@ export class TradingSettlementStack extends Stack {
     this.monitoring.watchDeadLetterQueue({
       id: 'WebhookSweep',
       queue: webhookQueues.sweepDeadLetters,
-      runbook: 'Each message is a webhook sweep run that failed after retries: due retries and missed events wait. Read the WebhookSweep logs; the next good run catches up, then purge.',
+      runbook:
+        'Each message is a webhook sweep run that failed after retries: due retries and missed events wait. Read the WebhookSweep logs; the next good run catches up, then purge.',
     });
     this.monitoring.watchDeadLetterQueue({
       id: 'WebhookDispatch',
@@ -307,7 +328,11 @@ export class TradingSettlementStack extends Stack {
         'WebhookSweep dispatches them within minutes; read the WebhookDispatcher logs for the cause, then purge.',
     });
 
-    this.ledgerCheck = new LedgerCheckStack(this, 'LedgerCheck', { mainTable: this.mainTable, environment: this.functionEnvironment, topic: this.monitoring.topic });
+    this.ledgerCheck = new LedgerCheckStack(this, 'LedgerCheck', {
+      mainTable: this.mainTable,
+      environment: this.functionEnvironment,
+      topic: this.monitoring.topic,
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
     new CfnOutput(this, 'MainTableName', { value: this.mainTable.tableName });
@@ -353,10 +378,20 @@ export class TradingSettlementStack extends Stack {
     // Bodies and query strings are validated by the handlers' zod schemas, which report every problem at once in
     // the service's error shape; API Gateway checks what it can without changing that shape: the path
     // parameters each method declares (no request models, so no body is rejected here).
-    this.requestValidator = api.addRequestValidator('RequestValidator', { validateRequestBody: true, validateRequestParameters: true });
+    this.requestValidator = api.addRequestValidator('RequestValidator', {
+      validateRequestBody: true,
+      validateRequestParameters: true,
+    });
     Validations.of(api).acknowledge(
-      { id: 'AwsSolutions::AwsSolutions-APIG4', reason: 'Every route but GET /time and the API description (GET /openapi.json, /docs, and their 405 mocks) is authenticated by the HMAC signature, checked in the Lambda.' },
-      { id: 'AwsSolutions::AwsSolutions-COG4', reason: 'Clients are platforms signing with API keys, not Cognito users.' },
+      {
+        id: 'AwsSolutions::AwsSolutions-APIG4',
+        reason:
+          'Every route but GET /time and the API description (GET /openapi.json, /docs, and their 405 mocks) is authenticated by the HMAC signature, checked in the Lambda.',
+      },
+      {
+        id: 'AwsSolutions::AwsSolutions-COG4',
+        reason: 'Clients are platforms signing with API keys, not Cognito users.',
+      },
       {
         id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         reason: "API Gateway's account-level logging role; AWS documents this managed policy for it.",
@@ -385,7 +420,12 @@ export class TradingSettlementStack extends Stack {
       });
       if (route.area !== null) {
         const mutates = route.method !== 'GET';
-        grantTable(fn.function, this.mainTable, MAIN_TABLE, route.deletes ? 'delete' : mutates || route.writes ? 'write' : 'read');
+        grantTable(
+          fn.function,
+          this.mainTable,
+          MAIN_TABLE,
+          route.deletes ? 'delete' : mutates || route.writes ? 'write' : 'read',
+        );
         // Releasing an idempotency key after a failure deletes it: the TTL table's only delete.
         if (mutates) grantTable(fn.function, this.ttlTable, TTL_TABLE, 'delete');
         // Decrypt only: API secrets are created by the ops CLI, never through the API.
@@ -475,22 +515,41 @@ export class TradingSettlementStack extends Stack {
     // reference to the machine from its own task function would be a dependency cycle (the machine's
     // definition names the function). The ARN is built from the name instead.
     const stateMachineName = `${this.stackName}-settlement`;
-    const stateMachineArn = this.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const stateMachineArn = this.formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     const task = (name: keyof SettlementWorkflowResources) => {
       const startsExecutions = name === 'continue';
-      const fn = this.serviceFunction(`Settlement${name[0]!.toUpperCase()}${name.slice(1)}Task`, `settlement task: ${name}`, {
-        handler: handlers[name],
-        description: `settlement workflow: ${name}`,
-        environment: startsExecutions ? { ...this.functionEnvironment, STATE_MACHINE_ARN: stateMachineArn } : this.functionEnvironment,
-        timeout: SETTLEMENT_TASK_TIMEOUT,
-        reservedConcurrentExecutions: RESERVED_CONCURRENCY.settlementTask,
-      });
+      const fn = this.serviceFunction(
+        `Settlement${name[0]!.toUpperCase()}${name.slice(1)}Task`,
+        `settlement task: ${name}`,
+        {
+          handler: handlers[name],
+          description: `settlement workflow: ${name}`,
+          environment: startsExecutions
+            ? { ...this.functionEnvironment, STATE_MACHINE_ARN: stateMachineArn }
+            : this.functionEnvironment,
+          timeout: SETTLEMENT_TASK_TIMEOUT,
+          reservedConcurrentExecutions: RESERVED_CONCURRENCY.settlementTask,
+        },
+      );
       // Tasks move trades and balances; they neither authenticate callers nor keep request windows.
       grantTable(fn.function, this.mainTable, MAIN_TABLE, 'write');
-      if (startsExecutions) fn.function.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [stateMachineArn] }));
+      if (startsExecutions)
+        fn.function.addToRolePolicy(
+          new PolicyStatement({ actions: ['states:StartExecution'], resources: [stateMachineArn] }),
+        );
       return fn;
     };
-    const tasks = { activate: task('activate'), attempt: task('attempt'), default: task('default'), continue: task('continue') };
+    const tasks = {
+      activate: task('activate'),
+      attempt: task('attempt'),
+      default: task('default'),
+      continue: task('continue'),
+    };
 
     const definition = settlementWorkflowDefinition(
       {
@@ -515,11 +574,22 @@ export class TradingSettlementStack extends Stack {
     // A string definition hides its task resources from CDK, so invoke rights are granted by hand, on the
     // functions themselves (grantInvoke would add every version and alias: `arn:*`).
     stateMachine.addToRolePolicy(
-      new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: Object.values(tasks).map((task) => task.function.functionArn) }),
+      new PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: Object.values(tasks).map((task) => task.function.functionArn),
+      }),
     );
     Validations.of(stateMachine).acknowledge(
-      { id: 'AwsSolutions::AwsSolutions-SF1', reason: 'Logged at ERROR without execution data on purpose (trade data stays out of logs); the execution history has every event.' },
-      { id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]', reason: 'CloudWatch Logs delivery and X-Ray actions that Step Functions logging and tracing need have no resource-level permissions.' },
+      {
+        id: 'AwsSolutions::AwsSolutions-SF1',
+        reason:
+          'Logged at ERROR without execution data on purpose (trade data stays out of logs); the execution history has every event.',
+      },
+      {
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'CloudWatch Logs delivery and X-Ray actions that Step Functions logging and tracing need have no resource-level permissions.',
+      },
     );
 
     // Nothing may strand a trade: a scheduled sweep starts an execution for any open trade
@@ -541,7 +611,11 @@ export class TradingSettlementStack extends Stack {
     });
     grantTable(sweep.function, this.mainTable, MAIN_TABLE, 'read');
     // It moves a visited trade's due time on the open-trades index (one conditioned UpdateItem), nothing else.
-    Grant.addToPrincipal({ grantee: sweep.function, actions: ['dynamodb:UpdateItem'], resourceArns: [this.mainTable.tableArn] });
+    Grant.addToPrincipal({
+      grantee: sweep.function,
+      actions: ['dynamodb:UpdateItem'],
+      resourceArns: [this.mainTable.tableArn],
+    });
     stateMachine.grantStartExecution(sweep.function);
     // Not grantRead: that adds execution histories, listings and activities the sweep never asks for. Executions
     // are named by trade id, so only a pattern under this state machine can name them.
@@ -554,7 +628,8 @@ export class TradingSettlementStack extends Stack {
     Validations.of(sweep).acknowledge({
       // cdk-nag names the finding by the resolved Fn::Sub arguments.
       id: `AwsSolutions::AwsSolutions-IAM5[Resource::${JSON.stringify([EXECUTIONS_OF_STATE_MACHINE, { Name: this.resolve(stateMachine.stateMachineName) }])}]`,
-      reason: 'Executions are named by trade id at run time: only a pattern under this one state machine can name them.',
+      reason:
+        'Executions are named by trade id at run time: only a pattern under this one state machine can name them.',
     });
     new Rule(this, 'OpenTradeSweepSchedule', {
       schedule: Schedule.rate(Duration.minutes(5)),
@@ -578,7 +653,11 @@ export class TradingSettlementStack extends Stack {
    * messages to a dead-letter queue, both alarmed.
    */
   private addWebhooks() {
-    const queueProps = { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
+    const queueProps = {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    };
     const deliveryDeadLetters = new Queue(this, 'WebhookDeliveryDeadLetters', queueProps);
     const dispatchFailures = new Queue(this, 'WebhookDispatchFailures', queueProps);
     const deliveries = new Queue(this, 'WebhookDeliveries', {
@@ -589,8 +668,14 @@ export class TradingSettlementStack extends Stack {
       visibilityTimeout: Duration.seconds(WEBHOOK_DELIVERY_TIMEOUT.toSeconds() * 6),
       deadLetterQueue: { queue: deliveryDeadLetters, maxReceiveCount: 5 },
     });
-    Validations.of(deliveryDeadLetters).acknowledge({ id: 'AwsSolutions::AwsSolutions-SQS3', reason: 'This is the dead-letter queue of WebhookDeliveries.' });
-    Validations.of(dispatchFailures).acknowledge({ id: 'AwsSolutions::AwsSolutions-SQS3', reason: 'The dispatcher event source mapping\'s on-failure destination: it only ever holds failure records.' });
+    Validations.of(deliveryDeadLetters).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SQS3',
+      reason: 'This is the dead-letter queue of WebhookDeliveries.',
+    });
+    Validations.of(dispatchFailures).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SQS3',
+      reason: "The dispatcher event source mapping's on-failure destination: it only ever holds failure records.",
+    });
     const environment: ServiceEnvironment = { ...this.functionEnvironment, WEBHOOK_QUEUE_URL: deliveries.queueUrl };
 
     const dispatcher = this.serviceFunction('WebhookDispatcher', 'fans events out into webhook deliveries', {
@@ -628,7 +713,9 @@ export class TradingSettlementStack extends Stack {
     deliveries.grantSendMessages(worker.function);
     // Endpoint secrets are encrypted like API secrets; the worker decrypts them to sign.
     this.secretsKey.grantDecrypt(worker.function);
-    worker.function.addEventSource(new SqsEventSource(deliveries, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 50 }));
+    worker.function.addEventSource(
+      new SqsEventSource(deliveries, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 50 }),
+    );
 
     // Invoked asynchronously by the schedule: a run that fails after retries is kept and alarmed on.
     const sweepDeadLetters = new Queue(this, 'WebhookSweepDeadLetters', queueProps);
@@ -642,18 +729,28 @@ export class TradingSettlementStack extends Stack {
     });
     grantTable(sweep.function, this.mainTable, MAIN_TABLE, 'write');
     deliveries.grantSendMessages(sweep.function);
-    new Rule(this, 'WebhookSweepSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(sweep.function, { deadLetterQueue: sweepDeadLetters, retryAttempts: 2 })] });
+    new Rule(this, 'WebhookSweepSchedule', {
+      schedule: Schedule.rate(Duration.minutes(1)),
+      targets: [new LambdaFunction(sweep.function, { deadLetterQueue: sweepDeadLetters, retryAttempts: 2 })],
+    });
 
     // Creating an endpoint or rotating its secret encrypts the new secret.
     for (const [route, fn] of this.routeFunctions) {
       // kms:Encrypt alone (grantEncrypt would add ReEncrypt* and GenerateDataKey*, which nothing here calls).
-      if (route.encryptsSecrets) fn.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Encrypt'], resources: [this.secretsKey.keyArn] }));
+      if (route.encryptsSecrets)
+        fn.function.addToRolePolicy(
+          new PolicyStatement({ actions: ['kms:Encrypt'], resources: [this.secretsKey.keyArn] }),
+        );
     }
     return { deliveries, deliveryDeadLetters, dispatchFailures, sweepDeadLetters, dispatcher, worker, sweep };
   }
 
   /** A ServiceFunction that the alarms and the dashboard watch. */
-  private serviceFunction(id: string, purpose: string, props: ConstructorParameters<typeof ServiceFunction>[2]): ServiceFunction {
+  private serviceFunction(
+    id: string,
+    purpose: string,
+    props: ConstructorParameters<typeof ServiceFunction>[2],
+  ): ServiceFunction {
     const fn = new ServiceFunction(this, id, props);
     this.monitoredFunctions.push({ id, purpose, fn: fn.function });
     return fn;
@@ -665,7 +762,14 @@ type TableAccess = 'read' | 'write' | 'delete';
 const TABLE_ACTIONS: Record<TableAccess, readonly string[]> = {
   read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
   // ConditionCheckItem: the guards inside TransactWriteItems (each of a transaction's actions is authorised on its own).
-  write: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+  write: [
+    'dynamodb:GetItem',
+    'dynamodb:BatchGetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:ConditionCheckItem',
+  ],
   delete: [
     'dynamodb:GetItem',
     'dynamodb:BatchGetItem',

@@ -18,9 +18,17 @@ const FORMATS = 4;
  */
 export function phoneValidationMetadata(): Record<string, unknown> {
   type Plans = Record<string, unknown[]>;
-  const min = createRequire(import.meta.url)('libphonenumber-js/metadata.min.json') as { version: number; countries: Plans; nonGeographic: Plans };
-  if (min.version !== 4) throw new Error(`libphonenumber-js metadata version ${min.version}: check which index holds the formats`);
-  const withoutFormats = (plans: Plans) => Object.fromEntries(Object.entries(plans).map(([code, plan]) => [code, plan.map((field, i) => (i === FORMATS ? 0 : field))]));
+  const min = createRequire(import.meta.url)('libphonenumber-js/metadata.min.json') as {
+    version: number;
+    countries: Plans;
+    nonGeographic: Plans;
+  };
+  if (min.version !== 4)
+    throw new Error(`libphonenumber-js metadata version ${min.version}: check which index holds the formats`);
+  const withoutFormats = (plans: Plans) =>
+    Object.fromEntries(
+      Object.entries(plans).map(([code, plan]) => [code, plan.map((field, i) => (i === FORMATS ? 0 : field))]),
+    );
   return { ...min, countries: withoutFormats(min.countries), nonGeographic: withoutFormats(min.nonGeographic) };
 }
 

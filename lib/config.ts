@@ -43,7 +43,10 @@ const schema = z.object({
    * Length of a settlement leg (one execution). A Standard execution ends after a year and
    * 25,000 history events (a session costs about 11): 30 days keeps hourly sessions near 8,000 events.
    */
-  SETTLEMENT_LEG_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive(), z.lte(MAX_LEG_SECONDS)), 30 * 24 * 3600),
+  SETTLEMENT_LEG_SECONDS: z._default(
+    z.coerce.number().check(z.int(), z.positive(), z.lte(MAX_LEG_SECONDS)),
+    30 * 24 * 3600,
+  ),
   /** Overdue trades one settlement sweep invocation revives at most; the next invocation takes the rest. */
   SETTLEMENT_SWEEP_MAX_TRADES: z._default(positiveInteger, 1000),
   /**

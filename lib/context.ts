@@ -8,7 +8,6 @@ import type { KmsCipher } from './runtime/kms.js';
 import type { Retrying } from './runtime/retry-policy.js';
 import type { SettlementWorkflow } from './runtime/settlement-workflow.js';
 
-
 /**
  * Everything the service's code depends on from outside, built once at the edge and passed in as a
  * parameter (conventions 10, 11, 16): the Lambda handler factory builds it from `process.env` on a
@@ -59,7 +58,15 @@ export interface ContextCaches {
 export interface HotAccountTurns {
   turn: Promise<void>;
   waiting: number;
-  results: Map<string, { outcome: 'booked' | 'refused'; refusal?: { status: 400 | 409; errors: string[] }; item?: number; movementRecorded?: boolean }>;
+  results: Map<
+    string,
+    {
+      outcome: 'booked' | 'refused';
+      refusal?: { status: 400 | 409; errors: string[] };
+      item?: number;
+      movementRecorded?: boolean;
+    }
+  >;
 }
 
 /** The service's notion of now. Everything that compares against time reads it from the context. */

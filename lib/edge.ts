@@ -39,7 +39,10 @@ export interface ContextOverrides {
 export function createContext(config: Config, overrides: ContextOverrides = {}): AppContext {
   const logger = overrides.logger ?? serviceLogger(config);
   const { tracer } = overrides;
-  if (config.STATE_MACHINE_ARN && !overrides.workflow) throw new Error('STATE_MACHINE_ARN is set: build the context with loadContext, which loads the Step Functions client');
+  if (config.STATE_MACHINE_ARN && !overrides.workflow)
+    throw new Error(
+      'STATE_MACHINE_ARN is set: build the context with loadContext, which loads the Step Functions client',
+    );
   const db = overrides.db ?? documentClient(config, tracer);
   const tables = { main: config.TABLE_NAME, ttl: config.TTL_TABLE_NAME };
   return {
@@ -47,12 +50,20 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     db,
     tables,
     workflow: overrides.workflow ?? { kind: 'none' },
-    kms: config.SECRETS_KMS_KEY_ID ? kmsCipher(config, (client) => (tracer ? tracer.captureAWSv3Client(client) : client)) : undefined,
+    kms: config.SECRETS_KMS_KEY_ID
+      ? kmsCipher(config, (client) => (tracer ? tracer.captureAWSv3Client(client) : client))
+      : undefined,
     logger,
     metrics: overrides.metrics ?? serviceMetrics(logger),
     tracer,
     config,
-    caches: { apiSecrets: new Map(), webhookSecrets: new Map(), cursorKeys: new WeakMap(), hotAccounts: new Map(), migrations: new Map() },
+    caches: {
+      apiSecrets: new Map(),
+      webhookSecrets: new Map(),
+      cursorKeys: new WeakMap(),
+      hotAccounts: new Map(),
+      migrations: new Map(),
+    },
     retry: overrides.retry ?? { policy: DEFAULT_RETRY_POLICY, timing: realTiming },
     rateLimiter: config.RATE_LIMIT_COUNTER === 'memory' ? memoryRateLimiter() : tableRateLimiter({ db, tables }),
   };
@@ -64,13 +75,19 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
  * to use: the Powertools Tracer with TRACING=active, the Step Functions client where STATE_MACHINE_ARN names the
  * settlement workflow (the functions that start executions).
  */
-export async function loadContext(config: Config, overrides: Omit<ContextOverrides, 'tracer' | 'workflow'> = {}): Promise<AppContext> {
+export async function loadContext(
+  config: Config,
+  overrides: Omit<ContextOverrides, 'tracer' | 'workflow'> = {},
+): Promise<AppContext> {
   // Both loaded at once: a cold start waits for the slower, not the sum.
   const [tracer, stepFunctions] = await Promise.all([
     config.TRACING === 'active' ? loadTracer(SERVICE_NAME) : undefined,
     config.STATE_MACHINE_ARN ? import('./runtime/step-functions-workflow.js') : undefined,
   ]);
-  const workflow = stepFunctions && config.STATE_MACHINE_ARN ? stepFunctions.stepFunctionsWorkflow(config, config.STATE_MACHINE_ARN, tracer) : undefined;
+  const workflow =
+    stepFunctions && config.STATE_MACHINE_ARN
+      ? stepFunctions.stepFunctionsWorkflow(config, config.STATE_MACHINE_ARN, tracer)
+      : undefined;
   return createContext(config, { ...overrides, tracer, workflow });
 }
 
@@ -79,7 +96,9 @@ export async function loadContext(config: Config, overrides: Omit<ContextOverrid
  * `process.env` on the first invocation and kept for the container's life (one per container, as the SDK
  * clients should be). The local server and tests call `bind` with a context of their own instead.
  */
-export function onLambda<E, R>(bind: (ctx: AppContext) => BoundHandler<E, R>): (event: E, context: LambdaContext) => Promise<R> {
+export function onLambda<E, R>(
+  bind: (ctx: AppContext) => BoundHandler<E, R>,
+): (event: E, context: LambdaContext) => Promise<R> {
   type Handler = (event: E, context: LambdaContext) => Promise<R>;
   let handler: Promise<Handler> | undefined;
   const build = async (): Promise<Handler> => {

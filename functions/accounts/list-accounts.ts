@@ -13,6 +13,13 @@ const query = z.object({
 });
 
 /** GET /accounts: balances of the platform's accounts and its customers' accounts. */
-export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/accounts.js')).accountListResponse, summary: 'List accounts' }, async ({ ctx, query, auth }) => listAccounts(ctx, auth.platformCode, query));
+export const bind = apiHandler(
+  {
+    query,
+    response: async () => (await import('../../lib/http/schemas/accounts.js')).accountListResponse,
+    summary: 'List accounts',
+  },
+  async ({ ctx, query, auth }) => listAccounts(ctx, auth.platformCode, query),
+);
 
 export const handler = onLambda(bind);

@@ -4,8 +4,15 @@ import { apiHandler } from '../../lib/http/api-handler.js';
 import * as z from 'zod/mini';
 
 /** GET /assets: the asset registry, optionally one symbol. */
-export const bind = apiHandler({ response: async () => (await import('../../lib/http/schemas/assets.js')).assetListResponse, summary: 'List assets', query: z.object({ symbol: z.optional(z.string().check(z.minLength(1), z.maxLength(25))) }) }, async ({ ctx, query }) => ({
-  message: assetsMatching(query.symbol),
-}));
+export const bind = apiHandler(
+  {
+    response: async () => (await import('../../lib/http/schemas/assets.js')).assetListResponse,
+    summary: 'List assets',
+    query: z.object({ symbol: z.optional(z.string().check(z.minLength(1), z.maxLength(25))) }),
+  },
+  async ({ ctx, query }) => ({
+    message: assetsMatching(query.symbol),
+  }),
+);
 
 export const handler = onLambda(bind);

@@ -14,8 +14,16 @@ const body = z.object({
 });
 
 /** POST /awards/distribute: `quantity` of the pooled asset to each listed customer, resumable by X-Request-Id. */
-export const bind = apiHandler({ body, successStatus: 201, response: async () => (await import('../../lib/http/schemas/quotes.js')).distributionResponse, summary: 'Distribute awards' }, async ({ ctx, body, auth, requestId, claim }) => ({
-  message: await distributeAwards(ctx, auth, body, requestId, claim),
-}));
+export const bind = apiHandler(
+  {
+    body,
+    successStatus: 201,
+    response: async () => (await import('../../lib/http/schemas/quotes.js')).distributionResponse,
+    summary: 'Distribute awards',
+  },
+  async ({ ctx, body, auth, requestId, claim }) => ({
+    message: await distributeAwards(ctx, auth, body, requestId, claim),
+  }),
+);
 
 export const handler = onLambda(bind);

@@ -14,8 +14,16 @@ const body = z.object({
 });
 
 /** POST /awards/fund: buys the asset to award into the platform's `awards` pool. */
-export const bind = apiHandler({ body, successStatus: 201, response: async () => (await import('../../lib/http/schemas/quotes.js')).instantPurchaseResponse, summary: 'Fund the awards pool' }, async ({ ctx, body, auth, requestId, claim }) => ({
-  message: await fundAwards(ctx, auth, body, requestId, claim),
-}));
+export const bind = apiHandler(
+  {
+    body,
+    successStatus: 201,
+    response: async () => (await import('../../lib/http/schemas/quotes.js')).instantPurchaseResponse,
+    summary: 'Fund the awards pool',
+  },
+  async ({ ctx, body, auth, requestId, claim }) => ({
+    message: await fundAwards(ctx, auth, body, requestId, claim),
+  }),
+);
 
 export const handler = onLambda(bind);

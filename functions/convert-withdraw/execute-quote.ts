@@ -7,6 +7,13 @@ import { text } from '../../lib/http/zod.js';
 const body = z.object({ quote_id: text(100) });
 
 /** POST /convert_withdraw/execute: executes the quote once, booking its trade and a PENDING withdrawal. */
-export const bind = apiHandler({ body, response: async () => (await import('../../lib/http/schemas/quotes.js')).convertExecutionResponse, summary: 'Execute a convert-and-withdraw quote' }, async ({ ctx, body, auth, claim }) => ({ message: await executeConvertQuote(ctx, auth, body.quote_id, claim) }));
+export const bind = apiHandler(
+  {
+    body,
+    response: async () => (await import('../../lib/http/schemas/quotes.js')).convertExecutionResponse,
+    summary: 'Execute a convert-and-withdraw quote',
+  },
+  async ({ ctx, body, auth, claim }) => ({ message: await executeConvertQuote(ctx, auth, body.quote_id, claim) }),
+);
 
 export const handler = onLambda(bind);

@@ -17,6 +17,13 @@ const query = z.object({
 });
 
 /** GET /convert_withdraw/rfq: a buy quote with the network fee of a withdrawal to the given address. */
-export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/quotes.js')).convertQuoteResponse, summary: 'Request a convert-and-withdraw quote' }, async ({ ctx, query, auth, requestId }) => ({ message: await requestConvertQuote(ctx, auth, query, requestId) }));
+export const bind = apiHandler(
+  {
+    query,
+    response: async () => (await import('../../lib/http/schemas/quotes.js')).convertQuoteResponse,
+    summary: 'Request a convert-and-withdraw quote',
+  },
+  async ({ ctx, query, auth, requestId }) => ({ message: await requestConvertQuote(ctx, auth, query, requestId) }),
+);
 
 export const handler = onLambda(bind);

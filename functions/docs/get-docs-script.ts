@@ -12,13 +12,22 @@ const BUNDLED_SCRIPT = fileURLToPath(new URL('./redoc.standalone.js', import.met
 
 let script: string | undefined;
 function redocScript(): string {
-  script ??= readFileSync(existsSync(BUNDLED_SCRIPT) ? BUNDLED_SCRIPT : createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
+  script ??= readFileSync(
+    existsSync(BUNDLED_SCRIPT)
+      ? BUNDLED_SCRIPT
+      : createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js'),
+    'utf8',
+  );
   return script;
 }
 
 /** GET /docs/redoc.standalone.js: the renderer GET /docs loads. Unsigned. */
 export const bind = apiHandler(
-  { produces: 'text/javascript', summary: 'The API reference renderer (Redoc)', headers: { 'Cache-Control': 'public, max-age=3600' } },
+  {
+    produces: 'text/javascript',
+    summary: 'The API reference renderer (Redoc)',
+    headers: { 'Cache-Control': 'public, max-age=3600' },
+  },
   async ({ ctx }) => redocScript(),
 );
 

@@ -43,7 +43,11 @@ const CONTENT_SECURITY_POLICY = [
 
 /** GET /docs: the API reference page, rendered by Redoc from GET /openapi.json. Unsigned; any query is ignored. */
 export const bind = apiHandler(
-  { produces: 'text/html', summary: 'API reference page (HTML)', headers: { 'Content-Security-Policy': CONTENT_SECURITY_POLICY } },
+  {
+    produces: 'text/html',
+    summary: 'API reference page (HTML)',
+    headers: { 'Content-Security-Policy': CONTENT_SECURITY_POLICY },
+  },
   async ({ ctx }) => PAGE,
 );
 

@@ -23,7 +23,8 @@ function apiDocument(): Promise<unknown> {
 /** GET /openapi.json: this API's OpenAPI 3.1 description. Unsigned; any query is ignored. */
 export const bind = apiHandler(
   {
-    response: async () => z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({}), paths: z.looseObject({}) }),
+    response: async () =>
+      z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({}), paths: z.looseObject({}) }),
     summary: 'This API description (OpenAPI 3.1)',
     description: 'Generated from the schemas the handlers validate with and the route table.',
   },

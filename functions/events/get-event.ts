@@ -4,6 +4,13 @@ import { findEvent } from '../../lib/events/events-api.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 
 /** GET /events/{id}: one of the platform's events, as it is delivered. */
-export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100)) }), response: async () => (await import('../../lib/http/schemas/webhooks.js')).eventResponse, summary: 'Get an event' }, async ({ ctx, path, auth }) => findEvent(ctx, auth.platformCode, path.id));
+export const bind = apiHandler(
+  {
+    path: z.object({ id: z.string().check(z.maxLength(100)) }),
+    response: async () => (await import('../../lib/http/schemas/webhooks.js')).eventResponse,
+    summary: 'Get an event',
+  },
+  async ({ ctx, path, auth }) => findEvent(ctx, auth.platformCode, path.id),
+);
 
 export const handler = onLambda(bind);

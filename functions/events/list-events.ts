@@ -12,6 +12,13 @@ const query = z.object({
 });
 
 /** GET /events: the platform's events of the last 30 days, oldest first, by cursor. */
-export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/webhooks.js')).eventListResponse, summary: 'List events' }, async ({ ctx, query, auth }) => listEvents(ctx, auth.platformCode, query));
+export const bind = apiHandler(
+  {
+    query,
+    response: async () => (await import('../../lib/http/schemas/webhooks.js')).eventListResponse,
+    summary: 'List events',
+  },
+  async ({ ctx, query, auth }) => listEvents(ctx, auth.platformCode, query),
+);
 
 export const handler = onLambda(bind);

@@ -4,8 +4,13 @@ import { redeliverEvent } from '../../lib/events/events-api.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 
 /** POST /events/{id}/redeliver: send the event again to the platform's endpoints, with the same webhook-id. */
-export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100)) }), response: async () => (await import('../../lib/http/schemas/webhooks.js')).redeliveryResponse, summary: 'Redeliver an event' }, async ({ ctx, path, auth, claim }) =>
-  redeliverEvent(ctx, auth.platformCode, path.id, claim),
+export const bind = apiHandler(
+  {
+    path: z.object({ id: z.string().check(z.maxLength(100)) }),
+    response: async () => (await import('../../lib/http/schemas/webhooks.js')).redeliveryResponse,
+    summary: 'Redeliver an event',
+  },
+  async ({ ctx, path, auth, claim }) => redeliverEvent(ctx, auth.platformCode, path.id, claim),
 );
 
 export const handler = onLambda(bind);

@@ -11,6 +11,13 @@ const body = z.object({
 });
 
 /** POST /liquidity/execute: executes a quote once, with its balances, trade and (ACH) payment. */
-export const bind = apiHandler({ body, response: async () => (await import('../../lib/http/schemas/quotes.js')).executionResponse, summary: 'Execute a quote' }, async ({ ctx, body, auth, claim }) => ({ message: await executeQuote(ctx, auth, body, claim) }));
+export const bind = apiHandler(
+  {
+    body,
+    response: async () => (await import('../../lib/http/schemas/quotes.js')).executionResponse,
+    summary: 'Execute a quote',
+  },
+  async ({ ctx, body, auth, claim }) => ({ message: await executeQuote(ctx, auth, body, claim) }),
+);
 
 export const handler = onLambda(bind);

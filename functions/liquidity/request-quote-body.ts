@@ -8,8 +8,16 @@ import { quoteRequestFields } from './request-quote.js';
  * GET /liquidity/rfq; 201, as the reference answers it. The reference's extra inputs (fees,
  * payment_processor, settlement_type) are for products not offered here and are ignored like any unknown field.
  */
-export const bind = apiHandler({ body: quoteRequestFields, successStatus: 201, response: async () => (await import('../../lib/http/schemas/quotes.js')).quoteResponse, summary: 'Request a quote (JSON body)' }, async ({ ctx, body, auth, requestId, claim }) => ({
-  message: await requestQuote(ctx, auth, body, requestId, claim),
-}));
+export const bind = apiHandler(
+  {
+    body: quoteRequestFields,
+    successStatus: 201,
+    response: async () => (await import('../../lib/http/schemas/quotes.js')).quoteResponse,
+    summary: 'Request a quote (JSON body)',
+  },
+  async ({ ctx, body, auth, requestId, claim }) => ({
+    message: await requestQuote(ctx, auth, body, requestId, claim),
+  }),
+);
 
 export const handler = onLambda(bind);

@@ -18,7 +18,11 @@ export const quoteRequestFields = z.object({
 
 /** GET /liquidity/rfq: a quote for the platform or one of its customers, valid for QUOTE_TTL_SECONDS. */
 export const bind = apiHandler(
-  { query: quoteRequestFields, response: async () => (await import('../../lib/http/schemas/quotes.js')).quoteResponse, summary: 'Request a quote' },
+  {
+    query: quoteRequestFields,
+    response: async () => (await import('../../lib/http/schemas/quotes.js')).quoteResponse,
+    summary: 'Request a quote',
+  },
   async ({ ctx, query, auth, requestId }) => ({ message: await requestQuote(ctx, auth, query, requestId) }),
 );
 

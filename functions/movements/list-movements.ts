@@ -11,6 +11,13 @@ const query = z.object({ account_id: queryFilter(40), ...movementQueryFields, ..
  * GET /movements: the movements on the platform's and its customers' accounts, newest first; filters
  * `account_id`, `participant_code`, `asset`, `movement_type`, and `movement_timestamp[gt|gte|lt|lte]` (ms).
  */
-export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/movements.js')).movementListResponse, summary: 'List movements' }, async ({ ctx, query, auth }) => listMovements(ctx, auth.platformCode, query));
+export const bind = apiHandler(
+  {
+    query,
+    response: async () => (await import('../../lib/http/schemas/movements.js')).movementListResponse,
+    summary: 'List movements',
+  },
+  async ({ ctx, query, auth }) => listMovements(ctx, auth.platformCode, query),
+);
 
 export const handler = onLambda(bind);

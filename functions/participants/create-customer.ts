@@ -8,8 +8,17 @@ import { createCustomer } from '../../lib/participants/create-customer.js';
  * problem at once, including cross-field ones (US state and zip, ID type and its description), which a
  * schema would split into two rounds.
  */
-export const bind = apiHandler({ body: z.unknown(), documentedBody: async () => (await import('../../lib/http/schemas/customer-requests.js')).customerRequest, successStatus: 201, response: async () => (await import('../../lib/http/schemas/participants.js')).createdCustomerResponse, summary: 'Create a customer' }, async ({ ctx, body, auth, claim }) => ({
-  message: await createCustomer(ctx, auth.platformCode, body, claim),
-}));
+export const bind = apiHandler(
+  {
+    body: z.unknown(),
+    documentedBody: async () => (await import('../../lib/http/schemas/customer-requests.js')).customerRequest,
+    successStatus: 201,
+    response: async () => (await import('../../lib/http/schemas/participants.js')).createdCustomerResponse,
+    summary: 'Create a customer',
+  },
+  async ({ ctx, body, auth, claim }) => ({
+    message: await createCustomer(ctx, auth.platformCode, body, claim),
+  }),
+);
 
 export const handler = onLambda(bind);

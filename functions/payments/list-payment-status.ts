@@ -6,7 +6,15 @@ import { listPayments } from '../../lib/payments/list-payments.js';
 
 /** UNIX seconds; the bound keeps `seconds * 1000` inside the 15-digit sort keys of the payment index. */
 const unixSeconds = () =>
-  z.optional(z.coerce.number().check(z.int('must be a whole number of seconds'), z.minimum(0, 'must not be negative'), z.maximum(99_999_999_999, 'is too far in the future')));
+  z.optional(
+    z.coerce
+      .number()
+      .check(
+        z.int('must be a whole number of seconds'),
+        z.minimum(0, 'must not be negative'),
+        z.maximum(99_999_999_999, 'is too far in the future'),
+      ),
+  );
 
 const query = z.object({
   start_date: unixSeconds(),
@@ -23,6 +31,13 @@ const query = z.object({
 });
 
 /** GET /payments/status: the platform's ACH payment transactions, newest first. */
-export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/payments.js')).paymentListResponse, summary: 'List ACH payments' }, async ({ ctx, query, auth }) => listPayments(ctx, auth.platformCode, query));
+export const bind = apiHandler(
+  {
+    query,
+    response: async () => (await import('../../lib/http/schemas/payments.js')).paymentListResponse,
+    summary: 'List ACH payments',
+  },
+  async ({ ctx, query, auth }) => listPayments(ctx, auth.platformCode, query),
+);
 
 export const handler = onLambda(bind);

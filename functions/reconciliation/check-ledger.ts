@@ -8,9 +8,7 @@ interface InvocationTime {
 }
 
 /** Scheduled (hourly): the ledger check over the whole main table, its outcome as metrics. */
-export const bind =
-  (ctx: AppContext) =>
-  async (_event?: unknown, invocation?: InvocationTime) =>
-    checkLedgerOnSchedule(ctx, invocation ? { remainingMs: () => invocation.getRemainingTimeInMillis() } : {});
+export const bind = (ctx: AppContext) => async (_event?: unknown, invocation?: InvocationTime) =>
+  checkLedgerOnSchedule(ctx, invocation ? { remainingMs: () => invocation.getRemainingTimeInMillis() } : {});
 
 export const handler = onLambda(bind);

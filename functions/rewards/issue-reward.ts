@@ -15,8 +15,16 @@ const body = z.object({
 });
 
 /** POST /rewards: buys an asset for one customer, paid by the platform; idempotent with X-Request-Id. */
-export const bind = apiHandler({ body, successStatus: 201, response: async () => (await import('../../lib/http/schemas/quotes.js')).instantPurchaseResponse, summary: 'Issue a reward' }, async ({ ctx, body, auth, requestId, claim }) => ({
-  message: await issueReward(ctx, auth, body, requestId, claim),
-}));
+export const bind = apiHandler(
+  {
+    body,
+    successStatus: 201,
+    response: async () => (await import('../../lib/http/schemas/quotes.js')).instantPurchaseResponse,
+    summary: 'Issue a reward',
+  },
+  async ({ ctx, body, auth, requestId, claim }) => ({
+    message: await issueReward(ctx, auth, body, requestId, claim),
+  }),
+);
 
 export const handler = onLambda(bind);

@@ -18,7 +18,14 @@ const query = z.object({
   client_trade_id: queryFilter(),
   trade_state: z.optional(z.enum(['accepted', 'active', 'terminated'])),
   settlement_state: z.optional(
-    z.enum(['null', 'obligations_outstanding', 'current_obligations_met', 'counterparty_defaulted', 'settled', 'defaulted']),
+    z.enum([
+      'null',
+      'obligations_outstanding',
+      'current_obligations_met',
+      'counterparty_defaulted',
+      'settled',
+      'defaulted',
+    ]),
   ),
   party_code: queryFilter(),
   reporting_party: queryFilter(),
@@ -41,6 +48,13 @@ const query = z.object({
  * apply together: `transaction_timestamp[gt|gte|e|lt|lte]` as in the reference API, or the inclusive
  * `transaction_timestamp_from` / `transaction_timestamp_to`.
  */
-export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/trades.js')).tradeListResponse, summary: 'List trades' }, async ({ ctx, query, auth }) => listTrades(ctx, auth.platformCode, query));
+export const bind = apiHandler(
+  {
+    query,
+    response: async () => (await import('../../lib/http/schemas/trades.js')).tradeListResponse,
+    summary: 'List trades',
+  },
+  async ({ ctx, query, auth }) => listTrades(ctx, auth.platformCode, query),
+);
 
 export const handler = onLambda(bind);

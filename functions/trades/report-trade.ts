@@ -7,6 +7,14 @@ import { reportTrade } from '../../lib/trades/report-trade.js';
  * POST /trades: report an executed trade for settlement. The body is checked by the domain's trade-report
  * rules rather than a zod schema: nearly every rule spans fields, and all issues come back in one 400.
  */
-export const bind = apiHandler({ body: z.unknown(), documentedBody: async () => (await import('../../lib/http/schemas/trade-report-request.js')).tradeReportRequest, response: async () => (await import('../../lib/http/schemas/trades.js')).tradeResponse, summary: 'Report a trade for settlement' }, async ({ ctx, body, auth, claim }) => ({ message: await reportTrade(ctx, body, auth, claim) }));
+export const bind = apiHandler(
+  {
+    body: z.unknown(),
+    documentedBody: async () => (await import('../../lib/http/schemas/trade-report-request.js')).tradeReportRequest,
+    response: async () => (await import('../../lib/http/schemas/trades.js')).tradeResponse,
+    summary: 'Report a trade for settlement',
+  },
+  async ({ ctx, body, auth, claim }) => ({ message: await reportTrade(ctx, body, auth, claim) }),
+);
 
 export const handler = onLambda(bind);

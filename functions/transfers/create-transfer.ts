@@ -17,8 +17,16 @@ const body = z.object({
 });
 
 /** POST /transfers: move an asset between accounts the platform may act for. */
-export const bind = apiHandler({ body, successStatus: 201, response: async () => (await import('../../lib/http/schemas/transfers.js')).transferResponse, summary: 'Create a transfer' }, async ({ ctx, body, auth, claim }) => ({
-  message: await createTransfer(ctx, auth.platformCode, body, claim),
-}));
+export const bind = apiHandler(
+  {
+    body,
+    successStatus: 201,
+    response: async () => (await import('../../lib/http/schemas/transfers.js')).transferResponse,
+    summary: 'Create a transfer',
+  },
+  async ({ ctx, body, auth, claim }) => ({
+    message: await createTransfer(ctx, auth.platformCode, body, claim),
+  }),
+);
 
 export const handler = onLambda(bind);

@@ -5,7 +5,11 @@ import { findTransfer } from '../../lib/transfers/list-transfers.js';
 
 /** GET /transfers/{id}: one of the platform's transfers. */
 export const bind = apiHandler(
-  { path: z.object({ id: z.string().check(z.maxLength(100)) }), response: async () => (await import('../../lib/http/schemas/transfers.js')).transferResponse, summary: 'Get a transfer' },
+  {
+    path: z.object({ id: z.string().check(z.maxLength(100)) }),
+    response: async () => (await import('../../lib/http/schemas/transfers.js')).transferResponse,
+    summary: 'Get a transfer',
+  },
   async ({ ctx, path, auth }) => findTransfer(ctx, auth.platformCode, path.id),
 );
 

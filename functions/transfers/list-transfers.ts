@@ -17,6 +17,13 @@ const query = z.object({
 });
 
 /** GET /transfers: the platform's transfers, newest first. */
-export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/transfers.js')).transferListResponse, summary: 'List transfers' }, async ({ ctx, query, auth }) => listTransfers(ctx, auth.platformCode, query));
+export const bind = apiHandler(
+  {
+    query,
+    response: async () => (await import('../../lib/http/schemas/transfers.js')).transferListResponse,
+    summary: 'List transfers',
+  },
+  async ({ ctx, query, auth }) => listTransfers(ctx, auth.platformCode, query),
+);
 
 export const handler = onLambda(bind);

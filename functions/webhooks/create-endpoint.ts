@@ -11,6 +11,14 @@ const body = z.object({
 });
 
 /** POST /webhooks/endpoints: a new endpoint; its `whsec_` secret is shown in this answer only. */
-export const bind = apiHandler({ body, response: async () => (await import('../../lib/http/schemas/webhooks.js')).endpointWithSecretResponse, summary: 'Create a webhook endpoint', secretInResponse: true }, async ({ ctx, body, auth, claim }) => createEndpoint(ctx, auth.platformCode, body, undefined, claim));
+export const bind = apiHandler(
+  {
+    body,
+    response: async () => (await import('../../lib/http/schemas/webhooks.js')).endpointWithSecretResponse,
+    summary: 'Create a webhook endpoint',
+    secretInResponse: true,
+  },
+  async ({ ctx, body, auth, claim }) => createEndpoint(ctx, auth.platformCode, body, undefined, claim),
+);
 
 export const handler = onLambda(bind);

@@ -4,8 +4,13 @@ import { apiHandler } from '../../lib/http/api-handler.js';
 import { getEndpointView } from '../../lib/webhooks/manage-endpoints.js';
 
 /** GET /webhooks/endpoints/{id}: one of the platform's endpoints. */
-export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100)) }), response: async () => (await import('../../lib/http/schemas/webhooks.js')).endpointResponse, summary: 'Get a webhook endpoint' }, async ({ ctx, path, auth }) =>
-  getEndpointView(ctx, auth.platformCode, path.id),
+export const bind = apiHandler(
+  {
+    path: z.object({ id: z.string().check(z.maxLength(100)) }),
+    response: async () => (await import('../../lib/http/schemas/webhooks.js')).endpointResponse,
+    summary: 'Get a webhook endpoint',
+  },
+  async ({ ctx, path, auth }) => getEndpointView(ctx, auth.platformCode, path.id),
 );
 
 export const handler = onLambda(bind);

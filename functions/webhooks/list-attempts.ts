@@ -5,8 +5,14 @@ import { pageQuery } from '../../lib/http/zod.js';
 import { listAttempts } from '../../lib/webhooks/list-attempts.js';
 
 /** GET /webhooks/endpoints/{id}/attempts: the endpoint's delivery attempts, oldest first. */
-export const bind = apiHandler({ query: z.object({ ...pageQuery(100) }), path: z.object({ id: z.string().check(z.maxLength(100)) }), response: async () => (await import('../../lib/http/schemas/webhooks.js')).attemptListResponse, summary: 'List delivery attempts' }, async ({ ctx, query, path, auth }) =>
-  listAttempts(ctx, auth.platformCode, path.id, query),
+export const bind = apiHandler(
+  {
+    query: z.object({ ...pageQuery(100) }),
+    path: z.object({ id: z.string().check(z.maxLength(100)) }),
+    response: async () => (await import('../../lib/http/schemas/webhooks.js')).attemptListResponse,
+    summary: 'List delivery attempts',
+  },
+  async ({ ctx, query, path, auth }) => listAttempts(ctx, auth.platformCode, path.id, query),
 );
 
 export const handler = onLambda(bind);

@@ -4,8 +4,14 @@ import { apiHandler } from '../../lib/http/api-handler.js';
 import { rotateSecret } from '../../lib/webhooks/manage-endpoints.js';
 
 /** POST /webhooks/endpoints/{id}/rotate_secret: a new secret (shown once); the old one signs beside it for 24 hours. */
-export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100)) }), response: async () => (await import('../../lib/http/schemas/webhooks.js')).rotatedEndpointResponse, summary: 'Rotate a webhook endpoint secret', secretInResponse: true }, async ({ ctx, path, auth, claim }) =>
-  rotateSecret(ctx, auth.platformCode, path.id, claim),
+export const bind = apiHandler(
+  {
+    path: z.object({ id: z.string().check(z.maxLength(100)) }),
+    response: async () => (await import('../../lib/http/schemas/webhooks.js')).rotatedEndpointResponse,
+    summary: 'Rotate a webhook endpoint secret',
+    secretInResponse: true,
+  },
+  async ({ ctx, path, auth, claim }) => rotateSecret(ctx, auth.platformCode, path.id, claim),
 );
 
 export const handler = onLambda(bind);

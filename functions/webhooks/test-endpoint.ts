@@ -4,8 +4,13 @@ import { apiHandler } from '../../lib/http/api-handler.js';
 import { sendTestEvent } from '../../lib/webhooks/manage-endpoints.js';
 
 /** POST /webhooks/endpoints/{id}/test: a webhook.test event to this endpoint only; answers the event. */
-export const bind = apiHandler({ path: z.object({ id: z.string().check(z.maxLength(100)) }), response: async () => (await import('../../lib/http/schemas/webhooks.js')).eventResponse, summary: 'Send a webhook.test event' }, async ({ ctx, path, auth, claim }) =>
-  sendTestEvent(ctx, auth.platformCode, path.id, claim),
+export const bind = apiHandler(
+  {
+    path: z.object({ id: z.string().check(z.maxLength(100)) }),
+    response: async () => (await import('../../lib/http/schemas/webhooks.js')).eventResponse,
+    summary: 'Send a webhook.test event',
+  },
+  async ({ ctx, path, auth, claim }) => sendTestEvent(ctx, auth.platformCode, path.id, claim),
 );
 
 export const handler = onLambda(bind);

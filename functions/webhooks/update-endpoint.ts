@@ -11,8 +11,14 @@ const body = z.object({
 });
 
 /** PATCH /webhooks/endpoints/{id}: url, event types, description, enabled (enabling clears a disable). */
-export const bind = apiHandler({ body, path: z.object({ id: z.string().check(z.maxLength(100)) }), response: async () => (await import('../../lib/http/schemas/webhooks.js')).endpointResponse, summary: 'Change a webhook endpoint' }, async ({ ctx, body, path, auth }) =>
-  changeEndpoint(ctx, auth.platformCode, path.id, body),
+export const bind = apiHandler(
+  {
+    body,
+    path: z.object({ id: z.string().check(z.maxLength(100)) }),
+    response: async () => (await import('../../lib/http/schemas/webhooks.js')).endpointResponse,
+    summary: 'Change a webhook endpoint',
+  },
+  async ({ ctx, body, path, auth }) => changeEndpoint(ctx, auth.platformCode, path.id, body),
 );
 
 export const handler = onLambda(bind);

@@ -12,6 +12,13 @@ const query = z.object({
 });
 
 /** GET /withdrawals/requests: the platform's withdrawal requests (convert-withdraw executions), newest first. */
-export const bind = apiHandler({ query, response: async () => (await import('../../lib/http/schemas/withdrawals.js')).withdrawalRequestListResponse, summary: 'List withdrawal requests' }, async ({ ctx, query, auth }) => listWithdrawals(ctx, auth.platformCode, query));
+export const bind = apiHandler(
+  {
+    query,
+    response: async () => (await import('../../lib/http/schemas/withdrawals.js')).withdrawalRequestListResponse,
+    summary: 'List withdrawal requests',
+  },
+  async ({ ctx, query, auth }) => listWithdrawals(ctx, auth.platformCode, query),
+);
 
 export const handler = onLambda(bind);

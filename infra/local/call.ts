@@ -16,7 +16,13 @@ if (SVC_API_KEY && SVC_API_SECRET && SVC_PASSPHRASE) {
   headers['X-SVC-API-KEY'] = SVC_API_KEY;
   headers['X-SVC-PASSPHRASE'] = SVC_PASSPHRASE;
   headers['X-SVC-TIMESTAMP'] = timestamp;
-  headers['X-SVC-SIGNED'] = sign(Buffer.from(SVC_API_SECRET, 'base64'), timestamp, method.toUpperCase(), path, body ?? '{}');
+  headers['X-SVC-SIGNED'] = sign(
+    Buffer.from(SVC_API_SECRET, 'base64'),
+    timestamp,
+    method.toUpperCase(),
+    path,
+    body ?? '{}',
+  );
 } else if (path !== '/time') {
   console.error('note: SVC_API_KEY, SVC_API_SECRET and SVC_PASSPHRASE are not all set; sending unsigned');
 }

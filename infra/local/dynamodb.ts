@@ -48,7 +48,11 @@ export interface LocalDynamo {
  * until it answers. One shared database file, so the server, the ops CLI and any region/credential see the
  * same tables.
  */
-export async function startDynamoLocal(options: { port: number; dataDir?: string; onSpawn?: (child: ChildProcess) => void }): Promise<LocalDynamo> {
+export async function startDynamoLocal(options: {
+  port: number;
+  dataDir?: string;
+  onSpawn?: (child: ChildProcess) => void;
+}): Promise<LocalDynamo> {
   assertJava();
   const child = spawn({ port: options.port, path: options.dataDir ?? null, sharedDb: true, stdio: 'pipe' });
   // The caller may have to stop it before it answers (a signal during start-up).
@@ -88,14 +92,23 @@ export async function startDynamoLocal(options: { port: number; dataDir?: string
 }
 
 export function localClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  return new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
 }
 
 /**
  * Brings a table made by an older version of the service (kept in DATA_DIR) up to its definition: indexes
  * and the stream added since are created in place, so `npm start` keeps its data.
  */
-async function upgradeTable(client: DynamoDBClient, name: string, table: TableDefinition, current: TableDescription): Promise<void> {
+async function upgradeTable(
+  client: DynamoDBClient,
+  name: string,
+  table: TableDefinition,
+  current: TableDescription,
+): Promise<void> {
   const input = createTableInput(name, table);
   const existing = new Set((current.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
   for (const index of input.GlobalSecondaryIndexes ?? []) {
@@ -104,7 +117,9 @@ async function upgradeTable(client: DynamoDBClient, name: string, table: TableDe
     await client.send(
       new UpdateTableCommand({
         TableName: name,
-        AttributeDefinitions: input.AttributeDefinitions.filter((attribute) => attributes.includes(attribute.AttributeName)),
+        AttributeDefinitions: input.AttributeDefinitions.filter((attribute) =>
+          attributes.includes(attribute.AttributeName),
+        ),
         GlobalSecondaryIndexUpdates: [{ Create: index }],
       }),
     );
@@ -128,7 +143,10 @@ export async function ensureTables(endpoint: string, names: { main: string; ttl:
     await client.send(new CreateTableCommand(createTableInput(name, table)));
     if (table.ttlAttribute) {
       await client.send(
-        new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true } }),
+        new UpdateTimeToLiveCommand({
+          TableName: name,
+          TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true },
+        }),
       );
     }
   };

@@ -39,12 +39,15 @@ export function lockDataDir(dir: string): DataDirLock {
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) {
-        if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new Error(`another instance took ${dir} while this one started; stop it first or set DATA_DIR`);
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+          throw new Error(`another instance took ${dir} while this one started; stop it first or set DATA_DIR`);
         throw error;
       }
       const owner = Number(readFileSync(file, 'utf8').trim());
       if (Number.isInteger(owner) && owner > 0 && alive(owner)) {
-        throw new Error(`another npm start (pid ${owner}) is running on the data directory ${dir}; stop it first or set DATA_DIR to another directory`);
+        throw new Error(
+          `another npm start (pid ${owner}) is running on the data directory ${dir}; stop it first or set DATA_DIR to another directory`,
+        );
       }
       rmSync(file, { force: true });
     }
@@ -56,7 +59,11 @@ export function assertPortFree(port: number, host: string): Promise<void> {
   return new Promise((resolvePort, reject) => {
     const probe = createServer();
     probe.once('error', (error: NodeJS.ErrnoException) => {
-      reject(error.code === 'EADDRINUSE' ? new Error(`port ${port} on ${host} is already in use; stop what holds it or set PORT to a free port`) : error);
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(`port ${port} on ${host} is already in use; stop what holds it or set PORT to a free port`)
+          : error,
+      );
     });
     probe.listen(port, host, () => probe.close(() => resolvePort()));
   });

@@ -34,7 +34,8 @@ export class KeyGate {
     private readonly perKey: number,
     private readonly nowMs: () => number = () => performance.now(),
   ) {
-    if (!Number.isInteger(perKey) || perKey < 1) throw new Error(`requests per API key must be a positive integer, not ${perKey}`);
+    if (!Number.isInteger(perKey) || perKey < 1)
+      throw new Error(`requests per API key must be a positive integer, not ${perKey}`);
   }
 
   async run<T>(key: string, work: () => Promise<T>): Promise<T> {

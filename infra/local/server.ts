@@ -79,7 +79,9 @@ function readBody(request: IncomingMessage): Promise<string | null> {
       bytes += chunk.length;
       if (bytes <= GATEWAY_MAX_BODY_BYTES) chunks.push(chunk);
     });
-    request.on('end', () => resolveBody(bytes > GATEWAY_MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8')));
+    request.on('end', () =>
+      resolveBody(bytes > GATEWAY_MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8')),
+    );
     request.on('error', reject);
   });
 }
@@ -103,7 +105,12 @@ function send(response: ServerResponse, result: APIGatewayProxyResult): void {
  * proxy event of its route, with the raw body, and goes to the same handler module. A trailing slash
  * routes like the path without it.
  */
-async function handleHttp(loadHandler: (route: Route) => Promise<LambdaHandler>, ctx: AppContext, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function handleHttp(
+  loadHandler: (route: Route) => Promise<LambdaHandler>,
+  ctx: AppContext,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://local');
   const path = url.pathname;
   const routable = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
@@ -125,11 +132,15 @@ async function handleHttp(loadHandler: (route: Route) => Promise<LambdaHandler>,
     send(response, {
       statusCode: status,
       headers: { 'Content-Type': 'application/json', 'X-Request-Id': randomUUID() },
-      body: JSON.stringify({ error: status === 405 ? `method ${method} not allowed on ${routable}` : `no route for ${method} ${routable}` }),
+      body: JSON.stringify({
+        error: status === 405 ? `method ${method} not allowed on ${routable}` : `no route for ${method} ${routable}`,
+      }),
     });
     return;
   }
-  const pathParameters = Object.fromEntries(hit.entry.params.map((name, i) => [name, decodeSegment(hit.match![i + 1]!)]));
+  const pathParameters = Object.fromEntries(
+    hit.entry.params.map((name, i) => [name, decodeSegment(hit.match![i + 1]!)]),
+  );
   const event = apiGatewayEvent({
     method,
     path,
@@ -145,7 +156,11 @@ async function handleHttp(loadHandler: (route: Route) => Promise<LambdaHandler>,
     send(response, await handler(event, lambdaContext(hit.entry.route)));
   } catch (error) {
     ctx.logger.error('local server: handler failed', { error: error as Error });
-    send(response, { statusCode: 500, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ error: 'Internal Server Error' }) });
+    send(response, {
+      statusCode: 500,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ error: 'Internal Server Error' }),
+    });
   }
 }
 
@@ -163,7 +178,12 @@ export interface HttpServerOptions {
 }
 
 /** Serves the route table on `port` (0: any free one) with every handler bound to `ctx`. */
-export function startHttpServer(ctx: AppContext, port: number, host = '127.0.0.1', options: HttpServerOptions = {}): Promise<{ server: Server; baseUrl: string }> {
+export function startHttpServer(
+  ctx: AppContext,
+  port: number,
+  host = '127.0.0.1',
+  options: HttpServerOptions = {},
+): Promise<{ server: Server; baseUrl: string }> {
   const loadHandler = handlerLoader(ctx);
   const gate = options.requestsPerKey === undefined ? undefined : new KeyGate(options.requestsPerKey);
   const serve = (request: IncomingMessage, response: ServerResponse) => {

@@ -44,7 +44,11 @@ async function main(): Promise<void> {
     }, STOP_TIMEOUT_MS).unref();
     if (wroteStackInfo) removeStackInfo();
     http?.server.closeAllConnections();
-    await Promise.allSettled([stopWorkflows?.(), stopWebhooks?.(), new Promise((r) => (http ? http.server.close(r) : r(undefined)))]);
+    await Promise.allSettled([
+      stopWorkflows?.(),
+      stopWebhooks?.(),
+      new Promise((r) => (http ? http.server.close(r) : r(undefined))),
+    ]);
     if (dynamo) await dynamo.stop();
     else if (dynamoChild && dynamoChild.exitCode === null) {
       await new Promise<void>((r) => {
@@ -65,7 +69,11 @@ async function main(): Promise<void> {
     await assertPortFree(port, host);
     mkdirSync(resolve(dir, 'dynamodb'), { recursive: true });
     const dynamoPort = process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : await freePort();
-    dynamo = await startDynamoLocal({ port: dynamoPort, dataDir: resolve(dir, 'dynamodb'), onSpawn: (child) => (dynamoChild = child) });
+    dynamo = await startDynamoLocal({
+      port: dynamoPort,
+      dataDir: resolve(dir, 'dynamodb'),
+      onSpawn: (child) => (dynamoChild = child),
+    });
     if (stopping) return;
     await ensureTables(dynamo.endpoint, LOCAL_TABLES);
     // The local runtime's edge: one context for the server and the settlement runner.
@@ -95,7 +103,9 @@ async function main(): Promise<void> {
   wroteStackInfo = true;
   console.log(`Service listening on ${http.baseUrl}`);
   console.log(`DynamoDB Local on ${dynamo.endpoint}, data in ${dir}`);
-  console.log('Create a platform with: npm run -s admin -- platform create --name "My Platform" --reason "first platform"');
+  console.log(
+    'Create a platform with: npm run -s admin -- platform create --name "My Platform" --reason "first platform"',
+  );
 }
 
 main().catch((error) => {

@@ -105,7 +105,8 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
             return true;
           })
           .then((failed) => {
-            if (failed && entry.receives + 1 < MAX_RECEIVES) later(REDELIVERY_DELAY_MS, () => enqueue({ ...entry, receives: entry.receives + 1 }));
+            if (failed && entry.receives + 1 < MAX_RECEIVES)
+              later(REDELIVERY_DELAY_MS, () => enqueue({ ...entry, receives: entry.receives + 1 }));
           })
           .finally(() => {
             active--;
@@ -125,7 +126,8 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
   const streams = new DynamoDBStreamsClient({ endpoint, region: ctx.config.AWS_REGION, credentials });
   const described = await tables.send(new DescribeTableCommand({ TableName: ctx.tables.main }));
   const streamArn = described.Table?.LatestStreamArn;
-  if (!streamArn) throw new Error(`table ${ctx.tables.main} has no stream; recreate it (npm start upgrades it) or enable its stream`);
+  if (!streamArn)
+    throw new Error(`table ${ctx.tables.main} has no stream; recreate it (npm start upgrades it) or enable its stream`);
 
   interface ShardState {
     iterator: string | undefined;
@@ -134,7 +136,16 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
   }
   const shards = new Map<string, ShardState>();
   const iteratorFor = async (shardId: string, type: ShardIteratorType, sequence?: string) =>
-    (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: type, SequenceNumber: sequence }))).ShardIterator;
+    (
+      await streams.send(
+        new GetShardIteratorCommand({
+          StreamArn: streamArn,
+          ShardId: shardId,
+          ShardIteratorType: type,
+          SequenceNumber: sequence,
+        }),
+      )
+    ).ShardIterator;
 
   // Shards open when we start are read from now on (what came before is the sweep's); later shards from their start.
   const discoverShards = async (initial: boolean) => {
@@ -149,7 +160,11 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
           shards.set(id, { iterator: undefined, checkpoint: undefined, failures: 0 });
           continue;
         }
-        shards.set(id, { iterator: await iteratorFor(id, initial ? 'LATEST' : 'TRIM_HORIZON'), checkpoint: undefined, failures: 0 });
+        shards.set(id, {
+          iterator: await iteratorFor(id, initial ? 'LATEST' : 'TRIM_HORIZON'),
+          checkpoint: undefined,
+          failures: 0,
+        });
       }
       ExclusiveStartShardId = out.StreamDescription?.LastEvaluatedShardId;
     } while (ExclusiveStartShardId);
@@ -164,7 +179,9 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
       out = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }));
     } catch (error) {
       if (error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException) {
-        state.iterator = state.checkpoint ? await iteratorFor(shardId, 'AFTER_SEQUENCE_NUMBER', state.checkpoint) : await iteratorFor(shardId, 'LATEST');
+        state.iterator = state.checkpoint
+          ? await iteratorFor(shardId, 'AFTER_SEQUENCE_NUMBER', state.checkpoint)
+          : await iteratorFor(shardId, 'LATEST');
         return false;
       }
       throw error;
@@ -176,7 +193,9 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
       .filter((record) => !accepts || accepts(String(record.dynamodb?.NewImage?.platform_code?.S ?? '')));
     if (records.length > 0) {
       const event: DynamoDBStreamEvent = { Records: records };
-      const response = await dispatcher(event).catch(() => ({ batchItemFailures: [{ itemIdentifier: records[0]!.dynamodb!.SequenceNumber! }] }));
+      const response = await dispatcher(event).catch(() => ({
+        batchItemFailures: [{ itemIdentifier: records[0]!.dynamodb!.SequenceNumber! }],
+      }));
       const failed = response.batchItemFailures.map((failure) => failure.itemIdentifier).sort(compareSequence)[0];
       if (failed !== undefined && state.failures < MAX_RECEIVES) {
         // Like Lambda: resume at the first failed record (later ones are dispatched again, harmlessly).
@@ -244,7 +263,9 @@ function lambdaRecord(record: StreamRecord, streamArn: string): DynamoDBRecord {
     awsRegion: record.awsRegion,
     eventSourceARN: streamArn,
     dynamodb: {
-      ApproximateCreationDateTime: data.ApproximateCreationDateTime ? Math.floor(data.ApproximateCreationDateTime.getTime() / 1000) : undefined,
+      ApproximateCreationDateTime: data.ApproximateCreationDateTime
+        ? Math.floor(data.ApproximateCreationDateTime.getTime() / 1000)
+        : undefined,
       Keys: data.Keys as never,
       NewImage: data.NewImage as never,
       OldImage: data.OldImage as never,

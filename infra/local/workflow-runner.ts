@@ -135,7 +135,10 @@ export class LocalSettlementRunner {
   private readonly tasks: Record<string, TaskHandler>;
   private readonly executions = new Map<string, LocalExecution>();
   /** Ends this runner could not write (DynamoDB refused): the sweep writes them later. */
-  private readonly unrecordedEnds = new Map<string, { tradeId: string; status: Exclude<ExecutionStatus, 'RUNNING'>; atMs: number; error?: string }>();
+  private readonly unrecordedEnds = new Map<
+    string,
+    { tradeId: string; status: Exclude<ExecutionStatus, 'RUNNING'>; atMs: number; error?: string }
+  >();
   private sweepTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -145,7 +148,9 @@ export class LocalSettlementRunner {
     options: LocalRunnerOptions = {},
   ) {
     // Cloned: the engine may annotate the definition it is given, and the shared one must stay pristine.
-    const definition = structuredClone(settlementWorkflowDefinition(LOCAL_RESOURCES, options.definition)) as unknown as StateMachineDefinition;
+    const definition = structuredClone(
+      settlementWorkflowDefinition(LOCAL_RESOURCES, options.definition),
+    ) as unknown as StateMachineDefinition;
     this.machine = new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } });
     const tasks = { ...defaultTasks(ctx), ...options.tasks };
     this.tasks = {
@@ -189,7 +194,10 @@ export class LocalSettlementRunner {
       }
     }
     if (result.closed.length > 0) {
-      this.ctx.logger.warn('closed settlement executions left running', { closed: result.closed.length, resumed: result.resumed });
+      this.ctx.logger.warn('closed settlement executions left running', {
+        closed: result.closed.length,
+        resumed: result.resumed,
+      });
     }
     return result;
   }
@@ -275,7 +283,11 @@ export class LocalSettlementRunner {
     await Promise.race([ends, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
   }
 
-  private async run(input: SettlementExecutionInput, execution: LocalExecution, markStarted: () => void): Promise<LocalExecutionEnd> {
+  private async run(
+    input: SettlementExecutionInput,
+    execution: LocalExecution,
+    markStarted: () => void,
+  ): Promise<LocalExecutionEnd> {
     const tradeId = input.trade_id;
     const name = executionNameOfInput(input);
     const { executions } = await settlementHistory(this.ctx, tradeId);
@@ -332,7 +344,10 @@ export class LocalSettlementRunner {
       status = aborted ? 'ABORTED' : 'SUCCEEDED';
     } catch (failure) {
       status = failure instanceof ExecutionTimeoutError ? 'TIMED_OUT' : 'FAILED';
-      error = failure instanceof Error ? `${failure.message}${failure.cause instanceof Error ? `: ${failure.cause.message}` : ''}` : String(failure);
+      error =
+        failure instanceof Error
+          ? `${failure.message}${failure.cause instanceof Error ? `: ${failure.cause.message}` : ''}`
+          : String(failure);
     }
     await recording;
     await this.recordEnd(tradeId, executionId, status, error);
@@ -350,7 +365,12 @@ export class LocalSettlementRunner {
   }
 
   /** The execution's end; if it can't be written now, the next sweep writes it (it must not stay RUNNING). */
-  private async recordEnd(tradeId: string, executionId: string, status: Exclude<ExecutionStatus, 'RUNNING'>, error?: string): Promise<void> {
+  private async recordEnd(
+    tradeId: string,
+    executionId: string,
+    status: Exclude<ExecutionStatus, 'RUNNING'>,
+    error?: string,
+  ): Promise<void> {
     const atMs = Date.now();
     if (!(await this.safely(() => recordExecutionEnd(this.ctx, tradeId, executionId, status, atMs, error)))) {
       this.unrecordedEnds.set(executionId, { tradeId, status, atMs, error });
@@ -383,14 +403,25 @@ async function sleepUntil(ctx: AppContext, atMs: number, signal: AbortSignal): P
 }
 
 function historyEntry(event: EngineEvent, sequence: number): SettlementEvent | undefined {
-  const base = { sequence, type: event.type, at: event.timestamp, state: null, state_type: null, outcome: null, past_deadline: null, error: null };
+  const base = {
+    sequence,
+    type: event.type,
+    at: event.timestamp,
+    state: null,
+    state_type: null,
+    outcome: null,
+    past_deadline: null,
+    error: null,
+  };
   if (!('state' in event)) {
     return 'Error' in event ? { ...base, error: `${event.Error}: ${describeCause(event.Cause)}` } : base;
   }
   const entry: SettlementEvent = { ...base, state: event.state.name, state_type: event.state.type };
   if (event.type === 'StateExited') {
     const key = TASK_RESULT_KEYS[event.state.name];
-    const result = key ? ((event.state.output as Record<string, unknown> | undefined)?.[key] as Record<string, unknown> | undefined) : undefined;
+    const result = key
+      ? ((event.state.output as Record<string, unknown> | undefined)?.[key] as Record<string, unknown> | undefined)
+      : undefined;
     if (result) {
       entry.outcome = typeof result.outcome === 'string' ? result.outcome : null;
       entry.past_deadline = typeof result.past_deadline === 'boolean' ? result.past_deadline : null;
@@ -460,7 +491,10 @@ export interface LocalWorkflows {
  * RUNNING) and sweeps for such executions every `sweepIntervalMs`. The returned context is `ctx` with the
  * runner as its settlement workflow; the runner's tasks run with it too.
  */
-export async function startLocalWorkflows(ctx: AppContext, options: StartLocalWorkflowsOptions = {}): Promise<LocalWorkflows> {
+export async function startLocalWorkflows(
+  ctx: AppContext,
+  options: StartLocalWorkflowsOptions = {},
+): Promise<LocalWorkflows> {
   let runner!: LocalSettlementRunner;
   const withRunner: AppContext = {
     ...ctx,

@@ -41,10 +41,13 @@ export const commands: Commands = {
  */
 async function connect(): Promise<AppContext> {
   // Never traced: the X-Ray SDK records nothing outside Lambda.
-  if (process.env.TABLE_NAME && process.env.TTL_TABLE_NAME) return loadContext({ ...parseConfig(process.env), TRACING: 'off' });
+  if (process.env.TABLE_NAME && process.env.TTL_TABLE_NAME)
+    return loadContext({ ...parseConfig(process.env), TRACING: 'off' });
   const stack = readStackInfo();
   if (!stack) {
-    throw new Error('no running local stack found (start one with `npm start`), and TABLE_NAME/TTL_TABLE_NAME are not set for deployed tables');
+    throw new Error(
+      'no running local stack found (start one with `npm start`), and TABLE_NAME/TTL_TABLE_NAME are not set for deployed tables',
+    );
   }
   return createContext(localConfig(stack.dynamodb_endpoint, { main: stack.table_name, ttl: stack.ttl_table_name }));
 }
@@ -56,7 +59,10 @@ function commandUsage(command: Command): string {
 }
 
 export function usage(): string {
-  return ['usage: npm run admin -- <command>', ...Object.values(commands).map((command) => `  ${command.usage}${command.mutates ? ' --reason TEXT' : ''}`)].join('\n');
+  return [
+    'usage: npm run admin -- <command>',
+    ...Object.values(commands).map((command) => `  ${command.usage}${command.mutates ? ' --reason TEXT' : ''}`),
+  ].join('\n');
 }
 
 /**
@@ -65,7 +71,10 @@ export function usage(): string {
  * silently ignored (a misspelled `--account-lable` once booked to `general`).
  */
 function parseFlags(command: Command, args: string[]): Flags {
-  const options = { ...command.options, ...(command.mutates && { reason: { type: 'string' as const, required: true as const } }) };
+  const options = {
+    ...command.options,
+    ...(command.mutates && { reason: { type: 'string' as const, required: true as const } }),
+  };
   let values: Flags;
   let positionals: string[];
   try {
@@ -84,13 +93,17 @@ function parseFlags(command: Command, args: string[]): Flags {
     if (word === undefined || word.trim() === '') problems.push(`${command.positional.toUpperCase()} is required`);
     else values[command.positional] = word;
   }
-  if (positionals.length > 0) problems.push(`unexpected argument${positionals.length > 1 ? 's' : ''} ${positionals.map((word) => `'${word}'`).join(' ')}`);
+  if (positionals.length > 0)
+    problems.push(
+      `unexpected argument${positionals.length > 1 ? 's' : ''} ${positionals.map((word) => `'${word}'`).join(' ')}`,
+    );
   for (const [name, spec] of Object.entries(options)) {
     const value = values[name];
     if (typeof value === 'string' && value.trim() === '') problems.push(`--${name} needs a non-empty value`);
     else if (spec.required && value === undefined) problems.push(`--${name} is required`);
   }
-  if (typeof values.reason === 'string' && values.reason.length > MAX_REASON_CHARS) problems.push(`--reason is at most ${MAX_REASON_CHARS} characters`);
+  if (typeof values.reason === 'string' && values.reason.length > MAX_REASON_CHARS)
+    problems.push(`--reason is at most ${MAX_REASON_CHARS} characters`);
   if (problems.length > 0) throw new UsageError(`${problems.join('; ')}\n${commandUsage(command)}`);
   return values;
 }
@@ -110,7 +123,13 @@ function auditFor(ctx: AppContext, commandName: string, reason: string): Audit &
   const who = operator();
   // Through JSON: decimals become their text, and nothing but plain data reaches the table.
   const entry = (changes: Record<string, unknown>) =>
-    newAuditEntry({ command: commandName, operator: who, reason, changes: JSON.parse(JSON.stringify(changes)) as Record<string, unknown>, at: ctx.clock.nowMs() });
+    newAuditEntry({
+      command: commandName,
+      operator: who,
+      reason,
+      changes: JSON.parse(JSON.stringify(changes)) as Record<string, unknown>,
+      at: ctx.clock.nowMs(),
+    });
   const audit = {
     operator: who,
     reason,

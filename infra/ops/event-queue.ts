@@ -14,10 +14,16 @@ export function eventQueueUrl(kind: keyof typeof EVENT_QUEUE_VARIABLES): string 
 }
 
 /** Sends one event, grouped by the resource it moves; content-based deduplication drops an identical resend. */
-export async function queueEvent(queueUrl: string, groupId: string, event: object): Promise<{ queued: true; queue_url: string; message_id: string | undefined }> {
+export async function queueEvent(
+  queueUrl: string,
+  groupId: string,
+  event: object,
+): Promise<{ queued: true; queue_url: string; message_id: string | undefined }> {
   const client = new SQSClient({});
   try {
-    const sent = await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(event), MessageGroupId: groupId }));
+    const sent = await client.send(
+      new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(event), MessageGroupId: groupId }),
+    );
     return { queued: true, queue_url: queueUrl, message_id: sent.MessageId };
   } finally {
     client.destroy();

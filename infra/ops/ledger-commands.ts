@@ -5,7 +5,8 @@ import { optional, required, UsageError, type Commands } from './command.js';
 /** Money in from outside, and the relationships that let a platform act for a participant. */
 export const ledgerCommands: Commands = {
   deposit: {
-    usage: 'deposit --participant CODE --asset ASSET --amount AMOUNT --reference BANK_WIRE_ID [--account-group G] [--account-label L]',
+    usage:
+      'deposit --participant CODE --asset ASSET --amount AMOUNT --reference BANK_WIRE_ID [--account-group G] [--account-label L]',
     options: {
       participant: { type: 'string', required: true },
       asset: { type: 'string', required: true },
@@ -26,21 +27,37 @@ export const ledgerCommands: Commands = {
       };
       // The operator's record commits with the booking; a repeated reference books nothing and records nothing new.
       const booking = await deposit(ctx, request, {
-        alongWith: [audit.item({ reference: request.reference, participant_code: request.participantCode, asset: request.asset, amount: request.amount, account_group: request.accountGroup ?? null, account_label: request.accountLabel ?? null })],
+        alongWith: [
+          audit.item({
+            reference: request.reference,
+            participant_code: request.participantCode,
+            asset: request.asset,
+            amount: request.amount,
+            account_group: request.accountGroup ?? null,
+            account_label: request.accountLabel ?? null,
+          }),
+        ],
       });
       return booking;
     },
   },
   'relationship grant': {
     usage: `relationship grant --platform CODE --participant CODE [--kind ${RELATIONSHIP_KINDS.join('|')}]`,
-    options: { platform: { type: 'string', required: true }, participant: { type: 'string', required: true }, kind: { type: 'string' } },
+    options: {
+      platform: { type: 'string', required: true },
+      participant: { type: 'string', required: true },
+      kind: { type: 'string' },
+    },
     mutates: true,
     run: async (flags, ctx, audit) => {
       const kind = (optional(flags, 'kind') ?? 'submits_platform_transfers_for') as RelationshipKind;
-      if (!RELATIONSHIP_KINDS.includes(kind)) throw new UsageError(`unknown relationship kind ${kind} (known: ${RELATIONSHIP_KINDS.join(', ')})`);
+      if (!RELATIONSHIP_KINDS.includes(kind))
+        throw new UsageError(`unknown relationship kind ${kind} (known: ${RELATIONSHIP_KINDS.join(', ')})`);
       const platformCode = required(flags, 'platform');
       const participantCode = required(flags, 'participant');
-      await grantRelationship(ctx, platformCode, kind, participantCode, { alongWith: [audit.item({ platform_code: platformCode, participant_code: participantCode, kind })] });
+      await grantRelationship(ctx, platformCode, kind, participantCode, {
+        alongWith: [audit.item({ platform_code: platformCode, participant_code: participantCode, kind })],
+      });
       return { platform_code: platformCode, participant_code: participantCode, kind, granted: true };
     },
   },

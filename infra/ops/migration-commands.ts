@@ -1,4 +1,10 @@
-import { findMigration, MIGRATIONS, migrationRuns, runMigration, type MigrationRun } from '../../lib/store/migrations/index.js';
+import {
+  findMigration,
+  MIGRATIONS,
+  migrationRuns,
+  runMigration,
+  type MigrationRun,
+} from '../../lib/store/migrations/index.js';
 import { getPlatform } from '../../lib/store/platforms.js';
 import { optional, required, UsageError, withExitCode, type Commands } from './command.js';
 
@@ -36,7 +42,9 @@ export const migrationCommands: Commands = {
             applied: table?.status === 'applied',
             status: table?.status ?? 'not run',
             ...(table && { run: runView(table) }),
-            platforms: runs.filter((run) => run.scope !== 'table').map((run) => ({ platform_code: run.scope, ...runView(run) })),
+            platforms: runs
+              .filter((run) => run.scope !== 'table')
+              .map((run) => ({ platform_code: run.scope, ...runView(run) })),
           };
         }),
       ),
@@ -50,14 +58,18 @@ export const migrationCommands: Commands = {
     check: (flags) => {
       const name = required(flags, 'name');
       if (!findMigration(name)) {
-        throw new UsageError(`unknown migration '${name}' (known: ${MIGRATIONS.map((migration) => migration.name).join(', ')})\nusage: npm run admin -- ${RUN_USAGE} --reason TEXT`);
+        throw new UsageError(
+          `unknown migration '${name}' (known: ${MIGRATIONS.map((migration) => migration.name).join(', ')})\nusage: npm run admin -- ${RUN_USAGE} --reason TEXT`,
+        );
       }
     },
     run: async (flags, ctx, audit) => {
       const migration = findMigration(required(flags, 'name'))!;
       const platformCode = optional(flags, 'platform');
       if (platformCode !== undefined && !(await getPlatform(ctx, platformCode))) {
-        throw new UsageError(`--platform: no platform ${platformCode}\nusage: npm run admin -- ${RUN_USAGE} --reason TEXT`);
+        throw new UsageError(
+          `--platform: no platform ${platformCode}\nusage: npm run admin -- ${RUN_USAGE} --reason TEXT`,
+        );
       }
       const stop = new AbortController();
       const onSignal = () => stop.abort();
@@ -69,9 +81,17 @@ export const migrationCommands: Commands = {
           operator: audit.operator,
           reason: audit.reason,
           signal: stop.signal,
-          onProgress: (progress) => process.stderr.write(`${migration.name}${platformCode ? ` (${platformCode})` : ''}: ${JSON.stringify(progress)}\n`),
+          onProgress: (progress) =>
+            process.stderr.write(
+              `${migration.name}${platformCode ? ` (${platformCode})` : ''}: ${JSON.stringify(progress)}\n`,
+            ),
         });
-        const result = { migration: outcome.name, scope: outcome.scope, outcome: outcome.outcome, progress: outcome.progress };
+        const result = {
+          migration: outcome.name,
+          scope: outcome.scope,
+          outcome: outcome.outcome,
+          progress: outcome.progress,
+        };
         await audit.record(result);
         return withExitCode({ ...result, run: runView(outcome.run) }, outcome.outcome === 'stopped' ? 3 : 0);
       } finally {

@@ -6,15 +6,29 @@ import { required, UsageError, type Commands } from './command.js';
 export const participantCommands: Commands = {
   'participant status': {
     usage: `participant status --platform CODE --participant CODE --status ${PARTICIPANT_STATUSES.join('|')}`,
-    options: { platform: { type: 'string', required: true }, participant: { type: 'string', required: true }, status: { type: 'string', required: true } },
+    options: {
+      platform: { type: 'string', required: true },
+      participant: { type: 'string', required: true },
+      status: { type: 'string', required: true },
+    },
     mutates: true,
     run: async (flags, ctx, audit) => {
       const status = required(flags, 'status');
-      if (!isParticipantStatus(status)) throw new UsageError(`--status must be one of ${PARTICIPANT_STATUSES.join(', ')}, got '${status}'`);
+      if (!isParticipantStatus(status))
+        throw new UsageError(`--status must be one of ${PARTICIPANT_STATUSES.join(', ')}, got '${status}'`);
       // The operator's record commits with the change; a no-op writes no change (the CLI records the attempt).
-      return setParticipantStatus(ctx, { platformCode: required(flags, 'platform'), participantCode: required(flags, 'participant'), status }, (change) => [
-        audit.item({ platform_code: change.platform_code, participant_code: change.participant_code, status: change.status, previous_status: change.previous_status }),
-      ]);
+      return setParticipantStatus(
+        ctx,
+        { platformCode: required(flags, 'platform'), participantCode: required(flags, 'participant'), status },
+        (change) => [
+          audit.item({
+            platform_code: change.platform_code,
+            participant_code: change.participant_code,
+            status: change.status,
+            previous_status: change.previous_status,
+          }),
+        ],
+      );
     },
   },
 };

@@ -11,9 +11,13 @@ import { optional, required, UsageError, type Commands } from './command.js';
 function parsePermissions(text: string | undefined): PermissionArea[] {
   if (text === undefined) return [...PERMISSION_AREAS];
   const areas = text.split(',').map((area) => area.trim());
-  if (areas.some((area) => area === '')) throw new UsageError(`--permissions needs one or more areas separated by commas (known: ${PERMISSION_AREAS.join(', ')})`);
+  if (areas.some((area) => area === ''))
+    throw new UsageError(
+      `--permissions needs one or more areas separated by commas (known: ${PERMISSION_AREAS.join(', ')})`,
+    );
   const unknown = areas.filter((area) => !(PERMISSION_AREAS as readonly string[]).includes(area));
-  if (unknown.length) throw new UsageError(`unknown permission areas: ${unknown.join(', ')} (known: ${PERMISSION_AREAS.join(', ')})`);
+  if (unknown.length)
+    throw new UsageError(`unknown permission areas: ${unknown.join(', ')} (known: ${PERMISSION_AREAS.join(', ')})`);
   return areas as PermissionArea[];
 }
 
@@ -23,7 +27,8 @@ function parsePermissions(text: string | undefined): PermissionArea[] {
  */
 function parseSpreadBps(text: string | undefined): string {
   if (text === undefined) return '0';
-  if (!AMOUNT_PATTERN.test(text)) throw new UsageError('--spread-bps must be a decimal number of basis points such as "25" or "12.5"');
+  if (!AMOUNT_PATTERN.test(text))
+    throw new UsageError('--spread-bps must be a decimal number of basis points such as "25" or "12.5"');
   const bps = new Money(text);
   priceWithSpread(new Money(1), 'sell', bps);
   return bps.toFixed();
@@ -31,8 +36,12 @@ function parseSpreadBps(text: string | undefined): string {
 
 /** `--rps` and `--burst` as whole numbers of requests (no sign, no decimals, no exponent), within the limits' rules. */
 function parseRateLimit(rps: string, burst: string): RateLimit {
-  for (const [name, text] of [['rps', rps], ['burst', burst]] as const) {
-    if (!/^\d+$/.test(text) || Number(text) < 1) throw new UsageError(`--${name} must be a positive whole number of requests, not '${text}'`);
+  for (const [name, text] of [
+    ['rps', rps],
+    ['burst', burst],
+  ] as const) {
+    if (!/^\d+$/.test(text) || Number(text) < 1)
+      throw new UsageError(`--${name} must be a positive whole number of requests, not '${text}'`);
   }
   const limit = { rps: Number(rps), burst: Number(burst) };
   const problem = rateLimitProblem(limit);
@@ -44,7 +53,11 @@ function parseRateLimit(rps: string, burst: string): RateLimit {
 export const platformCommands: Commands = {
   'platform create': {
     usage: 'platform create --name NAME [--spread-bps BPS] [--permissions area,area]',
-    options: { name: { type: 'string', required: true }, 'spread-bps': { type: 'string' }, permissions: { type: 'string' } },
+    options: {
+      name: { type: 'string', required: true },
+      'spread-bps': { type: 'string' },
+      permissions: { type: 'string' },
+    },
     mutates: true,
     run: async (flags, ctx, audit) => {
       // Every flag is checked before the first write, so a typo never leaves a platform without a key.
@@ -53,20 +66,35 @@ export const platformCommands: Commands = {
       const platform = await createPlatform(ctx, required(flags, 'name'), spreadBps);
       const credentials = await createApiKey(ctx, platform.platform_code, permissions);
       // The secret and passphrase are printed once, never recorded.
-      await audit.record({ platform_code: platform.platform_code, participant_code: platform.participant_code, spread_bps: spreadBps, api_key: credentials.api_key, permissions });
+      await audit.record({
+        platform_code: platform.platform_code,
+        participant_code: platform.participant_code,
+        spread_bps: spreadBps,
+        api_key: credentials.api_key,
+        permissions,
+      });
       return { platform_code: platform.platform_code, participant_code: platform.participant_code, ...credentials };
     },
   },
   'platform limits': {
     usage: 'platform limits --platform CODE --rps N --burst N',
-    options: { platform: { type: 'string', required: true }, rps: { type: 'string', required: true }, burst: { type: 'string', required: true } },
+    options: {
+      platform: { type: 'string', required: true },
+      rps: { type: 'string', required: true },
+      burst: { type: 'string', required: true },
+    },
     mutates: true,
     // Checked before the CLI connects: a bad rate reads and writes nothing.
     check: (flags) => void parseRateLimit(required(flags, 'rps'), required(flags, 'burst')),
     run: async (flags, ctx, audit) => {
       const limit = parseRateLimit(required(flags, 'rps'), required(flags, 'burst'));
       const platformCode = required(flags, 'platform');
-      const set = await setPlatformRateLimit(ctx, platformCode, limit, audit.item({ platform_code: platformCode, rate_limit: limit }));
+      const set = await setPlatformRateLimit(
+        ctx,
+        platformCode,
+        limit,
+        audit.item({ platform_code: platformCode, rate_limit: limit }),
+      );
       if (!set) throw new UsageError(`unknown platform ${platformCode}`);
       return { platform_code: platformCode, rate_limit: limit, api_keys_updated: set.keys };
     },
@@ -98,6 +126,9 @@ export const platformCommands: Commands = {
   'key list': {
     usage: 'key list --platform CODE',
     options: { platform: { type: 'string', required: true } },
-    run: async (flags, ctx) => ({ platform_code: required(flags, 'platform'), keys: await listApiKeys(ctx, required(flags, 'platform')) }),
+    run: async (flags, ctx) => ({
+      platform_code: required(flags, 'platform'),
+      keys: await listApiKeys(ctx, required(flags, 'platform')),
+    }),
   },
 };

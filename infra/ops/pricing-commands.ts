@@ -5,10 +5,21 @@ import { required, type Commands } from './command.js';
 export const pricingCommands: Commands = {
   'price set': {
     usage: 'price set --underlying ASSET --quoted-currency ASSET --price PRICE [--force]',
-    options: { underlying: { type: 'string', required: true }, 'quoted-currency': { type: 'string', required: true }, price: { type: 'string', required: true }, force: { type: 'boolean' } },
+    options: {
+      underlying: { type: 'string', required: true },
+      'quoted-currency': { type: 'string', required: true },
+      price: { type: 'string', required: true },
+      force: { type: 'boolean' },
+    },
     mutates: true,
     run: async (flags, ctx, audit) => {
-      const result = await setReferencePrice(ctx, required(flags, 'underlying'), required(flags, 'quoted-currency'), required(flags, 'price'), { force: flags.force === true });
+      const result = await setReferencePrice(
+        ctx,
+        required(flags, 'underlying'),
+        required(flags, 'quoted-currency'),
+        required(flags, 'price'),
+        { force: flags.force === true },
+      );
       await audit.record({ ...result, forced: flags.force === true });
       return result;
     },

@@ -1,5 +1,10 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import { CheckpointMismatchError, LedgerUnreachableError, runLedgerCheck, type CheckpointStore } from '../../lib/reconciliation/run-ledger-check.js';
+import {
+  CheckpointMismatchError,
+  LedgerUnreachableError,
+  runLedgerCheck,
+  type CheckpointStore,
+} from '../../lib/reconciliation/run-ledger-check.js';
 import { optional, UsageError, withExitCode, type Commands } from './command.js';
 
 const DEFAULT_SEGMENTS = 4;
@@ -41,7 +46,9 @@ export const reconciliationCommands: Commands = {
       const segmentsText = optional(flags, 'segments') ?? String(DEFAULT_SEGMENTS);
       const totalSegments = Number(segmentsText);
       if (!/^\d+$/.test(segmentsText) || totalSegments < 1 || totalSegments > MAX_SEGMENTS) {
-        throw new UsageError(`--segments must be a whole number from 1 to ${MAX_SEGMENTS}\nusage: npm run admin -- ${reconciliationCommands['ledger check']!.usage}`);
+        throw new UsageError(
+          `--segments must be a whole number from 1 to ${MAX_SEGMENTS}\nusage: npm run admin -- ${reconciliationCommands['ledger check']!.usage}`,
+        );
       }
       const platformCode = optional(flags, 'platform');
       const resume = optional(flags, 'resume');
@@ -61,7 +68,8 @@ export const reconciliationCommands: Commands = {
         return withExitCode(report, !report.complete ? 3 : report.clean ? 0 : 1);
       } catch (error) {
         // An unreachable or misnamed table, or a resume file of another run: nothing was checked or written.
-        if (error instanceof LedgerUnreachableError || error instanceof CheckpointMismatchError) throw new UsageError(error.message);
+        if (error instanceof LedgerUnreachableError || error instanceof CheckpointMismatchError)
+          throw new UsageError(error.message);
         throw error;
       } finally {
         process.off('SIGINT', onSignal);

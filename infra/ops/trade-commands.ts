@@ -1,4 +1,9 @@
-import { ExecutionDoesNotExist, GetExecutionHistoryCommand, type HistoryEvent, type SFNClient } from '@aws-sdk/client-sfn';
+import {
+  ExecutionDoesNotExist,
+  GetExecutionHistoryCommand,
+  type HistoryEvent,
+  type SFNClient,
+} from '@aws-sdk/client-sfn';
 import type { AppContext } from '../../lib/context.js';
 import { executionNameOf, legAt } from '../../lib/domain/settlement-schedule.js';
 import { executionArnOf } from '../../lib/settlement/start-settlement.js';
@@ -149,10 +154,13 @@ async function awsExecution(client: SFNClient, stateMachineArn: string, name: st
     const exited = event.stateExitedEventDetails;
     const type = entered ? 'StateEntered' : exited ? 'StateExited' : (event.type ?? 'unknown');
     if (entered) current = entered.name ?? null;
-    const output = exited?.output ? (JSON.parse(exited.output) as Record<string, Record<string, unknown> | undefined>) : undefined;
+    const output = exited?.output
+      ? (JSON.parse(exited.output) as Record<string, Record<string, unknown> | undefined>)
+      : undefined;
     const key = exited?.name ? RESULT_KEY_OF_STATE[exited.name] : undefined;
     const result = output && key ? output[key] : undefined;
-    const failure = event.lambdaFunctionFailedEventDetails ?? event.taskFailedEventDetails ?? event.executionFailedEventDetails;
+    const failure =
+      event.lambdaFunctionFailedEventDetails ?? event.taskFailedEventDetails ?? event.executionFailedEventDetails;
     return {
       sequence: index + 1,
       type,
@@ -177,7 +185,9 @@ export const tradeCommands: Commands = {
       if (!trade) throw new UsageError(`unknown trade ${tradeId}`);
       const { workflow } = ctx;
       const executions =
-        workflow.kind === 'step-functions' ? await awsExecutions(ctx, workflow.client, workflow.stateMachineArn, trade) : await localExecutions(ctx, tradeId);
+        workflow.kind === 'step-functions'
+          ? await awsExecutions(ctx, workflow.client, workflow.stateMachineArn, trade)
+          : await localExecutions(ctx, tradeId);
       return { trade: tradeStates(trade), executions };
     },
   },

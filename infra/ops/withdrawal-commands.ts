@@ -18,10 +18,18 @@ export const withdrawalCommands: Commands = {
   },
   'withdrawal event': {
     usage: 'withdrawal event --id WITHDRAWAL_REQUEST_ID --status CONFIRMED|FAILED [--transaction-hash HASH]',
-    options: { id: { type: 'string', required: true }, status: { type: 'string', required: true }, 'transaction-hash': { type: 'string' } },
+    options: {
+      id: { type: 'string', required: true },
+      status: { type: 'string', required: true },
+      'transaction-hash': { type: 'string' },
+    },
     mutates: true,
     run: async (flags, ctx, audit) => {
-      const event = { withdrawal_request_id: required(flags, 'id'), status: required(flags, 'status'), transaction_hash: optional(flags, 'transaction-hash') ?? null };
+      const event = {
+        withdrawal_request_id: required(flags, 'id'),
+        status: required(flags, 'status'),
+        transaction_hash: optional(flags, 'transaction-hash') ?? null,
+      };
       const queueUrl = eventQueueUrl('custody');
       if (queueUrl) {
         const queued = await queueEvent(queueUrl, event.withdrawal_request_id, event);

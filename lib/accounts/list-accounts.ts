@@ -17,16 +17,24 @@ export interface AccountFilters {
 
 /** `GET /accounts`: one page of the platform's and its customers' accounts, in the reference API's shape. */
 export async function listAccounts(ctx: AppContext, platformCode: string, filters: AccountFilters) {
-  const groupProblem = filters.account_group === undefined ? undefined : accountGroupProblem('account_group', filters.account_group);
+  const groupProblem =
+    filters.account_group === undefined ? undefined : accountGroupProblem('account_group', filters.account_group);
   if (groupProblem) throw new ValidationError([groupProblem]);
   const found = await pageOfAccounts(
     ctx,
     platformCode,
-    { participant_code: filters.account_owner, account_group: filters.account_group, account_label: filters.account_label, asset: filters.asset },
+    {
+      participant_code: filters.account_owner,
+      account_group: filters.account_group,
+      account_label: filters.account_label,
+      asset: filters.asset,
+    },
     { page: filters.page, pageSize: filters.page_size, cursor: filters.cursor },
   );
-  return listEnvelope(
-    found.items.map(accountView),
-    { page: found.page, pageSize: filters.page_size, count: found.count, nextCursor: found.nextCursor },
-  );
+  return listEnvelope(found.items.map(accountView), {
+    page: found.page,
+    pageSize: filters.page_size,
+    count: found.count,
+    nextCursor: found.nextCursor,
+  });
 }

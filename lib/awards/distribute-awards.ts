@@ -1,8 +1,22 @@
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { findAsset, type Asset } from '../domain/assets.js';
-import { chunked, distributionFingerprint, distributionTotal, laneOf, recipientListProblems, recipientsPerChunk } from '../domain/awards.js';
+import {
+  chunked,
+  distributionFingerprint,
+  distributionTotal,
+  laneOf,
+  recipientListProblems,
+  recipientsPerChunk,
+} from '../domain/awards.js';
 import { IdempotencyMismatchError, NotFoundError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
-import { accountIdOf, DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, type AccountRef, type Movement } from '../domain/ledger.js';
+import {
+  accountIdOf,
+  DEFAULT_ACCOUNT_LABEL,
+  moveLegs,
+  SYSTEM_PARTICIPANTS,
+  type AccountRef,
+  type Movement,
+} from '../domain/ledger.js';
 import { formatAmount, Money, parseAmount } from '../domain/money.js';
 import type { TradeReport, TradeReportParty } from '../domain/trade-report.js';
 import type { AuthContext } from '../domain/caller.js';
@@ -59,7 +73,12 @@ export interface DistributionResult {
 
 export function awardsPoolAccount(auth: Pick<AuthContext, 'platformCode' | 'participantCode'>, asset: string): Holder {
   return {
-    account: { participant_code: auth.participantCode, account_group: auth.platformCode, account_label: AWARDS_ACCOUNT_LABEL, asset },
+    account: {
+      participant_code: auth.participantCode,
+      account_group: auth.platformCode,
+      account_label: AWARDS_ACCOUNT_LABEL,
+      asset,
+    },
     platform_code: auth.platformCode,
   };
 }
@@ -70,12 +89,20 @@ export function awardsPoolAccount(auth: Pick<AuthContext, 'platformCode' | 'part
  */
 export function awardsEscrowAccount(platformCode: string, asset: string, lane: number): Holder {
   const label = lane === 0 ? AWARDS_ACCOUNT_LABEL : `${AWARDS_ACCOUNT_LABEL}-${lane}`;
-  return { account: { participant_code: SYSTEM_PARTICIPANTS.escrow, account_group: platformCode, account_label: label, asset }, platform_code: null };
+  return {
+    account: { participant_code: SYSTEM_PARTICIPANTS.escrow, account_group: platformCode, account_label: label, asset },
+    platform_code: null,
+  };
 }
 
 function recipientAccount(platformCode: string, participantCode: string, asset: string): Holder {
   return {
-    account: { participant_code: participantCode, account_group: platformCode, account_label: DEFAULT_ACCOUNT_LABEL, asset },
+    account: {
+      participant_code: participantCode,
+      account_group: platformCode,
+      account_label: DEFAULT_ACCOUNT_LABEL,
+      asset,
+    },
     platform_code: platformCode,
   };
 }
@@ -109,7 +136,18 @@ function validateRequest(request: DistributeRequest): ValidRequest {
   errors.push(...recipientListProblems(request.participant_codes));
   if (errors.length > 0 || !asset || !quoted || !quantity) throw new ValidationError(errors);
   const codes = request.participant_codes;
-  return { asset, quoted, quantity, codes, fingerprint: distributionFingerprint({ asset: asset.symbol, quantity, quotedCurrency: quoted.symbol, participantCodes: codes }) };
+  return {
+    asset,
+    quoted,
+    quantity,
+    codes,
+    fingerprint: distributionFingerprint({
+      asset: asset.symbol,
+      quantity,
+      quotedCurrency: quoted.symbol,
+      participantCodes: codes,
+    }),
+  };
 }
 
 /** Each code must be an approved customer of the caller's platform; every offender is named. */
@@ -120,7 +158,8 @@ async function recipientProblems(ctx: AppContext, platformCode: string, codes: r
   for (const code of codes) {
     const participant = participants.get(code);
     // The platform's own participant and other platforms' customers read like unknown codes.
-    if (!participant || participant.platform_code !== platformCode || participant.kind !== 'customer') unknown.push(code);
+    if (!participant || participant.platform_code !== platformCode || participant.kind !== 'customer')
+      unknown.push(code);
     else if (participant.status !== 'approved') notApproved.push(code);
   }
   const errors: string[] = [];
@@ -140,7 +179,13 @@ async function recipientProblems(ctx: AppContext, platformCode: string, codes: r
  * comes again (a retry after a crash, which the idempotency middleware lets through because the failed run
  * released its id), the stored distribution is resumed: credited chunks are skipped, the rest credited.
  */
-export async function distributeAwards(ctx: AppContext, auth: AuthContext, request: DistributeRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<DistributionResult> {
+export async function distributeAwards(
+  ctx: AppContext,
+  auth: AuthContext,
+  request: DistributeRequest,
+  requestId: string,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+): Promise<DistributionResult> {
   const valid = validateRequest(request);
   const existing = await getDistribution(ctx, auth.platformCode, requestId);
   if (existing) return resume(ctx, existing, valid.fingerprint, claim);
@@ -162,7 +207,14 @@ export async function distributeAwards(ctx: AppContext, auth: AuthContext, reque
   const escrowOf = (lane: number) => awardsEscrowAccount(auth.platformCode, valid.asset.symbol, lane);
   const recipients = valid.codes.map((code): Recipient => ({ participant_code: code, trade_id: newId() }));
   const chunks = chunked(recipients, RECIPIENTS_PER_CHUNK).map(
-    (members, index): DistributionChunk => ({ index, recipients: members, movement_id: newId(), escrow: escrowOf(laneOf(index)).account, status: 'pending', credited_at: null }),
+    (members, index): DistributionChunk => ({
+      index,
+      recipients: members,
+      movement_id: newId(),
+      escrow: escrowOf(laneOf(index)).account,
+      status: 'pending',
+      credited_at: null,
+    }),
   );
   const distribution: Distribution = {
     platform_code: auth.platformCode,
@@ -208,7 +260,12 @@ export async function distributeAwards(ctx: AppContext, auth: AuthContext, reque
   return finish(ctx, { distribution, chunks }, claim);
 }
 
-function resume(ctx: AppContext, stored: StoredDistribution, fingerprint: string, claim: RequestClaim): Promise<DistributionResult> {
+function resume(
+  ctx: AppContext,
+  stored: StoredDistribution,
+  fingerprint: string,
+  claim: RequestClaim,
+): Promise<DistributionResult> {
   // The idempotency middleware already refuses a different body under a live id; this catches what it can't
   // see (an id reused after its 72 hours): another request must not complete someone else's distribution.
   if (stored.distribution.fingerprint !== fingerprint) throw new IdempotencyMismatchError();
@@ -216,7 +273,11 @@ function resume(ctx: AppContext, stored: StoredDistribution, fingerprint: string
 }
 
 /** Ops: finishes a recorded distribution as it was asked for (see `awards resume`). */
-export async function resumeDistribution(ctx: AppContext, platformCode: string, distributionId: string): Promise<DistributionResult> {
+export async function resumeDistribution(
+  ctx: AppContext,
+  platformCode: string,
+  distributionId: string,
+): Promise<DistributionResult> {
   const stored = await getDistribution(ctx, platformCode, distributionId);
   if (!stored) throw new NotFoundError(`award distribution not found: ${platformCode}/${distributionId}`);
   return finish(ctx, stored);
@@ -229,7 +290,11 @@ export async function resumeDistribution(ctx: AppContext, platformCode: string, 
  * fixed when the distribution was recorded. When a chunk fails (a recipient locked meanwhile), its lane stops
  * there, the other lanes finish, and the first failure is what the caller gets; the same request resumes.
  */
-async function finish(ctx: AppContext, stored: StoredDistribution, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<DistributionResult> {
+async function finish(
+  ctx: AppContext,
+  stored: StoredDistribution,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+): Promise<DistributionResult> {
   const { distribution, chunks } = stored;
   // A recipient's position (its trade's client id) counts the recipients of the chunks before it, as stored:
   // chunk sizes are fixed when the distribution is recorded, whatever the current size rule.
@@ -252,18 +317,28 @@ async function finish(ctx: AppContext, stored: StoredDistribution, claim: Reques
   if (failed) throw failed.reason;
   const result: DistributionResult = {
     request_id: distribution.distribution_id,
-    confirms: chunks.flatMap((chunk) => chunk.recipients).map((recipient) => ({ ...recipient, trade_ids_list: [recipient.trade_id] })),
+    confirms: chunks
+      .flatMap((chunk) => chunk.recipients)
+      .map((recipient) => ({ ...recipient, trade_ids_list: [recipient.trade_id] })),
   };
   // The request's claim completes with the distribution: the last write of the booking stores its answer.
-  if (distribution.status !== 'completed') await completeDistribution(ctx, distribution, ctx.clock.nowMs(), claim(result));
+  if (distribution.status !== 'completed')
+    await completeDistribution(ctx, distribution, ctx.clock.nowMs(), claim(result));
   return result;
 }
 
-async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: DistributionChunk, firstPosition: number): Promise<void> {
-  if (chunk.recipients.length > RECIPIENTS_PER_CHUNK) return creditOversizedChunk(ctx, distribution, chunk, firstPosition);
+async function creditChunk(
+  ctx: AppContext,
+  distribution: Distribution,
+  chunk: DistributionChunk,
+  firstPosition: number,
+): Promise<void> {
+  if (chunk.recipients.length > RECIPIENTS_PER_CHUNK)
+    return creditOversizedChunk(ctx, distribution, chunk, firstPosition);
   const asset = findAsset(distribution.asset);
   const quoted = findAsset(distribution.quoted_currency);
-  if (!asset || !quoted) throw new Error(`award distribution ${distribution.distribution_id} names an asset missing from the registry`);
+  if (!asset || !quoted)
+    throw new Error(`award distribution ${distribution.distribution_id} names an asset missing from the registry`);
   const nowMs = ctx.clock.nowMs();
   const quantity = new Money(distribution.quantity);
   const escrow: Holder = { account: chunk.escrow, platform_code: null };
@@ -272,7 +347,11 @@ async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: D
     type: 'award_distribution',
     reference: `award_distribution:${distribution.platform_code}:${distribution.distribution_id}#${chunk.index}`,
     legs: chunk.recipients.flatMap((recipient) =>
-      moveLegs(escrow, recipientAccount(distribution.platform_code, recipient.participant_code, asset.symbol), quantity),
+      moveLegs(
+        escrow,
+        recipientAccount(distribution.platform_code, recipient.participant_code, asset.symbol),
+        quantity,
+      ),
     ),
   };
   const trades = chunk.recipients.flatMap((recipient, offset) =>
@@ -282,8 +361,20 @@ async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: D
     // Each recipient is still approved when its chunk commits: a customer locked after the distribution was
     // checked stops it at this chunk (a 400 naming the customer); credited chunks stay, and the same request
     // finishes it once the customer is approved again.
-    const stillActive = participantActiveChecks(ctx, chunk.recipients.map((recipient) => ({ code: recipient.participant_code, field: 'participant_codes' })));
-    await bookMovement(ctx, movement, [chunkCreditedItem(ctx, distribution.platform_code, distribution.distribution_id, chunk.index, nowMs), ...stillActive, ...trades], nowMs);
+    const stillActive = participantActiveChecks(
+      ctx,
+      chunk.recipients.map((recipient) => ({ code: recipient.participant_code, field: 'participant_codes' })),
+    );
+    await bookMovement(
+      ctx,
+      movement,
+      [
+        chunkCreditedItem(ctx, distribution.platform_code, distribution.distribution_id, chunk.index, nowMs),
+        ...stillActive,
+        ...trades,
+      ],
+      nowMs,
+    );
   } catch (error) {
     // Another run of this distribution credited the chunk first: its recipients are paid, nothing to do.
     if (error instanceof ChunkAlreadyCreditedError) return;
@@ -301,10 +392,16 @@ async function creditChunk(ctx: AppContext, distribution: Distribution, chunk: D
  * marker (`chunkPartCreditedItem`) moves the chunk's count on, so each part commits once; a run that loses a
  * part to another reads the chunk again and goes on from there.
  */
-async function creditOversizedChunk(ctx: AppContext, distribution: Distribution, chunk: DistributionChunk, firstPosition: number): Promise<void> {
+async function creditOversizedChunk(
+  ctx: AppContext,
+  distribution: Distribution,
+  chunk: DistributionChunk,
+  firstPosition: number,
+): Promise<void> {
   const asset = findAsset(distribution.asset);
   const quoted = findAsset(distribution.quoted_currency);
-  if (!asset || !quoted) throw new Error(`award distribution ${distribution.distribution_id} names an asset missing from the registry`);
+  if (!asset || !quoted)
+    throw new Error(`award distribution ${distribution.distribution_id} names an asset missing from the registry`);
   const quantity = new Money(distribution.quantity);
   const escrow: Holder = { account: chunk.escrow, platform_code: null };
   const total = chunk.recipients.length;
@@ -317,12 +414,30 @@ async function creditOversizedChunk(ctx: AppContext, distribution: Distribution,
       movement_id: from === 0 ? chunk.movement_id : `${chunk.movement_id}-${from}`,
       type: 'award_distribution',
       reference: `award_distribution:${distribution.platform_code}:${distribution.distribution_id}#${chunk.index}${from === 0 ? '' : `+${from}`}`,
-      legs: recipients.flatMap((recipient) => moveLegs(escrow, recipientAccount(distribution.platform_code, recipient.participant_code, asset.symbol), quantity)),
+      legs: recipients.flatMap((recipient) =>
+        moveLegs(
+          escrow,
+          recipientAccount(distribution.platform_code, recipient.participant_code, asset.symbol),
+          quantity,
+        ),
+      ),
     };
-    const trades = recipients.flatMap((recipient, offset) => tradeItems(ctx, awardTrade(distribution, recipient, firstPosition + from + offset, asset, quoted, nowMs)));
+    const trades = recipients.flatMap((recipient, offset) =>
+      tradeItems(ctx, awardTrade(distribution, recipient, firstPosition + from + offset, asset, quoted, nowMs)),
+    );
     try {
-      const stillActive = participantActiveChecks(ctx, recipients.map((recipient) => ({ code: recipient.participant_code, field: 'participant_codes' })));
-      const marker = chunkPartCreditedItem(ctx, distribution.platform_code, distribution.distribution_id, chunk.index, { from, to, total }, nowMs);
+      const stillActive = participantActiveChecks(
+        ctx,
+        recipients.map((recipient) => ({ code: recipient.participant_code, field: 'participant_codes' })),
+      );
+      const marker = chunkPartCreditedItem(
+        ctx,
+        distribution.platform_code,
+        distribution.distribution_id,
+        chunk.index,
+        { from, to, total },
+        nowMs,
+      );
       await bookMovement(ctx, movement, [marker, ...stillActive, ...trades], nowMs);
       recordTradesAccepted(ctx.metrics, 'award_distribution', recipients.length, distribution.distribution_id);
       from = to;
@@ -344,9 +459,22 @@ async function creditOversizedChunk(ctx: AppContext, distribution: Distribution,
  * seller receives nothing and the trade is priced 0, which keeps the record honest about what moved; the
  * pool's cost is on the fund trades that filled it.
  */
-function awardTrade(distribution: Distribution, recipient: Recipient, position: number, asset: Asset, quoted: Asset, nowMs: number) {
+function awardTrade(
+  distribution: Distribution,
+  recipient: Recipient,
+  position: number,
+  asset: Asset,
+  quoted: Asset,
+  nowMs: number,
+) {
   const platform = distribution.platform_code;
-  const party = (side: 'buy' | 'sell', participantCode: string, receives: Asset, amount: string, accountLabel: string): TradeReportParty => ({
+  const party = (
+    side: 'buy' | 'sell',
+    participantCode: string,
+    receives: Asset,
+    amount: string,
+    accountLabel: string,
+  ): TradeReportParty => ({
     side,
     participant_code: participantCode,
     asset: receives.symbol,
@@ -386,9 +514,14 @@ function awardTrade(distribution: Distribution, recipient: Recipient, position: 
     quoted_currency: quoted.symbol,
     parties: [
       party('buy', recipient.participant_code, asset, distribution.quantity, DEFAULT_ACCOUNT_LABEL),
-      party('sell', distribution.pool.participant_code, quoted, formatAmount(new Money(0), quoted), AWARDS_ACCOUNT_LABEL),
+      party(
+        'sell',
+        distribution.pool.participant_code,
+        quoted,
+        formatAmount(new Money(0), quoted),
+        AWARDS_ACCOUNT_LABEL,
+      ),
     ],
   };
   return settledTrade(report, { tradeId: recipient.trade_id, nowMs, accountGroups: [platform, platform] });
 }
-

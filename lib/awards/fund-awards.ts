@@ -29,17 +29,31 @@ function underlyingOf(request: FundRequest, errors: string[]): string {
  * `POST /awards/fund`: buys the asset to be awarded into the platform's `awards` account (the pool
  * `POST /awards/distribute` pays from), paid from the platform's `general` account.
  */
-export async function fundAwards(ctx: AppContext, auth: AuthContext, request: FundRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<InstantPurchaseResult> {
+export async function fundAwards(
+  ctx: AppContext,
+  auth: AuthContext,
+  request: FundRequest,
+  requestId: string,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+): Promise<InstantPurchaseResult> {
   const errors: string[] = [];
   const underlying = underlyingOf(request, errors);
   const checked = validateQuoteRequest({ ...request, underlying, side: 'buy' });
   // Without a usable underlying the generic check adds its own "unknown asset" line; the alias message says it better.
-  errors.push(...(errors.length > 0 ? checked.errors.filter((error) => !error.startsWith('underlying:')) : checked.errors));
+  errors.push(
+    ...(errors.length > 0 ? checked.errors.filter((error) => !error.startsWith('underlying:')) : checked.errors),
+  );
   const value = checked.value;
   if (errors.length > 0 || !value) throw new ValidationError(errors);
   return purchaseNow(
-    ctx, auth,
-    { product: 'award_fund', movementType: 'award_fund', request: value, beneficiary: { participant_code: auth.participantCode, account_label: AWARDS_ACCOUNT_LABEL } },
+    ctx,
+    auth,
+    {
+      product: 'award_fund',
+      movementType: 'award_fund',
+      request: value,
+      beneficiary: { participant_code: auth.participantCode, account_label: AWARDS_ACCOUNT_LABEL },
+    },
     requestId,
     claim,
   );

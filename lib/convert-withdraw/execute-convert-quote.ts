@@ -32,17 +32,28 @@ export interface ConvertExecutionResult {
  * fee account, the bought quantity moved into the withdrawal's escrow, and the `PENDING` withdrawal request.
  * The participant's quoted-currency account pays `total_notional` and never goes negative.
  */
-export async function executeConvertQuote(ctx: AppContext, auth: AuthContext, quoteId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<ConvertExecutionResult> {
+export async function executeConvertQuote(
+  ctx: AppContext,
+  auth: AuthContext,
+  quoteId: string,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+): Promise<ConvertExecutionResult> {
   const nowMs = ctx.clock.nowMs();
   const quote = await executableQuote(ctx, auth.platformCode, quoteId, CONVERT_WITHDRAW_PRODUCT, nowMs);
   if (!quote.withdrawal) throw new Error(`convert-withdraw quote ${quoteId} has no withdrawal details`);
 
   const underlying = findAsset(quote.underlying);
   const quoted = findAsset(quote.quoted_currency);
-  if (!underlying?.network || !quoted) throw new Error(`quote ${quote.quote_id} names an asset missing from the registry or without a network`);
+  if (!underlying?.network || !quoted)
+    throw new Error(`quote ${quote.quote_id} names an asset missing from the registry or without a network`);
   const quantity = new Money(quote.quantity);
   const account = (asset: string) => ({
-    account: { participant_code: quote.participant_code, account_group: quote.account_group, account_label: quote.account_label, asset },
+    account: {
+      participant_code: quote.participant_code,
+      account_group: quote.account_group,
+      account_label: quote.account_label,
+      asset,
+    },
     platform_code: quote.account_group,
   });
   const source = account(underlying.symbol);
@@ -62,7 +73,11 @@ export async function executeConvertQuote(ctx: AppContext, auth: AuthContext, qu
     quantity,
     total: new Money(quote.total),
     price: new Money(quote.price),
-    participant: { participant_code: quote.participant_code, platform_code: quote.account_group, account_label: quote.account_label },
+    participant: {
+      participant_code: quote.participant_code,
+      platform_code: quote.account_group,
+      account_label: quote.account_label,
+    },
     underlyingAccount: source,
     quotedAccount: payer,
     amountMethod: quote.quoted_by === 'quantity' ? 'price_and_quantity' : 'amounts_per_party',
@@ -72,7 +87,10 @@ export async function executeConvertQuote(ctx: AppContext, auth: AuthContext, qu
       { source, escrow, feeAccount, quantity, networkFeeQuantity },
       {
         payer,
-        provider: { underlying: liquidityProviderAccount(underlying.symbol).account, quoted: liquidityProviderAccount(quoted.symbol).account },
+        provider: {
+          underlying: liquidityProviderAccount(underlying.symbol).account,
+          quoted: liquidityProviderAccount(quoted.symbol).account,
+        },
         networkFeeNotional: new Money(quote.withdrawal.network_fee_notional),
       },
     ),
@@ -112,7 +130,12 @@ export async function executeConvertQuote(ctx: AppContext, auth: AuthContext, qu
   };
   // The participant may have been locked since it was quoted: the booking holds only while it is approved.
   const stillActive = participantActiveCheck(ctx, quote.participant_code, 'participant_code');
-  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, execution.movement, [stillActive, ...withdrawalCreationItems(ctx, withdrawal), ...execution.items, ...claim(result)]);
+  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, execution.movement, [
+    stillActive,
+    ...withdrawalCreationItems(ctx, withdrawal),
+    ...execution.items,
+    ...claim(result),
+  ]);
   recordTradesAccepted(ctx.metrics, 'convert_withdraw', 1, tradeId);
   return result;
 }

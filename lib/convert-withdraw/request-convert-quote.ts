@@ -23,7 +23,12 @@ export interface ConvertQuoteRequest extends QuoteRequest {
  * only; the address must be valid on the underlying's network; the network fee comes from the fee table and
  * is fixed in the quote. Every problem is reported at once. Balances are checked at execution, as for RFQs.
  */
-export async function requestConvertQuote(ctx: AppContext, auth: AuthContext, request: ConvertQuoteRequest, requestId: string): Promise<ConvertQuoteView> {
+export async function requestConvertQuote(
+  ctx: AppContext,
+  auth: AuthContext,
+  request: ConvertQuoteRequest,
+  requestId: string,
+): Promise<ConvertQuoteView> {
   const { errors, value } = validateQuoteRequest(request, { allowedSides: ['buy'] });
   const underlying = findAsset(request.underlying);
   const network = underlying?.type === 'crypto' ? underlying.network : null;

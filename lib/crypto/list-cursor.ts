@@ -17,7 +17,9 @@ function signingKey(ctx: Pick<AppContext, 'config' | 'caches'>): Buffer {
     const { LIST_CURSOR_KEY, SECRETS_LOCAL_KEY } = ctx.config;
     if (LIST_CURSOR_KEY) key = Buffer.from(LIST_CURSOR_KEY, 'utf8');
     else if (SECRETS_LOCAL_KEY) {
-      key = Buffer.from(hkdfSync('sha256', Buffer.from(SECRETS_LOCAL_KEY, 'base64'), Buffer.alloc(0), 'list-cursor-v1', 32));
+      key = Buffer.from(
+        hkdfSync('sha256', Buffer.from(SECRETS_LOCAL_KEY, 'base64'), Buffer.alloc(0), 'list-cursor-v1', 32),
+      );
     } else throw new Error('invalid configuration: set LIST_CURSOR_KEY');
     ctx.caches.cursorKeys.set(ctx.config, key);
   }
@@ -35,13 +37,22 @@ export function sealCursor(ctx: Pick<AppContext, 'config' | 'caches'>, payload: 
 }
 
 /** The payload of a cursor sealed for `binding`, or undefined for anything else (garbage, altered, another binding's). */
-export function openCursor(ctx: Pick<AppContext, 'config' | 'caches'>, cursor: string, binding: string): string | undefined {
+export function openCursor(
+  ctx: Pick<AppContext, 'config' | 'caches'>,
+  cursor: string,
+  binding: string,
+): string | undefined {
   const match = /^([A-Za-z0-9_-]{1,2000})\.([A-Za-z0-9_-]{43})$/.exec(cursor);
   if (!match) return undefined;
   const [, body, signature] = match as unknown as [string, string, string];
   const expected = mac(ctx, body, binding);
   const given = Buffer.from(signature, 'base64url');
   // Re-encoding must give back the same text: base64url has spare bits a forger could flip unnoticed.
-  if (given.length !== expected.length || given.toString('base64url') !== signature || !timingSafeEqual(given, expected)) return undefined;
+  if (
+    given.length !== expected.length ||
+    given.toString('base64url') !== signature ||
+    !timingSafeEqual(given, expected)
+  )
+    return undefined;
   return Buffer.from(body, 'base64url').toString('utf8');
 }

@@ -25,7 +25,10 @@ export async function decryptSecret(ctx: Pick<AppContext, 'config' | 'kms'>, sto
     return Buffer.from(await ctx.kms.decrypt(Buffer.from(stored.slice(4), 'base64'))).toString('utf8');
   }
   if (stored.startsWith('aes:') && SECRETS_LOCAL_KEY) {
-    const [iv, tag, ciphertext] = stored.slice(4).split('.').map((part) => Buffer.from(part, 'base64'));
+    const [iv, tag, ciphertext] = stored
+      .slice(4)
+      .split('.')
+      .map((part) => Buffer.from(part, 'base64'));
     const decipher = createDecipheriv('aes-256-gcm', Buffer.from(SECRETS_LOCAL_KEY, 'base64'), iv!);
     decipher.setAuthTag(tag!);
     return Buffer.concat([decipher.update(ciphertext!), decipher.final()]).toString('utf8');

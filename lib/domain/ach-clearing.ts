@@ -34,27 +34,43 @@ export interface PlatformAccount {
   platform_code: string | null;
 }
 
-export function achClearingAccount(platform: { platform_code: string; participant_code: string }, asset = ACH_ASSET): PlatformAccount {
+export function achClearingAccount(
+  platform: { platform_code: string; participant_code: string },
+  asset = ACH_ASSET,
+): PlatformAccount {
   return {
-    account: { participant_code: platform.participant_code, account_group: platform.platform_code, account_label: ACH_CLEARING_LABEL, asset },
+    account: {
+      participant_code: platform.participant_code,
+      account_group: platform.platform_code,
+      account_label: ACH_CLEARING_LABEL,
+      asset,
+    },
     platform_code: platform.platform_code,
   };
 }
 
 export function achBoundaryAccount(asset = ACH_ASSET): PlatformAccount {
-  return { account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, ACH_BOUNDARY_GROUP, asset), platform_code: null };
+  return {
+    account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, ACH_BOUNDARY_GROUP, asset),
+    platform_code: null,
+  };
 }
 
 /**
  * The legs a bank event books when a payment reaches `next`, or null when that status moves no money.
  * `clearing` is the clearing account the payment was created against.
  */
-export function bankEventLegs(payment: { transfer_type: AchTransferType; amount: Money; clearing: PlatformAccount }, next: PaymentStatus): Leg[] | null {
+export function bankEventLegs(
+  payment: { transfer_type: AchTransferType; amount: Money; clearing: PlatformAccount },
+  next: PaymentStatus,
+): Leg[] | null {
   const boundary = achBoundaryAccount(payment.clearing.account.asset);
   const moneyIn = payment.transfer_type === 'debit';
   const clearingPays = (next === 'posted' && !moneyIn) || (next === 'reversed' && moneyIn);
   if (next !== 'posted' && next !== 'reversed') return null;
-  const legs = clearingPays ? moveLegs(payment.clearing, boundary, payment.amount) : moveLegs(boundary, payment.clearing, payment.amount);
+  const legs = clearingPays
+    ? moveLegs(payment.clearing, boundary, payment.amount)
+    : moveLegs(boundary, payment.clearing, payment.amount);
   // The bank has already moved the money: its fact is booked even if the clearing account can't cover it.
   return legs.map((leg) => (leg.account === payment.clearing.account ? { ...leg, mayOverdraw: true as const } : leg));
 }

@@ -56,7 +56,8 @@ export function chunked<T>(items: readonly T[], size: number): T[][] {
 export function recipientListProblems(codes: readonly string[]): string[] {
   const errors: string[] = [];
   if (codes.length === 0) errors.push('participant_codes: name at least one customer');
-  if (codes.length > MAX_RECIPIENTS) errors.push(`participant_codes: at most ${MAX_RECIPIENTS} customers per distribution, got ${codes.length}`);
+  if (codes.length > MAX_RECIPIENTS)
+    errors.push(`participant_codes: at most ${MAX_RECIPIENTS} customers per distribution, got ${codes.length}`);
   const seen = new Set<string>();
   const repeated = new Set<string>();
   for (const code of codes) {
@@ -76,7 +77,17 @@ export function distributionTotal(quantity: Money, recipients: number): Money {
  * A digest of what a distribution request asks for. A retry that resumes a distribution must ask for the
  * same thing; the amount is compared by value (`0.10` and `0.1` are one request) and the recipients in order.
  */
-export function distributionFingerprint(request: { asset: string; quantity: Money; quotedCurrency: string; participantCodes: readonly string[] }): string {
-  const canonical = JSON.stringify([request.asset, request.quantity.toFixed(), request.quotedCurrency, request.participantCodes]);
+export function distributionFingerprint(request: {
+  asset: string;
+  quantity: Money;
+  quotedCurrency: string;
+  participantCodes: readonly string[];
+}): string {
+  const canonical = JSON.stringify([
+    request.asset,
+    request.quantity.toFixed(),
+    request.quotedCurrency,
+    request.participantCodes,
+  ]);
   return createHash('sha256').update(canonical).digest('base64');
 }

@@ -39,8 +39,36 @@ export const REFERENCE_OTHER_ID_NUMBER_TYPE: ReferenceIdNumberType = 'non_us_oth
  * where an `eu_drivers_license` is issued. A membership fact, not reference data any library we use carries.
  */
 const EEA_ALPHA2: ReadonlySet<string> = new Set([
-  'AT', 'BE', 'BG', 'HR', 'CY', 'CZ', 'DK', 'EE', 'FI', 'FR', 'DE', 'GR', 'HU', 'IE', 'IT', 'LV', 'LT', 'LU', 'MT', 'NL', 'PL', 'PT',
-  'RO', 'SK', 'SI', 'ES', 'SE', 'IS', 'LI', 'NO',
+  'AT',
+  'BE',
+  'BG',
+  'HR',
+  'CY',
+  'CZ',
+  'DK',
+  'EE',
+  'FI',
+  'FR',
+  'DE',
+  'GR',
+  'HU',
+  'IE',
+  'IT',
+  'LV',
+  'LT',
+  'LU',
+  'MT',
+  'NL',
+  'PL',
+  'PT',
+  'RO',
+  'SK',
+  'SI',
+  'ES',
+  'SE',
+  'IS',
+  'LI',
+  'NO',
 ]);
 
 export interface IdentityFacts {
@@ -69,7 +97,9 @@ export function idTypeProblem(type: ReferenceIdNumberType, facts: IdentityFacts)
       return citizen === 'US' ? `${type} is not issued to US citizens` : undefined;
     case 'us_passport':
     case 'us_passport_card':
-      return citizen === undefined || citizen === 'US' ? undefined : `${type} is issued to US citizens; citizenship_code is ${citizen}`;
+      return citizen === undefined || citizen === 'US'
+        ? undefined
+        : `${type} is issued to US citizens; citizenship_code is ${citizen}`;
     case 'ssn':
       return livesInUs || citizen === 'US' ? undefined : 'ssn is for US residents and citizens';
     case 'us_border_crossing_card':
@@ -77,7 +107,9 @@ export function idTypeProblem(type: ReferenceIdNumberType, facts: IdentityFacts)
     case 'non_us_other':
       return citizen === 'US' ? `${type} is for customers who are not US citizens; citizenship_code is US` : undefined;
     case 'eu_drivers_license':
-      return EEA_ALPHA2.has(facts.countryAlpha2) ? undefined : `eu_drivers_license is issued to residents of the EU/EEA; country is ${facts.countryAlpha2}`;
+      return EEA_ALPHA2.has(facts.countryAlpha2)
+        ? undefined
+        : `eu_drivers_license is issued to residents of the EU/EEA; country is ${facts.countryAlpha2}`;
     case 'passport':
     case 'national_id':
       return undefined;

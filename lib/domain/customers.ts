@@ -235,9 +235,13 @@ const POSTAL_CODE_PATTERN = /^(?=(?:[ -]?[A-Za-z0-9]){3,12}$)[A-Za-z0-9](?:[ -]?
  * customer who does not say they are a US citizen presents a document as before. A US citizen who gives no
  * tax id is told only that `tax_id` is required: an SSN there is all that is missing.
  */
-export function identityDocumentRule(citizenship: string | undefined, taxText: string | undefined): { required: boolean; whenMissing: string } {
+export function identityDocumentRule(
+  citizenship: string | undefined,
+  taxText: string | undefined,
+): { required: boolean; whenMissing: string } {
   if (citizenship !== 'US') return { required: true, whenMissing: 'is required' };
-  if (taxText !== undefined && isItin(taxText)) return { required: true, whenMissing: 'is required when tax_id is an ITIN' };
+  if (taxText !== undefined && isItin(taxText))
+    return { required: true, whenMissing: 'is required when tax_id is an ITIN' };
   return { required: false, whenMissing: 'is required' };
 }
 
@@ -315,7 +319,8 @@ function oneOf<T extends string>(
   problems: Problems,
   whenMissing: string | undefined,
 ): T | undefined {
-  const value = whenMissing === undefined ? optionalText(body, field, problems) : requiredText(body, field, problems, whenMissing);
+  const value =
+    whenMissing === undefined ? optionalText(body, field, problems) : requiredText(body, field, problems, whenMissing);
   if (value === undefined) return undefined;
   if (!(allowed as readonly string[]).includes(value)) {
     problems.add(field, `must be one of ${allowed.join(', ')}`);
@@ -368,7 +373,13 @@ interface Screening {
  * A check the platform ran (`kyc`, `sanction_screening`) with its `<field>_timestamp`: both or neither.
  * Customers are approved at once, so a failed check is refused rather than approved.
  */
-function screening(body: Record<string, unknown>, field: string, failed: string, nowMs: number, problems: Problems): Screening | undefined {
+function screening(
+  body: Record<string, unknown>,
+  field: string,
+  failed: string,
+  nowMs: number,
+  problems: Problems,
+): Screening | undefined {
   const timestampField = `${field}_timestamp`;
   const hasResult = body[field] !== undefined && body[field] !== null;
   const hasTimestamp = body[timestampField] !== undefined && body[timestampField] !== null;
@@ -390,7 +401,12 @@ function screening(body: Record<string, unknown>, field: string, failed: string,
   return result === 'pass' && timestampMs !== undefined ? { result, timestampMs } : undefined;
 }
 
-function addressLine(body: Record<string, unknown>, field: string, required: boolean, problems: Problems): string | undefined {
+function addressLine(
+  body: Record<string, unknown>,
+  field: string,
+  required: boolean,
+  problems: Problems,
+): string | undefined {
   const value = required ? requiredText(body, field, problems) : optionalText(body, field, problems);
   if (value !== undefined && isPoBoxAddress(value)) {
     problems.add(field, 'PO Box addresses are not accepted; give a street address');
@@ -425,33 +441,51 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
   const jurisdictionText = adult ? optionalText(body, 'jurisdiction_code', countryProblems) : undefined;
   const jurisdiction = jurisdictionText === undefined ? undefined : resolveJurisdiction(jurisdictionText);
   if (jurisdictionText !== undefined && jurisdiction === undefined) {
-    countryProblems.add('jurisdiction_code', 'must be the ISO 3166-2 code of a US state, DC or inhabited territory (e.g. US-CA)');
+    countryProblems.add(
+      'jurisdiction_code',
+      'must be the ISO 3166-2 code of a US state, DC or inhabited territory (e.g. US-CA)',
+    );
   }
   const countryText =
-    jurisdictionText === undefined ? requiredText(body, 'country', countryProblems) : optionalText(body, 'country', countryProblems);
+    jurisdictionText === undefined
+      ? requiredText(body, 'country', countryProblems)
+      : optionalText(body, 'country', countryProblems);
   const countryFromText = countryText === undefined ? undefined : resolveCountry(countryText);
-  const resolvedCountry = countryText === undefined ? (jurisdiction && resolveCountry(jurisdiction.countryAlpha2)) : countryFromText;
+  const resolvedCountry =
+    countryText === undefined ? jurisdiction && resolveCountry(jurisdiction.countryAlpha2) : countryFromText;
   if (countryText !== undefined && countryFromText === undefined) {
     countryProblems.add('country', 'must be a supported country (English name, ISO alpha-2 or alpha-3 code)');
   } else if (resolvedCountry !== undefined && isSanctionedCountry(resolvedCountry.alpha2)) {
-    countryProblems.add('country', `customers in ${resolvedCountry.name} cannot be onboarded (sanctioned jurisdiction)`);
+    countryProblems.add(
+      'country',
+      `customers in ${resolvedCountry.name} cannot be onboarded (sanctioned jurisdiction)`,
+    );
   } else if (jurisdiction && resolvedCountry && resolvedCountry.alpha2 !== jurisdiction.countryAlpha2) {
-    countryProblems.add('jurisdiction_code', `${jurisdiction.code} disagrees with country (${countryText}); give one, or both agreeing`);
+    countryProblems.add(
+      'jurisdiction_code',
+      `${jurisdiction.code} disagrees with country (${countryText}); give one, or both agreeing`,
+    );
   }
   const country = countryText ?? resolvedCountry?.name;
   const isUs = resolvedCountry?.alpha2 === 'US';
 
   const requiredForUs = 'is required when country is the United States';
   const state =
-    isUs && jurisdictionText === undefined ? requiredText(body, 'state', problems, requiredForUs) : optionalText(body, 'state', problems);
+    isUs && jurisdictionText === undefined
+      ? requiredText(body, 'state', problems, requiredForUs)
+      : optionalText(body, 'state', problems);
   let state_code: string | undefined;
   if (isUs && state !== undefined) {
     state_code = resolveUsState(state)?.code;
-    if (state_code === undefined) problems.add('state', 'must be a US state, DC or inhabited territory (name or USPS code)');
+    if (state_code === undefined)
+      problems.add('state', 'must be a US state, DC or inhabited territory (name or USPS code)');
   }
   if (jurisdiction && isUs) {
     if (state_code !== undefined && state_code !== jurisdiction.state.code) {
-      problems.add('jurisdiction_code', `${jurisdiction.code} disagrees with state (${state}); give one, or both agreeing`);
+      problems.add(
+        'jurisdiction_code',
+        `${jurisdiction.code} disagrees with state (${state}); give one, or both agreeing`,
+      );
     }
     state_code ??= jurisdiction.state.code;
   }
@@ -459,18 +493,24 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
   // The reference API's `postal_code` may carry a US ZIP in place of `zip`.
   const postal_code = adult ? optionalText(body, 'postal_code', problems) : undefined;
   const zip =
-    isUs && postal_code === undefined ? requiredText(body, 'zip', problems, requiredForUs) : optionalText(body, 'zip', problems);
-  if (isUs && zip !== undefined && !US_ZIP_PATTERN.test(zip)) problems.add('zip', 'must be NNNNN or NNNNN-NNNN for a US address');
+    isUs && postal_code === undefined
+      ? requiredText(body, 'zip', problems, requiredForUs)
+      : optionalText(body, 'zip', problems);
+  if (isUs && zip !== undefined && !US_ZIP_PATTERN.test(zip))
+    problems.add('zip', 'must be NNNNN or NNNNN-NNNN for a US address');
   if (postal_code !== undefined) {
-    if (isUs && !US_ZIP_PATTERN.test(postal_code)) problems.add('postal_code', 'must be NNNNN or NNNNN-NNNN for a US address');
-    else if (!POSTAL_CODE_PATTERN.test(postal_code)) problems.add('postal_code', 'must be 3 to 12 letters and digits (spaces or hyphens may group them)');
+    if (isUs && !US_ZIP_PATTERN.test(postal_code))
+      problems.add('postal_code', 'must be NNNNN or NNNNN-NNNN for a US address');
+    else if (!POSTAL_CODE_PATTERN.test(postal_code))
+      problems.add('postal_code', 'must be 3 to 12 letters and digits (spaces or hyphens may group them)');
   }
 
   problems.list.push(...countryProblems.list);
 
   const citizenshipText = adult ? optionalText(body, 'citizenship_code', problems) : undefined;
   const citizenship_code = citizenshipText === undefined ? undefined : resolveCitizenship(citizenshipText);
-  if (citizenshipText !== undefined && citizenship_code === undefined) problems.add('citizenship_code', 'must be an ISO 3166-1 alpha-2 country code');
+  if (citizenshipText !== undefined && citizenship_code === undefined)
+    problems.add('citizenship_code', 'must be an ISO 3166-1 alpha-2 country code');
 
   const phoneText = adult ? optionalText(body, 'phone_number', problems) : undefined;
   const phone_e164 = phoneText === undefined ? undefined : parsePhoneNumber(phoneText);
@@ -502,27 +542,42 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
   const taxText = adult ? optionalText(body, 'tax_id', taxProblems) : undefined;
   const idDocument = identityDocumentRule(citizenship_code, taxText);
   // A document number says nothing without its type, so a number given always needs one.
-  const idNumberGiven = body.id_number !== undefined && body.id_number !== null && !(typeof body.id_number === 'string' && body.id_number.trim() === '');
+  const idNumberGiven =
+    body.id_number !== undefined &&
+    body.id_number !== null &&
+    !(typeof body.id_number === 'string' && body.id_number.trim() === '');
   const idTypes = adult ? ADULT_ID_NUMBER_TYPES : ID_NUMBER_TYPES;
-  const idTypeMissing = idDocument.required ? idDocument.whenMissing : idNumberGiven ? 'is required with id_number' : undefined;
+  const idTypeMissing = idDocument.required
+    ? idDocument.whenMissing
+    : idNumberGiven
+      ? 'is required with id_number'
+      : undefined;
   const problemsBeforeIdType = problems.list.length;
   const id_number_type = oneOf<IdNumberType>(body, 'id_number_type', idTypes, problems, idTypeMissing);
   const idTypeLeftOut = id_number_type === undefined && problems.list.length === problemsBeforeIdType;
   if (id_number_type !== undefined && resolvedCountry !== undefined && isReferenceIdType(id_number_type)) {
-    const problem = idTypeProblem(id_number_type, { countryAlpha2: resolvedCountry.alpha2, citizenshipAlpha2: citizenship_code });
+    const problem = idTypeProblem(id_number_type, {
+      countryAlpha2: resolvedCountry.alpha2,
+      citizenshipAlpha2: citizenship_code,
+    });
     if (problem !== undefined) problems.add('id_number_type', problem);
   }
   // For an `ssn` the ID number is the tax id: it may come in either field, and is kept only encrypted.
   const isSsn = id_number_type === 'ssn';
   const id_number_text =
-    isSsn || !idDocument.required ? optionalText(body, 'id_number', problems) : requiredText(body, 'id_number', problems, idDocument.whenMissing);
+    isSsn || !idDocument.required
+      ? optionalText(body, 'id_number', problems)
+      : requiredText(body, 'id_number', problems, idDocument.whenMissing);
   const needsOtherType = id_number_type !== undefined && OTHER_ID_NUMBER_TYPES.has(id_number_type);
   const non_us_other_type = needsOtherType
     ? requiredText(body, 'non_us_other_type', problems, `is required when id_number_type is ${id_number_type}`)
     : optionalText(body, 'non_us_other_type', problems);
   // Not said when the type itself was refused (that problem is already listed); said when none was needed and none came.
   if (!needsOtherType && (id_number_type !== undefined || idTypeLeftOut) && non_us_other_type !== undefined) {
-    problems.add('non_us_other_type', `is only allowed when id_number_type is ${adult ? `${OTHER_ID_NUMBER_TYPE} or ${REFERENCE_OTHER_ID_NUMBER_TYPE}` : OTHER_ID_NUMBER_TYPE}`);
+    problems.add(
+      'non_us_other_type',
+      `is only allowed when id_number_type is ${adult ? `${OTHER_ID_NUMBER_TYPE} or ${REFERENCE_OTHER_ID_NUMBER_TYPE}` : OTHER_ID_NUMBER_TYPE}`,
+    );
   }
   const id_issuing_authority = optionalText(body, 'id_issuing_authority', problems);
 
@@ -538,11 +593,13 @@ function validate(body: unknown, nowMs: number, kind: Kind): ValidationResult<No
     if (isSsn && id_number_text !== undefined) {
       const parsedId = parseTaxId(id_number_text, true);
       if ('problem' in parsedId) problems.add('id_number', `for an ssn ${parsedId.problem}`);
-      else if (tax_id !== undefined && tax_id !== parsedId.value) problems.add('tax_id', 'differs from id_number; for an ssn they are the same number');
+      else if (tax_id !== undefined && tax_id !== parsedId.value)
+        problems.add('tax_id', 'differs from id_number; for an ssn they are the same number');
       else if (taxText === undefined) tax_id = parsedId.value;
     }
     if (tax_id === undefined && taxText === undefined) {
-      if (isSsn && id_number_text === undefined) problems.add('tax_id', 'is required when id_number_type is ssn (or give the SSN as id_number)');
+      if (isSsn && id_number_text === undefined)
+        problems.add('tax_id', 'is required when id_number_type is ssn (or give the SSN as id_number)');
       else if (citizenship_code === 'US') problems.add('tax_id', 'is required when citizenship_code is US');
     }
   }

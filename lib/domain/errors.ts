@@ -113,7 +113,10 @@ export class RateLimitedError extends Error {
  */
 export class BookingQueuedError extends ServiceUnavailableError {
   constructor() {
-    super('the booking is queued behind other bookings of a busy account; retry with the same X-Request-Id for its outcome', 1);
+    super(
+      'the booking is queued behind other bookings of a busy account; retry with the same X-Request-Id for its outcome',
+      1,
+    );
     this.name = 'BookingQueuedError';
   }
 }

@@ -18,7 +18,14 @@ export function isEventType(value: string): value is EventType {
 }
 
 /** The resource an event is about; `sequence` increases per resource so a receiver can drop stale events. */
-export type ResourceType = 'participant' | 'account' | 'trade' | 'payment' | 'withdrawal' | 'award_distribution' | 'webhook_endpoint';
+export type ResourceType =
+  | 'participant'
+  | 'account'
+  | 'trade'
+  | 'payment'
+  | 'withdrawal'
+  | 'award_distribution'
+  | 'webhook_endpoint';
 
 export interface EventEnvelope {
   /** `evt_` + a time-ordered id; the `webhook-id` of every delivery of this event. */

@@ -35,7 +35,8 @@ export type AppliedBooking =
 export function applyBooking(states: Map<string, AccountState>, changes: readonly AccountChange[]): AppliedBooking {
   for (const { key, change, guarded } of changes) {
     const balance = states.get(key)?.balance ?? new Money(0);
-    if (guarded && change.isNegative() && balance.plus(change).isNegative()) return { kind: 'refused', key, balance, change };
+    if (guarded && change.isNegative() && balance.plus(change).isNegative())
+      return { kind: 'refused', key, balance, change };
   }
   const after = changes.map(({ key, change }) => {
     const current = states.get(key) ?? { balance: new Money(0), version: -1 };
@@ -48,7 +49,10 @@ export function applyBooking(states: Map<string, AccountState>, changes: readonl
 }
 
 /** Applies bookings in order; what each got, and the states after all of them. */
-export function applyInOrder(start: ReadonlyMap<string, AccountState>, bookings: ReadonlyArray<readonly AccountChange[]>) {
+export function applyInOrder(
+  start: ReadonlyMap<string, AccountState>,
+  bookings: ReadonlyArray<readonly AccountChange[]>,
+) {
   const states = new Map(start);
   const outcomes = bookings.map((changes) => applyBooking(states, changes));
   return { outcomes, states };

@@ -73,7 +73,10 @@ export const SYSTEM_PARTICIPANTS = {
  * external boundary. Every other account, system ones included (escrow, fees), is guarded like a customer's.
  */
 export function isUnguarded(participantCode: string): boolean {
-  return participantCode === SYSTEM_PARTICIPANTS.liquidityProvider || participantCode === SYSTEM_PARTICIPANTS.externalBoundary;
+  return (
+    participantCode === SYSTEM_PARTICIPANTS.liquidityProvider ||
+    participantCode === SYSTEM_PARTICIPANTS.externalBoundary
+  );
 }
 
 export function systemAccount(participantCode: string, group: string, asset: string): AccountRef {
@@ -92,7 +95,9 @@ export const ACCOUNT_GROUP_PATTERN = /^[A-Za-z0-9_-]{1,50}$/;
 
 /** Why `group` can't name an account group, or undefined when it can. */
 export function accountGroupProblem(field: string, group: string): string | undefined {
-  return ACCOUNT_GROUP_PATTERN.test(group) ? undefined : `${field}: must be 1 to 50 letters, digits, _ or - (an account group)`;
+  return ACCOUNT_GROUP_PATTERN.test(group)
+    ? undefined
+    : `${field}: must be 1 to 50 letters, digits, _ or - (an account group)`;
 }
 
 /** The namespace of account ids (a fixed random UUID: ids are names within it, RFC 9562 section 5.5). */
@@ -103,7 +108,11 @@ const ACCOUNT_ID_NAMESPACE = Buffer.from('3d0c6f52a9b84e1f9e7a21c4b5d8f063', 'he
  * account is written, needs no read to know, and can't collide with another account's.
  */
 export function accountIdOf(account: AccountRef): string {
-  const bytes = createHash('sha1').update(ACCOUNT_ID_NAMESPACE).update(accountKey(account), 'utf8').digest().subarray(0, 16);
+  const bytes = createHash('sha1')
+    .update(ACCOUNT_ID_NAMESPACE)
+    .update(accountKey(account), 'utf8')
+    .digest()
+    .subarray(0, 16);
   bytes[6] = (bytes[6]! & 0x0f) | 0x50;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   const hex = bytes.toString('hex');
@@ -115,7 +124,11 @@ export function sameAccount(a: AccountRef, b: AccountRef): boolean {
 }
 
 /** A two-leg movement of `amount` from one account to another. */
-export function moveLegs(from: { account: AccountRef; platform_code: string | null }, to: { account: AccountRef; platform_code: string | null }, amount: Money): Leg[] {
+export function moveLegs(
+  from: { account: AccountRef; platform_code: string | null },
+  to: { account: AccountRef; platform_code: string | null },
+  amount: Money,
+): Leg[] {
   return [
     { account: from.account, platform_code: from.platform_code, amount: amount.negated() },
     { account: to.account, platform_code: to.platform_code, amount },
@@ -132,7 +145,8 @@ export function assertBalanced(movement: Movement): void {
   for (const leg of movement.legs) {
     const asset = findAsset(leg.account.asset);
     if (!asset) throw new Error(`movement ${movement.movement_id}: unknown asset ${leg.account.asset}`);
-    if (leg.amount.isZero()) throw new Error(`movement ${movement.movement_id}: zero leg on ${accountKey(leg.account)}`);
+    if (leg.amount.isZero())
+      throw new Error(`movement ${movement.movement_id}: zero leg on ${accountKey(leg.account)}`);
     if (decimalPlaces(plain(leg.amount.abs())) > asset.precision) {
       throw new Error(`movement ${movement.movement_id}: leg ${plain(leg.amount)} exceeds ${asset.symbol} precision`);
     }
@@ -163,7 +177,13 @@ export function netChanges(legs: readonly Leg[]): NetChange[] {
     if (current) {
       current.change = current.change.plus(leg.amount);
       current.mayOverdraw &&= leg.mayOverdraw === true;
-    } else byAccount.set(key, { account: leg.account, platform_code: leg.platform_code, change: leg.amount, mayOverdraw: leg.mayOverdraw === true });
+    } else
+      byAccount.set(key, {
+        account: leg.account,
+        platform_code: leg.platform_code,
+        change: leg.amount,
+        mayOverdraw: leg.mayOverdraw === true,
+      });
   }
   return [...byAccount.values()].filter((entry) => !entry.change.isZero());
 }

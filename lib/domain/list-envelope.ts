@@ -3,7 +3,10 @@
  * `total_pages`, only for a filter combination with no counter whose records exceed the count budget: see
  * lib/store/README.md "Lists"), and `next_cursor` (null on the last page).
  */
-export function listEnvelope<T>(items: readonly T[], position: { page: number; pageSize: number; count: number | null; nextCursor: string | null }) {
+export function listEnvelope<T>(
+  items: readonly T[],
+  position: { page: number; pageSize: number; count: number | null; nextCursor: string | null },
+) {
   return {
     message: items,
     page: position.page,

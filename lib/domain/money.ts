@@ -28,7 +28,12 @@ export function decimalPlaces(text: string): number {
  * Parses a client-supplied amount for `asset`. Returns the amount or a message for `field`.
  * Too many decimals is an error, never a rounding.
  */
-export function parseAmount(text: unknown, asset: Asset, field: string, options: { allowZero?: boolean } = {}): Money | string {
+export function parseAmount(
+  text: unknown,
+  asset: Asset,
+  field: string,
+  options: { allowZero?: boolean } = {},
+): Money | string {
   if (typeof text !== 'string' || !AMOUNT_PATTERN.test(text)) {
     return `${field}: must be a decimal string such as "12.34" (no sign, no exponent)`;
   }

@@ -23,7 +23,8 @@ export const MAX_RATE_LIMIT = 1000;
 /** Why a limit is not valid (positive integers, burst at least rps, within MAX_RATE_LIMIT), or undefined. */
 export function rateLimitProblem(limit: RateLimit): string | undefined {
   for (const [name, value] of Object.entries(limit)) {
-    if (!Number.isInteger(value) || value < 1 || value > MAX_RATE_LIMIT) return `${name} must be an integer from 1 to ${MAX_RATE_LIMIT}`;
+    if (!Number.isInteger(value) || value < 1 || value > MAX_RATE_LIMIT)
+      return `${name} must be an integer from 1 to ${MAX_RATE_LIMIT}`;
   }
   if (limit.burst < limit.rps) return 'burst must be at least rps (the most admitted in one second)';
   return undefined;
@@ -57,7 +58,9 @@ export function decide(limit: RateLimit, counts: { total: number; inSecond: numb
   if (!burstFull && !sustainedFull) return { admitted: true };
   const { windowStart } = windowOf(nowMs);
   // The sustained window, when full, is the longer wait: it is the one to name.
-  const resetsAtMs = sustainedFull ? (windowStart + SUSTAINED_WINDOW_SECONDS) * 1000 : (Math.floor(nowMs / 1000) + 1) * 1000;
+  const resetsAtMs = sustainedFull
+    ? (windowStart + SUSTAINED_WINDOW_SECONDS) * 1000
+    : (Math.floor(nowMs / 1000) + 1) * 1000;
   const policy = `"burst";q=${limit.burst};w=1, "sustained";q=${limit.rps * SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`;
   return { admitted: false, refusal: refusal(sustainedFull ? 'sustained' : 'burst', policy, resetsAtMs, nowMs) };
 }
@@ -82,7 +85,8 @@ function fullWindows() {
     note(apiKey: string, admission: Admission): Admission {
       if (admission.admitted) return admission;
       if (full.size >= MAX_REMEMBERED_FULL) {
-        for (const [key, entry] of full) if (entry.resetsAtMs <= admission.refusal.resetsAtMs - SUSTAINED_WINDOW_SECONDS * 1000) full.delete(key);
+        for (const [key, entry] of full)
+          if (entry.resetsAtMs <= admission.refusal.resetsAtMs - SUSTAINED_WINDOW_SECONDS * 1000) full.delete(key);
       }
       if (full.size < MAX_REMEMBERED_FULL) full.set(apiKey, admission.refusal);
       return admission;
@@ -108,7 +112,9 @@ export interface RateLimiter {
 }
 
 /** A limiter from a counting function, remembering the keys it refused until their windows end. */
-export function rememberingFull(count: (apiKey: string, limit: RateLimit, nowMs: number) => Promise<Admission>): RateLimiter {
+export function rememberingFull(
+  count: (apiKey: string, limit: RateLimit, nowMs: number) => Promise<Admission>,
+): RateLimiter {
   const full = fullWindows();
   return {
     admit: async (apiKey, limit, nowMs) => full.note(apiKey, await count(apiKey, limit, nowMs)),
@@ -123,17 +129,17 @@ export function rememberingFull(count: (apiKey: string, limit: RateLimit, nowMs:
 export function memoryRateLimiter(): RateLimiter {
   const windows = new Map<string, { windowStart: number; total: number; perSecond: number[] }>();
   return rememberingFull(async (apiKey, limit, nowMs) => {
-      const { windowStart, second } = windowOf(nowMs);
-      let entry = windows.get(apiKey);
-      if (!entry || entry.windowStart !== windowStart) {
-        entry = { windowStart, total: 0, perSecond: new Array<number>(SUSTAINED_WINDOW_SECONDS).fill(0) };
-        windows.set(apiKey, entry);
-      }
-      const admission = decide(limit, { total: entry.total, inSecond: entry.perSecond[second]! }, nowMs);
-      if (admission.admitted) {
-        entry.total += 1;
-        entry.perSecond[second] = (entry.perSecond[second] ?? 0) + 1;
-      }
-      return admission;
+    const { windowStart, second } = windowOf(nowMs);
+    let entry = windows.get(apiKey);
+    if (!entry || entry.windowStart !== windowStart) {
+      entry = { windowStart, total: 0, perSecond: new Array<number>(SUSTAINED_WINDOW_SECONDS).fill(0) };
+      windows.set(apiKey, entry);
+    }
+    const admission = decide(limit, { total: entry.total, inSecond: entry.perSecond[second]! }, nowMs);
+    if (admission.admitted) {
+      entry.total += 1;
+      entry.perSecond[second] = (entry.perSecond[second] ?? 0) + 1;
+    }
+    return admission;
   });
 }

@@ -16,7 +16,9 @@ export const SETTLEMENT_DUE_MARGIN_MS = 5 * 60_000;
  * A freshly accepted trade is due at its first attempt: before that its execution only waits, so a missing
  * one strands nothing until then.
  */
-export function dueAfterAcceptanceMs(trade: Pick<SettlementTrade, 'accepted_timestamp' | 'settlement_timestamp'>): number {
+export function dueAfterAcceptanceMs(
+  trade: Pick<SettlementTrade, 'accepted_timestamp' | 'settlement_timestamp'>,
+): number {
   return firstAttemptAtMs(trade) + SETTLEMENT_DUE_MARGIN_MS;
 }
 
@@ -37,7 +39,11 @@ export function legAt(trade: Pick<SettlementTrade, 'accepted_timestamp'>, atMs: 
   return Math.max(1, Math.floor((atMs - trade.accepted_timestamp) / (legSeconds * 1000)) + 1);
 }
 
-export function legEndsAtMs(trade: Pick<SettlementTrade, 'accepted_timestamp'>, leg: number, legSeconds: number): number {
+export function legEndsAtMs(
+  trade: Pick<SettlementTrade, 'accepted_timestamp'>,
+  leg: number,
+  legSeconds: number,
+): number {
   return trade.accepted_timestamp + leg * legSeconds * 1000;
 }
 

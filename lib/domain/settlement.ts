@@ -124,7 +124,12 @@ export function decideAttempt(input: {
   });
 
   const decide = (met: PartyDecision['settlement_state'], unmet: PartyDecision['settlement_state']): PartyDecision[] =>
-    coverage.map((c) => ({ party: c.party, side: c.side, settlement_state: c.met ? met : unmet, shortfall: plain(c.shortfall) }));
+    coverage.map((c) => ({
+      party: c.party,
+      side: c.side,
+      settlement_state: c.met ? met : unmet,
+      shortfall: plain(c.shortfall),
+    }));
 
   if (coverage.every((c) => c.met)) {
     return { kind: 'settle', settlement_state: 'settled', parties: decide('settled', 'settled'), obligations: owed };
@@ -167,7 +172,9 @@ function partyIndex(trade: Pick<SettlementTrade, 'parties'>, side: Side): number
   // Validation guarantees one party per side; a stored trade breaking that is corrupt, not a client error.
   const matches = trade.parties.filter((p) => p.side === side).length;
   if (trade.parties.length !== 2 || matches !== 1) {
-    throw new Error(`settlement needs exactly one buy and one sell party (found ${matches} ${side} of ${trade.parties.length})`);
+    throw new Error(
+      `settlement needs exactly one buy and one sell party (found ${matches} ${side} of ${trade.parties.length})`,
+    );
   }
   return trade.parties.findIndex((p) => p.side === side);
 }

@@ -26,10 +26,12 @@ export function parseTaxId(input: string, us: boolean): { value: string } | { pr
     const match = /^(\d{3})-?(\d{2})-?(\d{4})$/.exec(text);
     if (!match) return { problem: 'must be a 9-digit SSN or ITIN (NNNNNNNNN or NNN-NN-NNNN)' };
     const [, area, group, serial] = match as unknown as [string, string, string, string];
-    if (area === '000' || area === '666' || group === '00' || serial === '0000') return { problem: 'is not a number the IRS or SSA issues' };
+    if (area === '000' || area === '666' || group === '00' || serial === '0000')
+      return { problem: 'is not a number the IRS or SSA issues' };
     return { value: `${area}${group}${serial}` };
   }
-  if (!/^[A-Za-z0-9](?:[A-Za-z0-9 -]*[A-Za-z0-9])?$/.test(text)) return { problem: 'must be letters and digits (spaces or hyphens may group them)' };
+  if (!/^[A-Za-z0-9](?:[A-Za-z0-9 -]*[A-Za-z0-9])?$/.test(text))
+    return { problem: 'must be letters and digits (spaces or hyphens may group them)' };
   const compact = text.replace(/[ -]/g, '').toUpperCase();
   if (compact.length < 4 || compact.length > 20) return { problem: 'must have 4 to 20 letters and digits' };
   return { value: compact };

@@ -1,5 +1,13 @@
 import { findAsset, type Asset } from './assets.js';
-import { AMOUNT_LIMIT, AMOUNT_PATTERN, Money, decimalPlaces, formatAmount, parseAmount, roundToAsset } from './money.js';
+import {
+  AMOUNT_LIMIT,
+  AMOUNT_PATTERN,
+  Money,
+  decimalPlaces,
+  formatAmount,
+  parseAmount,
+  roundToAsset,
+} from './money.js';
 
 /**
  * Validation of a reported trade (`POST /trades`) into the record the service stores, settles and echoes.
@@ -254,9 +262,15 @@ export function validateTradeReport(body: unknown, ctx: TradeReportContext): Tra
  * significant figures half-to-even (the service's one rounding rule) and compared; the expected price is
  * returned so an error can show it.
  */
-export function priceMatchesAmounts(price: string, buyerAmount: string, sellerAmount: string): { matches: boolean; expected: string } {
+export function priceMatchesAmounts(
+  price: string,
+  buyerAmount: string,
+  sellerAmount: string,
+): { matches: boolean; expected: string } {
   const digits = L.priceRatioSignificantDigits;
-  const expected = new Exact(sellerAmount).div(new Exact(buyerAmount)).toSignificantDigits(digits, Money.ROUND_HALF_EVEN);
+  const expected = new Exact(sellerAmount)
+    .div(new Exact(buyerAmount))
+    .toSignificantDigits(digits, Money.ROUND_HALF_EVEN);
   const given = new Exact(price).toSignificantDigits(digits, Money.ROUND_HALF_EVEN);
   return { matches: expected.eq(given), expected: expected.toFixed() };
 }
@@ -331,7 +345,9 @@ function readParties(
       if (participant_code !== ANONYMOUS_PARTICIPANT) {
         errors.push(`${at}.participant_code: must be a 6-character participant code`);
       } else if (parties_anonymous === false) {
-        errors.push(`${at}.participant_code: '${ANONYMOUS_PARTICIPANT}' is only allowed when parties_anonymous is true`);
+        errors.push(
+          `${at}.participant_code: '${ANONYMOUS_PARTICIPANT}' is only allowed when parties_anonymous is true`,
+        );
       }
     }
     const anonymous = participant_code === ANONYMOUS_PARTICIPANT;
@@ -392,7 +408,10 @@ function readParties(
     errors.push('parties: exactly one buy and one sell party are required');
   }
   const codes = rawParties.map((p) => p.participant_code);
-  if (parties_anonymous === true && codes.some((code) => typeof code === 'string' && ctx.platformCodes.includes(code))) {
+  if (
+    parties_anonymous === true &&
+    codes.some((code) => typeof code === 'string' && ctx.platformCodes.includes(code))
+  ) {
     errors.push('parties_anonymous: must be false when the platform is itself a party');
   }
   const settlingFlags = rawParties.map((p) => settlingValue(p.settling, p.participant_code === ANONYMOUS_PARTICIPANT));
@@ -492,11 +511,15 @@ function resolveAmounts(input: {
     // The computed amount is booked like a client's, so it gets the same bound: beyond it settlement's
     // balance update would fail in DynamoDB on every retry, and the trade could never close.
     if (quoteAmount.gte(AMOUNT_LIMIT)) {
-      errors.push(`trade_quantity: trade_price × trade_quantity must be less than ${AMOUNT_LIMIT.toFixed()} ${pair.quote.symbol}`);
+      errors.push(
+        `trade_quantity: trade_price × trade_quantity must be less than ${AMOUNT_LIMIT.toFixed()} ${pair.quote.symbol}`,
+      );
       return undefined;
     }
     const buyerAmount = formatAmount(quantity, pair.base);
-    const partyAmounts = parties.map((_, index) => (index === buyerIndex ? buyerAmount : formatAmount(quoteAmount, pair.quote)));
+    const partyAmounts = parties.map((_, index) =>
+      index === buyerIndex ? buyerAmount : formatAmount(quoteAmount, pair.quote),
+    );
     return { method: 'price_and_quantity', trade_quantity: buyerAmount, partyAmounts };
   }
 

@@ -107,7 +107,6 @@ function visibleTo(reporter: string, accountGroups: readonly (string | null)[]):
   return platforms;
 }
 
-
 /**
  * A trade as clients see it: the reference API's trade shape, fields in a fixed order, every optional field
  * present (null when not given or not reached) so clients can rely on the keys. What only the service uses

@@ -4,7 +4,9 @@
  */
 
 /** Seconds after each failed attempt before the next: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
-export const DEFAULT_RETRY_SCHEDULE_SECONDS: readonly number[] = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
+export const DEFAULT_RETRY_SCHEDULE_SECONDS: readonly number[] = [
+  5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
+];
 
 /** A 2xx must arrive within this; longer is a failed attempt. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -65,7 +67,12 @@ export function judgeAttempt(result: AttemptResult, nowMs: number): AttemptVerdi
  * schedule is exhausted. The scheduled delay gets +/-20 % jitter so receivers recovering from an outage are
  * not hit by every delivery at the same instant; a `Retry-After` is a floor under it.
  */
-export function nextAttemptDelayMs(schedule: readonly number[], attempt: number, retryAfter: number | undefined, random: () => number = Math.random): number | undefined {
+export function nextAttemptDelayMs(
+  schedule: readonly number[],
+  attempt: number,
+  retryAfter: number | undefined,
+  random: () => number = Math.random,
+): number | undefined {
   const base = schedule[attempt - 1];
   if (base === undefined) return undefined;
   const jittered = base * 1000 * (0.8 + 0.4 * random());

@@ -18,8 +18,15 @@ function keyOf(secret: string): Buffer {
   return key;
 }
 
-export function signatureHeader(secrets: readonly string[], webhookId: string, timestampSeconds: number, body: string): string {
+export function signatureHeader(
+  secrets: readonly string[],
+  webhookId: string,
+  timestampSeconds: number,
+  body: string,
+): string {
   if (secrets.length === 0) throw new Error('no webhook secret to sign with');
   const content = `${webhookId}.${timestampSeconds}.${body}`;
-  return secrets.map((secret) => `v1,${createHmac('sha256', keyOf(secret)).update(content).digest('base64')}`).join(' ');
+  return secrets
+    .map((secret) => `v1,${createHmac('sha256', keyOf(secret)).update(content).digest('base64')}`)
+    .join(' ');
 }

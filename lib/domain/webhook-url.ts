@@ -53,7 +53,8 @@ export function webhookUrlProblems(value: unknown, policy: OutboundPolicy): stri
   }
   const problems: string[] = [];
   const schemes = policy.allowHttp ? ['http:', 'https:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) problems.push(policy.allowHttp ? 'url: must use http or https' : 'url: must use https');
+  if (!schemes.includes(url.protocol))
+    problems.push(policy.allowHttp ? 'url: must use http or https' : 'url: must use https');
   if (url.username || url.password) problems.push('url: must not contain credentials');
   if (!url.hostname) problems.push('url: must name a host');
   else if (!policy.allowPrivateAddresses) {

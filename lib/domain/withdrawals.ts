@@ -24,25 +24,41 @@ export function withdrawalStatusSequence(status: WithdrawalStatus): number {
   return status === 'PENDING' ? 1 : 2;
 }
 
-export type CustodyDecision = { kind: 'apply'; next: CustodyOutcome } | { kind: 'noop' } | { kind: 'illegal'; message: string };
+export type CustodyDecision =
+  | { kind: 'apply'; next: CustodyOutcome }
+  | { kind: 'noop' }
+  | { kind: 'illegal'; message: string };
 
 /**
  * What a custody event does to a request in `current`. Custody redelivers, so reaching the current status
  * again is a no-op; a request has exactly one outcome, so the other terminal status is refused.
  */
-export function decideCustodyEvent(current: WithdrawalStatus, event: { status: string; transaction_hash?: string | null }): CustodyDecision {
+export function decideCustodyEvent(
+  current: WithdrawalStatus,
+  event: { status: string; transaction_hash?: string | null },
+): CustodyDecision {
   if (event.status !== 'CONFIRMED' && event.status !== 'FAILED') {
     return { kind: 'illegal', message: `status: must be CONFIRMED or FAILED, got '${event.status}'` };
   }
   if (event.status === current) return { kind: 'noop' };
-  if (current !== 'PENDING') return { kind: 'illegal', message: `status: the withdrawal is already ${current}; it can't become ${event.status}` };
-  if (event.status === 'CONFIRMED' && !event.transaction_hash) return { kind: 'illegal', message: 'transaction_hash: required to confirm a withdrawal' };
+  if (current !== 'PENDING')
+    return {
+      kind: 'illegal',
+      message: `status: the withdrawal is already ${current}; it can't become ${event.status}`,
+    };
+  if (event.status === 'CONFIRMED' && !event.transaction_hash)
+    return { kind: 'illegal', message: 'transaction_hash: required to confirm a withdrawal' };
   return { kind: 'apply', next: event.status };
 }
 
 /** Where a platform's withdrawals wait for custody: per platform and asset. */
 export function withdrawalEscrowAccount(platformCode: string, asset: string): AccountRef {
-  return { participant_code: SYSTEM_PARTICIPANTS.escrow, account_group: platformCode, account_label: 'withdrawals', asset };
+  return {
+    participant_code: SYSTEM_PARTICIPANTS.escrow,
+    account_group: platformCode,
+    account_label: 'withdrawals',
+    asset,
+  };
 }
 
 /** Network fees collected, per asset; the service pays the chain from here. */
@@ -82,18 +98,25 @@ export interface NetworkFeePurchase {
 export function withdrawalExecutionLegs(withdrawal: WithdrawalAmounts, fee: NetworkFeePurchase): Leg[] {
   // Each asset balances on its own, so a fee whose notional rounds to zero still reaches the fee account.
   return [
-    ...(fee.networkFeeNotional.isZero() ? [] : moveLegs(fee.payer, system(fee.provider.quoted), fee.networkFeeNotional)),
-    ...(withdrawal.networkFeeQuantity.isZero() ? [] : moveLegs(system(fee.provider.underlying), system(withdrawal.feeAccount), withdrawal.networkFeeQuantity)),
+    ...(fee.networkFeeNotional.isZero()
+      ? []
+      : moveLegs(fee.payer, system(fee.provider.quoted), fee.networkFeeNotional)),
+    ...(withdrawal.networkFeeQuantity.isZero()
+      ? []
+      : moveLegs(system(fee.provider.underlying), system(withdrawal.feeAccount), withdrawal.networkFeeQuantity)),
     ...moveLegs(withdrawal.source, system(withdrawal.escrow), withdrawal.quantity),
   ];
 }
 
 /** The movement a custody outcome books. */
 export function custodyOutcomeLegs(withdrawal: WithdrawalAmounts & { asset: string }, outcome: CustodyOutcome): Leg[] {
-  if (outcome === 'CONFIRMED') return moveLegs(system(withdrawal.escrow), system(onChainBoundaryAccount(withdrawal.asset)), withdrawal.quantity);
+  if (outcome === 'CONFIRMED')
+    return moveLegs(system(withdrawal.escrow), system(onChainBoundaryAccount(withdrawal.asset)), withdrawal.quantity);
   return [
     ...moveLegs(system(withdrawal.escrow), withdrawal.source, withdrawal.quantity),
-    ...(withdrawal.networkFeeQuantity.isZero() ? [] : moveLegs(system(withdrawal.feeAccount), withdrawal.source, withdrawal.networkFeeQuantity)),
+    ...(withdrawal.networkFeeQuantity.isZero()
+      ? []
+      : moveLegs(system(withdrawal.feeAccount), withdrawal.source, withdrawal.networkFeeQuantity)),
   ];
 }
 

@@ -14,7 +14,12 @@ export async function findEvent(ctx: AppContext, platformCode: string, eventId: 
  * POST /events/{id}/redeliver: the event goes again to the platform's enabled endpoints that subscribe to
  * it, with the same `webhook-id`; a delivery still being retried is left to its schedule.
  */
-export async function redeliverEvent(ctx: AppContext, platformCode: string, eventId: string, claim: RequestClaim = NO_REQUEST_CLAIM) {
+export async function redeliverEvent(
+  ctx: AppContext,
+  platformCode: string,
+  eventId: string,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+) {
   const event = await getEvent(ctx, platformCode, eventId);
   if (!event) throw new NotFoundError(`event not found: ${eventId}`);
   const nowMs = ctx.clock.nowMs();

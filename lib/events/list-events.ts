@@ -21,8 +21,10 @@ export interface EventListQuery {
  */
 export async function listEvents(ctx: AppContext, platformCode: string, query: EventListQuery) {
   const problems: string[] = [];
-  if (query.type !== undefined && !isEventType(query.type)) problems.push(`type: unknown event type ${JSON.stringify(query.type)}`);
-  if (query.created_after !== undefined && !/^\d{1,15}$/.test(query.created_after)) problems.push('created_after: must be UNIX milliseconds');
+  if (query.type !== undefined && !isEventType(query.type))
+    problems.push(`type: unknown event type ${JSON.stringify(query.type)}`);
+  if (query.created_after !== undefined && !/^\d{1,15}$/.test(query.created_after))
+    problems.push('created_after: must be UNIX milliseconds');
   if (problems.length) throw new ValidationError(problems);
   const filters = {
     type: query.type as never,
@@ -33,7 +35,11 @@ export async function listEvents(ctx: AppContext, platformCode: string, query: E
     ctx,
     eventsIndex(ctx, platformCode, filters),
     { page: query.page, pageSize: query.page_size, cursor: query.cursor },
-    { list: 'events', platformCode, filters: { type: query.type, resource_id: query.resource_id, created_after: query.created_after } },
+    {
+      list: 'events',
+      platformCode,
+      filters: { type: query.type, resource_id: query.resource_id, created_after: query.created_after },
+    },
   );
   return listEnvelope(
     page.items.map((item) => storedEventFrom(item).envelope),

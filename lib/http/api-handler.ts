@@ -23,7 +23,11 @@ export type DescriptionSchema = () => Promise<z.ZodMiniType>;
 
 type Parsed<S extends z.ZodMiniType | undefined> = S extends z.ZodMiniType ? z.output<S> : undefined;
 
-export interface HandlerOptions<Q extends z.ZodMiniType | undefined, B extends z.ZodMiniType | undefined, P extends z.ZodMiniType | undefined> {
+export interface HandlerOptions<
+  Q extends z.ZodMiniType | undefined,
+  B extends z.ZodMiniType | undefined,
+  P extends z.ZodMiniType | undefined,
+> {
   query?: Q;
   body?: B;
   path?: P;
@@ -92,7 +96,9 @@ export interface HandlerInput<Q, B, P> {
  * Makes a route's Lambda handler for a context: the Lambda edge, the local server and tests each bind their
  * own. `api` describes the route for the API description (`lib/openapi`).
  */
-export type BindApiHandler = ((ctx: AppContext) => MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>) & {
+export type BindApiHandler = ((
+  ctx: AppContext,
+) => MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>) & {
   api: HandlerDescription;
 };
 
@@ -106,46 +112,57 @@ export function apiHandler<
   Q extends z.ZodMiniType | undefined = undefined,
   B extends z.ZodMiniType | undefined = undefined,
   P extends z.ZodMiniType | undefined = undefined,
->(options: HandlerOptions<Q, B, P>, run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>): BindApiHandler {
+>(
+  options: HandlerOptions<Q, B, P>,
+  run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>,
+): BindApiHandler {
   const successStatus = options.successStatus ?? 200;
   const bind = (ctx: AppContext) => {
-  const core = async (_event: APIGatewayProxyEvent, context: ServiceContext): Promise<APIGatewayProxyResult> => {
-    const { svc } = context;
-    const claim: RequestClaim = (message) => {
-      const run = svc.idempotentRun;
-      if (!run) return [];
-      const response = { statusCode: successStatus, headers: { ...options.headers, ...JSON_HEADERS }, body: JSON.stringify({ message }) };
-      // The last claim made is the one that committed: a use case that retries builds its transaction anew,
-      // and one whose transaction failed for good throws.
-      svc.claimedResponse = response;
-      return [requestCompletionItem(ctx, run, response)];
+    const core = async (_event: APIGatewayProxyEvent, context: ServiceContext): Promise<APIGatewayProxyResult> => {
+      const { svc } = context;
+      const claim: RequestClaim = (message) => {
+        const run = svc.idempotentRun;
+        if (!run) return [];
+        const response = {
+          statusCode: successStatus,
+          headers: { ...options.headers, ...JSON_HEADERS },
+          body: JSON.stringify({ message }),
+        };
+        // The last claim made is the one that committed: a use case that retries builds its transaction anew,
+        // and one whose transaction failed for good throws.
+        svc.claimedResponse = response;
+        return [requestCompletionItem(ctx, run, response)];
+      };
+      const body = await run({
+        ctx,
+        query: svc.input?.query as Parsed<Q>,
+        body: svc.input?.body as Parsed<B>,
+        path: svc.input?.path as Parsed<P>,
+        requestId: svc.requestId,
+        auth: svc.auth as AuthContext,
+        idempotent: svc.idempotentRun !== undefined,
+        claim,
+      });
+      // What the booking stored is what this run answers, byte for byte, like every retry of it.
+      if (svc.claimedResponse) return { ...svc.claimedResponse, headers: { ...svc.claimedResponse.headers } };
+      if (options.produces) {
+        const headers = { ...options.headers, 'Content-Type': `${options.produces}; charset=utf-8` };
+        return { statusCode: options.successStatus ?? 200, headers, body: String(body) };
+      }
+      return {
+        statusCode: options.successStatus ?? 200,
+        headers: { ...options.headers, ...JSON_HEADERS },
+        body: JSON.stringify(body),
+      };
     };
-    const body = await run({
-      ctx,
-      query: svc.input?.query as Parsed<Q>,
-      body: svc.input?.body as Parsed<B>,
-      path: svc.input?.path as Parsed<P>,
-      requestId: svc.requestId,
-      auth: svc.auth as AuthContext,
-      idempotent: svc.idempotentRun !== undefined,
-      claim,
-    });
-    // What the booking stored is what this run answers, byte for byte, like every retry of it.
-    if (svc.claimedResponse) return { ...svc.claimedResponse, headers: { ...svc.claimedResponse.headers } };
-    if (options.produces) {
-      const headers = { ...options.headers, 'Content-Type': `${options.produces}; charset=utf-8` };
-      return { statusCode: options.successStatus ?? 200, headers, body: String(body) };
-    }
-    return { statusCode: options.successStatus ?? 200, headers: { ...options.headers, ...JSON_HEADERS }, body: JSON.stringify(body) };
-  };
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>(requestLog(ctx))
-    .use(envelope())
-    .use(requestLimits())
-    .use(verifySignature(ctx))
-    .use(jsonBody())
-    .use(validateInput({ query: options.query, body: options.body, path: options.path }))
-    .use(idempotency(ctx, { sealResponse: options.secretInResponse }))
-    .handler(core);
+    return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>(requestLog(ctx))
+      .use(envelope())
+      .use(requestLimits())
+      .use(verifySignature(ctx))
+      .use(jsonBody())
+      .use(validateInput({ query: options.query, body: options.body, path: options.path }))
+      .use(idempotency(ctx, { sealResponse: options.secretInResponse }))
+      .handler(core);
   };
   const api: HandlerDescription = {
     query: options.query,

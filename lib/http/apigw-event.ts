@@ -43,7 +43,9 @@ export function apiGatewayEvent(parts: HttpRequestParts): APIGatewayProxyEvent {
     headers,
     multiValueHeaders,
     // API Gateway keeps the last value of a repeated parameter in the single-value map.
-    queryStringParameters: hasQuery ? Object.fromEntries(Object.entries(multiValueQuery).map(([k, v]) => [k, v[v.length - 1]!])) : null,
+    queryStringParameters: hasQuery
+      ? Object.fromEntries(Object.entries(multiValueQuery).map(([k, v]) => [k, v[v.length - 1]!]))
+      : null,
     multiValueQueryStringParameters: hasQuery ? multiValueQuery : null,
     pathParameters: parts.pathParameters && Object.keys(parts.pathParameters).length ? parts.pathParameters : null,
     stageVariables: null,

@@ -33,15 +33,22 @@ const THROTTLING: ReadonlySet<string> = new Set([
  */
 export function errorToHttp(error: unknown): HttpResult & { internal: boolean } {
   if (error instanceof ValidationError) return { statusCode: 400, body: { errors: error.errors }, internal: false };
-  if (error instanceof ForbiddenError) return { statusCode: 403, body: { error: true, message: error.message }, internal: false };
+  if (error instanceof ForbiddenError)
+    return { statusCode: 403, body: { error: true, message: error.message }, internal: false };
   if (error instanceof NotFoundError) return { statusCode: 404, body: { error: error.message }, internal: false };
-  if (error instanceof PayloadTooLargeError) return { statusCode: 413, body: { errors: [error.message] }, internal: false };
+  if (error instanceof PayloadTooLargeError)
+    return { statusCode: 413, body: { errors: [error.message] }, internal: false };
   if (error instanceof ConflictError) return { statusCode: 409, body: { errors: error.errors }, internal: false };
-  if (error instanceof IdempotencyMismatchError) return { statusCode: 422, body: { errors: error.errors }, internal: false };
+  if (error instanceof IdempotencyMismatchError)
+    return { statusCode: 422, body: { errors: error.errors }, internal: false };
   if (error instanceof RateLimitedError) {
     return {
       statusCode: 429,
-      headers: { 'Retry-After': String(error.retryAfterSeconds), 'RateLimit-Policy': error.policy, RateLimit: error.remaining },
+      headers: {
+        'Retry-After': String(error.retryAfterSeconds),
+        'RateLimit-Policy': error.policy,
+        RateLimit: error.remaining,
+      },
       body: { errors: [error.message] },
       internal: false,
     };
@@ -56,7 +63,12 @@ export function errorToHttp(error: unknown): HttpResult & { internal: boolean } 
   }
   const name = (error as { name?: string } | null)?.name;
   if (name && THROTTLING.has(name)) {
-    return { statusCode: 503, headers: { 'Retry-After': '1' }, body: { errors: ['service busy, retry shortly'] }, internal: true };
+    return {
+      statusCode: 503,
+      headers: { 'Retry-After': '1' },
+      body: { errors: ['service busy, retry shortly'] },
+      internal: true,
+    };
   }
   return { statusCode: 500, body: { error: 'Internal Server Error' }, internal: true };
 }

@@ -57,7 +57,9 @@ export function signedTextCandidates(method: string, timestampSeconds: string, p
 /** Query strings a client may have sent for these parameters, in their order: URI-encoded, and raw. */
 export function queryStringVariants(params: Record<string, string[] | undefined> | null | undefined): string[] {
   if (!params) return [];
-  const entries = Object.entries(params).flatMap(([key, values]) => (values ?? []).map((value) => [key, value] as const));
+  const entries = Object.entries(params).flatMap(([key, values]) =>
+    (values ?? []).map((value) => [key, value] as const),
+  );
   if (entries.length === 0) return [];
   const encoded = entries.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`).join('&');
   const raw = entries.map(([key, value]) => `${key}=${value}`).join('&');

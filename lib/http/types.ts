@@ -3,7 +3,6 @@ import type { MiddlewareObj, Request } from '@middy/core';
 import type { AuthContext } from '../domain/caller.js';
 import type { IdempotentRun, StoredResponse } from '../store/windows.js';
 
-
 /** What the middlewares learn about a request, carried on the Lambda context. */
 export interface ServiceState {
   requestId: string;

@@ -10,7 +10,9 @@ z.config(en());
 export function formatIssues(issues: readonly z.core.$ZodIssue[], root: string): string[] {
   return issues.map((issue) => {
     const path = issue.path.length
-      ? issue.path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i ? '.' : ''}${String(part)}`)).join('')
+      ? issue.path
+          .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i ? '.' : ''}${String(part)}`))
+          .join('')
       : root;
     return `${path}: ${issue.message}`;
   });
@@ -18,34 +20,48 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], root: string):
 
 /** A required non-empty string (trimmed length ≥ 1) of at most `max` characters. */
 export const text = (max = 200) =>
-  z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(max, `must be at most ${max} characters`));
+  z
+    .string()
+    .check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(max, `must be at most ${max} characters`));
 
 /**
  * A page number or size from the query string: digits only (so `1e2`, `0x10`, ` 5` and `5.0` are refused,
  * which a numeric coercion would accept), at least 1 and at most `max`; `fallback` when absent.
  */
 export function pageNumber(fallback: number, max = 1_000_000) {
-  return z._default(
-    z.pipe(
-      z.pipe(z.string().check(z.regex(/^\d{1,9}$/, 'must be a whole number')), z.transform(Number)),
-      z.number().check(z.minimum(1, 'must be 1 or more'), z.maximum(max, `must be at most ${max}`)),
-    ),
-    fallback,
-    // The API description shows the string the query carries; its bounds and default are said here.
-  ).check(z.meta({ description: `A whole number from 1 to ${max}; ${fallback} when absent.`, default: String(fallback) }));
+  return z
+    ._default(
+      z.pipe(
+        z.pipe(z.string().check(z.regex(/^\d{1,9}$/, 'must be a whole number')), z.transform(Number)),
+        z.number().check(z.minimum(1, 'must be 1 or more'), z.maximum(max, `must be at most ${max}`)),
+      ),
+      fallback,
+      // The API description shows the string the query carries; its bounds and default are said here.
+    )
+    .check(
+      z.meta({ description: `A whole number from 1 to ${max}; ${fallback} when absent.`, default: String(fallback) }),
+    );
 }
 
 /** An opaque `cursor` as issued in `next_cursor`; its meaning is checked by the list (lib/store/table/paging.ts). */
-export const cursorParameter = () => z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(2048, 'is not a cursor this service issued')));
+export const cursorParameter = () =>
+  z.optional(
+    z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(2048, 'is not a cursor this service issued')),
+  );
 
 /**
  * Pagination: pages from 1, `page_size` defaults to and is capped at `max`, and
  * `cursor` (from a previous page's `next_cursor`) instead of a page number to go on from where it ended.
  */
-export const pageQuery = (max = 100) => ({ page: pageNumber(1), page_size: pageNumber(max, max), cursor: cursorParameter() });
+export const pageQuery = (max = 100) => ({
+  page: pageNumber(1),
+  page_size: pageNumber(max, max),
+  cursor: cursorParameter(),
+});
 
 /** An amount as the client wrote it (checked against its asset by the use case): a string of bounded length. */
 export const amountText = () => z.string().check(z.maxLength(60, 'must be at most 60 characters'));
 
 /** An optional query-string filter of bounded length. */
-export const queryFilter = (max = 100) => z.optional(z.string().check(z.maxLength(max, `must be at most ${max} characters`)));
+export const queryFilter = (max = 100) =>
+  z.optional(z.string().check(z.maxLength(max, `must be at most ${max} characters`)));

@@ -1,6 +1,14 @@
 import { findAsset } from '../domain/assets.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
-import { accountGroupProblem, DEFAULT_ACCOUNT_LABEL, moveLegs, SYSTEM_PARTICIPANTS, systemAccount, type AccountRef, type Movement } from '../domain/ledger.js';
+import {
+  accountGroupProblem,
+  DEFAULT_ACCOUNT_LABEL,
+  moveLegs,
+  SYSTEM_PARTICIPANTS,
+  systemAccount,
+  type AccountRef,
+  type Movement,
+} from '../domain/ledger.js';
 import { formatAmount, parseAmount } from '../domain/money.js';
 import { getMovement } from '../store/ledger.js';
 import { book } from '../store/booking/engine.js';
@@ -36,8 +44,13 @@ const REFERENCE = /^[A-Za-z0-9._:/-]{1,100}$/;
 
 /** The same reference with different details is a mistake to stop on, not a repeat to answer. */
 export class DepositReferenceTakenError extends ValidationError {
-  constructor(reference: string, readonly original: DepositBooking) {
-    super([`reference: ${reference} was already booked as a different deposit (${original.amount} ${original.asset} to ${original.participant_code}/${original.account_group}/${original.account_label})`]);
+  constructor(
+    reference: string,
+    readonly original: DepositBooking,
+  ) {
+    super([
+      `reference: ${reference} was already booked as a different deposit (${original.amount} ${original.asset} to ${original.participant_code}/${original.account_group}/${original.account_label})`,
+    ]);
     this.name = 'DepositReferenceTakenError';
   }
 }
@@ -69,16 +82,22 @@ async function originalBooking(ctx: AppContext, reference: string): Promise<Depo
  * transaction as the balances (and `alongWith`, the operator's audit record). The same reference again
  * answers the original booking; with other details it is refused.
  */
-export async function deposit(ctx: AppContext, request: DepositRequest, options: { alongWith?: readonly TaggedItem[] } = {}): Promise<DepositBooking> {
+export async function deposit(
+  ctx: AppContext,
+  request: DepositRequest,
+  options: { alongWith?: readonly TaggedItem[] } = {},
+): Promise<DepositBooking> {
   const errors: string[] = [];
   if (!REFERENCE.test(request.reference)) errors.push('reference: 1 to 100 letters, digits and . _ : / -');
   const asset = findAsset(request.asset);
   if (!asset) errors.push(`asset: unknown asset '${request.asset}'`);
   const amount = asset ? parseAmount(request.amount, asset, 'amount') : undefined;
   if (typeof amount === 'string') errors.push(amount);
-  const groupProblem = request.accountGroup === undefined ? undefined : accountGroupProblem('account_group', request.accountGroup);
+  const groupProblem =
+    request.accountGroup === undefined ? undefined : accountGroupProblem('account_group', request.accountGroup);
   if (groupProblem) errors.push(groupProblem);
-  if (errors.length > 0 || !asset || amount === undefined || typeof amount === 'string') throw new ValidationError(errors);
+  if (errors.length > 0 || !asset || amount === undefined || typeof amount === 'string')
+    throw new ValidationError(errors);
   const participant = await getParticipant(ctx, request.participantCode);
   if (!participant) throw new NotFoundError(`participant not found: ${request.participantCode}`);
 
@@ -88,11 +107,19 @@ export async function deposit(ctx: AppContext, request: DepositRequest, options:
     account_label: request.accountLabel ?? DEFAULT_ACCOUNT_LABEL,
     asset: asset.symbol,
   };
-  const booking: DepositBooking = { movement_id: movementIdOf(request.reference), reference: request.reference, ...account, amount: formatAmount(amount, asset), already_booked: false };
+  const booking: DepositBooking = {
+    movement_id: movementIdOf(request.reference),
+    reference: request.reference,
+    ...account,
+    amount: formatAmount(amount, asset),
+    already_booked: false,
+  };
   const repeat = async () => {
     const original = await originalBooking(ctx, request.reference);
     if (!original) throw new Error(`deposit reference ${request.reference} is taken but its movement is missing`);
-    const same = (['participant_code', 'account_group', 'account_label', 'asset', 'amount'] as const).every((field) => original[field] === booking[field]);
+    const same = (['participant_code', 'account_group', 'account_label', 'asset', 'amount'] as const).every(
+      (field) => original[field] === booking[field],
+    );
     if (!same) throw new DepositReferenceTakenError(request.reference, original);
     return original;
   };
@@ -101,11 +128,21 @@ export async function deposit(ctx: AppContext, request: DepositRequest, options:
     movement_id: booking.movement_id,
     type: 'deposit',
     reference: `deposit:${request.reference}`,
-    legs: moveLegs({ account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', asset.symbol), platform_code: null }, { account, platform_code: participant.platform_code }, amount),
+    legs: moveLegs(
+      { account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', asset.symbol), platform_code: null },
+      { account, platform_code: participant.platform_code },
+      amount,
+    ),
   };
   const nowMs = ctx.clock.nowMs();
   try {
-    await book(ctx, { id: newBookingId(nowMs), atMs: nowMs, movement, items: options.alongWith ?? [], onMovementRecorded: () => new DepositReferenceRepeated() });
+    await book(ctx, {
+      id: newBookingId(nowMs),
+      atMs: nowMs,
+      movement,
+      items: options.alongWith ?? [],
+      onMovementRecorded: () => new DepositReferenceRepeated(),
+    });
   } catch (error) {
     if (error instanceof DepositReferenceRepeated) return repeat();
     throw error;

@@ -1,7 +1,14 @@
 import { randomInt } from 'node:crypto';
 import { ACH_ASSET, achClearingAccount, type PlatformAccount } from '../domain/ach-clearing.js';
 import { findAsset } from '../domain/assets.js';
-import { BookingQueuedError, ConflictError, NotFoundError, QuoteExpiredError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
+import {
+  BookingQueuedError,
+  ConflictError,
+  NotFoundError,
+  QuoteExpiredError,
+  ServiceUnavailableError,
+  ValidationError,
+} from '../domain/errors.js';
 import { formatAmount, Money } from '../domain/money.js';
 import { achPaymentAmount, achTransferType, parseFundingDetails, type FundingDetails } from '../domain/payments.js';
 import type { AuthContext } from '../domain/caller.js';
@@ -41,9 +48,16 @@ export interface ExecutionResult {
  * another product's, reads as unknown. Executed is checked before expired: a quote that was executed and
  * has since expired is still a duplicate execution, which is what the client needs to hear.
  */
-export async function executableQuote(ctx: AppContext, platformCode: string, quoteId: string, product: StoredQuote['product'], nowMs: number): Promise<StoredQuote> {
+export async function executableQuote(
+  ctx: AppContext,
+  platformCode: string,
+  quoteId: string,
+  product: StoredQuote['product'],
+  nowMs: number,
+): Promise<StoredQuote> {
   const quote = await getQuote(ctx, quoteId);
-  if (!quote || quote.platform_code !== platformCode || quote.product !== product) throw new NotFoundError(`quote not found: ${quoteId}`);
+  if (!quote || quote.platform_code !== platformCode || quote.product !== product)
+    throw new NotFoundError(`quote not found: ${quoteId}`);
   if (quote.status !== 'open') throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
   if (nowMs >= quote.expire_ts) throw new QuoteExpiredError();
   return quote;
@@ -63,12 +77,21 @@ export async function commitQuoteExecution(
   items: readonly TaggedItem[],
 ): Promise<void> {
   try {
-    await book(ctx, { id: newBookingId(nowMs), atMs: nowMs, movement, items: [quoteExecutionItem(ctx, quoteId, tradeId, nowMs), ...items] });
+    await book(ctx, {
+      id: newBookingId(nowMs),
+      atMs: nowMs,
+      movement,
+      items: [quoteExecutionItem(ctx, quoteId, tradeId, nowMs), ...items],
+    });
   } catch (error) {
     // Conflict retries exhausted: many executions of this quote raced. If one of them won, this one is a
     // duplicate like any other, not a reason to retry. Not so a booking still queued behind a hot account:
     // the winner may be this very booking, whose answer its request id will get.
-    if (error instanceof ServiceUnavailableError && !(error instanceof BookingQueuedError) && (await getQuote(ctx, quoteId))?.status !== 'open') {
+    if (
+      error instanceof ServiceUnavailableError &&
+      !(error instanceof BookingQueuedError) &&
+      (await getQuote(ctx, quoteId))?.status !== 'open'
+    ) {
       throw new ConflictError([QUOTE_ALREADY_EXECUTED]);
     }
     throw error;
@@ -96,7 +119,12 @@ function newBankTransferId(): string {
  * `client_trade_id` (= quote_id), the movement against the liquidity provider, the terminated/settled trade,
  * and for ACH funding the `submitted` payment. Anything failing leaves nothing written.
  */
-export async function executeQuote(ctx: AppContext, auth: AuthContext, request: ExecuteRequest, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<ExecutionResult> {
+export async function executeQuote(
+  ctx: AppContext,
+  auth: AuthContext,
+  request: ExecuteRequest,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+): Promise<ExecutionResult> {
   const funding = parseFunding(request.funding_details);
   const nowMs = ctx.clock.nowMs();
   const quote = await executableQuote(ctx, auth.platformCode, request.quote_id, 'liquidity', nowMs);
@@ -108,17 +136,27 @@ export async function executeQuote(ctx: AppContext, auth: AuthContext, request: 
   const total = new Money(quote.total);
 
   const ownAccount = (asset: string): PlatformAccount => ({
-    account: { participant_code: quote.participant_code, account_group: quote.account_group, account_label: quote.account_label, asset },
+    account: {
+      participant_code: quote.participant_code,
+      account_group: quote.account_group,
+      account_label: quote.account_label,
+      asset,
+    },
     platform_code: quote.account_group,
   });
-  const clearing = achClearingAccount({ platform_code: auth.platformCode, participant_code: auth.participantCode }, quoted.symbol);
+  const clearing = achClearingAccount(
+    { platform_code: auth.platformCode, participant_code: auth.participantCode },
+    quoted.symbol,
+  );
 
   let paymentAmount: Money | undefined;
   if (funding) {
     const errors: string[] = [];
-    if (quoted.symbol !== ACH_ASSET) errors.push(`funding_details: ACH moves ${ACH_ASSET} only; this quote is in ${quoted.symbol}`);
+    if (quoted.symbol !== ACH_ASSET)
+      errors.push(`funding_details: ACH moves ${ACH_ASSET} only; this quote is in ${quoted.symbol}`);
     // An inbound reference identifies money the platform sends us, which only a buy needs.
-    if (funding.kind === 'inbound_reference' && quote.side !== 'buy') errors.push('funding_details.inbound_reference_id: only a buy is funded by an inbound ACH');
+    if (funding.kind === 'inbound_reference' && quote.side !== 'buy')
+      errors.push('funding_details.inbound_reference_id: only a buy is funded by an inbound ACH');
     if (errors.length > 0) throw new ValidationError(errors);
     paymentAmount = funding.kind === 'ach_debit_credit' ? achPaymentAmount(quote.side, total, funding.bank_fee) : total;
   }
@@ -134,7 +172,11 @@ export async function executeQuote(ctx: AppContext, auth: AuthContext, request: 
     quantity,
     total,
     price: new Money(quote.price),
-    participant: { participant_code: quote.participant_code, platform_code: quote.account_group, account_label: quote.account_label },
+    participant: {
+      participant_code: quote.participant_code,
+      platform_code: quote.account_group,
+      account_label: quote.account_label,
+    },
     underlyingAccount: ownAccount(underlying.symbol),
     // ACH-funded: the fiat leg is the platform's clearing account, not the participant's fiat balance.
     quotedAccount: funding ? clearing : ownAccount(quoted.symbol),

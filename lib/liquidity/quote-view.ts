@@ -32,7 +32,11 @@ export function quoteView(quote: StoredQuote) {
     account_group: quote.account_group,
     account_label: quote.account_label,
     obo_participant: quote.on_behalf_of
-      ? { participant_code: quote.participant_code, account_group: quote.account_group, account_label: quote.account_label }
+      ? {
+          participant_code: quote.participant_code,
+          account_group: quote.account_group,
+          account_label: quote.account_label,
+        }
       : null,
     underlying: quote.underlying,
     total_notional: quote.total,

@@ -73,11 +73,17 @@ export function validateQuoteRequest(
  * Whose accounts a platform's request trades: the platform itself when no code is given, else the platform
  * or one of its approved customers. Another platform's participant reads like an unknown one.
  */
-export async function tradingParticipant(ctx: AppContext, auth: AuthContext, participantCode: string | undefined, errors: string[]): Promise<Participant | undefined> {
+export async function tradingParticipant(
+  ctx: AppContext,
+  auth: AuthContext,
+  participantCode: string | undefined,
+  errors: string[],
+): Promise<Participant | undefined> {
   const code = participantCode ?? auth.participantCode;
   const participant = await getParticipantOfPlatform(ctx, auth.platformCode, code);
   if (!participant) errors.push(`participant_code: no participant '${code}' of this platform`);
-  else if (participant.status !== ACTIVE_STATUS) errors.push(participantNotActive('participant_code', code, participant.status));
+  else if (participant.status !== ACTIVE_STATUS)
+    errors.push(participantNotActive('participant_code', code, participant.status));
   return participant?.status === ACTIVE_STATUS ? participant : undefined;
 }
 
@@ -85,7 +91,13 @@ export async function tradingParticipant(ctx: AppContext, auth: AuthContext, par
  * `GET /liquidity/rfq`: prices a trade for the platform or one of its customers and stores the quote for
  * QUOTE_TTL_SECONDS. Balances are not checked here, only at execution (as in the reference API).
  */
-export async function requestQuote(ctx: AppContext, auth: AuthContext, request: QuoteRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<QuoteView> {
+export async function requestQuote(
+  ctx: AppContext,
+  auth: AuthContext,
+  request: QuoteRequest,
+  requestId: string,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+): Promise<QuoteView> {
   const { errors, value } = validateQuoteRequest(request);
   const nowMs = ctx.clock.nowMs();
   // The price reads don't depend on the participant, so they run alongside its read; a 400 for the

@@ -1,5 +1,12 @@
 import type { Asset } from '../domain/assets.js';
-import { moveLegs, SYSTEM_PARTICIPANTS, systemAccount, type Leg, type Movement, type MovementType } from '../domain/ledger.js';
+import {
+  moveLegs,
+  SYSTEM_PARTICIPANTS,
+  systemAccount,
+  type Leg,
+  type Movement,
+  type MovementType,
+} from '../domain/ledger.js';
 import { formatAmount, type Money } from '../domain/money.js';
 import type { QuoteSide } from '../domain/quotes.js';
 import type { AmountMethod, TradeReport, TradeReportParty } from '../domain/trade-report.js';
@@ -14,7 +21,10 @@ import type { AppContext } from '../context.js';
 export const LIQUIDITY_PROVIDER_GROUP = 'liquidity';
 
 export function liquidityProviderAccount(asset: string): PlatformAccount {
-  return { account: systemAccount(SYSTEM_PARTICIPANTS.liquidityProvider, LIQUIDITY_PROVIDER_GROUP, asset), platform_code: null };
+  return {
+    account: systemAccount(SYSTEM_PARTICIPANTS.liquidityProvider, LIQUIDITY_PROVIDER_GROUP, asset),
+    platform_code: null,
+  };
 }
 
 /**
@@ -73,10 +83,21 @@ export function tradeExecutionItems(ctx: AppContext, execution: TradeExecution):
   const providerQuoted = liquidityProviderAccount(quoted.symbol);
   const legs: Leg[] =
     side === 'buy'
-      ? [...moveLegs(providerUnderlying, execution.underlyingAccount, quantity), ...moveLegs(execution.quotedAccount, providerQuoted, total)]
-      : [...moveLegs(execution.underlyingAccount, providerUnderlying, quantity), ...moveLegs(providerQuoted, execution.quotedAccount, total)];
+      ? [
+          ...moveLegs(providerUnderlying, execution.underlyingAccount, quantity),
+          ...moveLegs(execution.quotedAccount, providerQuoted, total),
+        ]
+      : [
+          ...moveLegs(execution.underlyingAccount, providerUnderlying, quantity),
+          ...moveLegs(providerQuoted, execution.quotedAccount, total),
+        ];
   legs.push(...(execution.extraLegs ?? []));
-  const movement: Movement = { movement_id: newId(), type: execution.movementType ?? 'trade', reference: `trade:${execution.tradeId}`, legs };
+  const movement: Movement = {
+    movement_id: newId(),
+    type: execution.movementType ?? 'trade',
+    reference: `trade:${execution.tradeId}`,
+    legs,
+  };
 
   const quantityText = formatAmount(quantity, underlying);
   const totalText = formatAmount(total, quoted);
@@ -127,7 +148,11 @@ export function tradeExecutionItems(ctx: AppContext, execution: TradeExecution):
     ],
   };
   // The liquidity provider belongs to no platform, so only the participant's platform sees the trade.
-  const trade = settledTrade(report, { tradeId: execution.tradeId, nowMs, accountGroups: [execution.participant.platform_code, null] });
+  const trade = settledTrade(report, {
+    tradeId: execution.tradeId,
+    nowMs,
+    accountGroups: [execution.participant.platform_code, null],
+  });
 
   const claim = execution.claimClientTradeId === false ? [] : [clientTradeIdClaim(ctx, trade, nowMs)];
   return { trade, movement, items: [...claim, ...tradeItems(ctx, trade)] };

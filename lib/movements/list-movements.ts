@@ -32,9 +32,16 @@ export interface MovementFilters extends MovementTimeBounds {
 function inclusiveRange(bounds: MovementTimeBounds): { fromMs?: number; toMs?: number } {
   const gt = bounds['movement_timestamp[gt]'];
   const lt = bounds['movement_timestamp[lt]'];
-  const lows = [bounds['movement_timestamp[gte]'], gt === undefined ? undefined : gt + 1].filter((v): v is number => v !== undefined);
-  const highs = [bounds['movement_timestamp[lte]'], lt === undefined ? undefined : lt - 1].filter((v): v is number => v !== undefined);
-  return { ...(lows.length > 0 && { fromMs: Math.max(...lows) }), ...(highs.length > 0 && { toMs: Math.min(...highs) }) };
+  const lows = [bounds['movement_timestamp[gte]'], gt === undefined ? undefined : gt + 1].filter(
+    (v): v is number => v !== undefined,
+  );
+  const highs = [bounds['movement_timestamp[lte]'], lt === undefined ? undefined : lt - 1].filter(
+    (v): v is number => v !== undefined,
+  );
+  return {
+    ...(lows.length > 0 && { fromMs: Math.max(...lows) }),
+    ...(highs.length > 0 && { toMs: Math.min(...highs) }),
+  };
 }
 
 interface AccountChange {
@@ -47,7 +54,12 @@ function changesOf(movement: StoredMovement, platformCode: string): AccountChang
   const byAccount = new Map<string, AccountChange>();
   for (const leg of movement.legs) {
     if (leg.platform_code !== platformCode) continue;
-    const account: AccountRef = { participant_code: leg.participant_code, account_group: leg.account_group, account_label: leg.account_label, asset: leg.asset };
+    const account: AccountRef = {
+      participant_code: leg.participant_code,
+      account_group: leg.account_group,
+      account_label: leg.account_label,
+      asset: leg.asset,
+    };
     const id = accountIdOf(account);
     const entry = byAccount.get(id);
     if (entry) entry.change = entry.change.plus(leg.amount);
@@ -89,9 +101,16 @@ async function page(ctx: AppContext, platformCode: string, list: string, filters
   if (range.fromMs !== undefined && range.toMs !== undefined && range.fromMs > range.toMs) {
     return { items: [] as StoredMovement[], page: pageNumber, count: 0, nextCursor: null };
   }
-  return pageOfMovements(ctx, 
+  return pageOfMovements(
+    ctx,
     platformCode,
-    { account_id: filters.account_id, participant_code: filters.participant_code, asset: filters.asset, movement_type: filters.movement_type, ...range },
+    {
+      account_id: filters.account_id,
+      participant_code: filters.participant_code,
+      asset: filters.asset,
+      movement_type: filters.movement_type,
+      ...range,
+    },
     { page: pageNumber, pageSize: page_size, cursor },
     { list, filters: bindingFilters },
   );
@@ -117,7 +136,12 @@ async function accountListOf(ctx: AppContext, platformCode: string, filters: Mov
 }
 
 /** `GET /movements?account_id=` from the account's own list: one Query of its entries, then their records. */
-async function accountPage(ctx: AppContext, platformCode: string, account: { account_id: string; movement_count: number }, filters: MovementFilters) {
+async function accountPage(
+  ctx: AppContext,
+  platformCode: string,
+  account: { account_id: string; movement_count: number },
+  filters: MovementFilters,
+) {
   const { page: pageNumber, page_size, cursor, ...bindingFilters } = filters;
   const range = inclusiveRange(filters);
   if (range.fromMs !== undefined && range.toMs !== undefined && range.fromMs > range.toMs) {
@@ -130,7 +154,13 @@ async function accountPage(ctx: AppContext, platformCode: string, account: { acc
     { page: pageNumber, pageSize: page_size, cursor },
     { list: 'movements', platformCode, filters: bindingFilters },
   );
-  return { ...found, items: await movementsById(ctx, found.items.map((entry) => entry.movement_id)) };
+  return {
+    ...found,
+    items: await movementsById(
+      ctx,
+      found.items.map((entry) => entry.movement_id),
+    ),
+  };
 }
 
 /**
@@ -141,7 +171,9 @@ async function accountPage(ctx: AppContext, platformCode: string, account: { acc
  */
 export async function listMovements(ctx: AppContext, platformCode: string, filters: MovementFilters) {
   const account = await accountListOf(ctx, platformCode, filters);
-  const found = account ? await accountPage(ctx, platformCode, account, filters) : await page(ctx, platformCode, 'movements', filters);
+  const found = account
+    ? await accountPage(ctx, platformCode, account, filters)
+    : await page(ctx, platformCode, 'movements', filters);
   return listEnvelope(
     found.items.map((movement) => movementView(movement, platformCode)),
     { page: found.page, pageSize: filters.page_size, count: found.count, nextCursor: found.nextCursor },
@@ -153,7 +185,12 @@ export async function listMovements(ctx: AppContext, platformCode: string, filte
  * each with the account's change, read from the account's own entries. Another platform's account is a 404
  * like an unknown one.
  */
-export async function listAccountMovements(ctx: AppContext, platformCode: string, accountId: string, filters: Omit<MovementFilters, 'account_id'>) {
+export async function listAccountMovements(
+  ctx: AppContext,
+  platformCode: string,
+  accountId: string,
+  filters: Omit<MovementFilters, 'account_id'>,
+) {
   const account = await findAccountOfPlatform(ctx, platformCode, accountId);
   const { page: pageNumber, page_size, cursor, ...bindingFilters } = filters;
   const range = inclusiveRange(filters);
@@ -164,7 +201,12 @@ export async function listAccountMovements(ctx: AppContext, platformCode: string
       : await pageOfAccountMovements(
           ctx,
           { accountId: account.account_id, movementCount: account.movement_count },
-          { participant_code: filters.participant_code, asset: filters.asset, movement_type: filters.movement_type, ...range },
+          {
+            participant_code: filters.participant_code,
+            asset: filters.asset,
+            movement_type: filters.movement_type,
+            ...range,
+          },
           { page: pageNumber, pageSize: page_size, cursor },
           { list: `account-movements:${account.account_id}`, platformCode, filters: bindingFilters },
         );

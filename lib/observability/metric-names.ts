@@ -35,4 +35,3 @@ export const METRIC = {
 
 /** The dimension sets of the request metrics, besides `service`: overall by class, by route, by route and class. */
 export const REQUEST_DIMENSION_SETS = [['status_class'], ['route'], ['route', 'status_class']] as const;
-

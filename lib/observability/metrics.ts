@@ -27,7 +27,12 @@ export function serviceMetrics(logger: Logger): Metrics {
  * the service-wide metric. High-cardinality context (a platform, a trade) goes in as metadata: searchable
  * in the log line, not a dimension.
  */
-function emit(metrics: Metrics, name: string, value: number, context: { dimensions?: Record<string, string>; metadata?: Record<string, string> } = {}): void {
+function emit(
+  metrics: Metrics,
+  name: string,
+  value: number,
+  context: { dimensions?: Record<string, string>; metadata?: Record<string, string> } = {},
+): void {
   if (value <= 0) return;
   const single = metrics.singleMetric();
   for (const [key, dimension] of Object.entries(context.dimensions ?? {})) single.addDimension(key, dimension);
@@ -36,7 +41,13 @@ function emit(metrics: Metrics, name: string, value: number, context: { dimensio
 }
 
 /** How a trade came to be booked: each booking path counts its trades under `TradesAccepted`. */
-export type TradeBooking = 'reported' | 'quote_execution' | 'reward' | 'award_fund' | 'award_distribution' | 'convert_withdraw';
+export type TradeBooking =
+  | 'reported'
+  | 'quote_execution'
+  | 'reward'
+  | 'award_fund'
+  | 'award_distribution'
+  | 'convert_withdraw';
 
 /**
  * `count` trades were booked (committed) by one `booking`: one for a report or an execution, a chunk's worth
@@ -60,7 +71,10 @@ export function recordTradeDefaulted(metrics: Metrics, tradeId: string): void {
 
 /** A payment reached `status` (created `submitted`, or moved by a bank event). */
 export function recordPaymentStatus(metrics: Metrics, status: PaymentStatus, transactionId: string): void {
-  emit(metrics, METRIC.paymentStatusChanged, 1, { dimensions: { status }, metadata: { transaction_id: transactionId } });
+  emit(metrics, METRIC.paymentStatusChanged, 1, {
+    dimensions: { status },
+    metadata: { transaction_id: transactionId },
+  });
 }
 
 /** A webhook delivery exhausted its retries; for the webhook delivery code to call. */
@@ -87,7 +101,11 @@ export function recordTradesPastDeadline(metrics: Metrics, count: number): void 
  * The ledger check's gauges, every run: discrepancies confirmed by a completed check (0 when clean; nothing
  * when it didn't complete), and whether it completed.
  */
-export function recordLedgerCheck(metrics: Metrics, outcome: { complete: boolean; discrepancies: number }, metadata: Record<string, string>): void {
+export function recordLedgerCheck(
+  metrics: Metrics,
+  outcome: { complete: boolean; discrepancies: number },
+  metadata: Record<string, string>,
+): void {
   const single = metrics.singleMetric();
   for (const [key, value] of Object.entries(metadata)) single.addMetadata(key, value);
   single.addMetric(METRIC.ledgerCheckIncomplete, MetricUnit.Count, outcome.complete ? 0 : 1);

@@ -19,7 +19,10 @@ export interface DescribedRoute {
 }
 
 /** A handler's description with the schemas it names for the description alone imported (`describeRoutes`). */
-export type LoadedDescription = Omit<HandlerDescription, 'response' | 'documentedBody'> & { response?: z.ZodMiniType; documentedBody?: z.ZodMiniType };
+export type LoadedDescription = Omit<HandlerDescription, 'response' | 'documentedBody'> & {
+  response?: z.ZodMiniType;
+  documentedBody?: z.ZodMiniType;
+};
 
 type Json = Record<string, unknown>;
 
@@ -46,7 +49,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   trades: 'Reported trades and their settlement. Permission area `trades`.',
   transfers: 'Moves between accounts the platform may act for. Permission area `transfers`.',
   withdrawals: 'On-chain withdrawal requests made by convert-withdraw executions. Permission area `withdrawals`.',
-  webhooks: 'Event deliveries to the platform\'s endpoints (see `webhooks`). Permission area `webhooks`.',
+  webhooks: "Event deliveries to the platform's endpoints (see `webhooks`). Permission area `webhooks`.",
 };
 
 /** The tag of a route: its permission area; the unsigned routes are `system` (GET /time) or `documentation`. */
@@ -57,38 +60,65 @@ function tagOf(route: RouteRow): string {
 const SECURITY_SCHEMES = {
   ApiKey: { type: 'apiKey', in: 'header', name: 'X-SVC-API-KEY', description: 'The API key.' },
   Passphrase: { type: 'apiKey', in: 'header', name: 'X-SVC-PASSPHRASE', description: "The key's passphrase." },
-  Timestamp: { type: 'apiKey', in: 'header', name: 'X-SVC-TIMESTAMP', description: 'UNIX seconds, within 60 s of server time.' },
+  Timestamp: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-SVC-TIMESTAMP',
+    description: 'UNIX seconds, within 60 s of server time.',
+  },
   Signature: {
     type: 'apiKey',
     in: 'header',
     name: 'X-SVC-SIGNED',
-    description: 'Base64 HMAC-SHA256 of `timestamp + METHOD + target + body` keyed with the base64-decoded secret (see "Signing requests").',
+    description:
+      'Base64 HMAC-SHA256 of `timestamp + METHOD + target + body` keyed with the base64-decoded secret (see "Signing requests").',
   },
 } as const;
 
 /** All four headers together: one requirement object is an AND of its schemes. */
 const SIGNED = [{ ApiKey: [], Passphrase: [], Timestamp: [], Signature: [] }];
 
-const ERROR_RESPONSES: Record<string, { description: string; schema: string | string[]; example: unknown; headers?: Json }> = {
-  '400': { description: 'Invalid input: every problem at once; nothing was written.', schema: 'ErrorList', example: { errors: ['amount: must be a decimal string', 'asset: unknown asset \'XYZ\''] } },
-  '403': { description: 'Authentication or permission failure.', schema: 'ForbiddenError', example: { error: true, message: "API key lacks the 'transfers' permission" } },
-  '404': { description: "Unknown resource, or another platform's.", schema: 'NotFoundError', example: { error: 'transfer not found: 123' } },
+const ERROR_RESPONSES: Record<
+  string,
+  { description: string; schema: string | string[]; example: unknown; headers?: Json }
+> = {
+  '400': {
+    description: 'Invalid input: every problem at once; nothing was written.',
+    schema: 'ErrorList',
+    example: { errors: ['amount: must be a decimal string', "asset: unknown asset 'XYZ'"] },
+  },
+  '403': {
+    description: 'Authentication or permission failure.',
+    schema: 'ForbiddenError',
+    example: { error: true, message: "API key lacks the 'transfers' permission" },
+  },
+  '404': {
+    description: "Unknown resource, or another platform's.",
+    schema: 'NotFoundError',
+    example: { error: 'transfer not found: 123' },
+  },
   '409': {
-    description: 'A client id reused inside its 72-hour window, a repeat of an accepted signature, or the same X-Request-Id still in progress.',
+    description:
+      'A client id reused inside its 72-hour window, a repeat of an accepted signature, or the same X-Request-Id still in progress.',
     schema: 'ErrorList',
     example: { errors: ['X-Request-Id: a request with this id is still in progress'] },
   },
   '413': {
-    description: 'Body larger than 1 MiB; refused before parsing. (Over 10 MB API Gateway itself refuses it, with `{"message": "Request Too Long"}`.)',
+    description:
+      'Body larger than 1 MiB; refused before parsing. (Over 10 MB API Gateway itself refuses it, with `{"message": "Request Too Long"}`.)',
     schema: ['ErrorList', 'GatewayError'],
     example: { errors: ['body: larger than 1048576 bytes'] },
   },
-  '422': { description: 'X-Request-Id reused with a different request.', schema: 'ErrorList', example: { errors: ['X-Request-Id: already used with a different request'] } },
+  '422': {
+    description: 'X-Request-Id reused with a different request.',
+    schema: 'ErrorList',
+    example: { errors: ['X-Request-Id: already used with a different request'] },
+  },
   '429': {
     description:
       "The API key is over its request rate limit (its platform's, or the default); nothing was done. Retry after `Retry-After` seconds. " +
       '`RateLimit-Policy` and `RateLimit` follow draft-ietf-httpapi-ratelimit-headers-09: `"burst";q=40;w=1, "sustained";q=200;w=10` and `"burst";r=0;t=1`. ' +
-      "(API Gateway's own stage throttle answers 429 too, with `{\"message\": \"Too Many Requests\"}` and none of these headers.)",
+      '(API Gateway\'s own stage throttle answers 429 too, with `{"message": "Too Many Requests"}` and none of these headers.)',
     schema: ['ErrorList', 'GatewayError'],
     example: { errors: ['rate limit exceeded: retry after 1 s'] },
     headers: {
@@ -97,9 +127,14 @@ const ERROR_RESPONSES: Record<string, { description: string; schema: string | st
       RateLimit: { $ref: '#/components/headers/RateLimit' },
     },
   },
-  '500': { description: 'Unexpected failure; no internals shown.', schema: 'InternalError', example: { error: 'Internal Server Error' } },
+  '500': {
+    description: 'Unexpected failure; no internals shown.',
+    schema: 'InternalError',
+    example: { error: 'Internal Server Error' },
+  },
   '503': {
-    description: 'A dependency is throttled or down (or a reference price is stale); retry after `Retry-After` seconds.',
+    description:
+      'A dependency is throttled or down (or a reference price is stale); retry after `Retry-After` seconds.',
     schema: 'ErrorList',
     example: { errors: ['service busy, retry shortly'] },
     headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
@@ -118,7 +153,8 @@ class SchemaCollector {
   convert(schema: z.ZodMiniType, io: 'input' | 'output'): Json {
     const converted = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
     const { $schema: _dialect, $defs, ...rest } = converted;
-    for (const [name, definition] of Object.entries(($defs ?? {}) as Record<string, Json>)) this.add(name, this.rewrite(definition));
+    for (const [name, definition] of Object.entries(($defs ?? {}) as Record<string, Json>))
+      this.add(name, this.rewrite(definition));
     return this.rewrite(rest);
   }
 
@@ -192,14 +228,20 @@ function operation(described: DescribedRoute, schemas: SchemaCollector): Json {
   const notes = [
     api?.description,
     signed ? `Permission area: \`${route.area}\`.` : 'Unsigned: needs no authentication headers.',
-    route.method === 'POST' && signed ? 'Idempotent for 72 hours with `X-Request-Id`: the same id and body return the first response.' : undefined,
+    route.method === 'POST' && signed
+      ? 'Idempotent for 72 hours with `X-Request-Id`: the same id and body return the first response.'
+      : undefined,
   ].filter(Boolean);
 
   const responses: Json = {
     [success]: {
       description: api?.summary ?? 'Success',
       headers: { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } },
-      content: { [produces]: { schema: responseSchema ?? (produces === 'application/json' ? { type: 'object' } : { type: 'string' }) } },
+      content: {
+        [produces]: {
+          schema: responseSchema ?? (produces === 'application/json' ? { type: 'object' } : { type: 'string' }),
+        },
+      },
     },
   };
   for (const status of errorStatuses(route)) responses[status] = { $ref: `#/components/responses/${status}` };
@@ -215,7 +257,12 @@ function operation(described: DescribedRoute, schemas: SchemaCollector): Json {
       ...parameters(query, 'query'),
       ...(route.method === 'POST' && signed ? [{ $ref: '#/components/parameters/RequestId' }] : []),
     ],
-    ...(api?.body && { requestBody: { required: true, content: { 'application/json': { schema: schemas.convert(api.documentedBody ?? api.body, 'input') } } } }),
+    ...(api?.body && {
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: schemas.convert(api.documentedBody ?? api.body, 'input') } },
+      },
+    }),
     responses,
   };
 }
@@ -230,7 +277,9 @@ export function openApiDocument(routes: readonly DescribedRoute[], options: Docu
   for (const schema of ERROR_SCHEMAS) schemas.convert(schema, 'output');
 
   const paths: Record<string, Record<string, Json>> = {};
-  const sorted = [...routes].sort((a, b) => a.route.path.localeCompare(b.route.path) || a.route.method.localeCompare(b.route.method));
+  const sorted = [...routes].sort(
+    (a, b) => a.route.path.localeCompare(b.route.path) || a.route.method.localeCompare(b.route.method),
+  );
   for (const described of sorted) {
     (paths[described.route.path] ??= {})[described.route.method.toLowerCase()] = operation(described, schemas);
   }
@@ -243,7 +292,9 @@ export function openApiDocument(routes: readonly DescribedRoute[], options: Docu
       headers: { 'X-Request-Id': { $ref: '#/components/headers/RequestId' }, ...error.headers },
       content: {
         'application/json': {
-          schema: Array.isArray(error.schema) ? { oneOf: error.schema.map((name) => ({ $ref: `#/components/schemas/${name}` })) } : { $ref: `#/components/schemas/${error.schema}` },
+          schema: Array.isArray(error.schema)
+            ? { oneOf: error.schema.map((name) => ({ $ref: `#/components/schemas/${name}` })) }
+            : { $ref: `#/components/schemas/${error.schema}` },
           example: error.example,
         },
       },
@@ -251,7 +302,9 @@ export function openApiDocument(routes: readonly DescribedRoute[], options: Docu
   }
   const tagNames = new Set(sorted.map(({ route }) => tagOf(route)));
   if (options.webhooks) tagNames.add('webhooks');
-  const tags = [...tagNames].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `Permission area \`${name}\`.` }));
+  const tags = [...tagNames]
+    .sort()
+    .map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `Permission area \`${name}\`.` }));
 
   return {
     openapi: '3.1.0',
@@ -262,7 +315,7 @@ export function openApiDocument(routes: readonly DescribedRoute[], options: Docu
         'Trading, rewards and settlement for fintech platforms.',
         'Bodies are JSON. Success bodies carry the payload under `message`; lists add `page`, `page_size`, `total_pages` and `count`. ' +
           'Amounts are decimal strings (no sign, no exponent); an amount with more decimals than its asset allows is rejected, never rounded. ' +
-          'Timestamps are UNIX milliseconds unless a field says otherwise. Every response carries `X-Request-Id`: the client\'s, or a new UUID.',
+          "Timestamps are UNIX milliseconds unless a field says otherwise. Every response carries `X-Request-Id`: the client's, or a new UUID.",
         signingGuide(),
       ].join('\n\n'),
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
@@ -280,16 +333,37 @@ export function openApiDocument(routes: readonly DescribedRoute[], options: Docu
           name: 'X-Request-Id',
           in: 'header',
           required: false,
-          description: 'Makes a POST idempotent for 72 hours (1 to 128 of `A-Z a-z 0-9 . _ : -`). Echoed on every response.',
+          description:
+            'Makes a POST idempotent for 72 hours (1 to 128 of `A-Z a-z 0-9 . _ : -`). Echoed on every response.',
           schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
         },
       },
       headers: {
-        RequestId: { description: "The client's X-Request-Id, or a new UUID.", required: true, schema: { type: 'string' } },
-        RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'string', pattern: '^\\d+$' } },
-        RetryAfterOptional: { description: 'Seconds to wait before retrying (absent on API Gateway\'s stage throttle).', required: false, schema: { type: 'string', pattern: '^\\d+$' } },
-        RateLimitPolicy: { description: "The key's quota policies (IETF draft-09 syntax).", required: false, schema: { type: 'string' } },
-        RateLimit: { description: 'The policy that is exhausted, what remains of it (0) and seconds until it resets.', required: false, schema: { type: 'string' } },
+        RequestId: {
+          description: "The client's X-Request-Id, or a new UUID.",
+          required: true,
+          schema: { type: 'string' },
+        },
+        RetryAfter: {
+          description: 'Seconds to wait before retrying.',
+          required: true,
+          schema: { type: 'string', pattern: '^\\d+$' },
+        },
+        RetryAfterOptional: {
+          description: "Seconds to wait before retrying (absent on API Gateway's stage throttle).",
+          required: false,
+          schema: { type: 'string', pattern: '^\\d+$' },
+        },
+        RateLimitPolicy: {
+          description: "The key's quota policies (IETF draft-09 syntax).",
+          required: false,
+          schema: { type: 'string' },
+        },
+        RateLimit: {
+          description: 'The policy that is exhausted, what remains of it (0) and seconds until it resets.',
+          required: false,
+          schema: { type: 'string' },
+        },
       },
       securitySchemes: SECURITY_SCHEMES,
     },

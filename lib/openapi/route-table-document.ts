@@ -14,12 +14,20 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
  * further step. Importing a handler module has no side effects (the Lambda edge builds its context on
  * the first invocation).
  */
-export async function describeRoutes(routes: readonly (RouteRow & { handler: string })[], root = REPO_ROOT): Promise<DescribedRoute[]> {
+export async function describeRoutes(
+  routes: readonly (RouteRow & { handler: string })[],
+  root = REPO_ROOT,
+): Promise<DescribedRoute[]> {
   return Promise.all(
     routes.map(async (route) => {
       // A route module exports `bind` (its handler for a context), which carries the description.
-      const module = (await import(pathToFileURL(resolve(root, route.handler)).href)) as { bind?: { api?: HandlerDescription } };
-      return { route: { method: route.method, path: route.path, area: route.area }, api: module.bind?.api && (await loadDescription(module.bind.api)) };
+      const module = (await import(pathToFileURL(resolve(root, route.handler)).href)) as {
+        bind?: { api?: HandlerDescription };
+      };
+      return {
+        route: { method: route.method, path: route.path, area: route.area },
+        api: module.bind?.api && (await loadDescription(module.bind.api)),
+      };
     }),
   );
 }
@@ -31,7 +39,10 @@ async function loadDescription(api: HandlerDescription): Promise<LoadedDescripti
 }
 
 /** The service's OpenAPI document, generated from a route table in a source checkout. */
-export async function routeTableDocument(routes: readonly (RouteRow & { handler: string })[], root = REPO_ROOT): Promise<Record<string, unknown>> {
+export async function routeTableDocument(
+  routes: readonly (RouteRow & { handler: string })[],
+  root = REPO_ROOT,
+): Promise<Record<string, unknown>> {
   const { version } = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as { version: string };
   return openApiDocument(await describeRoutes(routes, root), { version, ...webhookDescriptions() });
 }

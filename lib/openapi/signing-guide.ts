@@ -18,7 +18,13 @@ export const SIGNING_EXAMPLE = {
 } as const;
 
 export function exampleSignature(request: { method: string; target: string; body: string }): string {
-  return sign(Buffer.from(SIGNING_EXAMPLE.secret, 'base64'), SIGNING_EXAMPLE.timestamp, request.method, request.target, request.body);
+  return sign(
+    Buffer.from(SIGNING_EXAMPLE.secret, 'base64'),
+    SIGNING_EXAMPLE.timestamp,
+    request.method,
+    request.target,
+    request.body,
+  );
 }
 
 /** The "Signing requests" section of the API description (markdown). */

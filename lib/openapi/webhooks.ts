@@ -1,8 +1,16 @@
 import { EVENT_SCHEMAS, eventSchemaId } from '../http/schemas/events.js';
 
 const DELIVERY_HEADERS = {
-  'webhook-id': { required: true, description: 'The event id, the same on every retry: deduplicate on it.', schema: { type: 'string' } },
-  'webhook-timestamp': { required: true, description: 'UNIX seconds of this attempt.', schema: { type: 'string', pattern: '^\\d+$' } },
+  'webhook-id': {
+    required: true,
+    description: 'The event id, the same on every retry: deduplicate on it.',
+    schema: { type: 'string' },
+  },
+  'webhook-timestamp': {
+    required: true,
+    description: 'UNIX seconds of this attempt.',
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
   'webhook-signature': {
     required: true,
     description:
@@ -27,7 +35,10 @@ export function webhookDescriptions() {
         tags: ['webhooks'],
         security: [],
         parameters: Object.entries(DELIVERY_HEADERS).map(([name, header]) => ({ name, in: 'header', ...header })),
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${eventSchemaId(type)}` } } } },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${eventSchemaId(type)}` } } },
+        },
         responses: {
           '200': { description: 'Accepted (any 2xx).' },
           '410': { description: 'Gone: the endpoint is disabled.' },

@@ -21,9 +21,11 @@ async function custodianProblem(ctx: AppContext, platformCode: string, body: unk
   if (code === '' || code.length > MAX_TEXT_LENGTH) return undefined;
   const custodian = await getParticipantOfPlatform(ctx, platformCode, code);
   if (!custodian) return `${FIELD}: no customer with this code on this platform`;
-  if (custodian.kind !== 'customer') return `${FIELD}: must be a customer of the platform, not the platform's own participant`;
+  if (custodian.kind !== 'customer')
+    return `${FIELD}: must be a customer of the platform, not the platform's own participant`;
   if (custodian.is_minor === true) return `${FIELD}: a minor cannot be a custodian`;
-  if (custodian.status !== 'approved') return `${FIELD}: the custodian must be an approved customer (status is ${custodian.status})`;
+  if (custodian.status !== 'approved')
+    return `${FIELD}: the custodian must be an approved customer (status is ${custodian.status})`;
   return undefined;
 }
 
@@ -32,11 +34,24 @@ async function custodianProblem(ctx: AppContext, platformCode: string, body: unk
  * platform, approved at once. Returns the response `message`. The custodian is checked here for a precise
  * answer and again inside the write transaction, which is what guarantees it.
  */
-export async function createMinor(ctx: AppContext, platformCode: string, body: unknown, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<Record<string, unknown>> {
+export async function createMinor(
+  ctx: AppContext,
+  platformCode: string,
+  body: unknown,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+): Promise<Record<string, unknown>> {
   const verdict = validateMinor(body, ctx.clock.nowMs());
-  const [emailTaken, custodian] = await Promise.all([emailAlreadyUsed(ctx, platformCode, body), custodianProblem(ctx, platformCode, body)]);
+  const [emailTaken, custodian] = await Promise.all([
+    emailAlreadyUsed(ctx, platformCode, body),
+    custodianProblem(ctx, platformCode, body),
+  ]);
   const minor = acceptOrThrow(verdict, custodian === undefined ? [] : [custodian], emailTaken);
-  const answer = (created: { participant_code: string; status: string }) => ({ ...echoCustomer(minor), platform_code: platformCode, participant_code: created.participant_code, status: created.status });
+  const answer = (created: { participant_code: string; status: string }) => ({
+    ...echoCustomer(minor),
+    platform_code: platformCode,
+    participant_code: created.participant_code,
+    status: created.status,
+  });
   // The request's claim stores the answer with the new customer (see `RequestClaim`).
   return answer(await storeCustomer(ctx, platformCode, minor, (created) => claim(answer(created))));
 }

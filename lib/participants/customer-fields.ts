@@ -117,7 +117,11 @@ export async function emailAlreadyUsed(ctx: AppContext, platformCode: string, bo
  * whose only problem is that its e-mail is taken is a 409: it is valid, it just lost to an existing
  * customer, the same answer a concurrent twin gets from the transaction.
  */
-export function acceptOrThrow<T>(verdict: ValidationResult<T>, storeProblems: readonly string[], emailTaken: boolean): T {
+export function acceptOrThrow<T>(
+  verdict: ValidationResult<T>,
+  storeProblems: readonly string[],
+  emailTaken: boolean,
+): T {
   const problems = [...(verdict.ok ? [] : verdict.errors), ...storeProblems];
   if (problems.length > 0) throw new ValidationError(emailTaken ? [...problems, EMAIL_TAKEN] : problems);
   if (emailTaken) throw new ConflictError([EMAIL_TAKEN]);

@@ -37,8 +37,17 @@ export function participantView(item: Record<string, unknown>): Record<string, u
 export async function listParticipants(ctx: AppContext, platformCode: string, filters: ParticipantFilters) {
   const position = { pageSize: filters.page_size };
   if (filters.email === undefined && filters.participant_code === undefined) {
-    const found = await pageOfParticipants(ctx, platformCode, { page: filters.page, pageSize: filters.page_size, cursor: filters.cursor });
-    return listEnvelope(found.items.map(participantView), { ...position, page: found.page, count: found.count, nextCursor: found.nextCursor });
+    const found = await pageOfParticipants(ctx, platformCode, {
+      page: filters.page,
+      pageSize: filters.page_size,
+      cursor: filters.cursor,
+    });
+    return listEnvelope(found.items.map(participantView), {
+      ...position,
+      page: found.page,
+      count: found.count,
+      nextCursor: found.nextCursor,
+    });
   }
   let participant: Awaited<ReturnType<typeof getParticipantOfPlatform>>;
   if (filters.email !== undefined) {
@@ -49,7 +58,8 @@ export async function listParticipants(ctx: AppContext, platformCode: string, fi
     participant = await getParticipantOfPlatform(ctx, platformCode, filters.participant_code!);
   }
   // At most one match: page 1 holds it, every later page (or any cursor: none was ever issued) is empty.
-  if (filters.cursor !== undefined) throw new ValidationError([`cursor: not a cursor this list issued for these filters; start again without cursor`]);
+  if (filters.cursor !== undefined)
+    throw new ValidationError([`cursor: not a cursor this list issued for these filters; start again without cursor`]);
   const items = participant && filters.page === 1 ? [participantView(participant.item)] : [];
   return listEnvelope(items, { ...position, page: filters.page, count: participant ? 1 : 0, nextCursor: null });
 }

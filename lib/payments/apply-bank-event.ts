@@ -35,7 +35,11 @@ const MAX_ROUNDS = 5;
  * those is reached at most once, so even a misbehaving caller can't book the same bank leg twice.
  * `alongWith` items (an operator's audit record) commit in the same transaction.
  */
-export async function applyBankEvent(ctx: AppContext, event: BankEvent, options: { alongWith?: readonly TaggedItem[] } = {}): Promise<BankEventResult> {
+export async function applyBankEvent(
+  ctx: AppContext,
+  event: BankEvent,
+  options: { alongWith?: readonly TaggedItem[] } = {},
+): Promise<BankEventResult> {
   for (let round = 1; ; round++) {
     const payment = await getPayment(ctx, event.transaction_id);
     if (!payment) throw new NotFoundError(`payment not found: ${event.transaction_id}`);
@@ -46,13 +50,29 @@ export async function applyBankEvent(ctx: AppContext, event: BankEvent, options:
     const next = event.status as PaymentStatus;
     const nowMs = ctx.clock.nowMs();
     const legs = bankEventLegs(
-      { transfer_type: payment.transfer_type, amount: new Money(payment.amount), clearing: { account: payment.clearing_account, platform_code: payment.platform_code } },
+      {
+        transfer_type: payment.transfer_type,
+        amount: new Money(payment.amount),
+        clearing: { account: payment.clearing_account, platform_code: payment.platform_code },
+      },
       next,
     );
-    const movement = legs ? { movement_id: `payment-${payment.transaction_id}-${next}`, type: 'payment' as const, reference: `payment:${payment.transaction_id}`, legs } : undefined;
+    const movement = legs
+      ? {
+          movement_id: `payment-${payment.transaction_id}-${next}`,
+          type: 'payment' as const,
+          reference: `payment:${payment.transaction_id}`,
+          legs,
+        }
+      : undefined;
     try {
       // The status condition goes first, so a lost race reads as such rather than as a missing balance.
-      await book(ctx, { id: newBookingId(nowMs), atMs: nowMs, movement, items: [...paymentStatusItems(ctx, payment, payment.status, next, nowMs), ...(options.alongWith ?? [])] });
+      await book(ctx, {
+        id: newBookingId(nowMs),
+        atMs: nowMs,
+        movement,
+        items: [...paymentStatusItems(ctx, payment, payment.status, next, nowMs), ...(options.alongWith ?? [])],
+      });
       recordPaymentStatus(ctx.metrics, next, payment.transaction_id);
       if (legs?.some((leg) => leg.mayOverdraw && leg.amount.isNegative())) await warnIfOverdrawn(ctx, payment);
       return { outcome: 'applied', payment: paymentView({ ...payment, status: next, updated_at_ms: nowMs }) };
@@ -68,7 +88,10 @@ export async function applyBankEvent(ctx: AppContext, event: BankEvent, options:
  * owes that amount. It is booked (the bank's fact is never lost) and shown in GET /accounts; ops hear of it
  * here.
  */
-async function warnIfOverdrawn(ctx: AppContext, payment: { transaction_id: string; platform_code: string; clearing_account: AccountRef }): Promise<void> {
+async function warnIfOverdrawn(
+  ctx: AppContext,
+  payment: { transaction_id: string; platform_code: string; clearing_account: AccountRef },
+): Promise<void> {
   const clearing = await getAccount(ctx, payment.clearing_account);
   if (!clearing || !clearing.balance.isNegative()) return;
   ctx.logger.warn('ACH clearing account below zero after a bank event', {
@@ -82,7 +105,9 @@ async function warnIfOverdrawn(ctx: AppContext, payment: { transaction_id: strin
 
 const MAX_ID_CHARS = 100;
 
-export type BankEventReply = { result: 'applied' | 'noop'; payment: PaymentView } | { result: 'rejected'; errors: string[] };
+export type BankEventReply =
+  | { result: 'applied' | 'noop'; payment: PaymentView }
+  | { result: 'rejected'; errors: string[] };
 
 /**
  * The bank-event Lambda's whole job, kept here so the function file stays wiring. A malformed event, an
@@ -93,13 +118,17 @@ export type BankEventReply = { result: 'applied' | 'noop'; payment: PaymentView 
 export async function replyToBankEvent(ctx: AppContext, input: unknown): Promise<BankEventReply> {
   const body = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
   const errors: string[] = [];
-  if (typeof body.transaction_id !== 'string' || body.transaction_id === '') errors.push('transaction_id: must be a non-empty string');
+  if (typeof body.transaction_id !== 'string' || body.transaction_id === '')
+    errors.push('transaction_id: must be a non-empty string');
   // Ours are UUIDs; a much longer id can't be one, and looking it up would fail on DynamoDB's key size (a throw, so a retry).
   else if (body.transaction_id.length > MAX_ID_CHARS) errors.push(`transaction_id: at most ${MAX_ID_CHARS} characters`);
   if (typeof body.status !== 'string' || body.status === '') errors.push('status: must be a non-empty string');
   if (errors.length > 0) return { result: 'rejected', errors };
   try {
-    const { outcome, payment } = await applyBankEvent(ctx, { transaction_id: body.transaction_id as string, status: body.status as string });
+    const { outcome, payment } = await applyBankEvent(ctx, {
+      transaction_id: body.transaction_id as string,
+      status: body.status as string,
+    });
     return { result: outcome, payment };
   } catch (error) {
     if (error instanceof ValidationError) return { result: 'rejected', errors: error.errors };

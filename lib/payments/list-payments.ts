@@ -36,7 +36,8 @@ async function relatedToPlatform(ctx: AppContext, platformCode: string, particip
  */
 export async function listPayments(ctx: AppContext, platformCode: string, filters: PaymentFilters) {
   const errors: string[] = [];
-  if (filters.status !== undefined && !isPaymentStatus(filters.status)) errors.push(`status: must be one of ${PAYMENT_STATUSES.join(', ')}`);
+  if (filters.status !== undefined && !isPaymentStatus(filters.status))
+    errors.push(`status: must be one of ${PAYMENT_STATUSES.join(', ')}`);
   if (filters.start_date !== undefined && filters.end_date !== undefined && filters.end_date < filters.start_date) {
     errors.push('end_date: must not be before start_date');
   }
@@ -47,7 +48,8 @@ export async function listPayments(ctx: AppContext, platformCode: string, filter
 
   const { page, size, cursor, ...bindingFilters } = filters;
   const found = await pageOfPayments(
-    ctx, platformCode,
+    ctx,
+    platformCode,
     {
       fromMs: filters.start_date === undefined ? undefined : filters.start_date * 1000,
       // Seconds are inclusive: everything up to the last millisecond of end_date.
@@ -62,5 +64,10 @@ export async function listPayments(ctx: AppContext, platformCode: string, filter
     { page, pageSize: size, cursor },
     bindingFilters,
   );
-  return listEnvelope(found.items.map(paymentView), { page: found.page, pageSize: size, count: found.count, nextCursor: found.nextCursor });
+  return listEnvelope(found.items.map(paymentView), {
+    page: found.page,
+    pageSize: size,
+    count: found.count,
+    nextCursor: found.nextCursor,
+  });
 }

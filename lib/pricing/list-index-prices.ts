@@ -16,8 +16,10 @@ export interface IndexFilters {
  */
 export async function listIndexPrices(ctx: AppContext, filters: IndexFilters) {
   const problems: string[] = [];
-  if (filters.underlying !== undefined && !findAsset(filters.underlying)) problems.push(`underlying: unknown asset '${filters.underlying}'`);
-  if (filters.quoted_currency !== undefined && !findAsset(filters.quoted_currency)) problems.push(`quoted_currency: unknown asset '${filters.quoted_currency}'`);
+  if (filters.underlying !== undefined && !findAsset(filters.underlying))
+    problems.push(`underlying: unknown asset '${filters.underlying}'`);
+  if (filters.quoted_currency !== undefined && !findAsset(filters.quoted_currency))
+    problems.push(`quoted_currency: unknown asset '${filters.quoted_currency}'`);
   if (problems.length > 0) throw new ValidationError(problems);
 
   const symbols = listAssets().map((asset) => asset.symbol);
@@ -25,7 +27,11 @@ export async function listIndexPrices(ctx: AppContext, filters: IndexFilters) {
     symbols
       .filter((quoted) => quoted !== underlying)
       .map((quoted_currency) => ({ underlying, quoted_currency }))
-      .filter((pair) => (filters.underlying ?? pair.underlying) === pair.underlying && (filters.quoted_currency ?? pair.quoted_currency) === pair.quoted_currency),
+      .filter(
+        (pair) =>
+          (filters.underlying ?? pair.underlying) === pair.underlying &&
+          (filters.quoted_currency ?? pair.quoted_currency) === pair.quoted_currency,
+      ),
   );
   const prices = await getReferencePrices(ctx, pairs);
   const nowMs = ctx.clock.nowMs();
@@ -33,7 +39,10 @@ export async function listIndexPrices(ctx: AppContext, filters: IndexFilters) {
   const order = new Map(pairs.map((pair, i) => [`${pair.underlying}/${pair.quoted_currency}`, i]));
   return {
     message: prices
-      .sort((a, b) => order.get(`${a.underlying}/${a.quoted_currency}`)! - order.get(`${b.underlying}/${b.quoted_currency}`)!)
+      .sort(
+        (a, b) =>
+          order.get(`${a.underlying}/${a.quoted_currency}`)! - order.get(`${b.underlying}/${b.quoted_currency}`)!,
+      )
       .map((price) => ({
         underlying: price.underlying,
         quoted_currency: price.quoted_currency,

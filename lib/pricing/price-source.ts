@@ -22,7 +22,12 @@ const STALE_PRICE_RETRY_AFTER_SECONDS = 30;
  * The reference price of a pair, refused with 503 when there is none or it is older than
  * PRICE_MAX_AGE_SECONDS: quoting on an old price would hand the client (or the house) a free option.
  */
-export async function freshReferencePrice(ctx: AppContext, underlying: string, quotedCurrency: string, nowMs = ctx.clock.nowMs()): Promise<ReferencePrice> {
+export async function freshReferencePrice(
+  ctx: AppContext,
+  underlying: string,
+  quotedCurrency: string,
+  nowMs = ctx.clock.nowMs(),
+): Promise<ReferencePrice> {
   const price = await getReferencePrice(ctx, underlying, quotedCurrency);
   const pair = `${underlying}/${quotedCurrency}`;
   if (!price) throw new ServiceUnavailableError(`no price available for ${pair}`, STALE_PRICE_RETRY_AFTER_SECONDS);
@@ -41,8 +46,18 @@ export interface DealPrice {
 }
 
 /** The price a platform's client gets for `side` now: fresh reference price plus the platform's spread. */
-export async function dealPrice(ctx: AppContext, platformCode: string, side: QuoteSide, underlying: Asset, quoted: Asset, nowMs = ctx.clock.nowMs()): Promise<DealPrice> {
-  const [platform, reference] = await Promise.all([getPlatform(ctx, platformCode), freshReferencePrice(ctx, underlying.symbol, quoted.symbol, nowMs)]);
+export async function dealPrice(
+  ctx: AppContext,
+  platformCode: string,
+  side: QuoteSide,
+  underlying: Asset,
+  quoted: Asset,
+  nowMs = ctx.clock.nowMs(),
+): Promise<DealPrice> {
+  const [platform, reference] = await Promise.all([
+    getPlatform(ctx, platformCode),
+    freshReferencePrice(ctx, underlying.symbol, quoted.symbol, nowMs),
+  ]);
   if (!platform) throw new NotFoundError(`platform not found: ${platformCode}`);
   const spreadBps = new Money(platform.spread_bps);
   return { price: priceWithSpread(reference.price, side, spreadBps), reference, spreadBps };
@@ -64,17 +79,27 @@ export const MAX_UNFORCED_PRICE_MOVE = new Money('0.5');
  * `price set`: validates the pair and the price (positive, at most 12 decimals), refuses a move of more than
  * 50% from the stored price unless `force`, then stores it as observed now.
  */
-export async function setReferencePrice(ctx: AppContext, underlying: string, quotedCurrency: string, priceText: string, options: { force?: boolean } = {}, nowMs = ctx.clock.nowMs()) {
+export async function setReferencePrice(
+  ctx: AppContext,
+  underlying: string,
+  quotedCurrency: string,
+  priceText: string,
+  options: { force?: boolean } = {},
+  nowMs = ctx.clock.nowMs(),
+) {
   const errors: string[] = [];
   const base = findAsset(underlying);
   const quote = findAsset(quotedCurrency);
   if (!base) errors.push(`underlying: unknown asset '${underlying}'`);
   if (!quote) errors.push(`quoted_currency: unknown asset '${quotedCurrency}'`);
   if (base && quote && base.symbol === quote.symbol) errors.push('quoted_currency: must differ from underlying');
-  if (!AMOUNT_PATTERN.test(priceText)) errors.push('price: must be a decimal string such as "50000.25" (no sign, no exponent)');
+  if (!AMOUNT_PATTERN.test(priceText))
+    errors.push('price: must be a decimal string such as "50000.25" (no sign, no exponent)');
   else if (new Money(priceText).lte(0)) errors.push('price: must be greater than zero');
-  else if (new Money(priceText).precision(true) > MAX_PRICE_DIGITS) errors.push(`price: at most ${MAX_PRICE_DIGITS} significant digits`);
-  else if (new Money(priceText).decimalPlaces() > MAX_PRICE_DECIMALS) errors.push(`price: at most ${MAX_PRICE_DECIMALS} decimal places`);
+  else if (new Money(priceText).precision(true) > MAX_PRICE_DIGITS)
+    errors.push(`price: at most ${MAX_PRICE_DIGITS} significant digits`);
+  else if (new Money(priceText).decimalPlaces() > MAX_PRICE_DECIMALS)
+    errors.push(`price: at most ${MAX_PRICE_DECIMALS} decimal places`);
   if (errors.length > 0 || !base || !quote) throw new ValidationError(errors);
 
   const current = await getReferencePrice(ctx, base.symbol, quote.symbol);
@@ -87,17 +112,29 @@ export async function setReferencePrice(ctx: AppContext, underlying: string, quo
     }
   }
 
-  const stored = await putReferencePrice(ctx, { underlying: base.symbol, quoted_currency: quote.symbol, price: new Money(priceText), updated_at_ms: nowMs });
+  const stored = await putReferencePrice(ctx, {
+    underlying: base.symbol,
+    quoted_currency: quote.symbol,
+    price: new Money(priceText),
+    updated_at_ms: nowMs,
+  });
   if (!stored) throw new ValidationError([`price: a newer price for ${base.symbol}/${quote.symbol} is already stored`]);
-  return { underlying: base.symbol, quoted_currency: quote.symbol, price: new Money(priceText).toFixed(), updated_at: nowMs };
+  return {
+    underlying: base.symbol,
+    quoted_currency: quote.symbol,
+    price: new Money(priceText).toFixed(),
+    updated_at: nowMs,
+  };
 }
 
 /** `platform spread`: basis points added against the client on every quote of the platform. */
 export async function setSpread(ctx: AppContext, platformCode: string, bpsText: string) {
   // Checked with the same rule quotes apply, so a spread that would break pricing is refused here.
-  if (!AMOUNT_PATTERN.test(bpsText)) throw new ValidationError(['bps: must be a decimal string such as "25" or "12.5"']);
+  if (!AMOUNT_PATTERN.test(bpsText))
+    throw new ValidationError(['bps: must be a decimal string such as "25" or "12.5"']);
   priceWithSpread(new Money(1), 'sell', new Money(bpsText));
   const bps = new Money(bpsText).toFixed();
-  if (!(await setPlatformSpread(ctx, platformCode, bps))) throw new NotFoundError(`platform not found: ${platformCode}`);
+  if (!(await setPlatformSpread(ctx, platformCode, bps)))
+    throw new NotFoundError(`platform not found: ${platformCode}`);
   return { platform_code: platformCode, spread_bps: bps };
 }

@@ -16,7 +16,11 @@ export type EventReply = { result: string; errors?: string[] };
  *   group, so SQS redelivers them in order; after the queue's receive limit they move to its dead-letter
  *   queue, which is alarmed. Other groups of the batch go on.
  */
-export function queueConsumer(ctx: { logger: Logger }, eventName: string, apply: (body: unknown) => Promise<EventReply>) {
+export function queueConsumer(
+  ctx: { logger: Logger },
+  eventName: string,
+  apply: (body: unknown) => Promise<EventReply>,
+) {
   return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
     const applyRecord = async (record: SQSRecord) => {
       let body: unknown;
@@ -27,7 +31,8 @@ export function queueConsumer(ctx: { logger: Logger }, eventName: string, apply:
         return;
       }
       const reply = await apply(body);
-      if (reply.result === 'rejected') ctx.logger.warn(`${eventName} rejected`, { message_id: record.messageId, errors: reply.errors });
+      if (reply.result === 'rejected')
+        ctx.logger.warn(`${eventName} rejected`, { message_id: record.messageId, errors: reply.errors });
       else ctx.logger.info(`${eventName} ${reply.result}`, { message_id: record.messageId });
     };
     return processPartialResponse(event, applyRecord, new SqsFifoPartialProcessorAsync(), {

@@ -105,7 +105,16 @@ export interface LedgerAggregates {
   /** Found while folding (a movement is checked on its own); capped, with the total kept. */
   immediate: Discrepancy[];
   immediateTotal: number;
-  stats: { items: number; accounts: number; systemAccountItems: number; entries: number; movements: number; balanceEvents: number; counters: number; uncheckedCounters: number };
+  stats: {
+    items: number;
+    accounts: number;
+    systemAccountItems: number;
+    entries: number;
+    movements: number;
+    balanceEvents: number;
+    counters: number;
+    uncheckedCounters: number;
+  };
 }
 
 /** At most this many discrepancies are kept and printed; the summary counts them all. */
@@ -121,7 +130,16 @@ export function newAggregates(scope: CheckScope, options: CheckOptions): LedgerA
     counted: new Map(),
     immediate: [],
     immediateTotal: 0,
-    stats: { items: 0, accounts: 0, systemAccountItems: 0, entries: 0, movements: 0, balanceEvents: 0, counters: 0, uncheckedCounters: 0 },
+    stats: {
+      items: 0,
+      accounts: 0,
+      systemAccountItems: 0,
+      entries: 0,
+      movements: 0,
+      balanceEvents: 0,
+      counters: 0,
+      uncheckedCounters: 0,
+    },
   };
 }
 
@@ -149,7 +167,8 @@ function accountOf(agg: LedgerAggregates, accountId: string, platformCode: strin
   return account;
 }
 
-const inScope = (agg: LedgerAggregates, platformCode: string | null) => agg.scope.platformCode === undefined || agg.scope.platformCode === platformCode;
+const inScope = (agg: LedgerAggregates, platformCode: string | null) =>
+  agg.scope.platformCode === undefined || agg.scope.platformCode === platformCode;
 const cutoffOf = (options: CheckOptions) => options.scanStartMs - options.retentionMs;
 
 function report(agg: LedgerAggregates, discrepancy: Discrepancy): void {
@@ -267,27 +286,63 @@ export function addFact(agg: LedgerAggregates, fact: LedgerFact): void {
 }
 
 /** What the aggregates hold for one account, compared: its discrepancies (empty when it holds). */
-export function accountDiscrepancies(accountId: string, account: AccountAggregate, options: { events?: boolean } = {}): Discrepancy[] {
+export function accountDiscrepancies(
+  accountId: string,
+  account: AccountAggregate,
+  options: { events?: boolean } = {},
+): Discrepancy[] {
   const ids = { account_id: accountId, platform_code: account.platformCode };
   const item = account.item;
   if (!item) {
-    return [{ kind: 'account_missing', ...ids, expected: 'an account item', found: `none, with ${account.entries} movement entries and ${account.events} balance events`, detail: `account ${accountId}: entries or events without the account` }];
+    return [
+      {
+        kind: 'account_missing',
+        ...ids,
+        expected: 'an account item',
+        found: `none, with ${account.entries} movement entries and ${account.events} balance events`,
+        detail: `account ${accountId}: entries or events without the account`,
+      },
+    ];
   }
   // Written before accounts carried a version: its history predates the entries too (see isLegacy).
   if (isLegacy(account)) return [];
   const found: Discrepancy[] = [];
   if (!item.balance.eq(account.entrySum)) {
-    found.push({ kind: 'account_balance', ...ids, expected: plain(account.entrySum), found: plain(item.balance), detail: `account ${accountId}: balance ${plain(item.balance)} but its ${account.entries} movement entries sum to ${plain(account.entrySum)}` });
+    found.push({
+      kind: 'account_balance',
+      ...ids,
+      expected: plain(account.entrySum),
+      found: plain(item.balance),
+      detail: `account ${accountId}: balance ${plain(item.balance)} but its ${account.entries} movement entries sum to ${plain(account.entrySum)}`,
+    });
   }
   if (item.version !== account.entries) {
-    found.push({ kind: 'account_version', ...ids, expected: String(account.entries), found: String(item.version), detail: `account ${accountId}: version ${item.version} but ${account.entries} movement entries` });
+    found.push({
+      kind: 'account_version',
+      ...ids,
+      expected: String(account.entries),
+      found: String(item.version),
+      detail: `account ${accountId}: version ${item.version} but ${account.entries} movement entries`,
+    });
   }
   if ((item.movementCount ?? 0) !== account.entries) {
-    found.push({ kind: 'account_movement_count', ...ids, expected: String(account.entries), found: String(item.movementCount ?? 0), detail: `account ${accountId}: movement_count ${item.movementCount ?? 0} but ${account.entries} movement entries` });
+    found.push({
+      kind: 'account_movement_count',
+      ...ids,
+      expected: String(account.entries),
+      found: String(item.movementCount ?? 0),
+      detail: `account ${accountId}: movement_count ${item.movementCount ?? 0} but ${account.entries} movement entries`,
+    });
   }
   const events = options.events === false ? [] : eventProblems(account);
   if (events.length > 0) {
-    found.push({ kind: 'balance_events', ...ids, expected: events[0]!.expected, found: events[0]!.found, detail: `account ${accountId}: ${events.map((problem) => problem.what).join('; ')}` });
+    found.push({
+      kind: 'balance_events',
+      ...ids,
+      expected: events[0]!.expected,
+      found: events[0]!.found,
+      detail: `account ${accountId}: ${events.map((problem) => problem.what).join('; ')}`,
+    });
   }
   return found;
 }
@@ -303,7 +358,12 @@ function eventProblems(account: AccountAggregate): { what: string; expected: str
   const recent = account.entries - account.oldEntries;
   const problems: { what: string; expected: string; found: string }[] = [];
   if (account.events === 0) {
-    if (recent > 0) problems.push({ what: `no account_balance.changed events for its ${recent} movements within retention`, expected: `${recent} events`, found: '0 events' });
+    if (recent > 0)
+      problems.push({
+        what: `no account_balance.changed events for its ${recent} movements within retention`,
+        expected: `${recent} events`,
+        found: '0 events',
+      });
     return problems;
   }
   const { minSeq, maxSeq } = account;
@@ -311,25 +371,65 @@ function eventProblems(account: AccountAggregate): { what: string; expected: str
   const sumOf = (n: bigint) => (n * (n + 1n)) / 2n;
   const squaresOf = (n: bigint) => (n * (n + 1n) * (2n * n + 1n)) / 6n;
   const [lo, hi] = [BigInt(minSeq - 1), BigInt(maxSeq)];
-  const consecutive = account.events === span && account.seqSum === sumOf(hi) - sumOf(lo) && account.seqSquares === squaresOf(hi) - squaresOf(lo);
-  if (!consecutive) problems.push({ what: `event sequences ${minSeq}..${maxSeq} are not consecutive and unique (${account.events} events)`, expected: `${span} events ${minSeq}..${maxSeq}`, found: `${account.events} events` });
-  if (maxSeq !== version) problems.push({ what: `latest event sequence ${maxSeq}, version ${version}`, expected: String(version), found: String(maxSeq) });
+  const consecutive =
+    account.events === span &&
+    account.seqSum === sumOf(hi) - sumOf(lo) &&
+    account.seqSquares === squaresOf(hi) - squaresOf(lo);
+  if (!consecutive)
+    problems.push({
+      what: `event sequences ${minSeq}..${maxSeq} are not consecutive and unique (${account.events} events)`,
+      expected: `${span} events ${minSeq}..${maxSeq}`,
+      found: `${account.events} events`,
+    });
+  if (maxSeq !== version)
+    problems.push({
+      what: `latest event sequence ${maxSeq}, version ${version}`,
+      expected: String(version),
+      found: String(maxSeq),
+    });
   if (minSeq - 1 !== account.oldEntries) {
-    problems.push({ what: `events start at ${minSeq} but ${account.oldEntries} movements are past retention`, expected: String(account.oldEntries + 1), found: String(minSeq) });
+    problems.push({
+      what: `events start at ${minSeq} but ${account.oldEntries} movements are past retention`,
+      expected: String(account.oldEntries + 1),
+      found: String(minSeq),
+    });
   }
-  if (account.events !== recent) problems.push({ what: `${account.events} events for ${recent} movements within retention`, expected: String(recent), found: String(account.events) });
-  else if (account.eventPrint !== account.entryPrint) problems.push({ what: "the events' movements and changes differ from its movement entries", expected: 'the entries', found: 'other movements or changes' });
+  if (account.events !== recent)
+    problems.push({
+      what: `${account.events} events for ${recent} movements within retention`,
+      expected: String(recent),
+      found: String(account.events),
+    });
+  else if (account.eventPrint !== account.entryPrint)
+    problems.push({
+      what: "the events' movements and changes differ from its movement entries",
+      expected: 'the entries',
+      found: 'other movements or changes',
+    });
   if (account.balanceAtMax && !account.balanceAtMax.eq(item.balance)) {
-    problems.push({ what: `event ${maxSeq} says balance ${plain(account.balanceAtMax)}, the account holds ${plain(item.balance)}`, expected: plain(item.balance), found: plain(account.balanceAtMax) });
+    problems.push({
+      what: `event ${maxSeq} says balance ${plain(account.balanceAtMax)}, the account holds ${plain(item.balance)}`,
+      expected: plain(item.balance),
+      found: plain(account.balanceAtMax),
+    });
   }
   if (account.balanceBeforeMin && !account.balanceBeforeMin.eq(account.oldEntrySum)) {
-    problems.push({ what: `event ${minSeq} starts from ${plain(account.balanceBeforeMin)}, the movements before it sum to ${plain(account.oldEntrySum)}`, expected: plain(account.oldEntrySum), found: plain(account.balanceBeforeMin) });
+    problems.push({
+      what: `event ${minSeq} starts from ${plain(account.balanceBeforeMin)}, the movements before it sum to ${plain(account.oldEntrySum)}`,
+      expected: plain(account.oldEntrySum),
+      found: plain(account.balanceBeforeMin),
+    });
   }
   if (consecutive && account.balanceAtMax && account.balanceBeforeMin) {
     // Each event's balance before is the previous one's balance after: the chain, with its two ends removed.
     const inner = subPrint(account.afterPrint, fingerprintOf(maxSeq, plain(account.balanceAtMax)));
     const chained = subPrint(account.beforePrint, fingerprintOf(minSeq - 1, plain(account.balanceBeforeMin)));
-    if (inner !== chained) problems.push({ what: 'an event balance is not the previous balance plus its change', expected: 'a running sum', found: 'a break' });
+    if (inner !== chained)
+      problems.push({
+        what: 'an event balance is not the previous balance plus its change',
+        expected: 'a running sum',
+        found: 'a break',
+      });
   }
   return problems;
 }
@@ -355,7 +455,14 @@ export function findDiscrepancies(agg: LedgerAggregates, movedSinceMs: number): 
   for (const [asset, { sum, lastUpdateMs }] of agg.assets) {
     if (sum.isZero()) continue;
     if (lastUpdateMs >= movedSinceMs) unsettledSums.push({ asset, sum: plain(sum) });
-    else add({ kind: 'asset_sum', asset, expected: '0', found: plain(sum), detail: `${asset}: all balances sum to ${plain(sum)}, not 0` });
+    else
+      add({
+        kind: 'asset_sum',
+        asset,
+        expected: '0',
+        found: plain(sum),
+        detail: `${asset}: all balances sum to ${plain(sum)}, not 0`,
+      });
   }
   let legacyAccounts = 0;
   for (const [accountId, account] of agg.accounts) {
@@ -377,12 +484,29 @@ function counterDiscrepancies(agg: LedgerAggregates): Discrepancy[] {
   return found;
 }
 
-export function counterDiscrepancy(counter: string, platformCode: string, list: string, n: number, records: number): Discrepancy {
-  return { kind: 'counter', counter, platform_code: platformCode, list, expected: String(records), found: String(n), detail: `counter ${counter}: ${n}, but ${records} records it counts` };
+export function counterDiscrepancy(
+  counter: string,
+  platformCode: string,
+  list: string,
+  n: number,
+  records: number,
+): Discrepancy {
+  return {
+    kind: 'counter',
+    counter,
+    platform_code: platformCode,
+    list,
+    expected: String(records),
+    found: String(n),
+    detail: `counter ${counter}: ${n}, but ${records} records it counts`,
+  };
 }
 
 /** The account aggregate of one account alone (a recheck folds a fresh read into it). */
-export function singleAccount(facts: readonly LedgerFact[], options: CheckOptions): { accountId: string; account: AccountAggregate } | undefined {
+export function singleAccount(
+  facts: readonly LedgerFact[],
+  options: CheckOptions,
+): { accountId: string; account: AccountAggregate } | undefined {
   const agg = newAggregates({}, options);
   for (const fact of facts) addFact(agg, fact);
   const [first] = agg.accounts;

@@ -1,6 +1,12 @@
 import type { AppContext } from '../context.js';
 import { EVENT_RETENTION_MS } from '../domain/events.js';
-import { describeMainTable, readAccountEvents, readAccountNow, readCounterNow, scanLedgerPage } from '../store/ledger-scan.js';
+import {
+  describeMainTable,
+  readAccountEvents,
+  readAccountNow,
+  readCounterNow,
+  scanLedgerPage,
+} from '../store/ledger-scan.js';
 import {
   accountDiscrepancies,
   addFact,
@@ -114,7 +120,9 @@ export async function runLedgerCheck(ctx: AppContext, request: LedgerCheckReques
   try {
     await describeMainTable(ctx);
   } catch (error) {
-    throw new LedgerUnreachableError(`cannot read table ${ctx.tables.main}: ${(error as Error).name}: ${(error as Error).message}`);
+    throw new LedgerUnreachableError(
+      `cannot read table ${ctx.tables.main}: ${(error as Error).name}: ${(error as Error).message}`,
+    );
   }
   const { state, agg, resumed } = await startOrResume(ctx, request);
   const pages = { count: state.pages };
@@ -133,7 +141,12 @@ export async function runLedgerCheck(ctx: AppContext, request: LedgerCheckReques
   await Promise.all(
     state.segments.map(async (segment, index) => {
       while (!segment.done && !request.signal?.aborted) {
-        const page = await scanLedgerPage(ctx, { segment: index, totalSegments: state.totalSegments, startKey: segment.next ?? undefined, pageSize: request.pageSize });
+        const page = await scanLedgerPage(ctx, {
+          segment: index,
+          totalSegments: state.totalSegments,
+          startKey: segment.next ?? undefined,
+          pageSize: request.pageSize,
+        });
         for (const fact of page.facts) addFact(agg, fact);
         state.itemsScanned += page.scanned;
         pages.count += 1;
@@ -146,7 +159,17 @@ export async function runLedgerCheck(ctx: AppContext, request: LedgerCheckReques
   const complete = state.segments.every((segment) => segment.done);
   if (!complete) {
     await save();
-    return reportOf(ctx, state, agg, { complete, resumed, pages: pages.count, startedMs, discrepancies: [], total: 0, unsettled: [], legacy: 0, rechecked: 0 });
+    return reportOf(ctx, state, agg, {
+      complete,
+      resumed,
+      pages: pages.count,
+      startedMs,
+      discrepancies: [],
+      total: 0,
+      unsettled: [],
+      legacy: 0,
+      rechecked: 0,
+    });
   }
 
   const movedSinceMs = state.scanStartMs - MOVED_MARGIN_MS;
@@ -160,20 +183,39 @@ export async function runLedgerCheck(ctx: AppContext, request: LedgerCheckReques
   const total = findings.total - findings.discrepancies.length + rechecked.discrepancies.length;
   state.completed = true;
   await save();
-  return reportOf(ctx, state, agg, { complete, resumed, pages: pages.count, startedMs, discrepancies: rechecked.discrepancies, total, unsettled, legacy: findings.legacyAccounts, rechecked: rechecked.count });
+  return reportOf(ctx, state, agg, {
+    complete,
+    resumed,
+    pages: pages.count,
+    startedMs,
+    discrepancies: rechecked.discrepancies,
+    total,
+    unsettled,
+    legacy: findings.legacyAccounts,
+    rechecked: rechecked.count,
+  });
 }
 
-async function startOrResume(ctx: AppContext, request: LedgerCheckRequest): Promise<{ state: ScanState; agg: LedgerAggregates; resumed: boolean }> {
-  if (!Number.isInteger(request.totalSegments) || request.totalSegments < 1 || request.totalSegments > 1_000_000) throw new RangeError('totalSegments: 1 to 1,000,000');
+async function startOrResume(
+  ctx: AppContext,
+  request: LedgerCheckRequest,
+): Promise<{ state: ScanState; agg: LedgerAggregates; resumed: boolean }> {
+  if (!Number.isInteger(request.totalSegments) || request.totalSegments < 1 || request.totalSegments > 1_000_000)
+    throw new RangeError('totalSegments: 1 to 1,000,000');
   const saved = (await request.checkpoint?.load()) as ScanState | undefined;
   if (saved !== undefined && !saved.completed) {
-    if (saved.format !== CHECKPOINT_FORMAT || !Array.isArray(saved.segments)) throw new CheckpointMismatchError('the resume file is not a ledger check checkpoint');
+    if (saved.format !== CHECKPOINT_FORMAT || !Array.isArray(saved.segments))
+      throw new CheckpointMismatchError('the resume file is not a ledger check checkpoint');
     const mismatch = [
       saved.table !== ctx.tables.main && `table ${saved.table}`,
-      (saved.scope.platformCode ?? null) !== (request.scope.platformCode ?? null) && `scope ${saved.scope.platformCode ?? 'all platforms'}`,
+      (saved.scope.platformCode ?? null) !== (request.scope.platformCode ?? null) &&
+        `scope ${saved.scope.platformCode ?? 'all platforms'}`,
       saved.totalSegments !== request.totalSegments && `${saved.totalSegments} segments`,
     ].filter(Boolean);
-    if (mismatch.length > 0) throw new CheckpointMismatchError(`the resume file is a run with ${mismatch.join(', ')}: resume it with the same options, or use another file`);
+    if (mismatch.length > 0)
+      throw new CheckpointMismatchError(
+        `the resume file is a run with ${mismatch.join(', ')}: resume it with the same options, or use another file`,
+      );
     return { state: saved, agg: deserializeAggregates(saved.aggregates), resumed: true };
   }
   const scanStartMs = ctx.clock.nowMs();
@@ -197,12 +239,19 @@ async function startOrResume(ctx: AppContext, request: LedgerCheckRequest): Prom
  * booking racing the scan; what is still off is confirmed. Other discrepancies (movements, asset sums the
  * scan could conclude on) stand as found.
  */
-async function recheck(ctx: AppContext, agg: LedgerAggregates, found: Discrepancy[], movedSinceMs: number, unsettled: Unsettled[]): Promise<{ discrepancies: Discrepancy[]; count: number }> {
+async function recheck(
+  ctx: AppContext,
+  agg: LedgerAggregates,
+  found: Discrepancy[],
+  movedSinceMs: number,
+  unsettled: Unsettled[],
+): Promise<{ discrepancies: Discrepancy[]; count: number }> {
   const confirmed: Discrepancy[] = [];
   const accounts = new Map<string, Discrepancy[]>();
   const counters: Discrepancy[] = [];
   for (const discrepancy of found) {
-    if (discrepancy.account_id) accounts.set(discrepancy.account_id, [...(accounts.get(discrepancy.account_id) ?? []), discrepancy]);
+    if (discrepancy.account_id)
+      accounts.set(discrepancy.account_id, [...(accounts.get(discrepancy.account_id) ?? []), discrepancy]);
     else if (discrepancy.kind === 'counter') counters.push(discrepancy);
     else confirmed.push(discrepancy);
   }
@@ -226,9 +275,23 @@ async function recheck(ctx: AppContext, agg: LedgerAggregates, found: Discrepanc
       const now = await readCounterNow(ctx, discrepancy.platform_code, discrepancy.list);
       if (!now || !now.stable) continue;
       settled = true;
-      if (now.counted !== now.records) confirmed.push(counterDiscrepancy(discrepancy.counter!, discrepancy.platform_code, discrepancy.list, now.counted, now.records));
+      if (now.counted !== now.records)
+        confirmed.push(
+          counterDiscrepancy(
+            discrepancy.counter!,
+            discrepancy.platform_code,
+            discrepancy.list,
+            now.counted,
+            now.records,
+          ),
+        );
     }
-    if (!settled) unsettled.push({ kind: 'counter', counter: discrepancy.counter, detail: `${discrepancy.detail} (the counter kept moving while rechecked: not conclusive)` });
+    if (!settled)
+      unsettled.push({
+        kind: 'counter',
+        counter: discrepancy.counter,
+        detail: `${discrepancy.detail} (the counter kept moving while rechecked: not conclusive)`,
+      });
   }
   return { discrepancies: confirmed, count };
 }
@@ -239,23 +302,48 @@ async function recheck(ctx: AppContext, agg: LedgerAggregates, found: Discrepanc
  * again, until the account's version is the same before and after the reads (3 tries); still off then is
  * confirmed, never settled is reported as unsettled.
  */
-async function recheckAccount(ctx: AppContext, agg: LedgerAggregates, accountId: string, seen: Discrepancy[], movedSinceMs: number, unsettled: Unsettled[]): Promise<Discrepancy[]> {
+async function recheckAccount(
+  ctx: AppContext,
+  agg: LedgerAggregates,
+  accountId: string,
+  seen: Discrepancy[],
+  movedSinceMs: number,
+  unsettled: Unsettled[],
+): Promise<Discrepancy[]> {
   const scanned = agg.accounts.get(accountId);
   const eventsSeen = seen.some((discrepancy) => discrepancy.kind === 'balance_events');
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const now = await readAccountNow(ctx, accountId);
     if (!now) return seen;
     const moved = now.account.lastUpdateMs >= movedSinceMs || scanned?.item?.version !== now.account.version;
-    const events = eventsSeen && moved ? await readAccountEvents(ctx, now.account.platformCode!, accountId, agg.options.scanStartMs - agg.options.retentionMs) : [];
+    const events =
+      eventsSeen && moved
+        ? await readAccountEvents(
+            ctx,
+            now.account.platformCode!,
+            accountId,
+            agg.options.scanStartMs - agg.options.retentionMs,
+          )
+        : [];
     const fresh = singleAccount([now.account, ...now.entries, ...events], agg.options);
     if (!fresh) return seen;
     if (!moved) {
-      return [...accountDiscrepancies(accountId, fresh.account, { events: false }), ...seen.filter((discrepancy) => discrepancy.kind === 'balance_events')];
+      return [
+        ...accountDiscrepancies(accountId, fresh.account, { events: false }),
+        ...seen.filter((discrepancy) => discrepancy.kind === 'balance_events'),
+      ];
     }
     const after = await readAccountNow(ctx, accountId);
-    if (after?.account.version === now.account.version) return accountDiscrepancies(accountId, fresh.account, { events: eventsSeen });
+    if (after?.account.version === now.account.version)
+      return accountDiscrepancies(accountId, fresh.account, { events: eventsSeen });
   }
-  unsettled.push(...seen.map((discrepancy) => ({ kind: discrepancy.kind, account_id: accountId, detail: `${discrepancy.detail} (the account kept moving while rechecked: not conclusive)` })));
+  unsettled.push(
+    ...seen.map((discrepancy) => ({
+      kind: discrepancy.kind,
+      account_id: accountId,
+      detail: `${discrepancy.detail} (the account kept moving while rechecked: not conclusive)`,
+    })),
+  );
   return [];
 }
 
@@ -263,7 +351,17 @@ function reportOf(
   ctx: AppContext,
   state: ScanState,
   agg: LedgerAggregates,
-  run: { complete: boolean; resumed: boolean; pages: number; startedMs: number; discrepancies: Discrepancy[]; total: number; unsettled: Unsettled[]; legacy: number; rechecked: number },
+  run: {
+    complete: boolean;
+    resumed: boolean;
+    pages: number;
+    startedMs: number;
+    discrepancies: Discrepancy[];
+    total: number;
+    unsettled: Unsettled[];
+    legacy: number;
+    rechecked: number;
+  },
 ): LedgerCheckReport {
   const { stats } = agg;
   return {

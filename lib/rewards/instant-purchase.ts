@@ -71,7 +71,13 @@ function instantQuoteView(quote: StoredQuote) {
  * currency (guarded: it never goes negative, a shortfall is a 400). The request's claim commits with the
  * booking, so a retry of a run that died after committing is answered with this result, never a second purchase.
  */
-export async function purchaseNow(ctx: AppContext, auth: AuthContext, purchase: InstantPurchase, requestId: string, claim: RequestClaim): Promise<InstantPurchaseResult> {
+export async function purchaseNow(
+  ctx: AppContext,
+  auth: AuthContext,
+  purchase: InstantPurchase,
+  requestId: string,
+  claim: RequestClaim,
+): Promise<InstantPurchaseResult> {
   const { product, request, beneficiary } = purchase;
   const nowMs = ctx.clock.nowMs();
   // Independent reads, so they run together; the recipient's problems answer first.
@@ -118,13 +124,27 @@ export async function purchaseNow(ctx: AppContext, auth: AuthContext, purchase: 
     quantity: amounts.quantity,
     total: amounts.total,
     price: amounts.price,
-    participant: { participant_code: beneficiary.participant_code, platform_code: auth.platformCode, account_label: beneficiary.account_label },
+    participant: {
+      participant_code: beneficiary.participant_code,
+      platform_code: auth.platformCode,
+      account_label: beneficiary.account_label,
+    },
     underlyingAccount: {
-      account: { participant_code: beneficiary.participant_code, account_group: auth.platformCode, account_label: beneficiary.account_label, asset: request.underlying.symbol },
+      account: {
+        participant_code: beneficiary.participant_code,
+        account_group: auth.platformCode,
+        account_label: beneficiary.account_label,
+        asset: request.underlying.symbol,
+      },
       platform_code: auth.platformCode,
     },
     quotedAccount: {
-      account: { participant_code: auth.participantCode, account_group: auth.platformCode, account_label: DEFAULT_ACCOUNT_LABEL, asset: request.quoted.symbol },
+      account: {
+        participant_code: auth.participantCode,
+        account_group: auth.platformCode,
+        account_label: DEFAULT_ACCOUNT_LABEL,
+        asset: request.quoted.symbol,
+      },
       platform_code: auth.platformCode,
     },
     amountMethod: request.quantity !== undefined ? 'price_and_quantity' : 'amounts_per_party',
@@ -137,7 +157,12 @@ export async function purchaseNow(ctx: AppContext, auth: AuthContext, purchase: 
   // The receiver is still approved when the purchase commits (the reward's customer; for an award funding
   // the platform's own participant): a lock committed after the read above refuses it.
   const stillActive = participantActiveCheck(ctx, beneficiary.participant_code, 'participant_code');
-  await book(ctx, { id: newBookingId(nowMs), atMs: nowMs, movement: execution.movement, items: [...claim(result), stillActive, quoteCreationItem(ctx, quote), ...execution.items] });
+  await book(ctx, {
+    id: newBookingId(nowMs),
+    atMs: nowMs,
+    movement: execution.movement,
+    items: [...claim(result), stillActive, quoteCreationItem(ctx, quote), ...execution.items],
+  });
   recordTradesAccepted(ctx.metrics, product, 1, tradeId);
   return result;
 }

@@ -22,23 +22,37 @@ export interface RewardRequest {
  * The recipient must be an approved customer of the platform (not the platform itself: a reward to oneself
  * is a purchase, which is what `/liquidity` is for); `account_label` names the customer's receiving account.
  */
-export async function issueReward(ctx: AppContext, auth: AuthContext, request: RewardRequest, requestId: string, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<InstantPurchaseResult> {
+export async function issueReward(
+  ctx: AppContext,
+  auth: AuthContext,
+  request: RewardRequest,
+  requestId: string,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+): Promise<InstantPurchaseResult> {
   const { errors, value } = validateQuoteRequest({ ...request, side: 'buy' });
   // Read alongside the purchase's own read of the price; its problems still come before anything.
-  const recipientProblems = getParticipantOfPlatform(ctx, auth.platformCode, request.participant_code).then((customer) => {
-    if (!customer || customer.kind !== 'customer') return [`participant_code: no customer '${request.participant_code}' of this platform`];
-    if (customer.status !== ACTIVE_STATUS) return [participantNotActive('participant_code', request.participant_code, customer.status)];
-    return [];
-  });
+  const recipientProblems = getParticipantOfPlatform(ctx, auth.platformCode, request.participant_code).then(
+    (customer) => {
+      if (!customer || customer.kind !== 'customer')
+        return [`participant_code: no customer '${request.participant_code}' of this platform`];
+      if (customer.status !== ACTIVE_STATUS)
+        return [participantNotActive('participant_code', request.participant_code, customer.status)];
+      return [];
+    },
+  );
   if (errors.length > 0 || !value) throw new ValidationError([...errors, ...(await recipientProblems)]);
 
   return purchaseNow(
-    ctx, auth,
+    ctx,
+    auth,
     {
       product: 'reward',
       movementType: 'reward',
       request: value,
-      beneficiary: { participant_code: request.participant_code, account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL },
+      beneficiary: {
+        participant_code: request.participant_code,
+        account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL,
+      },
       problems: recipientProblems,
     },
     requestId,

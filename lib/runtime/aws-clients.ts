@@ -12,14 +12,19 @@ import { SERVICE_NAME } from '../observability/metric-names.js';
  */
 
 /** What the SDK clients' timeouts and retries are built from. */
-export type AwsClientConfig = Pick<Config, 'AWS_REGION' | 'AWS_CONNECT_TIMEOUT_MS' | 'AWS_REQUEST_TIMEOUT_MS' | 'AWS_MAX_ATTEMPTS'>;
+export type AwsClientConfig = Pick<
+  Config,
+  'AWS_REGION' | 'AWS_CONNECT_TIMEOUT_MS' | 'AWS_REQUEST_TIMEOUT_MS' | 'AWS_MAX_ATTEMPTS'
+>;
 
 /**
  * The HTTP handler every AWS SDK client here uses (DynamoDB and Step Functions): bounded connect and request
  * timeouts (the SDK's defaults wait indefinitely for a stalled response), so a dead dependency surfaces as a
  * TimeoutError, which the error mapper answers with 503 and Retry-After. One per client.
  */
-export function awsRequestHandler(config: Pick<Config, 'AWS_CONNECT_TIMEOUT_MS' | 'AWS_REQUEST_TIMEOUT_MS'>): NodeHttpHandler {
+export function awsRequestHandler(
+  config: Pick<Config, 'AWS_CONNECT_TIMEOUT_MS' | 'AWS_REQUEST_TIMEOUT_MS'>,
+): NodeHttpHandler {
   return new NodeHttpHandler({
     connectionTimeout: config.AWS_CONNECT_TIMEOUT_MS,
     requestTimeout: config.AWS_REQUEST_TIMEOUT_MS,
@@ -32,7 +37,10 @@ export function awsRequestHandler(config: Pick<Config, 'AWS_CONNECT_TIMEOUT_MS' 
  * timeouts and attempts (`awsRequestHandler`), wrapNumbers, and undefined attributes dropped; captured by the
  * tracer when one is given (X-Ray segments per call on Lambda).
  */
-export function documentClient(config: AwsClientConfig & Pick<Config, 'DYNAMODB_ENDPOINT'>, tracer?: Tracer): DynamoDBDocumentClient {
+export function documentClient(
+  config: AwsClientConfig & Pick<Config, 'DYNAMODB_ENDPOINT'>,
+  tracer?: Tracer,
+): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: config.AWS_REGION,
     maxAttempts: config.AWS_MAX_ATTEMPTS,

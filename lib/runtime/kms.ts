@@ -18,7 +18,16 @@ export function kmsCipher(config: AwsClientConfig, capture: (client: KMSClient) 
   let loading: Promise<Loaded> | undefined;
   const load = () =>
     (loading ??= import('@aws-sdk/client-kms').then(
-      (sdk) => ({ sdk, client: capture(new sdk.KMSClient({ region: config.AWS_REGION, maxAttempts: config.AWS_MAX_ATTEMPTS, requestHandler: awsRequestHandler(config) })) }),
+      (sdk) => ({
+        sdk,
+        client: capture(
+          new sdk.KMSClient({
+            region: config.AWS_REGION,
+            maxAttempts: config.AWS_MAX_ATTEMPTS,
+            requestHandler: awsRequestHandler(config),
+          }),
+        ),
+      }),
       (error: unknown) => {
         loading = undefined;
         throw error;

@@ -8,7 +8,15 @@ import type { SettlementWorkflow } from './settlement-workflow.js';
  * with the same timeouts and attempts as DynamoDB's, captured by the tracer when tracing is on. Loaded by
  * `loadContext` only where the configuration names the state machine, so other functions never load the client.
  */
-export function stepFunctionsWorkflow(config: AwsClientConfig, stateMachineArn: string, tracer?: Tracer): SettlementWorkflow {
-  const client = new SFNClient({ region: config.AWS_REGION, maxAttempts: config.AWS_MAX_ATTEMPTS, requestHandler: awsRequestHandler(config) });
+export function stepFunctionsWorkflow(
+  config: AwsClientConfig,
+  stateMachineArn: string,
+  tracer?: Tracer,
+): SettlementWorkflow {
+  const client = new SFNClient({
+    region: config.AWS_REGION,
+    maxAttempts: config.AWS_MAX_ATTEMPTS,
+    requestHandler: awsRequestHandler(config),
+  });
   return { kind: 'step-functions', client: tracer ? tracer.captureAWSv3Client(client) : client, stateMachineArn };
 }

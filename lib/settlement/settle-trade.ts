@@ -79,7 +79,12 @@ export async function attemptSettlement(ctx: AppContext, tradeId: string): Promi
   const at = now(ctx);
   const pastDeadline = isPastDeadline(at, deadlineOf(ctx, trade));
   // An infinite deadline: this task never defaults, it only reports `past_deadline`.
-  const decision = decideAttempt({ trade, balances: await deliveryBalances(ctx, trade), nowMs: at, deadlineMs: Infinity });
+  const decision = decideAttempt({
+    trade,
+    balances: await deliveryBalances(ctx, trade),
+    nowMs: at,
+    deadlineMs: Infinity,
+  });
   const result = await settleOrRecord(ctx, trade, decision, at);
   return result.outcome === 'outstanding' ? { ...result, past_deadline: pastDeadline } : result;
 }
@@ -100,13 +105,15 @@ export async function defaultTrade(ctx: AppContext, tradeId: string): Promise<Se
     const settled = await settleOrRecord(ctx, trade, decision, at);
     // A spend raced the settlement and the trade was left open. This is the workflow's last step, so ending
     // here would strand the trade: fail instead, and the task's retry decides again on fresh balances.
-    if (settled.outcome === 'outstanding') throw new Error(`trade ${tradeId}: funds moved while settling past the deadline; retrying`);
+    if (settled.outcome === 'outstanding')
+      throw new Error(`trade ${tradeId}: funds moved while settling past the deadline; retrying`);
     return settled;
   }
 
   const parties = partiesAfter(trade, decision.parties, at);
   const moved = await updateTrade(
-    ctx, trade,
+    ctx,
+    trade,
     ['accepted', 'active'],
     { trade_state: 'terminated', settlement_state: 'defaulted', defaulted_timestamp: at, parties },
     at,
@@ -134,7 +141,12 @@ function partyAccount(trade: Trade, index: number, asset: string): { account: Ac
   // Only settling, named parties have obligations, and reporting stored their account group.
   if (!party.account_group) throw new Error(`trade ${trade.trade_id}: settling party ${index} has no account group`);
   return {
-    account: { participant_code: party.participant_code, account_group: party.account_group, account_label: party.account_label, asset },
+    account: {
+      participant_code: party.participant_code,
+      account_group: party.account_group,
+      account_label: party.account_label,
+      asset,
+    },
     platform_code: party.account_group,
   };
 }
@@ -176,13 +188,15 @@ export function settlementMovement(trade: Trade): Movement {
 
 function partiesAfter(trade: Trade, decisions: readonly PartyDecision[], at: number): TradeParty[] {
   return trade.parties.map((party, index) => {
-    const state = (decisions.find((d) => d.party === index)?.settlement_state ?? party.settlement_state) as SettlementState;
+    const state = (decisions.find((d) => d.party === index)?.settlement_state ??
+      party.settlement_state) as SettlementState;
     return {
       ...party,
       settlement_state: state,
       // Each timestamp holds the most recent time its state was reached; a settled party's obligations
       // were met at the moment it settled.
-      obligations_outstanding_timestamp: state === 'obligations_outstanding' ? at : party.obligations_outstanding_timestamp,
+      obligations_outstanding_timestamp:
+        state === 'obligations_outstanding' ? at : party.obligations_outstanding_timestamp,
       current_obligations_met_timestamp:
         state === 'current_obligations_met' || state === 'settled' ? at : party.current_obligations_met_timestamp,
     };
@@ -195,10 +209,16 @@ function partiesAfter(trade: Trade, decisions: readonly PartyDecision[], at: num
  * `balance >= amount` conditions. A spend that landed between our balance read and the write fails those
  * conditions: the obligations were not met this session after all, and the trade waits for the next one.
  */
-async function settleOrRecord(ctx: AppContext, trade: Trade, decision: AttemptDecision, at: number): Promise<SettlementTaskResult> {
+async function settleOrRecord(
+  ctx: AppContext,
+  trade: Trade,
+  decision: AttemptDecision,
+  at: number,
+): Promise<SettlementTaskResult> {
   if (decision.kind === 'settle') {
     const update = tradeUpdateItems(
-      ctx, trade,
+      ctx,
+      trade,
       ['accepted', 'active'],
       {
         trade_state: 'terminated',
@@ -221,28 +241,46 @@ async function settleOrRecord(ctx: AppContext, trade: Trade, decision: AttemptDe
         return current.trade_state === 'terminated' ? closed(current) : settleOrRecord(ctx, current, decision, at);
       }
       if (!(error instanceof InsufficientFundsError)) throw error;
-      const fresh = decideAttempt({ trade, balances: await deliveryBalances(ctx, trade), nowMs: at, deadlineMs: Infinity });
+      const fresh = decideAttempt({
+        trade,
+        balances: await deliveryBalances(ctx, trade),
+        nowMs: at,
+        deadlineMs: Infinity,
+      });
       // Funds that are back already (a spend and a refill in between) still settle only next session.
-      const parties = fresh.kind === 'settle' ? fresh.parties.map((p) => ({ ...p, settlement_state: 'current_obligations_met' as const })) : fresh.parties;
-      return recordOutstanding(ctx, trade, parties, fresh.kind === 'settle' ? 'current_obligations_met' : 'obligations_outstanding', at);
+      const parties =
+        fresh.kind === 'settle'
+          ? fresh.parties.map((p) => ({ ...p, settlement_state: 'current_obligations_met' as const }))
+          : fresh.parties;
+      return recordOutstanding(
+        ctx,
+        trade,
+        parties,
+        fresh.kind === 'settle' ? 'current_obligations_met' : 'obligations_outstanding',
+        at,
+      );
     }
   }
   return recordOutstanding(ctx, trade, decision.parties, 'obligations_outstanding', at);
 }
 
 async function recordOutstanding(
-  ctx: AppContext, trade: Trade,
+  ctx: AppContext,
+  trade: Trade,
   decisions: readonly PartyDecision[],
   state: 'obligations_outstanding' | 'current_obligations_met',
   at: number,
 ): Promise<SettlementTaskResult> {
   const moved = await updateTrade(
-    ctx, trade,
+    ctx,
+    trade,
     ['accepted', 'active'],
     {
       trade_state: 'active',
       settlement_state: state,
-      ...(state === 'obligations_outstanding' ? { obligations_outstanding_timestamp: at } : { current_obligations_met_timestamp: at }),
+      ...(state === 'obligations_outstanding'
+        ? { obligations_outstanding_timestamp: at }
+        : { current_obligations_met_timestamp: at }),
       parties: partiesAfter(trade, decisions, at),
     },
     at,

@@ -11,7 +11,12 @@ import { firstAttemptAtMs } from '../domain/settlement.js';
 import { executionNameOf, legAt, legEndsAtMs } from '../domain/settlement-schedule.js';
 import { getTrade } from '../store/trades.js';
 import { type Trade } from '../domain/trade.js';
-import { settlementExecutionInput, type EnsureOutcome, type SettlementExecutionInput, type SettlementTaskResult } from '../domain/workflow-io.js';
+import {
+  settlementExecutionInput,
+  type EnsureOutcome,
+  type SettlementExecutionInput,
+  type SettlementTaskResult,
+} from '../domain/workflow-io.js';
 
 type TradeTimes = Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>;
 
@@ -20,7 +25,11 @@ type TradeTimes = Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_ti
  * (leg 1 for a trade just accepted). It depends on the trade and the leg only, so every starter of a leg
  * sends the same input, which Step Functions takes as a repeat of a running execution.
  */
-export function settlementInputFor(ctx: AppContext, trade: TradeTimes, leg = legAt(trade, ctx.clock.nowMs(), ctx.config.SETTLEMENT_LEG_SECONDS)): SettlementExecutionInput {
+export function settlementInputFor(
+  ctx: AppContext,
+  trade: TradeTimes,
+  leg = legAt(trade, ctx.clock.nowMs(), ctx.config.SETTLEMENT_LEG_SECONDS),
+): SettlementExecutionInput {
   return settlementExecutionInput(trade.trade_id, firstAttemptAtMs(trade), ctx.config.SETTLEMENT_SESSION_SECONDS, {
     number: leg,
     endsAtMs: legEndsAtMs(trade, leg, ctx.config.SETTLEMENT_LEG_SECONDS),
@@ -44,7 +53,9 @@ export function executionArnOf(stateMachineArn: string, name: string): string {
  */
 async function startExecution(sfn: SFNClient, stateMachineArn: string, input: SettlementExecutionInput): Promise<void> {
   try {
-    await sfn.send(new StartExecutionCommand({ stateMachineArn, name: executionNameOfInput(input), input: JSON.stringify(input) }));
+    await sfn.send(
+      new StartExecutionCommand({ stateMachineArn, name: executionNameOfInput(input), input: JSON.stringify(input) }),
+    );
   } catch (error) {
     if (!(error instanceof ExecutionAlreadyExists)) throw error;
   }
@@ -83,7 +94,8 @@ export async function ensureSettlementRunning(ctx: AppContext, trade: TradeTimes
   // The leg the clock is in: a leg ends by starting the next, so the live execution is this leg's.
   const input = settlementInputFor(ctx, trade);
   if (workflow.kind === 'local') return workflow.ensure(input);
-  if (workflow.kind !== 'step-functions') throw new Error('no settlement workflow: STATE_MACHINE_ARN is not set and no local runner is registered');
+  if (workflow.kind !== 'step-functions')
+    throw new Error('no settlement workflow: STATE_MACHINE_ARN is not set and no local runner is registered');
   const { client: sfn, stateMachineArn } = workflow;
   const executionArn = executionArnOf(stateMachineArn, executionNameOfInput(input));
   let status: string | undefined;
@@ -109,7 +121,8 @@ export async function ensureSettlementRunning(ctx: AppContext, trade: TradeTimes
 export async function continueSettlement(ctx: AppContext, tradeId: string, leg: number): Promise<SettlementTaskResult> {
   const trade = await getTrade(ctx, tradeId, { consistent: true });
   if (!trade) throw new Error(`settlement task for unknown trade ${tradeId}`);
-  if (trade.trade_state === 'terminated') return { outcome: 'terminated', trade_state: trade.trade_state, settlement_state: trade.settlement_state };
+  if (trade.trade_state === 'terminated')
+    return { outcome: 'terminated', trade_state: trade.trade_state, settlement_state: trade.settlement_state };
   const next = settlementInputFor(ctx, trade, leg + 1);
   await startLeg(ctx, next);
   return { outcome: 'continued', next_execution: executionNameOfInput(next) };
@@ -119,7 +132,11 @@ export async function continueSettlement(ctx: AppContext, tradeId: string, leg: 
  * The attempt task's answer, told whether the leg is over: an outstanding trade whose next session would
  * start after the leg's end waits for it and continues in the next leg, so no execution outlives its bound.
  */
-export function withLegEnd(ctx: AppContext, result: SettlementTaskResult, legEndsAt: string | undefined): SettlementTaskResult {
+export function withLegEnd(
+  ctx: AppContext,
+  result: SettlementTaskResult,
+  legEndsAt: string | undefined,
+): SettlementTaskResult {
   if (result.outcome !== 'outstanding' || result.past_deadline || legEndsAt === undefined) return result;
   const nextSessionMs = ctx.clock.nowMs() + ctx.config.SETTLEMENT_SESSION_SECONDS * 1000;
   return nextSessionMs >= Date.parse(legEndsAt) ? { ...result, leg_over: true } : result;

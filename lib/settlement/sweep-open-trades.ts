@@ -54,11 +54,24 @@ export interface SweepOptions {
 }
 
 export async function sweepOpenTrades(ctx: AppContext, options: SweepOptions = {}): Promise<SweepReport> {
-  const report: SweepReport = { started: 0, running: 0, redriven: 0, finished: 0, failed: 0, visited: 0, past_deadline: 0, more: false };
+  const report: SweepReport = {
+    started: 0,
+    running: 0,
+    redriven: 0,
+    finished: 0,
+    failed: 0,
+    visited: 0,
+    past_deadline: 0,
+    more: false,
+  };
   const pastDeadline: string[] = [];
   const maxTrades = ctx.config.SETTLEMENT_SWEEP_MAX_TRADES;
   const nowMs = ctx.clock.nowMs();
-  const shards = Array.from({ length: OPEN_SHARDS }, (_, shard) => ({ shard, startKey: undefined as Record<string, unknown> | undefined, done: false }));
+  const shards = Array.from({ length: OPEN_SHARDS }, (_, shard) => ({
+    shard,
+    startKey: undefined as Record<string, unknown> | undefined,
+    done: false,
+  }));
   const outOfTime = () => options.remainingMs !== undefined && options.remainingMs() < STOP_BEFORE_TIMEOUT_MS;
 
   while (report.visited < maxTrades && !outOfTime()) {
@@ -92,7 +105,11 @@ export async function sweepOpenTrades(ctx: AppContext, options: SweepOptions = {
   if (shards.some((shard) => !shard.done)) report.more = true;
   report.past_deadline = pastDeadline.length;
   recordTradesPastDeadline(ctx.metrics, pastDeadline.length);
-  if (pastDeadline.length > 0) ctx.logger.error('trades past their deadline', { count: pastDeadline.length, trade_ids: pastDeadline.slice(0, 50) });
+  if (pastDeadline.length > 0)
+    ctx.logger.error('trades past their deadline', {
+      count: pastDeadline.length,
+      trade_ids: pastDeadline.slice(0, 50),
+    });
   if (report.started || report.redriven || report.failed || report.more) {
     ctx.logger.warn('settlement sweep revived trades', { ...report });
   }
@@ -116,14 +133,22 @@ async function revive(ctx: AppContext, entry: DueTrade, recheckAtMs: number): Pr
     outcome = await ensureSettlementRunning(ctx, entry.trade);
   } catch (error) {
     outcome = 'failed';
-    ctx.logger.error('settlement sweep could not revive a trade', { trade_id: entry.trade.trade_id, error: (error as Error).message });
+    ctx.logger.error('settlement sweep could not revive a trade', {
+      trade_id: entry.trade.trade_id,
+      error: (error as Error).message,
+    });
   }
   await postponeDue(ctx, entry, recheckAtMs);
   return outcome;
 }
 
 /** Runs `work` over `items`, `concurrency` at a time, taking no new item once `stop()` says so. */
-async function inParallel<T>(items: readonly T[], concurrency: number, stop: () => boolean, work: (item: T) => Promise<void>): Promise<void> {
+async function inParallel<T>(
+  items: readonly T[],
+  concurrency: number,
+  stop: () => boolean,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length && !stop()) await work(items[next++] as T);

@@ -15,7 +15,8 @@ export function tradeIdOf(event: unknown): string {
 /** The continue task's leg number (a positive integer), as the workflow passes it. */
 export function legOf(event: unknown): number {
   const leg = (event as Partial<SettlementTaskInput> | null)?.leg;
-  if (typeof leg !== 'number' || !Number.isInteger(leg) || leg < 1) throw new Error(`settlement task: expected { leg }, got ${JSON.stringify(event)}`);
+  if (typeof leg !== 'number' || !Number.isInteger(leg) || leg < 1)
+    throw new Error(`settlement task: expected { leg }, got ${JSON.stringify(event)}`);
   return leg;
 }
 

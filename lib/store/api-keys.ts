@@ -9,7 +9,6 @@ import type { RateLimit } from '../domain/rate-limits.js';
 import type { AppContext } from '../context.js';
 import { PERMISSION_AREAS, type PermissionArea } from '../domain/caller.js';
 
-
 export interface ApiKeyCredentials {
   api_key: string;
   /** Base64, as clients use it: they base64-decode it into the HMAC key. */
@@ -54,7 +53,12 @@ export function passphraseMatches(stored: StoredApiKey, presented: string): bool
  * Issues a key with at least one permission area: an empty list is a mistake, never "everything".
  * `fixed` credentials exist for signature test vectors; everything else gets random ones.
  */
-export async function createApiKey(ctx: AppContext, platformCode: string, permissions: readonly PermissionArea[], fixed?: ApiKeyCredentials): Promise<ApiKeyCredentials> {
+export async function createApiKey(
+  ctx: AppContext,
+  platformCode: string,
+  permissions: readonly PermissionArea[],
+  fixed?: ApiKeyCredentials,
+): Promise<ApiKeyCredentials> {
   const unknown = permissions.filter((area) => !(PERMISSION_AREAS as readonly string[]).includes(area));
   if (permissions.length === 0) throw new ValidationError(['permissions: a key needs at least one permission area']);
   if (unknown.length) throw new ValidationError([`permissions: unknown areas ${unknown.join(', ')}`]);
@@ -65,7 +69,13 @@ export async function createApiKey(ctx: AppContext, platformCode: string, permis
   };
   const salt = randomBytes(16).toString('base64');
   // The platform's limit travels with each of its keys (`setPlatformRateLimit`): a new key starts with it.
-  const platform = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.platform(platformCode), ProjectionExpression: 'rate_limit' }));
+  const platform = await ctx.db.send(
+    new GetCommand({
+      TableName: ctx.tables.main,
+      Key: keys.platform(platformCode),
+      ProjectionExpression: 'rate_limit',
+    }),
+  );
   const rateLimit = readRateLimit(platform.Item?.rate_limit);
   await ctx.db.send(
     new PutCommand({

@@ -26,7 +26,13 @@ export function auditItem(ctx: AppContext, entry: AuditEntry): TaggedItem {
     item: {
       Put: {
         TableName: ctx.tables.main,
-        Item: { ...keys.audit(entry.audit_id), type: 'audit', ...entry, gsi1pk: keys.auditLog(), gsi1sk: keys.auditSortKey(entry.at, entry.audit_id) },
+        Item: {
+          ...keys.audit(entry.audit_id),
+          type: 'audit',
+          ...entry,
+          gsi1pk: keys.auditLog(),
+          gsi1sk: keys.auditSortKey(entry.at, entry.audit_id),
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -48,5 +54,12 @@ export async function auditLog(ctx: AppContext, sinceMs: number, limit = 100): P
       Limit: limit,
     }),
   );
-  return (out.Items ?? []).map((item) => ({ audit_id: item.audit_id, command: item.command, operator: item.operator, reason: item.reason, changes: item.changes, at: readInteger(item.at) }));
+  return (out.Items ?? []).map((item) => ({
+    audit_id: item.audit_id,
+    command: item.command,
+    operator: item.operator,
+    reason: item.reason,
+    changes: item.changes,
+    at: readInteger(item.at),
+  }));
 }

@@ -75,7 +75,11 @@ export interface DistributionChunk {
 }
 
 /** Phase 1's records, for the transaction that also moves pool -> escrow. New ids only. */
-export function distributionCreationItems(ctx: AppContext, distribution: Distribution, chunks: readonly DistributionChunk[]): TaggedItem[] {
+export function distributionCreationItems(
+  ctx: AppContext,
+  distribution: Distribution,
+  chunks: readonly DistributionChunk[],
+): TaggedItem[] {
   const table = ctx.tables.main;
   const { platform_code: platform, distribution_id: id } = distribution;
   const record: TaggedItem = {
@@ -99,7 +103,13 @@ export function distributionCreationItems(ctx: AppContext, distribution: Distrib
       item: {
         Put: {
           TableName: table,
-          Item: { ...chunk, ...keys.awardDistributionChunk(platform, id, chunk.index), type: 'award_distribution_chunk', platform_code: platform, distribution_id: id },
+          Item: {
+            ...chunk,
+            ...keys.awardDistributionChunk(platform, id, chunk.index),
+            type: 'award_distribution_chunk',
+            platform_code: platform,
+            distribution_id: id,
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -119,7 +129,13 @@ export class ChunkAlreadyCreditedError extends Error {}
  * The chunk's marker for its crediting transaction: `pending` -> `credited`, so of any number of runs
  * crediting this chunk exactly one commits. Goes first in the transaction, so a lost race reads as such.
  */
-export function chunkCreditedItem(ctx: AppContext, platformCode: string, distributionId: string, index: number, nowMs: number): TaggedItem {
+export function chunkCreditedItem(
+  ctx: AppContext,
+  platformCode: string,
+  distributionId: string,
+  index: number,
+  nowMs: number,
+): TaggedItem {
   return {
     item: {
       Update: {
@@ -131,7 +147,8 @@ export function chunkCreditedItem(ctx: AppContext, platformCode: string, distrib
         ExpressionAttributeValues: { ':credited': 'credited', ':pending': 'pending', ':now': nowMs },
       },
     },
-    onConditionFailed: () => new ChunkAlreadyCreditedError(`chunk ${index} of award distribution ${distributionId} is already credited`),
+    onConditionFailed: () =>
+      new ChunkAlreadyCreditedError(`chunk ${index} of award distribution ${distributionId} is already credited`),
   };
 }
 
@@ -155,7 +172,9 @@ export function chunkPartCreditedItem(
       Update: {
         TableName: ctx.tables.main,
         Key: keys.awardDistributionChunk(platformCode, distributionId, index),
-        UpdateExpression: last ? 'SET #status = :credited, credited_at = :now, credited_recipients = :to' : 'SET credited_recipients = :to',
+        UpdateExpression: last
+          ? 'SET #status = :credited, credited_at = :now, credited_recipients = :to'
+          : 'SET credited_recipients = :to',
         ConditionExpression: `attribute_exists(pk) AND #status = :pending AND ${part.from === 0 ? 'attribute_not_exists(credited_recipients)' : 'credited_recipients = :from'}`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -166,14 +185,25 @@ export function chunkPartCreditedItem(
         },
       },
     },
-    onConditionFailed: () => new ChunkAlreadyCreditedError(`recipients ${part.from}.. of chunk ${index} of award distribution ${distributionId} are already credited`),
+    onConditionFailed: () =>
+      new ChunkAlreadyCreditedError(
+        `recipients ${part.from}.. of chunk ${index} of award distribution ${distributionId} are already credited`,
+      ),
   };
 }
 
 /** One chunk as stored now, read consistently (a part of it may have been credited a moment ago). */
-export async function getDistributionChunk(ctx: AppContext, distribution: Distribution, index: number): Promise<DistributionChunk | undefined> {
+export async function getDistributionChunk(
+  ctx: AppContext,
+  distribution: Distribution,
+  index: number,
+): Promise<DistributionChunk | undefined> {
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.awardDistributionChunk(distribution.platform_code, distribution.distribution_id, index), ConsistentRead: true }),
+    new GetCommand({
+      TableName: ctx.tables.main,
+      Key: keys.awardDistributionChunk(distribution.platform_code, distribution.distribution_id, index),
+      ConsistentRead: true,
+    }),
   );
   return out.Item ? toChunk(out.Item, distribution.escrow) : undefined;
 }
@@ -182,7 +212,12 @@ export async function getDistributionChunk(ctx: AppContext, distribution: Distri
  * `distributing` -> `completed`, leaving the open-distributions index. False when another run completed
  * it first (harmless: the chunks' markers already guarantee each recipient was credited once).
  */
-export async function completeDistribution(ctx: AppContext, distribution: Distribution, nowMs: number, alongWith: readonly TaggedItem[] = []): Promise<boolean> {
+export async function completeDistribution(
+  ctx: AppContext,
+  distribution: Distribution,
+  nowMs: number,
+  alongWith: readonly TaggedItem[] = [],
+): Promise<boolean> {
   const { platform_code: platformCode, distribution_id: distributionId } = distribution;
   try {
     await transactWrite(ctx, [
@@ -244,7 +279,12 @@ export function completedDistributionView(distribution: Distribution) {
 class DistributionCompletedError extends Error {}
 
 function accountRef(raw: Record<string, any>): AccountRef {
-  return { participant_code: raw.participant_code, account_group: raw.account_group, account_label: raw.account_label, asset: raw.asset };
+  return {
+    participant_code: raw.participant_code,
+    account_group: raw.account_group,
+    account_label: raw.account_label,
+    asset: raw.asset,
+  };
 }
 
 function toDistribution(item: Record<string, any>): Distribution {
@@ -269,7 +309,10 @@ function toDistribution(item: Record<string, any>): Distribution {
 function toChunk(item: Record<string, any>, distributionEscrow: AccountRef): DistributionChunk {
   return {
     index: readInteger(item.index),
-    recipients: (item.recipients as Record<string, any>[]).map((recipient) => ({ participant_code: recipient.participant_code, trade_id: recipient.trade_id })),
+    recipients: (item.recipients as Record<string, any>[]).map((recipient) => ({
+      participant_code: recipient.participant_code,
+      trade_id: recipient.trade_id,
+    })),
     movement_id: item.movement_id,
     escrow: item.escrow === undefined ? distributionEscrow : accountRef(item.escrow),
     status: item.status,
@@ -288,7 +331,11 @@ export interface StoredDistribution {
  * A distribution and its chunks in one strongly consistent Query: a resuming run decides which chunks to
  * credit from what it reads here, and a chunk credited a moment ago must not look pending.
  */
-export async function getDistribution(ctx: AppContext, platformCode: string, distributionId: string): Promise<StoredDistribution | undefined> {
+export async function getDistribution(
+  ctx: AppContext,
+  platformCode: string,
+  distributionId: string,
+): Promise<StoredDistribution | undefined> {
   const items = await queryAll(ctx, {
     TableName: ctx.tables.main,
     KeyConditionExpression: 'pk = :pk',
@@ -298,17 +345,25 @@ export async function getDistribution(ctx: AppContext, platformCode: string, dis
   const record = items.find((item) => item.type === 'award_distribution');
   if (!record) return undefined;
   const distribution = toDistribution(record);
-  const chunks = items.filter((item) => item.type === 'award_distribution_chunk').map((item) => toChunk(item, distribution.escrow));
+  const chunks = items
+    .filter((item) => item.type === 'award_distribution_chunk')
+    .map((item) => toChunk(item, distribution.escrow));
   return { distribution, chunks: chunks.sort((a, b) => a.index - b.index) };
 }
 
 /** Ops: distributions not completed, oldest first (the index is eventually consistent; re-read before acting). */
-export async function listOpenDistributions(ctx: AppContext): Promise<{ platform_code: string; distribution_id: string; created_at: number }[]> {
+export async function listOpenDistributions(
+  ctx: AppContext,
+): Promise<{ platform_code: string; distribution_id: string; created_at: number }[]> {
   const items = await queryAll(ctx, {
     TableName: ctx.tables.main,
     IndexName: 'gsi2',
     KeyConditionExpression: 'gsi2pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.openAwardDistributions() },
   });
-  return items.map((item) => ({ platform_code: item.platform_code, distribution_id: item.distribution_id, created_at: readInteger(item.created_at) }));
+  return items.map((item) => ({
+    platform_code: item.platform_code,
+    distribution_id: item.distribution_id,
+    created_at: readInteger(item.created_at),
+  }));
 }

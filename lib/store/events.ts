@@ -92,7 +92,12 @@ export function eventItem(ctx: AppContext, event: NewEvent, nowMs: number, event
  * party of another): one event each, with its own id, in the change's transaction. Sequence and data are the
  * resource's, so they are the same in each.
  */
-export function eventItemsFor(ctx: AppContext, platformCodes: readonly string[], event: Omit<NewEvent, 'platformCode'>, nowMs: number): TaggedItem[] {
+export function eventItemsFor(
+  ctx: AppContext,
+  platformCodes: readonly string[],
+  event: Omit<NewEvent, 'platformCode'>,
+  nowMs: number,
+): TaggedItem[] {
   return [...new Set(platformCodes)].map((platformCode) => eventItem(ctx, { ...event, platformCode }, nowMs));
 }
 
@@ -127,9 +132,15 @@ export function storedEventFrom(item: Record<string, any>): StoredEvent {
 }
 
 /** One of the platform's events still inside its 30 days; another platform's event reads as missing. */
-export async function getEvent(ctx: AppContext, platformCode: string | null, eventId: string): Promise<StoredEvent | undefined> {
+export async function getEvent(
+  ctx: AppContext,
+  platformCode: string | null,
+  eventId: string,
+): Promise<StoredEvent | undefined> {
   if (!/^evt_[0-9a-z]{1,60}$/.test(eventId)) return undefined;
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.event(eventId), ConsistentRead: true }));
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.event(eventId), ConsistentRead: true }),
+  );
   if (!out.Item || out.Item.type !== 'event') return undefined;
   const event = storedEventFrom(out.Item);
   if (platformCode !== null && event.envelope.platform_code !== platformCode) return undefined;
@@ -175,7 +186,9 @@ export function eventsIndex(ctx: AppContext, platformCode: string, filters: Even
     indexName: index,
     partition: {
       attribute: `${index}pk`,
-      value: filters.type ? keys.eventsOfPlatformByType(platformCode, filters.type) : keys.eventsOfPlatform(platformCode),
+      value: filters.type
+        ? keys.eventsOfPlatformByType(platformCode, filters.type)
+        : keys.eventsOfPlatform(platformCode),
     },
     sortAttribute: `${index}sk`,
     sortRange: { between: [keys.eventSortKey(fromMs, ''), keys.eventSortKey(Number.MAX_SAFE_INTEGER, '~')] },
@@ -185,7 +198,12 @@ export function eventsIndex(ctx: AppContext, platformCode: string, filters: Even
 }
 
 /** Asks for an event to be sent again to the platform's endpoints: an insert the dispatcher picks up from the stream. */
-export async function putRedeliveryRequest(ctx: AppContext, event: StoredEvent, nowMs: number, alongWith: readonly TaggedItem[] = []): Promise<void> {
+export async function putRedeliveryRequest(
+  ctx: AppContext,
+  event: StoredEvent,
+  nowMs: number,
+  alongWith: readonly TaggedItem[] = [],
+): Promise<void> {
   const expiresAtMs = nowMs + 24 * 60 * 60 * 1000;
   await transactWrite(ctx, [
     {

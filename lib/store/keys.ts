@@ -8,7 +8,8 @@ export const keys = {
   participant: (participantCode: string) => ({ pk: `PARTICIPANT#${participantCode}`, sk: 'PARTICIPANT' }),
   /** gsi1: a platform's participants (its own participant and its customers), newest last. */
   participantsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#PARTICIPANTS`,
-  participantSortKey: (createdAtMs: number, participantCode: string) => `${String(createdAtMs).padStart(15, '0')}#${participantCode}`,
+  participantSortKey: (createdAtMs: number, participantCode: string) =>
+    `${String(createdAtMs).padStart(15, '0')}#${participantCode}`,
   /**
    * A platform's claim on a lowercased customer e-mail, written in the same transaction as the customer so
    * e-mails stay unique per platform under concurrency; it also finds a customer by e-mail in one read.
@@ -27,14 +28,21 @@ export const keys = {
    * external boundary's: see README "Hot items"); its balance is the sum of its shards. Each shard is its
    * own partition, so the shards share no partition's write limit.
    */
-  accountShard: (account: { participant_code: string; account_group: string; account_label: string; asset: string }, shard: number) => ({
+  accountShard: (
+    account: { participant_code: string; account_group: string; account_label: string; asset: string },
+    shard: number,
+  ) => ({
     pk: `ACCOUNT#${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}#SHARD#${shard}`,
     sk: 'ACCOUNT',
   }),
   /** gsi1: a platform's accounts and its customers' accounts. */
   accountsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#ACCOUNTS`,
-  accountSortKey: (account: { participant_code: string; account_group: string; account_label: string; asset: string }) =>
-    `${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`,
+  accountSortKey: (account: {
+    participant_code: string;
+    account_group: string;
+    account_label: string;
+    asset: string;
+  }) => `${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`,
 
   /** The sort-key prefix of the accounts whose leading parts (owner, then group, then label) are given. */
   accountSortKeyPrefix: (leadingParts: readonly string[]) => leadingParts.map((part) => `${part}#`).join(''),
@@ -45,12 +53,19 @@ export const keys = {
 
   movement: (movementId: string) => ({ pk: `MOVEMENT#${movementId}`, sk: 'MOVEMENT' }),
   /** A movement's list entry for a second platform whose accounts it touches (the record carries the first's). */
-  movementEntry: (movementId: string, platformCode: string) => ({ pk: `MOVEMENT#${movementId}`, sk: `PLATFORM#${platformCode}` }),
+  movementEntry: (movementId: string, platformCode: string) => ({
+    pk: `MOVEMENT#${movementId}`,
+    sk: `PLATFORM#${platformCode}`,
+  }),
   /** gsi1: the movements on a platform's and its customers' accounts, by time. */
   movementsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#MOVEMENTS`,
-  movementSortKey: (createdAtMs: number, movementId: string) => `${String(createdAtMs).padStart(15, '0')}#${movementId}`,
+  movementSortKey: (createdAtMs: number, movementId: string) =>
+    `${String(createdAtMs).padStart(15, '0')}#${movementId}`,
   /** A movement's entry for one platform or customer account it changes (GET /accounts/{account_id}/movements). */
-  movementAccountEntry: (movementId: string, accountId: string) => ({ pk: `MOVEMENT#${movementId}`, sk: `ACCOUNT#${accountId}` }),
+  movementAccountEntry: (movementId: string, accountId: string) => ({
+    pk: `MOVEMENT#${movementId}`,
+    sk: `ACCOUNT#${accountId}`,
+  }),
   /** gsi1: the movements that changed one account, by time (sort key `movementSortKey`). */
   movementsOfAccount: (accountId: string) => `ACCOUNT#${accountId}#MOVEMENTS`,
 
@@ -68,13 +83,17 @@ export const keys = {
   auditSortKey: (atMs: number, auditId: string) => `${String(atMs).padStart(15, '0')}#${auditId}`,
 
   /** A migration's run: the whole table's (`MIGRATION`), or one platform's (`PLATFORM#<code>`); lib/store/migrations. */
-  migration: (name: string, platformCode?: string) => ({ pk: `MIGRATION#${name}`, sk: platformCode === undefined ? 'MIGRATION' : `PLATFORM#${platformCode}` }),
+  migration: (name: string, platformCode?: string) => ({
+    pk: `MIGRATION#${name}`,
+    sk: platformCode === undefined ? 'MIGRATION' : `PLATFORM#${platformCode}`,
+  }),
   migrationPartition: (name: string) => `MIGRATION#${name}`,
 
   transfer: (transferId: number | string) => ({ pk: `TRANSFER#${transferId}`, sk: 'TRANSFER' }),
   /** gsi1: a platform's transfers, oldest first. */
   transfersOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#TRANSFERS`,
-  transferSortKey: (createdAtMs: number, transferId: number | string) => `${String(createdAtMs).padStart(15, '0')}#${transferId}`,
+  transferSortKey: (createdAtMs: number, transferId: number | string) =>
+    `${String(createdAtMs).padStart(15, '0')}#${transferId}`,
 
   /** A platform's standing permission to act for a participant (e.g. submits_platform_transfers_for). */
   relationship: (platformCode: string, kind: string, participantCode: string) => ({
@@ -85,10 +104,14 @@ export const keys = {
   /** A reported or executed trade. Its partition also holds visibility pointers and settlement history. */
   trade: (tradeId: string) => ({ pk: `TRADE#${tradeId}`, sk: 'TRADE' }),
   /** A trade shown to a platform other than the reporter (a party's platform); lists through gsi1. */
-  tradeVisibility: (tradeId: string, platformCode: string) => ({ pk: `TRADE#${tradeId}`, sk: `VISIBLE#${platformCode}` }),
+  tradeVisibility: (tradeId: string, platformCode: string) => ({
+    pk: `TRADE#${tradeId}`,
+    sk: `VISIBLE#${platformCode}`,
+  }),
   /** gsi1: the trades a platform sees, by transaction time. */
   tradesOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#TRADES`,
-  tradeSortKey: (transactionTimestampMs: number, tradeId: string) => `${String(transactionTimestampMs).padStart(15, '0')}#${tradeId}`,
+  tradeSortKey: (transactionTimestampMs: number, tradeId: string) =>
+    `${String(transactionTimestampMs).padStart(15, '0')}#${tradeId}`,
   /**
    * gsi2, sparse: trades not yet terminated, by the time their settlement is next due (the sweep reads those
    * past due; the local runner resumes them all). Spread over a few partitions so a burst of reports doesn't
@@ -99,7 +122,10 @@ export const keys = {
   /** The greatest sort key of a trade due at `dueAtMs` ('~' sorts after every trade id character). */
   openTradesDueBy: (dueAtMs: number) => `${String(dueAtMs).padStart(15, '0')}#~`,
   /** One run of a trade's settlement workflow (local runner), and the events it went through, in order. */
-  settlementExecution: (tradeId: string, executionId: string) => ({ pk: `TRADE#${tradeId}`, sk: `EXECUTION#${executionId}` }),
+  settlementExecution: (tradeId: string, executionId: string) => ({
+    pk: `TRADE#${tradeId}`,
+    sk: `EXECUTION#${executionId}`,
+  }),
   settlementExecutionEvent: (tradeId: string, executionId: string, sequence: number) => ({
     pk: `TRADE#${tradeId}`,
     sk: `EXECUTION#${executionId}#EVENT#${String(sequence).padStart(6, '0')}`,
@@ -107,7 +133,8 @@ export const keys = {
   settlementExecutionsPrefix: () => 'EXECUTION#',
   /** gsi2, sparse: local settlement executions still RUNNING, so a crashed process's runs are found and closed. */
   runningExecutions: () => 'EXECUTIONS#RUNNING',
-  runningExecutionSortKey: (startedAtMs: number, tradeId: string, executionId: string) => `${String(startedAtMs).padStart(15, '0')}#${tradeId}#${executionId}`,
+  runningExecutionSortKey: (startedAtMs: number, tradeId: string, executionId: string) =>
+    `${String(startedAtMs).padStart(15, '0')}#${tradeId}#${executionId}`,
 
   /** The reference price of a pair (set by ops or a feed); one item per pair, overwritten in place. */
   price: (underlying: string, quotedCurrency: string) => ({ pk: `PRICE#${underlying}#${quotedCurrency}`, sk: 'PRICE' }),
@@ -119,18 +146,23 @@ export const keys = {
   payment: (transactionId: string) => ({ pk: `PAYMENT#${transactionId}`, sk: 'PAYMENT' }),
   /** gsi1: a platform's payments, by creation time (the date filters of GET /payments/status are key ranges). */
   paymentsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#PAYMENTS`,
-  paymentSortKey: (createdAtMs: number, transactionId: string) => `${String(createdAtMs).padStart(15, '0')}#${transactionId}`,
+  paymentSortKey: (createdAtMs: number, transactionId: string) =>
+    `${String(createdAtMs).padStart(15, '0')}#${transactionId}`,
 
   /**
    * An award distribution, keyed by the request that made it (its X-Request-Id, else a new id) so a retry
    * finds it. Its chunks share the partition: one Query reads the whole distribution and its progress.
    */
-  awardDistribution: (platformCode: string, distributionId: string) => ({ pk: `AWARDS#${platformCode}#${distributionId}`, sk: 'DISTRIBUTION' }),
+  awardDistribution: (platformCode: string, distributionId: string) => ({
+    pk: `AWARDS#${platformCode}#${distributionId}`,
+    sk: 'DISTRIBUTION',
+  }),
   awardDistributionChunk: (platformCode: string, distributionId: string, index: number) => ({
     pk: `AWARDS#${platformCode}#${distributionId}`,
     sk: `CHUNK#${String(index).padStart(4, '0')}`,
   }),
-  awardDistributionPartition: (platformCode: string, distributionId: string) => `AWARDS#${platformCode}#${distributionId}`,
+  awardDistributionPartition: (platformCode: string, distributionId: string) =>
+    `AWARDS#${platformCode}#${distributionId}`,
   /** gsi2, sparse: distributions not yet completed, for ops to find and resume one whose client gave up. */
   openAwardDistributions: () => 'AWARDS#OPEN',
   openAwardDistributionSortKey: (createdAtMs: number, platformCode: string, distributionId: string) =>
@@ -140,7 +172,8 @@ export const keys = {
   withdrawal: (withdrawalId: string) => ({ pk: `WITHDRAWAL#${withdrawalId}`, sk: 'WITHDRAWAL' }),
   /** gsi1: a platform's withdrawal requests, by creation time. */
   withdrawalsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#WITHDRAWALS`,
-  withdrawalSortKey: (createdAtMs: number, withdrawalId: string) => `${String(createdAtMs).padStart(15, '0')}#${withdrawalId}`,
+  withdrawalSortKey: (createdAtMs: number, withdrawalId: string) =>
+    `${String(createdAtMs).padStart(15, '0')}#${withdrawalId}`,
 
   /** The network fee charged on withdrawals of an asset (ops set it); one item per asset. */
   networkFee: (asset: string) => ({ pk: `NETWORK_FEE#${asset}`, sk: 'NETWORK_FEE' }),
@@ -180,7 +213,10 @@ export const keys = {
   webhooksDue: (shard: number) => `WEBHOOKS#DUE#${shard}`,
   webhooksDueSortKey: (dueAtMs: number, what: string) => `${String(dueAtMs).padStart(15, '0')}#${what}`,
   /** A platform's webhook endpoint; the platform's partition holds all of them (at most 20). */
-  webhookEndpoint: (platformCode: string, endpointId: string) => ({ pk: `PLATFORM#${platformCode}`, sk: `WEBHOOK_ENDPOINT#${endpointId}` }),
+  webhookEndpoint: (platformCode: string, endpointId: string) => ({
+    pk: `PLATFORM#${platformCode}`,
+    sk: `WEBHOOK_ENDPOINT#${endpointId}`,
+  }),
   webhookEndpointPrefix: () => 'WEBHOOK_ENDPOINT#',
   /** How many endpoints a platform has, moved in the transaction that creates or deletes one. */
   webhookEndpointCount: (platformCode: string) => ({ pk: `PLATFORM#${platformCode}`, sk: 'WEBHOOK_ENDPOINT_COUNT' }),

@@ -41,7 +41,13 @@ export type LedgerFact =
       counts: CounterRef[];
     }
   | { kind: 'entry'; accountId: string; platformCode: string; movementId: string; change: string; createdAtMs: number }
-  | { kind: 'movement'; movementId: string; platformCodes: string[]; legs: { accountKey: string; asset: string; amount: string }[]; counts: CounterRef[] }
+  | {
+      kind: 'movement';
+      movementId: string;
+      platformCodes: string[];
+      legs: { accountKey: string; asset: string; amount: string }[];
+      counts: CounterRef[];
+    }
   | {
       kind: 'balance_event';
       eventId: string;
@@ -53,7 +59,15 @@ export type LedgerFact =
       movementId: string;
       createdAtMs: number;
     }
-  | { kind: 'counter'; counter: string; platformCode: string; list: string; bucket: string; n: number; checkable: boolean }
+  | {
+      kind: 'counter';
+      counter: string;
+      platformCode: string;
+      list: string;
+      bucket: string;
+      n: number;
+      checkable: boolean;
+    }
   | { kind: 'record'; platformCode: string; counts: CounterRef[] };
 
 /** A checked counter a record counts in: its key (as printed) and what it counts. */
@@ -67,7 +81,11 @@ export interface CounterRef {
 export const CHECKED_LISTS = ['transfers', 'movements', 'accounts', 'participants'] as const;
 type CheckedList = (typeof CHECKED_LISTS)[number];
 
-const counterOf = (platformCode: string, list: CheckedList): CounterRef => ({ counter: keys.counter(platformCode, list, ALL), platformCode, list });
+const counterOf = (platformCode: string, list: CheckedList): CounterRef => ({
+  counter: keys.counter(platformCode, list, ALL),
+  platformCode,
+  list,
+});
 
 /** The item types the check reads; everything else is filtered out by DynamoDB (still read, not sent). */
 const LEDGER_TYPES = ['account', 'movement', 'movement_account_entry', 'counter', 'transfer', 'participant'] as const;
@@ -98,7 +116,11 @@ export async function scanLedgerPage(ctx: AppContext, request: ScanSegmentReques
         // Of the events, only balance changes (their type is in the body only).
         FilterExpression: `#type IN (${Object.keys(values).join(', ')}) OR (#type = :event AND contains(body, :balanceEvent))`,
         ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ...values, ':event': 'event', ':balanceEvent': '"type":"account_balance.changed"' },
+        ExpressionAttributeValues: {
+          ...values,
+          ':event': 'event',
+          ':balanceEvent': '"type":"account_balance.changed"',
+        },
       }),
     ),
   );
@@ -139,9 +161,25 @@ export function factOf(item: Record<string, any>): LedgerFact | undefined {
         createdAtMs: readInteger(item.created_at),
       };
     case 'movement': {
-      const legs = (item.legs as Record<string, any>[]).map((leg) => ({ accountKey: accountKey(leg as never), asset: leg.asset as string, amount: textOf(leg.amount) }));
-      const platformCodes = [...new Set((item.legs as Record<string, any>[]).map((leg) => leg.platform_code as string | null).filter((code): code is string => !!code))];
-      return { kind: 'movement', movementId: item.movement_id, platformCodes, legs, counts: platformCodes.map((code) => counterOf(code, 'movements')) };
+      const legs = (item.legs as Record<string, any>[]).map((leg) => ({
+        accountKey: accountKey(leg as never),
+        asset: leg.asset as string,
+        amount: textOf(leg.amount),
+      }));
+      const platformCodes = [
+        ...new Set(
+          (item.legs as Record<string, any>[])
+            .map((leg) => leg.platform_code as string | null)
+            .filter((code): code is string => !!code),
+        ),
+      ];
+      return {
+        kind: 'movement',
+        movementId: item.movement_id,
+        platformCodes,
+        legs,
+        counts: platformCodes.map((code) => counterOf(code, 'movements')),
+      };
     }
     case 'event':
       return balanceEventFact(item);
@@ -161,7 +199,9 @@ export function factOf(item: Record<string, any>): LedgerFact | undefined {
     case 'transfer':
       return { kind: 'record', platformCode: item.platform_code, counts: [counterOf(item.platform_code, 'transfers')] };
     case 'participant':
-      return item.platform_code ? { kind: 'record', platformCode: item.platform_code, counts: [counterOf(item.platform_code, 'participants')] } : undefined;
+      return item.platform_code
+        ? { kind: 'record', platformCode: item.platform_code, counts: [counterOf(item.platform_code, 'participants')] }
+        : undefined;
     default:
       return undefined;
   }
@@ -200,7 +240,10 @@ export async function describeMainTable(ctx: AppContext): Promise<{ itemCount: n
  * One platform or customer account as it is now: its item (strongly consistent) and its movement entries
  * (the account's movements index, eventually consistent on AWS). Undefined when no account has the id.
  */
-export async function readAccountNow(ctx: AppContext, accountId: string): Promise<{ account: LedgerFact & { kind: 'account' }; entries: (LedgerFact & { kind: 'entry' })[] } | undefined> {
+export async function readAccountNow(
+  ctx: AppContext,
+  accountId: string,
+): Promise<{ account: LedgerFact & { kind: 'account' }; entries: (LedgerFact & { kind: 'entry' })[] } | undefined> {
   const found = await ctx.db.send(
     new QueryCommand({
       TableName: ctx.tables.main,
@@ -212,7 +255,9 @@ export async function readAccountNow(ctx: AppContext, accountId: string): Promis
   );
   const indexed = found.Items?.[0];
   if (!indexed) return undefined;
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: { pk: indexed.pk, sk: indexed.sk }, ConsistentRead: true }));
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: { pk: indexed.pk, sk: indexed.sk }, ConsistentRead: true }),
+  );
   if (!out.Item) return undefined;
   const entries: (LedgerFact & { kind: 'entry' })[] = [];
   let startKey: Record<string, unknown> | undefined;
@@ -242,7 +287,12 @@ export async function readAccountNow(ctx: AppContext, accountId: string): Promis
  * (the type's gsi2 partition, by time) filtered to the account. It reads every balance event of the platform
  * in the window, so the check makes it only for an account it must recheck.
  */
-export async function readAccountEvents(ctx: AppContext, platformCode: string, accountId: string, sinceMs: number): Promise<(LedgerFact & { kind: 'balance_event' })[]> {
+export async function readAccountEvents(
+  ctx: AppContext,
+  platformCode: string,
+  accountId: string,
+  sinceMs: number,
+): Promise<(LedgerFact & { kind: 'balance_event' })[]> {
   const events: (LedgerFact & { kind: 'balance_event' })[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -253,7 +303,11 @@ export async function readAccountEvents(ctx: AppContext, platformCode: string, a
           IndexName: 'gsi2',
           KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk >= :since',
           FilterExpression: 'resource_id = :id',
-          ExpressionAttributeValues: { ':pk': keys.eventsOfPlatformByType(platformCode, 'account_balance.changed'), ':since': keys.eventSortKey(Math.max(0, sinceMs), ''), ':id': accountId },
+          ExpressionAttributeValues: {
+            ':pk': keys.eventsOfPlatformByType(platformCode, 'account_balance.changed'),
+            ':since': keys.eventSortKey(Math.max(0, sinceMs), ''),
+            ':id': accountId,
+          },
           ExclusiveStartKey: startKey,
         }),
       ),
@@ -279,7 +333,11 @@ const LIST_PARTITIONS: Record<CheckedList, (platformCode: string) => string> = {
  * A checked counter and the records it counts, as they are now: the counter, a COUNT Query of the list's
  * index partition, and the counter again; `stable` when the counter didn't move in between.
  */
-export async function readCounterNow(ctx: AppContext, platformCode: string, list: string): Promise<{ counted: number; records: number; stable: boolean } | undefined> {
+export async function readCounterNow(
+  ctx: AppContext,
+  platformCode: string,
+  list: string,
+): Promise<{ counted: number; records: number; stable: boolean } | undefined> {
   if (!(CHECKED_LISTS as readonly string[]).includes(list)) return undefined;
   const before = await readCount(ctx, platformCode, list);
   let records = 0;

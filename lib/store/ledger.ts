@@ -29,7 +29,11 @@ export interface Account extends AccountRef {
  * System accounts are in no index: every platform's bookings touch them, and an entry would put every
  * booking of the service on one index partition.
  */
-export function accountAttributes(account: AccountRef, platformCode: string | null, nowMs: number): Record<string, string | number> {
+export function accountAttributes(
+  account: AccountRef,
+  platformCode: string | null,
+  nowMs: number,
+): Record<string, string | number> {
   return {
     last_update: nowMs,
     account_id: accountIdOf(account),
@@ -55,16 +59,31 @@ export function accountAttributes(account: AccountRef, platformCode: string | nu
  * (the benchmark seeds 100,000 accounts this way); a booking always goes through the booking engine. `changes`
  * is how many bookings it stands for (the account's version, which numbers its balance events, and its movement count).
  */
-export function openedAccountItem(ctx: AppContext, account: AccountRef, platformCode: string, balance: Money, nowMs: number, changes: number): TaggedItem {
-  if (isUnguarded(account.participant_code)) throw new Error('an outside-world account is sharded and in no list; it is never written whole');
-  if (!Number.isInteger(changes) || changes < 1) throw new Error(`an opened account has had at least one change, not ${changes}`);
+export function openedAccountItem(
+  ctx: AppContext,
+  account: AccountRef,
+  platformCode: string,
+  balance: Money,
+  nowMs: number,
+  changes: number,
+): TaggedItem {
+  if (isUnguarded(account.participant_code))
+    throw new Error('an outside-world account is sharded and in no list; it is never written whole');
+  if (!Number.isInteger(changes) || changes < 1)
+    throw new Error(`an opened account has had at least one change, not ${changes}`);
   return {
     item: {
       Put: {
         TableName: ctx.tables.main,
         // `version` and `movement_count`: the balance changes (movements) the account stands for; the first
         // numbers its account_balance.changed events, the second counts its movements list.
-        Item: { ...keys.account(account), balance: moneyAttr(balance), ...accountAttributes(account, platformCode, nowMs), version: changes, movement_count: changes },
+        Item: {
+          ...keys.account(account),
+          balance: moneyAttr(balance),
+          ...accountAttributes(account, platformCode, nowMs),
+          version: changes,
+          movement_count: changes,
+        },
       },
     },
     counts: [{ platformCode, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 }],
@@ -73,7 +92,9 @@ export function openedAccountItem(ctx: AppContext, account: AccountRef, platform
 
 /** A booked movement as stored (legs with their accounts and signed amounts), or undefined. */
 export async function getMovement(ctx: AppContext, movementId: string): Promise<Movement | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(movementId), ConsistentRead: true }));
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(movementId), ConsistentRead: true }),
+  );
   const item = out.Item;
   if (!item) return undefined;
   return {
@@ -81,7 +102,12 @@ export async function getMovement(ctx: AppContext, movementId: string): Promise<
     type: item.movement_type,
     reference: item.reference,
     legs: (item.legs as Record<string, any>[]).map((leg) => ({
-      account: { participant_code: leg.participant_code, account_group: leg.account_group, account_label: leg.account_label, asset: leg.asset },
+      account: {
+        participant_code: leg.participant_code,
+        account_group: leg.account_group,
+        account_label: leg.account_label,
+        asset: leg.asset,
+      },
       platform_code: leg.platform_code ?? null,
       amount: readMoney(leg.amount),
     })),
@@ -114,14 +140,21 @@ export const OUTSIDE_ACCOUNT_SHARDS = 16;
  */
 export async function getAccount(ctx: AppContext, account: AccountRef): Promise<Account | undefined> {
   if (isUnguarded(account.participant_code)) return getShardedAccount(ctx, account);
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.account(account), ConsistentRead: true }));
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.account(account), ConsistentRead: true }),
+  );
   return out.Item ? toAccount(out.Item) : undefined;
 }
 
 async function getShardedAccount(ctx: AppContext, account: AccountRef): Promise<Account | undefined> {
   // The unsharded item too: balances booked before the accounts were sharded stay part of the sum.
-  const shardKeys = [keys.account(account), ...Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, (_, shard) => keys.accountShard(account, shard))];
-  const parts = (await batchGetItems(ctx, shardKeys, { consistent: true, what: 'sharded balance read' })).map(toAccount);
+  const shardKeys = [
+    keys.account(account),
+    ...Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, (_, shard) => keys.accountShard(account, shard)),
+  ];
+  const parts = (await batchGetItems(ctx, shardKeys, { consistent: true, what: 'sharded balance read' })).map(
+    toAccount,
+  );
   if (parts.length === 0) return undefined;
   return {
     ...parts[0]!,
@@ -152,7 +185,12 @@ export async function getAccountById(ctx: AppContext, accountId: string): Promis
   );
   const found = out.Items?.[0];
   if (!found) return undefined;
-  return getAccount(ctx, { participant_code: found.participant_code, account_group: found.account_group, account_label: found.account_label, asset: found.asset });
+  return getAccount(ctx, {
+    participant_code: found.participant_code,
+    account_group: found.account_group,
+    account_label: found.account_label,
+    asset: found.asset,
+  });
 }
 
 /** The filters of `GET /accounts`: exact matches on the account's four parts. */
@@ -168,7 +206,12 @@ export interface AccountListFilters {
  * the count of those matching. The leading filters (owner, then group, then label) are a prefix of the sort
  * key, so they narrow the key range rather than the read.
  */
-export async function pageOfAccounts(ctx: AppContext, platformCode: string, filters: AccountListFilters, request: PageRequest) {
+export async function pageOfAccounts(
+  ctx: AppContext,
+  platformCode: string,
+  filters: AccountListFilters,
+  request: PageRequest,
+) {
   const order = ['participant_code', 'account_group', 'account_label', 'asset'] as const;
   const leading: string[] = [];
   // Three at most: the full key has no trailing separator, so the asset is matched as a filter.
@@ -188,7 +231,13 @@ export async function pageOfAccounts(ctx: AppContext, platformCode: string, filt
     ...(filter && { filter }),
   };
   const counter = filter || leading.length > 0 ? undefined : () => readCount(ctx, platformCode, ACCOUNTS_LIST);
-  const page = await pageWithCount(ctx, index, request, { list: ACCOUNTS_LIST, platformCode, filters: { ...filters } }, counter);
+  const page = await pageWithCount(
+    ctx,
+    index,
+    request,
+    { list: ACCOUNTS_LIST, platformCode, filters: { ...filters } },
+    counter,
+  );
   return { ...page, items: page.items.map(toAccount) };
 }
 
@@ -222,7 +271,12 @@ export async function scanLedger(ctx: AppContext): Promise<{ accounts: Account[]
     merged.set(
       key,
       seen
-        ? { ...seen, account_id: accountIdOf(account), balance: seen.balance.plus(account.balance), last_update: Math.max(seen.last_update, account.last_update) }
+        ? {
+            ...seen,
+            account_id: accountIdOf(account),
+            balance: seen.balance.plus(account.balance),
+            last_update: Math.max(seen.last_update, account.last_update),
+          }
         : account,
     );
   }

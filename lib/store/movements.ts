@@ -1,5 +1,12 @@
 import { batchGetItems } from './table/batch-get.js';
-import { combineFilters, equalityFilter, pageWithCount, type ListFilter, type ListIndex, type PageRequest } from './table/paging.js';
+import {
+  combineFilters,
+  equalityFilter,
+  pageWithCount,
+  type ListFilter,
+  type ListIndex,
+  type PageRequest,
+} from './table/paging.js';
 import { keys } from './keys.js';
 import { readCount } from './table/counters.js';
 import { MOVEMENTS_LIST } from './ledger.js';
@@ -65,7 +72,13 @@ export interface MovementListFilters {
 }
 
 function containsFilter(name: string, attribute: string, value: string | undefined): ListFilter | undefined {
-  return value === undefined ? undefined : { expression: `contains(#${name}, :${name})`, names: { [`#${name}`]: attribute }, values: { [`:${name}`]: value } };
+  return value === undefined
+    ? undefined
+    : {
+        expression: `contains(#${name}, :${name})`,
+        names: { [`#${name}`]: attribute },
+        values: { [`:${name}`]: value },
+      };
 }
 
 /** A movement as one account's entry holds it: the movement and that account's net change. */
@@ -93,7 +106,14 @@ function toAccountMovement(item: Record<string, any>): StoredAccountMovement {
 
 function timeRange(filters: { fromMs?: number; toMs?: number }): Pick<ListIndex, 'sortRange'> {
   if (filters.fromMs === undefined && filters.toMs === undefined) return {};
-  return { sortRange: { between: [keys.movementSortKey(Math.max(0, filters.fromMs ?? 0), ''), keys.movementSortKey(filters.toMs ?? 999_999_999_999_999, '~')] } };
+  return {
+    sortRange: {
+      between: [
+        keys.movementSortKey(Math.max(0, filters.fromMs ?? 0), ''),
+        keys.movementSortKey(filters.toMs ?? 999_999_999_999_999, '~'),
+      ],
+    },
+  };
 }
 
 /**
@@ -110,7 +130,11 @@ export async function pageOfAccountMovements(
   request: PageRequest,
   binding: { list: string; platformCode: string; filters: Record<string, string | number | undefined> },
 ) {
-  const filter = equalityFilter({ movement_type: filters.movement_type, participant_code: filters.participant_code, asset: filters.asset });
+  const filter = equalityFilter({
+    movement_type: filters.movement_type,
+    participant_code: filters.participant_code,
+    asset: filters.asset,
+  });
   const index: ListIndex = {
     indexName: 'gsi1',
     partition: { attribute: 'gsi1pk', value: keys.movementsOfAccount(account.accountId) },
@@ -125,7 +149,13 @@ export async function pageOfAccountMovements(
 }
 
 /** One page of the movements that touch the platform's (or its customers') accounts, newest first. */
-export async function pageOfMovements(ctx: AppContext, platformCode: string, filters: MovementListFilters, request: PageRequest, binding: { list: string; filters: Record<string, string | number | undefined> }) {
+export async function pageOfMovements(
+  ctx: AppContext,
+  platformCode: string,
+  filters: MovementListFilters,
+  request: PageRequest,
+  binding: { list: string; filters: Record<string, string | number | undefined> },
+) {
   const filter = combineFilters([
     containsFilter('acct', 'account_ids', filters.account_id),
     containsFilter('part', 'participant_codes', filters.participant_code),
@@ -143,14 +173,24 @@ export async function pageOfMovements(ctx: AppContext, platformCode: string, fil
   // The unfiltered list is counted by its counter (exact at any size); any filter within the count budget.
   const unfiltered = !filter && index.sortRange === undefined;
   const counter = unfiltered ? () => readCount(ctx, platformCode, MOVEMENTS_LIST) : undefined;
-  const page = await pageWithCount(ctx, index, request, { list: binding.list, platformCode, filters: binding.filters }, counter);
+  const page = await pageWithCount(
+    ctx,
+    index,
+    request,
+    { list: binding.list, platformCode, filters: binding.filters },
+    counter,
+  );
   return { ...page, items: page.items.map(toMovement) };
 }
 
 /** The records of these movements, in the order given (one consistent BatchGetItem per 100; a missing one is left out). */
 export async function movementsById(ctx: AppContext, movementIds: readonly string[]): Promise<StoredMovement[]> {
   if (movementIds.length === 0) return [];
-  const found = await batchGetItems(ctx, [...new Set(movementIds)].map((id) => keys.movement(id)), { consistent: true, what: 'movement records' });
+  const found = await batchGetItems(
+    ctx,
+    [...new Set(movementIds)].map((id) => keys.movement(id)),
+    { consistent: true, what: 'movement records' },
+  );
   const byId = new Map(found.map((item) => [item.movement_id as string, toMovement(item)]));
   return movementIds.flatMap((id) => byId.get(id) ?? []);
 }

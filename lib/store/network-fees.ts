@@ -20,12 +20,21 @@ export async function putNetworkFee(ctx: AppContext, fee: NetworkFee): Promise<v
   await ctx.db.send(
     new PutCommand({
       TableName: ctx.tables.main,
-      Item: { ...keys.networkFee(fee.asset), type: 'network_fee', asset: fee.asset, quantity: fee.quantity, updated_at: fee.updated_at },
+      Item: {
+        ...keys.networkFee(fee.asset),
+        type: 'network_fee',
+        asset: fee.asset,
+        quantity: fee.quantity,
+        updated_at: fee.updated_at,
+      },
     }),
   );
 }
 
-export async function getNetworkFee(ctx: AppContext, asset: string): Promise<{ asset: string; quantity: Money; updated_at: number } | undefined> {
+export async function getNetworkFee(
+  ctx: AppContext,
+  asset: string,
+): Promise<{ asset: string; quantity: Money; updated_at: number } | undefined> {
   const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.networkFee(asset) }));
   const item = out.Item;
   if (!item) return undefined;

@@ -47,14 +47,25 @@ export async function getParticipant(ctx: AppContext, participantCode: string): 
  * Many participants at once (an award's up to 1,000 recipients), 100 keys per BatchGetItem, unprocessed keys
  * retried under the store's retry policy. Codes that don't exist are simply absent from the result.
  */
-export async function getParticipants(ctx: AppContext, participantCodes: readonly string[]): Promise<Map<string, Participant>> {
+export async function getParticipants(
+  ctx: AppContext,
+  participantCodes: readonly string[],
+): Promise<Map<string, Participant>> {
   const unique = [...new Set(participantCodes)];
-  const items = await batchGetItems(ctx, unique.map((code) => keys.participant(code)), { what: 'participants read' });
+  const items = await batchGetItems(
+    ctx,
+    unique.map((code) => keys.participant(code)),
+    { what: 'participants read' },
+  );
   return new Map(items.map((item) => [item.participant_code as string, toParticipant(item)]));
 }
 
 /** A participant the platform may act for: itself or one of its customers. Anything else is invisible. */
-export async function getParticipantOfPlatform(ctx: AppContext, platformCode: string, participantCode: string): Promise<Participant | undefined> {
+export async function getParticipantOfPlatform(
+  ctx: AppContext,
+  platformCode: string,
+  participantCode: string,
+): Promise<Participant | undefined> {
   const participant = await getParticipant(ctx, participantCode);
   return participant && participant.platform_code === platformCode ? participant : undefined;
 }
@@ -83,7 +94,10 @@ export function participantActiveCheck(ctx: AppContext, participantCode: string,
 }
 
 /** One check per distinct participant (a transfer between two accounts of one owner checks it once). */
-export function participantActiveChecks(ctx: AppContext, participants: readonly { code: string; field: string }[]): TaggedItem[] {
+export function participantActiveChecks(
+  ctx: AppContext,
+  participants: readonly { code: string; field: string }[],
+): TaggedItem[] {
   const seen = new Set<string>();
   return participants.flatMap(({ code, field }) => {
     if (seen.has(code)) return [];
@@ -99,10 +113,18 @@ export interface ParticipantStatusState {
   statusVersion: number;
 }
 
-export async function getParticipantStatusState(ctx: AppContext, participantCode: string): Promise<ParticipantStatusState | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.participant(participantCode), ConsistentRead: true }));
+export async function getParticipantStatusState(
+  ctx: AppContext,
+  participantCode: string,
+): Promise<ParticipantStatusState | undefined> {
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.participant(participantCode), ConsistentRead: true }),
+  );
   if (!out.Item) return undefined;
-  return { participant: toParticipant(out.Item), statusVersion: out.Item.status_version === undefined ? 0 : readInteger(out.Item.status_version) };
+  return {
+    participant: toParticipant(out.Item),
+    statusVersion: out.Item.status_version === undefined ? 0 : readInteger(out.Item.status_version),
+  };
 }
 
 /** Another status change committed between the read and this one. */
@@ -118,7 +140,12 @@ export class ParticipantStatusMovedError extends ConflictError {
  * addresses or ID numbers; GET /participants has those for a platform that needs them).
  */
 export function participantStatusView(participant: Participant, status: ParticipantStatus) {
-  return { participant_code: participant.participant_code, platform_code: participant.platform_code, kind: participant.kind, status };
+  return {
+    participant_code: participant.participant_code,
+    platform_code: participant.platform_code,
+    kind: participant.kind,
+    status,
+  };
 }
 
 /**
@@ -177,7 +204,8 @@ export async function changeParticipantStatus(
 export const EMAIL_TAKEN = 'email: already used by another customer of this platform';
 
 /** The custodian stopped qualifying between the use case's read and the write (e.g. locked meanwhile). */
-export const CUSTODIAN_NO_LONGER_ELIGIBLE = 'custodian_participant_code: the custodian is no longer an approved adult customer of this platform';
+export const CUSTODIAN_NO_LONGER_ELIGIBLE =
+  'custodian_participant_code: the custodian is no longer an approved adult customer of this platform';
 
 /** An adult customer as stored: the tax id only encrypted (`tax_id_encrypted`, see secret-cipher.ts). */
 export type SealedCustomer = Omit<NormalizedCustomer, 'tax_id'> & { tax_id_encrypted?: string };
@@ -198,9 +226,16 @@ const MAX_CODE_ATTEMPTS = 5;
  * unique) and the participant with its list entry and count. For `createCustomer`'s transaction, and for
  * writing a history in bulk (the benchmark).
  */
-export function customerItems(ctx: AppContext, platformCode: string, customer: SealedCustomer | NormalizedMinor, code: string, now: number): [TaggedItem, TaggedItem] {
+export function customerItems(
+  ctx: AppContext,
+  platformCode: string,
+  customer: SealedCustomer | NormalizedMinor,
+  code: string,
+  now: number,
+): [TaggedItem, TaggedItem] {
   // A plaintext tax id must never reach the table, whatever a caller passes.
-  if ('tax_id' in customer) throw new Error('a customer reaches the store with its tax id encrypted (tax_id_encrypted), never in plaintext');
+  if ('tax_id' in customer)
+    throw new Error('a customer reaches the store with its tax id encrypted (tax_id_encrypted), never in plaintext');
   const { main } = ctx.tables;
   const custodianCode = 'custodian_participant_code' in customer ? customer.custodian_participant_code : undefined;
   // Metadata is opaque to us and may hold numbers DynamoDB can't store exactly (or at all), so it is kept
@@ -266,7 +301,8 @@ export async function createCustomer(
   alongWith: (created: CreatedCustomer) => readonly TaggedItem[] = () => [],
 ): Promise<CreatedCustomer> {
   // A plaintext tax id must never reach the table, whatever a caller passes (customerItems checks again).
-  if ('tax_id' in customer) throw new Error('a customer reaches the store with its tax id encrypted (tax_id_encrypted), never in plaintext');
+  if ('tax_id' in customer)
+    throw new Error('a customer reaches the store with its tax id encrypted (tax_id_encrypted), never in plaintext');
   const { main } = ctx.tables;
   const custodianCode = 'custodian_participant_code' in customer ? customer.custodian_participant_code : undefined;
 
@@ -285,8 +321,18 @@ export async function createCustomer(
                   Key: keys.participant(custodianCode),
                   ConditionExpression:
                     'attribute_exists(pk) AND #platform = :platform AND #kind = :customer AND #status = :approved AND #minor = :false',
-                  ExpressionAttributeNames: { '#platform': 'platform_code', '#kind': 'kind', '#status': 'status', '#minor': 'is_minor' },
-                  ExpressionAttributeValues: { ':platform': platformCode, ':customer': 'customer', ':approved': 'approved', ':false': false },
+                  ExpressionAttributeNames: {
+                    '#platform': 'platform_code',
+                    '#kind': 'kind',
+                    '#status': 'status',
+                    '#minor': 'is_minor',
+                  },
+                  ExpressionAttributeValues: {
+                    ':platform': platformCode,
+                    ':customer': 'customer',
+                    ':approved': 'approved',
+                    ':false': false,
+                  },
                 },
               },
               onConditionFailed: () => new ValidationError([CUSTODIAN_NO_LONGER_ELIGIBLE]),
@@ -302,7 +348,10 @@ export async function createCustomer(
       if (error instanceof ParticipantCodeTakenError) continue;
       // Conflict retries ran out (a 503 from transactWrite): many twins are racing for one e-mail. If one
       // of them won, this request is a duplicate like any other; otherwise the 503 stands and a retry will do.
-      if (error instanceof ServiceUnavailableError && (await customerCodeByEmail(ctx, platformCode, customer.email_normalized))) {
+      if (
+        error instanceof ServiceUnavailableError &&
+        (await customerCodeByEmail(ctx, platformCode, customer.email_normalized))
+      ) {
         throw new ConflictError([EMAIL_TAKEN]);
       }
       throw error;
@@ -312,9 +361,17 @@ export async function createCustomer(
 }
 
 /** The code of the platform's customer holding `emailNormalized` (lowercased), if any. */
-export async function customerCodeByEmail(ctx: AppContext, platformCode: string, emailNormalized: string): Promise<string | undefined> {
+export async function customerCodeByEmail(
+  ctx: AppContext,
+  platformCode: string,
+  emailNormalized: string,
+): Promise<string | undefined> {
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.customerEmail(platformCode, emailNormalized), ConsistentRead: true }),
+    new GetCommand({
+      TableName: ctx.tables.main,
+      Key: keys.customerEmail(platformCode, emailNormalized),
+      ConsistentRead: true,
+    }),
   );
   return out.Item?.participant_code as string | undefined;
 }
@@ -327,5 +384,7 @@ export async function pageOfParticipants(ctx: AppContext, platformCode: string, 
     sortAttribute: 'gsi1sk',
     descending: false,
   };
-  return pageWithCount(ctx, index, request, { list: PARTICIPANTS_LIST, platformCode, filters: {} }, () => readCount(ctx, platformCode, PARTICIPANTS_LIST));
+  return pageWithCount(ctx, index, request, { list: PARTICIPANTS_LIST, platformCode, filters: {} }, () =>
+    readCount(ctx, platformCode, PARTICIPANTS_LIST),
+  );
 }

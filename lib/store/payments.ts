@@ -30,7 +30,12 @@ export function paymentCreationItem(ctx: AppContext, payment: Payment): TaggedIt
     },
     counts: [
       { platformCode: payment.platform_code, list: PAYMENTS_LIST, bucket: ALL, delta: 1 },
-      { platformCode: payment.platform_code, list: PAYMENTS_LIST, bucket: bucketOf('status', payment.status), delta: 1 },
+      {
+        platformCode: payment.platform_code,
+        list: PAYMENTS_LIST,
+        bucket: bucketOf('status', payment.status),
+        delta: 1,
+      },
     ],
   };
 }
@@ -43,17 +48,29 @@ export class PaymentStatusChangedError extends Error {}
  * event. Conditioned on the current status, so two deliveries of events racing each other can't both apply
  * (and can't both book money, or tell of the change twice).
  */
-export function paymentStatusItems(ctx: AppContext, payment: Payment, expected: PaymentStatus, next: PaymentStatus, nowMs: number): TaggedItem[] {
+export function paymentStatusItems(
+  ctx: AppContext,
+  payment: Payment,
+  expected: PaymentStatus,
+  next: PaymentStatus,
+  nowMs: number,
+): TaggedItem[] {
   const transactionId = payment.transaction_id;
   const update: TaggedItem = {
     item: {
       Update: {
         TableName: ctx.tables.main,
         Key: keys.payment(transactionId),
-        UpdateExpression: 'SET #status = :next, updated_at_ms = :now, status_history = list_append(status_history, :entry)',
+        UpdateExpression:
+          'SET #status = :next, updated_at_ms = :now, status_history = list_append(status_history, :entry)',
         ConditionExpression: 'attribute_exists(pk) AND #status = :expected',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':next': next, ':expected': expected, ':now': nowMs, ':entry': [{ status: next, at: nowMs }] },
+        ExpressionAttributeValues: {
+          ':next': next,
+          ':expected': expected,
+          ':now': nowMs,
+          ':entry': [{ status: next, at: nowMs }],
+        },
       },
     },
     onConditionFailed: () => new PaymentStatusChangedError(`payment ${transactionId} is no longer ${expected}`),
@@ -108,7 +125,9 @@ function toPayment(item: Record<string, any>): Payment {
 
 /** Read strongly consistently: bank events decide on the status they then condition on. */
 export async function getPayment(ctx: AppContext, transactionId: string): Promise<Payment | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.payment(transactionId), ConsistentRead: true }));
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.payment(transactionId), ConsistentRead: true }),
+  );
   return out.Item ? toPayment(out.Item) : undefined;
 }
 
@@ -125,7 +144,8 @@ export interface PaymentListFilters {
  * first, with the count of those matching.
  */
 export async function pageOfPayments(
-  ctx: AppContext, platformCode: string,
+  ctx: AppContext,
+  platformCode: string,
   range: { fromMs?: number; toMs?: number },
   filters: PaymentListFilters,
   request: PageRequest,
@@ -144,10 +164,21 @@ export async function pageOfPayments(
     descending: true,
     ...(filter && { filter }),
   };
-    // Counted: all payments, and payments by status; any other filter or a date range is counted by reading.
+  // Counted: all payments, and payments by status; any other filter or a date range is counted by reading.
   const { status, ...others } = filters;
-  const counted = range.fromMs === undefined && range.toMs === undefined && Object.values(others).every((value) => value === undefined);
-  const counter = counted ? () => readCount(ctx, platformCode, PAYMENTS_LIST, status === undefined ? ALL : bucketOf('status', status)) : undefined;
-  const page = await pageWithCount(ctx, index, request, { list: PAYMENTS_LIST, platformCode, filters: bindingFilters }, counter);
+  const counted =
+    range.fromMs === undefined &&
+    range.toMs === undefined &&
+    Object.values(others).every((value) => value === undefined);
+  const counter = counted
+    ? () => readCount(ctx, platformCode, PAYMENTS_LIST, status === undefined ? ALL : bucketOf('status', status))
+    : undefined;
+  const page = await pageWithCount(
+    ctx,
+    index,
+    request,
+    { list: PAYMENTS_LIST, platformCode, filters: bindingFilters },
+    counter,
+  );
   return { ...page, items: page.items.map(toPayment) };
 }

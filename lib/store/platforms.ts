@@ -32,7 +32,13 @@ export async function createPlatform(ctx: AppContext, name: string, spreadBps = 
   for (let attempt = 1; attempt <= MAX_CODE_ATTEMPTS; attempt++) {
     const code = newParticipantCode();
     const now = ctx.clock.nowMs();
-    const platform: Platform = { platform_code: code, participant_code: code, name, spread_bps: spreadBps, created_at: now };
+    const platform: Platform = {
+      platform_code: code,
+      participant_code: code,
+      name,
+      spread_bps: spreadBps,
+      created_at: now,
+    };
     try {
       await transactWrite(ctx, [
         {

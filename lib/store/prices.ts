@@ -46,7 +46,11 @@ export async function putReferencePrice(ctx: AppContext, price: StoredPrice): Pr
   }
 }
 
-export async function getReferencePrice(ctx: AppContext, underlying: string, quotedCurrency: string): Promise<StoredPrice | undefined> {
+export async function getReferencePrice(
+  ctx: AppContext,
+  underlying: string,
+  quotedCurrency: string,
+): Promise<StoredPrice | undefined> {
   const out = await withRetry(ctx, { what: 'reference price read' }, () =>
     ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.price(underlying, quotedCurrency) })),
   );
@@ -73,8 +77,15 @@ function toStoredPrice(item: Record<string, any>): StoredPrice {
  * The stored reference prices of these pairs (at most 100: one BatchGetItem; unprocessed keys are read
  * again under the retry policy). Pairs never priced are absent from the answer.
  */
-export async function getReferencePrices(ctx: AppContext, pairs: readonly { underlying: string; quoted_currency: string }[]): Promise<StoredPrice[]> {
+export async function getReferencePrices(
+  ctx: AppContext,
+  pairs: readonly { underlying: string; quoted_currency: string }[],
+): Promise<StoredPrice[]> {
   if (pairs.length > 100) throw new Error('getReferencePrices: at most 100 pairs per call');
-  const items = await batchGetItems(ctx, pairs.map((pair) => keys.price(pair.underlying, pair.quoted_currency)), { what: 'reference prices read' });
+  const items = await batchGetItems(
+    ctx,
+    pairs.map((pair) => keys.price(pair.underlying, pair.quoted_currency)),
+    { what: 'reference prices read' },
+  );
   return items.map(toStoredPrice);
 }

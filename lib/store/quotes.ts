@@ -81,7 +81,9 @@ export async function putQuote(ctx: AppContext, quote: StoredQuote): Promise<voi
  * executed a moment ago must not look open.
  */
 export async function getQuote(ctx: AppContext, quoteId: string): Promise<StoredQuote | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.quote(quoteId), ConsistentRead: true }));
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.quote(quoteId), ConsistentRead: true }),
+  );
   const item = out.Item;
   if (!item) return undefined;
   return {

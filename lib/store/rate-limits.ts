@@ -1,6 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { decide, type RateLimiter, rememberingFull, SUSTAINED_WINDOW_SECONDS, windowOf } from '../domain/rate-limits.js';
+import {
+  decide,
+  type RateLimiter,
+  rememberingFull,
+  SUSTAINED_WINDOW_SECONDS,
+  windowOf,
+} from '../domain/rate-limits.js';
 import type { RateLimit } from '../domain/rate-limits.js';
 import { listApiKeys } from './api-keys.js';
 import { keys, ttlKeys } from './keys.js';
@@ -21,34 +27,37 @@ const WINDOW_KEPT_SECONDS = 60;
  */
 export function tableRateLimiter(ctx: Pick<AppContext, 'db' | 'tables'>): RateLimiter {
   return rememberingFull(async (apiKey, limit, nowMs) => {
-      const { windowStart, second } = windowOf(nowMs);
-      try {
-        await ctx.db.send(
-          new UpdateCommand({
-            TableName: ctx.tables.ttl,
-            Key: { pk: ttlKeys.rateWindow(apiKey, windowStart) },
-            UpdateExpression: 'ADD #total :one, #second :one SET #ttl = if_not_exists(#ttl, :ttl)',
-            ConditionExpression: '(attribute_not_exists(#total) OR #total < :quota) AND (attribute_not_exists(#second) OR #second < :burst)',
-            ExpressionAttributeNames: { '#total': 'total', '#second': `s${second}`, '#ttl': 'ttl' },
-            ExpressionAttributeValues: {
-              ':one': 1,
-              ':quota': limit.rps * SUSTAINED_WINDOW_SECONDS,
-              ':burst': limit.burst,
-              ':ttl': windowStart + SUSTAINED_WINDOW_SECONDS + WINDOW_KEPT_SECONDS,
-            },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        );
-        return { admitted: true };
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        // The low-level item (the document client does not unmarshall this one): numbers as { N: '12' }.
-        const old = (error.Item ?? {}) as Record<string, { N?: string }>;
-        const count = (name: string) => Number(old[name]?.N ?? 0);
-        const admission = decide(limit, { total: count('total'), inSecond: count(`s${second}`) }, nowMs);
-        // The condition failed, so one of the counts is at its quota; `decide` names which and when it frees up.
-        return admission.admitted ? decide(limit, { total: limit.rps * SUSTAINED_WINDOW_SECONDS, inSecond: limit.burst }, nowMs) : admission;
-      }
+    const { windowStart, second } = windowOf(nowMs);
+    try {
+      await ctx.db.send(
+        new UpdateCommand({
+          TableName: ctx.tables.ttl,
+          Key: { pk: ttlKeys.rateWindow(apiKey, windowStart) },
+          UpdateExpression: 'ADD #total :one, #second :one SET #ttl = if_not_exists(#ttl, :ttl)',
+          ConditionExpression:
+            '(attribute_not_exists(#total) OR #total < :quota) AND (attribute_not_exists(#second) OR #second < :burst)',
+          ExpressionAttributeNames: { '#total': 'total', '#second': `s${second}`, '#ttl': 'ttl' },
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':quota': limit.rps * SUSTAINED_WINDOW_SECONDS,
+            ':burst': limit.burst,
+            ':ttl': windowStart + SUSTAINED_WINDOW_SECONDS + WINDOW_KEPT_SECONDS,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { admitted: true };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // The low-level item (the document client does not unmarshall this one): numbers as { N: '12' }.
+      const old = (error.Item ?? {}) as Record<string, { N?: string }>;
+      const count = (name: string) => Number(old[name]?.N ?? 0);
+      const admission = decide(limit, { total: count('total'), inSecond: count(`s${second}`) }, nowMs);
+      // The condition failed, so one of the counts is at its quota; `decide` names which and when it frees up.
+      return admission.admitted
+        ? decide(limit, { total: limit.rps * SUSTAINED_WINDOW_SECONDS, inSecond: limit.burst }, nowMs)
+        : admission;
+    }
   });
 }
 
@@ -58,7 +67,12 @@ export function tableRateLimiter(ctx: Pick<AppContext, 'db' | 'tables'>): RateLi
  * costs a request no read). A key created later copies the platform's (`createApiKey`). Running it again
  * repairs a copy an interrupted run missed. False when the platform does not exist; nothing is written then.
  */
-export async function setPlatformRateLimit(ctx: AppContext, platformCode: string, limit: RateLimit, audit: TaggedItem): Promise<{ keys: number } | false> {
+export async function setPlatformRateLimit(
+  ctx: AppContext,
+  platformCode: string,
+  limit: RateLimit,
+  audit: TaggedItem,
+): Promise<{ keys: number } | false> {
   const value = { rps: limit.rps, burst: limit.burst };
   let missing = false;
   await transactWrite(ctx, [

@@ -32,7 +32,14 @@ export async function grantRelationship(
       item: {
         Put: {
           TableName: table,
-          Item: { ...keys.relationship(platformCode, kind, participantCode), type: 'relationship', kind, platform_code: platformCode, participant_code: participantCode, granted_at: ctx.clock.nowMs() },
+          Item: {
+            ...keys.relationship(platformCode, kind, participantCode),
+            type: 'relationship',
+            kind,
+            platform_code: platformCode,
+            participant_code: participantCode,
+            granted_at: ctx.clock.nowMs(),
+          },
         },
       },
     },
@@ -40,7 +47,14 @@ export async function grantRelationship(
   ]);
 }
 
-export async function hasRelationship(ctx: AppContext, platformCode: string, kind: RelationshipKind, participantCode: string): Promise<boolean> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.relationship(platformCode, kind, participantCode) }));
+export async function hasRelationship(
+  ctx: AppContext,
+  platformCode: string,
+  kind: RelationshipKind,
+  participantCode: string,
+): Promise<boolean> {
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.relationship(platformCode, kind, participantCode) }),
+  );
   return Boolean(out.Item);
 }

@@ -45,7 +45,12 @@ export interface SettlementEvent {
  * RUNNING by a process that died is found (and closed) without reading every trade's history.
  */
 export async function recordExecutionStart(
-  ctx: AppContext, tradeId: string, executionId: string, startedAtMs: number, owner: string, executionName: string = tradeId,
+  ctx: AppContext,
+  tradeId: string,
+  executionId: string,
+  startedAtMs: number,
+  owner: string,
+  executionName: string = tradeId,
 ): Promise<void> {
   await ctx.db.send(
     new PutCommand({
@@ -85,7 +90,12 @@ export async function recordExecutionEnd(
   );
 }
 
-export async function recordExecutionEvent(ctx: AppContext, tradeId: string, executionId: string, event: SettlementEvent): Promise<void> {
+export async function recordExecutionEvent(
+  ctx: AppContext,
+  tradeId: string,
+  executionId: string,
+  event: SettlementEvent,
+): Promise<void> {
   await ctx.db.send(
     new PutCommand({
       TableName: ctx.tables.main,
@@ -139,23 +149,40 @@ export async function closeRunningExecution(
 export async function interruptRunningExecutions(ctx: AppContext, tradeId: string, nowMs: number): Promise<void> {
   const { executions } = await settlementHistory(ctx, tradeId);
   for (const execution of executions.filter((e) => e.status === 'RUNNING')) {
-    await closeRunningExecution(ctx, tradeId, execution.execution_id, 'INTERRUPTED', nowMs, 'the process running it ended before it did');
+    await closeRunningExecution(
+      ctx,
+      tradeId,
+      execution.execution_id,
+      'INTERRUPTED',
+      nowMs,
+      'the process running it ended before it did',
+    );
   }
 }
 
 /** Every execution recorded RUNNING, oldest first (the sparse index holds nothing else). */
-export async function runningExecutions(ctx: AppContext): Promise<{ trade_id: string; execution_id: string; owner: string | null; started_at: number }[]> {
+export async function runningExecutions(
+  ctx: AppContext,
+): Promise<{ trade_id: string; execution_id: string; owner: string | null; started_at: number }[]> {
   const items = await queryAll(ctx, {
     TableName: ctx.tables.main,
     IndexName: 'gsi2',
     KeyConditionExpression: 'gsi2pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.runningExecutions() },
   });
-  return items.map((item) => ({ trade_id: item.trade_id, execution_id: item.execution_id, owner: item.owner ?? null, started_at: readInteger(item.started_at) }));
+  return items.map((item) => ({
+    trade_id: item.trade_id,
+    execution_id: item.execution_id,
+    owner: item.owner ?? null,
+    started_at: readInteger(item.started_at),
+  }));
 }
 
 /** Every execution of a trade's settlement (every leg, every rerun), oldest first, each with its events in order. */
-export async function settlementHistory(ctx: AppContext, tradeId: string): Promise<{ executions: (SettlementExecution & { events: SettlementEvent[] })[] }> {
+export async function settlementHistory(
+  ctx: AppContext,
+  tradeId: string,
+): Promise<{ executions: (SettlementExecution & { events: SettlementEvent[] })[] }> {
   const items = await queryAll(ctx, {
     TableName: ctx.tables.main,
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
@@ -197,5 +224,8 @@ export async function settlementHistory(ctx: AppContext, tradeId: string): Promi
 /** How many states a trade's executions entered in all: the cost measure of a settlement. */
 export async function stateTransitionCount(ctx: AppContext, tradeId: string): Promise<number> {
   const { executions } = await settlementHistory(ctx, tradeId);
-  return executions.reduce((sum, execution) => sum + execution.events.filter((event) => event.type === 'StateEntered').length, 0);
+  return executions.reduce(
+    (sum, execution) => sum + execution.events.filter((event) => event.type === 'StateEntered').length,
+    0,
+  );
 }

@@ -7,7 +7,14 @@ import { queryAll } from './table/query.js';
 import { batchGetItems } from './table/batch-get.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './table/integers.js';
-import { combineFilters, equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './table/paging.js';
+import {
+  combineFilters,
+  equalityFilter,
+  pageWithCount,
+  type ListBinding,
+  type ListIndex,
+  type PageRequest,
+} from './table/paging.js';
 import { ALL, bucketOf, readCount } from './table/counters.js';
 import { type CountChange } from './table/transaction-items.js';
 import { transactWrite } from './table/transactions.js';
@@ -143,7 +150,11 @@ function listingEntry(trade: Trade, platform: string) {
 }
 
 /** The 72-hour claim on the trade's `client_trade_id`; goes into the same transaction as `tradeItems`. */
-export function clientTradeIdClaim(ctx: AppContext, trade: Pick<Trade, 'platform_code' | 'client_trade_id' | 'trade_id'>, nowMs: number): TaggedItem {
+export function clientTradeIdClaim(
+  ctx: AppContext,
+  trade: Pick<Trade, 'platform_code' | 'client_trade_id' | 'trade_id'>,
+  nowMs: number,
+): TaggedItem {
   return {
     item: clientIdClaim(ctx, 'trade', trade.platform_code, trade.client_trade_id, nowMs, trade.trade_id),
     onConditionFailed: () => new ConflictError(['client_trade_id: already used in the last 72 hours']),
@@ -230,21 +241,37 @@ function toTrade(item: Record<string, any>): Trade {
 }
 
 /** One trade. Settlement tasks read consistently: they decide on the state they are about to condition on. */
-export async function getTrade(ctx: AppContext, tradeId: string, options: { consistent?: boolean } = {}): Promise<Trade | undefined> {
+export async function getTrade(
+  ctx: AppContext,
+  tradeId: string,
+  options: { consistent?: boolean } = {},
+): Promise<Trade | undefined> {
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.trade(tradeId), ConsistentRead: options.consistent ?? false }),
+    new GetCommand({
+      TableName: ctx.tables.main,
+      Key: keys.trade(tradeId),
+      ConsistentRead: options.consistent ?? false,
+    }),
   );
   return out.Item ? toTrade(out.Item) : undefined;
 }
 
 /** A trade the platform may read, else undefined (another platform's trade is indistinguishable from none). */
-export async function getTradeVisibleTo(ctx: AppContext, platformCode: string, tradeId: string): Promise<Trade | undefined> {
+export async function getTradeVisibleTo(
+  ctx: AppContext,
+  platformCode: string,
+  tradeId: string,
+): Promise<Trade | undefined> {
   const trade = await getTrade(ctx, tradeId);
   return trade && trade.visible_to.includes(platformCode) ? trade : undefined;
 }
 
 async function batchGetTrades(ctx: AppContext, tradeIds: readonly string[]): Promise<Map<string, Trade>> {
-  const items = await batchGetItems(ctx, tradeIds.map((id) => keys.trade(id)), { what: 'trades read' });
+  const items = await batchGetItems(
+    ctx,
+    tradeIds.map((id) => keys.trade(id)),
+    { what: 'trades read' },
+  );
   return new Map(items.map((item) => [item.trade_id as string, toTrade(item)]));
 }
 
@@ -260,7 +287,11 @@ export interface TradeListFilters {
   market_identifier_code?: string;
 }
 
-function tradeListIndex(platformCode: string, range: { fromMs?: number; toMs?: number }, filters: TradeListFilters): ListIndex | undefined {
+function tradeListIndex(
+  platformCode: string,
+  range: { fromMs?: number; toMs?: number },
+  filters: TradeListFilters,
+): ListIndex | undefined {
   if (range.toMs !== undefined && range.toMs < 0) return undefined;
   const from = keys.tradeSortKey(Math.max(0, range.fromMs ?? 0), '');
   // '~' sorts after every trade id character, so the upper bound includes all trades at `toMs`.
@@ -269,9 +300,27 @@ function tradeListIndex(platformCode: string, range: { fromMs?: number; toMs?: n
   const { settlement_state, party_code, account_label, ...equal } = filters;
   const filter = combineFilters([
     equalityFilter({ ...equal, settlement_state: settlement_state === 'null' ? undefined : settlement_state }),
-    settlement_state === 'null' ? { expression: 'attribute_not_exists(#f_ss) OR attribute_type(#f_ss, :f_null)', names: { '#f_ss': 'settlement_state' }, values: { ':f_null': 'NULL' } } : undefined,
-    party_code === undefined ? undefined : { expression: 'contains(#f_parties, :f_party)', names: { '#f_parties': 'party_codes' }, values: { ':f_party': party_code } },
-    account_label === undefined ? undefined : { expression: 'contains(#f_labels, :f_label)', names: { '#f_labels': 'account_labels' }, values: { ':f_label': account_label } },
+    settlement_state === 'null'
+      ? {
+          expression: 'attribute_not_exists(#f_ss) OR attribute_type(#f_ss, :f_null)',
+          names: { '#f_ss': 'settlement_state' },
+          values: { ':f_null': 'NULL' },
+        }
+      : undefined,
+    party_code === undefined
+      ? undefined
+      : {
+          expression: 'contains(#f_parties, :f_party)',
+          names: { '#f_parties': 'party_codes' },
+          values: { ':f_party': party_code },
+        },
+    account_label === undefined
+      ? undefined
+      : {
+          expression: 'contains(#f_labels, :f_label)',
+          names: { '#f_labels': 'account_labels' },
+          values: { ':f_label': account_label },
+        },
   ]);
   return {
     indexName: 'gsi1',
@@ -289,7 +338,8 @@ function tradeListIndex(platformCode: string, range: { fromMs?: number; toMs?: n
  * entries, and one batch read for the trades other platforms reported.
  */
 export async function pageOfTrades(
-  ctx: AppContext, platformCode: string,
+  ctx: AppContext,
+  platformCode: string,
   range: { fromMs?: number; toMs?: number },
   filters: TradeListFilters,
   request: PageRequest,
@@ -299,9 +349,26 @@ export async function pageOfTrades(
   if (!index) return { trades: [], page: request.page, nextCursor: null, count: 0 };
   // Counted: all trades, and trades by trade_state; other filters and time bounds are counted by reading.
   const { trade_state, ...others } = filters;
-  const counted = range.fromMs === undefined && range.toMs === undefined && Object.values(others).every((value) => value === undefined);
-  const counter = counted ? () => readCount(ctx, platformCode, TRADES_LIST, trade_state === undefined ? ALL : bucketOf('trade_state', trade_state)) : undefined;
-  const { count, ...page } = await pageWithCount(ctx, index, request, { list: TRADES_LIST, platformCode, filters: bindingFilters }, counter);
+  const counted =
+    range.fromMs === undefined &&
+    range.toMs === undefined &&
+    Object.values(others).every((value) => value === undefined);
+  const counter = counted
+    ? () =>
+        readCount(
+          ctx,
+          platformCode,
+          TRADES_LIST,
+          trade_state === undefined ? ALL : bucketOf('trade_state', trade_state),
+        )
+    : undefined;
+  const { count, ...page } = await pageWithCount(
+    ctx,
+    index,
+    request,
+    { list: TRADES_LIST, platformCode, filters: bindingFilters },
+    counter,
+  );
   const pointed = page.items.filter((item) => item.type === 'trade_visibility').map((item) => item.trade_id as string);
   const fetched = pointed.length > 0 ? await batchGetTrades(ctx, pointed) : new Map<string, Trade>();
   const trades: Trade[] = [];
@@ -345,7 +412,11 @@ export interface DueTrade {
  * within the shard; `nextKey` is undefined once the shard has nothing more due.
  */
 export async function dueTradesPage(
-  ctx: AppContext, shard: number, dueByMs: number, limit: number, startKey?: Record<string, unknown>,
+  ctx: AppContext,
+  shard: number,
+  dueByMs: number,
+  limit: number,
+  startKey?: Record<string, unknown>,
 ): Promise<{ trades: DueTrade[]; nextKey: Record<string, unknown> | undefined }> {
   const out = await ctx.db.send(
     new QueryCommand({
@@ -412,7 +483,13 @@ export interface TradeChanges {
  * the condition that it is still the number read (two runs moving the settlement state within `active`
  * can't both number their event the same).
  */
-export function tradeUpdateItems(ctx: AppContext, trade: Trade, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): TaggedItem[] {
+export function tradeUpdateItems(
+  ctx: AppContext,
+  trade: Trade,
+  expected: readonly TradeState[],
+  changes: TradeChanges,
+  nowMs: number,
+): TaggedItem[] {
   const tradeId = trade.trade_id;
   const stateChanged = () => new TradeStateChangedError(`trade ${tradeId} is no longer ${expected.join(' or ')}`);
   if (!expected.includes(trade.trade_state)) throw stateChanged();
@@ -447,7 +524,8 @@ export function tradeUpdateItems(ctx: AppContext, trade: Trade, expected: readon
   }
   const remove = changes.trade_state === 'terminated' ? ' REMOVE gsi2pk, gsi2sk' : '';
   const moves = changes.trade_state !== undefined && changes.trade_state !== trade.trade_state;
-  const countsOf = (platform: string) => (moves ? tradeStateMove(platform, trade.trade_state, changes.trade_state!) : []);
+  const countsOf = (platform: string) =>
+    moves ? tradeStateMove(platform, trade.trade_state, changes.trade_state!) : [];
   const update: TaggedItem = {
     item: {
       Update: {
@@ -487,7 +565,13 @@ export function tradeUpdateItems(ctx: AppContext, trade: Trade, expected: readon
  * (a concurrent activation), or another run changed its settlement state, it is applied to the trade as it
  * is now; false once the trade has left them.
  */
-export async function updateTrade(ctx: AppContext, trade: Trade, expected: readonly TradeState[], changes: TradeChanges, nowMs: number): Promise<boolean> {
+export async function updateTrade(
+  ctx: AppContext,
+  trade: Trade,
+  expected: readonly TradeState[],
+  changes: TradeChanges,
+  nowMs: number,
+): Promise<boolean> {
   let current: Trade | undefined = trade;
   // States only move forward (accepted, active, terminated), and a lost race on the status sequence leaves the
   // trade in a state this change then applies to (or leaves alone), so a few rounds settle any race.

@@ -77,7 +77,12 @@ export interface TransferListFilters {
 }
 
 /** One page of a platform's transfers, newest first, with the count of those matching the filters. */
-export async function pageOfTransfers(ctx: AppContext, platformCode: string, filters: TransferListFilters, request: PageRequest) {
+export async function pageOfTransfers(
+  ctx: AppContext,
+  platformCode: string,
+  filters: TransferListFilters,
+  request: PageRequest,
+) {
   const filter = equalityFilter({ ...filters });
   const index: ListIndex = {
     indexName: 'gsi1',
@@ -87,6 +92,12 @@ export async function pageOfTransfers(ctx: AppContext, platformCode: string, fil
     ...(filter && { filter }),
   };
   const counter = filter ? undefined : () => readCount(ctx, platformCode, TRANSFERS_LIST);
-  const page = await pageWithCount(ctx, index, request, { list: TRANSFERS_LIST, platformCode, filters: { ...filters } }, counter);
+  const page = await pageWithCount(
+    ctx,
+    index,
+    request,
+    { list: TRANSFERS_LIST, platformCode, filters: { ...filters } },
+    counter,
+  );
   return { ...page, items: page.items.map(toTransfer) };
 }

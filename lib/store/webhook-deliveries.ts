@@ -61,10 +61,17 @@ function deliveryFrom(item: Record<string, any>): Delivery {
 }
 
 const dueShard = () => keys.webhooksDue(randomInt(DUE_SHARDS));
-const dueKey = (eventId: string, endpointId: string, atMs: number) => keys.webhooksDueSortKey(atMs, `DELIVERY#${eventId}#${endpointId}`);
+const dueKey = (eventId: string, endpointId: string, atMs: number) =>
+  keys.webhooksDueSortKey(atMs, `DELIVERY#${eventId}#${endpointId}`);
 
 /** Creates the delivery unless it exists; true when this call created it (and should queue it). */
-export async function createDelivery(ctx: AppContext, eventId: string, endpointId: string, platformCode: string, nowMs: number): Promise<boolean> {
+export async function createDelivery(
+  ctx: AppContext,
+  eventId: string,
+  endpointId: string,
+  platformCode: string,
+  nowMs: number,
+): Promise<boolean> {
   const expiresAtMs = nowMs + EVENT_RETENTION_MS;
   try {
     await ctx.db.send(
@@ -101,14 +108,21 @@ export async function createDelivery(ctx: AppContext, eventId: string, endpointI
  * event id, so the receiver sees the same `webhook-id`. A delivery still in progress is left alone (it is
  * being delivered already). True when a round was started (and should be queued).
  */
-export async function restartDelivery(ctx: AppContext, eventId: string, endpointId: string, platformCode: string, nowMs: number): Promise<boolean> {
+export async function restartDelivery(
+  ctx: AppContext,
+  eventId: string,
+  endpointId: string,
+  platformCode: string,
+  nowMs: number,
+): Promise<boolean> {
   if (await createDelivery(ctx, eventId, endpointId, platformCode, nowMs)) return true;
   try {
     await ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
         Key: keys.webhookDelivery(eventId, endpointId),
-        UpdateExpression: 'SET #state = :pending, round_attempts = :zero, next_attempt_at = :now, gsi3pk = :duepk, gsi3sk = :duesk REMOVE failure_reason, lease_until',
+        UpdateExpression:
+          'SET #state = :pending, round_attempts = :zero, next_attempt_at = :now, gsi3pk = :duepk, gsi3sk = :duesk REMOVE failure_reason, lease_until',
         ConditionExpression: '#state IN (:succeeded, :failed)',
         ExpressionAttributeNames: { '#state': 'state' },
         ExpressionAttributeValues: {
@@ -134,7 +148,13 @@ export async function restartDelivery(ctx: AppContext, eventId: string, endpoint
  * can be claimed, and only by one caller. While in flight it sits in the due index at the lease's end, so a
  * worker that dies mid-send is retried by the sweep.
  */
-export async function claimAttempt(ctx: AppContext, eventId: string, endpointId: string, nowMs: number, leaseMs: number): Promise<ClaimedAttempt | undefined> {
+export async function claimAttempt(
+  ctx: AppContext,
+  eventId: string,
+  endpointId: string,
+  nowMs: number,
+  leaseMs: number,
+): Promise<ClaimedAttempt | undefined> {
   try {
     const out = await ctx.db.send(
       new UpdateCommand({
@@ -142,7 +162,8 @@ export async function claimAttempt(ctx: AppContext, eventId: string, endpointId:
         Key: keys.webhookDelivery(eventId, endpointId),
         UpdateExpression:
           'SET #state = :inflight, attempts = attempts + :one, round_attempts = round_attempts + :one, lease_until = :lease, gsi3pk = :duepk, gsi3sk = :duesk',
-        ConditionExpression: '(#state IN (:pending, :scheduled) AND next_attempt_at <= :now) OR (#state = :inflight AND lease_until <= :now)',
+        ConditionExpression:
+          '(#state IN (:pending, :scheduled) AND next_attempt_at <= :now) OR (#state = :inflight AND lease_until <= :now)',
         ExpressionAttributeNames: { '#state': 'state' },
         ExpressionAttributeValues: {
           ':inflight': 'in_flight',
@@ -185,14 +206,23 @@ export type AttemptEnd =
  * Records the claimed attempt and moves the delivery on, in one transaction conditioned on the claim still
  * being ours (attempt number and in_flight), so a worker whose lease ran out can't overwrite a newer try.
  */
-export async function finishAttempt(ctx: AppContext, claimed: ClaimedAttempt, record: AttemptRecord, end: AttemptEnd): Promise<boolean> {
+export async function finishAttempt(
+  ctx: AppContext,
+  claimed: ClaimedAttempt,
+  record: AttemptRecord,
+  end: AttemptEnd,
+): Promise<boolean> {
   const { delivery, attempt } = claimed;
   const expiresAtMs = record.attempted_at + EVENT_RETENTION_MS;
   const values: Record<string, unknown> = { ':inflight': 'in_flight', ':attempt': attempt, ':state': end.state };
   let update = 'SET #state = :state REMOVE lease_until';
   if (end.state === 'scheduled') {
     update = 'SET #state = :state, next_attempt_at = :next, gsi3pk = :duepk, gsi3sk = :duesk REMOVE lease_until';
-    Object.assign(values, { ':next': end.nextAttemptAtMs, ':duepk': dueShard(), ':duesk': dueKey(delivery.event_id, delivery.endpoint_id, end.dueAtMs) });
+    Object.assign(values, {
+      ':next': end.nextAttemptAtMs,
+      ':duepk': dueShard(),
+      ':duesk': dueKey(delivery.event_id, delivery.endpoint_id, end.dueAtMs),
+    });
   } else if (end.state === 'failed') {
     update = 'SET #state = :state, failure_reason = :reason REMOVE lease_until, next_attempt_at, gsi3pk, gsi3sk';
     values[':reason'] = end.reason;
@@ -296,10 +326,11 @@ export async function dueWork(ctx: AppContext, nowMs: number, limitPerShard: num
     ),
   );
   return shards.flatMap((out) =>
-    (out.Items ?? []).map((item): DueWork =>
-      item.type === 'event'
-        ? { kind: 'event', eventId: item.event_id ?? eventIdOfKey(item.pk) }
-        : { kind: 'delivery', eventId: item.event_id, endpointId: item.endpoint_id },
+    (out.Items ?? []).map(
+      (item): DueWork =>
+        item.type === 'event'
+          ? { kind: 'event', eventId: item.event_id ?? eventIdOfKey(item.pk) }
+          : { kind: 'delivery', eventId: item.event_id, endpointId: item.endpoint_id },
     ),
   );
 }

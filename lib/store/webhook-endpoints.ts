@@ -87,16 +87,29 @@ export async function putNewEndpoint(
           UpdateExpression: 'SET endpoints = if_not_exists(endpoints, :zero) + :one, #type = :type',
           ConditionExpression: 'attribute_not_exists(endpoints) OR endpoints < :max',
           ExpressionAttributeNames: { '#type': 'type' },
-          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': MAX_ENDPOINTS_PER_PLATFORM, ':type': 'webhook_endpoint_count' },
+          ExpressionAttributeValues: {
+            ':zero': 0,
+            ':one': 1,
+            ':max': MAX_ENDPOINTS_PER_PLATFORM,
+            ':type': 'webhook_endpoint_count',
+          },
         },
       },
-      onConditionFailed: () => new ValidationError([`webhook endpoints: a platform may have at most ${MAX_ENDPOINTS_PER_PLATFORM}; delete one first`]),
+      onConditionFailed: () =>
+        new ValidationError([
+          `webhook endpoints: a platform may have at most ${MAX_ENDPOINTS_PER_PLATFORM}; delete one first`,
+        ]),
     },
     {
       item: {
         Put: {
           TableName: ctx.tables.main,
-          Item: { ...keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id), type: 'webhook_endpoint', ...fields, secret_ciphertext: secretCiphertext },
+          Item: {
+            ...keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
+            type: 'webhook_endpoint',
+            ...fields,
+            secret_ciphertext: secretCiphertext,
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -105,20 +118,38 @@ export async function putNewEndpoint(
   ]);
 }
 
-export async function getEndpoint(ctx: AppContext, platformCode: string, endpointId: string): Promise<StoredEndpoint | undefined> {
+export async function getEndpoint(
+  ctx: AppContext,
+  platformCode: string,
+  endpointId: string,
+): Promise<StoredEndpoint | undefined> {
   if (!/^we_[0-9a-f]{24}$/.test(endpointId)) return undefined;
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.webhookEndpoint(platformCode, endpointId), ConsistentRead: true }));
+  const out = await ctx.db.send(
+    new GetCommand({
+      TableName: ctx.tables.main,
+      Key: keys.webhookEndpoint(platformCode, endpointId),
+      ConsistentRead: true,
+    }),
+  );
   return out.Item ? endpointFrom(out.Item) : undefined;
 }
 
-export async function requireEndpoint(ctx: AppContext, platformCode: string, endpointId: string): Promise<StoredEndpoint> {
+export async function requireEndpoint(
+  ctx: AppContext,
+  platformCode: string,
+  endpointId: string,
+): Promise<StoredEndpoint> {
   const endpoint = await getEndpoint(ctx, platformCode, endpointId);
   if (!endpoint) throw new NotFoundError(`webhook endpoint not found: ${endpointId}`);
   return endpoint;
 }
 
 /** A platform's endpoints, oldest first (at most 20: one query of its partition). */
-export async function endpointsOfPlatform(ctx: AppContext, platformCode: string, consistent = true): Promise<StoredEndpoint[]> {
+export async function endpointsOfPlatform(
+  ctx: AppContext,
+  platformCode: string,
+  consistent = true,
+): Promise<StoredEndpoint[]> {
   const out = await ctx.db.send(
     new QueryCommand({
       TableName: ctx.tables.main,
@@ -127,7 +158,9 @@ export async function endpointsOfPlatform(ctx: AppContext, platformCode: string,
       ConsistentRead: consistent,
     }),
   );
-  return (out.Items ?? []).map(endpointFrom).sort((a, b) => a.created_at - b.created_at || a.endpoint_id.localeCompare(b.endpoint_id));
+  return (out.Items ?? [])
+    .map(endpointFrom)
+    .sort((a, b) => a.created_at - b.created_at || a.endpoint_id.localeCompare(b.endpoint_id));
 }
 
 export interface EndpointChanges {
@@ -141,7 +174,13 @@ export interface EndpointChanges {
  * Applies the platform's changes. Enabling (again) clears the service's reason for disabling and the failure
  * clock, so a repaired endpoint gets five fresh days.
  */
-export async function updateEndpoint(ctx: AppContext, platformCode: string, endpointId: string, changes: EndpointChanges, nowMs: number): Promise<StoredEndpoint> {
+export async function updateEndpoint(
+  ctx: AppContext,
+  platformCode: string,
+  endpointId: string,
+  changes: EndpointChanges,
+  nowMs: number,
+): Promise<StoredEndpoint> {
   const sets: string[] = ['updated_at = :now'];
   const removes: string[] = [];
   const values: Record<string, unknown> = { ':now': nowMs };
@@ -180,7 +219,8 @@ export async function updateEndpoint(ctx: AppContext, platformCode: string, endp
     );
     return endpointFrom(out.Attributes!);
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new NotFoundError(`webhook endpoint not found: ${endpointId}`);
+    if (error instanceof ConditionalCheckFailedException)
+      throw new NotFoundError(`webhook endpoint not found: ${endpointId}`);
     throw error;
   }
 }
@@ -189,7 +229,13 @@ export async function updateEndpoint(ctx: AppContext, platformCode: string, endp
 export async function deleteEndpoint(ctx: AppContext, platformCode: string, endpointId: string): Promise<void> {
   await transactWrite(ctx, [
     {
-      item: { Delete: { TableName: ctx.tables.main, Key: keys.webhookEndpoint(platformCode, endpointId), ConditionExpression: 'attribute_exists(pk)' } },
+      item: {
+        Delete: {
+          TableName: ctx.tables.main,
+          Key: keys.webhookEndpoint(platformCode, endpointId),
+          ConditionExpression: 'attribute_exists(pk)',
+        },
+      },
       onConditionFailed: () => new NotFoundError(`webhook endpoint not found: ${endpointId}`),
     },
     {
@@ -225,12 +271,19 @@ export async function rotateEndpointSecret(
         Update: {
           TableName: ctx.tables.main,
           Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
-          UpdateExpression: 'SET secret_ciphertext = :new, previous_secret_ciphertext = :old, previous_secret_expires_at_ms = :expires, updated_at = :now',
+          UpdateExpression:
+            'SET secret_ciphertext = :new, previous_secret_ciphertext = :old, previous_secret_expires_at_ms = :expires, updated_at = :now',
           ConditionExpression: 'secret_ciphertext = :old',
-          ExpressionAttributeValues: { ':new': newCiphertext, ':old': endpoint.secretCiphertext, ':expires': previousExpiresAtMs, ':now': nowMs },
+          ExpressionAttributeValues: {
+            ':new': newCiphertext,
+            ':old': endpoint.secretCiphertext,
+            ':expires': previousExpiresAtMs,
+            ':now': nowMs,
+          },
         },
       },
-      onConditionFailed: () => new ConflictError(['webhook endpoint: its secret was rotated or the endpoint deleted meanwhile; retry']),
+      onConditionFailed: () =>
+        new ConflictError(['webhook endpoint: its secret was rotated or the endpoint deleted meanwhile; retry']),
     },
     ...alongWith,
   ]);
@@ -238,7 +291,8 @@ export async function rotateEndpointSecret(
 
 /** A delivery to the endpoint succeeded: the failure clock stops. */
 export async function recordEndpointSuccess(ctx: AppContext, endpoint: StoredEndpoint, nowMs: number): Promise<void> {
-  if (endpoint.failing_since === null && endpoint.last_success_at !== null && nowMs - endpoint.last_success_at < 60_000) return;
+  if (endpoint.failing_since === null && endpoint.last_success_at !== null && nowMs - endpoint.last_success_at < 60_000)
+    return;
   await ctx.db
     .send(
       new UpdateCommand({
@@ -276,7 +330,12 @@ export async function recordEndpointFailure(ctx: AppContext, endpoint: StoredEnd
 }
 
 /** The service disables an endpoint (410 Gone, or five days of failures) and says why. */
-export async function disableEndpoint(ctx: AppContext, endpoint: StoredEndpoint, reason: string, nowMs: number): Promise<void> {
+export async function disableEndpoint(
+  ctx: AppContext,
+  endpoint: StoredEndpoint,
+  reason: string,
+  nowMs: number,
+): Promise<void> {
   await ctx.db
     .send(
       new UpdateCommand({
@@ -293,7 +352,13 @@ export async function disableEndpoint(ctx: AppContext, endpoint: StoredEndpoint,
 }
 
 /** Records a webhook.test event with the endpoint's test counter moved to its sequence, in one transaction. */
-export async function countTestEvent(ctx: AppContext, endpoint: StoredEndpoint, sequence: number, event: TaggedItem, alongWith: readonly TaggedItem[] = []): Promise<void> {
+export async function countTestEvent(
+  ctx: AppContext,
+  endpoint: StoredEndpoint,
+  sequence: number,
+  event: TaggedItem,
+  alongWith: readonly TaggedItem[] = [],
+): Promise<void> {
   await transactWrite(ctx, [
     {
       item: {
@@ -301,11 +366,20 @@ export async function countTestEvent(ctx: AppContext, endpoint: StoredEndpoint, 
           TableName: ctx.tables.main,
           Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
           UpdateExpression: 'SET tests_sent = :sequence',
-          ConditionExpression: endpoint.tests_sent === 0 ? 'attribute_exists(pk) AND attribute_not_exists(tests_sent)' : 'tests_sent = :previous',
-          ExpressionAttributeValues: { ':sequence': sequence, ...(endpoint.tests_sent !== 0 && { ':previous': endpoint.tests_sent }) },
+          ConditionExpression:
+            endpoint.tests_sent === 0
+              ? 'attribute_exists(pk) AND attribute_not_exists(tests_sent)'
+              : 'tests_sent = :previous',
+          ExpressionAttributeValues: {
+            ':sequence': sequence,
+            ...(endpoint.tests_sent !== 0 && { ':previous': endpoint.tests_sent }),
+          },
         },
       },
-      onConditionFailed: () => new ConflictError(['webhook endpoint: another test was sent at the same moment, or the endpoint was deleted; retry']),
+      onConditionFailed: () =>
+        new ConflictError([
+          'webhook endpoint: another test was sent at the same moment, or the endpoint was deleted; retry',
+        ]),
     },
     event,
     ...alongWith,

@@ -26,11 +26,22 @@ function windowAttributes(nowMs: number, windowMs: number) {
  * into the same TransactWriteItems as the record it protects, so the record and its claim exist together or
  * not at all. The caller tags it with the domain error its failed condition means (the id is taken).
  */
-export function clientIdClaim(ctx: AppContext, kind: string, platformCode: string, clientId: string, nowMs: number, refersTo: string): TransactItem {
+export function clientIdClaim(
+  ctx: AppContext,
+  kind: string,
+  platformCode: string,
+  clientId: string,
+  nowMs: number,
+  refersTo: string,
+): TransactItem {
   return {
     Put: {
       TableName: ctx.tables.ttl,
-      Item: { pk: ttlKeys.clientId(kind, platformCode, clientId), refers_to: refersTo, ...windowAttributes(nowMs, HOURS_72_MS) },
+      Item: {
+        pk: ttlKeys.clientId(kind, platformCode, clientId),
+        refers_to: refersTo,
+        ...windowAttributes(nowMs, HOURS_72_MS),
+      },
       ConditionExpression: FREE_OR_EXPIRED,
       ExpressionAttributeValues: { ':now': nowMs },
     },
@@ -43,7 +54,13 @@ export type SignatureClaim = { fresh: true } | { fresh: false; requestId: string
  * Records an accepted signature with the X-Request-Id it came with. A repeat inside the window is not fresh,
  * and says which X-Request-Id the first carried (a client retrying the very same bytes carries the same).
  */
-export async function claimSignature(ctx: AppContext, signature: string, nowMs: number, windowMs: number, requestId: string | undefined): Promise<SignatureClaim> {
+export async function claimSignature(
+  ctx: AppContext,
+  signature: string,
+  nowMs: number,
+  windowMs: number,
+  requestId: string | undefined,
+): Promise<SignatureClaim> {
   // This claim's own mark: when the SDK resends the put after its answer was lost, the item it finds is this
   // claim's, and the request is as fresh as it was.
   const claim = randomUUID();
@@ -51,7 +68,12 @@ export async function claimSignature(ctx: AppContext, signature: string, nowMs: 
     await ctx.db.send(
       new PutCommand({
         TableName: ctx.tables.ttl,
-        Item: { pk: ttlKeys.replay(signature), claim, ...(requestId !== undefined && { request_id: requestId }), ...windowAttributes(nowMs, windowMs) },
+        Item: {
+          pk: ttlKeys.replay(signature),
+          claim,
+          ...(requestId !== undefined && { request_id: requestId }),
+          ...windowAttributes(nowMs, windowMs),
+        },
         ConditionExpression: FREE_OR_EXPIRED,
         ExpressionAttributeValues: { ':now': nowMs },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -113,7 +135,12 @@ async function readStoredResponse(ctx: AppContext, stored: string): Promise<Stor
  * so a run that outlived its lease can neither book (its completion is part of its booking) nor free the
  * key of the run that took over.
  */
-export async function beginIdempotentRequest(ctx: AppContext, run: IdempotentRun, requestHash: string, nowMs: number): Promise<IdempotencyStart> {
+export async function beginIdempotentRequest(
+  ctx: AppContext,
+  run: IdempotentRun,
+  requestHash: string,
+  nowMs: number,
+): Promise<IdempotencyStart> {
   const { platformCode, requestId } = run;
   try {
     await ctx.db.send(
@@ -162,7 +189,12 @@ const completion = (ctx: AppContext, run: IdempotentRun, storedText: string) => 
   UpdateExpression: 'SET #status = :completed, #response = :response REMOVE in_progress_until_ms',
   ConditionExpression: '#status = :inProgress AND #owner = :owner',
   ExpressionAttributeNames: { '#status': 'status', '#response': 'response', '#owner': 'owner' },
-  ExpressionAttributeValues: { ':completed': 'COMPLETED', ':inProgress': 'IN_PROGRESS', ':owner': run.owner, ':response': storedText },
+  ExpressionAttributeValues: {
+    ':completed': 'COMPLETED',
+    ':inProgress': 'IN_PROGRESS',
+    ':owner': run.owner,
+    ':response': storedText,
+  },
 });
 
 /**
@@ -175,7 +207,8 @@ export function requestCompletionItem(ctx: AppContext, run: IdempotentRun, respo
   const onConditionFailed = () => new RequestTakenOverError();
   // A booking refused in a hot account's queue frees the id the way a failed request does (`abandonIdempotentRequest`).
   const release = abandonment(ctx, run);
-  if (!run.sealResponse) return { item: { Update: completion(ctx, run, JSON.stringify(response)) }, onConditionFailed, release };
+  if (!run.sealResponse)
+    return { item: { Update: completion(ctx, run, JSON.stringify(response)) }, onConditionFailed, release };
   // Encrypting is asynchronous (KMS on AWS): done once, before the transaction's first attempt.
   let sealed: Promise<string> | undefined;
   return {
@@ -183,13 +216,20 @@ export function requestCompletionItem(ctx: AppContext, run: IdempotentRun, respo
     item: { Update: completion(ctx, run, '') },
     prepare: async () => {
       sealed ??= storedResponseText(ctx, run, response);
-      return { items: [{ item: { Update: completion(ctx, run, await sealed) }, onConditionFailed, release }], stale: async () => false };
+      return {
+        items: [{ item: { Update: completion(ctx, run, await sealed) }, onConditionFailed, release }],
+        stale: async () => false,
+      };
     },
   };
 }
 
 /** Stores the response of a run that booked nothing through `requestCompletionItem`; false if it was stored already. */
-export async function completeIdempotentRequest(ctx: AppContext, run: IdempotentRun, response: StoredResponse): Promise<boolean> {
+export async function completeIdempotentRequest(
+  ctx: AppContext,
+  run: IdempotentRun,
+  response: StoredResponse,
+): Promise<boolean> {
   try {
     await ctx.db.send(new UpdateCommand(completion(ctx, run, await storedResponseText(ctx, run, response))));
     return true;

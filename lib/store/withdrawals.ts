@@ -1,6 +1,11 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRef } from '../domain/ledger.js';
-import { withdrawalStatusSequence, type CustodyOutcome, type WithdrawalStatus, type Withdrawal } from '../domain/withdrawals.js';
+import {
+  withdrawalStatusSequence,
+  type CustodyOutcome,
+  type WithdrawalStatus,
+  type Withdrawal,
+} from '../domain/withdrawals.js';
 import { keys } from './keys.js';
 import { readInteger } from './table/integers.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './table/paging.js';
@@ -12,12 +17,16 @@ import type { AppContext } from '../context.js';
 import { withdrawalView } from '../domain/withdrawals.js';
 import { eventItem } from './events.js';
 
-
 /**
  * withdrawal.status_changed: the request as GET /withdrawals/requests/{id} shows it,
  * without the destination address (the participant's own; personal data stays out of events).
  */
-function withdrawalStatusEvent(ctx: AppContext, withdrawal: Withdrawal, previousStatus: WithdrawalStatus | null, nowMs: number): TaggedItem {
+function withdrawalStatusEvent(
+  ctx: AppContext,
+  withdrawal: Withdrawal,
+  previousStatus: WithdrawalStatus | null,
+  nowMs: number,
+): TaggedItem {
   const { withdrawal_address: _address, ...data } = withdrawalView(withdrawal);
   return eventItem(
     ctx,
@@ -62,17 +71,30 @@ export function withdrawalCreationItems(ctx: AppContext, withdrawal: Withdrawal)
   return [creation, withdrawalStatusEvent(ctx, withdrawal, null, withdrawal.created_at)];
 }
 
-export function withdrawalOutcomeItems(ctx: AppContext, withdrawal: Withdrawal, outcome: CustodyOutcome, transactionHash: string | null, nowMs: number): TaggedItem[] {
+export function withdrawalOutcomeItems(
+  ctx: AppContext,
+  withdrawal: Withdrawal,
+  outcome: CustodyOutcome,
+  transactionHash: string | null,
+  nowMs: number,
+): TaggedItem[] {
   const withdrawalId = withdrawal.withdrawal_request_id;
   const update: TaggedItem = {
     item: {
       Update: {
         TableName: ctx.tables.main,
         Key: keys.withdrawal(withdrawalId),
-        UpdateExpression: 'SET #status = :next, transaction_hash = :hash, updated_at = :now, status_history = list_append(status_history, :entry)',
+        UpdateExpression:
+          'SET #status = :next, transaction_hash = :hash, updated_at = :now, status_history = list_append(status_history, :entry)',
         ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':next': outcome, ':pending': 'PENDING', ':hash': transactionHash, ':now': nowMs, ':entry': [{ status: outcome, at: nowMs }] },
+        ExpressionAttributeValues: {
+          ':next': outcome,
+          ':pending': 'PENDING',
+          ':hash': transactionHash,
+          ':now': nowMs,
+          ':entry': [{ status: outcome, at: nowMs }],
+        },
       },
     },
     onConditionFailed: () => new WithdrawalStatusChangedError(`withdrawal ${withdrawalId} is no longer PENDING`),
@@ -82,7 +104,12 @@ export function withdrawalOutcomeItems(ctx: AppContext, withdrawal: Withdrawal, 
 }
 
 function accountRef(raw: Record<string, any>): AccountRef {
-  return { participant_code: raw.participant_code, account_group: raw.account_group, account_label: raw.account_label, asset: raw.asset };
+  return {
+    participant_code: raw.participant_code,
+    account_group: raw.account_group,
+    account_label: raw.account_label,
+    asset: raw.asset,
+  };
 }
 
 function toWithdrawal(item: Record<string, any>): Withdrawal {
@@ -113,7 +140,9 @@ function toWithdrawal(item: Record<string, any>): Withdrawal {
 
 /** Read strongly consistently: custody events decide on the status they then condition on. */
 export async function getWithdrawal(ctx: AppContext, withdrawalId: string): Promise<Withdrawal | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.withdrawal(withdrawalId), ConsistentRead: true }));
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.withdrawal(withdrawalId), ConsistentRead: true }),
+  );
   return out.Item ? toWithdrawal(out.Item) : undefined;
 }
 
@@ -125,8 +154,17 @@ export interface WithdrawalListFilters {
 }
 
 /** One page of a platform's withdrawal requests, newest first, with the count of those matching. */
-export async function pageOfWithdrawals(ctx: AppContext, platformCode: string, filters: WithdrawalListFilters, request: PageRequest) {
-  const filter = equalityFilter({ participant_code: filters.participant_code, asset: filters.asset, status: filters.status });
+export async function pageOfWithdrawals(
+  ctx: AppContext,
+  platformCode: string,
+  filters: WithdrawalListFilters,
+  request: PageRequest,
+) {
+  const filter = equalityFilter({
+    participant_code: filters.participant_code,
+    asset: filters.asset,
+    status: filters.status,
+  });
   const index: ListIndex = {
     indexName: 'gsi1',
     partition: { attribute: 'gsi1pk', value: keys.withdrawalsOfPlatform(platformCode) },
@@ -136,6 +174,12 @@ export async function pageOfWithdrawals(ctx: AppContext, platformCode: string, f
   };
   // Unfiltered, the count is the platform's counter; a filtered count reads within the count budget.
   const counter = filter ? undefined : () => readCount(ctx, platformCode, WITHDRAWALS_LIST);
-  const page = await pageWithCount(ctx, index, request, { list: WITHDRAWALS_LIST, platformCode, filters: { ...filters } }, counter);
+  const page = await pageWithCount(
+    ctx,
+    index,
+    request,
+    { list: WITHDRAWALS_LIST, platformCode, filters: { ...filters } },
+    counter,
+  );
   return { ...page, items: page.items.map(toWithdrawal) };
 }

@@ -25,22 +25,36 @@ function inclusiveRange(filters: TradeFilters): { fromMs?: number; toMs?: number
   const gt = filters['transaction_timestamp[gt]'];
   const lt = filters['transaction_timestamp[lt]'];
   const exactly = filters['transaction_timestamp[e]'];
-  const lows = [filters['transaction_timestamp[gte]'], filters.transaction_timestamp_from, gt === undefined ? undefined : gt + 1, exactly];
-  const highs = [filters['transaction_timestamp[lte]'], filters.transaction_timestamp_to, lt === undefined ? undefined : lt - 1, exactly];
+  const lows = [
+    filters['transaction_timestamp[gte]'],
+    filters.transaction_timestamp_from,
+    gt === undefined ? undefined : gt + 1,
+    exactly,
+  ];
+  const highs = [
+    filters['transaction_timestamp[lte]'],
+    filters.transaction_timestamp_to,
+    lt === undefined ? undefined : lt - 1,
+    exactly,
+  ];
   return { ...bound('fromMs', lows, Math.max), ...bound('toMs', highs, Math.min) };
 }
 
-function bound<K extends string>(key: K, values: (number | undefined)[], pick: (...values: number[]) => number): Partial<Record<K, number>> {
+function bound<K extends string>(
+  key: K,
+  values: (number | undefined)[],
+  pick: (...values: number[]) => number,
+): Partial<Record<K, number>> {
   const given = values.filter((v): v is number => v !== undefined);
   return given.length > 0 ? ({ [key]: pick(...given) } as Record<K, number>) : {};
 }
-
 
 /** `GET /trades`: the trades the platform sees, newest transaction first, filtered, one page. */
 export async function listTrades(ctx: AppContext, platformCode: string, query: TradeFilters) {
   const { page, page_size, cursor, ...bindingFilters } = query;
   const found = await pageOfTrades(
-    ctx, platformCode,
+    ctx,
+    platformCode,
     inclusiveRange(query),
     {
       client_trade_id: query.client_trade_id,
@@ -54,7 +68,12 @@ export async function listTrades(ctx: AppContext, platformCode: string, query: T
     { page, pageSize: page_size, cursor },
     bindingFilters,
   );
-  return listEnvelope(found.trades.map(tradeView), { page: found.page, pageSize: page_size, count: found.count, nextCursor: found.nextCursor });
+  return listEnvelope(found.trades.map(tradeView), {
+    page: found.page,
+    pageSize: page_size,
+    count: found.count,
+    nextCursor: found.nextCursor,
+  });
 }
 
 /** `GET /trades/{trade_id}`: live states. A trade the platform can't see is not found, never forbidden. */

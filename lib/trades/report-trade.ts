@@ -20,10 +20,16 @@ import { recordTradesAccepted } from '../observability/metrics.js';
  * would let a platform spend another platform's customer's balance; such a code reads as unknown, which
  * also keeps another platform's participants from being discovered. Only approved participants trade.
  */
-async function participantForTrades(ctx: AppContext, platformCode: string, participant: Participant | undefined): Promise<Participant | undefined> {
+async function participantForTrades(
+  ctx: AppContext,
+  platformCode: string,
+  participant: Participant | undefined,
+): Promise<Participant | undefined> {
   if (!participant || participant.status !== 'approved') return undefined;
   if (participant.platform_code === platformCode) return participant;
-  return (await hasRelationship(ctx, platformCode, 'submits_platform_transfers_for', participant.participant_code)) ? participant : undefined;
+  return (await hasRelationship(ctx, platformCode, 'submits_platform_transfers_for', participant.participant_code))
+    ? participant
+    : undefined;
 }
 
 /**
@@ -31,27 +37,49 @@ async function participantForTrades(ctx: AppContext, platformCode: string, parti
  * stores the trade `accepted` together with its 72-hour `client_trade_id` claim in one transaction, then
  * starts its settlement execution.
  */
-export async function reportTrade(ctx: AppContext, body: unknown, auth: AuthContext, claim: RequestClaim = NO_REQUEST_CLAIM): Promise<TradeView> {
+export async function reportTrade(
+  ctx: AppContext,
+  body: unknown,
+  auth: AuthContext,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+): Promise<TradeView> {
   const nowMs = ctx.clock.nowMs();
-  const validated = validateTradeReport(body, { platformCode: auth.platformCode, platformParticipantCode: auth.participantCode, nowMs });
+  const validated = validateTradeReport(body, {
+    platformCode: auth.platformCode,
+    platformParticipantCode: auth.participantCode,
+    nowMs,
+  });
   if (!validated.ok) throw new ValidationError(validated.errors);
   const report = validated.value;
 
   const errors: string[] = [];
   // Every named participant in one BatchGetItem: one round trip instead of one per party.
   const named = report.parties.map((party) => party.participant_code).filter((code) => code !== ANONYMOUS_PARTICIPANT);
-  const participants = await getParticipants(ctx, report.reporting_party === null ? named : [...named, report.reporting_party]);
+  const participants = await getParticipants(
+    ctx,
+    report.reporting_party === null ? named : [...named, report.reporting_party],
+  );
   const [first, second, reporting] = await Promise.all([
     ...report.parties.map((party) =>
-      party.participant_code === ANONYMOUS_PARTICIPANT ? Promise.resolve(null) : participantForTrades(ctx, auth.platformCode, participants.get(party.participant_code)),
+      party.participant_code === ANONYMOUS_PARTICIPANT
+        ? Promise.resolve(null)
+        : participantForTrades(ctx, auth.platformCode, participants.get(party.participant_code)),
     ),
-    report.reporting_party === null ? Promise.resolve(null) : participantForTrades(ctx, auth.platformCode, participants.get(report.reporting_party)),
+    report.reporting_party === null
+      ? Promise.resolve(null)
+      : participantForTrades(ctx, auth.platformCode, participants.get(report.reporting_party)),
   ]);
   [first, second].forEach((participant, index) => {
     const code = report.parties[index]!.participant_code;
-    if (participant === undefined) errors.push(`parties[${index}].participant_code: no participant '${code}' that this platform may report trades for`);
+    if (participant === undefined)
+      errors.push(
+        `parties[${index}].participant_code: no participant '${code}' that this platform may report trades for`,
+      );
   });
-  if (reporting === undefined) errors.push(`reporting_party: no participant '${report.reporting_party}' that this platform has a relationship with`);
+  if (reporting === undefined)
+    errors.push(
+      `reporting_party: no participant '${report.reporting_party}' that this platform has a relationship with`,
+    );
   if (errors.length > 0) throw new ValidationError(errors);
 
   const trade = acceptedTrade(report, {
@@ -70,7 +98,10 @@ export async function reportTrade(ctx: AppContext, body: unknown, auth: AuthCont
   } catch (error) {
     // The trade is stored and the client must hear so (a retry would only hit its own client_trade_id).
     // It is open, so the sweep of open trades (locally: `npm start` resuming them) starts it later.
-    ctx.logger.error('settlement execution not started; left for the open-trades sweep', { trade_id: trade.trade_id, error: (error as Error).message });
+    ctx.logger.error('settlement execution not started; left for the open-trades sweep', {
+      trade_id: trade.trade_id,
+      error: (error as Error).message,
+    });
   }
   return view;
 }

@@ -1,6 +1,12 @@
 import { findAsset } from '../domain/assets.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';
-import { accountGroupProblem, DEFAULT_ACCOUNT_LABEL, moveLegs, sameAccount, type AccountRef } from '../domain/ledger.js';
+import {
+  accountGroupProblem,
+  DEFAULT_ACCOUNT_LABEL,
+  moveLegs,
+  sameAccount,
+  type AccountRef,
+} from '../domain/ledger.js';
 import { formatAmount, parseAmount } from '../domain/money.js';
 import { ACTIVE_STATUS, participantNotActive } from '../domain/participant-status.js';
 import { newId, newNumericId } from '../store/codes.js';
@@ -30,13 +36,27 @@ export interface TransferRequest {
  * any participant it holds `submits_platform_transfers_for` for. Anyone else reads as unknown, so the
  * answer never reveals whether another platform's participant exists.
  */
-async function permittedParticipant(ctx: AppContext, platformCode: string, participant: Participant | undefined): Promise<Participant | undefined> {
+async function permittedParticipant(
+  ctx: AppContext,
+  platformCode: string,
+  participant: Participant | undefined,
+): Promise<Participant | undefined> {
   if (!participant) return undefined;
   if (participant.platform_code === platformCode) return participant;
-  return (await hasRelationship(ctx, platformCode, 'submits_platform_transfers_for', participant.participant_code)) ? participant : undefined;
+  return (await hasRelationship(ctx, platformCode, 'submits_platform_transfers_for', participant.participant_code))
+    ? participant
+    : undefined;
 }
 
-function resolveSide(side: 'from' | 'to', participant: Participant | undefined, code: string, group: string | undefined, label: string | undefined, asset: string, errors: string[]) {
+function resolveSide(
+  side: 'from' | 'to',
+  participant: Participant | undefined,
+  code: string,
+  group: string | undefined,
+  label: string | undefined,
+  asset: string,
+  errors: string[],
+) {
   const groupProblem = group === undefined ? undefined : accountGroupProblem(`${side}_account_group`, group);
   if (groupProblem) errors.push(groupProblem);
   if (!participant) {
@@ -50,7 +70,12 @@ function resolveSide(side: 'from' | 'to', participant: Participant | undefined, 
   if (groupProblem) return undefined;
   // A participant's accounts default to the group named by its platform's code; a platform may name its own
   // groups for the participants it acts for, as the reference API's clients do.
-  const account: AccountRef = { participant_code: code, account_group: group ?? participant.platform_code, account_label: label ?? DEFAULT_ACCOUNT_LABEL, asset };
+  const account: AccountRef = {
+    participant_code: code,
+    account_group: group ?? participant.platform_code,
+    account_label: label ?? DEFAULT_ACCOUNT_LABEL,
+    asset,
+  };
   return { account, platform_code: participant.platform_code };
 }
 
@@ -60,7 +85,12 @@ const MAX_ID_DRAWS = 5;
  * Books a transfer: the transfer record, the movement (with the source's `balance >= amount` condition)
  * and the 72-hour `client_transfer_id` claim, in one transaction. Status is `approved` at once.
  */
-export async function createTransfer(ctx: AppContext, platformCode: string, request: TransferRequest, claim: RequestClaim = NO_REQUEST_CLAIM) {
+export async function createTransfer(
+  ctx: AppContext,
+  platformCode: string,
+  request: TransferRequest,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+) {
   const errors: string[] = [];
   const asset = findAsset(request.asset);
   if (!asset) errors.push(`asset: unknown asset '${request.asset}'`);
@@ -74,10 +104,28 @@ export async function createTransfer(ctx: AppContext, platformCode: string, requ
     permittedParticipant(ctx, platformCode, participants.get(request.to_participant_code)),
   ]);
   const symbol = asset?.symbol ?? request.asset;
-  const from = resolveSide('from', fromParticipant, request.from_participant_code, request.from_account_group, request.from_account_label, symbol, errors);
-  const to = resolveSide('to', toParticipant, request.to_participant_code, request.to_account_group, request.to_account_label, symbol, errors);
-  if (from && to && sameAccount(from.account, to.account)) errors.push('to_account_label: source and destination are the same account');
-  if (errors.length || !asset || !from || !to || amount === undefined || typeof amount === 'string') throw new ValidationError(errors);
+  const from = resolveSide(
+    'from',
+    fromParticipant,
+    request.from_participant_code,
+    request.from_account_group,
+    request.from_account_label,
+    symbol,
+    errors,
+  );
+  const to = resolveSide(
+    'to',
+    toParticipant,
+    request.to_participant_code,
+    request.to_account_group,
+    request.to_account_label,
+    symbol,
+    errors,
+  );
+  if (from && to && sameAccount(from.account, to.account))
+    errors.push('to_account_label: source and destination are the same account');
+  if (errors.length || !asset || !from || !to || amount === undefined || typeof amount === 'string')
+    throw new ValidationError(errors);
 
   for (let draw = 1; ; draw++) {
     const nowMs = ctx.clock.nowMs();
@@ -106,7 +154,8 @@ export async function createTransfer(ctx: AppContext, platformCode: string, requ
       ? [
           {
             item: clientIdClaim(ctx, 'transfer', platformCode, request.client_transfer_id, nowMs, String(transfer.id)),
-            onConditionFailed: () => new ConflictError(['client_transfer_id: already used by this platform in the last 72 hours']),
+            onConditionFailed: () =>
+              new ConflictError(['client_transfer_id: already used by this platform in the last 72 hours']),
           },
         ]
       : [];
@@ -115,7 +164,12 @@ export async function createTransfer(ctx: AppContext, platformCode: string, requ
       await book(ctx, {
         id: newBookingId(nowMs),
         atMs: nowMs,
-        movement: { movement_id: movementId, type: 'transfer', reference: `transfer:${transfer.id}`, legs: moveLegs(from, to, amount) },
+        movement: {
+          movement_id: movementId,
+          type: 'transfer',
+          reference: `transfer:${transfer.id}`,
+          legs: moveLegs(from, to, amount),
+        },
         items: [
           // Claims go first: when a duplicate also lacks funds, the client hears about the duplicate. The
           // request's claim stores this answer with the booking (a retry after a crash gets it, see `RequestClaim`).

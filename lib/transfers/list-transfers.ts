@@ -13,7 +13,12 @@ export interface TransferFilters extends TransferListFilters {
 export async function listTransfers(ctx: AppContext, platformCode: string, query: TransferFilters) {
   const { page, page_size, cursor, ...filters } = query;
   const found = await pageOfTransfers(ctx, platformCode, filters, { page, pageSize: page_size, cursor });
-  return listEnvelope(found.items.map(publicTransfer), { page: found.page, pageSize: page_size, count: found.count, nextCursor: found.nextCursor });
+  return listEnvelope(found.items.map(publicTransfer), {
+    page: found.page,
+    pageSize: page_size,
+    count: found.count,
+    nextCursor: found.nextCursor,
+  });
 }
 
 /** A platform sees only its own transfers; anyone else's id is simply not found. */

@@ -10,8 +10,21 @@ import { signatureHeader } from '../domain/webhook-signing.js';
 import type { OutboundPolicy } from '../domain/webhook-url.js';
 import { getEvent } from '../store/events.js';
 import { decryptSecret } from '../crypto/secret-cipher.js';
-import { claimAttempt, finishAttempt, QUEUED_GRACE_MS, type AttemptRecord, type ClaimedAttempt } from '../store/webhook-deliveries.js';
-import { disableEndpoint, getEndpoint, recordEndpointFailure, recordEndpointSuccess, subscribes, type StoredEndpoint } from '../store/webhook-endpoints.js';
+import {
+  claimAttempt,
+  finishAttempt,
+  QUEUED_GRACE_MS,
+  type AttemptRecord,
+  type ClaimedAttempt,
+} from '../store/webhook-deliveries.js';
+import {
+  disableEndpoint,
+  getEndpoint,
+  recordEndpointFailure,
+  recordEndpointSuccess,
+  subscribes,
+  type StoredEndpoint,
+} from '../store/webhook-endpoints.js';
 import { MAX_QUEUE_DELAY_SECONDS, type DeliveryMessage, type DeliveryQueue } from './queue.js';
 import { sendWebhook, type ResolveHost } from './send-webhook.js';
 import { recordWebhookDeliveryFailed } from '../observability/metrics.js';
@@ -44,14 +57,25 @@ async function secret(ctx: AppContext, ciphertext: string): Promise<string> {
 /** The secrets that sign now: the current one and, during a rotation's overlap, the one it replaced. */
 async function signingSecrets(ctx: AppContext, endpoint: StoredEndpoint, nowMs: number): Promise<string[]> {
   const secrets = [await secret(ctx, endpoint.secretCiphertext)];
-  if (endpoint.previousSecretCiphertext && endpoint.previousSecretExpiresAtMs !== null && endpoint.previousSecretExpiresAtMs > nowMs) {
+  if (
+    endpoint.previousSecretCiphertext &&
+    endpoint.previousSecretExpiresAtMs !== null &&
+    endpoint.previousSecretExpiresAtMs > nowMs
+  ) {
     secrets.push(await secret(ctx, endpoint.previousSecretCiphertext));
   }
   return secrets;
 }
 
 function unavailable(nowMs: number, reason: string): AttemptRecord {
-  return { attempted_at: nowMs, status_code: null, latency_ms: 0, error: reason, outcome: 'endpoint_unavailable', next_retry_at: null };
+  return {
+    attempted_at: nowMs,
+    status_code: null,
+    latency_ms: 0,
+    error: reason,
+    outcome: 'endpoint_unavailable',
+    next_retry_at: null,
+  };
 }
 
 /**
@@ -64,13 +88,27 @@ export async function deliverOnce(ctx: AppContext, deps: DeliveryDeps, message: 
   const claimed = await claimAttempt(ctx, message.eventId, message.endpointId, startedMs, LEASE_MS);
   if (!claimed) return;
   const { delivery } = claimed;
-  const [endpoint, event] = await Promise.all([getEndpoint(ctx, delivery.platform_code, delivery.endpoint_id), getEvent(ctx, null, delivery.event_id)]);
+  const [endpoint, event] = await Promise.all([
+    getEndpoint(ctx, delivery.platform_code, delivery.endpoint_id),
+    getEvent(ctx, null, delivery.event_id),
+  ]);
   if (!event) {
-    await finishAttempt(ctx, claimed, unavailable(startedMs, 'event expired'), { state: 'failed', reason: 'event expired' });
+    await finishAttempt(ctx, claimed, unavailable(startedMs, 'event expired'), {
+      state: 'failed',
+      reason: 'event expired',
+    });
     return;
   }
-  if (!endpoint || !endpoint.enabled || (event.onlyEndpointId === undefined && !subscribes(endpoint, event.envelope.type))) {
-    const reason = !endpoint ? 'endpoint deleted' : !endpoint.enabled ? 'endpoint disabled' : 'endpoint no longer subscribes to this type';
+  if (
+    !endpoint ||
+    !endpoint.enabled ||
+    (event.onlyEndpointId === undefined && !subscribes(endpoint, event.envelope.type))
+  ) {
+    const reason = !endpoint
+      ? 'endpoint deleted'
+      : !endpoint.enabled
+        ? 'endpoint disabled'
+        : 'endpoint no longer subscribes to this type';
     await finishAttempt(ctx, claimed, unavailable(startedMs, reason), { state: 'failed', reason });
     return;
   }
@@ -80,9 +118,17 @@ export async function deliverOnce(ctx: AppContext, deps: DeliveryDeps, message: 
     'user-agent': 'trading-rewards-settlement-webhooks/1.0',
     'webhook-id': event.envelope.id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signatureHeader(await signingSecrets(ctx, endpoint, startedMs), event.envelope.id, timestamp, event.body),
+    'webhook-signature': signatureHeader(
+      await signingSecrets(ctx, endpoint, startedMs),
+      event.envelope.id,
+      timestamp,
+      event.body,
+    ),
   };
-  const sent = await sendWebhook({ url: endpoint.url, headers, body: event.body }, { policy: outboundPolicy(ctx.config), resolve: deps.resolve });
+  const sent = await sendWebhook(
+    { url: endpoint.url, headers, body: event.body },
+    { policy: outboundPolicy(ctx.config), resolve: deps.resolve },
+  );
   const nowMs = ctx.clock.nowMs();
   const verdict = sent.refused ? { outcome: 'failed' as const } : judgeAttempt(sent.result, nowMs);
   const record: AttemptRecord = {
@@ -95,7 +141,8 @@ export async function deliverOnce(ctx: AppContext, deps: DeliveryDeps, message: 
   };
 
   if (verdict.outcome === 'succeeded') {
-    if (await finishAttempt(ctx, claimed, record, { state: 'succeeded' })) await recordEndpointSuccess(ctx, endpoint, nowMs);
+    if (await finishAttempt(ctx, claimed, record, { state: 'succeeded' }))
+      await recordEndpointSuccess(ctx, endpoint, nowMs);
     return;
   }
   if (verdict.outcome === 'gone') {
@@ -119,12 +166,18 @@ async function scheduleRetry(
   const delayMs = nextAttemptDelayMs(schedule, claimed.delivery.round_attempts, retryAfterSeconds, deps.random);
   const failingSince = await recordEndpointFailure(ctx, endpoint, nowMs);
   if (failedLongEnoughToDisable(failingSince, nowMs)) {
-    await finishAttempt(ctx, claimed, record, { state: 'failed', reason: 'endpoint disabled: every attempt failed for 5 days' });
+    await finishAttempt(ctx, claimed, record, {
+      state: 'failed',
+      reason: 'endpoint disabled: every attempt failed for 5 days',
+    });
     await disableEndpoint(ctx, endpoint, 'every delivery attempt failed for 5 days', nowMs);
     return;
   }
   if (delayMs === undefined) {
-    const finished = await finishAttempt(ctx, claimed, record, { state: 'failed', reason: `no success after ${claimed.delivery.round_attempts} attempts` });
+    const finished = await finishAttempt(ctx, claimed, record, {
+      state: 'failed',
+      reason: `no success after ${claimed.delivery.round_attempts} attempts`,
+    });
     // Exhausted retries (kept as failed, redeliverable): a count ops watch.
     if (finished) recordWebhookDeliveryFailed(ctx.metrics, claimed.delivery.platform_code, claimed.delivery.event_id);
     return;
@@ -138,5 +191,9 @@ async function scheduleRetry(
     // A retry the queue holds is due in the index only if the queue loses it; a later one is the sweep's.
     { state: 'scheduled', nextAttemptAtMs, dueAtMs: queued ? nextAttemptAtMs + QUEUED_GRACE_MS : nextAttemptAtMs },
   );
-  if (finished && queued) await deps.queue.send([{ eventId: claimed.delivery.event_id, endpointId: claimed.delivery.endpoint_id }], delayMs / 1000);
+  if (finished && queued)
+    await deps.queue.send(
+      [{ eventId: claimed.delivery.event_id, endpointId: claimed.delivery.endpoint_id }],
+      delayMs / 1000,
+    );
 }

@@ -52,13 +52,22 @@ export async function dispatch(
   if (!isEventType(request.eventType)) throw new Error(`event ${request.eventId}: unknown type ${request.eventType}`);
   const type: EventType = request.eventType;
   const endpoints = (await endpointsOf(request.platformCode)).filter((endpoint) =>
-    request.onlyEndpointId !== undefined ? endpoint.endpoint_id === request.onlyEndpointId && endpoint.enabled : endpoint.enabled && subscribes(endpoint, type),
+    request.onlyEndpointId !== undefined
+      ? endpoint.endpoint_id === request.onlyEndpointId && endpoint.enabled
+      : endpoint.enabled && subscribes(endpoint, type),
   );
   const nowMs = ctx.clock.nowMs();
   const start = request.redelivery ? restartDelivery : createDelivery;
-  const created = await Promise.all(endpoints.map((endpoint) => start(ctx, request.eventId, endpoint.endpoint_id, request.platformCode, nowMs)));
-  const queued: DeliveryMessage[] = endpoints.filter((_, i) => created[i]).map((endpoint) => ({ eventId: request.eventId, endpointId: endpoint.endpoint_id }));
+  const created = await Promise.all(
+    endpoints.map((endpoint) => start(ctx, request.eventId, endpoint.endpoint_id, request.platformCode, nowMs)),
+  );
+  const queued: DeliveryMessage[] = endpoints
+    .filter((_, i) => created[i])
+    .map((endpoint) => ({ eventId: request.eventId, endpointId: endpoint.endpoint_id }));
   // Both after the deliveries exist, in either order: a delivery whose message is lost is due in the index,
   // where the sweep finds it, so marking the event dispatched need not wait for the queue.
-  await Promise.all([queued.length ? queue.send(queued) : undefined, request.redelivery ? undefined : markEventDispatched(ctx, request.eventId)]);
+  await Promise.all([
+    queued.length ? queue.send(queued) : undefined,
+    request.redelivery ? undefined : markEventDispatched(ctx, request.eventId),
+  ]);
 }

@@ -8,7 +8,12 @@ import { requireEndpoint } from '../store/webhook-endpoints.js';
  * GET /webhooks/endpoints/{id}/attempts: every try of the last 30 days, oldest first: the event, the status
  * code (null when no answer came), latency, error, and when it will be tried again (null: it won't).
  */
-export async function listAttempts(ctx: AppContext, platformCode: string, endpointId: string, query: { page: number; page_size: number; cursor?: string }) {
+export async function listAttempts(
+  ctx: AppContext,
+  platformCode: string,
+  endpointId: string,
+  query: { page: number; page_size: number; cursor?: string },
+) {
   await requireEndpoint(ctx, platformCode, endpointId);
   const page = await pageWithCount(
     ctx,
@@ -16,5 +21,10 @@ export async function listAttempts(ctx: AppContext, platformCode: string, endpoi
     { page: query.page, pageSize: query.page_size, cursor: query.cursor },
     { list: 'webhook_attempts', platformCode, filters: { endpoint_id: endpointId } },
   );
-  return listEnvelope(page.items.map(attemptFrom), { page: page.page, pageSize: query.page_size, count: page.count, nextCursor: page.nextCursor });
+  return listEnvelope(page.items.map(attemptFrom), {
+    page: page.page,
+    pageSize: query.page_size,
+    count: page.count,
+    nextCursor: page.nextCursor,
+  });
 }

@@ -59,7 +59,9 @@ function eventTypeProblems(value: unknown): string[] {
   if (!Array.isArray(value)) return ['event_types: must be a list of event types'];
   if (value.length === 0) return ['event_types: must name at least one event type (leave it out for all)'];
   return value.flatMap((type, i) =>
-    typeof type === 'string' && isEventType(type) ? [] : [`event_types[${i}]: unknown event type ${JSON.stringify(type)}`],
+    typeof type === 'string' && isEventType(type)
+      ? []
+      : [`event_types[${i}]: unknown event type ${JSON.stringify(type)}`],
   );
 }
 
@@ -85,7 +87,13 @@ function uniqueTypes(value: unknown): EventType[] | null {
   return value === undefined || value === null ? null : [...new Set(value as EventType[])];
 }
 
-export async function createEndpoint(ctx: AppContext, platformCode: string, input: EndpointInput, resolve: ResolveHost = systemResolver, claim: RequestClaim = NO_REQUEST_CLAIM) {
+export async function createEndpoint(
+  ctx: AppContext,
+  platformCode: string,
+  input: EndpointInput,
+  resolve: ResolveHost = systemResolver,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+) {
   const problems = [...(await validUrl(ctx, input.url, resolve)), ...eventTypeProblems(input.event_types)];
   if (problems.length) throw new ValidationError(problems);
   const secret = newWebhookSecret();
@@ -105,22 +113,41 @@ export async function createEndpoint(ctx: AppContext, platformCode: string, inpu
     last_success_at: null,
     secretCiphertext: await encryptSecret(ctx, secret),
   };
-  const message = { ...endpointView({ ...endpoint, previousSecretCiphertext: null, previousSecretExpiresAtMs: null, tests_sent: 0 }), secret };
+  const message = {
+    ...endpointView({ ...endpoint, previousSecretCiphertext: null, previousSecretExpiresAtMs: null, tests_sent: 0 }),
+    secret,
+  };
   await putNewEndpoint(ctx, endpoint, claim(message));
   return { message };
 }
 
 export async function listEndpoints(ctx: AppContext, platformCode: string) {
   const endpoints = (await endpointsOfPlatform(ctx, platformCode)).map(endpointView);
-  return { message: endpoints, page: 1, page_size: MAX_ENDPOINTS_PER_PLATFORM, total_pages: 1, count: endpoints.length, next_cursor: null };
+  return {
+    message: endpoints,
+    page: 1,
+    page_size: MAX_ENDPOINTS_PER_PLATFORM,
+    total_pages: 1,
+    count: endpoints.length,
+    next_cursor: null,
+  };
 }
 
 export async function getEndpointView(ctx: AppContext, platformCode: string, endpointId: string) {
   return { message: endpointView(await requireEndpoint(ctx, platformCode, endpointId)) };
 }
 
-export async function changeEndpoint(ctx: AppContext, platformCode: string, endpointId: string, input: EndpointInput, resolve: ResolveHost = systemResolver) {
-  const problems = [...(input.url !== undefined ? await validUrl(ctx, input.url, resolve) : []), ...eventTypeProblems(input.event_types)];
+export async function changeEndpoint(
+  ctx: AppContext,
+  platformCode: string,
+  endpointId: string,
+  input: EndpointInput,
+  resolve: ResolveHost = systemResolver,
+) {
+  const problems = [
+    ...(input.url !== undefined ? await validUrl(ctx, input.url, resolve) : []),
+    ...eventTypeProblems(input.event_types),
+  ];
   if (problems.length) throw new ValidationError(problems);
   await requireEndpoint(ctx, platformCode, endpointId);
   const changes: EndpointChanges = {
@@ -139,13 +166,29 @@ export async function removeEndpoint(ctx: AppContext, platformCode: string, endp
 }
 
 /** A new secret, shown once; the one it replaces keeps signing beside it for 24 hours. */
-export async function rotateSecret(ctx: AppContext, platformCode: string, endpointId: string, claim: RequestClaim = NO_REQUEST_CLAIM) {
+export async function rotateSecret(
+  ctx: AppContext,
+  platformCode: string,
+  endpointId: string,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+) {
   const endpoint = await requireEndpoint(ctx, platformCode, endpointId);
   const secret = newWebhookSecret();
   const nowMs = ctx.clock.nowMs();
   const previousExpiresAtMs = nowMs + SECRET_ROTATION_OVERLAP_MS;
-  const message = { ...endpointView({ ...endpoint, updated_at: nowMs }), secret, previous_secret_expires_at: previousExpiresAtMs };
-  await rotateEndpointSecret(ctx, endpoint, await encryptSecret(ctx, secret), previousExpiresAtMs, nowMs, claim(message));
+  const message = {
+    ...endpointView({ ...endpoint, updated_at: nowMs }),
+    secret,
+    previous_secret_expires_at: previousExpiresAtMs,
+  };
+  await rotateEndpointSecret(
+    ctx,
+    endpoint,
+    await encryptSecret(ctx, secret),
+    previousExpiresAtMs,
+    nowMs,
+    claim(message),
+  );
   return { message };
 }
 
@@ -153,9 +196,15 @@ export async function rotateSecret(ctx: AppContext, platformCode: string, endpoi
  * Sends a `webhook.test` event to this endpoint only. The event is recorded like any other (listed by
  * GET /events), numbered by the endpoint's own test counter, in one transaction with the counter.
  */
-export async function sendTestEvent(ctx: AppContext, platformCode: string, endpointId: string, claim: RequestClaim = NO_REQUEST_CLAIM) {
+export async function sendTestEvent(
+  ctx: AppContext,
+  platformCode: string,
+  endpointId: string,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+) {
   const endpoint = await requireEndpoint(ctx, platformCode, endpointId);
-  if (!endpoint.enabled) throw new ValidationError([`webhook endpoint ${endpointId}: disabled; enable it before testing`]);
+  if (!endpoint.enabled)
+    throw new ValidationError([`webhook endpoint ${endpointId}: disabled; enable it before testing`]);
   const nowMs = ctx.clock.nowMs();
   const sequence = endpoint.tests_sent + 1;
   const event = eventItem(

@@ -41,6 +41,7 @@ export function sqsDeliveryQueue(client: SQSClient, queueUrl: string): DeliveryQ
 
 export function parseDeliveryMessage(body: string): DeliveryMessage {
   const parsed = JSON.parse(body) as Partial<DeliveryMessage>;
-  if (typeof parsed.eventId !== 'string' || typeof parsed.endpointId !== 'string') throw new Error('not a delivery message');
+  if (typeof parsed.eventId !== 'string' || typeof parsed.endpointId !== 'string')
+    throw new Error('not a delivery message');
   return { eventId: parsed.eventId, endpointId: parsed.endpointId };
 }

@@ -8,7 +8,8 @@ import { ipLiteralOf, isRefusedAddress, type OutboundPolicy } from '../domain/we
 /** Resolves a host name to its addresses (the system resolver; tests pass their own). */
 export type ResolveHost = (hostname: string) => Promise<string[]>;
 
-export const systemResolver: ResolveHost = async (hostname) => (await dnsLookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+export const systemResolver: ResolveHost = async (hostname) =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
 export interface WebhookRequest {
   url: string;
@@ -47,23 +48,39 @@ export async function sendWebhook(request: WebhookRequest, options: SendOptions)
   try {
     addresses = literal !== undefined ? [literal] : await (options.resolve ?? systemResolver)(url.hostname);
   } catch {
-    return { result: { kind: 'error', error: 'could not resolve the host name' }, latencyMs: elapsed(), refused: false };
+    return {
+      result: { kind: 'error', error: 'could not resolve the host name' },
+      latencyMs: elapsed(),
+      refused: false,
+    };
   }
-  if (addresses.length === 0) return { result: { kind: 'error', error: 'could not resolve the host name' }, latencyMs: elapsed(), refused: false };
+  if (addresses.length === 0)
+    return {
+      result: { kind: 'error', error: 'could not resolve the host name' },
+      latencyMs: elapsed(),
+      refused: false,
+    };
   if (!options.policy.allowPrivateAddresses && addresses.some(isRefusedAddress)) {
     return { result: { kind: 'error', error: 'destination address not allowed' }, latencyMs: elapsed(), refused: true };
   }
   const pinned = addresses[0]!;
   const family = pinned.includes(':') ? 6 : 4;
   const lookup: LookupFunction = (_hostname, lookupOptions, callback) => {
-    if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: pinned, family }]);
+    if ((lookupOptions as { all?: boolean }).all)
+      (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
+        { address: pinned, family },
+      ]);
     else callback(null, pinned, family);
   };
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const requestOptions: RequestOptions = {
     method: 'POST',
-    headers: { ...request.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(request.body)) },
+    headers: {
+      ...request.headers,
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(request.body)),
+    },
     lookup,
     agent: false,
     signal: AbortSignal.timeout(timeoutMs),
@@ -81,14 +98,22 @@ export async function sendWebhook(request: WebhookRequest, options: SendOptions)
         received += chunk.length;
         if (received > MAX_RESPONSE_BYTES) response.destroy();
       });
-      const done = () => finish({ kind: 'response', statusCode: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] ?? null });
+      const done = () =>
+        finish({
+          kind: 'response',
+          statusCode: response.statusCode ?? 0,
+          retryAfter: response.headers['retry-after'] ?? null,
+        });
       response.on('end', done);
       response.on('close', done);
       response.on('error', done);
     });
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
       const timedOut = error.name === 'AbortError' || error.name === 'TimeoutError';
-      finish({ kind: 'error', error: timedOut ? `no answer within ${timeoutMs / 1000} s` : `connection failed (${error.code ?? error.name})` });
+      finish({
+        kind: 'error',
+        error: timedOut ? `no answer within ${timeoutMs / 1000} s` : `connection failed (${error.code ?? error.name})`,
+      });
     });
     outgoing.end(request.body);
   });

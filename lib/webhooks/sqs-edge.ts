@@ -7,5 +7,12 @@ import { sqsDeliveryQueue, type DeliveryQueue } from './queue.js';
 export function queueFor(ctx: AppContext): DeliveryQueue {
   const url = ctx.config.WEBHOOK_QUEUE_URL;
   if (!url) throw new Error('invalid configuration: WEBHOOK_QUEUE_URL is not set on this function');
-  return sqsDeliveryQueue(new SQSClient({ region: ctx.config.AWS_REGION, maxAttempts: ctx.config.AWS_MAX_ATTEMPTS, requestHandler: awsRequestHandler(ctx.config) }), url);
+  return sqsDeliveryQueue(
+    new SQSClient({
+      region: ctx.config.AWS_REGION,
+      maxAttempts: ctx.config.AWS_MAX_ATTEMPTS,
+      requestHandler: awsRequestHandler(ctx.config),
+    }),
+    url,
+  );
 }

@@ -16,7 +16,9 @@ export const DISPATCH_FILTER_PATTERN = {
 
 export function matchesDispatchFilter(record: DynamoDBRecord): boolean {
   const type = record.dynamodb?.NewImage?.type?.S;
-  return record.eventName === 'INSERT' && type !== undefined && (DISPATCHED_ITEM_TYPES as readonly string[]).includes(type);
+  return (
+    record.eventName === 'INSERT' && type !== undefined && (DISPATCHED_ITEM_TYPES as readonly string[]).includes(type)
+  );
 }
 
 /** The dispatch a stream record asks for (the new image holds everything needed: no read). */
@@ -28,7 +30,13 @@ export function dispatchRequestOf(record: DynamoDBRecord): DispatchRequest {
   // A redelivery request names the type; an event item has it in its body only.
   const eventType = image?.event_type?.S ?? typeInBody(image?.body?.S);
   if (!eventId || !platformCode || !eventType) throw new Error(`stream record ${record.eventID}: not an event item`);
-  return { eventId, platformCode, eventType, redelivery: image?.type?.S === 'event_redelivery', onlyEndpointId: image?.only_endpoint_id?.S };
+  return {
+    eventId,
+    platformCode,
+    eventType,
+    redelivery: image?.type?.S === 'event_redelivery',
+    onlyEndpointId: image?.only_endpoint_id?.S,
+  };
 }
 
 function typeInBody(body: string | undefined): string | undefined {

@@ -18,7 +18,10 @@ const SWEEP_PARALLEL_EVENTS = 16;
  * a backlog of events remains; deliveries stay in it until a worker claims them, so each is queued once per
  * run. Everything it touches is conditional, so racing the stream or a worker is harmless.
  */
-export async function sweepWebhooks(ctx: AppContext, queue: DeliveryQueue): Promise<{ events: number; deliveries: number }> {
+export async function sweepWebhooks(
+  ctx: AppContext,
+  queue: DeliveryQueue,
+): Promise<{ events: number; deliveries: number }> {
   const started = Date.now();
   const deliveries = new Map<string, DeliveryMessage>();
   let events = 0;
@@ -27,7 +30,8 @@ export async function sweepWebhooks(ctx: AppContext, queue: DeliveryQueue): Prom
     let dispatched = 0;
     const eventIds: string[] = [];
     for (const item of work) {
-      if (item.kind === 'delivery') deliveries.set(`${item.eventId}#${item.endpointId}`, { eventId: item.eventId, endpointId: item.endpointId });
+      if (item.kind === 'delivery')
+        deliveries.set(`${item.eventId}#${item.endpointId}`, { eventId: item.eventId, endpointId: item.endpointId });
       else eventIds.push(item.eventId);
     }
     // A few at a time: a backlog is drained quickly without a burst of hundreds of calls at once.
@@ -36,7 +40,13 @@ export async function sweepWebhooks(ctx: AppContext, queue: DeliveryQueue): Prom
         eventIds.slice(start, start + SWEEP_PARALLEL_EVENTS).map(async (eventId) => {
           const event = await getEvent(ctx, null, eventId);
           if (!event || event.dispatched) return 0;
-          await dispatch(ctx, queue, { eventId, platformCode: event.envelope.platform_code, eventType: event.envelope.type, redelivery: false, onlyEndpointId: event.onlyEndpointId });
+          await dispatch(ctx, queue, {
+            eventId,
+            platformCode: event.envelope.platform_code,
+            eventType: event.envelope.type,
+            redelivery: false,
+            onlyEndpointId: event.onlyEndpointId,
+          });
           return 1;
         }),
       );

@@ -79,7 +79,15 @@ export async function applyCustodyEvent(ctx: AppContext, event: CustodyEvent): P
     try {
       // The status condition goes first, so a lost race reads as such.
       await bookMovement(ctx, movement, withdrawalOutcomeItems(ctx, withdrawal, decision.next, hash, nowMs), nowMs);
-      return { outcome: 'applied', withdrawal: custodyOutcomeView({ ...withdrawal, status: decision.next, transaction_hash: hash, updated_at: nowMs }) };
+      return {
+        outcome: 'applied',
+        withdrawal: custodyOutcomeView({
+          ...withdrawal,
+          status: decision.next,
+          transaction_hash: hash,
+          updated_at: nowMs,
+        }),
+      };
     } catch (error) {
       if (error instanceof WithdrawalStatusChangedError && round < MAX_ROUNDS) continue;
       throw error;
@@ -89,7 +97,9 @@ export async function applyCustodyEvent(ctx: AppContext, event: CustodyEvent): P
 
 const MAX_ID_CHARS = 100;
 
-export type CustodyEventReply = { result: 'applied' | 'noop'; withdrawal: CustodyOutcomeView } | { result: 'rejected'; errors: string[] };
+export type CustodyEventReply =
+  | { result: 'applied' | 'noop'; withdrawal: CustodyOutcomeView }
+  | { result: 'rejected'; errors: string[] };
 
 /**
  * The custody-event Lambda's whole job. A malformed event, an unknown request or a refused outcome is
@@ -99,9 +109,11 @@ export type CustodyEventReply = { result: 'applied' | 'noop'; withdrawal: Custod
 export async function replyToCustodyEvent(ctx: AppContext, input: unknown): Promise<CustodyEventReply> {
   const body = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
   const errors: string[] = [];
-  if (typeof body.withdrawal_request_id !== 'string' || body.withdrawal_request_id === '') errors.push('withdrawal_request_id: must be a non-empty string');
+  if (typeof body.withdrawal_request_id !== 'string' || body.withdrawal_request_id === '')
+    errors.push('withdrawal_request_id: must be a non-empty string');
   // Ours are UUIDs; a much longer id can't be one, and looking it up would fail on DynamoDB's key size (a throw, so a retry).
-  else if (body.withdrawal_request_id.length > MAX_ID_CHARS) errors.push(`withdrawal_request_id: at most ${MAX_ID_CHARS} characters`);
+  else if (body.withdrawal_request_id.length > MAX_ID_CHARS)
+    errors.push(`withdrawal_request_id: at most ${MAX_ID_CHARS} characters`);
   if (typeof body.status !== 'string' || body.status === '') errors.push('status: must be a non-empty string');
   const hash = body.transaction_hash;
   if (hash !== undefined && hash !== null && (typeof hash !== 'string' || hash === '' || hash.length > 200)) {
@@ -117,7 +129,8 @@ export async function replyToCustodyEvent(ctx: AppContext, input: unknown): Prom
     return { result: outcome, withdrawal };
   } catch (error) {
     if (error instanceof ValidationError) return { result: 'rejected', errors: error.errors };
-    if (error instanceof NotFoundError) return { result: 'rejected', errors: [`withdrawal_request_id: ${error.message}`] };
+    if (error instanceof NotFoundError)
+      return { result: 'rejected', errors: [`withdrawal_request_id: ${error.message}`] };
     throw error;
   }
 }

@@ -12,6 +12,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export async function getWithdrawalOfPlatform(ctx: AppContext, platformCode: string, id: string) {
   if (!UUID.test(id)) throw new ValidationError(['id: must be a withdrawal request id (a UUID)']);
   const withdrawal = await getWithdrawal(ctx, id.toLowerCase());
-  if (!withdrawal || withdrawal.platform_code !== platformCode) throw new NotFoundError(`withdrawal request not found: ${id}`);
+  if (!withdrawal || withdrawal.platform_code !== platformCode)
+    throw new NotFoundError(`withdrawal request not found: ${id}`);
   return { message: withdrawalView(withdrawal) };
 }

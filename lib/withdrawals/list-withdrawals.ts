@@ -17,5 +17,10 @@ export interface WithdrawalFilters {
 export async function listWithdrawals(ctx: AppContext, platformCode: string, filters: WithdrawalFilters) {
   const { page, page_size, cursor, ...bindingFilters } = filters;
   const found = await pageOfWithdrawals(ctx, platformCode, bindingFilters, { page, pageSize: page_size, cursor });
-  return listEnvelope(found.items.map(withdrawalView), { page: found.page, pageSize: page_size, count: found.count, nextCursor: found.nextCursor });
+  return listEnvelope(found.items.map(withdrawalView), {
+    page: found.page,
+    pageSize: page_size,
+    count: found.count,
+    nextCursor: found.nextCursor,
+  });
 }

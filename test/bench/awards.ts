@@ -23,24 +23,50 @@ const EACH = '0.0001';
  * from a pool bought through POST /awards/fund. The customers are created through the store's onboarding
  * path, not HTTP: a thousand onboarding requests would only slow the setup down.
  */
-export async function measureAwards(platform: BenchPlatform, meter: DynamoMeter, recipients: number): Promise<AwardsResult> {
+export async function measureAwards(
+  platform: BenchPlatform,
+  meter: DynamoMeter,
+  recipients: number,
+): Promise<AwardsResult> {
   await setReferencePrice(benchCtx(), 'BTC', 'USD', '40000');
-  await deposit(benchCtx(), { reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '1000000' });
+  await deposit(benchCtx(), {
+    reference: randomUUID(),
+    participantCode: platform.participantCode,
+    asset: 'USD',
+    amount: '1000000',
+  });
   const pool = (Number(EACH) * recipients).toFixed(8);
-  const funded = await platform.client.post('/awards/fund', { underlying: 'BTC', quoted_currency: 'USD', quantity: pool });
+  const funded = await platform.client.post('/awards/fund', {
+    underlying: 'BTC',
+    quoted_currency: 'USD',
+    quantity: pool,
+  });
   expectStatus(funded, 201, 'POST /awards/fund');
 
   const customers: string[] = [];
   // Fifty at a time keeps DynamoDB Local from being flooded by a thousand transactions at once.
   for (let start = 0; start < recipients; start += 50) {
-    const batch = Array.from({ length: Math.min(50, recipients - start) }, () => createCustomer(benchCtx(), platform.platformCode, parseCustomer(adultBody(), benchCtx().clock.nowMs())));
+    const batch = Array.from({ length: Math.min(50, recipients - start) }, () =>
+      createCustomer(benchCtx(), platform.platformCode, parseCustomer(adultBody(), benchCtx().clock.nowMs())),
+    );
     customers.push(...(await Promise.all(batch)).map((created) => created.participant_code));
   }
 
   const before = meter.snapshot();
-  const response = await platform.client.request('POST', '/awards/distribute', { asset: 'BTC', quantity: EACH, participant_codes: customers }, { headers: { 'X-Request-Id': randomUUID() } });
+  const response = await platform.client.request(
+    'POST',
+    '/awards/distribute',
+    { asset: 'BTC', quantity: EACH, participant_codes: customers },
+    { headers: { 'X-Request-Id': randomUUID() } },
+  );
   expectStatus(response, 201, 'POST /awards/distribute');
   const spent = meter.since(before);
-  if (response.body.message.confirms.length !== recipients) throw new Error(`POST /awards/distribute confirmed ${response.body.message.confirms.length} of ${recipients}`);
-  return { seconds: response.ms / 1000, recipients, callsPerRequest: spent.calls, calls: describeCalls(spent.byCommand) };
+  if (response.body.message.confirms.length !== recipients)
+    throw new Error(`POST /awards/distribute confirmed ${response.body.message.confirms.length} of ${recipients}`);
+  return {
+    seconds: response.ms / 1000,
+    recipients,
+    callsPerRequest: spent.calls,
+    calls: describeCalls(spent.byCommand),
+  };
 }

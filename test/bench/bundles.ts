@@ -66,9 +66,17 @@ const FIRST_REQUEST_PACKAGES = ['@aws-lambda-powertools/tracer', '@aws-sdk/clien
 /** The chunks reached by `import()` that hold one of `FIRST_REQUEST_PACKAGES`, with what they import statically. */
 function firstRequestChunks(metafile: Metafile, loaded: string[]): string[] {
   const chunks = Object.entries(metafile.outputs)
-    .filter(([file, output]) => !loaded.includes(file) && Object.keys(output.inputs).some((input) => FIRST_REQUEST_PACKAGES.some((name) => input.includes(`node_modules/${name}/`))))
+    .filter(
+      ([file, output]) =>
+        !loaded.includes(file) &&
+        Object.keys(output.inputs).some((input) =>
+          FIRST_REQUEST_PACKAGES.some((name) => input.includes(`node_modules/${name}/`)),
+        ),
+    )
     .map(([file]) => file);
-  return [...new Set(chunks.flatMap((chunk) => loadedAtImport(metafile, chunk)))].filter((file) => !loaded.includes(file));
+  return [...new Set(chunks.flatMap((chunk) => loadedAtImport(metafile, chunk)))].filter(
+    (file) => !loaded.includes(file),
+  );
 }
 
 /** Sizes and heaviest packages of a build's outputs, for the report: what import loads, and everything. */
@@ -116,7 +124,8 @@ function importOnce(file: string, cwd: string, then: string[] = []): { wallMs: n
     timeout: 30_000,
   });
   const [wallMs, cpuMs, thenMs] = run.stdout.split(' ').map(Number);
-  if (run.status !== 0 || ![wallMs, cpuMs, thenMs].every(Number.isFinite)) throw new Error(`importing ${file} failed:\n${run.stderr}`);
+  if (run.status !== 0 || ![wallMs, cpuMs, thenMs].every(Number.isFinite))
+    throw new Error(`importing ${file} failed:\n${run.stderr}`);
   return { wallMs: wallMs!, cpuMs: cpuMs!, thenMs: thenMs! };
 }
 
@@ -136,11 +145,21 @@ export function bundleWorkspace(root: string): BundleWorkspace {
 }
 
 /** Bundles `handler` with the stack's options (or `overrides`) into the workspace; returns entry file and sizes. */
-export async function bundle(root: string, workspace: BundleWorkspace, handler: string, tag = 'stack', overrides: { external?: string[] } = {}) {
+export async function bundle(
+  root: string,
+  workspace: BundleWorkspace,
+  handler: string,
+  tag = 'stack',
+  overrides: { external?: string[] } = {},
+) {
   const outDir = join(workspace.dir, tag, handler.replace(/\.ts$/, '').replace(/[/\\]/g, '_'));
   mkdirSync(outDir, { recursive: true });
   const options = esbuildOptionsFor(resolve(root, handler), outDir);
-  const result = await build({ ...options, external: [...(options.external ?? []), ...(overrides.external ?? [])], metafile: true });
+  const result = await build({
+    ...options,
+    external: [...(options.external ?? []), ...(overrides.external ?? [])],
+    metafile: true,
+  });
   return describeBuild(result.metafile, outDir);
 }
 
@@ -187,7 +206,7 @@ const LIBRARIES_SOURCE = [
   'const input = z.object({ amount: z.string().check(z.minLength(1)) });',
   'let wrapped;',
   'export const handler = async (event, context) => {',
-  "  wrapped ??= middy(async (e) => ({ amount: new Decimal(input.parse(e).amount).toFixed(2), db: await documentClient() }))",
+  '  wrapped ??= middy(async (e) => ({ amount: new Decimal(input.parse(e).amount).toFixed(2), db: await documentClient() }))',
   "    .use(injectLambdaContext(new Logger({ serviceName: 'bench' })))",
   "    .use(logMetrics(new Metrics({ namespace: 'bench', serviceName: 'bench' })));",
   '  return wrapped(event, context);',
@@ -255,24 +274,46 @@ export async function measureBundles(
   const handlers = functionEntries(root);
   const built = [];
   for (const handler of handlers) built.push({ handler, ...(await bundle(root, workspace, handler)) });
-  const external = { handler: comparisonHandler, ...(await bundle(root, workspace, comparisonHandler, 'sdk-external', { external: ['@aws-sdk/*'] })) };
+  const external = {
+    handler: comparisonHandler,
+    ...(await bundle(root, workspace, comparisonHandler, 'sdk-external', { external: ['@aws-sdk/*'] })),
+  };
   const control = { handler: CONTROL_NAME, ...(await bundleSource(workspace, 'control', CONTROL_SOURCE)) };
   const libraries = { handler: LIBRARIES_NAME, ...(await bundleSource(workspace, 'libraries', LIBRARIES_SOURCE)) };
   const all = [...built, external, control, libraries];
   const reports: BundleReport[] = [];
   for (let index = 0; index < IMPORT_ROUNDS; index++) {
     const timings = all.map(() => [] as ReturnType<typeof importOnce>[]);
-    for (let run = 0; run < IMPORT_RUNS; run++) all.forEach((entry, i) => timings[i]!.push(importOnce(entry.file, workspace.dir, entry.firstRequestFiles)));
+    for (let run = 0; run < IMPORT_RUNS; run++)
+      all.forEach((entry, i) => timings[i]!.push(importOnce(entry.file, workspace.dir, entry.firstRequestFiles)));
     const p50s = timings.map((runs) => ({
       importMsP50: median(runs.map((r) => r.wallMs)),
       importCpuMsP50: median(runs.map((r) => r.cpuMs)),
       firstRequestMsP50: median(runs.map((r) => r.thenMs)),
     }));
     const report = {
-      results: built.map((entry, i) => ({ handler: entry.handler, kb: entry.kb, totalKb: entry.totalKb, ...p50s[i]!, heaviest: entry.heaviest })),
+      results: built.map((entry, i) => ({
+        handler: entry.handler,
+        kb: entry.kb,
+        totalKb: entry.totalKb,
+        ...p50s[i]!,
+        heaviest: entry.heaviest,
+      })),
       sdkExternal: { handler: comparisonHandler, kb: external.kb, ...p50s[built.length]! },
-      control: { handler: CONTROL_NAME, kb: control.kb, totalKb: control.totalKb, ...p50s[built.length + 1]!, heaviest: control.heaviest },
-      libraries: { handler: LIBRARIES_NAME, kb: libraries.kb, totalKb: libraries.totalKb, ...p50s[built.length + 2]!, heaviest: libraries.heaviest },
+      control: {
+        handler: CONTROL_NAME,
+        kb: control.kb,
+        totalKb: control.totalKb,
+        ...p50s[built.length + 1]!,
+        heaviest: control.heaviest,
+      },
+      libraries: {
+        handler: LIBRARIES_NAME,
+        kb: libraries.kb,
+        totalKb: libraries.totalKb,
+        ...p50s[built.length + 2]!,
+        heaviest: libraries.heaviest,
+      },
     };
     reports.push(report);
     onRound(importRound(report), index);

@@ -20,7 +20,15 @@ import { ownCpuMs } from './stats.js';
  */
 
 /** Every cursor list of the API, each with its page-size parameter (the payments list keeps the spec's `size`). */
-export const LISTS = ['/transfers', '/trades', '/accounts', '/participants', '/payments/status', '/movements', '/withdrawals/requests'] as const;
+export const LISTS = [
+  '/transfers',
+  '/trades',
+  '/accounts',
+  '/participants',
+  '/payments/status',
+  '/movements',
+  '/withdrawals/requests',
+] as const;
 export type List = (typeof LISTS)[number];
 
 export const PAGE: Record<List, string> = {
@@ -73,7 +81,11 @@ export interface SampleReport {
 
 type Orders = ({ job: 'walk' } & WalkOrders) | ({ job: 'sample' } & SampleOrders);
 type ToChild = { type: 'stop' };
-type FromChild = { type: 'walking' } | { type: 'report'; report: WalkReport } | { type: 'measuring' } | { type: 'samples'; report: SampleReport };
+type FromChild =
+  | { type: 'walking' }
+  | { type: 'report'; report: WalkReport }
+  | { type: 'measuring' }
+  | { type: 'samples'; report: SampleReport };
 
 /**
  * `connections` walkers, each taking the lists in turn (starting one apart) and following five pages of a
@@ -91,7 +103,9 @@ async function walk(orders: WalkOrders, stopped: () => boolean): Promise<WalkRep
       const seen = (pages[list] ??= { latencies: [], failures: 0 });
       let cursor: string | null = null;
       for (let page = 0; page < 5 && !stopped(); page++) {
-        const response: BenchResponse = await client.get(`${list}?${PAGE[list]}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        const response: BenchResponse = await client.get(
+          `${list}?${PAGE[list]}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
         seen.latencies.push(response.ms);
         if (response.status !== 200) {
           seen.failures += 1;
@@ -135,13 +149,27 @@ async function sample(orders: SampleOrders, measuring: () => void): Promise<Samp
       firstFailure ??= `GET ${orders.path}: ${response.status} ${response.text.slice(0, 200)}`;
     }
   }
-  return { latencies, failures, firstFailure, warmUp, cpuMs: ownCpuMs() - cpuBefore, seconds: (performance.now() - started) / 1000 };
+  return {
+    latencies,
+    failures,
+    firstFailure,
+    warmUp,
+    cpuMs: ownCpuMs() - cpuBefore,
+    seconds: (performance.now() - started) / 1000,
+  };
 }
 
 /** Forks a client process for `orders`; `next(type)` waits for its next message of that type, and rejects if it exits first. */
 function forkClient(orders: Orders) {
-  const child = fork(fileURLToPath(import.meta.url), [JSON.stringify(orders)], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the ${orders.job} client process exited (${code}) before reporting`))));
+  const child = fork(fileURLToPath(import.meta.url), [JSON.stringify(orders)], {
+    execArgv: process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) =>
+      reject(new Error(`the ${orders.job} client process exited (${code}) before reporting`)),
+    ),
+  );
   exited.catch(() => undefined);
   const next = <T extends FromChild['type']>(type: T) =>
     Promise.race([
@@ -162,7 +190,10 @@ function forkClient(orders: Orders) {
  * The measured platform's samples, taken by a client process of its own; `onMeasuring` runs when its
  * warm-up is over and the samples begin (the caller's CPU window over them).
  */
-export async function sampleInChild(orders: SampleOrders, onMeasuring: () => void = () => undefined): Promise<SampleReport> {
+export async function sampleInChild(
+  orders: SampleOrders,
+  onMeasuring: () => void = () => undefined,
+): Promise<SampleReport> {
   const { next } = forkClient({ job: 'sample', ...orders });
   const done = next('samples');
   await next('measuring');
@@ -197,7 +228,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url) && process.send) {
   const orders = JSON.parse(process.argv[2]!) as Orders;
   const reply = (message: FromChild) => process.send!(message, () => process.disconnect());
   if (orders.job === 'sample') {
-    reply({ type: 'samples', report: await sample(orders, () => process.send!({ type: 'measuring' } satisfies FromChild)) });
+    reply({
+      type: 'samples',
+      report: await sample(orders, () => process.send!({ type: 'measuring' } satisfies FromChild)),
+    });
   } else {
     let stop = false;
     process.on('message', (message: ToChild) => {

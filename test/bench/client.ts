@@ -16,11 +16,16 @@ export interface BenchPlatform {
 export async function newBenchPlatform(baseUrl: string, name = 'bench platform'): Promise<BenchPlatform> {
   const platform = await createPlatform(benchCtx(), name, '0');
   const credentials = await createApiKey(benchCtx(), platform.platform_code, PERMISSION_AREAS);
-  return { platformCode: platform.platform_code, participantCode: platform.participant_code, client: new SignedClient(baseUrl, credentials, () => benchCtx().clock.nowSeconds()) };
+  return {
+    platformCode: platform.platform_code,
+    participantCode: platform.participant_code,
+    client: new SignedClient(baseUrl, credentials, () => benchCtx().clock.nowSeconds()),
+  };
 }
 
 /** Fails loudly: a benchmark that silently measures error responses measures the wrong thing. */
 export function expectStatus(response: BenchResponse, expected: number | readonly number[], what: string): void {
   const allowed = typeof expected === 'number' ? [expected] : expected;
-  if (!allowed.includes(response.status)) throw new Error(`${what}: expected ${allowed.join('/')}, got ${response.status} ${response.text.slice(0, 500)}`);
+  if (!allowed.includes(response.status))
+    throw new Error(`${what}: expected ${allowed.join('/')}, got ${response.status} ${response.text.slice(0, 500)}`);
 }

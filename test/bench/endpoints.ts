@@ -32,7 +32,8 @@ const each = (send: Send) => async () => send;
 
 const RFQ = '/liquidity/rfq?side=buy&underlying=BTC&quoted_currency=USD&quantity=0.0001';
 // EIP-55's own example address: a valid, checksummed Ethereum address.
-const CONVERT_RFQ = '/convert_withdraw/rfq?side=buy&underlying=ETH&quoted_currency=USD&quantity=0.001&withdrawal_address=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+const CONVERT_RFQ =
+  '/convert_withdraw/rfq?side=buy&underlying=ETH&quoted_currency=USD&quantity=0.001&withdrawal_address=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 
 async function customers(platform: BenchPlatform, count: number): Promise<string[]> {
   const codes: string[] = [];
@@ -46,9 +47,15 @@ async function customers(platform: BenchPlatform, count: number): Promise<string
  * holds USD, BTC/USD and ETH/USD have reference prices and ETH a network fee (see `measureEndpoints`).
  */
 const SCENARIOS: Record<string, Scenario> = {
-  'GET /time': { status: 200, prepare: async ({ platform }) => each(() => platform.client.request('GET', '/time', undefined, { unsigned: true })) },
+  'GET /time': {
+    status: 200,
+    prepare: async ({ platform }) => each(() => platform.client.request('GET', '/time', undefined, { unsigned: true })),
+  },
   'GET /assets': { status: 200, prepare: async ({ platform }) => each(() => platform.client.get('/assets')) },
-  'POST /participants/customers/new': { status: 201, prepare: async ({ platform }) => each(() => platform.client.post('/participants/customers/new', adultBody())) },
+  'POST /participants/customers/new': {
+    status: 201,
+    prepare: async ({ platform }) => each(() => platform.client.post('/participants/customers/new', adultBody())),
+  },
   'POST /participants/customers/minor': {
     status: 201,
     prepare: async ({ platform }) => {
@@ -56,9 +63,15 @@ const SCENARIOS: Record<string, Scenario> = {
       return each(() => platform.client.post('/participants/customers/minor', minorBody(custodian)));
     },
   },
-  'GET /participants': { status: 200, prepare: async ({ platform }) => each(() => platform.client.get('/participants')) },
+  'GET /participants': {
+    status: 200,
+    prepare: async ({ platform }) => each(() => platform.client.get('/participants')),
+  },
   'GET /accounts': { status: 200, prepare: async ({ platform }) => each(() => platform.client.get('/accounts')) },
-  'POST /transfers': { status: 201, prepare: async ({ platform, lane }) => each(() => platform.client.post('/transfers', transferBody(lane))) },
+  'POST /transfers': {
+    status: 201,
+    prepare: async ({ platform, lane }) => each(() => platform.client.post('/transfers', transferBody(lane))),
+  },
   'GET /transfers': { status: 200, prepare: async ({ platform }) => each(() => platform.client.get('/transfers')) },
   'GET /transfers/{id}': {
     status: 200,
@@ -88,38 +101,75 @@ const SCENARIOS: Record<string, Scenario> = {
   'GET /liquidity/rfq': { status: 200, prepare: async ({ platform }) => each(() => platform.client.get(RFQ)) },
   'POST /liquidity/execute': {
     status: 200,
-    prepare: async ({ platform }) => async () => {
-      const quote = await platform.client.get(RFQ);
-      expectStatus(quote, 200, `GET ${RFQ}`);
-      return () => platform.client.post('/liquidity/execute', { quote_id: quote.body.message.quote_id });
-    },
+    prepare:
+      async ({ platform }) =>
+      async () => {
+        const quote = await platform.client.get(RFQ);
+        expectStatus(quote, 200, `GET ${RFQ}`);
+        return () => platform.client.post('/liquidity/execute', { quote_id: quote.body.message.quote_id });
+      },
   },
-  'GET /convert_withdraw/rfq': { status: 200, prepare: async ({ platform }) => each(() => platform.client.get(CONVERT_RFQ)) },
+  'GET /convert_withdraw/rfq': {
+    status: 200,
+    prepare: async ({ platform }) => each(() => platform.client.get(CONVERT_RFQ)),
+  },
   'POST /convert_withdraw/execute': {
     status: 200,
-    prepare: async ({ platform }) => async () => {
-      const quote = await platform.client.get(CONVERT_RFQ);
-      expectStatus(quote, 200, `GET ${CONVERT_RFQ}`);
-      return () => platform.client.post('/convert_withdraw/execute', { quote_id: quote.body.message.quote_id });
-    },
+    prepare:
+      async ({ platform }) =>
+      async () => {
+        const quote = await platform.client.get(CONVERT_RFQ);
+        expectStatus(quote, 200, `GET ${CONVERT_RFQ}`);
+        return () => platform.client.post('/convert_withdraw/execute', { quote_id: quote.body.message.quote_id });
+      },
   },
-  'GET /payments/status': { status: 200, prepare: async ({ platform }) => each(() => platform.client.get('/payments/status')) },
+  'GET /payments/status': {
+    status: 200,
+    prepare: async ({ platform }) => each(() => platform.client.get('/payments/status')),
+  },
   'POST /rewards': {
     status: 201,
     prepare: async ({ platform }) => {
       const [customer] = await customers(platform, 1);
-      return each(() => platform.client.post('/rewards', { underlying: 'BTC', quoted_currency: 'USD', quantity: varied('0.0001', 8), participant_code: customer }));
+      return each(() =>
+        platform.client.post('/rewards', {
+          underlying: 'BTC',
+          quoted_currency: 'USD',
+          quantity: varied('0.0001', 8),
+          participant_code: customer,
+        }),
+      );
     },
   },
-  'POST /awards/fund': { status: 201, prepare: async ({ platform }) => each(() => platform.client.post('/awards/fund', { underlying: 'BTC', quoted_currency: 'USD', quantity: varied('0.0001', 8) })) },
+  'POST /awards/fund': {
+    status: 201,
+    prepare: async ({ platform }) =>
+      each(() =>
+        platform.client.post('/awards/fund', {
+          underlying: 'BTC',
+          quoted_currency: 'USD',
+          quantity: varied('0.0001', 8),
+        }),
+      ),
+  },
   'POST /awards/distribute': {
     status: 201,
     prepare: async ({ platform }) => {
       // Ten recipients a request, from a pool bought up front for every request this scenario sends.
       const recipients = await customers(platform, 10);
-      const funded = await platform.client.post('/awards/fund', { underlying: 'BTC', quoted_currency: 'USD', quantity: '0.5' });
+      const funded = await platform.client.post('/awards/fund', {
+        underlying: 'BTC',
+        quoted_currency: 'USD',
+        quantity: '0.5',
+      });
       expectStatus(funded, 201, 'POST /awards/fund');
-      return each(() => platform.client.post('/awards/distribute', { asset: 'BTC', quantity: varied('0.0001', 8), participant_codes: recipients }));
+      return each(() =>
+        platform.client.post('/awards/distribute', {
+          asset: 'BTC',
+          quantity: varied('0.0001', 8),
+          participant_codes: recipients,
+        }),
+      );
     },
   },
 };
@@ -144,11 +194,21 @@ export interface EndpointRow {
  * in for the one Step Functions StartExecution call it makes on AWS (the local runner's own bookkeeping in
  * DynamoDB is not part of the handler's cost, and running executions would add calls to other requests).
  */
-export async function measureEndpoints(context: EndpointContext, meter: DynamoMeter, samples: number, warmup = 5): Promise<EndpointRow[]> {
+export async function measureEndpoints(
+  context: EndpointContext,
+  meter: DynamoMeter,
+  samples: number,
+  warmup = 5,
+): Promise<EndpointRow[]> {
   await setReferencePrice(benchCtx(), 'BTC', 'USD', '50000');
   await setReferencePrice(benchCtx(), 'ETH', 'USD', '2500');
   await setNetworkFee(benchCtx(), 'ETH', '0.0001');
-  await deposit(benchCtx(), { reference: randomUUID(), participantCode: context.platform.participantCode, asset: 'USD', amount: '10000000' });
+  await deposit(benchCtx(), {
+    reference: randomUUID(),
+    participantCode: context.platform.participantCode,
+    asset: 'USD',
+    amount: '10000000',
+  });
   let executionsStarted = 0;
   const ctx = benchCtx();
   const workflow = ctx.workflow;
@@ -164,7 +224,15 @@ export async function measureEndpoints(context: EndpointContext, meter: DynamoMe
     for (const route of routes) {
       const key = `${route.method} ${route.path}`;
       const scenario = SCENARIOS[key];
-      const row: EndpointRow = { route: key, p50: null, p99: null, samples: 0, callsPerRequest: null, calls: '', note: '' };
+      const row: EndpointRow = {
+        route: key,
+        p50: null,
+        p99: null,
+        samples: 0,
+        callsPerRequest: null,
+        calls: '',
+        note: '',
+      };
       rows.push(row);
       if (!scenario) {
         row.note = 'no scenario in test/bench/endpoints.ts';
@@ -197,7 +265,9 @@ export async function measureEndpoints(context: EndpointContext, meter: DynamoMe
           calls: describeCalls(byCommand, samples),
           note: [
             ...(listed !== undefined ? [`list of ${listed}`] : []),
-            ...(executionsStarted > startedBefore ? [`+ StartExecution×${(executionsStarted - startedBefore) / samples} (Step Functions on AWS)`] : []),
+            ...(executionsStarted > startedBefore
+              ? [`+ StartExecution×${(executionsStarted - startedBefore) / samples} (Step Functions on AWS)`]
+              : []),
           ].join('; '),
         });
       } catch (error) {
@@ -211,7 +281,11 @@ export async function measureEndpoints(context: EndpointContext, meter: DynamoMe
 }
 
 /** GET /transfers on a platform with many transfers: the list is read whole to count its pages. */
-export async function measureListScaling(platform: BenchPlatform, meter: DynamoMeter, samples: number): Promise<EndpointRow> {
+export async function measureListScaling(
+  platform: BenchPlatform,
+  meter: DynamoMeter,
+  samples: number,
+): Promise<EndpointRow> {
   const latencies: number[] = [];
   const before = meter.snapshot();
   let listed = 0;

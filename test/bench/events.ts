@@ -38,7 +38,10 @@ const MISSING_AFTER_MS = 120_000;
 type Answered = ReceivedWebhook & { ok?: boolean };
 
 async function subscribe(platform: BenchPlatform, receiver: WebhookReceiver, eventTypes?: string[]): Promise<void> {
-  const created = await platform.client.post('/webhooks/endpoints', { url: receiver.url, ...(eventTypes && { event_types: eventTypes }) });
+  const created = await platform.client.post('/webhooks/endpoints', {
+    url: receiver.url,
+    ...(eventTypes && { event_types: eventTypes }),
+  });
   expectStatus(created, 200, 'POST /webhooks/endpoints');
 }
 
@@ -86,7 +89,10 @@ async function waitFor(what: string, done: () => boolean, timeoutMs: number): Pr
   }
 }
 
-export async function measureEvents(baseUrl: string, options: { transfers: number; lossTransfers: number }): Promise<EventsResult> {
+export async function measureEvents(
+  baseUrl: string,
+  options: { transfers: number; lossTransfers: number },
+): Promise<EventsResult> {
   const ctx = benchCtx();
   const receiver = await new WebhookReceiver().start();
   const failing = await new WebhookReceiver().start();
@@ -99,21 +105,34 @@ export async function measureEvents(baseUrl: string, options: { transfers: numbe
     try {
       await subscribe(latency, receiver, ['account_balance.changed']);
       await runTransfers(latency, options.transfers);
-      const transferEvents = () => receiver.received.map((entry) => ({ entry, event: JSON.parse(entry.body) })).filter(({ event }) => event.data?.movement?.type === 'transfer');
+      const transferEvents = () =>
+        receiver.received
+          .map((entry) => ({ entry, event: JSON.parse(entry.body) }))
+          .filter(({ event }) => event.data?.movement?.type === 'transfer');
       // Two accounts per transfer. One that has not arrived after the wait counts at the wait's length (a lower
       // bound): the stream pipeline alone delivers here; on AWS and under `npm start` the sweep would catch it
       // a minute or more later.
       const expectedDeliveries = 2 * options.transfers;
-      await waitFor('account_balance.changed of every transfer', () => transferEvents().length >= expectedDeliveries, MISSING_AFTER_MS).catch(() => undefined);
+      await waitFor(
+        'account_balance.changed of every transfer',
+        () => transferEvents().length >= expectedDeliveries,
+        MISSING_AFTER_MS,
+      ).catch(() => undefined);
       const arrived = transferEvents();
       missing = Math.max(0, expectedDeliveries - arrived.length);
-      samples = [...arrived.map(({ entry, event }) => entry.at - (event.created_at as number)), ...Array.from({ length: missing }, () => MISSING_AFTER_MS)];
+      samples = [
+        ...arrived.map(({ entry, event }) => entry.at - (event.created_at as number)),
+        ...Array.from({ length: missing }, () => MISSING_AFTER_MS),
+      ];
     } finally {
       await runtime.stop();
     }
 
     // Loss: a receiver failing 30 % of attempts, retries 1 s apart.
-    const shortRetries: AppContext = { ...ctx, config: { ...ctx.config, WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,1,1,1,1,1' } };
+    const shortRetries: AppContext = {
+      ...ctx,
+      config: { ...ctx.config, WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,1,1,1,1,1' },
+    };
     // Each request remembers the answer it got, so a 2xx can be told from a failure afterwards.
     failing.reply = (request) => {
       const ok = Math.random() >= 0.3;

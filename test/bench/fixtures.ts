@@ -91,9 +91,17 @@ export function tradeBody(platformCode: string, buyer: string, seller: string): 
  * A buyer holding USD and a seller holding BTC, each enough for `trades` of the trades `tradeBody` makes
  * (0.10 USD against 0.001 BTC), so every such trade can settle at its first attempt.
  */
-export async function fundedTradePair(platform: BenchPlatform, trades: number): Promise<{ buyer: string; seller: string }> {
+export async function fundedTradePair(
+  platform: BenchPlatform,
+  trades: number,
+): Promise<{ buyer: string; seller: string }> {
   const [buyer, seller] = [await newCustomer(platform), await newCustomer(platform)];
   await deposit(benchCtx(), { reference: randomUUID(), participantCode: buyer, asset: 'USD', amount: String(trades) });
-  await deposit(benchCtx(), { reference: randomUUID(), participantCode: seller, asset: 'BTC', amount: String(trades * 0.001 + 1) });
+  await deposit(benchCtx(), {
+    reference: randomUUID(),
+    participantCode: seller,
+    asset: 'BTC',
+    amount: String(trades * 0.001 + 1),
+  });
   return { buyer, seller };
 }

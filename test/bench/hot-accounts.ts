@@ -23,7 +23,13 @@ interface PhaseResult {
 }
 
 /** `callers` concurrent loops of `request` for `durationMs`; 503s counted apart, anything else but `ok` fails the run. */
-async function phase(callers: number, durationMs: number, ok: number, what: string, request: (caller: number) => Promise<BenchResponse>): Promise<PhaseResult> {
+async function phase(
+  callers: number,
+  durationMs: number,
+  ok: number,
+  what: string,
+  request: (caller: number) => Promise<BenchResponse>,
+): Promise<PhaseResult> {
   const result: PhaseResult = { booked: 0, unavailable: 0, ms: 0, latencies: [] };
   const started = performance.now();
   const until = started + durationMs;
@@ -44,7 +50,8 @@ async function phase(callers: number, durationMs: number, ok: number, what: stri
   return result;
 }
 
-const perSecond = (phases: readonly PhaseResult[]) => (phases.reduce((sum, p) => sum + p.booked, 0) / phases.reduce((sum, p) => sum + p.ms, 0)) * 1000;
+const perSecond = (phases: readonly PhaseResult[]) =>
+  (phases.reduce((sum, p) => sum + p.booked, 0) / phases.reduce((sum, p) => sum + p.ms, 0)) * 1000;
 
 export interface HotLine {
   label: string;
@@ -64,7 +71,14 @@ export interface HotAccountsResult {
 
 function line(label: string, callers: number, phases: readonly PhaseResult[]): HotLine {
   const latencies = phases.flatMap((p) => p.latencies);
-  return { label, callers, perSecond: perSecond(phases), p50: percentile(latencies, 50), p99: percentile(latencies, 99), unavailable: phases.reduce((sum, p) => sum + p.unavailable, 0) };
+  return {
+    label,
+    callers,
+    perSecond: perSecond(phases),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    unavailable: phases.reduce((sum, p) => sum + p.unavailable, 0),
+  };
 }
 
 async function fundedSource(platform: BenchPlatform): Promise<string> {
@@ -73,13 +87,21 @@ async function fundedSource(platform: BenchPlatform): Promise<string> {
   return source;
 }
 
-export async function measureHotAccounts(baseUrl: string, options: { callers: number; rounds: number; phaseMs: number }): Promise<HotAccountsResult> {
+export async function measureHotAccounts(
+  baseUrl: string,
+  options: { callers: number; rounds: number; phaseMs: number },
+): Promise<HotAccountsResult> {
   const platform = await newBenchPlatform(baseUrl, 'bench hot accounts');
   const { callers, rounds, phaseMs } = options;
   const own = await makeLanes(platform, callers);
   const source = await fundedSource(platform);
-  const hotLanes = (count: number) => Array.from({ length: count }, (_, i): Lane => ({ from: source, to: platform.participantCode, toLabel: `hot-${i}` }));
-  const transfer = (lanes: readonly Lane[]) => (caller: number) => platform.client.post('/transfers', transferBody(lanes[caller]!));
+  const hotLanes = (count: number) =>
+    Array.from(
+      { length: count },
+      (_, i): Lane => ({ from: source, to: platform.participantCode, toLabel: `hot-${i}` }),
+    );
+  const transfer = (lanes: readonly Lane[]) => (caller: number) =>
+    platform.client.post('/transfers', transferBody(lanes[caller]!));
 
   // Warm both paths (the hot account's queue included), then alternate which goes first in each round.
   await phase(callers, 1000, 201, 'POST /transfers (own accounts)', transfer(own));
@@ -89,23 +111,49 @@ export async function measureHotAccounts(baseUrl: string, options: { callers: nu
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? (['own', 'hot'] as const) : (['hot', 'own'] as const);
     for (const kind of order) {
-      if (kind === 'own') ownPhases.push(await phase(callers, phaseMs, 201, 'POST /transfers (own accounts)', transfer(own)));
-      else hotPhases.push(await phase(callers, phaseMs, 201, 'POST /transfers (one account)', transfer(hotLanes(callers))));
+      if (kind === 'own')
+        ownPhases.push(await phase(callers, phaseMs, 201, 'POST /transfers (own accounts)', transfer(own)));
+      else
+        hotPhases.push(
+          await phase(callers, phaseMs, 201, 'POST /transfers (one account)', transfer(hotLanes(callers))),
+        );
     }
   }
   const wide = 64;
-  const hot64 = await phase(wide, phaseMs, 201, `POST /transfers (${wide} callers, one account)`, transfer(hotLanes(wide)));
+  const hot64 = await phase(
+    wide,
+    phaseMs,
+    201,
+    `POST /transfers (${wide} callers, one account)`,
+    transfer(hotLanes(wide)),
+  );
 
   // POST /rewards: every reward debits the platform's own USD account.
   await setReferencePrice(benchCtx(), 'BTC', 'USD', '50000');
-  await deposit(benchCtx(), { reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '1000000000' });
+  await deposit(benchCtx(), {
+    reference: randomUUID(),
+    participantCode: platform.participantCode,
+    asset: 'USD',
+    amount: '1000000000',
+  });
   const rewarded = await newCustomer(platform);
   const rewards = await phase(callers, phaseMs, 201, 'POST /rewards (one platform)', () =>
-    platform.client.post('/rewards', { underlying: 'BTC', quoted_currency: 'USD', quantity: varied('0.00001', 8), participant_code: rewarded }),
+    platform.client.post('/rewards', {
+      underlying: 'BTC',
+      quoted_currency: 'USD',
+      quantity: varied('0.00001', 8),
+      participant_code: rewarded,
+    }),
   );
 
   // ACH-funded purchases: every one debits the platform's ach_clearing account (the quote is untimed).
-  await deposit(benchCtx(), { reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '1000000000', accountLabel: 'ach_clearing' });
+  await deposit(benchCtx(), {
+    reference: randomUUID(),
+    participantCode: platform.participantCode,
+    asset: 'USD',
+    amount: '1000000000',
+    accountLabel: 'ach_clearing',
+  });
   const ach = await phase(callers, phaseMs, 200, 'POST /liquidity/execute (ACH, one platform)', async () => {
     const quote = await platform.client.get('/liquidity/rfq?side=buy&underlying=BTC&quoted_currency=USD&total=10');
     expectStatus(quote, 200, 'GET /liquidity/rfq');

@@ -20,7 +20,12 @@ const dynamo = await startDynamoLocal({ port: await freePort() });
 try {
   const tables = { main: 'bench-ledger-main', ttl: 'bench-ledger-ttl' };
   await ensureTables(dynamo.endpoint, tables);
-  const ctx = createContext(localConfig(dynamo.endpoint, tables, Buffer.alloc(32, 7).toString('base64'), { LOG_LEVEL: 'error', AWS_REQUEST_TIMEOUT_MS: '60000' }));
+  const ctx = createContext(
+    localConfig(dynamo.endpoint, tables, Buffer.alloc(32, 7).toString('base64'), {
+      LOG_LEVEL: 'error',
+      AWS_REQUEST_TIMEOUT_MS: '60000',
+    }),
+  );
   const now = Date.now();
   const items: Record<string, unknown>[] = [];
   const boundary = { participant_code: 'SYS0EX', account_group: 'external', account_label: 'general', asset: 'USD' };
@@ -30,8 +35,11 @@ try {
       const batch = items.splice(0, 25 * 16);
       await Promise.all(
         Array.from({ length: Math.ceil(batch.length / 25) }, async (_, i) => {
-          let request: Record<string, any> | undefined = { [tables.main]: batch.slice(i * 25, i * 25 + 25).map((Item) => ({ PutRequest: { Item } })) };
-          while (request && Object.keys(request).length > 0) request = (await ctx.db.send(new BatchWriteCommand({ RequestItems: request }))).UnprocessedItems;
+          let request: Record<string, any> | undefined = {
+            [tables.main]: batch.slice(i * 25, i * 25 + 25).map((Item) => ({ PutRequest: { Item } })),
+          };
+          while (request && Object.keys(request).length > 0)
+            request = (await ctx.db.send(new BatchWriteCommand({ RequestItems: request }))).UnprocessedItems;
         }),
       );
       seeded += batch.length;
@@ -60,22 +68,63 @@ try {
           { ...account, platform_code: PLATFORM, amount },
         ],
       });
-      items.push({ ...keys.movementAccountEntry(movementId, accountId), type: 'movement_account_entry', movement_id: movementId, account_id: accountId, platform_code: PLATFORM, change: amount, created_at: createdAt });
+      items.push({
+        ...keys.movementAccountEntry(movementId, accountId),
+        type: 'movement_account_entry',
+        movement_id: movementId,
+        account_id: accountId,
+        platform_code: PLATFORM,
+        change: amount,
+        created_at: createdAt,
+      });
       const eventId = `evt_${a}_${m}`;
       items.push({
         ...keys.event(eventId),
         type: 'event',
         platform_code: PLATFORM,
         resource_id: accountId,
-        body: JSON.stringify({ id: eventId, type: 'account_balance.changed', created_at: createdAt, platform_code: PLATFORM, resource: { type: 'account', id: accountId }, sequence: m, data: { account_id: accountId, balance: String(balance), movement: { movement_id: movementId, change: String(amount) } } }),
+        body: JSON.stringify({
+          id: eventId,
+          type: 'account_balance.changed',
+          created_at: createdAt,
+          platform_code: PLATFORM,
+          resource: { type: 'account', id: accountId },
+          sequence: m,
+          data: {
+            account_id: accountId,
+            balance: String(balance),
+            movement: { movement_id: movementId, change: String(amount) },
+          },
+        }),
       });
     }
-    items.push({ ...keys.account(account), type: 'account', ...account, account_id: accountId, platform_code: PLATFORM, balance, version: MOVEMENTS_PER_ACCOUNT, movement_count: MOVEMENTS_PER_ACCOUNT, last_update: now - 120_000 });
+    items.push({
+      ...keys.account(account),
+      type: 'account',
+      ...account,
+      account_id: accountId,
+      platform_code: PLATFORM,
+      balance,
+      version: MOVEMENTS_PER_ACCOUNT,
+      movement_count: MOVEMENTS_PER_ACCOUNT,
+      last_update: now - 120_000,
+    });
     await flush();
   }
-  items.push({ ...keys.account(boundary), type: 'account', ...boundary, account_id: accountIdOf(boundary), balance: -ACCOUNTS * 60, last_update: now - 120_000 });
+  items.push({
+    ...keys.account(boundary),
+    type: 'account',
+    ...boundary,
+    account_id: accountIdOf(boundary),
+    balance: -ACCOUNTS * 60,
+    last_update: now - 120_000,
+  });
   items.push({ ...keys.counterShard(PLATFORM, 'accounts', 'all', 0), type: 'counter', n: ACCOUNTS });
-  items.push({ ...keys.counterShard(PLATFORM, 'movements', 'all', 0), type: 'counter', n: ACCOUNTS * MOVEMENTS_PER_ACCOUNT });
+  items.push({
+    ...keys.counterShard(PLATFORM, 'movements', 'all', 0),
+    type: 'counter',
+    n: ACCOUNTS * MOVEMENTS_PER_ACCOUNT,
+  });
   await flush(true);
   console.error(`seeded ${seeded} items in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
 
@@ -85,7 +134,15 @@ try {
   const heapMb = process.memoryUsage().heapUsed / 2 ** 20;
   console.log(
     JSON.stringify(
-      { items: report.summary.items_scanned, clean: report.clean, discrepancies: report.summary.discrepancies, segments: SEGMENTS, elapsed_s: elapsedMs / 1000, seconds_per_million_items: (elapsedMs / 1000) * (1e6 / report.summary.items_scanned), heap_mb_after: Math.round(heapMb) },
+      {
+        items: report.summary.items_scanned,
+        clean: report.clean,
+        discrepancies: report.summary.discrepancies,
+        segments: SEGMENTS,
+        elapsed_s: elapsedMs / 1000,
+        seconds_per_million_items: (elapsedMs / 1000) * (1e6 / report.summary.items_scanned),
+        heap_mb_after: Math.round(heapMb),
+      },
       null,
       2,
     ),

@@ -1,7 +1,16 @@
 import { deposit } from '../../lib/ledger/deposit.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { expectStatus, newBenchPlatform, type BenchPlatform } from './client.js';
-import { LISTS, PAGE, sampleInChild, startListingProcess, type List, type SampleOrders, type SampleReport, type WalkReport } from './client-process.js';
+import {
+  LISTS,
+  PAGE,
+  sampleInChild,
+  startListingProcess,
+  type List,
+  type SampleOrders,
+  type SampleReport,
+  type WalkReport,
+} from './client-process.js';
 import { seedPlatform } from './seed.js';
 import { benchCtx, type DynamoMeter } from './stack.js';
 import type { Settling } from './jvm-warmup.js';
@@ -34,7 +43,12 @@ export interface ListScaling {
   readUnitsRatioMax: number;
 }
 
-async function measurePage(platform: BenchPlatform, meter: DynamoMeter, list: List, samples: number): Promise<{ p50: number; readUnits: number; count: number | null }> {
+async function measurePage(
+  platform: BenchPlatform,
+  meter: DynamoMeter,
+  list: List,
+  samples: number,
+): Promise<{ p50: number; readUnits: number; count: number | null }> {
   const latencies: number[] = [];
   let count: number | null = null;
   // A few requests first: the first calls of a handler pay for compiling its code, at whichever size is first.
@@ -59,7 +73,13 @@ async function measurePage(platform: BenchPlatform, meter: DynamoMeter, list: Li
  * Seeds a small and a large platform with `small` and `large` records in each list and measures page 1 of
  * every list at both sizes, interleaved.
  */
-export async function measureListPages(baseUrl: string, meter: DynamoMeter, sizes: { small: number; large: number }, samples: number, progress: (line: string) => void): Promise<ListScaling> {
+export async function measureListPages(
+  baseUrl: string,
+  meter: DynamoMeter,
+  sizes: { small: number; large: number },
+  samples: number,
+  progress: (line: string) => void,
+): Promise<ListScaling> {
   const rows: ListScaleRow[] = [];
   const seedSeconds: Record<number, number> = {};
   const platforms: Record<number, BenchPlatform> = {};
@@ -69,12 +89,22 @@ export async function measureListPages(baseUrl: string, meter: DynamoMeter, size
     const platform = await newBenchPlatform(baseUrl, `bench lists ${records}`);
     platforms[records] = platform;
     const started = Date.now();
-    await seedPlatform({ ctx: benchCtx(), platformCode: platform.platformCode, participantCode: platform.participantCode, reporterPlatformCode: reporter.platform_code }, records, progress);
+    await seedPlatform(
+      {
+        ctx: benchCtx(),
+        platformCode: platform.platformCode,
+        participantCode: platform.participantCode,
+        reporterPlatformCode: reporter.platform_code,
+      },
+      records,
+      progress,
+    );
     seedSeconds[records] = (Date.now() - started) / 1000;
   }
   // Interleaved, so machine noise hits both sizes alike.
   for (const list of LISTS) {
-    for (const records of [sizes.small, sizes.large]) rows.push({ list, records, ...(await measurePage(platforms[records]!, meter, list, samples)) });
+    for (const records of [sizes.small, sizes.large])
+      rows.push({ list, records, ...(await measurePage(platforms[records]!, meter, list, samples)) });
   }
   const ratio = (pick: (row: ListScaleRow) => number) =>
     Math.max(
@@ -84,7 +114,13 @@ export async function measureListPages(baseUrl: string, meter: DynamoMeter, size
         return pick(large) / pick(small);
       }),
     );
-  return { rows, seedSeconds, large: platforms[sizes.large]!, pageRatioMax: ratio((row) => row.p50), readUnitsRatioMax: ratio((row) => row.readUnits) };
+  return {
+    rows,
+    seedSeconds,
+    large: platforms[sizes.large]!,
+    pageRatioMax: ratio((row) => row.p50),
+    readUnitsRatioMax: ratio((row) => row.readUnits),
+  };
 }
 
 export interface Isolation {
@@ -127,7 +163,13 @@ async function sampleWithCpu(orders: SampleOrders): Promise<{ report: SampleRepo
   });
   const wallMs = performance.now() - started;
   const dynamoNow = processCpuMs(orders.dynamoPid);
-  return { report, cpu: { dynamoCores: dynamo === null || dynamoNow === null ? null : (dynamoNow - dynamo) / wallMs, serverCores: (ownCpuMs() - own) / wallMs } };
+  return {
+    report,
+    cpu: {
+      dynamoCores: dynamo === null || dynamoNow === null ? null : (dynamoNow - dynamo) / wallMs,
+      serverCores: (ownCpuMs() - own) / wallMs,
+    },
+  };
 }
 
 /**
@@ -149,10 +191,22 @@ export async function measureIsolation(
   const other = await newBenchPlatform(baseUrl, 'bench isolation');
   // A small platform: its own participant with a few accounts.
   for (let i = 0; i < 20; i++) {
-    await deposit(benchCtx(), { reference: randomUUID(), participantCode: other.participantCode, asset: 'USD', amount: '10', accountLabel: `iso${i}` });
+    await deposit(benchCtx(), {
+      reference: randomUUID(),
+      participantCode: other.participantCode,
+      asset: 'USD',
+      amount: '10',
+      accountLabel: `iso${i}`,
+    });
   }
   // The measured platform is a client process of its own too, warmed up before each phase (client-process.ts).
-  const sampling = { baseUrl, credentials: other.client.credentials, path: '/accounts?page_size=100', samples, dynamoPid };
+  const sampling = {
+    baseUrl,
+    credentials: other.client.credentials,
+    path: '/accounts?page_size=100',
+    samples,
+    dynamoPid,
+  };
   const { report: idle, cpu: idleCpu } = await sampleWithCpu(sampling);
   if (idle.failures) throw new Error(`GET /accounts (other platform, idle): ${idle.firstFailure}`);
 
@@ -183,13 +237,21 @@ export async function measureIsolation(
     listing: pages,
     firstListingFailure: walked.firstFailure,
     listPerSecond: pages.reduce((sum, entry) => sum + entry.pages, 0) / walked.seconds,
-    cpu: { idle: idleCpu, loaded: loadedCpu, listingClientCores: walked.cpuMs / 1000 / walked.seconds, measuredClientCores: loaded.cpuMs / 1000 / loaded.seconds },
+    cpu: {
+      idle: idleCpu,
+      loaded: loadedCpu,
+      listingClientCores: walked.cpuMs / 1000 / walked.seconds,
+      measuredClientCores: loaded.cpuMs / 1000 / loaded.seconds,
+    },
     warmUp: { idle: idle.warmUp, loaded: loaded.warmUp },
   };
 }
 
 /** `rounds` runs of `measure`, and the run whose ratio is their median (issue 27: one run can't decide the goal). */
-export async function medianOfRounds(rounds: number, measure: (round: number) => Promise<Isolation>): Promise<{ runs: Isolation[]; median: Isolation }> {
+export async function medianOfRounds(
+  rounds: number,
+  measure: (round: number) => Promise<Isolation>,
+): Promise<{ runs: Isolation[]; median: Isolation }> {
   const runs: Isolation[] = [];
   for (let round = 0; round < rounds; round++) runs.push(await measure(round));
   const sorted = [...runs].sort((a, b) => a.ratio - b.ratio);
@@ -201,8 +263,28 @@ export async function medianOfRounds(rounds: number, measure: (round: number) =>
  * /accounts on `connections` connections far past the limit ops set for it (`platform limits`): its
  * requests over the limit are answered 429 (counted as the listing's failures) without reaching a use case.
  */
-export async function measureFloodIsolation(baseUrl: string, connections: number, samples: number, dynamoPid: number | undefined, limit: RateLimit): Promise<Isolation & { limit: RateLimit }> {
+export async function measureFloodIsolation(
+  baseUrl: string,
+  connections: number,
+  samples: number,
+  dynamoPid: number | undefined,
+  limit: RateLimit,
+): Promise<Isolation & { limit: RateLimit }> {
   const flooder = await newBenchPlatform(baseUrl, 'bench flood');
-  await runAdmin(['platform', 'limits', '--platform', flooder.platformCode, '--rps', String(limit.rps), '--burst', String(limit.burst), '--reason', 'bench: a platform flooding past its limit'], { ctx: benchCtx() });
+  await runAdmin(
+    [
+      'platform',
+      'limits',
+      '--platform',
+      flooder.platformCode,
+      '--rps',
+      String(limit.rps),
+      '--burst',
+      String(limit.burst),
+      '--reason',
+      'bench: a platform flooding past its limit',
+    ],
+    { ctx: benchCtx() },
+  );
   return { ...(await measureIsolation(baseUrl, flooder, connections, samples, dynamoPid, ['/accounts'])), limit };
 }

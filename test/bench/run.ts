@@ -10,7 +10,16 @@ process.env.LOG_LEVEL ??= 'warn';
 
 import { cpus, loadavg } from 'node:os';
 import { measureAwards, type AwardsResult } from './awards.js';
-import { bundleWorkspace, IMPORT_ROUNDS, IMPORT_RUNS, type ImportRound, measureBundles, ROOT, type BundleReport, type BundleResult } from './bundles.js';
+import {
+  bundleWorkspace,
+  IMPORT_ROUNDS,
+  IMPORT_RUNS,
+  type ImportRound,
+  measureBundles,
+  ROOT,
+  type BundleReport,
+  type BundleResult,
+} from './bundles.js';
 import { newBenchPlatform } from './client.js';
 import { measureEndpoints, measureListScaling, type EndpointRow } from './endpoints.js';
 import { measureSettlement, type SettlementResult } from './settlement.js';
@@ -27,7 +36,14 @@ import {
 } from './transfers.js';
 import { measureHotAccounts, type HotAccountsResult } from './hot-accounts.js';
 import { LISTS } from './client-process.js';
-import { measureFloodIsolation, measureIsolation, measureListPages, medianOfRounds, type Isolation, type ListScaling } from './lists.js';
+import {
+  measureFloodIsolation,
+  measureIsolation,
+  measureListPages,
+  medianOfRounds,
+  type Isolation,
+  type ListScaling,
+} from './lists.js';
 import { measureEvents, type EventsResult } from './events.js';
 
 /**
@@ -136,14 +152,24 @@ async function main(): Promise<void> {
   const failures: string[] = [];
   const lines: string[] = [];
   const print = (text: string) => lines.push(text);
-  print(`npm run bench: ${new Date().toISOString()}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, load average ${loadavg().map((value) => value.toFixed(2)).join(' ')} at start`);
+  print(
+    `npm run bench: ${new Date().toISOString()}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, load average ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')} at start`,
+  );
 
   // Bundles first, while nothing else of the benchmark is running: import times are absolute.
   const workspace = bundleWorkspace(ROOT);
   let bundles: (BundleReport & { rounds: ImportRound[] }) | undefined;
   try {
-    if (ONLY === undefined || ONLY === 'bundles') bundles = await attempt(`bundles (esbuild with infra/bundling.ts, ${IMPORT_ROUNDS} rounds of ${IMPORT_RUNS} imports each)`, failures, () =>
-        measureBundles(ROOT, workspace, COMPARISON_HANDLER, (entry, index) => progress(`  import round ${index + 1}: ${describeImportRound(entry)}`)),
+    if (ONLY === undefined || ONLY === 'bundles')
+      bundles = await attempt(
+        `bundles (esbuild with infra/bundling.ts, ${IMPORT_ROUNDS} rounds of ${IMPORT_RUNS} imports each)`,
+        failures,
+        () =>
+          measureBundles(ROOT, workspace, COMPARISON_HANDLER, (entry, index) =>
+            progress(`  import round ${index + 1}: ${describeImportRound(entry)}`),
+          ),
       );
   } finally {
     workspace.dispose();
@@ -165,28 +191,46 @@ async function main(): Promise<void> {
   let events: EventsResult | undefined;
 
   // Without DynamoDB Local (no Java, say) the remaining metrics are null, and the run still ends in JSON.
-  const stack = ONLY === 'bundles' ? undefined : await attempt('local stack (DynamoDB Local in memory, HTTP server)', failures, () => startBenchStack());
+  const stack =
+    ONLY === 'bundles'
+      ? undefined
+      : await attempt('local stack (DynamoDB Local in memory, HTTP server)', failures, () => startBenchStack());
   if (stack) {
     try {
       progress(`local stack: DynamoDB Local ${stack.dynamoEndpoint}, HTTP ${stack.baseUrl}`);
       const otherScenarios = async () => {
-        const setup = await attempt(`bench platform with ${SETTINGS.concurrency} funded customers`, failures, async () => {
-          const platform = await newBenchPlatform(stack.baseUrl);
-          return { platform, lanes: await makeLanes(platform, SETTINGS.concurrency) };
-        });
+        const setup = await attempt(
+          `bench platform with ${SETTINGS.concurrency} funded customers`,
+          failures,
+          async () => {
+            const platform = await newBenchPlatform(stack.baseUrl);
+            return { platform, lanes: await makeLanes(platform, SETTINGS.concurrency) };
+          },
+        );
         if (setup) {
           const { platform, lanes } = setup;
           const lane = lanes[0]!;
-          endpoints = await attempt('endpoints, one request at a time', failures, () => measureEndpoints({ platform, lane }, stack.meter, SETTINGS.endpointSamples));
-          overhead = await attempt('POST /transfers: HTTP vs direct DynamoDB calls, interleaved', failures, () => measureOverhead(platform, lane, SETTINGS.overheadPairs));
-          capacity = await attempt('POST /transfers: write capacity', failures, () => measureCapacity(platform, lane, stack.meter, SETTINGS.capacityTransfers));
+          endpoints = await attempt('endpoints, one request at a time', failures, () =>
+            measureEndpoints({ platform, lane }, stack.meter, SETTINGS.endpointSamples),
+          );
+          overhead = await attempt('POST /transfers: HTTP vs direct DynamoDB calls, interleaved', failures, () =>
+            measureOverhead(platform, lane, SETTINGS.overheadPairs),
+          );
+          capacity = await attempt('POST /transfers: write capacity', failures, () =>
+            measureCapacity(platform, lane, stack.meter, SETTINGS.capacityTransfers),
+          );
           throughput = await attempt(`POST /transfers: throughput with ${SETTINGS.concurrency} callers`, failures, () =>
             measureThroughput(platform, lanes, SETTINGS.throughputRounds, SETTINGS.throughputPhaseMs),
           );
-          listScaling = await attempt('GET /transfers after the throughput run', failures, () => measureListScaling(platform, stack.meter, 10));
+          listScaling = await attempt('GET /transfers after the throughput run', failures, () =>
+            measureListScaling(platform, stack.meter, 10),
+          );
         }
-        awards = await attempt(`POST /awards/distribute to ${SETTINGS.awardRecipients} recipients`, failures, async () =>
-          measureAwards(await newBenchPlatform(stack.baseUrl, 'bench awards'), stack.meter, SETTINGS.awardRecipients),
+        awards = await attempt(
+          `POST /awards/distribute to ${SETTINGS.awardRecipients} recipients`,
+          failures,
+          async () =>
+            measureAwards(await newBenchPlatform(stack.baseUrl, 'bench awards'), stack.meter, SETTINGS.awardRecipients),
         );
         settlement = await attempt(`settlement of ${SETTINGS.settleTrades} funded trades`, failures, async () =>
           measureSettlement(await newBenchPlatform(stack.baseUrl, 'bench settlement'), {
@@ -199,38 +243,85 @@ async function main(): Promise<void> {
       };
       if (ONLY === undefined || ONLY === 'core') await otherScenarios();
       if (ONLY === undefined || ONLY === 'core' || ONLY === 'hot') {
-        hotAccounts = await attempt(`hot accounts: ${SETTINGS.concurrency} callers on one account vs on their own, interleaved; 64 callers; rewards; ACH`, failures, () =>
-          measureHotAccounts(stack.baseUrl, { callers: SETTINGS.concurrency, rounds: SETTINGS.throughputRounds, phaseMs: SETTINGS.throughputPhaseMs }),
+        hotAccounts = await attempt(
+          `hot accounts: ${SETTINGS.concurrency} callers on one account vs on their own, interleaved; 64 callers; rewards; ACH`,
+          failures,
+          () =>
+            measureHotAccounts(stack.baseUrl, {
+              callers: SETTINGS.concurrency,
+              rounds: SETTINGS.throughputRounds,
+              phaseMs: SETTINGS.throughputPhaseMs,
+            }),
         );
       }
       if (ONLY === undefined || ONLY === 'events') {
         events = await attempt(
           `events: ${SETTINGS.eventTransfers} transfers' account_balance.changed to a receiver; ${SETTINGS.eventLossTransfers} transfers' events to one failing 30 %`,
           failures,
-          () => measureEvents(stack.baseUrl, { transfers: SETTINGS.eventTransfers, lossTransfers: SETTINGS.eventLossTransfers }),
+          () =>
+            measureEvents(stack.baseUrl, {
+              transfers: SETTINGS.eventTransfers,
+              lossTransfers: SETTINGS.eventLossTransfers,
+            }),
         );
       }
       // Last: the large platform's seeding fills the table and loads the machine for minutes.
-      if (ONLY === undefined || ONLY === 'lists') listPages = await attempt(`lists: page 1 at ${SETTINGS.listRecordsSmall} and ${SETTINGS.listRecordsLarge} records per list`, failures, () =>
-        measureListPages(stack.baseUrl, stack.meter, { small: SETTINGS.listRecordsSmall, large: SETTINGS.listRecordsLarge }, SETTINGS.listSamples, progress),
-      );
+      if (ONLY === undefined || ONLY === 'lists')
+        listPages = await attempt(
+          `lists: page 1 at ${SETTINGS.listRecordsSmall} and ${SETTINGS.listRecordsLarge} records per list`,
+          failures,
+          () =>
+            measureListPages(
+              stack.baseUrl,
+              stack.meter,
+              { small: SETTINGS.listRecordsSmall, large: SETTINGS.listRecordsLarge },
+              SETTINGS.listSamples,
+              progress,
+            ),
+        );
       const seeded = listPages?.large;
       if (seeded) {
         const rounds = await attempt(
           `isolation, ${SETTINGS.isolationRounds} rounds: another platform's GET /accounts while the ${SETTINGS.listRecordsLarge}-record platform lists on ${SETTINGS.isolationConnections} connections`,
           failures,
-          () => medianOfRounds(SETTINGS.isolationRounds, () => measureIsolation(stack.baseUrl, seeded, SETTINGS.isolationConnections, SETTINGS.isolationSamples, stack.dynamoPid)),
+          () =>
+            medianOfRounds(SETTINGS.isolationRounds, () =>
+              measureIsolation(
+                stack.baseUrl,
+                seeded,
+                SETTINGS.isolationConnections,
+                SETTINGS.isolationSamples,
+                stack.dynamoPid,
+              ),
+            ),
         );
         isolation = rounds?.median;
         isolationRuns = rounds?.runs ?? [];
         // The same without GET /movements, how much of the above it is (its count once read up to 10,000 records a page; a counter replaced that).
-        isolationNoMovements = await attempt('isolation again, the listing platform walking every list but /movements', failures, () =>
-          measureIsolation(stack.baseUrl, seeded, SETTINGS.isolationConnections, SETTINGS.isolationSamples, stack.dynamoPid, LISTS.filter((list) => list !== '/movements')),
+        isolationNoMovements = await attempt(
+          'isolation again, the listing platform walking every list but /movements',
+          failures,
+          () =>
+            measureIsolation(
+              stack.baseUrl,
+              seeded,
+              SETTINGS.isolationConnections,
+              SETTINGS.isolationSamples,
+              stack.dynamoPid,
+              LISTS.filter((list) => list !== '/movements'),
+            ),
         );
         flood = await attempt(
           `isolation under a flood: a quiet platform's GET /accounts while another floods GET /accounts on ${SETTINGS.isolationConnections} connections past its limit (${SETTINGS.floodLimit.rps}/s, burst ${SETTINGS.floodLimit.burst})`,
           failures,
-          () => measureFloodIsolation(stack.baseUrl, SETTINGS.isolationConnections, SETTINGS.isolationSamples, stack.dynamoPid, SETTINGS.floodLimit),
+          () =>
+            measureFloodIsolation(
+              stack.baseUrl,
+              SETTINGS.isolationConnections,
+              SETTINGS.isolationSamples,
+              stack.dynamoPid,
+              SETTINGS.floodLimit,
+            ),
         );
       }
     } finally {
@@ -257,7 +348,9 @@ async function main(): Promise<void> {
     flood_isolation_ratio: flood ? round(flood.ratio, 3) : null,
     // The slowest function's import over the document-client-only control, both from the same round-robin;
     // the median of the rounds' (the reported round is the median one).
-    import_ratio: bundles ? round(Math.max(...bundles.results.map((entry) => entry.importMsP50)) / bundles.control.importMsP50, 3) : null,
+    import_ratio: bundles
+      ? round(Math.max(...bundles.results.map((entry) => entry.importMsP50)) / bundles.control.importMsP50, 3)
+      : null,
     event_delivery_p50_ms: events ? round(events.p50Ms, 0) : null,
     event_delivery_p99_ms: events ? round(events.p99Ms, 0) : null,
     events_lost: events ? events.lost : null,
@@ -267,11 +360,21 @@ async function main(): Promise<void> {
       table(
         `Lists: page 1 (100 records), p50 over ${SETTINGS.listSamples} requests; read units per request from ReturnConsumedCapacity (DynamoDB Local)`,
         ['list', 'records', 'p50 ms', 'read units', 'count'],
-        listPages.rows.map((row) => [row.list, row.records, fmt(row.p50), fmt(row.readUnits, 2), row.count === null ? 'null' : row.count]),
+        listPages.rows.map((row) => [
+          row.list,
+          row.records,
+          fmt(row.p50),
+          fmt(row.readUnits, 2),
+          row.count === null ? 'null' : row.count,
+        ]),
       ),
     );
     print(
-      `Seeding (the store's item builders, BatchWriteItem 25 items a call, 8 calls in flight; six passes, accounts and movements in one): ${Object.entries(listPages.seedSeconds).map(([records, seconds]) => `${records} per list in ${fmt(seconds, 0)} s`).join('; ')}`,
+      `Seeding (the store's item builders, BatchWriteItem 25 items a call, 8 calls in flight; six passes, accounts and movements in one): ${Object.entries(
+        listPages.seedSeconds,
+      )
+        .map(([records, seconds]) => `${records} per list in ${fmt(seconds, 0)} s`)
+        .join('; ')}`,
     );
   }
   if (isolationRuns.length > 0) {
@@ -279,7 +382,12 @@ async function main(): Promise<void> {
       table(
         `Isolation rounds (every list): the phases below ran ${isolationRuns.length} times; isolation_ratio is the median round's, detailed next`,
         ['round', 'GET /accounts p50 idle', 'p50 while listing', 'ratio'],
-        isolationRuns.map((run, i) => [i + 1, `${fmt(run.idleP50)} ms`, `${fmt(run.loadedP50)} ms`, `${fmt(run.ratio, 2)}${run === isolation ? ' (median)' : ''}`]),
+        isolationRuns.map((run, i) => [
+          i + 1,
+          `${fmt(run.idleP50)} ms`,
+          `${fmt(run.loadedP50)} ms`,
+          `${fmt(run.ratio, 2)}${run === isolation ? ' (median)' : ''}`,
+        ]),
       ),
     );
   }
@@ -291,11 +399,20 @@ async function main(): Promise<void> {
         ['measure', 'value'],
         [
           ['quiet platform p50, idle', `${fmt(flood.idleP50)} ms`],
-          ['quiet platform p50, during the flood', `${fmt(flood.loadedP50)} ms (${flood.loadedFailures} of ${flood.samples} not 200)`],
+          [
+            'quiet platform p50, during the flood',
+            `${fmt(flood.loadedP50)} ms (${flood.loadedFailures} of ${flood.samples} not 200)`,
+          ],
           ['ratio (flood_isolation_ratio)', fmt(flood.ratio, 2)],
-          ['flooding platform', `${fmt(flood.listPerSecond)} requests/s, ${floodList?.failures ?? 0} of ${floodList?.pages ?? 0} refused (p50 ${fmt(floodList?.p50 ?? null)} ms)`],
+          [
+            'flooding platform',
+            `${fmt(flood.listPerSecond)} requests/s, ${floodList?.failures ?? 0} of ${floodList?.pages ?? 0} refused (p50 ${fmt(floodList?.p50 ?? null)} ms)`,
+          ],
           ['first refusal', flood.firstListingFailure ?? 'none'],
-          ['cores busy, flood', `DynamoDB Local ${fmt(flood.cpu.loaded.dynamoCores, 2)}, server ${fmt(flood.cpu.loaded.serverCores, 2)}, flooding client ${fmt(flood.cpu.listingClientCores, 2)}`],
+          [
+            'cores busy, flood',
+            `DynamoDB Local ${fmt(flood.cpu.loaded.dynamoCores, 2)}, server ${fmt(flood.cpu.loaded.serverCores, 2)}, flooding client ${fmt(flood.cpu.listingClientCores, 2)}`,
+          ],
         ],
       ),
     );
@@ -311,19 +428,28 @@ async function main(): Promise<void> {
         ['measure', 'value'],
         [
           ['GET /accounts p50, idle', `${fmt(run.idleP50)} ms`],
-          [`GET /accounts p50, ${run.connections} connections listing`, `${fmt(run.loadedP50)} ms (${run.loadedFailures} of ${run.samples} not 200)`],
+          [
+            `GET /accounts p50, ${run.connections} connections listing`,
+            `${fmt(run.loadedP50)} ms (${run.loadedFailures} of ${run.samples} not 200)`,
+          ],
           ['ratio', fmt(run.ratio, 2)],
           ['listing platform, all pages', `${fmt(run.listPerSecond)} pages/s`],
           [
             'warm-up (unmeasured, until the emulator JIT settled)',
             `idle ${fmt(run.warmUp.idle.seconds)} s${run.warmUp.idle.settled ? '' : ' (not settled)'}, listing ${fmt(run.warmUp.loaded.seconds)} s${run.warmUp.loaded.settled ? '' : ' (not settled)'}`,
           ],
-          ['cores busy, idle', `DynamoDB Local ${fmt(run.cpu.idle.dynamoCores, 2)}, server ${fmt(run.cpu.idle.serverCores, 2)}`],
+          [
+            'cores busy, idle',
+            `DynamoDB Local ${fmt(run.cpu.idle.dynamoCores, 2)}, server ${fmt(run.cpu.idle.serverCores, 2)}`,
+          ],
           [
             'cores busy, listing',
             `DynamoDB Local ${fmt(run.cpu.loaded.dynamoCores, 2)}, server ${fmt(run.cpu.loaded.serverCores, 2)}, listing client ${fmt(run.cpu.listingClientCores, 2)}, measured client ${fmt(run.cpu.measuredClientCores, 2)} (of ${cpus().length})`,
           ],
-          ...run.listing.map((entry) => [`  ${entry.list}`, `${entry.pages} pages, p50 ${fmt(entry.p50)} ms, ${entry.failures} not 200`]),
+          ...run.listing.map((entry) => [
+            `  ${entry.list}`,
+            `${entry.pages} pages, p50 ${fmt(entry.p50)} ms, ${entry.failures} not 200`,
+          ]),
           ...(run.firstListingFailure ? [['first listing failure', run.firstListingFailure]] : []),
         ],
       ),
@@ -336,7 +462,15 @@ async function main(): Promise<void> {
         `Function bundles (minified ESM, code split, infra/bundling.ts options; KB and import: what \`await import()\` loads, p50 over ${IMPORT_RUNS} fresh node processes, wall and CPU time; first request: import plus the Tracer, KMS and Step Functions chunks the bundle has, loaded by a deployed function's first request)`,
         ['function', 'KB', 'all KB', 'import ms p50', 'CPU ms p50', 'first request ms p50', 'largest parts (KB)'],
         [
-          ...[...bundles.results, bundles.control, bundles.libraries].map((entry) => [entry.handler, fmt(entry.kb), fmt(entry.totalKb), fmt(entry.importMsP50), fmt(entry.importCpuMsP50), fmt(entry.firstRequestMsP50), entry.heaviest]),
+          ...[...bundles.results, bundles.control, bundles.libraries].map((entry) => [
+            entry.handler,
+            fmt(entry.kb),
+            fmt(entry.totalKb),
+            fmt(entry.importMsP50),
+            fmt(entry.importCpuMsP50),
+            fmt(entry.firstRequestMsP50),
+            entry.heaviest,
+          ]),
           [
             `${bundles.sdkExternal.handler}, @aws-sdk/* external (for comparison)`,
             fmt(bundles.sdkExternal.kb),
@@ -355,28 +489,59 @@ async function main(): Promise<void> {
         `first-request ratio ${fmt(worst((entry) => entry.firstRequestMsP50) / bundles.control.firstRequestMsP50, 2)} (the same with the chunks a deployed function loads by its first request; not a goal, shows what splitting defers)`,
     );
   }
-  if (bundles) print(`Import rounds (the tables above are the median round's): ${bundles.rounds.map((entry, i) => `${i + 1}: ${describeImportRound(entry)}`).join('; ')}`);
+  if (bundles)
+    print(
+      `Import rounds (the tables above are the median round's): ${bundles.rounds.map((entry, i) => `${i + 1}: ${describeImportRound(entry)}`).join('; ')}`,
+    );
   if (endpoints) {
     const rows = [...endpoints, ...(listScaling ? [listScaling] : [])];
     print(
       table(
         'Endpoints under light load (one request at a time through the local HTTP server)',
         ['route', 'p50 ms', 'p99 ms', 'n', 'DynamoDB calls/request', 'calls', 'note'],
-        rows.map((row) => [row.route, fmt(row.p50), fmt(row.p99), row.samples, fmt(row.callsPerRequest, 2), row.calls, row.note]),
+        rows.map((row) => [
+          row.route,
+          fmt(row.p50),
+          fmt(row.p99),
+          row.samples,
+          fmt(row.callsPerRequest, 2),
+          row.calls,
+          row.note,
+        ]),
       ),
     );
   }
   const transferRows: (string | number)[][] = [];
   if (overhead) {
-    transferRows.push(['latency, 1 caller, HTTP', `p50 ${fmt(overhead.httpP50)} ms, p99 ${fmt(overhead.httpP99)} ms`, `${overhead.samples} pairs, interleaved`]);
-    transferRows.push(['latency, 1 caller, direct DynamoDB calls', `p50 ${fmt(overhead.directP50)} ms, p99 ${fmt(overhead.directP99)} ms`, 'GetItem key, PutItem replay, BatchGetItem participants, TransactWriteItems']);
+    transferRows.push([
+      'latency, 1 caller, HTTP',
+      `p50 ${fmt(overhead.httpP50)} ms, p99 ${fmt(overhead.httpP99)} ms`,
+      `${overhead.samples} pairs, interleaved`,
+    ]);
+    transferRows.push([
+      'latency, 1 caller, direct DynamoDB calls',
+      `p50 ${fmt(overhead.directP50)} ms, p99 ${fmt(overhead.directP99)} ms`,
+      'GetItem key, PutItem replay, BatchGetItem participants, TransactWriteItems',
+    ]);
   }
   if (throughput) {
-    transferRows.push([`throughput, ${throughput.concurrency} callers, HTTP`, `${fmt(throughput.httpPerSecond)} /s (p50 ${fmt(throughput.httpP50)} ms)`, `${SETTINGS.throughputRounds}×${SETTINGS.throughputPhaseMs / 1000} s phases`]);
-    transferRows.push([`throughput, ${throughput.concurrency} callers, direct`, `${fmt(throughput.directPerSecond)} /s (p50 ${fmt(throughput.directP50)} ms)`, 'alternating with the HTTP phases']);
+    transferRows.push([
+      `throughput, ${throughput.concurrency} callers, HTTP`,
+      `${fmt(throughput.httpPerSecond)} /s (p50 ${fmt(throughput.httpP50)} ms)`,
+      `${SETTINGS.throughputRounds}×${SETTINGS.throughputPhaseMs / 1000} s phases`,
+    ]);
+    transferRows.push([
+      `throughput, ${throughput.concurrency} callers, direct`,
+      `${fmt(throughput.directPerSecond)} /s (p50 ${fmt(throughput.directP50)} ms)`,
+      'alternating with the HTTP phases',
+    ]);
   }
   for (const entry of capacity ?? []) {
-    transferRows.push([`WCU, ${entry.label}`, `${fmt(entry.wcuPerTransfer, 2)} (Local reports ${fmt(entry.reportedWcuPerTransfer, 2)})`, `minimum ${entry.minimum}; writes ${entry.writes}`]);
+    transferRows.push([
+      `WCU, ${entry.label}`,
+      `${fmt(entry.wcuPerTransfer, 2)} (Local reports ${fmt(entry.reportedWcuPerTransfer, 2)})`,
+      `minimum ${entry.minimum}; writes ${entry.writes}`,
+    ]);
   }
   if (transferRows.length > 0) print(table('POST /transfers', ['measure', 'value', 'detail'], transferRows));
   if (hotAccounts) {
@@ -384,16 +549,38 @@ async function main(): Promise<void> {
       table(
         `Hot accounts (group commit): callers booking against one account; the first two rows alternate over ${SETTINGS.throughputRounds} rounds of ${SETTINGS.throughputPhaseMs / 1000} s, the others one phase each`,
         ['path', 'callers', 'booked /s', 'p50 ms', 'p99 ms', '503s'],
-        hotAccounts.lines.map((entry) => [entry.label, entry.callers, fmt(entry.perSecond), fmt(entry.p50), fmt(entry.p99), entry.unavailable]),
+        hotAccounts.lines.map((entry) => [
+          entry.label,
+          entry.callers,
+          fmt(entry.perSecond),
+          fmt(entry.p50),
+          fmt(entry.p99),
+          entry.unavailable,
+        ]),
       ),
     );
-    print(`Hot account ratio ${fmt(hotAccounts.ratio, 2)} (one account over own accounts, ${SETTINGS.concurrency} callers each)`);
+    print(
+      `Hot account ratio ${fmt(hotAccounts.ratio, 2)} (one account over own accounts, ${SETTINGS.concurrency} callers each)`,
+    );
   }
   const flows: (string | number)[][] = [];
-  if (awards) flows.push([`POST /awards/distribute, ${awards.recipients} recipients`, `${fmt(awards.seconds, 2)} s`, `${awards.callsPerRequest} DynamoDB calls: ${awards.calls}`]);
+  if (awards)
+    flows.push([
+      `POST /awards/distribute, ${awards.recipients} recipients`,
+      `${fmt(awards.seconds, 2)} s`,
+      `${awards.callsPerRequest} DynamoDB calls: ${awards.calls}`,
+    ]);
   if (settlement) {
-    flows.push([`${settlement.trades} funded trades, report to all settled`, `${fmt(settlement.settleSeconds, 2)} s`, `${settlement.settled}/${settlement.trades} settled; reporting took ${fmt(settlement.reportSeconds, 2)} s`]);
-    flows.push(['state transitions per settled trade', fmt(settlement.transitionsPerTrade, 2), settlement.notes.join('; ')]);
+    flows.push([
+      `${settlement.trades} funded trades, report to all settled`,
+      `${fmt(settlement.settleSeconds, 2)} s`,
+      `${settlement.settled}/${settlement.trades} settled; reporting took ${fmt(settlement.reportSeconds, 2)} s`,
+    ]);
+    flows.push([
+      'state transitions per settled trade',
+      fmt(settlement.transitionsPerTrade, 2),
+      settlement.notes.join('; '),
+    ]);
   }
   if (flows.length > 0) print(table('Awards and settlement', ['measure', 'value', 'detail'], flows));
   if (events) {
@@ -402,8 +589,16 @@ async function main(): Promise<void> {
         'Events and webhooks (stream poller -> dispatcher -> in-process queue -> delivery worker -> receiver on 127.0.0.1)',
         ['measure', 'value', 'detail'],
         [
-          ['commit to arrival, account_balance.changed', `p50 ${fmt(events.p50Ms, 0)} ms, p99 ${fmt(events.p99Ms, 0)} ms, max ${fmt(events.maxMs, 0)} ms`, `${events.deliveries} deliveries of ${SETTINGS.eventTransfers} transfers${events.missing ? `; ${events.missing} never arrived (counted as 120 s)` : ''}`],
-          ['events lost, receiver failing 30 % of attempts', String(events.lost), `${events.lossEvents} events, ${events.attempts} attempts of which ${events.failedAttempts} failed; retries 1 s apart, 8 of them`],
+          [
+            'commit to arrival, account_balance.changed',
+            `p50 ${fmt(events.p50Ms, 0)} ms, p99 ${fmt(events.p99Ms, 0)} ms, max ${fmt(events.maxMs, 0)} ms`,
+            `${events.deliveries} deliveries of ${SETTINGS.eventTransfers} transfers${events.missing ? `; ${events.missing} never arrived (counted as 120 s)` : ''}`,
+          ],
+          [
+            'events lost, receiver failing 30 % of attempts',
+            String(events.lost),
+            `${events.lossEvents} events, ${events.attempts} attempts of which ${events.failedAttempts} failed; retries 1 s apart, 8 of them`,
+          ],
         ],
       ),
     );
@@ -417,7 +612,8 @@ async function main(): Promise<void> {
         const { goal, better } = GOALS[metric];
         const value = metrics[metric];
         // A null metric's scenario failed (listed below) or, for settle_500_s, left trades unsettled (above).
-        const met = value === null ? 'not measured' : (better === 'lower' ? value <= goal : value >= goal) ? 'yes' : 'NO';
+        const met =
+          value === null ? 'not measured' : (better === 'lower' ? value <= goal : value >= goal) ? 'yes' : 'NO';
         return [metric, value === null ? 'null' : String(value), `${better === 'lower' ? '<=' : '>='} ${goal}`, met];
       }),
     ),

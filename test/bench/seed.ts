@@ -55,14 +55,19 @@ export interface SeedTarget {
 }
 
 /** Writes the Puts of `build(0..count-1)` with parallel BatchWriteItem calls; adds up their counter changes. */
-async function bulkWrite(ctx: AppContext, count: number, build: (index: number) => readonly TaggedItem[]): Promise<CountChange[]> {
+async function bulkWrite(
+  ctx: AppContext,
+  count: number,
+  build: (index: number) => readonly TaggedItem[],
+): Promise<CountChange[]> {
   const counts: CountChange[] = [];
   function* batches(): Generator<Record<string, unknown>[]> {
     let batch: Record<string, unknown>[] = [];
     for (let index = 0; index < count; index++) {
       for (const tagged of build(index)) {
         const put = tagged.item.Put;
-        if (!put || put.TableName !== ctx.tables.main) throw new Error('only Puts to the main table are written in bulk');
+        if (!put || put.TableName !== ctx.tables.main)
+          throw new Error('only Puts to the main table are written in bulk');
         batch.push(put.Item as Record<string, unknown>);
         counts.push(...(tagged.counts ?? []));
         if (batch.length === BATCH) {
@@ -84,11 +89,18 @@ async function bulkWrite(ctx: AppContext, count: number, build: (index: number) 
 
 async function writeBatch(ctx: AppContext, items: Record<string, unknown>[]): Promise<void> {
   const table = ctx.tables.main;
-  let pending: { PutRequest?: { Item?: Record<string, unknown> } }[] | undefined = items.map((Item) => ({ PutRequest: { Item } }));
+  let pending: { PutRequest?: { Item?: Record<string, unknown> } }[] | undefined = items.map((Item) => ({
+    PutRequest: { Item },
+  }));
   for (let round = 0; pending && pending.length > 0; round++) {
     if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** round)));
     if (round > 10) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed after ${round} rounds`);
-    const out: { UnprocessedItems?: Record<string, { PutRequest?: { Item?: Record<string, unknown> } }[]> } = await ctx.db.send(new BatchWriteCommand({ RequestItems: { [table]: pending as { PutRequest: { Item: Record<string, unknown> } }[] } }));
+    const out: { UnprocessedItems?: Record<string, { PutRequest?: { Item?: Record<string, unknown> } }[]> } =
+      await ctx.db.send(
+        new BatchWriteCommand({
+          RequestItems: { [table]: pending as { PutRequest: { Item: Record<string, unknown> } }[] },
+        }),
+      );
     pending = out.UnprocessedItems?.[table];
   }
 }
@@ -150,7 +162,10 @@ function seedTrades({ ctx, platformCode, reporterPlatformCode }: SeedTarget, cou
     const at = timeOf(index, count, nowMs);
     const report = index % 4 === 3 ? reported : own;
     // Settled, as most of a platform's history is: a settled trade is in no index of open trades.
-    const trade = settledTrade({ ...report, transaction_timestamp: at, client_trade_id: `seed-${randomUUID()}` }, { tradeId: randomUUID(), nowMs: at, accountGroups: [platformCode, platformCode] });
+    const trade = settledTrade(
+      { ...report, transaction_timestamp: at, client_trade_id: `seed-${randomUUID()}` },
+      { tradeId: randomUUID(), nowMs: at, accountGroups: [platformCode, platformCode] },
+    );
     return tradeItems(ctx, trade);
   });
 }
@@ -187,7 +202,12 @@ function seedPayments({ ctx, platformCode, participantCode }: SeedTarget, count:
 }
 
 function seedWithdrawals({ ctx, platformCode, participantCode }: SeedTarget, count: number, nowMs: number) {
-  const account = (label: string, asset: string): AccountRef => ({ participant_code: participantCode, account_group: platformCode, account_label: label, asset });
+  const account = (label: string, asset: string): AccountRef => ({
+    participant_code: participantCode,
+    account_group: platformCode,
+    account_label: label,
+    asset,
+  });
   return bulkWrite(ctx, count, (index) => {
     const at = timeOf(index, count, nowMs);
     return [
@@ -230,34 +250,58 @@ function seedParticipants({ ctx, platformCode }: SeedTarget, count: number, nowM
     while (codes.has(code)) code = newParticipantCode();
     codes.add(code);
     const email = `seed.${index}.${randomUUID()}@example.com`;
-    return customerItems(ctx, platformCode, { ...customer, email, email_normalized: email }, code, timeOf(index, count, nowMs));
+    return customerItems(
+      ctx,
+      platformCode,
+      { ...customer, email, email_normalized: email },
+      code,
+      timeOf(index, count, nowMs),
+    );
   });
 }
 
 /** `count` accounts and `count` movements into them (see the module comment), as a consistent ledger. */
-async function seedAccountsAndMovements({ ctx, platformCode, participantCode }: SeedTarget, count: number, nowMs: number): Promise<CountChange[]> {
-  const account = (label: string): AccountRef => ({ participant_code: participantCode, account_group: platformCode, account_label: label, asset: 'USD' });
+async function seedAccountsAndMovements(
+  { ctx, platformCode, participantCode }: SeedTarget,
+  count: number,
+  nowMs: number,
+): Promise<CountChange[]> {
+  const account = (label: string): AccountRef => ({
+    participant_code: participantCode,
+    account_group: platformCode,
+    account_label: label,
+    asset: 'USD',
+  });
   const seed = account('seed');
   const unit = new Money(1);
   // The one real booking: the outside world's money enters the seed account (boundary shards and all).
-  await bookMovement(
-    ctx,
-    {
-      movement_id: randomUUID(),
-      type: 'deposit',
-      reference: 'seed',
-      legs: [
-        { account: seed, platform_code: platformCode, amount: new Money(count) },
-        { account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', 'USD'), platform_code: null, amount: new Money(count).neg() },
-      ],
-    },
-  );
+  await bookMovement(ctx, {
+    movement_id: randomUUID(),
+    type: 'deposit',
+    reference: 'seed',
+    legs: [
+      { account: seed, platform_code: platformCode, amount: new Money(count) },
+      {
+        account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', 'USD'),
+        platform_code: null,
+        amount: new Money(count).neg(),
+      },
+    ],
+  });
   const counts = await bulkWrite(ctx, count, (index) => {
     const at = timeOf(index, count, nowMs);
     const target = account(`a${String(index).padStart(7, '0')}`);
     const booked = movementRecordItems(
       ctx,
-      { movement_id: randomUUID(), type: 'transfer', reference: `seed-${index}`, legs: [{ account: seed, platform_code: platformCode, amount: unit.neg() }, { account: target, platform_code: platformCode, amount: unit }] },
+      {
+        movement_id: randomUUID(),
+        type: 'transfer',
+        reference: `seed-${index}`,
+        legs: [
+          { account: seed, platform_code: platformCode, amount: unit.neg() },
+          { account: target, platform_code: platformCode, amount: unit },
+        ],
+      },
       at,
     );
     // The movement's record and index entries (the platform's list, each account's) as booked; its balance
@@ -266,18 +310,34 @@ async function seedAccountsAndMovements({ ctx, platformCode, participantCode }: 
   });
   // Every unit moved out: the seed account ends at zero (it was opened, and counted, by the deposit).
   // Its deposit and the `count` movements out of it.
-  await writeBatch(ctx, [openedAccountItem(ctx, seed, platformCode, new Money(0), nowMs, count + 1).item.Put!.Item as Record<string, unknown>]);
+  await writeBatch(ctx, [
+    openedAccountItem(ctx, seed, platformCode, new Money(0), nowMs, count + 1).item.Put!.Item as Record<
+      string,
+      unknown
+    >,
+  ]);
   return counts;
 }
 
 /** The lists one seeding fills, in order; accounts and movements come from one pass. */
-export const SEEDED = ['/transfers', '/trades', '/payments/status', '/withdrawals/requests', '/participants', '/accounts + /movements'] as const;
+export const SEEDED = [
+  '/transfers',
+  '/trades',
+  '/payments/status',
+  '/withdrawals/requests',
+  '/participants',
+  '/accounts + /movements',
+] as const;
 
 /**
  * Seeds `count` records into each list of `target`'s platform (the platform's own participant and seed
  * account come on top); returns the seconds each list took.
  */
-export async function seedPlatform(target: SeedTarget, count: number, progress: (line: string) => void): Promise<Record<(typeof SEEDED)[number], number>> {
+export async function seedPlatform(
+  target: SeedTarget,
+  count: number,
+  progress: (line: string) => void,
+): Promise<Record<(typeof SEEDED)[number], number>> {
   const nowMs = target.ctx.clock.nowMs();
   const seeders = {
     '/transfers': seedTransfers,

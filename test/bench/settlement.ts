@@ -26,7 +26,10 @@ export interface SettlementResult {
  * Transitions per trade are the states each settled trade's execution entered (the runner records the
  * engine's StateEntered events; Step Functions bills each as a state transition).
  */
-export async function measureSettlement(platform: BenchPlatform, options: { trades: number; pairs: number; reporters: number; timeoutMs: number }): Promise<SettlementResult> {
+export async function measureSettlement(
+  platform: BenchPlatform,
+  options: { trades: number; pairs: number; reporters: number; timeoutMs: number },
+): Promise<SettlementResult> {
   const notes: string[] = [];
   const perPair = Math.ceil(options.trades / options.pairs);
   const pairs = await inParallel(Array.from({ length: options.pairs }), 4, () => fundedTradePair(platform, perPair));
@@ -56,16 +59,24 @@ export async function measureSettlement(platform: BenchPlatform, options: { trad
     if (!ends) notes.push(`not all executions ended within ${options.timeoutMs / 1000} s`);
     const outcomes = new Map<string, number>();
     for (const end of ends ?? []) outcomes.set(end, (outcomes.get(end) ?? 0) + 1);
-    if (ends && outcomes.get('SUCCEEDED') !== tradeIds.length) notes.push(`executions ended: ${[...outcomes].map(([end, n]) => `${end} ${n}`).join(', ')}`);
+    if (ends && outcomes.get('SUCCEEDED') !== tradeIds.length)
+      notes.push(`executions ended: ${[...outcomes].map(([end, n]) => `${end} ${n}`).join(', ')}`);
 
     // The trades as the API shows them: settled ones carry the time they settled.
     const trades = await inParallel(tradeIds, 8, async (id) => {
       const response = await platform.client.get(`/trades/${id}`);
       expectStatus(response, 200, `GET /trades/${id}`);
-      return response.body.message as { trade_state: string; settlement_state: string | null; settled_timestamp: number | null };
+      return response.body.message as {
+        trade_state: string;
+        settlement_state: string | null;
+        settled_timestamp: number | null;
+      };
     });
-    const settled = trades.filter((trade) => trade.settlement_state === 'settled' && typeof trade.settled_timestamp === 'number');
-    if (settled.length < trades.length) notes.push(`${trades.length - settled.length} of ${trades.length} trades not settled`);
+    const settled = trades.filter(
+      (trade) => trade.settlement_state === 'settled' && typeof trade.settled_timestamp === 'number',
+    );
+    if (settled.length < trades.length)
+      notes.push(`${trades.length - settled.length} of ${trades.length} trades not settled`);
     const lastSettledMs = Math.max(...settled.map((trade) => trade.settled_timestamp!));
     const settleSeconds = settled.length === trades.length ? (lastSettledMs - startedMs) / 1000 : null;
 

@@ -50,7 +50,12 @@ export class SignedClient {
     };
   }
 
-  async request<T = any>(method: string, path: string, body?: unknown, options: { unsigned?: boolean; headers?: Record<string, string> } = {}): Promise<BenchResponse<T>> {
+  async request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { unsigned?: boolean; headers?: Record<string, string> } = {},
+  ): Promise<BenchResponse<T>> {
     const text = body === undefined ? undefined : JSON.stringify(body);
     const headers = { ...(options.unsigned ? {} : this.headersFor(method, path, text)), ...options.headers };
     const started = performance.now();

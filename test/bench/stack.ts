@@ -32,7 +32,12 @@ export class DynamoMeter {
   readUnits = 0;
 
   snapshot() {
-    return { calls: this.calls, byCommand: new Map(this.byCommand), reportedWcu: this.reportedWcu, ruleWcu: this.ruleWcu };
+    return {
+      calls: this.calls,
+      byCommand: new Map(this.byCommand),
+      reportedWcu: this.reportedWcu,
+      ruleWcu: this.ruleWcu,
+    };
   }
 
   /** What was sent since `before`: total calls, calls by command, write units. */
@@ -42,7 +47,12 @@ export class DynamoMeter {
       const delta = count - (before.byCommand.get(command) ?? 0);
       if (delta > 0) byCommand.set(command, delta);
     }
-    return { calls: this.calls - before.calls, byCommand, reportedWcu: this.reportedWcu - before.reportedWcu, ruleWcu: this.ruleWcu - before.ruleWcu };
+    return {
+      calls: this.calls - before.calls,
+      byCommand,
+      reportedWcu: this.reportedWcu - before.reportedWcu,
+      ruleWcu: this.ruleWcu - before.ruleWcu,
+    };
   }
 
   record(command: string): void {
@@ -74,13 +84,19 @@ export function installMeter(endpoint: string, db: DynamoDBDocumentClient): Dyna
       const result = await next(args);
       if (reading) {
         const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-        for (const entry of (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as { CapacityUnits?: number; ReadCapacityUnits?: number }[]) {
+        for (const entry of (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as {
+          CapacityUnits?: number;
+          ReadCapacityUnits?: number;
+        }[]) {
           meter.readUnits += entry.ReadCapacityUnits ?? entry.CapacityUnits ?? 0;
         }
       }
       if (pricing) {
         const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-        for (const entry of (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as { CapacityUnits?: number; WriteCapacityUnits?: number }[]) {
+        for (const entry of (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as {
+          CapacityUnits?: number;
+          WriteCapacityUnits?: number;
+        }[]) {
           meter.reportedWcu += entry.WriteCapacityUnits ?? entry.CapacityUnits ?? 0;
         }
         const body = (context as Record<symbol, unknown>)[WIRE_BODY] as Record<string, unknown> | undefined;
@@ -95,7 +111,8 @@ export function installMeter(endpoint: string, db: DynamoDBDocumentClient): Dyna
     (next, context) => async (args) => {
       const { body } = args.request as { body?: unknown };
       // The JSON protocol serializer hands over the body as text or as its UTF-8 bytes, depending on version.
-      const text = typeof body === 'string' ? body : body instanceof Uint8Array ? new TextDecoder().decode(body) : undefined;
+      const text =
+        typeof body === 'string' ? body : body instanceof Uint8Array ? new TextDecoder().decode(body) : undefined;
       if (meter.capacity && text !== undefined) (context as Record<symbol, unknown>)[WIRE_BODY] = JSON.parse(text);
       return next(args);
     },
@@ -145,7 +162,10 @@ export async function startBenchStack(): Promise<BenchStack> {
     // A throwaway key: the bench must not create or read the local stack's key under DATA_DIR.
     // The scenarios drive one platform at hundreds of requests a second: the default key limit is out of their
     // way; the isolation row that floods a platform past its limit sets that platform's (lists.ts).
-    const config = localConfig(local.endpoint, BENCH_TABLES, randomBytes(32).toString('base64'), { RATE_LIMIT_RPS: '1000', RATE_LIMIT_BURST: '1000' });
+    const config = localConfig(local.endpoint, BENCH_TABLES, randomBytes(32).toString('base64'), {
+      RATE_LIMIT_RPS: '1000',
+      RATE_LIMIT_BURST: '1000',
+    });
     const db = documentClient(config);
     const meter = installMeter(local.endpoint, db);
     current = createContext(config, { db });

@@ -23,18 +23,31 @@ export function fmt(value: number | null | undefined, decimals = 1): string {
 }
 
 /** A plain-text table: columns padded to their widest cell, numbers right-aligned. */
-export function table(title: string, header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
+export function table(
+  title: string,
+  header: readonly string[],
+  rows: readonly (readonly (string | number)[])[],
+): string {
   const cells = [header, ...rows].map((row) => row.map(String));
   const widths = header.map((_, column) => Math.max(...cells.map((row) => (row[column] ?? '').length)));
-  const numeric = header.map((_, column) => rows.length > 0 && rows.every((row) => /^-?[\d.]+$|^-$/.test(String(row[column] ?? ''))));
+  const numeric = header.map(
+    (_, column) => rows.length > 0 && rows.every((row) => /^-?[\d.]+$|^-$/.test(String(row[column] ?? ''))),
+  );
   const line = (row: readonly string[]) =>
-    row.map((cell, column) => (numeric[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd();
+    row
+      .map((cell, column) => (numeric[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((width) => '-'.repeat(width)).join('  ');
   return [`\n${title}`, line(cells[0]!), rule, ...cells.slice(1).map(line)].join('\n');
 }
 
 /** Runs `work` over `items` with at most `limit` in flight. */
-export async function inParallel<T, R>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function inParallel<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
   await Promise.all(

@@ -35,7 +35,12 @@ export async function makeLanes(platform: BenchPlatform, count: number): Promise
   const lanes: Lane[] = [];
   for (let i = 0; i < count; i++) {
     const customer = await newCustomer(platform);
-    await deposit(benchCtx(), { reference: randomUUID(), participantCode: customer, asset: 'USD', amount: '1000000000' });
+    await deposit(benchCtx(), {
+      reference: randomUUID(),
+      participantCode: customer,
+      asset: 'USD',
+      amount: '1000000000',
+    });
     lanes.push({ from: customer, to: platform.participantCode, toLabel: `bench-${i}` });
   }
   return lanes;
@@ -70,7 +75,17 @@ export async function directTransfer(platform: BenchPlatform, lane: Lane, client
   const key = await getApiKey(benchCtx(), apiKey);
   if (!key) throw new Error('direct transfer: the bench API key is missing');
   // A fresh random stand-in for the 44-character signature, so the replay item has the real item's size.
-  if (!(await claimSignature(benchCtx(), `${apiKey}#${randomBytes(32).toString('base64')}`, benchCtx().clock.nowMs(), (SIGNATURE_WINDOW_SECONDS + 1) * 1000, undefined)).fresh) {
+  if (
+    !(
+      await claimSignature(
+        benchCtx(),
+        `${apiKey}#${randomBytes(32).toString('base64')}`,
+        benchCtx().clock.nowMs(),
+        (SIGNATURE_WINDOW_SECONDS + 1) * 1000,
+        undefined,
+      )
+    ).fresh
+  ) {
     throw new Error('direct transfer: replay claim refused');
   }
   const participants = await getParticipants(benchCtx(), [lane.from, lane.to]);
@@ -79,8 +94,24 @@ export async function directTransfer(platform: BenchPlatform, lane: Lane, client
 
   const amount = parseAmount(varied('0', 2), USD, 'amount') as Money;
   const legs = moveLegs(
-    { account: { participant_code: from.participant_code, account_group: from.platform_code, account_label: DEFAULT_ACCOUNT_LABEL, asset: 'USD' }, platform_code: from.platform_code },
-    { account: { participant_code: to.participant_code, account_group: to.platform_code, account_label: lane.toLabel, asset: 'USD' }, platform_code: to.platform_code },
+    {
+      account: {
+        participant_code: from.participant_code,
+        account_group: from.platform_code,
+        account_label: DEFAULT_ACCOUNT_LABEL,
+        asset: 'USD',
+      },
+      platform_code: from.platform_code,
+    },
+    {
+      account: {
+        participant_code: to.participant_code,
+        account_group: to.platform_code,
+        account_label: lane.toLabel,
+        asset: 'USD',
+      },
+      platform_code: to.platform_code,
+    },
     amount,
   );
   // As the use case does: a numeric id drawn twice in one millisecond (three random digits) is drawn again.
@@ -135,7 +166,12 @@ export interface OverheadResult {
  * One caller, HTTP and direct transfers alternating (and alternating which goes first), so both see the same
  * machine and the same table size; a warm-up round is discarded.
  */
-export async function measureOverhead(platform: BenchPlatform, lane: Lane, pairs: number, warmup = 30): Promise<OverheadResult> {
+export async function measureOverhead(
+  platform: BenchPlatform,
+  lane: Lane,
+  pairs: number,
+  warmup = 30,
+): Promise<OverheadResult> {
   const http: number[] = [];
   const direct: number[] = [];
   for (let i = 0; i < warmup + pairs; i++) {
@@ -147,7 +183,14 @@ export async function measureOverhead(platform: BenchPlatform, lane: Lane, pairs
   }
   const httpP50 = median(http);
   const directP50 = median(direct);
-  return { httpP50, httpP99: percentile(http, 99), directP50, directP99: percentile(direct, 99), ratio: httpP50 / directP50, samples: pairs };
+  return {
+    httpP50,
+    httpP99: percentile(http, 99),
+    directP50,
+    directP99: percentile(direct, 99),
+    ratio: httpP50 / directP50,
+    samples: pairs,
+  };
 }
 
 export interface ThroughputResult {
@@ -182,10 +225,18 @@ async function phase(run: typeof httpTransfer, platform: BenchPlatform, lanes: r
  * `lanes.length` concurrent callers, in timed phases ordered HTTP, direct, direct, HTTP, ... so a drift in
  * machine load over the run falls on both sides alike. Rate = transfers completed / time the phases took.
  */
-export async function measureThroughput(platform: BenchPlatform, lanes: readonly Lane[], rounds: number, phaseMs: number): Promise<ThroughputResult> {
+export async function measureThroughput(
+  platform: BenchPlatform,
+  lanes: readonly Lane[],
+  rounds: number,
+  phaseMs: number,
+): Promise<ThroughputResult> {
   await phase(httpTransfer, platform, lanes, 500);
   await phase(directTransfer, platform, lanes, 500);
-  const totals = { http: { count: 0, ms: 0, latencies: [] as number[] }, direct: { count: 0, ms: 0, latencies: [] as number[] } };
+  const totals = {
+    http: { count: 0, ms: 0, latencies: [] as number[] },
+    direct: { count: 0, ms: 0, latencies: [] as number[] },
+  };
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? (['http', 'direct'] as const) : (['direct', 'http'] as const);
     for (const kind of order) {
@@ -234,7 +285,12 @@ export interface CapacityResult {
  *
  * So 21 WCU per transfer, 23 with a client id.
  */
-export async function measureCapacity(platform: BenchPlatform, lane: Lane, meter: DynamoMeter, count: number): Promise<CapacityResult[]> {
+export async function measureCapacity(
+  platform: BenchPlatform,
+  lane: Lane,
+  meter: DynamoMeter,
+  count: number,
+): Promise<CapacityResult[]> {
   const results: CapacityResult[] = [];
   const cases = [
     { label: 'POST /transfers', minimum: 21, clientId: () => undefined },
@@ -248,7 +304,14 @@ export async function measureCapacity(platform: BenchPlatform, lane: Lane, meter
       const spent = meter.since(before);
       const writes = new Map([...spent.byCommand].filter(([command]) => WRITE_COMMANDS.has(command)));
       const wcuPerTransfer = spent.ruleWcu / count;
-      results.push({ label, wcuPerTransfer, reportedWcuPerTransfer: spent.reportedWcu / count, minimum, ratio: wcuPerTransfer / minimum, writes: describeCalls(writes, count) });
+      results.push({
+        label,
+        wcuPerTransfer,
+        reportedWcuPerTransfer: spent.reportedWcu / count,
+        minimum,
+        ratio: wcuPerTransfer / minimum,
+        writes: describeCalls(writes, count),
+      });
     }
   } finally {
     meter.capacity = false;

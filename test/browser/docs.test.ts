@@ -24,7 +24,15 @@ describe.skipIf(!available)('GET /docs in headless Chromium', () => {
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -41,7 +49,8 @@ describe.skipIf(!available)('GET /docs in headless Chromium', () => {
     page.on('requestfinished', (request) => requested.push(request.url()));
     const failed: string[] = [];
     page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) refused.push(message.text());
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+        refused.push(message.text());
     });
     page.on('response', (response) => {
       if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
@@ -64,7 +73,11 @@ describe.skipIf(!available)('GET /docs in headless Chromium', () => {
     }
     // Everything the page loaded came from the service itself; its policy refuses anything else, and nothing
     // the page needs was refused.
-    expect(requested.filter((address) => !address.startsWith(url) && !address.startsWith('blob:') && !address.startsWith('data:'))).toEqual([]);
+    expect(
+      requested.filter(
+        (address) => !address.startsWith(url) && !address.startsWith('blob:') && !address.startsWith('data:'),
+      ),
+    ).toEqual([]);
     expect(refused.filter((text) => !text.includes('cdn.redoc.ly'))).toEqual([]);
     expect(failed.filter((text) => !text.endsWith('/favicon.ico'))).toEqual([]);
   });

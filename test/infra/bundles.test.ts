@@ -22,13 +22,23 @@ afterAll(() => outDirs.forEach((dir) => rmSync(dir, { recursive: true, force: tr
 async function bundleOf(handler: string) {
   const outDir = mkdtempSync(join(tmpdir(), 'bundle-test-'));
   outDirs.push(outDir);
-  const { metafile } = await build({ ...esbuildOptionsFor(join(PROJECT_ROOT, handler), outDir), metafile: true, logLevel: 'silent' });
+  const { metafile } = await build({
+    ...esbuildOptionsFor(join(PROJECT_ROOT, handler), outDir),
+    metafile: true,
+    logLevel: 'silent',
+  });
   const entry = Object.keys(metafile.outputs).find((file) => resolve(file) === join(outDir, ENTRY_FILE))!;
   const loaded = loadedAtImport(metafile, entry);
-  return { metafile, loaded, atImport: inputsOf(metafile, loaded), all: inputsOf(metafile, Object.keys(metafile.outputs)) };
+  return {
+    metafile,
+    loaded,
+    atImport: inputsOf(metafile, loaded),
+    all: inputsOf(metafile, Object.keys(metafile.outputs)),
+  };
 }
 
-const inputsOf = (metafile: Metafile, outputs: string[]) => outputs.flatMap((output) => Object.keys(metafile.outputs[output]!.inputs));
+const inputsOf = (metafile: Metafile, outputs: string[]) =>
+  outputs.flatMap((output) => Object.keys(metafile.outputs[output]!.inputs));
 
 const DEFERRED = {
   // The Tracer itself; the edge's middleware that calls it is a few hundred bytes and stays.
@@ -43,7 +53,11 @@ const holding = (inputs: string[], part: string) => inputs.some((input) => input
 describe('function bundles (infra/bundling.ts, as the stack builds them)', () => {
   it('import neither the tracer, the KMS and Step Functions clients nor the response schemas, and still carry them for later', async () => {
     // A signed route that encrypts a secret, one that books, and the unsigned clock.
-    for (const handler of ['functions/webhooks/create-endpoint.ts', 'functions/transfers/create-transfer.ts', 'functions/system/get-time.ts']) {
+    for (const handler of [
+      'functions/webhooks/create-endpoint.ts',
+      'functions/transfers/create-transfer.ts',
+      'functions/system/get-time.ts',
+    ]) {
       const { atImport, all } = await bundleOf(handler);
       for (const [name, part] of Object.entries(DEFERRED)) {
         expect(holding(atImport, part), `${handler} imports ${name}`).toBe(false);
@@ -68,13 +82,19 @@ describe('function assets (ServiceFunction, bundling on as in `cdk synth`)', () 
     const stack = new Stack(app, 'Assets');
     // Values are never read: this synthesizes the functions' code, not a working stack.
     const environment = { TABLE_NAME: 'main', TTL_TABLE_NAME: 'windows' } as ServiceEnvironment;
-    const handlers = ['functions/system/get-time.ts', 'functions/transfers/create-transfer.ts', 'functions/docs/get-docs-script.ts'];
+    const handlers = [
+      'functions/system/get-time.ts',
+      'functions/transfers/create-transfer.ts',
+      'functions/docs/get-docs-script.ts',
+    ];
     handlers.forEach((handler, i) => new ServiceFunction(stack, `Function${i}`, { handler, environment }));
     const functions = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'));
     expect(functions.map((fn) => fn.Properties.Handler)).toEqual(['index.handler', 'index.handler', 'index.handler']);
     expect(new Set(functions.map((fn) => JSON.stringify(fn.Properties.Code))).size).toBe(3);
 
-    const assets = readdirSync(outdir).filter((name) => name.startsWith('asset.')).map((name) => join(outdir, name));
+    const assets = readdirSync(outdir)
+      .filter((name) => name.startsWith('asset.'))
+      .map((name) => join(outdir, name));
     expect(assets).toHaveLength(3);
     const entries = assets.map((dir) => readFileSync(join(dir, 'index.mjs'), 'utf8'));
     expect(new Set(entries).size).toBe(3);
@@ -114,11 +134,15 @@ describe('function bundle sizes (infra/bundling.ts, every deployed function)', (
       await Promise.all(
         handlers.slice(i, i + 4).map(async (handler) => {
           const { metafile, loaded } = await bundleOf(handler);
-          sizes[handler] = Math.round((loaded.reduce((sum, file) => sum + metafile.outputs[file]!.bytes, 0) / 1024) * 10) / 10;
+          sizes[handler] =
+            Math.round((loaded.reduce((sum, file) => sum + metafile.outputs[file]!.bytes, 0) / 1024) * 10) / 10;
         }),
       );
     }
     const over = Object.entries(sizes).filter(([handler, kib]) => kib > (OVER_GOAL_KIB[handler] ?? MAX_KIB));
-    expect(over, `bundles over ${MAX_KIB} KiB (or over their present size, for OVER_GOAL_KIB's): KiB at import`).toEqual([]);
+    expect(
+      over,
+      `bundles over ${MAX_KIB} KiB (or over their present size, for OVER_GOAL_KIB's): KiB at import`,
+    ).toEqual([]);
   }, 300_000);
 });

@@ -23,7 +23,13 @@ const WILDCARD_ONLY_ACTIONS = new Set([
   'dynamodb:ListStreams',
 ]);
 
-const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'];
+const WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+];
 
 describe('the stack, as operations see it', () => {
   // With the AWS Solutions checks, as `npm run synth`: an unacknowledged finding throws here with the report.
@@ -32,7 +38,10 @@ describe('the stack, as operations see it', () => {
   const alarms = ofType(resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
   const functions = ofType(resources, 'AWS::Lambda::Function');
   const alarmOn = (metricName: string) =>
-    alarms.filter((alarm) => alarm.MetricName === metricName || JSON.stringify(alarm.Metrics ?? []).includes(`"MetricName":"${metricName}"`));
+    alarms.filter(
+      (alarm) =>
+        alarm.MetricName === metricName || JSON.stringify(alarm.Metrics ?? []).includes(`"MetricName":"${metricName}"`),
+    );
 
   it('passes the AWS Solutions checks, every exception acknowledged with a reason', () => {
     // Synthesis above passed the checks; what they let through must each say why.
@@ -65,12 +74,19 @@ describe('the stack, as operations see it', () => {
 
   it('alarms on every failure the design lists', () => {
     expect(alarmOn('5XXError')).toHaveLength(1);
-    expect(alarmOn('5XXError')[0]).toMatchObject({ Namespace: 'AWS/ApiGateway', Statistic: 'Average', Threshold: 0.01 });
+    expect(alarmOn('5XXError')[0]).toMatchObject({
+      Namespace: 'AWS/ApiGateway',
+      Statistic: 'Average',
+      Threshold: 0.01,
+    });
 
     const errors = alarmOn('Errors').filter((alarm) => alarm.Namespace === 'AWS/Lambda');
     const throttles = JSON.stringify(alarmOn('Throttles'));
     for (const [functionId] of functions) {
-      expect(errors.filter((alarm) => JSON.stringify(alarm.Dimensions).includes(`"${functionId}"`)), functionId).toHaveLength(1);
+      expect(
+        errors.filter((alarm) => JSON.stringify(alarm.Dimensions).includes(`"${functionId}"`)),
+        functionId,
+      ).toHaveLength(1);
       expect(throttles, functionId).toContain(`"${functionId}"`);
     }
 
@@ -82,13 +98,24 @@ describe('the stack, as operations see it', () => {
     for (const metricName of [METRIC.tradesPastDeadline, METRIC.negativeClearingBalances]) {
       expect(alarmOn(metricName), metricName).toHaveLength(1);
       // Exactly what the functions emit (test/integration/business-metrics.test.ts reads the same constants off the EMF lines).
-      expect(alarmOn(metricName)[0]).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [{ Name: 'service', Value: SERVICE_NAME }] });
+      expect(alarmOn(metricName)[0]).toMatchObject({
+        Namespace: METRICS_NAMESPACE,
+        Dimensions: [{ Name: 'service', Value: SERVICE_NAME }],
+      });
     }
     // Both tables, each with its indexes.
     const throttled = alarmOn('ReadThrottleEvents').map((alarm) => JSON.stringify(alarm.Metrics));
     expect(throttled).toHaveLength(2);
-    for (const tableId of [idOf(stack.mainTable), idOf(stack.ttlTable)]) expect(throttled.some((metrics) => metrics.includes(`"${tableId}"`)), tableId).toBe(true);
-    for (const index of MAIN_TABLE.globalIndexes) expect(throttled.some((metrics) => metrics.includes(`"${index.name}"`)), index.name).toBe(true);
+    for (const tableId of [idOf(stack.mainTable), idOf(stack.ttlTable)])
+      expect(
+        throttled.some((metrics) => metrics.includes(`"${tableId}"`)),
+        tableId,
+      ).toBe(true);
+    for (const index of MAIN_TABLE.globalIndexes)
+      expect(
+        throttled.some((metrics) => metrics.includes(`"${index.name}"`)),
+        index.name,
+      ).toBe(true);
   });
 
   it('gives every asynchronously invoked function a dead-letter queue, and alarms on every dead-letter queue', () => {
@@ -104,7 +131,8 @@ describe('the stack, as operations see it', () => {
       }
     }
     for (const [, queue] of ofType(resources, 'AWS::SQS::Queue')) {
-      if (queue.Properties.RedrivePolicy) deadLetterIds.add(queue.Properties.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]);
+      if (queue.Properties.RedrivePolicy)
+        deadLetterIds.add(queue.Properties.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]);
     }
     expect(deadLetterIds.size).toBeGreaterThan(0);
     const watched = JSON.stringify(alarmOn('ApproximateNumberOfMessagesVisible'));
@@ -112,7 +140,8 @@ describe('the stack, as operations see it', () => {
       expect(queueIds).toContain(id);
       expect(watched, id).toContain(`"${id}"`);
     }
-    for (const [, queue] of ofType(resources, 'AWS::SQS::Queue')) expect(queue.Properties.SqsManagedSseEnabled ?? queue.Properties.KmsMasterKeyId).toBeTruthy();
+    for (const [, queue] of ofType(resources, 'AWS::SQS::Queue'))
+      expect(queue.Properties.SqsManagedSseEnabled ?? queue.Properties.KmsMasterKeyId).toBeTruthy();
   });
 
   it('feeds bank and custody events to their functions through a FIFO queue each, with a dead-letter queue', () => {
@@ -121,18 +150,31 @@ describe('the stack, as operations see it', () => {
     for (const [id, { queue, deadLetters }] of stack.eventQueues) {
       const queueId = idOf(queue);
       const source = resources[queueId].Properties;
-      expect(source, id).toMatchObject({ FifoQueue: true, RedrivePolicy: { deadLetterTargetArn: arnOf(idOf(deadLetters)), maxReceiveCount: 5 } });
+      expect(source, id).toMatchObject({
+        FifoQueue: true,
+        RedrivePolicy: { deadLetterTargetArn: arnOf(idOf(deadLetters)), maxReceiveCount: 5 },
+      });
       // Visibility of at least six times the consumer's timeout (AWS's advice), so a slow batch is not handed out twice.
       const consumer = resources[idOf(stack.eventFunctions.get(id)!.function)].Properties;
       expect(source.VisibilityTimeout, id).toBeGreaterThanOrEqual(6 * consumer.Timeout);
       expect(resources[idOf(deadLetters)].Properties.FifoQueue, id).toBe(true);
-      expect(mappings.filter((mapping) => JSON.stringify(mapping.EventSourceArn) === JSON.stringify(arnOf(queueId))), id).toEqual([
-        expect.objectContaining({ FunctionName: { Ref: idOf(stack.eventFunctions.get(id)!.function) }, FunctionResponseTypes: ['ReportBatchItemFailures'] }),
+      expect(
+        mappings.filter((mapping) => JSON.stringify(mapping.EventSourceArn) === JSON.stringify(arnOf(queueId))),
+        id,
+      ).toEqual([
+        expect.objectContaining({
+          FunctionName: { Ref: idOf(stack.eventFunctions.get(id)!.function) },
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        }),
       ]);
     }
     // Besides those, the webhook pipeline's two: the table's stream to the dispatcher and the delivery queue to
     // the worker (test/infra/webhooks.test.ts checks them).
-    const webhookMappings = mappings.filter((mapping) => JSON.stringify(mapping.EventSourceArn).includes('StreamArn') || JSON.stringify(mapping.EventSourceArn).includes('WebhookDeliver'));
+    const webhookMappings = mappings.filter(
+      (mapping) =>
+        JSON.stringify(mapping.EventSourceArn).includes('StreamArn') ||
+        JSON.stringify(mapping.EventSourceArn).includes('WebhookDeliver'),
+    );
     expect(webhookMappings).toHaveLength(2);
     expect(mappings).toHaveLength(stack.eventQueues.size + webhookMappings.length);
   });
@@ -141,7 +183,15 @@ describe('the stack, as operations see it', () => {
     const dashboards = ofType(resources, 'AWS::CloudWatch::Dashboard');
     expect(dashboards).toHaveLength(1);
     const body = JSON.stringify(dashboards[0]![1].Properties.DashboardBody);
-    for (const title of ['API requests by status class', 'API errors', 'API latency', 'Lambda errors', 'Trades', 'Payments by status', 'Settlement executions']) {
+    for (const title of [
+      'API requests by status class',
+      'API errors',
+      'API latency',
+      'Lambda errors',
+      'Trades',
+      'Payments by status',
+      'Settlement executions',
+    ]) {
       expect(body, title).toContain(title);
     }
     for (const metricName of Object.values(METRIC)) {
@@ -154,12 +204,21 @@ describe('the stack, as operations see it', () => {
     const [[, stage]] = ofType(resources, 'AWS::ApiGateway::Stage') as [[string, Json]];
     expect(stage.Properties.AccessLogSetting.DestinationArn).toBeDefined();
     expect(stage.Properties.MethodSettings).toContainEqual(
-      expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false, ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 }),
+      expect.objectContaining({
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        LoggingLevel: 'ERROR',
+        DataTraceEnabled: false,
+        ThrottlingRateLimit: 100,
+        ThrottlingBurstLimit: 200,
+      }),
     );
     const logGroups = ofType(resources, 'AWS::Logs::LogGroup');
     for (const [id, group] of logGroups) expect(group.Properties.RetentionInDays, id).toBe(30);
     // API Gateway's own execution log group is one of them, made before the stage writes to it.
-    const execution = logGroups.find(([, group]) => JSON.stringify(group.Properties.LogGroupName ?? '').includes('API-Gateway-Execution-Logs_'));
+    const execution = logGroups.find(([, group]) =>
+      JSON.stringify(group.Properties.LogGroupName ?? '').includes('API-Gateway-Execution-Logs_'),
+    );
     expect(execution).toBeDefined();
     expect(stage.DependsOn).toContain(execution![0]);
     for (const [id, fn] of functions) expect(fn.Properties.LoggingConfig.LogGroup.Ref, id).toBeDefined();
@@ -179,14 +238,17 @@ describe('the stack, as operations see it', () => {
       for (const statement of policy.Properties.PolicyDocument.Statement) {
         for (const action of actionsOf(statement)) expect(action, policyId).not.toMatch(/\*/);
         if (resourcesOf(statement).includes('*')) {
-          for (const action of actionsOf(statement)) expect(WILDCARD_ONLY_ACTIONS.has(action), `${policyId}: ${action} on *`).toBe(true);
+          for (const action of actionsOf(statement))
+            expect(WILDCARD_ONLY_ACTIONS.has(action), `${policyId}: ${action} on *`).toBe(true);
         }
         // Table grants name the table and its indexes, never `index/*`.
-        if (actionsOf(statement).some((action) => action.startsWith('dynamodb:'))) expect(JSON.stringify(statement.Resource), policyId).not.toContain('/*');
+        if (actionsOf(statement).some((action) => action.startsWith('dynamodb:')))
+          expect(JSON.stringify(statement.Resource), policyId).not.toContain('/*');
       }
     }
     // Function roles carry no AWS managed policy (AWSLambdaBasicExecutionRole would allow every log group).
-    for (const [id, fn] of functions) expect(resources[fn.Properties.Role['Fn::GetAtt'][0]].Properties.ManagedPolicyArns, id).toBeUndefined();
+    for (const [id, fn] of functions)
+      expect(resources[fn.Properties.Role['Fn::GetAtt'][0]].Properties.ManagedPolicyArns, id).toBeUndefined();
   });
 
   it('lets reading routes only read, and no function scan or delete from the main table', () => {
@@ -196,12 +258,20 @@ describe('the stack, as operations see it', () => {
       const statements = statementsOf(resources, idOf(stack.routeFunctions.get(route)!.function.role!));
       const actions = statements.flatMap(actionsOf);
       expect(actions, `${route.method} ${route.path}`).not.toContain('dynamodb:Scan');
-      const onMain = statements.filter((statement) => JSON.stringify(statement.Resource).includes(mainArn)).flatMap(actionsOf);
+      const onMain = statements
+        .filter((statement) => JSON.stringify(statement.Resource).includes(mainArn))
+        .flatMap(actionsOf);
       if (!route.deletes) expect(onMain, `${route.method} ${route.path}`).not.toContain('dynamodb:DeleteItem');
       if (route.method === 'GET' && !route.writes) {
         readers++;
-        expect(actions.filter((action) => WRITE_ACTIONS.includes(action)), `${route.method} ${route.path}`).toEqual([]);
-        expect(actions.filter((action) => action.startsWith('states:') || action.startsWith('sqs:')), `${route.method} ${route.path}`).toEqual([]);
+        expect(
+          actions.filter((action) => WRITE_ACTIONS.includes(action)),
+          `${route.method} ${route.path}`,
+        ).toEqual([]);
+        expect(
+          actions.filter((action) => action.startsWith('states:') || action.startsWith('sqs:')),
+          `${route.method} ${route.path}`,
+        ).toEqual([]);
       }
     }
     expect(readers).toBeGreaterThan(5);

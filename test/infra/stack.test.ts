@@ -45,7 +45,6 @@ function expectTableFrom(table: Json, definition: TableDefinition) {
   expect(table.UpdateReplacePolicy).toBe('Retain');
 }
 
-
 describe('the service stack, from the real route table', () => {
   const { stack, template, resources, idOf } = synth();
   const mainId = idOf(stack.mainTable);
@@ -104,17 +103,22 @@ describe('the service stack, from the real route table', () => {
       });
     }
     // Every function's logs have a retention; none falls back to a never-expiring group.
-    for (const [, logGroup] of ofType(resources, 'AWS::Logs::LogGroup')) expect(logGroup.Properties.RetentionInDays).toBe(30);
+    for (const [, logGroup] of ofType(resources, 'AWS::Logs::LogGroup'))
+      expect(logGroup.Properties.RetentionInDays).toBe(30);
   });
 
   it('exposes exactly one proxy method per route, on the route path, invoking that route function', () => {
     const methods = apiMethods(resources);
     const unsigned = routes.filter((route) => route.area === null).map((route) => `ANY ${route.path}`);
-    expect([...methods.keys()].sort()).toEqual([...routes.map((route) => `${route.method} ${route.path}`), ...unsigned].sort());
+    expect([...methods.keys()].sort()).toEqual(
+      [...routes.map((route) => `${route.method} ${route.path}`), ...unsigned].sort(),
+    );
     for (const route of routes) {
       const integration = methods.get(`${route.method} ${route.path}`).Properties.Integration;
       expect(integration.Type).toBe('AWS_PROXY');
-      expect(JSON.stringify(integration.Uri)).toContain(JSON.stringify(arnOf(idOf(stack.routeFunctions.get(route)!.function))));
+      expect(JSON.stringify(integration.Uri)).toContain(
+        JSON.stringify(arnOf(idOf(stack.routeFunctions.get(route)!.function))),
+      );
     }
   });
 
@@ -125,10 +129,18 @@ describe('the service stack, from the real route table', () => {
       expect(any.Integration.Type).toBe('MOCK');
       expect(any.Integration.RequestTemplates).toEqual({ 'application/json': '{"statusCode": 405}' });
       expect(any.Integration.IntegrationResponses).toEqual([
-        expect.objectContaining({ StatusCode: '405', ResponseParameters: { 'method.response.header.X-Request-Id': 'context.requestId' } }),
+        expect.objectContaining({
+          StatusCode: '405',
+          ResponseParameters: { 'method.response.header.X-Request-Id': 'context.requestId' },
+        }),
       ]);
     }
-    expect(routes.filter((r) => r.area === null).map((r) => r.path)).toEqual(['/time', '/openapi.json', '/docs', '/docs/redoc.standalone.js']);
+    expect(routes.filter((r) => r.area === null).map((r) => r.path)).toEqual([
+      '/time',
+      '/openapi.json',
+      '/docs',
+      '/docs/redoc.standalone.js',
+    ]);
   });
 
   it('deploys stage v1 with access logs, tracing and throttling', () => {
@@ -148,7 +160,12 @@ describe('the service stack, from the real route table', () => {
       for (const statement of policy.Properties.PolicyDocument.Statement) {
         if (!actionsOf(statement).some((action) => action.startsWith('dynamodb:'))) continue;
         // Reading a table's stream needs ListStreams, which AWS authorises on `*` only (the webhook dispatcher's mapping).
-        if (actionsOf(statement).filter((action) => action.startsWith('dynamodb:')).every((action) => action === 'dynamodb:ListStreams')) continue;
+        if (
+          actionsOf(statement)
+            .filter((action) => action.startsWith('dynamodb:'))
+            .every((action) => action === 'dynamodb:ListStreams')
+        )
+          continue;
         expect(actionsOf(statement)).not.toContain('dynamodb:*');
         for (const resource of resourcesOf(statement)) {
           expect(resource).not.toBe('*');
@@ -158,7 +175,11 @@ describe('the service stack, from the real route table', () => {
       // The ops CLI creates API secrets; only the routes storing a webhook endpoint's secret encrypt (checked per route below).
       for (const statement of policy.Properties.PolicyDocument.Statement) {
         const kmsActions = actionsOf(statement).filter((action) => action.startsWith('kms:'));
-        expect(kmsActions.every((action) => ['kms:Decrypt', 'kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*'].includes(action))).toBe(true);
+        expect(
+          kmsActions.every((action) =>
+            ['kms:Decrypt', 'kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*'].includes(action),
+          ),
+        ).toBe(true);
       }
     }
 
@@ -166,27 +187,36 @@ describe('the service stack, from the real route table', () => {
     for (const route of routes) {
       const name = `${route.method} ${route.path}`;
       const statements = statementsOf(resources, idOf(stack.routeFunctions.get(route)!.function.role!));
-      const granted = (action: string) => statements.filter((statement) => actionsOf(statement).includes(action)).flatMap(resourcesOf);
+      const granted = (action: string) =>
+        statements.filter((statement) => actionsOf(statement).includes(action)).flatMap(resourcesOf);
       const touchesTtl = statements.some((statement) => JSON.stringify(resourcesOf(statement)).includes(`"${ttlId}"`));
       if (route.area === null) {
         // The unsigned route reads no key and stores nothing.
         kinds.add('unsigned');
-        expect(statements.flatMap(actionsOf).filter((action) => /^(dynamodb|kms):/.test(action)), name).toEqual([]);
+        expect(
+          statements.flatMap(actionsOf).filter((action) => /^(dynamodb|kms):/.test(action)),
+          name,
+        ).toEqual([]);
         continue;
       }
       expect(granted('kms:Decrypt'), name).toEqual([arnOf(idOf(stack.secretsKey))]);
-      for (const action of ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query']) expect(granted(action), `${name} ${action}`).toContainEqual(arnOf(mainId));
+      for (const action of ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'])
+        expect(granted(action), `${name} ${action}`).toContainEqual(arnOf(mainId));
       const mutates = route.method !== 'GET';
       const writesMain = mutates || route.writes === true;
       kinds.add(mutates ? 'post' : writesMain ? 'storing get' : 'reading get');
       expect(granted('kms:Encrypt').length > 0, `${name} kms:Encrypt`).toBe(route.encryptsSecrets === true);
       for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem']) {
-        expect(granted(action).filter((resource) => JSON.stringify(resource).includes(`"${mainId}"`)).length > 0, `${name} ${action}`).toBe(writesMain);
+        expect(
+          granted(action).filter((resource) => JSON.stringify(resource).includes(`"${mainId}"`)).length > 0,
+          `${name} ${action}`,
+        ).toBe(writesMain);
       }
       // Replay, idempotency and client-id records are kept for mutating requests only.
       expect(touchesTtl, name).toBe(mutates);
       if (mutates) {
-        for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']) expect(granted(action), `${name} ${action}`).toContainEqual(arnOf(ttlId));
+        for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'])
+          expect(granted(action), `${name} ${action}`).toContainEqual(arnOf(ttlId));
       }
     }
     // Every kind of route is in the table, so none of the branches above went unchecked.
@@ -212,7 +242,9 @@ describe('the service stack, from the real route table', () => {
     const workflowId = idOf(stack.settlementWorkflow);
     const tasks = ofType(resources, 'AWS::Lambda::Function').filter(([id]) => id.startsWith('Settlement'));
     expect(tasks.map(([, task]) => task.Properties.Description).sort()).toEqual(
-      Object.keys(SETTLEMENT_TASK_HANDLERS).map((name) => `settlement workflow: ${name}`).sort(),
+      Object.keys(SETTLEMENT_TASK_HANDLERS)
+        .map((name) => `settlement workflow: ${name}`)
+        .sort(),
     );
     const definition = JSON.stringify(resources[workflowId].Properties.DefinitionString);
     for (const [taskId] of tasks) expect(definition).toContain(JSON.stringify(arnOf(taskId)));
@@ -220,8 +252,12 @@ describe('the service stack, from the real route table', () => {
     for (const route of routes) {
       const fn = stack.routeFunctions.get(route)!.function;
       const storesTrades = route.method === 'POST' && route.path === '/trades';
-      expect(resources[idOf(fn)].Properties.Environment.Variables.STATE_MACHINE_ARN, route.path).toEqual(storesTrades ? { Ref: workflowId } : undefined);
-      const starts = statementsOf(resources, idOf(fn.role!)).filter((statement) => actionsOf(statement).includes('states:StartExecution'));
+      expect(resources[idOf(fn)].Properties.Environment.Variables.STATE_MACHINE_ARN, route.path).toEqual(
+        storesTrades ? { Ref: workflowId } : undefined,
+      );
+      const starts = statementsOf(resources, idOf(fn.role!)).filter((statement) =>
+        actionsOf(statement).includes('states:StartExecution'),
+      );
       expect(starts.flatMap(resourcesOf), route.path).toEqual(storesTrades ? [{ Ref: workflowId }] : []);
     }
   });
@@ -229,19 +265,30 @@ describe('the service stack, from the real route table', () => {
   it('lets the continue task, and no other task, start the next leg of this state machine, by its name', () => {
     const machine = resources[idOf(stack.settlementWorkflow)].Properties;
     expect(machine.StateMachineName).toBe(`${stack.stackName}-settlement`);
-    const machineArn = stack.resolve(stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: machine.StateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }));
+    const machineArn = stack.resolve(
+      stack.formatArn({
+        service: 'states',
+        resource: 'stateMachine',
+        resourceName: machine.StateMachineName,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
+    );
     const tasks = ofType(resources, 'AWS::Lambda::Function').filter(([id]) => id.startsWith('Settlement'));
     for (const [id, task] of tasks) {
       const continues = task.Properties.Description === 'settlement workflow: continue';
       const role = task.Properties.Role['Fn::GetAtt'][0];
-      const starts = statementsOf(resources, role).filter((statement) => actionsOf(statement).includes('states:StartExecution'));
+      const starts = statementsOf(resources, role).filter((statement) =>
+        actionsOf(statement).includes('states:StartExecution'),
+      );
       expect(starts.flatMap(resourcesOf), id).toEqual(continues ? [machineArn] : []);
       expect(task.Properties.Environment.Variables.STATE_MACHINE_ARN, id).toEqual(continues ? machineArn : undefined);
     }
   });
 
   it('sweeps overdue open trades on a schedule, with start, read and redrive rights and one kind of table write', () => {
-    const sweep = ofType(resources, 'AWS::Lambda::Function').find(([, fn]) => String(fn.Properties.Description).includes('revive overdue open trades'));
+    const sweep = ofType(resources, 'AWS::Lambda::Function').find(([, fn]) =>
+      String(fn.Properties.Description).includes('revive overdue open trades'),
+    );
     expect(sweep).toBeDefined();
     const [sweepId, sweepFn] = sweep!;
     expect(sweepFn.Properties.Environment.Variables.STATE_MACHINE_ARN).toEqual({ Ref: idOf(stack.settlementWorkflow) });
@@ -250,7 +297,11 @@ describe('the service stack, from the real route table', () => {
       Targets: Match.arrayWith([Match.objectLike({ Arn: arnOf(sweepId) })]),
     });
     const actions = statementsOf(resources, idOf(stack.sweepFunction.function.role!)).flatMap(actionsOf);
-    expect(actions.filter((action) => action.startsWith('states:')).sort()).toEqual(['states:DescribeExecution', 'states:RedriveExecution', 'states:StartExecution']);
+    expect(actions.filter((action) => action.startsWith('states:')).sort()).toEqual([
+      'states:DescribeExecution',
+      'states:RedriveExecution',
+      'states:StartExecution',
+    ]);
     // The only write: a visited trade's due time on the open-trades index (UpdateItem on the main table).
     const writes = statementsOf(resources, idOf(stack.sweepFunction.function.role!)).filter((statement) =>
       actionsOf(statement).some((action) => action.startsWith('dynamodb:') && /Put|Update|Delete|Write/.test(action)),
@@ -265,17 +316,29 @@ describe('the service stack, from the real route table', () => {
     expect(ofType(resources, 'AWS::CloudFormation::Stack')).toHaveLength(2);
     const nested = stack.ledgerCheck;
     const inner = Template.fromStack(nested).toJSON().Resources as Record<string, Json>;
-    const innerId = (construct: { node: { defaultChild?: unknown } }) => nested.getLogicalId(construct.node.defaultChild as never);
+    const innerId = (construct: { node: { defaultChild?: unknown } }) =>
+      nested.getLogicalId(construct.node.defaultChild as never);
     const checkId = innerId(nested.check.function);
     expect(inner[checkId].Properties).toMatchObject({ Runtime: 'nodejs22.x', Timeout: 900 });
     expect(LEDGER_CHECK_HANDLER).toBe('functions/reconciliation/check-ledger.ts');
     const [rule] = ofType(inner, 'AWS::Events::Rule');
-    expect(rule![1].Properties).toMatchObject({ ScheduleExpression: 'rate(1 hour)', Targets: [expect.objectContaining({ Arn: arnOf(checkId) })] });
-    const actions = statementsOf(inner, innerId(nested.check.function.role!)).flatMap(actionsOf).filter((action) => action.startsWith('dynamodb:'));
+    expect(rule![1].Properties).toMatchObject({
+      ScheduleExpression: 'rate(1 hour)',
+      Targets: [expect.objectContaining({ Arn: arnOf(checkId) })],
+    });
+    const actions = statementsOf(inner, innerId(nested.check.function.role!))
+      .flatMap(actionsOf)
+      .filter((action) => action.startsWith('dynamodb:'));
     expect(actions.sort()).toEqual(['dynamodb:DescribeTable', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan']);
-    const alarms = ofType(inner, 'AWS::CloudWatch::Alarm').filter(([, alarm]) => alarm.Properties.MetricName === METRIC.ledgerDiscrepancies);
+    const alarms = ofType(inner, 'AWS::CloudWatch::Alarm').filter(
+      ([, alarm]) => alarm.Properties.MetricName === METRIC.ledgerDiscrepancies,
+    );
     expect(alarms).toHaveLength(1);
-    expect(alarms[0]![1].Properties).toMatchObject({ Namespace: METRICS_NAMESPACE, Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(alarms[0]![1].Properties).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
     // The ops topic of the parent stack, passed in as a parameter.
     const topicParameter = alarms[0]![1].Properties.AlarmActions[0].Ref;
     const nestedResource = resources[stack.getLogicalId(nested.nestedStackResource!)];
@@ -287,7 +350,11 @@ describe('the service stack, from the real route table', () => {
     for (const [id, fn] of stack.eventFunctions) {
       expect(resources[idOf(fn.function)].Properties.Runtime, id).toBe('nodejs22.x');
       const statements = statementsOf(resources, idOf(fn.function.role!));
-      const text = JSON.stringify(statements.filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:'))).flatMap(resourcesOf));
+      const text = JSON.stringify(
+        statements
+          .filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:')))
+          .flatMap(resourcesOf),
+      );
       expect(text, id).toContain(`"${mainId}"`);
       expect(text, id).not.toContain(`"${ttlId}"`);
     }
@@ -298,7 +365,9 @@ describe('the route table and the handlers it names', () => {
   it('marks encryptsSecrets (kms:Encrypt) on exactly the routes whose handlers seal the secret their answer shows', async () => {
     const described = await describeRoutes(routes);
     for (const [i, route] of routes.entries()) {
-      expect(route.encryptsSecrets === true, `${route.method} ${route.path}`).toBe(described[i]!.api?.secretInResponse === true);
+      expect(route.encryptsSecrets === true, `${route.method} ${route.path}`).toBe(
+        described[i]!.api?.secretInResponse === true,
+      );
     }
     expect(routes.filter((route) => route.encryptsSecrets).length).toBeGreaterThan(0);
   });
@@ -323,8 +392,12 @@ describe('the service stack, with a fixture route table and workflow', () => {
 
   it('builds nested and {param} resources, sharing parents between routes', () => {
     // The unsigned GET /time also answers other methods with 405 (ANY, a mock).
-    expect([...apiMethods(resources).keys()].sort()).toEqual([...fixtureRoutes.map((route) => `${route.method} ${route.path}`), 'ANY /time'].sort());
-    const pathParts = ofType(resources, 'AWS::ApiGateway::Resource').map(([, resource]) => resource.Properties.PathPart);
+    expect([...apiMethods(resources).keys()].sort()).toEqual(
+      [...fixtureRoutes.map((route) => `${route.method} ${route.path}`), 'ANY /time'].sort(),
+    );
+    const pathParts = ofType(resources, 'AWS::ApiGateway::Resource').map(
+      ([, resource]) => resource.Properties.PathPart,
+    );
     expect(pathParts.sort()).toEqual(['customers', 'new', 'participants', 'time', 'trades', '{trade_id}'].sort());
   });
 
@@ -360,7 +433,9 @@ describe('the service stack, with a fixture route table and workflow', () => {
       const storesTrades = route.method === 'POST' && route.path === '/trades';
       const variables = resources[idOf(fn)].Properties.Environment.Variables;
       expect(variables.STATE_MACHINE_ARN, route.path).toEqual(storesTrades ? { Ref: workflowId } : undefined);
-      const starts = statementsOf(resources, idOf(fn.role!)).filter((statement) => actionsOf(statement).includes('states:StartExecution'));
+      const starts = statementsOf(resources, idOf(fn.role!)).filter((statement) =>
+        actionsOf(statement).includes('states:StartExecution'),
+      );
       expect(starts.flatMap(resourcesOf), route.path).toEqual(storesTrades ? [{ Ref: workflowId }] : []);
     }
   });
@@ -395,7 +470,8 @@ describe('the service stack, with a fixture route table and workflow', () => {
 
 describe('tenants: the per-key rate guard and reserved concurrency', () => {
   const { stack, resources, idOf } = synth();
-  const functionsBy = (description: string) => ofType(resources, 'AWS::Lambda::Function').filter(([, fn]) => fn.Properties.Description === description);
+  const functionsBy = (description: string) =>
+    ofType(resources, 'AWS::Lambda::Function').filter(([, fn]) => fn.Properties.Description === description);
 
   it('puts a WAF web ACL on the API stage with a rate-based rule keyed on the X-SVC-API-KEY header, answering 429', () => {
     // In a nested stack of its own (the service stack is at 500 resources).
@@ -413,15 +489,27 @@ describe('tenants: the per-key rate guard and reserved concurrency', () => {
     });
     const response = rule.Action.Block.CustomResponse;
     expect(response.ResponseCode).toBe(429);
-    expect(response.ResponseHeaders.map((header: Json) => header.Name)).toEqual(['Retry-After', 'RateLimit-Policy', 'RateLimit']);
-    expect(JSON.parse(acl.Properties.CustomResponseBodies[response.CustomResponseBodyKey].Content)).toEqual({ errors: [expect.stringMatching(/^rate limit exceeded/)] });
+    expect(response.ResponseHeaders.map((header: Json) => header.Name)).toEqual([
+      'Retry-After',
+      'RateLimit-Policy',
+      'RateLimit',
+    ]);
+    expect(JSON.parse(acl.Properties.CustomResponseBodies[response.CustomResponseBodyKey].Content)).toEqual({
+      errors: [expect.stringMatching(/^rate limit exceeded/)],
+    });
 
     const [[, association]] = ofType(inner, 'AWS::WAFv2::WebACLAssociation') as [[string, Json]];
     expect(association.Properties.WebACLArn).toEqual(arnOf(aclId));
     // The stage of this API, by its id and name; the nested stack is made after the stage.
     const arn = JSON.stringify(association.Properties.ResourceArn);
     expect(arn).toContain(`/restapis/",{"Ref":"${idOf(stack.api)}RestApiId"},"/stages/v1"`);
-    expect(stack.resolve(resources[stack.getLogicalId(stack.apiFirewall.nestedStackResource!)].Properties.Parameters[`${idOf(stack.api)}RestApiId`])).toEqual({ Ref: idOf(stack.api) });
+    expect(
+      stack.resolve(
+        resources[stack.getLogicalId(stack.apiFirewall.nestedStackResource!)].Properties.Parameters[
+          `${idOf(stack.api)}RestApiId`
+        ],
+      ),
+    ).toEqual({ Ref: idOf(stack.api) });
     const nestedFirewall = resources[stack.getLogicalId(stack.apiFirewall.nestedStackResource!)];
     expect(nestedFirewall.DependsOn).toContain(idOf(stack.api.deploymentStage));
     // The stage-wide throttle stays as the last guard.
@@ -441,20 +529,35 @@ describe('tenants: the per-key rate guard and reserved concurrency', () => {
   });
 
   it('reserves concurrency for the settlement tasks and the bank, custody and webhook consumers, and for no API function', () => {
-    const reserved = (description: string) => functionsBy(description).map(([, fn]) => fn.Properties.ReservedConcurrentExecutions);
-    for (const task of Object.keys(SETTLEMENT_TASK_HANDLERS)) expect(reserved(`settlement workflow: ${task}`)).toEqual([RESERVED_CONCURRENCY.settlementTask]);
-    expect(reserved('settlement workflow: revive overdue open trades (no live execution)')).toEqual([RESERVED_CONCURRENCY.settlementSweep]);
-    for (const handler of Object.values(EVENT_HANDLERS)) expect(reserved(`events: ${handler}`)).toEqual([RESERVED_CONCURRENCY.eventConsumer]);
-    expect(reserved('webhooks: stream -> one delivery per subscribed endpoint')).toEqual([RESERVED_CONCURRENCY.webhookDispatcher]);
-    expect(reserved('webhooks: one signed attempt per queued delivery')).toEqual([RESERVED_CONCURRENCY.webhookDelivery]);
-    expect(reserved('webhooks: queue due retries, dispatch events the stream missed')).toEqual([RESERVED_CONCURRENCY.webhookSweep]);
-    for (const fn of stack.routeFunctions.values()) expect(resources[idOf(fn.function)].Properties.ReservedConcurrentExecutions).toBeUndefined();
+    const reserved = (description: string) =>
+      functionsBy(description).map(([, fn]) => fn.Properties.ReservedConcurrentExecutions);
+    for (const task of Object.keys(SETTLEMENT_TASK_HANDLERS))
+      expect(reserved(`settlement workflow: ${task}`)).toEqual([RESERVED_CONCURRENCY.settlementTask]);
+    expect(reserved('settlement workflow: revive overdue open trades (no live execution)')).toEqual([
+      RESERVED_CONCURRENCY.settlementSweep,
+    ]);
+    for (const handler of Object.values(EVENT_HANDLERS))
+      expect(reserved(`events: ${handler}`)).toEqual([RESERVED_CONCURRENCY.eventConsumer]);
+    expect(reserved('webhooks: stream -> one delivery per subscribed endpoint')).toEqual([
+      RESERVED_CONCURRENCY.webhookDispatcher,
+    ]);
+    expect(reserved('webhooks: one signed attempt per queued delivery')).toEqual([
+      RESERVED_CONCURRENCY.webhookDelivery,
+    ]);
+    expect(reserved('webhooks: queue due retries, dispatch events the stream missed')).toEqual([
+      RESERVED_CONCURRENCY.webhookSweep,
+    ]);
+    for (const fn of stack.routeFunctions.values())
+      expect(resources[idOf(fn.function)].Properties.ReservedConcurrentExecutions).toBeUndefined();
     // Lambda keeps 100 unreserved: the README's Deploy section names the quota this needs.
-    const total = ofType(resources, 'AWS::Lambda::Function').reduce((sum, [, fn]) => sum + (fn.Properties.ReservedConcurrentExecutions ?? 0), 0);
+    const total = ofType(resources, 'AWS::Lambda::Function').reduce(
+      (sum, [, fn]) => sum + (fn.Properties.ReservedConcurrentExecutions ?? 0),
+      0,
+    );
     expect(total).toBe(117);
   });
 
-  it('stays under CloudFormation\'s 500 resources', () => {
+  it("stays under CloudFormation's 500 resources", () => {
     expect(Object.keys(resources).length).toBeLessThan(500);
   });
 });

@@ -6,7 +6,8 @@ import { actionsOf, type Json, ofType, statementsOf, synth } from '../support/te
 describe('webhooks on AWS', () => {
   const { stack, resources } = synth();
   const functions = ofType(resources, 'AWS::Lambda::Function');
-  const functionId = (handlerDescription: string) => functions.find(([, fn]) => String(fn.Properties.Description).startsWith(handlerDescription))![0];
+  const functionId = (handlerDescription: string) =>
+    functions.find(([, fn]) => String(fn.Properties.Description).startsWith(handlerDescription))![0];
   const mappings = ofType(resources, 'AWS::Lambda::EventSourceMapping').map(([, mapping]) => mapping.Properties);
   const queues = ofType(resources, 'AWS::SQS::Queue');
 
@@ -14,8 +15,16 @@ describe('webhooks on AWS', () => {
     const dispatcher = functionId('webhooks: stream');
     const mapping = mappings.find((m) => m.FunctionName.Ref === dispatcher)!;
     expect(mapping.EventSourceArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^MainTable/), 'StreamArn'] });
-    expect(mapping).toMatchObject({ BisectBatchOnFunctionError: true, FunctionResponseTypes: ['ReportBatchItemFailures'], MaximumRetryAttempts: 10, StartingPosition: 'TRIM_HORIZON' });
-    expect(JSON.parse(mapping.FilterCriteria.Filters[0].Pattern)).toEqual({ eventName: ['INSERT'], dynamodb: { NewImage: { type: { S: ['event', 'event_redelivery'] } } } });
+    expect(mapping).toMatchObject({
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: 10,
+      StartingPosition: 'TRIM_HORIZON',
+    });
+    expect(JSON.parse(mapping.FilterCriteria.Filters[0].Pattern)).toEqual({
+      eventName: ['INSERT'],
+      dynamodb: { NewImage: { type: { S: ['event', 'event_redelivery'] } } },
+    });
     expect(mapping.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0]).toMatch(/^WebhookDispatchFailures/);
     const table = ofType(resources, 'AWS::DynamoDB::Table').find(([id]) => id.startsWith('MainTable'))![1];
     expect(table.Properties.StreamSpecification.StreamViewType).toMatch(/NEW_/);
@@ -36,7 +45,9 @@ describe('webhooks on AWS', () => {
 
   it('sweeps every minute, and gives the three functions the queue URL', () => {
     const sweep = functionId('webhooks: queue due retries');
-    const rule = ofType(resources, 'AWS::Events::Rule').find(([, r]) => r.Properties.Targets.some((t: Json) => t.Arn['Fn::GetAtt']?.[0] === sweep))!;
+    const rule = ofType(resources, 'AWS::Events::Rule').find(([, r]) =>
+      r.Properties.Targets.some((t: Json) => t.Arn['Fn::GetAtt']?.[0] === sweep),
+    )!;
     expect(rule[1].Properties.ScheduleExpression).toBe('rate(1 minute)');
     for (const description of ['webhooks: stream', 'webhooks: one signed attempt', 'webhooks: queue due retries']) {
       const fn = functions.find(([id]) => id === functionId(description))![1];
@@ -50,9 +61,14 @@ describe('webhooks on AWS', () => {
   it('lets only the routes that store endpoint secrets encrypt with the secrets key', () => {
     for (const [route, fn] of stack.routeFunctions) {
       const roleId = stack.getLogicalId(fn.function.role!.node.defaultChild as never);
-      const encrypts = statementsOf(resources, roleId).some((statement) => actionsOf(statement).includes('kms:Encrypt'));
+      const encrypts = statementsOf(resources, roleId).some((statement) =>
+        actionsOf(statement).includes('kms:Encrypt'),
+      );
       expect(encrypts, `${route.method} ${route.path}`).toBe(route.encryptsSecrets === true);
     }
-    expect(routes.filter((route) => route.encryptsSecrets).map((route) => route.path)).toEqual(['/webhooks/endpoints', '/webhooks/endpoints/{id}/rotate_secret']);
+    expect(routes.filter((route) => route.encryptsSecrets).map((route) => route.path)).toEqual([
+      '/webhooks/endpoints',
+      '/webhooks/endpoints/{id}/rotate_secret',
+    ]);
   });
 });

@@ -31,7 +31,9 @@ async function walk(platform: TestPlatform, path: string): Promise<{ items: any[
   const pages: number[] = [];
   let cursor: string | null = null;
   do {
-    const response: { status: number; text: string; body: any } = await platform.get(cursor === null ? path : `${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(cursor)}`);
+    const response: { status: number; text: string; body: any } = await platform.get(
+      cursor === null ? path : `${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(cursor)}`,
+    );
     expect(response.status, response.text).toBe(200);
     items.push(...response.body.message);
     pages.push(response.body.message.length);
@@ -45,11 +47,24 @@ const generalAccount = (platform: TestPlatform, participant: string, asset: stri
 
 /** Movement records as bookings write them (the platform's list entries), between two platform accounts. */
 async function busyPlatformRecords(platform: TestPlatform, count: number, fromMs: number): Promise<void> {
-  const account = (label: string): AccountRef => ({ participant_code: platform.participantCode, account_group: platform.platformCode, account_label: label, asset: 'USD' });
+  const account = (label: string): AccountRef => ({
+    participant_code: platform.participantCode,
+    account_group: platform.platformCode,
+    account_label: label,
+    asset: 'USD',
+  });
   const items = Array.from({ length: count }, (_, index) => {
     const [record] = movementRecordItems(
       ctx,
-      { movement_id: randomUUID(), type: 'transfer', reference: `busy-${index}`, legs: [{ account: account('x'), platform_code: platform.platformCode, amount: new Money(-1) }, { account: account('y'), platform_code: platform.platformCode, amount: new Money(1) }] },
+      {
+        movement_id: randomUUID(),
+        type: 'transfer',
+        reference: `busy-${index}`,
+        legs: [
+          { account: account('x'), platform_code: platform.platformCode, amount: new Money(-1) },
+          { account: account('y'), platform_code: platform.platformCode, amount: new Money(1) },
+        ],
+      },
       fromMs + index,
     );
     return record!.item.Put!.Item as Record<string, unknown>;
@@ -57,19 +72,28 @@ async function busyPlatformRecords(platform: TestPlatform, count: number, fromMs
   for (let start = 0; start < items.length; start += 25) {
     let pending: any[] | undefined = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
     while (pending && pending.length > 0) {
-      const out: { UnprocessedItems?: Record<string, any[]> } = await ctx.db.send(new BatchWriteCommand({ RequestItems: { [ctx.tables.main]: pending } }));
+      const out: { UnprocessedItems?: Record<string, any[]> } = await ctx.db.send(
+        new BatchWriteCommand({ RequestItems: { [ctx.tables.main]: pending } }),
+      );
       pending = out.UnprocessedItems?.[ctx.tables.main];
     }
   }
 }
 
 describe('GET /accounts/{account_id}/movements on its own index', () => {
-  it('a quiet account on a platform with more movements than the read budget gets full pages and an exact count', { timeout: 120_000 }, async () => {
+  it('a quiet account on a platform with more movements than the read budget gets full pages and an exact count', {
+    timeout: 120_000,
+  }, async () => {
     const platform = await newPlatform();
     const [quiet] = await customersViaHttp(platform, 1);
     await fund(quiet!, 'USD', '10');
     for (const amount of ['1.00', '2.00', '3.00']) {
-      const sent = await platform.post('/transfers', { from_participant_code: quiet, to_participant_code: platform.participantCode, asset: 'USD', amount });
+      const sent = await platform.post('/transfers', {
+        from_participant_code: quiet,
+        to_participant_code: platform.participantCode,
+        asset: 'USD',
+        amount,
+      });
       expect(sent.status, sent.text).toBe(201);
     }
     // Newer than the quiet account's: the platform's list holds them first, past the page read budget.
@@ -95,22 +119,40 @@ describe('GET /accounts/{account_id}/movements on its own index', () => {
     expect(deposits.body.message).toHaveLength(1);
   });
 
-  it('concurrent cursor walks during concurrent bookings see every earlier movement exactly once, and counts equal full walks', { timeout: 120_000 }, async () => {
+  it('concurrent cursor walks during concurrent bookings see every earlier movement exactly once, and counts equal full walks', {
+    timeout: 120_000,
+  }, async () => {
     const platform = await newPlatform();
     const customers = await customersViaHttp(platform, 3);
     await Promise.all(customers.map((code) => fund(code, 'USD', '100')));
-    const transfer = (from: string, to: string) => platform.post('/transfers', { from_participant_code: from, to_participant_code: to, asset: 'USD', amount: '1.00' });
+    const transfer = (from: string, to: string) =>
+      platform.post('/transfers', {
+        from_participant_code: from,
+        to_participant_code: to,
+        asset: 'USD',
+        amount: '1.00',
+      });
     // 3 deposits + 12 transfers around the ring: each account is in 1 + 8 movements.
-    const before = await Promise.all(Array.from({ length: 12 }, (_, i) => transfer(customers[i % 3]!, customers[(i + 1) % 3]!)));
+    const before = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => transfer(customers[i % 3]!, customers[(i + 1) % 3]!)),
+    );
     expect(before.every((response) => response.status === 201)).toBe(true);
     const accounts = customers.map((code) => generalAccount(platform, code, 'USD'));
-    const expected = await Promise.all(accounts.map(async (account) => (await walk(platform, `/accounts/${account}/movements?page_size=100`)).items.map((m: any) => m.movement_id)));
+    const expected = await Promise.all(
+      accounts.map(async (account) =>
+        (await walk(platform, `/accounts/${account}/movements?page_size=100`)).items.map((m: any) => m.movement_id),
+      ),
+    );
     expect(expected.map((ids) => ids.length)).toEqual([9, 9, 9]);
 
     // Walks of every account (three each, page size 2) while more transfers book: each walk sees what
     // existed when it started exactly once, in order, and what books meanwhile at most once.
     const [walks, during] = await Promise.all([
-      Promise.all(accounts.flatMap((account) => [1, 2, 3].map(() => walk(platform, `/accounts/${account}/movements?page_size=2`)))),
+      Promise.all(
+        accounts.flatMap((account) =>
+          [1, 2, 3].map(() => walk(platform, `/accounts/${account}/movements?page_size=2`)),
+        ),
+      ),
       Promise.all(Array.from({ length: 9 }, (_, i) => transfer(customers[i % 3]!, customers[(i + 2) % 3]!))),
     ]);
     expect(during.every((response) => response.status === 201)).toBe(true);
@@ -132,21 +174,44 @@ describe('GET /accounts/{account_id}/movements on its own index', () => {
 });
 
 describe('every booking kind writes the per-account entries', () => {
-  it('deposits, transfers, RFQ executions, rewards, award funding and distribution: each platform account change has its entry and count', { timeout: 120_000 }, async () => {
+  it('deposits, transfers, RFQ executions, rewards, award funding and distribution: each platform account change has its entry and count', {
+    timeout: 120_000,
+  }, async () => {
     const platform = await newPlatform();
     const [alice, bob] = await customersViaHttp(platform, 2);
     await fund(platform.participantCode, 'EUR', '1000');
     await fund(alice!, 'EUR', '100');
-    expect((await platform.post('/transfers', { from_participant_code: alice, to_participant_code: bob, asset: 'EUR', amount: '5.00' })).status).toBe(201);
-    const quote = await platform.get(`/liquidity/rfq?side=buy&underlying=SOL&quoted_currency=EUR&total=10&participant_code=${alice}`);
+    expect(
+      (
+        await platform.post('/transfers', {
+          from_participant_code: alice,
+          to_participant_code: bob,
+          asset: 'EUR',
+          amount: '5.00',
+        })
+      ).status,
+    ).toBe(201);
+    const quote = await platform.get(
+      `/liquidity/rfq?side=buy&underlying=SOL&quoted_currency=EUR&total=10&participant_code=${alice}`,
+    );
     expect(quote.status, quote.text).toBe(200);
     const executed = await platform.post('/liquidity/execute', { quote_id: quote.body.message.quote_id });
     expect(executed.status, executed.text).toBe(200);
-    const rewarded = await platform.post('/rewards', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: bob });
+    const rewarded = await platform.post('/rewards', {
+      underlying: 'SOL',
+      quoted_currency: 'EUR',
+      quantity: '1',
+      participant_code: bob,
+    });
     expect(rewarded.status, rewarded.text).toBe(201);
     const funded = await platform.post('/awards/fund', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '2' });
     expect(funded.status, funded.text).toBe(201);
-    const distributed = await platform.post('/awards/distribute', { asset: 'SOL', quantity: '0.5', participant_codes: [alice, bob], quoted_currency: 'EUR' });
+    const distributed = await platform.post('/awards/distribute', {
+      asset: 'SOL',
+      quantity: '0.5',
+      participant_codes: [alice, bob],
+      quoted_currency: 'EUR',
+    });
     expect(distributed.status, distributed.text).toBe(201);
 
     // Every change on the platform's list has its entry on the changed account's list, with the same change.
@@ -155,7 +220,10 @@ describe('every booking kind writes the per-account entries', () => {
     for (const movement of movements) {
       for (const change of movement.changes) {
         const listed = (await walk(platform, `/accounts/${change.account_id}/movements?page_size=100`)).items;
-        expect(listed.find((entry: any) => entry.movement_id === movement.movement_id), `${movement.movement_type} on ${change.account_id}`).toMatchObject({
+        expect(
+          listed.find((entry: any) => entry.movement_id === movement.movement_id),
+          `${movement.movement_type} on ${change.account_id}`,
+        ).toMatchObject({
           movement_type: movement.movement_type,
           change: change.change,
         });
@@ -177,7 +245,9 @@ describe('every booking kind writes the per-account entries', () => {
 });
 
 describe('award chunk transactions', () => {
-  it('a full chunk of recipients with new accounts fits DynamoDB\'s 100 items, as recipientsPerChunk computes', { timeout: 120_000 }, async () => {
+  it("a full chunk of recipients with new accounts fits DynamoDB's 100 items, as recipientsPerChunk computes", {
+    timeout: 120_000,
+  }, async () => {
     const size = recipientsPerChunk(MAX_TRANSACTION_ITEMS);
     expect(CHUNK_FIXED_ITEMS + size * CHUNK_ITEMS_PER_RECIPIENT).toBeLessThanOrEqual(MAX_TRANSACTION_ITEMS);
     const platform = await newPlatform();
@@ -192,8 +262,18 @@ describe('award chunk transactions', () => {
       'count-transaction-items',
       'initialize',
     );
-    const auth = { platformCode: platform.platformCode, participantCode: platform.participantCode, apiKey: 'test', permissions: [] };
-    const result = await distributeAwards({ ...ctx, db: counting }, auth, { asset: 'DOGE', quantity: '1', participant_codes: customers }, randomUUID());
+    const auth = {
+      platformCode: platform.platformCode,
+      participantCode: platform.participantCode,
+      apiKey: 'test',
+      permissions: [],
+    };
+    const result = await distributeAwards(
+      { ...ctx, db: counting },
+      auth,
+      { asset: 'DOGE', quantity: '1', participant_codes: customers },
+      randomUUID(),
+    );
     expect(result.confirms).toHaveLength(size);
     // The chunk's transaction is the largest: every recipient new (counted as opened), each with its entry.
     const largest = Math.max(...sizes);

@@ -126,8 +126,18 @@ describe('signed requests', () => {
       forbidden(await platform.get('/assets', { headers: { 'X-SVC-API-KEY': 'no-such-key' } }));
       const lines = warn.mock.calls.map(([message, attributes]) => ({ message, ...(attributes as object) }));
       expect(lines).toEqual([
-        expect.objectContaining({ message: 'request', route: 'GET /assets', status: 403, auth_failure: 'invalid passphrase' }),
-        expect.objectContaining({ message: 'request', route: 'GET /assets', status: 403, auth_failure: 'unknown API key' }),
+        expect.objectContaining({
+          message: 'request',
+          route: 'GET /assets',
+          status: 403,
+          auth_failure: 'invalid passphrase',
+        }),
+        expect.objectContaining({
+          message: 'request',
+          route: 'GET /assets',
+          status: 403,
+          auth_failure: 'unknown API key',
+        }),
       ]);
       expect(JSON.stringify(lines)).not.toContain(platform.credentials.passphrase);
     } finally {
@@ -148,7 +158,15 @@ describe('signed requests', () => {
           'X-SVC-SIGNED': signature,
         },
       });
-    for (const junk of [`${good}junk`, `${good} ${good}`, `${good},${good}`, `${good}==`, `${good}.`, good.slice(0, -2), good.replace(/\+/g, '-').replace(/\//g, '_')]) {
+    for (const junk of [
+      `${good}junk`,
+      `${good} ${good}`,
+      `${good},${good}`,
+      `${good}==`,
+      `${good}.`,
+      good.slice(0, -2),
+      good.replace(/\+/g, '-').replace(/\//g, '_'),
+    ]) {
       if (junk === good) continue;
       forbidden(await withSignature(junk));
     }
@@ -158,7 +176,12 @@ describe('signed requests', () => {
   });
 
   it("refuses a POST whose query is not under its signature; a GET may sign its bare path (the spec's weaker form)", async () => {
-    const body = { from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, asset: 'USD', amount: '1' };
+    const body = {
+      from_participant_code: platform.participantCode,
+      to_participant_code: platform.participantCode,
+      asset: 'USD',
+      amount: '1',
+    };
     forbidden(await platform.post('/transfers?to_account_label=elsewhere', body, { signWithoutQuery: true }));
     // Signed with its query, the same request passes authentication (and fails on its body instead).
     const signed = await platform.post('/transfers?to_account_label=elsewhere', body);
@@ -196,13 +219,25 @@ describe('signed requests', () => {
     });
     ctx.clock.advance(1_700_000_000_000 - ctx.clock.nowMs());
     try {
-      const withBraces = await send('GET', '/assets', undefined, { unsigned: true, headers: headers('nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k=') });
+      const withBraces = await send('GET', '/assets', undefined, {
+        unsigned: true,
+        headers: headers('nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k='),
+      });
       expect(withBraces.status).toBe(200);
-      const emptyBody = await send('GET', '/assets', undefined, { unsigned: true, headers: headers('7mBNnT1KIXtQ5nstQU5GUaFIq70PEKBQqu76i9QZXkk=') });
+      const emptyBody = await send('GET', '/assets', undefined, {
+        unsigned: true,
+        headers: headers('7mBNnT1KIXtQ5nstQU5GUaFIq70PEKBQqu76i9QZXkk='),
+      });
       expect(emptyBody.status).toBe(200);
-      const withQuery = await send('GET', '/assets?symbol=BTC', undefined, { unsigned: true, headers: headers('EIlQujtpF0HaBWKfQGth5a1ynm98VPDv0lD8rPBo7V0=') });
+      const withQuery = await send('GET', '/assets?symbol=BTC', undefined, {
+        unsigned: true,
+        headers: headers('EIlQujtpF0HaBWKfQGth5a1ynm98VPDv0lD8rPBo7V0='),
+      });
       expect(withQuery.status).toBe(200);
-      const wrongVector = await send('GET', '/assets?symbol=ETH', undefined, { unsigned: true, headers: headers('EIlQujtpF0HaBWKfQGth5a1ynm98VPDv0lD8rPBo7V0=') });
+      const wrongVector = await send('GET', '/assets?symbol=ETH', undefined, {
+        unsigned: true,
+        headers: headers('EIlQujtpF0HaBWKfQGth5a1ynm98VPDv0lD8rPBo7V0='),
+      });
       expect(wrongVector.status).toBe(403);
     } finally {
       ctx.clock.reset();
@@ -218,43 +253,67 @@ describe('permission areas', () => {
     expect(PERMISSION_AREAS).toEqual(expect.arrayContaining(['withdrawals', 'webhooks']));
   });
 
-  it.each(signed.map((route) => [`${route.method} ${route.path}`, route] as const))('%s needs its area and no other', async (_name, route) => {
-    const path = route.path.replace(/\{[^}]+\}/g, 'unknown-id');
-    const body = route.method === 'POST' ? {} : undefined;
-    const without = await newPlatform({ permissions: PERMISSION_AREAS.filter((area) => area !== route.area) });
-    const refused = await without.request(route.method, path, body);
-    expect(refused.status, refused.text).toBe(403);
-    expect(refused.body.message).toContain(`'${route.area}'`);
-    const only = await newPlatform({ permissions: [route.area!] });
-    const allowed = await only.request(route.method, path, body);
-    expect(allowed.status, allowed.text).not.toBe(403);
-    expect(allowed.status, allowed.text).toBeLessThan(500);
-  });
+  it.each(signed.map((route) => [`${route.method} ${route.path}`, route] as const))(
+    '%s needs its area and no other',
+    async (_name, route) => {
+      const path = route.path.replace(/\{[^}]+\}/g, 'unknown-id');
+      const body = route.method === 'POST' ? {} : undefined;
+      const without = await newPlatform({ permissions: PERMISSION_AREAS.filter((area) => area !== route.area) });
+      const refused = await without.request(route.method, path, body);
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.body.message).toContain(`'${route.area}'`);
+      const only = await newPlatform({ permissions: [route.area!] });
+      const allowed = await only.request(route.method, path, body);
+      expect(allowed.status, allowed.text).not.toBe(403);
+      expect(allowed.status, allowed.text).toBeLessThan(500);
+    },
+  );
 
   it('a key is never created without an area', async () => {
     const { platform_code } = await createPlatform(ctx, 'no areas');
     await expect(createApiKey(ctx, platform_code, [])).rejects.toThrow(/at least one permission area/);
-    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', '', '--reason', 'test'], { ctx })).rejects.toThrow(/--permissions/);
-    await expect(runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades,', '--reason', 'test'], { ctx })).rejects.toThrow(/--permissions/);
-    const created: any = await runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades', '--reason', 'test'], { ctx });
+    await expect(
+      runAdmin(['key', 'create', '--platform', platform_code, '--permissions', '', '--reason', 'test'], { ctx }),
+    ).rejects.toThrow(/--permissions/);
+    await expect(
+      runAdmin(['key', 'create', '--platform', platform_code, '--permissions', 'trades,', '--reason', 'test'], { ctx }),
+    ).rejects.toThrow(/--permissions/);
+    const created: any = await runAdmin(
+      ['key', 'create', '--platform', platform_code, '--permissions', 'trades', '--reason', 'test'],
+      { ctx },
+    );
     expect(created.platform_code).toBe(platform_code);
   });
 });
 
 describe('ops: platform create', () => {
   it('prints credentials that sign requests for the new platform', async () => {
-    const created: any = await runAdmin(['platform', 'create', '--name', 'Ops Platform', '--spread-bps', '25', '--reason', 'test'], { ctx });
-    expect(Object.keys(created).sort()).toEqual(['api_key', 'api_secret', 'participant_code', 'passphrase', 'platform_code']);
+    const created: any = await runAdmin(
+      ['platform', 'create', '--name', 'Ops Platform', '--spread-bps', '25', '--reason', 'test'],
+      { ctx },
+    );
+    expect(Object.keys(created).sort()).toEqual([
+      'api_key',
+      'api_secret',
+      'participant_code',
+      'passphrase',
+      'platform_code',
+    ]);
     expect(Buffer.from(created.api_secret, 'base64')).toHaveLength(32);
     expect((await getPlatform(ctx, created.platform_code))?.spread_bps).toBe('25');
     const response = await send('GET', '/participants', undefined, { credentials: created });
     expect(response.status, response.text).toBe(200);
-    expect(response.body.message).toEqual([expect.objectContaining({ participant_code: created.participant_code, platform_code: created.platform_code })]);
+    expect(response.body.message).toEqual([
+      expect.objectContaining({ participant_code: created.participant_code, platform_code: created.platform_code }),
+    ]);
   });
 
   it('refuses a spread quotes could not use, before creating anything', async () => {
     for (const spread of ['abc', '-5', '10000']) {
-      await expect(runAdmin(['platform', 'create', '--name', 'Bad Spread', '--spread-bps', spread, '--reason', 'test'], { ctx }), spread).rejects.toThrow(/spread/);
+      await expect(
+        runAdmin(['platform', 'create', '--name', 'Bad Spread', '--spread-bps', spread, '--reason', 'test'], { ctx }),
+        spread,
+      ).rejects.toThrow(/spread/);
     }
   });
 });

@@ -28,7 +28,12 @@ beforeAll(async () => {
 });
 
 function pool(platform: TestPlatform, asset = 'BTC') {
-  return { participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'awards', asset };
+  return {
+    participant_code: platform.participantCode,
+    account_group: platform.platformCode,
+    account_label: 'awards',
+    asset,
+  };
 }
 
 /** What the platform's award escrow holds for the asset: the sum of its lanes (`ESCROW_LANES`). */
@@ -38,7 +43,10 @@ async function escrowBalance(platform: TestPlatform, asset = 'BTC'): Promise<Mon
 }
 
 function escrowLanes(platform: TestPlatform, asset = 'BTC') {
-  return Array.from({ length: ESCROW_LANES }, (_, lane) => awardsEscrowAccount(platform.platformCode, asset, lane).account);
+  return Array.from(
+    { length: ESCROW_LANES },
+    (_, lane) => awardsEscrowAccount(platform.platformCode, asset, lane).account,
+  );
 }
 
 function customerAccount(platform: TestPlatform, code: string, asset = 'BTC') {
@@ -46,7 +54,9 @@ function customerAccount(platform: TestPlatform, code: string, asset = 'BTC') {
 }
 
 async function customerBalances(platform: TestPlatform, codes: readonly string[], asset = 'BTC'): Promise<string[]> {
-  return Promise.all(codes.map(async (code) => (await balanceOf(ctx, customerAccount(platform, code, asset))).toFixed()));
+  return Promise.all(
+    codes.map(async (code) => (await balanceOf(ctx, customerAccount(platform, code, asset))).toFixed()),
+  );
 }
 
 afterEach(() => {
@@ -75,7 +85,15 @@ describe('POST /awards/fund', () => {
     const byUnderlying = await platform.post(FUND, { underlying: 'BTC', quoted_currency: 'EUR', quantity: '0.01' });
     expect(byUnderlying.status, byUnderlying.text).toBe(201);
     expect(byUnderlying.body.message).toMatchObject({
-      quote: { participant_code: platform.participantCode, underlying: 'BTC', quantity: '0.01000000', price: '40000', total_notional: '400.00', account_label: 'awards', obo_participant: null },
+      quote: {
+        participant_code: platform.participantCode,
+        underlying: 'BTC',
+        quantity: '0.01000000',
+        price: '40000',
+        total_notional: '400.00',
+        account_label: 'awards',
+        obo_participant: null,
+      },
       trade_id: expect.any(String),
       status: 'Completed',
     });
@@ -89,20 +107,36 @@ describe('POST /awards/fund', () => {
 
     const trade = await platform.get(`/trades/${byAsset.body.message.trade_id}`);
     expect(trade.body.message).toMatchObject({ symbol: 'BTC/EUR', trade_state: 'terminated' });
-    expect(trade.body.message.parties[0]).toMatchObject({ participant_code: platform.participantCode, account_label: 'awards', amount: '0.00500000' });
+    expect(trade.body.message.parties[0]).toMatchObject({
+      participant_code: platform.participantCode,
+      account_label: 'awards',
+      amount: '0.00500000',
+    });
 
     const customers = await customersViaHttp(platform, 3);
-    const distributed = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.005', participant_codes: customers });
+    const distributed = await platform.post(DISTRIBUTE, {
+      asset: 'BTC',
+      quantity: '0.005',
+      participant_codes: customers,
+    });
     expect(distributed.status, distributed.text).toBe(201);
     expect((await balanceOf(ctx, pool(platform))).toFixed()).toBe('0');
   });
 
   it('with X-Request-Id, a repeat replays the first answer and buys once', async () => {
     const requestId = randomUUID();
-    const first = await platform.post(FUND, { asset: 'BTC', quoted_currency: 'EUR', quantity: '0.001' }, { headers: { 'X-Request-Id': requestId } });
+    const first = await platform.post(
+      FUND,
+      { asset: 'BTC', quoted_currency: 'EUR', quantity: '0.001' },
+      { headers: { 'X-Request-Id': requestId } },
+    );
     expect(first.status).toBe(201);
     const before = await balances(platform);
-    const again = await platform.post(FUND, { asset: 'BTC', quoted_currency: 'EUR', quantity: '0.001' }, { headers: { 'X-Request-Id': requestId } });
+    const again = await platform.post(
+      FUND,
+      { asset: 'BTC', quoted_currency: 'EUR', quantity: '0.001' },
+      { headers: { 'X-Request-Id': requestId } },
+    );
     expect(again.text).toBe(first.text);
     expect(await balances(platform)).toEqual(before);
   });
@@ -110,8 +144,16 @@ describe('POST /awards/fund', () => {
   it('refuses a missing underlying, two different ones, and both amounts, all at once', async () => {
     const missing = await platform.post(FUND, { quoted_currency: 'EUR', quantity: '0.001', total: '5' });
     expect(missing.status).toBe(400);
-    expect(missing.body.errors).toEqual(['underlying: is required (or its alias asset)', 'quantity: give exactly one of quantity or total, not both']);
-    const conflicting = await platform.post(FUND, { underlying: 'BTC', asset: 'ETH', quoted_currency: 'EUR', quantity: '0.001' });
+    expect(missing.body.errors).toEqual([
+      'underlying: is required (or its alias asset)',
+      'quantity: give exactly one of quantity or total, not both',
+    ]);
+    const conflicting = await platform.post(FUND, {
+      underlying: 'BTC',
+      asset: 'ETH',
+      quoted_currency: 'EUR',
+      quantity: '0.001',
+    });
     expect(conflicting.status).toBe(400);
     expect(conflicting.body.errors).toEqual(["underlying: 'BTC' differs from its alias asset 'ETH'; send one of them"]);
   });
@@ -143,8 +185,18 @@ describe('POST /awards/distribute', () => {
     // Each confirm's trade resolves, delivered (terminated/settled) to that customer.
     const trade = await platform.get(`/trades/${confirms[3]!.trade_id}`);
     expect(trade.status).toBe(200);
-    expect(trade.body.message).toMatchObject({ trade_state: 'terminated', settlement_state: 'settled', symbol: 'BTC/USD', trade_quantity: '0.00010000' });
-    expect(trade.body.message.parties[0]).toMatchObject({ side: 'buy', participant_code: customers[3], asset: 'BTC', amount: '0.00010000' });
+    expect(trade.body.message).toMatchObject({
+      trade_state: 'terminated',
+      settlement_state: 'settled',
+      symbol: 'BTC/USD',
+      trade_quantity: '0.00010000',
+    });
+    expect(trade.body.message.parties[0]).toMatchObject({
+      side: 'buy',
+      participant_code: customers[3],
+      asset: 'BTC',
+      amount: '0.00010000',
+    });
 
     const again = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
     expect(again.status).toBe(201);
@@ -158,7 +210,9 @@ describe('POST /awards/distribute', () => {
     const poolBefore = await balanceOf(ctx, pool(platform));
     const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.001', participant_codes: customers });
     expect(response.status).toBe(400);
-    expect(response.body.errors).toEqual([expect.stringMatching(/^quantity: the awards pool holds 0\.00750000 BTC, less than the 0\.02500000 needed/)]);
+    expect(response.body.errors).toEqual([
+      expect.stringMatching(/^quantity: the awards pool holds 0\.00750000 BTC, less than the 0\.02500000 needed/),
+    ]);
     expect(await customerBalances(platform, customers)).toEqual(before);
     expect((await balanceOf(ctx, pool(platform))).eq(poolBefore)).toBe(true);
   });
@@ -178,17 +232,30 @@ describe('POST /awards/distribute', () => {
     const codes = [customers[0]!, 'NOPE42', platform.participantCode, foreign!];
     const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.0001', participant_codes: codes });
     expect(response.status).toBe(400);
-    expect(response.body.errors).toEqual([`participant_codes: not customers of this platform: NOPE42, ${platform.participantCode}, ${foreign}`]);
+    expect(response.body.errors).toEqual([
+      `participant_codes: not customers of this platform: NOPE42, ${platform.participantCode}, ${foreign}`,
+    ]);
   });
 
   it('reports every field problem at once', async () => {
     const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.000000001', participant_codes: [] });
     expect(response.status).toBe(400);
-    expect(response.body.errors).toEqual(['quantity: at most 8 decimal places for BTC', 'participant_codes: name at least one customer']);
-    const tooMany = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.0001', participant_codes: Array.from({ length: 1001 }, (_, i) => `C${i}`) });
+    expect(response.body.errors).toEqual([
+      'quantity: at most 8 decimal places for BTC',
+      'participant_codes: name at least one customer',
+    ]);
+    const tooMany = await platform.post(DISTRIBUTE, {
+      asset: 'BTC',
+      quantity: '0.0001',
+      participant_codes: Array.from({ length: 1001 }, (_, i) => `C${i}`),
+    });
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.errors).toEqual(['participant_codes: at most 1000 customers per distribution, got 1001']);
-    const unknownAsset = await platform.post(DISTRIBUTE, { asset: 'XYZ', quantity: '1', participant_codes: customers.slice(0, 1) });
+    const unknownAsset = await platform.post(DISTRIBUTE, {
+      asset: 'XYZ',
+      quantity: '1',
+      participant_codes: customers.slice(0, 1),
+    });
     expect(unknownAsset.body.errors).toEqual(["asset: unknown asset 'XYZ'"]);
   });
 });
@@ -199,7 +266,11 @@ describe('POST /awards/distribute at its limit', () => {
     const customers = await customersViaStore(platform.platformCode, MAX_RECIPIENTS);
     await fund(platform.participantCode, 'BTC', '1', 'awards');
     const requestId = randomUUID();
-    const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.00000100', participant_codes: customers }, { headers: { 'X-Request-Id': requestId } });
+    const response = await platform.post(
+      DISTRIBUTE,
+      { asset: 'BTC', quantity: '0.00000100', participant_codes: customers },
+      { headers: { 'X-Request-Id': requestId } },
+    );
     expect(response.status, response.text).toBe(201);
     expect(response.body.message.confirms).toHaveLength(MAX_RECIPIENTS);
     const stored = await getDistribution(ctx, platform.platformCode, requestId);
@@ -236,7 +307,10 @@ describe('POST /awards/distribute across chunks', () => {
       const before = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
 
       quietCrashLogs();
-      const crashed = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId }, via: crashingAfterChunks(crashAfter) });
+      const crashed = await platform.post(DISTRIBUTE, body, {
+        headers: { 'X-Request-Id': requestId },
+        via: crashingAfterChunks(crashAfter),
+      });
       expect(crashed.status).toBe(500);
 
       // Part-way: the whole total sits in escrow or with the credited chunks' recipients, nobody twice. The
@@ -244,67 +318,108 @@ describe('POST /awards/distribute across chunks', () => {
       const partial = await getDistribution(ctx, platform.platformCode, requestId);
       expect(partial?.distribution.status).toBe('distributing');
       // Neighbouring chunks pay from different escrow lanes: the lanes' transactions never share an item.
-      expect(partial!.chunks.map((chunk) => accountIdOf(chunk.escrow))).toEqual(partial!.chunks.map((chunk) => accountIdOf(escrowLanes(platform)[chunk.index % ESCROW_LANES]!)));
+      expect(partial!.chunks.map((chunk) => accountIdOf(chunk.escrow))).toEqual(
+        partial!.chunks.map((chunk) => accountIdOf(escrowLanes(platform)[chunk.index % ESCROW_LANES]!)),
+      );
       const credited = partial!.chunks.filter((chunk) => chunk.status === 'credited');
       expect(credited.length).toBeGreaterThanOrEqual(crashAfter);
       expect(credited.length).toBeLessThan(CHUNKS);
       const total = new Money('0.00000123').mul(RECIPIENTS);
       expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(total.toFixed());
       const midway = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
-      const creditedCodes = new Set(credited.flatMap((chunk) => chunk.recipients.map((recipient) => recipient.participant_code)));
-      expect(midway.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(customers.map((code) => (creditedCodes.has(code) ? '0.00000123' : '0')));
-      expect((await escrowBalance(platform)).plus(new Money('0.00000123').mul(creditedCodes.size)).toFixed()).toBe(total.toFixed());
+      const creditedCodes = new Set(
+        credited.flatMap((chunk) => chunk.recipients.map((recipient) => recipient.participant_code)),
+      );
+      expect(midway.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(
+        customers.map((code) => (creditedCodes.has(code) ? '0.00000123' : '0')),
+      );
+      expect((await escrowBalance(platform)).plus(new Money('0.00000123').mul(creditedCodes.size)).toFixed()).toBe(
+        total.toFixed(),
+      );
 
       const retried = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
       expect(retried.status).toBe(201);
       const confirms = retried.body.message.confirms as { participant_code: string; trade_id: string }[];
       expect(confirms.map((confirm) => confirm.participant_code)).toEqual(customers);
       // The confirms name the trade ids fixed when the distribution was recorded, including the chunks credited before the crash.
-      expect(confirms).toEqual(partial!.chunks.flatMap((chunk) => chunk.recipients).map((r) => ({ ...r, trade_ids_list: [r.trade_id] })));
+      expect(confirms).toEqual(
+        partial!.chunks.flatMap((chunk) => chunk.recipients).map((r) => ({ ...r, trade_ids_list: [r.trade_id] })),
+      );
 
       const after = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
-      expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(RECIPIENTS).fill('0.00000123'));
-      expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(new Money('0.00000123').mul(RECIPIENTS).toFixed());
+      expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(
+        Array(RECIPIENTS).fill('0.00000123'),
+      );
+      expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(
+        new Money('0.00000123').mul(RECIPIENTS).toFixed(),
+      );
       expect((await escrowBalance(platform)).toFixed()).toBe('0');
       expect((await getDistribution(ctx, platform.platformCode, requestId))?.distribution.status).toBe('completed');
 
       const trades = await Promise.all(confirms.map((confirm) => platform.get(`/trades/${confirm.trade_id}`)));
-      expect(trades.every((trade) => trade.status === 200 && trade.body.message.trade_state === 'terminated')).toBe(true);
+      expect(trades.every((trade) => trade.status === 200 && trade.body.message.trade_state === 'terminated')).toBe(
+        true,
+      );
     });
   }
 
   it('runs of one request racing past the middleware (its lease lapsed) credit everyone once and agree on the confirms', async () => {
-    const auth = { platformCode: platform.platformCode, participantCode: platform.participantCode, apiKey: 'test', permissions: [] };
+    const auth = {
+      platformCode: platform.platformCode,
+      participantCode: platform.participantCode,
+      apiKey: 'test',
+      permissions: [],
+    };
     const requestId = randomUUID();
     const poolBefore = await balanceOf(ctx, pool(platform));
     const before = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
     const results = await Promise.allSettled(
-      Array.from({ length: 5 }, () => distributeAwards(ctx, auth, { asset: 'BTC', quantity: '0.00000011', participant_codes: customers }, requestId)),
+      Array.from({ length: 5 }, () =>
+        distributeAwards(ctx, auth, { asset: 'BTC', quantity: '0.00000011', participant_codes: customers }, requestId),
+      ),
     );
     const answered = results.flatMap((result) => (result.status === 'fulfilled' ? [JSON.stringify(result.value)] : []));
     // A run may give up with a 503 when the others keep it busy; any that answers gives the same confirms.
     expect(answered.length).toBeGreaterThanOrEqual(1);
     expect(new Set(answered).size).toBe(1);
-    const final = await distributeAwards(ctx, auth, { asset: 'BTC', quantity: '0.00000011', participant_codes: customers }, requestId);
+    const final = await distributeAwards(
+      ctx,
+      auth,
+      { asset: 'BTC', quantity: '0.00000011', participant_codes: customers },
+      requestId,
+    );
     expect(JSON.stringify(final)).toBe(answered[0]);
 
     const after = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
-    expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(RECIPIENTS).fill('0.00000011'));
-    expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(new Money('0.00000011').mul(RECIPIENTS).toFixed());
+    expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(
+      Array(RECIPIENTS).fill('0.00000011'),
+    );
+    expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(
+      new Money('0.00000011').mul(RECIPIENTS).toFixed(),
+    );
   });
 
   it('without X-Request-Id, a crashed distribution is found by `awards open` and finished by `awards resume`', async () => {
     quietCrashLogs();
     const recipients = customers.slice(0, 60);
     const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
-    const crashed = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.00000007', participant_codes: recipients }, { via: crashingAfterChunks(1) });
+    const crashed = await platform.post(
+      DISTRIBUTE,
+      { asset: 'BTC', quantity: '0.00000007', participant_codes: recipients },
+      { via: crashingAfterChunks(1) },
+    );
     expect(crashed.status).toBe(500);
     // The id the service gave the request is on the error response too.
     const requestId = crashed.headers.get('x-request-id')!;
 
     const open = (await runAdmin(['awards', 'open'], { ctx })) as { platform_code: string; distribution_id: string }[];
-    expect(open).toContainEqual(expect.objectContaining({ platform_code: platform.platformCode, distribution_id: requestId }));
-    const resumed = (await runAdmin(['awards', 'resume', '--platform', platform.platformCode, '--request-id', requestId, '--reason', 'test'], { ctx })) as {
+    expect(open).toContainEqual(
+      expect.objectContaining({ platform_code: platform.platformCode, distribution_id: requestId }),
+    );
+    const resumed = (await runAdmin(
+      ['awards', 'resume', '--platform', platform.platformCode, '--request-id', requestId, '--reason', 'test'],
+      { ctx },
+    )) as {
       confirms: unknown[];
     };
     expect(resumed.confirms).toHaveLength(60);
@@ -321,23 +436,43 @@ describe('POST /awards/distribute across chunks', () => {
     const body = { asset: 'BTC', quantity: '0.00000009', participant_codes: recipients };
     const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
     // Recorded, no chunk credited (the process died before any chunk's transaction was sent).
-    expect((await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId }, via: crashingAfterChunks(0) })).status).toBe(500);
+    expect(
+      (await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId }, via: crashingAfterChunks(0) }))
+        .status,
+    ).toBe(500);
     const recorded = await getDistribution(ctx, platform.platformCode, requestId);
     expect(recorded!.chunks.every((chunk) => chunk.status === 'pending')).toBe(true);
 
     // As such a distribution stands: chunks without a lane, the whole total in the first lane's account.
     const update = (key: Record<string, string>, expression: string, values?: Record<string, unknown>) =>
-      ctx.db.send(new UpdateCommand({ TableName: ctx.tables.main, Key: key, UpdateExpression: expression, ...(values && { ExpressionAttributeValues: values }) }));
-    for (const chunk of recorded!.chunks) await update(keys.awardDistributionChunk(platform.platformCode, requestId, chunk.index), 'REMOVE escrow');
+      ctx.db.send(
+        new UpdateCommand({
+          TableName: ctx.tables.main,
+          Key: key,
+          UpdateExpression: expression,
+          ...(values && { ExpressionAttributeValues: values }),
+        }),
+      );
+    for (const chunk of recorded!.chunks)
+      await update(keys.awardDistributionChunk(platform.platformCode, requestId, chunk.index), 'REMOVE escrow');
     const [first, ...others] = escrowLanes(platform);
     // The first lane is the escrow account distributions used before lanes.
-    expect(first).toEqual({ participant_code: SYSTEM_PARTICIPANTS.escrow, account_group: platform.platformCode, account_label: 'awards', asset: 'BTC' });
+    expect(first).toEqual({
+      participant_code: SYSTEM_PARTICIPANTS.escrow,
+      account_group: platform.platformCode,
+      account_label: 'awards',
+      asset: 'BTC',
+    });
     for (const lane of others) {
       const held = await balanceOf(ctx, lane);
       await update(keys.account(lane), 'SET balance = balance - :held', { ':held': moneyAttr(held) });
       await update(keys.account(first!), 'SET balance = balance + :held', { ':held': moneyAttr(held) });
     }
-    expect((await getDistribution(ctx, platform.platformCode, requestId))!.chunks.every((chunk) => accountIdOf(chunk.escrow) === accountIdOf(first!))).toBe(true);
+    expect(
+      (await getDistribution(ctx, platform.platformCode, requestId))!.chunks.every(
+        (chunk) => accountIdOf(chunk.escrow) === accountIdOf(first!),
+      ),
+    ).toBe(true);
 
     const finished = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
     expect(finished.status, finished.text).toBe(201);
@@ -365,8 +500,14 @@ describe('POST /awards/distribute across chunks', () => {
 
           // Past a distribution's last chunk, the crash comes after its completion committed: the retry gets the answer.
           const via = crashAfter === undefined ? undefined : crashingAfterChunks(crashAfter);
-          const first = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId }, ...(via && { via }) });
-          const final = first.status === 201 ? first : await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
+          const first = await platform.post(DISTRIBUTE, body, {
+            headers: { 'X-Request-Id': requestId },
+            ...(via && { via }),
+          });
+          const final =
+            first.status === 201
+              ? first
+              : await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
           expect(final.status).toBe(201);
 
           const after = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
@@ -389,10 +530,16 @@ describe('POST /awards/distribute at the limit', () => {
     const platform = await newPlatform();
     const customers = await customersViaStore(platform.platformCode, 1000);
     await fund(platform.participantCode, 'BTC', '0.1', 'awards');
-    const response = await platform.post(DISTRIBUTE, { asset: 'BTC', quantity: '0.0001', participant_codes: customers });
+    const response = await platform.post(DISTRIBUTE, {
+      asset: 'BTC',
+      quantity: '0.0001',
+      participant_codes: customers,
+    });
     expect(response.status, response.text).toBe(201);
     expect(response.body.message.confirms).toHaveLength(1000);
-    expect((await getDistribution(ctx, platform.platformCode, response.body.message.request_id))?.chunks).toHaveLength(67);
+    expect((await getDistribution(ctx, platform.platformCode, response.body.message.request_id))?.chunks).toHaveLength(
+      67,
+    );
     expect((await balanceOf(ctx, pool(platform))).toFixed()).toBe('0');
     const credited = await customerBalances(platform, customers);
     expect(credited.every((balance) => balance === '0.0001')).toBe(true);

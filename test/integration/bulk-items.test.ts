@@ -17,7 +17,12 @@ import { ctx } from '../support/context.js';
 describe('bulk-written items are what the booking paths store', () => {
   it('openedAccountItem holds the same attributes as an account opened and then credited by movements', async () => {
     const platform = await createPlatform(ctx, 'bulk items');
-    const account = { participant_code: platform.participant_code, account_group: platform.platform_code, account_label: 'bulk', asset: 'USD' };
+    const account = {
+      participant_code: platform.participant_code,
+      account_group: platform.platform_code,
+      account_label: 'bulk',
+      asset: 'USD',
+    };
     const boundary = systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', 'USD');
     const deposit = (amount: string) =>
       bookMovement(ctx, {
@@ -31,15 +36,33 @@ describe('bulk-written items are what the booking paths store', () => {
       });
     await deposit('1.25');
     await deposit('2.5');
-    const stored = (await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.account(account), ConsistentRead: true }))).Item!;
+    const stored = (
+      await ctx.db.send(
+        new GetCommand({ TableName: ctx.tables.main, Key: keys.account(account), ConsistentRead: true }),
+      )
+    ).Item!;
 
-    const built = openedAccountItem(ctx, account, platform.platform_code, new Money('3.75'), Number(stored.last_update), 2);
+    const built = openedAccountItem(
+      ctx,
+      account,
+      platform.platform_code,
+      new Money('3.75'),
+      Number(stored.last_update),
+      2,
+    );
     const put = built.item.Put!;
     expect(put.TableName).toBe(ctx.tables.main);
     expect(put.ConditionExpression).toBeUndefined();
     // Same attributes, same values; numbers compared as their exact decimal text, however they were read.
     const normalise = (item: Record<string, unknown>) =>
-      Object.fromEntries(Object.entries(item).map(([name, value]) => [name, value instanceof NumberValue || typeof value === 'number' ? `N ${String(value instanceof NumberValue ? value.value : value)}` : value]));
+      Object.fromEntries(
+        Object.entries(item).map(([name, value]) => [
+          name,
+          value instanceof NumberValue || typeof value === 'number'
+            ? `N ${String(value instanceof NumberValue ? value.value : value)}`
+            : value,
+        ]),
+      );
     expect(normalise(put.Item as Record<string, unknown>)).toEqual(normalise(stored));
     expect(built.counts).toEqual([{ platformCode: platform.platform_code, list: 'accounts', bucket: 'all', delta: 1 }]);
   });

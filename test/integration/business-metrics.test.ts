@@ -36,20 +36,27 @@ const ETH_ADDRESS = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 type Doc = Record<string, any>;
 
 /** The documents written from `mark` on that carry metric `name`. */
-const emitted = (name: string, mark: number): Doc[] => output.emf().slice(mark).filter((doc) => doc[name] !== undefined);
+const emitted = (name: string, mark: number): Doc[] =>
+  output
+    .emf()
+    .slice(mark)
+    .filter((doc) => doc[name] !== undefined);
 const mark = () => output.emf().length;
 
 /** A business metric's document: the metric alone, in the service's namespace, by `service` (and `extra`) only. */
 function expectBusinessDocument(doc: Doc | undefined, name: string, extra: string[] = []) {
   expect(doc, name).toBeDefined();
-  expect(doc!._aws.CloudWatchMetrics).toEqual([{ Namespace: METRICS_NAMESPACE, Dimensions: [['service', ...extra]], Metrics: [{ Name: name, Unit: 'Count' }] }]);
+  expect(doc!._aws.CloudWatchMetrics).toEqual([
+    { Namespace: METRICS_NAMESPACE, Dimensions: [['service', ...extra]], Metrics: [{ Name: name, Unit: 'Count' }] },
+  ]);
   expect(doc!.service).toBe(SERVICE_NAME);
   // Never a request's route: the alarm watches the service-wide metric.
   expect(doc).not.toHaveProperty('route');
 }
 
 /** The TradesAccepted documents from `from` on about `reference` (a trade id, or a distribution's id). */
-const accepted = (reference: string, from = 0) => emitted(METRIC.tradesAccepted, from).filter((doc) => doc.reference === reference);
+const accepted = (reference: string, from = 0) =>
+  emitted(METRIC.tradesAccepted, from).filter((doc) => doc.reference === reference);
 
 beforeAll(async () => {
   // Settlement in this file's process: 1-second sessions, spot deadlines of 3 seconds (a trade left unfunded defaults).
@@ -70,13 +77,23 @@ describe('TradesAccepted', () => {
     const start = mark();
 
     const requestId = randomUUID();
-    const body = tradeBody(platform, { buyer: first!, seller: second!, price: '100', quantity: '1', symbol: 'LTC/USD' });
+    const body = tradeBody(platform, {
+      buyer: first!,
+      seller: second!,
+      price: '100',
+      quantity: '1',
+      symbol: 'LTC/USD',
+    });
     const reported = await platform.post('/trades', body, { headers: { 'X-Request-Id': requestId } });
     expect(reported.status, reported.text).toBe(200);
     // The same request again is answered from idempotency: nothing new was booked.
     const replayed = await platform.post('/trades', body, { headers: { 'X-Request-Id': requestId } });
     expect(replayed.status, replayed.text).toBe(200);
-    const refused = await platform.post('/trades', { ...body, client_trade_id: `ct-${randomUUID()}`, trade_quantity: '-1' });
+    const refused = await platform.post('/trades', {
+      ...body,
+      client_trade_id: `ct-${randomUUID()}`,
+      trade_quantity: '-1',
+    });
     expect(refused.status, refused.text).toBe(400);
 
     const quote = await platform.get('/liquidity/rfq?side=buy&underlying=LTC&quoted_currency=USD&quantity=1');
@@ -84,16 +101,29 @@ describe('TradesAccepted', () => {
     const executed = await platform.post('/liquidity/execute', { quote_id: quote.body.message.quote_id });
     expect(executed.status, executed.text).toBe(200);
 
-    const reward = await platform.post('/rewards', { underlying: 'LTC', quoted_currency: 'USD', quantity: '0.1', participant_code: first });
+    const reward = await platform.post('/rewards', {
+      underlying: 'LTC',
+      quoted_currency: 'USD',
+      quantity: '0.1',
+      participant_code: first,
+    });
     expect(reward.status, reward.text).toBe(201);
     const funded = await platform.post('/awards/fund', { asset: 'LTC', quoted_currency: 'USD', quantity: '0.1' });
     expect(funded.status, funded.text).toBe(201);
-    const distribution = await platform.post('/awards/distribute', { asset: 'LTC', quantity: '0.01', participant_codes: [first, second] });
+    const distribution = await platform.post('/awards/distribute', {
+      asset: 'LTC',
+      quantity: '0.01',
+      participant_codes: [first, second],
+    });
     expect(distribution.status, distribution.text).toBe(201);
 
-    const convertQuote = await platform.get(`/convert_withdraw/rfq?side=buy&underlying=USDC&quoted_currency=EUR&quantity=10&withdrawal_address=${ETH_ADDRESS}`);
+    const convertQuote = await platform.get(
+      `/convert_withdraw/rfq?side=buy&underlying=USDC&quoted_currency=EUR&quantity=10&withdrawal_address=${ETH_ADDRESS}`,
+    );
     expect(convertQuote.status, convertQuote.text).toBe(200);
-    const converted = await platform.post('/convert_withdraw/execute', { quote_id: convertQuote.body.message.quote_id });
+    const converted = await platform.post('/convert_withdraw/execute', {
+      quote_id: convertQuote.body.message.quote_id,
+    });
     expect(converted.status, converted.text).toBe(200);
 
     const bookings: [string, string, number][] = [
@@ -112,19 +142,31 @@ describe('TradesAccepted', () => {
       expect(docs[0]).toMatchObject({ booking, reference, [METRIC.tradesAccepted]: count });
     }
     // Nothing else was counted as accepted meanwhile (the refused and the replayed request).
-    expect(emitted(METRIC.tradesAccepted, start).filter((doc) => bookings.every(([reference]) => doc.reference !== reference))).toEqual([]);
+    expect(
+      emitted(METRIC.tradesAccepted, start).filter((doc) =>
+        bookings.every(([reference]) => doc.reference !== reference),
+      ),
+    ).toEqual([]);
   });
 });
 
 describe('TradesSettled and TradesDefaulted', () => {
   it('come from the settlement workflow: a funded trade settles, an unfunded one defaults at its deadline', async () => {
     const platform = await newPlatform();
-    const [buyer, seller, unfundedBuyer, unfundedSeller] = await Promise.all([1, 2, 3, 4].map(() => newCustomer(platform.platformCode)));
+    const [buyer, seller, unfundedBuyer, unfundedSeller] = await Promise.all(
+      [1, 2, 3, 4].map(() => newCustomer(platform.platformCode)),
+    );
     await Promise.all([fund(buyer!, 'USD', '100'), fund(seller!, 'BTC', '1')]);
     const start = mark();
-    const funded = await platform.post('/trades', tradeBody(platform, { buyer: buyer!, seller: seller!, price: '100', quantity: '1' }));
+    const funded = await platform.post(
+      '/trades',
+      tradeBody(platform, { buyer: buyer!, seller: seller!, price: '100', quantity: '1' }),
+    );
     expect(funded.status, funded.text).toBe(200);
-    const unfunded = await platform.post('/trades', tradeBody(platform, { buyer: unfundedBuyer!, seller: unfundedSeller!, price: '100', quantity: '1' }));
+    const unfunded = await platform.post(
+      '/trades',
+      tradeBody(platform, { buyer: unfundedBuyer!, seller: unfundedSeller!, price: '100', quantity: '1' }),
+    );
     expect(unfunded.status, unfunded.text).toBe(200);
 
     const settled = await waitForTrade(platform, funded.body.message.trade_id, isTerminated, 10_000);
@@ -153,11 +195,17 @@ describe('PaymentStatusChanged and NegativeClearingBalances', () => {
 
     // The bank's events arrive through the queue, as on AWS; a redelivered one changes nothing.
     const consume = bindBankEventQueue(ctx);
-    const event = (id: string, status: string) => record(id, transactionId, JSON.stringify({ transaction_id: transactionId, status }));
-    expect(await consume({ Records: [event('m1', 'pending'), event('m2', 'posted'), event('m3', 'posted')] }, {} as never)).toEqual({ batchItemFailures: [] });
+    const event = (id: string, status: string) =>
+      record(id, transactionId, JSON.stringify({ transaction_id: transactionId, status }));
+    expect(
+      await consume({ Records: [event('m1', 'pending'), event('m2', 'posted'), event('m3', 'posted')] }, {} as never),
+    ).toEqual({ batchItemFailures: [] });
 
     // The platform spends what the bank brought in, so the reversal leaves the clearing account at -100.00.
-    const spend = await platform.post('/transfers', transferBody(platform, { from_account_label: 'ach_clearing', to_account_label: 'general', amount: '101.50' }));
+    const spend = await platform.post(
+      '/transfers',
+      transferBody(platform, { from_account_label: 'ach_clearing', to_account_label: 'general', amount: '101.50' }),
+    );
     expect(spend.status, spend.text).toBe(201);
     vi.spyOn(ctx.logger, 'warn').mockImplementation(() => undefined);
     try {
@@ -175,7 +223,9 @@ describe('PaymentStatusChanged and NegativeClearingBalances', () => {
     ]);
     for (const doc of statuses) expectBusinessDocument(doc, METRIC.paymentStatusChanged, ['status']);
 
-    const negative = emitted(METRIC.negativeClearingBalances, start).filter((doc) => doc.platform_code === platform.platformCode);
+    const negative = emitted(METRIC.negativeClearingBalances, start).filter(
+      (doc) => doc.platform_code === platform.platformCode,
+    );
     expect(negative).toHaveLength(1);
     expectBusinessDocument(negative[0], METRIC.negativeClearingBalances);
     expect(negative[0]).toMatchObject({ [METRIC.negativeClearingBalances]: 1, balance: '-100' });
@@ -189,7 +239,11 @@ describe('TradesPastDeadline', () => {
     // count of trades past their deadline is settlement-sweep.test.ts's to test; here, that the count it
     // reports is the gauge the alarm watches.
     const sweepCtx = testContext({
-      workflow: { kind: 'step-functions', client: { send: async () => ({ status: 'RUNNING' }) } as unknown as SFNClient, stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:Settlement' },
+      workflow: {
+        kind: 'step-functions',
+        client: { send: async () => ({ status: 'RUNNING' }) } as unknown as SFNClient,
+        stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:Settlement',
+      },
     });
     sweepCtx.clock.advance(Date.parse('1980-06-01T00:00:00Z') - Date.now());
     const start = mark();

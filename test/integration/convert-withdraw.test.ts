@@ -86,13 +86,31 @@ describe('GET /convert_withdraw/rfq', () => {
   it('prices the fee at the platform’s spread price too, and adds it on top of a given total', async () => {
     const spread = await newPlatform({ spreadBps: '100' });
     const byQuantity = await quote(spread, buyEth({ quantity: '1' }));
-    expect(byQuantity).toMatchObject({ price: '2525', network_fee_notional: '5.05', asset_cost_notional: '2525.00', total_notional: '2530.05' });
+    expect(byQuantity).toMatchObject({
+      price: '2525',
+      network_fee_notional: '5.05',
+      asset_cost_notional: '2525.00',
+      total_notional: '2530.05',
+    });
 
     const byTotal = await quote(platform, buyEth({ total: '100' }));
-    expect(byTotal).toMatchObject({ quantity: ETH('0.04'), asset_cost_notional: '100.00', network_fee_notional: '5.00', total_notional: '105.00' });
+    expect(byTotal).toMatchObject({
+      quantity: ETH('0.04'),
+      asset_cost_notional: '100.00',
+      network_fee_notional: '5.00',
+      total_notional: '105.00',
+    });
 
-    const usdc = await quote(platform, rfq({ side: 'buy', underlying: 'USDC', quoted_currency: 'USD', withdrawal_address: ETH_ADDRESS, quantity: '10' }));
-    expect(usdc).toMatchObject({ quantity: '10.000000', network_fee_quantity: '1.500000', network_fee_notional: '1.50', total_notional: '11.50' });
+    const usdc = await quote(
+      platform,
+      rfq({ side: 'buy', underlying: 'USDC', quoted_currency: 'USD', withdrawal_address: ETH_ADDRESS, quantity: '10' }),
+    );
+    expect(usdc).toMatchObject({
+      quantity: '10.000000',
+      network_fee_quantity: '1.500000',
+      network_fee_notional: '1.50',
+      total_notional: '11.50',
+    });
   });
 
   it('refuses side=sell with 400', async () => {
@@ -104,9 +122,18 @@ describe('GET /convert_withdraw/rfq', () => {
   it('refuses a malformed address (bad checksum, wrong network) with 400, with every other problem at once', async () => {
     const badChecksum = await platform.get(buyEth({ quantity: '1', withdrawal_address: BAD_ETH_ADDRESS }));
     expect(badChecksum.status).toBe(400);
-    expect(badChecksum.body.errors).toEqual(['withdrawal_address: not a valid ethereum address (EIP-55 checksum mismatch)']);
+    expect(badChecksum.body.errors).toEqual([
+      'withdrawal_address: not a valid ethereum address (EIP-55 checksum mismatch)',
+    ]);
 
-    const bitcoin = await platform.get(buyEth({ side: 'sell', quantity: '1', total: '5', withdrawal_address: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq' }));
+    const bitcoin = await platform.get(
+      buyEth({
+        side: 'sell',
+        quantity: '1',
+        total: '5',
+        withdrawal_address: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+      }),
+    );
     expect(bitcoin.status).toBe(400);
     expect(bitcoin.body.errors).toEqual([
       'side: must be buy',
@@ -117,7 +144,14 @@ describe('GET /convert_withdraw/rfq', () => {
 
   it('refuses an asset with no network fee set, and a participant that is not the platform’s', async () => {
     const response = await platform.get(
-      rfq({ side: 'buy', underlying: 'DOGE', quoted_currency: 'USD', withdrawal_address: 'DH5yaieqoZN36fDVciNyRueRGvGLR3mr7L', quantity: '1', participant_code: 'NOPE42' }),
+      rfq({
+        side: 'buy',
+        underlying: 'DOGE',
+        quoted_currency: 'USD',
+        withdrawal_address: 'DH5yaieqoZN36fDVciNyRueRGvGLR3mr7L',
+        quantity: '1',
+        participant_code: 'NOPE42',
+      }),
     );
     expect(response.status).toBe(400);
     expect(response.body.errors).toEqual([
@@ -137,7 +171,10 @@ describe('POST /convert_withdraw/execute and custody events', () => {
   const escrow = () => withdrawalEscrowAccount(platform.platformCode, 'ETH');
 
   async function executeOneEth(participantCode?: string) {
-    const quoted = await quote(platform, buyEth({ quantity: '1', ...(participantCode && { participant_code: participantCode }) }));
+    const quoted = await quote(
+      platform,
+      buyEth({ quantity: '1', ...(participantCode && { participant_code: participantCode }) }),
+    );
     const response = await platform.post('/convert_withdraw/execute', { quote_id: quoted.quote_id });
     expect(response.status, response.text).toBe(200);
     return { quoted, message: response.body.message };
@@ -177,7 +214,12 @@ describe('POST /convert_withdraw/execute and custody events', () => {
     });
 
     const trade = await platform.get(`/trades/${message.trade_id}`);
-    expect(trade.body.message).toMatchObject({ client_trade_id: quoted.quote_id, trade_state: 'terminated', symbol: 'ETH/EUR', trade_quantity: ETH('1.0') });
+    expect(trade.body.message).toMatchObject({
+      client_trade_id: quoted.quote_id,
+      trade_state: 'terminated',
+      symbol: 'ETH/EUR',
+      trade_quantity: ETH('1.0'),
+    });
 
     const again = await platform.post('/convert_withdraw/execute', { quote_id: quoted.quote_id });
     expect(again.status).toBe(409);
@@ -198,8 +240,16 @@ describe('POST /convert_withdraw/execute and custody events', () => {
     expect((await balanceOf(ctx, escrow())).eq(escrowBefore)).toBe(true);
     expect((await balanceOf(ctx, networkFeeAccount('ETH'))).eq(feesBefore)).toBe(true);
 
-    expect(await custodyEventHandler({ withdrawal_request_id: message.withdrawal_request_id, status: 'FAILED' })).toMatchObject({ result: 'noop' });
-    expect(await custodyEventHandler({ withdrawal_request_id: message.withdrawal_request_id, status: 'CONFIRMED', transaction_hash: '0xabc' })).toEqual({
+    expect(
+      await custodyEventHandler({ withdrawal_request_id: message.withdrawal_request_id, status: 'FAILED' }),
+    ).toMatchObject({ result: 'noop' });
+    expect(
+      await custodyEventHandler({
+        withdrawal_request_id: message.withdrawal_request_id,
+        status: 'CONFIRMED',
+        transaction_hash: '0xabc',
+      }),
+    ).toEqual({
       result: 'rejected',
       errors: ["status: the withdrawal is already FAILED; it can't become CONFIRMED"],
     });
@@ -212,16 +262,29 @@ describe('POST /convert_withdraw/execute and custody events', () => {
     const { message } = await executeOneEth();
     const id = message.withdrawal_request_id;
 
-    await expect(runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--reason', 'test'], { ctx })).rejects.toThrow(ValidationError);
-    const confirmed = await runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed', '--reason', 'test'], { ctx });
-    expect(confirmed).toMatchObject({ outcome: 'applied', withdrawal: { status: 'CONFIRMED', transaction_hash: '0xfeed' } });
+    await expect(
+      runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--reason', 'test'], { ctx }),
+    ).rejects.toThrow(ValidationError);
+    const confirmed = await runAdmin(
+      ['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed', '--reason', 'test'],
+      { ctx },
+    );
+    expect(confirmed).toMatchObject({
+      outcome: 'applied',
+      withdrawal: { status: 'CONFIRMED', transaction_hash: '0xfeed' },
+    });
     expect((await balanceOf(ctx, escrow())).eq(escrowBefore)).toBe(true);
     expect((await balanceOf(ctx, onChainBoundaryAccount('ETH'))).minus(boundaryBefore).toFixed()).toBe('1');
 
-    const repeat = await runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed', '--reason', 'test'], { ctx });
+    const repeat = await runAdmin(
+      ['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xfeed', '--reason', 'test'],
+      { ctx },
+    );
     expect(repeat).toMatchObject({ outcome: 'noop' });
     expect((await balanceOf(ctx, onChainBoundaryAccount('ETH'))).minus(boundaryBefore).toFixed()).toBe('1');
-    expect(await custodyEventHandler({ withdrawal_request_id: id, status: 'FAILED' })).toMatchObject({ result: 'rejected' });
+    expect(await custodyEventHandler({ withdrawal_request_id: id, status: 'FAILED' })).toMatchObject({
+      result: 'rejected',
+    });
     expect(await custodyEventHandler({ withdrawal_request_id: 'nope', status: 'FAILED' })).toEqual({
       result: 'rejected',
       errors: ['withdrawal_request_id: withdrawal request not found: nope'],
@@ -239,7 +302,11 @@ describe('POST /convert_withdraw/execute and custody events', () => {
   it('executes for a customer from the customer’s account, and refuses one who cannot pay with 400, moving nothing', async () => {
     const [customer] = await customersViaHttp(platform, 1);
     const poor = await quote(platform, buyEth({ quantity: '1', participant_code: customer! }));
-    expect(poor.obo_participant).toEqual({ participant_code: customer, account_group: platform.platformCode, account_label: 'general' });
+    expect(poor.obo_participant).toEqual({
+      participant_code: customer,
+      account_group: platform.platformCode,
+      account_label: 'general',
+    });
     const before = await balances(platform);
     const refused = await platform.post('/convert_withdraw/execute', { quote_id: poor.quote_id });
     expect(refused.status).toBe(400);
@@ -265,9 +332,13 @@ describe('POST /convert_withdraw/execute and custody events', () => {
     const theirs = await quote(await newPlatform(), buyEth({ quantity: '0.1' }));
     expect((await platform.post('/convert_withdraw/execute', { quote_id: theirs.quote_id })).status).toBe(404);
 
-    const liquidity = await platform.get(`/liquidity/rfq?${new URLSearchParams({ side: 'buy', underlying: 'ETH', quoted_currency: 'EUR', quantity: '0.1' })}`);
+    const liquidity = await platform.get(
+      `/liquidity/rfq?${new URLSearchParams({ side: 'buy', underlying: 'ETH', quoted_currency: 'EUR', quantity: '0.1' })}`,
+    );
     expect(liquidity.status).toBe(200);
-    expect((await platform.post('/convert_withdraw/execute', { quote_id: liquidity.body.message.quote_id })).status).toBe(404);
+    expect(
+      (await platform.post('/convert_withdraw/execute', { quote_id: liquidity.body.message.quote_id })).status,
+    ).toBe(404);
     // And the other way round: a convert quote is not a liquidity quote.
     const convert = await quote(platform, buyEth({ quantity: '0.1' }));
     expect((await platform.post('/liquidity/execute', { quote_id: convert.quote_id })).status).toBe(404);
@@ -284,22 +355,44 @@ describe('events of a convert-withdraw', () => {
     const executed = await platform.post('/convert_withdraw/execute', { quote_id: quoted.quote_id });
     expect(executed.status, executed.text).toBe(200);
     const { trade_id: tradeId, withdrawal_request_id: withdrawalId } = executed.body.message;
-    expect(await custodyEventHandler({ withdrawal_request_id: withdrawalId, status: 'CONFIRMED', transaction_hash: '0xbeef' })).toMatchObject({ result: 'applied' });
+    expect(
+      await custodyEventHandler({
+        withdrawal_request_id: withdrawalId,
+        status: 'CONFIRMED',
+        transaction_hash: '0xbeef',
+      }),
+    ).toMatchObject({ result: 'applied' });
     // A redelivered outcome is no change, and no event.
-    expect(await custodyEventHandler({ withdrawal_request_id: withdrawalId, status: 'CONFIRMED', transaction_hash: '0xbeef' })).toMatchObject({ result: 'noop' });
+    expect(
+      await custodyEventHandler({
+        withdrawal_request_id: withdrawalId,
+        status: 'CONFIRMED',
+        transaction_hash: '0xbeef',
+      }),
+    ).toMatchObject({ result: 'noop' });
 
     const [trade] = await capture.received(subscription, (event) => event.type === 'trade.status_changed', 1);
-    expect(trade).toMatchObject({ resource: { type: 'trade', id: tradeId }, sequence: 1, previous_status: null, data: { trade_state: 'terminated' } });
+    expect(trade).toMatchObject({
+      resource: { type: 'trade', id: tradeId },
+      sequence: 1,
+      previous_status: null,
+      data: { trade_state: 'terminated' },
+    });
     const withdrawals = await capture.received(subscription, (event) => event.type === 'withdrawal.status_changed', 2);
-    expect(withdrawals.map((event) => [event.sequence, event.previous_status, event.data.status, event.data.transaction_id])).toEqual([
+    expect(
+      withdrawals.map((event) => [event.sequence, event.previous_status, event.data.status, event.data.transaction_id]),
+    ).toEqual([
       [1, null, 'PENDING', null],
       [2, 'PENDING', 'CONFIRMED', '0xbeef'],
     ]);
     for (const event of withdrawals) expect(event.resource).toEqual({ type: 'withdrawal', id: withdrawalId });
     // The request as GET /withdrawals/requests/{id} shows it, less the participant's address.
-    const { withdrawal_address: address, ...shown } = (await platform.get(`/withdrawals/requests/${withdrawalId}`)).body.message;
+    const { withdrawal_address: address, ...shown } = (await platform.get(`/withdrawals/requests/${withdrawalId}`)).body
+      .message;
     expect(address).toBe(ETH_ADDRESS);
     expect(withdrawals[1]!.data).toEqual(shown);
-    expect(subscription.receiver.received.map((entry) => entry.body.toLowerCase()).join('\n')).not.toContain(ETH_ADDRESS.toLowerCase());
+    expect(subscription.receiver.received.map((entry) => entry.body.toLowerCase()).join('\n')).not.toContain(
+      ETH_ADDRESS.toLowerCase(),
+    );
   });
 });

@@ -25,7 +25,11 @@ describe('a stalled DynamoDB', () => {
     await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
     const { port } = stalled.address() as { port: number };
     // The production client, built by the context from configuration that points it at the stalled endpoint.
-    via = serviceFor(testContext({ env: { DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}`, AWS_REQUEST_TIMEOUT_MS: '300', AWS_MAX_ATTEMPTS: '2' } }));
+    via = serviceFor(
+      testContext({
+        env: { DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}`, AWS_REQUEST_TIMEOUT_MS: '300', AWS_MAX_ATTEMPTS: '2' },
+      }),
+    );
   });
 
   afterAll(async () => {

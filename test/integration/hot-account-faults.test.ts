@@ -47,7 +47,12 @@ function faultyService(seed: number) {
   const service = serviceWith(
     (next, context) => async (args) => {
       const input = ((args as unknown as { input?: Record<string, unknown> }).input ?? {}) as Record<string, unknown>;
-      if (context.commandName === 'QueryCommand' && String(input.KeyConditionExpression ?? '').includes(':queued') && injected.crashes < 3 && random() < 0.3) {
+      if (
+        context.commandName === 'QueryCommand' &&
+        String(input.KeyConditionExpression ?? '').includes(':queued') &&
+        injected.crashes < 3 &&
+        random() < 0.3
+      ) {
         // The committer has read the queue; it dies before its commit.
         crashArmed = true;
         return next(args);
@@ -59,12 +64,15 @@ function faultyService(seed: number) {
       if (crashArmed) {
         crashArmed = false;
         injected.crashes += 1;
-        throw Object.assign(new Error('the committer died between its read and its commit'), { name: 'CrashBeforeCommit' });
+        throw Object.assign(new Error('the committer died between its read and its commit'), {
+          name: 'CrashBeforeCommit',
+        });
       }
       if (random() < 0.15) {
         injected.conflicts += 1;
         throw new TransactionCanceledException({
-          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]',
+          message:
+            'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]',
           $metadata: {},
           CancellationReasons: [{ Code: 'TransactionConflict' }],
         });
@@ -96,7 +104,8 @@ async function untilAnswered(platform: TestPlatform, sent: Sent, via: TestServic
   for (let attempt = 0; attempt < 60; attempt++) {
     const response = await platform.post(sent.path, sent.body, { headers: { 'X-Request-Id': sent.requestId }, via });
     // A 409 that says the request is still running, or that another run of it got there first, asks for a retry.
-    const retryable = response.status === 409 && /still in progress|retry to get its answer/.test(JSON.stringify(response.body));
+    const retryable =
+      response.status === 409 && /still in progress|retry to get its answer/.test(JSON.stringify(response.body));
     if (response.status < 500 && !retryable) {
       sent.answer = response;
       return;
@@ -107,7 +116,9 @@ async function untilAnswered(platform: TestPlatform, sent: Sent, via: TestServic
 }
 
 async function history(platform: TestPlatform, account: AccountRef) {
-  const events = (await listEvents(platform, `&type=account_balance.changed&resource_id=${accountIdOf(account)}`)).sort((a, b) => a.sequence - b.sequence);
+  const events = (await listEvents(platform, `&type=account_balance.changed&resource_id=${accountIdOf(account)}`)).sort(
+    (a, b) => a.sequence - b.sequence,
+  );
   let balance = new Money(0);
   const movements: string[] = [];
   for (const [index, event] of events.entries()) {
@@ -121,39 +132,64 @@ async function history(platform: TestPlatform, account: AccountRef) {
 }
 
 describe('a hot account under faults', () => {
-  it('transfers, rewards and ACH executions at once, with conflicts, lost answers and a dying committer: each request books once, retries answer as the first, money is conserved', { timeout: 180_000 }, async () => {
+  it('transfers, rewards and ACH executions at once, with conflicts, lost answers and a dying committer: each request books once, retries answer as the first, money is conserved', {
+    timeout: 180_000,
+  }, async () => {
     const platform = await newPlatform();
     const [customer] = await customersViaHttp(platform, 1);
     await fund(platform.participantCode, 'USD', '1000');
     await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
     const { service, injected } = faultyService(20261127);
 
-    const general: AccountRef = { participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'general', asset: 'USD' };
+    const general: AccountRef = {
+      participant_code: platform.participantCode,
+      account_group: platform.platformCode,
+      account_label: 'general',
+      asset: 'USD',
+    };
     const clearing: AccountRef = { ...general, account_label: 'ach_clearing' };
     const sent: Sent[] = [
-      ...Array.from({ length: 40 }, (_, i): Sent => ({
-        kind: 'transfer',
-        requestId: randomUUID(),
-        path: '/transfers',
-        body: { from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: `payee-${i}`, asset: 'USD', amount: '1.00' },
-      })),
-      ...Array.from({ length: 20 }, (): Sent => ({
-        kind: 'reward',
-        requestId: randomUUID(),
-        path: '/rewards',
-        body: { underlying: 'ETH', quoted_currency: 'USD', total: '2.00', participant_code: customer },
-      })),
+      ...Array.from(
+        { length: 40 },
+        (_, i): Sent => ({
+          kind: 'transfer',
+          requestId: randomUUID(),
+          path: '/transfers',
+          body: {
+            from_participant_code: platform.participantCode,
+            to_participant_code: platform.participantCode,
+            to_account_label: `payee-${i}`,
+            asset: 'USD',
+            amount: '1.00',
+          },
+        }),
+      ),
+      ...Array.from(
+        { length: 20 },
+        (): Sent => ({
+          kind: 'reward',
+          requestId: randomUUID(),
+          path: '/rewards',
+          body: { underlying: 'ETH', quoted_currency: 'USD', total: '2.00', participant_code: customer },
+        }),
+      ),
     ];
     // ACH purchases execute a quote each (asked for without faults).
     for (let i = 0; i < 12; i++) {
       const quote = await platform.get('/liquidity/rfq?underlying=LTC&quoted_currency=USD&side=buy&total=10');
       expect(quote.status, quote.text).toBe(200);
-      sent.push({ kind: 'ach', requestId: randomUUID(), path: '/liquidity/execute', body: { quote_id: quote.body.message.quote_id, funding_details: achFunding() } });
+      sent.push({
+        kind: 'ach',
+        requestId: randomUUID(),
+        path: '/liquidity/execute',
+        body: { quote_id: quote.body.message.quote_id, funding_details: achFunding() },
+      });
     }
     await Promise.all(sent.map((entry) => untilAnswered(platform, entry, service)));
 
     // Every request got its success: all are covered by the funding.
-    for (const entry of sent) expect(entry.answer!.status, `${entry.kind}: ${entry.answer!.text}`).toBe(entry.kind === 'ach' ? 200 : 201);
+    for (const entry of sent)
+      expect(entry.answer!.status, `${entry.kind}: ${entry.answer!.text}`).toBe(entry.kind === 'ach' ? 200 : 201);
     // Each retry, now without faults, is answered with the very first answer.
     for (const entry of sent) {
       const again = await platform.post(entry.path, entry.body, { headers: { 'X-Request-Id': entry.requestId } });
@@ -174,7 +210,11 @@ describe('a hot account under faults', () => {
     const clearingHistory = await history(platform, clearing);
     expect(clearingHistory.movements).toHaveLength(1 + 12);
     const accounts = await platform.get('/accounts?page_size=100');
-    const balanceOf = (label: string) => accounts.body.message.find((entry: any) => entry.account_owner === platform.participantCode && entry.account_label === label && entry.asset === 'USD')?.balance;
+    const balanceOf = (label: string) =>
+      accounts.body.message.find(
+        (entry: any) =>
+          entry.account_owner === platform.participantCode && entry.account_label === label && entry.asset === 'USD',
+      )?.balance;
     expect(balanceOf('general')).toBe(generalHistory.balance.toFixed(2));
     expect(balanceOf('general')).toBe(new Money(1000).minus(40).minus(40).toFixed(2));
     expect(balanceOf('ach_clearing')).toBe(clearingHistory.balance.toFixed(2));
@@ -195,7 +235,10 @@ describe('a hot account under faults', () => {
     expect(results.reduce((sum, out) => sum + (out.Items?.length ?? 0), 0)).toBeGreaterThan(0);
 
     // The ledger check over the platform: balances, versions, movement entries, events and counters agree.
-    const report = (await runAdmin(['ledger', 'check', '--platform', platform.platformCode], { ctx })) as { clean: boolean; discrepancies: unknown[] };
+    const report = (await runAdmin(['ledger', 'check', '--platform', platform.platformCode], { ctx })) as {
+      clean: boolean;
+      discrepancies: unknown[];
+    };
     expect(report.discrepancies).toEqual([]);
     expect(report.clean).toBe(true);
   });

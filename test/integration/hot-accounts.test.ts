@@ -29,62 +29,115 @@ const payout = (platform: TestPlatform, index: number, amount = '1') => ({
 
 /** The account's `account_balance.changed` events in sequence order, each checked against the one before. */
 async function balanceHistory(platform: TestPlatform, label: string) {
-  const accountId = accountIdOf({ participant_code: platform.participantCode, account_group: platform.platformCode, account_label: label, asset: 'USD' });
-  const events = (await listEvents(platform, `&type=account_balance.changed&resource_id=${accountId}`)).sort((a, b) => a.sequence - b.sequence);
+  const accountId = accountIdOf({
+    participant_code: platform.participantCode,
+    account_group: platform.platformCode,
+    account_label: label,
+    asset: 'USD',
+  });
+  const events = (await listEvents(platform, `&type=account_balance.changed&resource_id=${accountId}`)).sort(
+    (a, b) => a.sequence - b.sequence,
+  );
   let previous = new Money(0);
   for (const [index, event] of events.entries()) {
     expect(event.sequence, 'consecutive sequences').toBe(index + 1);
     const data = event.data as { balance: string; movement: { change: string } };
-    expect(new Money(data.balance).toFixed(), `event ${event.sequence}: previous + change`).toBe(previous.plus(data.movement.change).toFixed());
+    expect(new Money(data.balance).toFixed(), `event ${event.sequence}: previous + change`).toBe(
+      previous.plus(data.movement.change).toFixed(),
+    );
     previous = new Money(data.balance);
   }
   return { events, last: previous };
 }
 
 describe('a hot account', () => {
-  it('160 concurrent debits of an account funded for 100: exactly 100 book, 60 get 400, none 503; 101 consecutive events', { timeout: 120_000 }, async () => {
+  it('160 concurrent debits of an account funded for 100: exactly 100 book, 60 get 400, none 503; 101 consecutive events', {
+    timeout: 120_000,
+  }, async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '100');
-    const results = await Promise.all(Array.from({ length: 160 }, (_, i) => platform.post('/transfers', payout(platform, i))));
+    const results = await Promise.all(
+      Array.from({ length: 160 }, (_, i) => platform.post('/transfers', payout(platform, i))),
+    );
     const statuses = results.map((response) => response.status);
-    expect(statuses.filter((status) => status >= 500), results.find((r) => r.status >= 500)?.text).toEqual([]);
+    expect(
+      statuses.filter((status) => status >= 500),
+      results.find((r) => r.status >= 500)?.text,
+    ).toEqual([]);
     expect(statuses.filter((status) => status === 201)).toHaveLength(100);
     expect(statuses.filter((status) => status === 400)).toHaveLength(60);
     for (const refused of results.filter((response) => response.status === 400)) {
-      expect(refused.body.errors).toEqual([`${platform.participantCode}/${platform.platformCode}/general: insufficient USD balance for 1`]);
+      expect(refused.body.errors).toEqual([
+        `${platform.participantCode}/${platform.platformCode}/general: insufficient USD balance for 1`,
+      ]);
     }
-    const after = { ...(await balances(platform, '?page_size=100')), ...(await balances(platform, '?page_size=100&page=2')) };
+    const after = {
+      ...(await balances(platform, '?page_size=100')),
+      ...(await balances(platform, '?page_size=100&page=2')),
+    };
     expect(after[`${platform.participantCode}/general/USD`]).toBe('0.00');
-    const credited = results.flatMap((response, i) => (response.status === 201 ? [`${platform.participantCode}/payee-${i}/USD`] : []));
-    expect(Object.keys(after).filter((key) => key.includes('/payee-')).sort()).toEqual(credited.sort());
+    const credited = results.flatMap((response, i) =>
+      response.status === 201 ? [`${platform.participantCode}/payee-${i}/USD`] : [],
+    );
+    expect(
+      Object.keys(after)
+        .filter((key) => key.includes('/payee-'))
+        .sort(),
+    ).toEqual(credited.sort());
     for (const key of credited) expect(after[key]).toBe('1.00');
 
     const { events, last } = await balanceHistory(platform, 'general');
     expect(events).toHaveLength(101);
     expect(last.toFixed()).toBe('0');
     // Each booked transfer's event names its own movement, once.
-    const transfers = results.filter((response) => response.status === 201).map((response) => response.body.movement_id ?? response.body.message?.movement_id);
-    const movements = events.slice(1).map((event) => (event.data as { movement: { movement_id: string } }).movement.movement_id);
+    const transfers = results
+      .filter((response) => response.status === 201)
+      .map((response) => response.body.movement_id ?? response.body.message?.movement_id);
+    const movements = events
+      .slice(1)
+      .map((event) => (event.data as { movement: { movement_id: string } }).movement.movement_id);
     expect(new Set(movements).size).toBe(100);
     if (transfers.every((id) => typeof id === 'string')) expect(new Set(movements)).toEqual(new Set(transfers));
-    const report = (await runAdmin(['ledger', 'check', '--platform', platform.platformCode], { ctx })) as { clean: boolean; discrepancies: unknown[] };
+    const report = (await runAdmin(['ledger', 'check', '--platform', platform.platformCode], { ctx })) as {
+      clean: boolean;
+      discrepancies: unknown[];
+    };
     expect(report.discrepancies).toEqual([]);
     expect(report.clean).toBe(true);
   });
 });
 
-const generalOf = (platform: TestPlatform): AccountRef => ({ participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'general', asset: 'USD' });
+const generalOf = (platform: TestPlatform): AccountRef => ({
+  participant_code: platform.participantCode,
+  account_group: platform.platformCode,
+  account_label: 'general',
+  asset: 'USD',
+});
 
 /** The account as contention leaves it (hot), with its committer's lease held by a process that stalls. */
 async function hotWithStalledCommitter(account: AccountRef): Promise<void> {
   const farAhead = ctx.clock.nowMs() + 10 * 60_000;
-  await ctx.db.send(new UpdateCommand({ TableName: ctx.tables.main, Key: keys.account(account), UpdateExpression: 'SET hot_until_ms = :until', ExpressionAttributeValues: { ':until': farAhead } }));
-  await ctx.db.send(new PutCommand({ TableName: ctx.tables.main, Item: { pk: keys.bookingQueue(accountKey(account)), sk: 'LEASE', owner: 'stalled', until_ms: farAhead } }));
+  await ctx.db.send(
+    new UpdateCommand({
+      TableName: ctx.tables.main,
+      Key: keys.account(account),
+      UpdateExpression: 'SET hot_until_ms = :until',
+      ExpressionAttributeValues: { ':until': farAhead },
+    }),
+  );
+  await ctx.db.send(
+    new PutCommand({
+      TableName: ctx.tables.main,
+      Item: { pk: keys.bookingQueue(accountKey(account)), sk: 'LEASE', owner: 'stalled', until_ms: farAhead },
+    }),
+  );
 }
 
 /** The stalled committer's lease lapses (deleted, as its expiry would): the next booking of the account commits the queue. */
 async function committerGone(account: AccountRef): Promise<void> {
-  await ctx.db.send(new DeleteCommand({ TableName: ctx.tables.main, Key: { pk: keys.bookingQueue(accountKey(account)), sk: 'LEASE' } }));
+  await ctx.db.send(
+    new DeleteCommand({ TableName: ctx.tables.main, Key: { pk: keys.bookingQueue(accountKey(account)), sk: 'LEASE' } }),
+  );
 }
 
 /** A server whose requests wait at most 300 ms for their queued bookings. */
@@ -97,11 +150,16 @@ describe('a request that waits past its bound', () => {
     const general = generalOf(platform);
     await hotWithStalledCommitter(general);
     const requestId = randomUUID();
-    const first = await platform.post('/transfers', payout(platform, 1), { headers: { 'X-Request-Id': requestId }, via: impatient });
+    const first = await platform.post('/transfers', payout(platform, 1), {
+      headers: { 'X-Request-Id': requestId },
+      via: impatient,
+    });
     expect(first.status, first.text).toBe(503);
     expect(first.headers.get('retry-after')).toBe('1');
     // The booking is still queued: the request's id stays taken.
-    const meanwhile = await platform.post('/transfers', payout(platform, 1), { headers: { 'X-Request-Id': requestId } });
+    const meanwhile = await platform.post('/transfers', payout(platform, 1), {
+      headers: { 'X-Request-Id': requestId },
+    });
     expect(meanwhile.status).toBe(409);
     expect(meanwhile.body.errors).toEqual(['X-Request-Id: a request with this id is still in progress']);
 
@@ -112,7 +170,11 @@ describe('a request that waits past its bound', () => {
     expect(retry.status, retry.text).toBe(201);
     expect(retry.body.message.to_account_label).toBe('payee-1');
     const after = await balances(platform);
-    expect([after[`${platform.participantCode}/general/USD`], after[`${platform.participantCode}/payee-1/USD`], after[`${platform.participantCode}/payee-2/USD`]]).toEqual(['8.00', '1.00', '1.00']);
+    expect([
+      after[`${platform.participantCode}/general/USD`],
+      after[`${platform.participantCode}/payee-1/USD`],
+      after[`${platform.participantCode}/payee-2/USD`],
+    ]).toEqual(['8.00', '1.00', '1.00']);
     expect((await platform.get('/transfers')).body.count).toBe(2);
   });
 
@@ -122,16 +184,23 @@ describe('a request that waits past its bound', () => {
     const general = generalOf(platform);
     await hotWithStalledCommitter(general);
     const requestId = randomUUID();
-    const queued = await platform.post('/transfers', payout(platform, 1, '1.00'), { headers: { 'X-Request-Id': requestId }, via: impatient });
+    const queued = await platform.post('/transfers', payout(platform, 1, '1.00'), {
+      headers: { 'X-Request-Id': requestId },
+      via: impatient,
+    });
     expect(queued.status).toBe(503);
     await committerGone(general);
     // The next booking commits the queue: the waiting transfer (first in line) is refused, this one books.
     const next = await platform.post('/transfers', payout(platform, 2, '0.10'));
     expect(next.status, next.text).toBe(201);
     // Its id was freed with the refusal: the retry runs again and hears the refusal itself.
-    const retry = await platform.post('/transfers', payout(platform, 1, '1.00'), { headers: { 'X-Request-Id': requestId } });
+    const retry = await platform.post('/transfers', payout(platform, 1, '1.00'), {
+      headers: { 'X-Request-Id': requestId },
+    });
     expect(retry.status).toBe(400);
-    expect(retry.body.errors).toEqual([`${platform.participantCode}/${platform.platformCode}/general: insufficient USD balance for 1`]);
+    expect(retry.body.errors).toEqual([
+      `${platform.participantCode}/${platform.platformCode}/general: insufficient USD balance for 1`,
+    ]);
     expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('0.40');
     expect((await platform.get('/transfers')).body.count).toBe(1);
   });
@@ -143,10 +212,32 @@ describe('a request that waits past its bound', () => {
     const general = generalOf(platform);
     await hotWithStalledCommitter(general);
     const requestId = randomUUID();
-    const toCustomer = { ...payout(platform, 0), to_participant_code: customer, to_account_group: platform.platformCode, to_account_label: 'general' };
-    const queued = await platform.post('/transfers', toCustomer, { headers: { 'X-Request-Id': requestId }, via: impatient });
+    const toCustomer = {
+      ...payout(platform, 0),
+      to_participant_code: customer,
+      to_account_group: platform.platformCode,
+      to_account_label: 'general',
+    };
+    const queued = await platform.post('/transfers', toCustomer, {
+      headers: { 'X-Request-Id': requestId },
+      via: impatient,
+    });
     expect(queued.status).toBe(503);
-    await runAdmin(['participant', 'status', '--platform', platform.platformCode, '--participant', customer!, '--status', 'locked', '--reason', 'KYC review'], { ctx });
+    await runAdmin(
+      [
+        'participant',
+        'status',
+        '--platform',
+        platform.platformCode,
+        '--participant',
+        customer!,
+        '--status',
+        'locked',
+        '--reason',
+        'KYC review',
+      ],
+      { ctx },
+    );
     await committerGone(general);
     expect((await platform.post('/transfers', payout(platform, 2))).status).toBe(201);
     // The queued booking was refused by its participant check; its id is free, and a retry hears why.
@@ -156,7 +247,9 @@ describe('a request that waits past its bound', () => {
     const after = await balances(platform);
     expect(after[`${platform.participantCode}/general/USD`]).toBe('9.00');
     expect(after[`${customer}/general/USD`]).toBeUndefined();
-    const account = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.account(general), ConsistentRead: true }));
+    const account = await ctx.db.send(
+      new GetCommand({ TableName: ctx.tables.main, Key: keys.account(general), ConsistentRead: true }),
+    );
     expect(String(account.Item?.version)).toBe('2');
   });
 });
@@ -179,6 +272,8 @@ describe('many callers on one account', () => {
     );
     expect(Object.fromEntries(statuses)).toEqual({ 201: sent });
     expect((await platform.get('/transfers')).body.count).toBe(sent);
-    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe(new Money(1000000).minus(new Money(sent).div(100)).toFixed(2));
+    expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe(
+      new Money(1000000).minus(new Money(sent).div(100)).toFixed(2),
+    );
   });
 });

@@ -15,18 +15,29 @@ import { ctx } from '../support/context.js';
  * boundary, so its balance is spread over shard items, one drawn per booking, and read as their sum.
  */
 describe('sharded outside-world balances', () => {
-  it('concurrent deposits of many platforms spread over the boundary\'s shards; its balance is their exact sum', async () => {
+  it("concurrent deposits of many platforms spread over the boundary's shards; its balance is their exact sum", async () => {
     const platforms = await Promise.all(Array.from({ length: 6 }, () => createPlatform(ctx, 'hot')));
     const boundary = systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', 'SOL');
     const before = await balanceOf(ctx, boundary);
     const amounts = Array.from({ length: 48 }, (_, i) => `0.00000000${(i % 9) + 1}`);
-    await Promise.all(amounts.map((amount, i) => deposit(ctx, { reference: randomUUID(), participantCode: platforms[i % platforms.length]!.participant_code, asset: 'SOL', amount })));
+    await Promise.all(
+      amounts.map((amount, i) =>
+        deposit(ctx, {
+          reference: randomUUID(),
+          participantCode: platforms[i % platforms.length]!.participant_code,
+          asset: 'SOL',
+          amount,
+        }),
+      ),
+    );
     const total = amounts.reduce((sum, amount) => sum.plus(amount), new Money(0));
     expect((await balanceOf(ctx, boundary)).toFixed()).toBe(before.minus(total).toFixed());
 
     const shards = await Promise.all(
       Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, async (_, shard) => {
-        const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.accountShard(boundary, shard), ConsistentRead: true }));
+        const out = await ctx.db.send(
+          new GetCommand({ TableName: ctx.tables.main, Key: keys.accountShard(boundary, shard), ConsistentRead: true }),
+        );
         return out.Item ? readMoney(out.Item.balance) : undefined;
       }),
     );
@@ -34,7 +45,9 @@ describe('sharded outside-world balances', () => {
     expect(shards.filter((shard) => shard !== undefined).length).toBeGreaterThan(1);
     const { accounts } = await scanLedger(ctx);
     const summed = accounts
-      .filter((a) => a.participant_code === boundary.participant_code && a.account_group === 'deposits' && a.asset === 'SOL')
+      .filter(
+        (a) => a.participant_code === boundary.participant_code && a.account_group === 'deposits' && a.asset === 'SOL',
+      )
       .reduce((sum, a) => sum.plus(a.balance), new Money(0));
     expect(summed.toFixed()).toBe((await balanceOf(ctx, boundary)).toFixed());
   });

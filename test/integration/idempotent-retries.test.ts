@@ -34,7 +34,11 @@ beforeAll(async () => {
   await Promise.all([setPrice('DOGE', 'USD', '0.25'), setPrice('USDC', 'EUR', '0.9')]);
   await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5', '--reason', 'test'], { ctx });
   platform = await newPlatform();
-  [customer, buyer, seller] = await Promise.all([newCustomer(platform.platformCode), newCustomer(platform.platformCode), newCustomer(platform.platformCode)]);
+  [customer, buyer, seller] = await Promise.all([
+    newCustomer(platform.platformCode),
+    newCustomer(platform.platformCode),
+    newCustomer(platform.platformCode),
+  ]);
   await Promise.all([
     fund(platform.participantCode, 'USD', '100000'),
     fund(platform.participantCode, 'EUR', '100000'),
@@ -60,7 +64,13 @@ const requests: Record<string, () => Promise<unknown>> = {
     custodian_participant_code: customer,
     custodian_relationship: 'parent',
   }),
-  '/transfers': async () => ({ from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: 'retries', asset: 'USD', amount: '1.25' }),
+  '/transfers': async () => ({
+    from_participant_code: platform.participantCode,
+    to_participant_code: platform.participantCode,
+    to_account_label: 'retries',
+    asset: 'USD',
+    amount: '1.25',
+  }),
   '/trades': async () => tradeBody(platform, { buyer, seller }),
   '/liquidity/execute': async () => {
     const quote = await platform.get('/liquidity/rfq?side=buy&underlying=DOGE&quoted_currency=USD&quantity=10');
@@ -72,7 +82,9 @@ const requests: Record<string, () => Promise<unknown>> = {
   '/awards/fund': async () => ({ asset: 'DOGE', quoted_currency: 'USD', quantity: '2' }),
   '/awards/distribute': async () => ({ asset: 'DOGE', quantity: '0.5', participant_codes: [customer, buyer] }),
   '/convert_withdraw/execute': async () => {
-    const quote = await platform.get(`/convert_withdraw/rfq?side=buy&underlying=USDC&quoted_currency=EUR&quantity=10&withdrawal_address=${ETH_ADDRESS}`);
+    const quote = await platform.get(
+      `/convert_withdraw/rfq?side=buy&underlying=USDC&quoted_currency=EUR&quantity=10&withdrawal_address=${ETH_ADDRESS}`,
+    );
     expect(quote.status, quote.text).toBe(200);
     return { quote_id: quote.body.message.quote_id };
   },
@@ -83,7 +95,10 @@ const requests: Record<string, () => Promise<unknown>> = {
 };
 
 /** Where a request of the route goes: routes with a path parameter act on the platform's endpoint or event. */
-const concrete = (route: string) => route.replace('/webhooks/endpoints/{id}', `/webhooks/endpoints/${endpointId}`).replace('/events/{id}', `/events/${eventId}`);
+const concrete = (route: string) =>
+  route
+    .replace('/webhooks/endpoints/{id}', `/webhooks/endpoints/${endpointId}`)
+    .replace('/events/{id}', `/events/${eventId}`);
 
 const posts = routes.filter((route) => route.method === 'POST');
 
@@ -109,7 +124,9 @@ function sameBytes(path: string, body: unknown, requestId?: string) {
     ...(requestId && { 'X-Request-Id': requestId }),
   };
   return (overrides: Record<string, string | undefined> = {}) => {
-    const sent = Object.fromEntries(Object.entries({ ...headers, ...overrides }).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    const sent = Object.fromEntries(
+      Object.entries({ ...headers, ...overrides }).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    );
     return send('POST', path, undefined, { rawBody: text, unsigned: true, headers: sent });
   };
 }
@@ -118,7 +135,14 @@ function sameBytes(path: string, body: unknown, requestId?: string) {
 const ledger = async () => {
   const response = await send('GET', '/accounts', undefined, { credentials: platform.credentials });
   expect(response.status, response.text).toBe(200);
-  return JSON.stringify(response.body.message.map((account: any) => [account.account_owner, account.account_label, account.asset, account.balance]));
+  return JSON.stringify(
+    response.body.message.map((account: any) => [
+      account.account_owner,
+      account.account_label,
+      account.asset,
+      account.balance,
+    ]),
+  );
 };
 
 /** Which of the route's transactions is the last of its booking (a distribution: record, one chunk, completion). */
@@ -184,7 +208,9 @@ describe('a claim whose answer was lost', () => {
       (next, context) => async (args) => {
         const result = await next(args);
         // The low-level input at this step: attribute values marshalled ({ S: '...' }).
-        const key = String((args as unknown as { input?: { Item?: { pk?: { S?: string } } } }).input?.Item?.pk?.S ?? '');
+        const key = String(
+          (args as unknown as { input?: { Item?: { pk?: { S?: string } } } }).input?.Item?.pk?.S ?? '',
+        );
         if (context.commandName === 'PutItemCommand' && key.startsWith(prefix) && lost.count === 0) {
           lost.count += 1;
           throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
@@ -201,7 +227,13 @@ describe('a claim whose answer was lost', () => {
     await fund(platform.participantCode, 'USD', '10');
     const { via, lost } = losingFirstPut('IDEMPOTENCY#');
     const requestId = randomUUID();
-    const body = { from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: 'savings', asset: 'USD', amount: '1.00' };
+    const body = {
+      from_participant_code: platform.participantCode,
+      to_participant_code: platform.participantCode,
+      to_account_label: 'savings',
+      asset: 'USD',
+      amount: '1.00',
+    };
     const response = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId }, via });
     expect(lost.count).toBe(1);
     expect(response.status, response.text).toBe(201);
@@ -214,7 +246,13 @@ describe('a claim whose answer was lost', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '10');
     const { via, lost } = losingFirstPut('REPLAY#');
-    const body = { from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: 'savings', asset: 'USD', amount: '1.00' };
+    const body = {
+      from_participant_code: platform.participantCode,
+      to_participant_code: platform.participantCode,
+      to_account_label: 'savings',
+      asset: 'USD',
+      amount: '1.00',
+    };
     const response = await platform.post('/transfers', body, { via });
     expect(lost.count).toBe(1);
     expect(response.status, response.text).toBe(201);

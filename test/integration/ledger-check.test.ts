@@ -9,7 +9,11 @@ import { runAdmin } from '../../infra/ops/cli.js';
 import { exitCodeOf, UsageError } from '../../infra/ops/command.js';
 import { accountIdOf } from '../../lib/domain/ledger.js';
 import { keys } from '../../lib/store/keys.js';
-import { runLedgerCheck, type CheckpointStore, type LedgerCheckReport } from '../../lib/reconciliation/run-ledger-check.js';
+import {
+  runLedgerCheck,
+  type CheckpointStore,
+  type LedgerCheckReport,
+} from '../../lib/reconciliation/run-ledger-check.js';
 import { customersViaHttp } from '../support/customers.js';
 import { transferBody } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
@@ -23,7 +27,8 @@ import { TEST_SECRETS_KEY, TEST_TABLES } from '../support/tables.js';
  * movements and counters, which nothing else touches.
  */
 const REPO = resolve(import.meta.dirname, '..', '..');
-const check = async (platformCode: string, ...more: string[]) => (await runAdmin(['ledger', 'check', '--platform', platformCode, ...more], { ctx })) as LedgerCheckReport;
+const check = async (platformCode: string, ...more: string[]) =>
+  (await runAdmin(['ledger', 'check', '--platform', platformCode, ...more], { ctx })) as LedgerCheckReport;
 
 /** The real entry point, on the test tables (or others) through the environment the CLI reads for deployed tables. */
 function adminProcess(args: string[], env: Record<string, string> = {}) {
@@ -47,7 +52,23 @@ function adminProcess(args: string[], env: Record<string, string> = {}) {
 
 /** Deposits through the ops CLI, as an operator books a wire. */
 async function deposit(participantCode: string, asset: string, amount: string, label?: string) {
-  await runAdmin(['deposit', '--participant', participantCode, '--asset', asset, '--amount', amount, '--reference', `wire-${randomUUID()}`, '--reason', 'test wire', ...(label ? ['--account-label', label] : [])], { ctx });
+  await runAdmin(
+    [
+      'deposit',
+      '--participant',
+      participantCode,
+      '--asset',
+      asset,
+      '--amount',
+      amount,
+      '--reference',
+      `wire-${randomUUID()}`,
+      '--reason',
+      'test wire',
+      ...(label ? ['--account-label', label] : []),
+    ],
+    { ctx },
+  );
 }
 
 async function ok(response: Promise<{ status: number; text: string; body: any }>, status = 201) {
@@ -64,13 +85,55 @@ async function busyPlatform(): Promise<{ platform: TestPlatform; customers: stri
   const customers = await customersViaHttp(platform, 2);
   await Promise.all([
     ...Array.from({ length: 4 }, () => ok(platform.post('/transfers', transferBody(platform, { amount: '10.00' })))),
-    ok(platform.post('/transfers', transferBody(platform, { to_participant_code: customers[0], to_account_group: platform.platformCode, to_account_label: 'general', amount: '500.00' }))),
-    ok(platform.post('/transfers', transferBody(platform, { to_participant_code: customers[1], to_account_group: platform.platformCode, to_account_label: 'general', amount: '300.00' }))),
+    ok(
+      platform.post(
+        '/transfers',
+        transferBody(platform, {
+          to_participant_code: customers[0],
+          to_account_group: platform.platformCode,
+          to_account_label: 'general',
+          amount: '500.00',
+        }),
+      ),
+    ),
+    ok(
+      platform.post(
+        '/transfers',
+        transferBody(platform, {
+          to_participant_code: customers[1],
+          to_account_group: platform.platformCode,
+          to_account_label: 'general',
+          amount: '300.00',
+        }),
+      ),
+    ),
   ]);
-  for (const customer of customers) await ok(platform.post('/rewards', { underlying: 'ETH', quoted_currency: 'USD', quantity: '0.01', participant_code: customer }));
-  const quote = await ok(platform.get(`/liquidity/rfq?${new URLSearchParams({ side: 'buy', underlying: 'ETH', quoted_currency: 'USD', quantity: '0.1' })}`), 200);
+  for (const customer of customers)
+    await ok(
+      platform.post('/rewards', {
+        underlying: 'ETH',
+        quoted_currency: 'USD',
+        quantity: '0.01',
+        participant_code: customer,
+      }),
+    );
+  const quote = await ok(
+    platform.get(
+      `/liquidity/rfq?${new URLSearchParams({ side: 'buy', underlying: 'ETH', quoted_currency: 'USD', quantity: '0.1' })}`,
+    ),
+    200,
+  );
   await ok(platform.post('/liquidity/execute', { quote_id: quote.message.quote_id }), 200);
-  await ok(platform.post('/transfers', transferBody(platform, { from_participant_code: customers[0], to_participant_code: customers[1], amount: '5.00' })));
+  await ok(
+    platform.post(
+      '/transfers',
+      transferBody(platform, {
+        from_participant_code: customers[0],
+        to_participant_code: customers[1],
+        amount: '5.00',
+      }),
+    ),
+  );
   return { platform, customers };
 }
 
@@ -100,17 +163,33 @@ describe('npm run admin -- ledger check', () => {
     const platform = await newPlatform();
     await deposit(platform.participantCode, 'USD', '100');
     await ok(platform.post('/transfers', transferBody(platform, { amount: '40.00' })));
-    const account = { participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'savings', asset: 'USD' };
+    const account = {
+      participant_code: platform.participantCode,
+      account_group: platform.platformCode,
+      account_label: 'savings',
+      asset: 'USD',
+    };
     expect((await check(platform.platformCode)).clean).toBe(true);
 
-    await ctx.db.send(new UpdateCommand({ TableName: ctx.tables.main, Key: keys.account(account), UpdateExpression: 'SET balance = balance + :one', ExpressionAttributeValues: { ':one': 1 } }));
+    await ctx.db.send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.account(account),
+        UpdateExpression: 'SET balance = balance + :one',
+        ExpressionAttributeValues: { ':one': 1 },
+      }),
+    );
     const report = await check(platform.platformCode);
     expect(report.clean).toBe(false);
     expect(exitCodeOf(report)).toBe(1);
     const accountId = accountIdOf(account);
-    expect(report.discrepancies).toContainEqual(expect.objectContaining({ kind: 'account_balance', account_id: accountId, expected: '40', found: '41' }));
+    expect(report.discrepancies).toContainEqual(
+      expect.objectContaining({ kind: 'account_balance', account_id: accountId, expected: '40', found: '41' }),
+    );
     // Its latest balance event no longer says what the account holds either.
-    expect(report.discrepancies).toContainEqual(expect.objectContaining({ kind: 'balance_events', account_id: accountId }));
+    expect(report.discrepancies).toContainEqual(
+      expect.objectContaining({ kind: 'balance_events', account_id: accountId }),
+    );
     expect(report.discrepancies.every((found) => found.account_id === accountId)).toBe(true);
 
     // The real entry point: the discrepancy printed with its id, exit status 1.
@@ -123,15 +202,38 @@ describe('npm run admin -- ledger check', () => {
     const platform = await newPlatform();
     await deposit(platform.participantCode, 'USD', '100');
     const movementId = randomUUID();
-    const leg = (label: string, amount: string) => ({ participant_code: platform.participantCode, account_group: platform.platformCode, account_label: label, asset: 'USD', platform_code: platform.platformCode, amount });
+    const leg = (label: string, amount: string) => ({
+      participant_code: platform.participantCode,
+      account_group: platform.platformCode,
+      account_label: label,
+      asset: 'USD',
+      platform_code: platform.platformCode,
+      amount,
+    });
     await ctx.db.send(
       new PutCommand({
         TableName: ctx.tables.main,
-        Item: { ...keys.movement(movementId), type: 'movement', movement_id: movementId, movement_type: 'transfer', reference: 'forged', created_at: Date.now(), legs: [leg('general', '-5'), leg('savings', '4.99')] },
+        Item: {
+          ...keys.movement(movementId),
+          type: 'movement',
+          movement_id: movementId,
+          movement_type: 'transfer',
+          reference: 'forged',
+          created_at: Date.now(),
+          legs: [leg('general', '-5'), leg('savings', '4.99')],
+        },
       }),
     );
     const report = await check(platform.platformCode);
-    expect(report.discrepancies).toContainEqual(expect.objectContaining({ kind: 'movement_unbalanced', movement_id: movementId, asset: 'USD', expected: '0', found: '-0.01' }));
+    expect(report.discrepancies).toContainEqual(
+      expect.objectContaining({
+        kind: 'movement_unbalanced',
+        movement_id: movementId,
+        asset: 'USD',
+        expected: '0',
+        found: '-0.01',
+      }),
+    );
     expect(exitCodeOf(report)).toBe(1);
   });
 
@@ -141,16 +243,33 @@ describe('npm run admin -- ledger check', () => {
     await ok(platform.post('/transfers', transferBody(platform, { amount: '1.00' })));
     await ok(platform.post('/transfers', transferBody(platform, { amount: '2.00' })));
     await ctx.db.send(
-      new UpdateCommand({ TableName: ctx.tables.main, Key: keys.counterShard(platform.platformCode, 'transfers', 'all', 3), UpdateExpression: 'ADD #n :one SET #type = :type', ExpressionAttributeNames: { '#n': 'n', '#type': 'type' }, ExpressionAttributeValues: { ':one': 1, ':type': 'counter' } }),
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.counterShard(platform.platformCode, 'transfers', 'all', 3),
+        UpdateExpression: 'ADD #n :one SET #type = :type',
+        ExpressionAttributeNames: { '#n': 'n', '#type': 'type' },
+        ExpressionAttributeValues: { ':one': 1, ':type': 'counter' },
+      }),
     );
     const report = await check(platform.platformCode);
-    expect(report.discrepancies).toEqual([expect.objectContaining({ kind: 'counter', counter: keys.counter(platform.platformCode, 'transfers', 'all'), expected: '2', found: '3' })]);
+    expect(report.discrepancies).toEqual([
+      expect.objectContaining({
+        kind: 'counter',
+        counter: keys.counter(platform.platformCode, 'transfers', 'all'),
+        expected: '2',
+        found: '3',
+      }),
+    ]);
     expect(exitCodeOf(report)).toBe(1);
   });
 
   it('resumes an interrupted run where it stopped, to the same result', async () => {
     const { platform } = await busyPlatform();
-    const full = await runLedgerCheck(ctx, { scope: { platformCode: platform.platformCode }, totalSegments: 3, pageSize: 50 });
+    const full = await runLedgerCheck(ctx, {
+      scope: { platformCode: platform.platformCode },
+      totalSegments: 3,
+      pageSize: 50,
+    });
     expect(full.clean).toBe(true);
 
     let saved: unknown;
@@ -164,17 +283,38 @@ describe('npm run admin -- ledger check', () => {
         if (saves === 3) stop.abort();
       },
     };
-    const first = await runLedgerCheck(ctx, { scope: { platformCode: platform.platformCode }, totalSegments: 3, pageSize: 50, checkpoint, signal: stop.signal, checkpointEveryMs: 0 });
+    const first = await runLedgerCheck(ctx, {
+      scope: { platformCode: platform.platformCode },
+      totalSegments: 3,
+      pageSize: 50,
+      checkpoint,
+      signal: stop.signal,
+      checkpointEveryMs: 0,
+    });
     expect(first.complete).toBe(false);
-    const resumed = await runLedgerCheck(ctx, { scope: { platformCode: platform.platformCode }, totalSegments: 3, pageSize: 50, checkpoint });
+    const resumed = await runLedgerCheck(ctx, {
+      scope: { platformCode: platform.platformCode },
+      totalSegments: 3,
+      pageSize: 50,
+      checkpoint,
+    });
     expect(resumed).toMatchObject({ complete: true, clean: true, summary: { resumed: true } });
-    for (const field of ['accounts_checked', 'movement_entries', 'movements_checked', 'balance_events', 'counters_checked', 'items_scanned'] as const) {
+    for (const field of [
+      'accounts_checked',
+      'movement_entries',
+      'movements_checked',
+      'balance_events',
+      'counters_checked',
+      'items_scanned',
+    ] as const) {
       expect(resumed.summary[field], field).toBe(full.summary[field]);
     }
     // A resume file of another run (here: another platform's scope) is refused rather than mixed in.
     const file = join(mkdtempSync(join(tmpdir(), 'ledger-check-')), 'resume.json');
     writeFileSync(file, JSON.stringify({ ...(saved as object), completed: false }));
-    await expect(runAdmin(['ledger', 'check', '--segments', '3', '--resume', file], { ctx })).rejects.toThrow(/resume file is a run with scope/);
+    await expect(runAdmin(['ledger', 'check', '--segments', '3', '--resume', file], { ctx })).rejects.toThrow(
+      /resume file is a run with scope/,
+    );
   });
 
   it('refuses bad flags with its usage (exit 2), before reading anything', async () => {
@@ -188,10 +328,15 @@ describe('npm run admin -- ledger check', () => {
 
   it('exits 2 with a clear message on an unreachable endpoint or a wrong table name, writing nothing', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ledger-check-'));
-    const unreachable = adminProcess(['ledger', 'check', '--resume', join(dir, 'a.json')], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', AWS_MAX_ATTEMPTS: '1' });
+    const unreachable = adminProcess(['ledger', 'check', '--resume', join(dir, 'a.json')], {
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:9',
+      AWS_MAX_ATTEMPTS: '1',
+    });
     expect(unreachable.status, unreachable.stderr).toBe(2);
     expect(unreachable.stderr).toMatch(/cannot read table test-main/);
-    const misnamed = adminProcess(['ledger', 'check', '--resume', join(dir, 'b.json')], { TABLE_NAME: 'no-such-table' });
+    const misnamed = adminProcess(['ledger', 'check', '--resume', join(dir, 'b.json')], {
+      TABLE_NAME: 'no-such-table',
+    });
     expect(misnamed.status, misnamed.stderr).toBe(2);
     expect(misnamed.stderr).toMatch(/cannot read table no-such-table: ResourceNotFoundException/);
     expect(existsSync(join(dir, 'a.json')) || existsSync(join(dir, 'b.json'))).toBe(false);

@@ -17,7 +17,8 @@ function serviceInjecting(fault: { conflicts?: number; lostResponses?: number })
       if ((fault.conflicts ?? 0) > 0) {
         fault.conflicts!--;
         throw new TransactionCanceledException({
-          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]',
+          message:
+            'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]',
           $metadata: {},
           CancellationReasons: [{ Code: 'TransactionConflict' }],
         });
@@ -89,7 +90,10 @@ describe('an idempotent POST whose fallback response write fails after its booki
     );
 
     const requestId = crypto.randomUUID();
-    const first = await platform.post('/transfers', body(platform, '4'), { headers: { 'X-Request-Id': requestId }, via });
+    const first = await platform.post('/transfers', body(platform, '4'), {
+      headers: { 'X-Request-Id': requestId },
+      via,
+    });
     expect(first.status).toBe(201);
     const retry = await platform.post('/transfers', body(platform, '4'), { headers: { 'X-Request-Id': requestId } });
     expect(retry.status).toBe(201);

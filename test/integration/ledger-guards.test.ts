@@ -11,7 +11,12 @@ import { ctx } from '../support/context.js';
 /** Which accounts may go negative: only those standing for the world outside. */
 describe('balance guards on system accounts', () => {
   const book = (from: AccountRef, to: AccountRef, amount: string) =>
-    bookMovement(ctx, { movement_id: newId(), type: 'transfer', reference: 'test', legs: moveLegs({ account: from, platform_code: null }, { account: to, platform_code: null }, new Money(amount)) });
+    bookMovement(ctx, {
+      movement_id: newId(),
+      type: 'transfer',
+      reference: 'test',
+      legs: moveLegs({ account: from, platform_code: null }, { account: to, platform_code: null }, new Money(amount)),
+    });
 
   it.each([
     ['escrow', SYSTEM_PARTICIPANTS.escrow],

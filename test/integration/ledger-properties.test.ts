@@ -27,14 +27,24 @@ const ASSETS = { USD: 2, BTC: 8, ETH: 18 } as const;
 type AssetSymbol = keyof typeof ASSETS;
 
 const amountArb = (asset: AssetSymbol) =>
-  fc.tuple(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 10 ** Math.min(ASSETS[asset], 9) - 1 })).map(([whole, fraction]) => {
-    const text = `${whole}.${String(fraction).padStart(Math.min(ASSETS[asset], 9), '0')}`;
-    return new Money(text).isZero() ? '1' : text;
-  });
+  fc
+    .tuple(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 10 ** Math.min(ASSETS[asset], 9) - 1 }))
+    .map(([whole, fraction]) => {
+      const text = `${whole}.${String(fraction).padStart(Math.min(ASSETS[asset], 9), '0')}`;
+      return new Money(text).isZero() ? '1' : text;
+    });
 
 type Operation =
   | { kind: 'deposit'; who: number; asset: AssetSymbol; amount: string }
-  | { kind: 'transfer'; from: number; fromLabel: string; to: number; toLabel: string; asset: AssetSymbol; amount: string }
+  | {
+      kind: 'transfer';
+      from: number;
+      fromLabel: string;
+      to: number;
+      toLabel: string;
+      asset: AssetSymbol;
+      amount: string;
+    }
   | { kind: 'bank'; who: number; transferType: AchTransferType; amount: string; reverse: boolean };
 
 const assetArb = fc.constantFrom<AssetSymbol>('USD', 'BTC', 'ETH');
@@ -42,8 +52,21 @@ const labelArb = fc.constantFrom('general', 'savings');
 const operationArb: fc.Arbitrary<Operation> = fc.oneof(
   // An ACH payment of the platform's clearing account walked by bank events to posted, then perhaps reversed:
   // the bank's facts book even when the clearing account can't cover them.
-  fc.record({ kind: fc.constant('bank' as const), who: fc.nat(2), transferType: fc.constantFrom<AchTransferType>('debit', 'credit'), amount: amountArb('USD'), reverse: fc.boolean() }),
-  assetArb.chain((asset) => fc.record({ kind: fc.constant('deposit' as const), who: fc.nat(2), asset: fc.constant(asset), amount: amountArb(asset) })),
+  fc.record({
+    kind: fc.constant('bank' as const),
+    who: fc.nat(2),
+    transferType: fc.constantFrom<AchTransferType>('debit', 'credit'),
+    amount: amountArb('USD'),
+    reverse: fc.boolean(),
+  }),
+  assetArb.chain((asset) =>
+    fc.record({
+      kind: fc.constant('deposit' as const),
+      who: fc.nat(2),
+      asset: fc.constant(asset),
+      amount: amountArb(asset),
+    }),
+  ),
   assetArb.chain((asset) =>
     fc.record({
       kind: fc.constant('transfer' as const),
@@ -61,7 +84,10 @@ const operationArb: fc.Arbitrary<Operation> = fc.oneof(
 let ctx: AppContext;
 
 /** A submitted ACH payment on the platform's clearing account, walked by the bank to posted and maybe reversed. */
-async function bankEvents(platform: { platform_code: string; participant_code: string }, op: { transferType: AchTransferType; amount: string; reverse: boolean }) {
+async function bankEvents(
+  platform: { platform_code: string; participant_code: string },
+  op: { transferType: AchTransferType; amount: string; reverse: boolean },
+) {
   const transactionId = await storeSubmittedPayment(
     ctx,
     { platformCode: platform.platform_code, participantCode: platform.participant_code },
@@ -88,7 +114,9 @@ describe('ledger invariants under concurrent deposits, transfers and bank events
     participants = platforms.map((platform) => platform.participant_code);
     operator = participants[0]!;
     // The operator platform may move anyone's money, so transfers cross participants and platforms.
-    await Promise.all(participants.slice(1).map((code) => grantRelationship(ctx, operator, 'submits_platform_transfers_for', code)));
+    await Promise.all(
+      participants.slice(1).map((code) => grantRelationship(ctx, operator, 'submits_platform_transfers_for', code)),
+    );
   });
 
   it('conserves every asset, never overdraws, and the movements replay to the balances', async () => {
@@ -100,15 +128,20 @@ describe('ledger invariants under concurrent deposits, transfers and bank events
             op.kind === 'bank'
               ? bankEvents(platforms[op.who]!, op)
               : op.kind === 'deposit'
-              ? deposit(ctx, { reference: randomUUID(), participantCode: participants[op.who]!, asset: op.asset, amount: op.amount })
-              : createTransfer(ctx, operator, {
-                  from_participant_code: participants[op.from]!,
-                  from_account_label: op.fromLabel,
-                  to_participant_code: participants[op.to]!,
-                  to_account_label: op.toLabel,
-                  asset: op.asset,
-                  amount: op.amount,
-                }),
+                ? deposit(ctx, {
+                    reference: randomUUID(),
+                    participantCode: participants[op.who]!,
+                    asset: op.asset,
+                    amount: op.amount,
+                  })
+                : createTransfer(ctx, operator, {
+                    from_participant_code: participants[op.from]!,
+                    from_account_label: op.fromLabel,
+                    to_participant_code: participants[op.to]!,
+                    to_account_label: op.toLabel,
+                    asset: op.asset,
+                    amount: op.amount,
+                  }),
           ),
         );
         for (const outcome of outcomes) {
@@ -134,7 +167,8 @@ describe('ledger invariants under concurrent deposits, transfers and bank events
         for (const account of accounts) {
           totals.set(account.asset, (totals.get(account.asset) ?? new Money(0)).plus(account.balance));
           // Only the outside world and, through bank events only, a platform's ACH clearing account go negative.
-          if (!isUnguarded(account.participant_code) && account.account_label !== ACH_CLEARING_LABEL) expect(account.balance.isNegative()).toBe(false);
+          if (!isUnguarded(account.participant_code) && account.account_label !== ACH_CLEARING_LABEL)
+            expect(account.balance.isNegative()).toBe(false);
         }
         for (const [asset, total] of totals) expect(`${asset} ${total.toFixed()}`).toBe(`${asset} 0`);
 
@@ -150,7 +184,9 @@ describe('ledger invariants under concurrent deposits, transfers and bank events
           for (const sum of perAsset.values()) expect(sum.isZero()).toBe(true);
         }
         // Both ways: every account's balance is its movements' sum, and every account a movement names exists.
-        const balances = Object.fromEntries(accounts.map((account) => [accountKey(account), account.balance.toFixed()]));
+        const balances = Object.fromEntries(
+          accounts.map((account) => [accountKey(account), account.balance.toFixed()]),
+        );
         expect(Object.fromEntries([...replayed].map(([key, sum]) => [key, sum.toFixed()]))).toEqual(balances);
       }),
       // Concurrent outcomes are not reproducible, so shrinking a failure would only re-run the property for

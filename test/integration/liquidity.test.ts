@@ -15,8 +15,10 @@ import { ctx } from '../support/context.js';
 import { eventCapture } from '../support/events.js';
 
 const rfq = (params: Record<string, string>) => `/liquidity/rfq?${new URLSearchParams(params).toString()}`;
-const buyBtc = (extra: Record<string, string> = {}) => rfq({ side: 'buy', underlying: 'BTC', quoted_currency: 'USD', ...extra });
-const sellBtc = (extra: Record<string, string> = {}) => rfq({ side: 'sell', underlying: 'BTC', quoted_currency: 'USD', ...extra });
+const buyBtc = (extra: Record<string, string> = {}) =>
+  rfq({ side: 'buy', underlying: 'BTC', quoted_currency: 'USD', ...extra });
+const sellBtc = (extra: Record<string, string> = {}) =>
+  rfq({ side: 'sell', underlying: 'BTC', quoted_currency: 'USD', ...extra });
 
 async function quote(platform: TestPlatform, path: string) {
   const response = await platform.get(path);
@@ -101,7 +103,13 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
     });
     const parties = trade.body.message.parties;
     expect(parties).toHaveLength(2);
-    expect(parties[0]).toMatchObject({ side: 'buy', participant_code: platform.participantCode, asset: 'BTC', amount: '0.50000000', settlement_state: 'settled' });
+    expect(parties[0]).toMatchObject({
+      side: 'buy',
+      participant_code: platform.participantCode,
+      asset: 'BTC',
+      amount: '0.50000000',
+      settlement_state: 'settled',
+    });
     expect(parties[1]).toMatchObject({ side: 'sell', asset: 'USD', amount: '25000.00', settlement_state: 'settled' });
 
     const listed = await platform.get(`/trades?client_trade_id=${message.quote_id}`);
@@ -139,20 +147,26 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
     ['0.0002035', '10.18'],
     // 50000 × 0.0000025 = 0.125.
     ['0.0000025', '0.12'],
-  ])('rounds the computed total half to even at the cent: %s BTC -> %s USD, and books that amount', async (quantity, total) => {
-    const platform = await newPlatform();
-    await fund(platform.participantCode, 'USD', '20');
-    const message = await quote(platform, buyBtc({ quantity }));
-    expect(message.total_notional).toBe(total);
-    expect((await execute(platform, message.quote_id)).status).toBe(200);
-    const accounts = await balances(platform);
-    expect(accounts[`${platform.participantCode}/general/USD`]).toBe(new Money('20').minus(total).toFixed(2));
-  });
+  ])(
+    'rounds the computed total half to even at the cent: %s BTC -> %s USD, and books that amount',
+    async (quantity, total) => {
+      const platform = await newPlatform();
+      await fund(platform.participantCode, 'USD', '20');
+      const message = await quote(platform, buyBtc({ quantity }));
+      expect(message.total_notional).toBe(total);
+      expect((await execute(platform, message.quote_id)).status).toBe(200);
+      const accounts = await balances(platform);
+      expect(accounts[`${platform.participantCode}/general/USD`]).toBe(new Money('20').minus(total).toFixed(2));
+    },
+  );
 
   it('rounds a computed quantity half to even to the asset precision (SOL, 9 decimals)', async () => {
     const platform = await newPlatform();
     // 1.00 / 150.5 = 0.00664451827...: 9 decimals, rounded.
-    const message = await quote(platform, rfq({ side: 'buy', underlying: 'SOL', quoted_currency: 'USD', total: '1.00' }));
+    const message = await quote(
+      platform,
+      rfq({ side: 'buy', underlying: 'SOL', quoted_currency: 'USD', total: '1.00' }),
+    );
     expect(message).toMatchObject({ quantity: '0.006644518', total_notional: '1.00', price: '150.5' });
   });
 
@@ -175,7 +189,9 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
 
   it('reports every problem of a request at once', async () => {
     const platform = await newPlatform();
-    const response = await platform.get(rfq({ side: 'hold', underlying: 'XYZ', quoted_currency: 'BTC', quantity: '1.5', participant_code: 'NOBODY' }));
+    const response = await platform.get(
+      rfq({ side: 'hold', underlying: 'XYZ', quoted_currency: 'BTC', quantity: '1.5', participant_code: 'NOBODY' }),
+    );
     expect(response.status).toBe(400);
     const errors: string = response.body.errors.join(' | ');
     expect(errors).toContain('side:');
@@ -193,7 +209,10 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
 
   it('accepts the spec sample side BUY in upper case', async () => {
     const platform = await newPlatform();
-    const message = await quote(platform, rfq({ side: 'BUY', underlying: 'BTC', quoted_currency: 'USD', quantity: '0.01' }));
+    const message = await quote(
+      platform,
+      rfq({ side: 'BUY', underlying: 'BTC', quoted_currency: 'USD', quantity: '0.01' }),
+    );
     expect(message.side).toBe('buy');
   });
 
@@ -201,7 +220,10 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
     const platform = await newPlatform();
     const customer = await newCustomer(platform.platformCode);
     await fund(customer, 'USD', '600');
-    const message = await quote(platform, buyBtc({ quantity: '0.01', participant_code: customer, account_label: 'savings' }));
+    const message = await quote(
+      platform,
+      buyBtc({ quantity: '0.01', participant_code: customer, account_label: 'savings' }),
+    );
     expect(message).toMatchObject({
       participant_code: customer,
       account_group: platform.platformCode,
@@ -230,9 +252,17 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
 
   it("applies the platform's spread against the client: 25 bps buys at 50125 and sells at 49875", async () => {
     const platform = await newPlatform();
-    await runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '25', '--reason', 'test'], { ctx });
-    expect(await quote(platform, buyBtc({ quantity: '1' }))).toMatchObject({ price: '50125', total_notional: '50125.00' });
-    expect(await quote(platform, sellBtc({ quantity: '1' }))).toMatchObject({ price: '49875', total_notional: '49875.00' });
+    await runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '25', '--reason', 'test'], {
+      ctx,
+    });
+    expect(await quote(platform, buyBtc({ quantity: '1' }))).toMatchObject({
+      price: '50125',
+      total_notional: '50125.00',
+    });
+    expect(await quote(platform, sellBtc({ quantity: '1' }))).toMatchObject({
+      price: '49875',
+      total_notional: '49875.00',
+    });
   });
 
   it('executes a quote once: 6 concurrent executions give exactly one 200, the rest 409, and no 5xx', async () => {
@@ -242,14 +272,17 @@ describe('GET /liquidity/rfq and POST /liquidity/execute', () => {
     const responses = await Promise.all(Array.from({ length: 6 }, () => execute(platform, message.quote_id)));
     const statuses = responses.map((response) => response.status).sort();
     expect(statuses).toEqual([200, 409, 409, 409, 409, 409]);
-    for (const response of responses.filter((r) => r.status === 409)) expect(response.body.errors[0]).toContain('already been executed');
+    for (const response of responses.filter((r) => r.status === 409))
+      expect(response.body.errors[0]).toContain('already been executed');
     const accounts = await balances(platform);
     expect(accounts[`${platform.participantCode}/general/USD`]).toBe('950.00');
     expect(accounts[`${platform.participantCode}/general/BTC`]).toBe('0.00100000');
     const trades = await platform.get(`/trades?client_trade_id=${message.quote_id}`);
     expect(trades.body.count).toBe(1);
     // The write itself refuses a second execution, whatever the read before it saw.
-    await expect(transactWrite(ctx, [quoteExecutionItem(ctx, message.quote_id, randomUUID(), ctx.clock.nowMs())])).rejects.toBeInstanceOf(ConflictError);
+    await expect(
+      transactWrite(ctx, [quoteExecutionItem(ctx, message.quote_id, randomUUID(), ctx.clock.nowMs())]),
+    ).rejects.toBeInstanceOf(ConflictError);
   });
 
   it('refuses an unaffordable quote with 400 and writes nothing; the quote stays executable', async () => {
@@ -362,25 +395,41 @@ describe('price set (ops)', () => {
   const priceSet = (...args: string[]) => runAdmin(['price', 'set', ...args, '--reason', 'test'], { ctx });
 
   it('refuses unknown assets, a pair of one asset, and prices that are not positive decimals', async () => {
-    await expect(priceSet('--underlying', 'XYZ', '--quoted-currency', 'USD', '--price', '1')).rejects.toThrow("underlying: unknown asset 'XYZ'");
-    await expect(priceSet('--underlying', 'USD', '--quoted-currency', 'USD', '--price', '1')).rejects.toThrow('must differ');
+    await expect(priceSet('--underlying', 'XYZ', '--quoted-currency', 'USD', '--price', '1')).rejects.toThrow(
+      "underlying: unknown asset 'XYZ'",
+    );
+    await expect(priceSet('--underlying', 'USD', '--quoted-currency', 'USD', '--price', '1')).rejects.toThrow(
+      'must differ',
+    );
     for (const price of ['0', '-1', '1e5', 'abc']) {
       // `--price=-1`: written apart, a value starting with a dash is refused by the parser before the price rules.
-      await expect(priceSet('--underlying', 'ETH', '--quoted-currency', 'EUR', `--price=${price}`)).rejects.toThrow('price:');
+      await expect(priceSet('--underlying', 'ETH', '--quoted-currency', 'EUR', `--price=${price}`)).rejects.toThrow(
+        'price:',
+      );
     }
-    await expect(priceSet('--underlying', 'ETH', '--quoted-currency', 'EUR', '--price', '-1')).rejects.toThrow("Option '--price' argument is ambiguous");
+    await expect(priceSet('--underlying', 'ETH', '--quoted-currency', 'EUR', '--price', '-1')).rejects.toThrow(
+      "Option '--price' argument is ambiguous",
+    );
   });
 
   it('never lets an older observation replace a newer price', async () => {
     const now = ctx.clock.nowMs();
     await setReferencePrice(ctx, 'ETH', 'EUR', '3000', {}, now);
-    await expect(setReferencePrice(ctx, 'ETH', 'EUR', '2000', { force: true }, now - 1_000)).rejects.toThrow('a newer price for ETH/EUR is already stored');
+    await expect(setReferencePrice(ctx, 'ETH', 'EUR', '2000', { force: true }, now - 1_000)).rejects.toThrow(
+      'a newer price for ETH/EUR is already stored',
+    );
     expect((await getReferencePrice(ctx, 'ETH', 'EUR'))?.price.toFixed()).toBe('3000');
   });
 
   it('refuses a spread of 10000 bps or more, and an unknown platform', async () => {
     const platform = await newPlatform();
-    await expect(runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '10000', '--reason', 'test'], { ctx })).rejects.toThrow('spread');
-    await expect(runAdmin(['platform', 'spread', '--platform', 'NOPE22', '--bps', '5', '--reason', 'test'], { ctx })).rejects.toThrow('platform not found');
+    await expect(
+      runAdmin(['platform', 'spread', '--platform', platform.platformCode, '--bps', '10000', '--reason', 'test'], {
+        ctx,
+      }),
+    ).rejects.toThrow('spread');
+    await expect(
+      runAdmin(['platform', 'spread', '--platform', 'NOPE22', '--bps', '5', '--reason', 'test'], { ctx }),
+    ).rejects.toThrow('platform not found');
   });
 });

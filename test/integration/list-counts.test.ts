@@ -21,7 +21,14 @@ import { storeSubmittedPayment } from '../support/payments.js';
  */
 
 const TRADE_STATES: TradeState[] = ['accepted', 'active', 'terminated'];
-const PAYMENT_PATHS = [[], ['pending'], ['pending', 'posted'], ['failed'], ['pending', 'failed'], ['pending', 'posted', 'reversed']] as const;
+const PAYMENT_PATHS = [
+  [],
+  ['pending'],
+  ['pending', 'posted'],
+  ['failed'],
+  ['pending', 'failed'],
+  ['pending', 'posted', 'reversed'],
+] as const;
 
 const tradeOp = fc.record({
   kind: fc.constant('trade' as const),
@@ -30,7 +37,10 @@ const tradeOp = fc.record({
   /** How far the trade moves after its report: 0 stays accepted, 1 active, 2 terminated, 3 terminated directly. */
   moves: fc.integer({ min: 0, max: 3 }),
 });
-const paymentOp = fc.record({ kind: fc.constant('payment' as const), path: fc.integer({ min: 0, max: PAYMENT_PATHS.length - 1 }) });
+const paymentOp = fc.record({
+  kind: fc.constant('payment' as const),
+  path: fc.integer({ min: 0, max: PAYMENT_PATHS.length - 1 }),
+});
 /** A deposit to one of the three platforms' customers: a movement on that platform's list and counter. */
 const depositOp = fc.record({ kind: fc.constant('deposit' as const), platform: fc.integer({ min: 0, max: 2 }) });
 
@@ -38,7 +48,9 @@ async function allOf(platform: TestPlatform, path: string): Promise<any[]> {
   const items: any[] = [];
   let cursor: string | null = null;
   do {
-    const response: { status: number; text: string; body: any } = await platform.get(cursor === null ? path : `${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(cursor)}`);
+    const response: { status: number; text: string; body: any } = await platform.get(
+      cursor === null ? path : `${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(cursor)}`,
+    );
     expect(response.status, response.text).toBe(200);
     items.push(...response.body.message);
     cursor = response.body.next_cursor;
@@ -52,11 +64,23 @@ async function countOf(platform: TestPlatform, path: string): Promise<number> {
   return response.body.count;
 }
 
-async function reportTrade(reporter: TestPlatform, seller: string, buyer: string, buyerGroup: string): Promise<Awaited<ReturnType<typeof acceptedTrade>>> {
+async function reportTrade(
+  reporter: TestPlatform,
+  seller: string,
+  buyer: string,
+  buyerGroup: string,
+): Promise<Awaited<ReturnType<typeof acceptedTrade>>> {
   const now = ctx.clock.nowMs();
-  const report = validateTradeReport(tradeBody(reporter, { buyer, seller }), { platformCode: reporter.platformCode, nowMs: now });
+  const report = validateTradeReport(tradeBody(reporter, { buyer, seller }), {
+    platformCode: reporter.platformCode,
+    nowMs: now,
+  });
   if (!report.ok) throw new Error(report.errors.join('; '));
-  const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs: now, accountGroups: [buyerGroup, reporter.platformCode] });
+  const trade = acceptedTrade(report.value, {
+    tradeId: newId(),
+    nowMs: now,
+    accountGroups: [buyerGroup, reporter.platformCode],
+  });
   await transactWrite(ctx, tradeItems(ctx, trade));
   return trade;
 }
@@ -64,70 +88,120 @@ async function reportTrade(reporter: TestPlatform, seller: string, buyer: string
 describe('list counts under concurrent bookings and state changes', () => {
   it('property: every counted count equals what walking the list finds', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof(tradeOp, paymentOp, depositOp), { minLength: 1, maxLength: 14 }), async (ops) => {
-        const platforms = await Promise.all([newPlatform(), newPlatform(), newPlatform()]);
-        const customers = await Promise.all(platforms.map(async (p) => (await customersViaStore(p.platformCode, 1))[0]!));
-        const [reporter] = platforms as [TestPlatform, TestPlatform, TestPlatform];
+      fc.asyncProperty(
+        fc.array(fc.oneof(tradeOp, paymentOp, depositOp), { minLength: 1, maxLength: 14 }),
+        async (ops) => {
+          const platforms = await Promise.all([newPlatform(), newPlatform(), newPlatform()]);
+          const customers = await Promise.all(
+            platforms.map(async (p) => (await customersViaStore(p.platformCode, 1))[0]!),
+          );
+          const [reporter] = platforms as [TestPlatform, TestPlatform, TestPlatform];
 
-        const { deposit } = await import('../../lib/ledger/deposit.js');
-        await Promise.all(
-          ops.map(async (op) => {
-            if (op.kind === 'deposit') {
-              await deposit(ctx, { reference: randomUUID(), participantCode: customers[op.platform]!, asset: 'USD', amount: '1' });
-              return;
-            }
-            if (op.kind === 'trade') {
-              let trade = await reportTrade(reporter, customers[0]!, customers[op.buyerPlatform]!, platforms[op.buyerPlatform]!.platformCode);
-              if (op.moves === 3) {
-                expect(await updateTrade(ctx, trade, ['accepted', 'active'], { trade_state: 'terminated', settlement_state: 'defaulted' }, ctx.clock.nowMs())).toBe(true);
+          const { deposit } = await import('../../lib/ledger/deposit.js');
+          await Promise.all(
+            ops.map(async (op) => {
+              if (op.kind === 'deposit') {
+                await deposit(ctx, {
+                  reference: randomUUID(),
+                  participantCode: customers[op.platform]!,
+                  asset: 'USD',
+                  amount: '1',
+                });
                 return;
               }
-              if (op.moves >= 1) {
-                expect(await updateTrade(ctx, trade, ['accepted'], { trade_state: 'active', settlement_state: 'obligations_outstanding' }, ctx.clock.nowMs())).toBe(true);
-                trade = { ...trade, trade_state: 'active' };
+              if (op.kind === 'trade') {
+                let trade = await reportTrade(
+                  reporter,
+                  customers[0]!,
+                  customers[op.buyerPlatform]!,
+                  platforms[op.buyerPlatform]!.platformCode,
+                );
+                if (op.moves === 3) {
+                  expect(
+                    await updateTrade(
+                      ctx,
+                      trade,
+                      ['accepted', 'active'],
+                      { trade_state: 'terminated', settlement_state: 'defaulted' },
+                      ctx.clock.nowMs(),
+                    ),
+                  ).toBe(true);
+                  return;
+                }
+                if (op.moves >= 1) {
+                  expect(
+                    await updateTrade(
+                      ctx,
+                      trade,
+                      ['accepted'],
+                      { trade_state: 'active', settlement_state: 'obligations_outstanding' },
+                      ctx.clock.nowMs(),
+                    ),
+                  ).toBe(true);
+                  trade = { ...trade, trade_state: 'active' };
+                }
+                if (op.moves >= 2) {
+                  expect(
+                    await updateTrade(
+                      ctx,
+                      trade,
+                      ['active'],
+                      { trade_state: 'terminated', settlement_state: 'settled' },
+                      ctx.clock.nowMs(),
+                    ),
+                  ).toBe(true);
+                }
+                return;
               }
-              if (op.moves >= 2) {
-                expect(await updateTrade(ctx, trade, ['active'], { trade_state: 'terminated', settlement_state: 'settled' }, ctx.clock.nowMs())).toBe(true);
-              }
-              return;
-            }
-            const transactionId = await storeSubmittedPayment(ctx, reporter, { amount: '10.00', reference: 'counts' });
-            for (const status of PAYMENT_PATHS[op.path]!) expect((await applyBankEvent(ctx, { transaction_id: transactionId, status })).outcome).toBe('applied');
-          }),
-        );
+              const transactionId = await storeSubmittedPayment(ctx, reporter, {
+                amount: '10.00',
+                reference: 'counts',
+              });
+              for (const status of PAYMENT_PATHS[op.path]!)
+                expect((await applyBankEvent(ctx, { transaction_id: transactionId, status })).outcome).toBe('applied');
+            }),
+          );
 
-        for (const platform of platforms) {
-          const trades = await allOf(platform, '/trades?page_size=7');
-          expect(await countOf(platform, '/trades')).toBe(trades.length);
-          for (const state of TRADE_STATES) {
-            expect(await countOf(platform, `/trades?trade_state=${state}`)).toBe(trades.filter((t) => t.trade_state === state).length);
+          for (const platform of platforms) {
+            const trades = await allOf(platform, '/trades?page_size=7');
+            expect(await countOf(platform, '/trades')).toBe(trades.length);
+            for (const state of TRADE_STATES) {
+              expect(await countOf(platform, `/trades?trade_state=${state}`)).toBe(
+                trades.filter((t) => t.trade_state === state).length,
+              );
+            }
+            const movements = await allOf(platform, '/movements?page_size=3');
+            expect(new Set(movements.map((m) => m.movement_id)).size).toBe(movements.length);
+            expect(await countOf(platform, '/movements')).toBe(movements.length);
+            // Each account's own list (its index entries) and its stored count agree with the platform's list.
+            for (const account of await allOf(platform, '/accounts?page_size=10')) {
+              const own = await allOf(platform, `/accounts/${account.account_id}/movements?page_size=2`);
+              expect(own.map((m) => m.movement_id).sort()).toEqual(
+                movements
+                  .filter((m) => m.changes.some((c: any) => c.account_id === account.account_id))
+                  .map((m) => m.movement_id)
+                  .sort(),
+              );
+              expect(await countOf(platform, `/accounts/${account.account_id}/movements`)).toBe(own.length);
+            }
           }
-          const movements = await allOf(platform, '/movements?page_size=3');
-          expect(new Set(movements.map((m) => m.movement_id)).size).toBe(movements.length);
-          expect(await countOf(platform, '/movements')).toBe(movements.length);
-          // Each account's own list (its index entries) and its stored count agree with the platform's list.
-          for (const account of await allOf(platform, '/accounts?page_size=10')) {
-            const own = await allOf(platform, `/accounts/${account.account_id}/movements?page_size=2`);
-            expect(own.map((m) => m.movement_id).sort()).toEqual(
-              movements.filter((m) => m.changes.some((c: any) => c.account_id === account.account_id)).map((m) => m.movement_id).sort(),
+          // Deposits are movements of their platform; so are the payments' bank events that move money.
+          for (const [index, platform] of platforms.entries()) {
+            const deposits = (await allOf(platform, '/movements?movement_type=deposit')).length;
+            expect(deposits).toBe(ops.filter((op) => op.kind === 'deposit' && op.platform === index).length);
+          }
+          const expectedTrades = ops.filter((op) => op.kind === 'trade').length;
+          expect(await countOf(reporter, '/trades')).toBe(expectedTrades);
+          const payments = await allOf(reporter, '/payments/status?size=5');
+          expect(payments).toHaveLength(ops.filter((op) => op.kind === 'payment').length);
+          expect(await countOf(reporter, '/payments/status')).toBe(payments.length);
+          for (const status of ['submitted', 'pending', 'posted', 'failed', 'reversed']) {
+            expect(await countOf(reporter, `/payments/status?status=${status}`)).toBe(
+              payments.filter((p) => p.status === status).length,
             );
-            expect(await countOf(platform, `/accounts/${account.account_id}/movements`)).toBe(own.length);
           }
-        }
-        // Deposits are movements of their platform; so are the payments' bank events that move money.
-        for (const [index, platform] of platforms.entries()) {
-          const deposits = (await allOf(platform, '/movements?movement_type=deposit')).length;
-          expect(deposits).toBe(ops.filter((op) => op.kind === 'deposit' && op.platform === index).length);
-        }
-        const expectedTrades = ops.filter((op) => op.kind === 'trade').length;
-        expect(await countOf(reporter, '/trades')).toBe(expectedTrades);
-        const payments = await allOf(reporter, '/payments/status?size=5');
-        expect(payments).toHaveLength(ops.filter((op) => op.kind === 'payment').length);
-        expect(await countOf(reporter, '/payments/status')).toBe(payments.length);
-        for (const status of ['submitted', 'pending', 'posted', 'failed', 'reversed']) {
-          expect(await countOf(reporter, `/payments/status?status=${status}`)).toBe(payments.filter((p) => p.status === status).length);
-        }
-      }),
+        },
+      ),
       { numRuns: 6 },
     );
   });
@@ -140,8 +214,23 @@ describe('accounts count', () => {
     const { deposit } = await import('../../lib/ledger/deposit.js');
     // Eight deposits race to open the same two accounts; four more open one each.
     await Promise.all([
-      ...Array.from({ length: 8 }, (_, i) => deposit(ctx, { reference: randomUUID(), participantCode: customer!, asset: i % 2 ? 'USD' : 'BTC', amount: '1' })),
-      ...['a', 'b', 'c', 'd'].map((label) => deposit(ctx, { reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '2', accountLabel: label })),
+      ...Array.from({ length: 8 }, (_, i) =>
+        deposit(ctx, {
+          reference: randomUUID(),
+          participantCode: customer!,
+          asset: i % 2 ? 'USD' : 'BTC',
+          amount: '1',
+        }),
+      ),
+      ...['a', 'b', 'c', 'd'].map((label) =>
+        deposit(ctx, {
+          reference: randomUUID(),
+          participantCode: platform.participantCode,
+          asset: 'USD',
+          amount: '2',
+          accountLabel: label,
+        }),
+      ),
     ]);
     const listed = await allOf(platform, '/accounts?page_size=3');
     expect(listed).toHaveLength(6);

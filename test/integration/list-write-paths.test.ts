@@ -53,13 +53,22 @@ describe('write paths reach their lists and counts', () => {
       amount: '5',
     });
     expect(created.status, created.text).toBe(201);
-    const [transfersAfter, accountsAfter] = await Promise.all([list(platform, '/transfers'), list(platform, '/accounts')]);
+    const [transfersAfter, accountsAfter] = await Promise.all([
+      list(platform, '/transfers'),
+      list(platform, '/accounts'),
+    ]);
     expect(transfersAfter.count).toBe(transfers.count + 1);
     expect(transfersAfter.message[0].id).toBe(created.body.message.id);
     expect(accountsAfter.count).toBe(accounts.count + 1);
     expect(accountsAfter.message.map((a) => a.account_label)).toContain(label);
     // A second credit to it opens nothing.
-    await platform.post('/transfers', { from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: label, asset: 'USD', amount: '6' });
+    await platform.post('/transfers', {
+      from_participant_code: platform.participantCode,
+      to_participant_code: platform.participantCode,
+      to_account_label: label,
+      asset: 'USD',
+      amount: '6',
+    });
     expect((await list(platform, '/accounts')).count).toBe(accounts.count + 1);
   });
 
@@ -70,7 +79,10 @@ describe('write paths reach their lists and counts', () => {
       list(platform, '/payments/status?status=submitted'),
     ]);
     const { trade_id: tradeId } = await achBuy(platform, { total: '100' });
-    const [tradesAfter, paymentsAfter] = await Promise.all([list(platform, '/trades'), list(platform, '/payments/status')]);
+    const [tradesAfter, paymentsAfter] = await Promise.all([
+      list(platform, '/trades'),
+      list(platform, '/payments/status'),
+    ]);
     expect(tradesAfter.count).toBe(trades.count + 1);
     expect(tradesAfter.message.map((t) => t.trade_id)).toContain(tradeId);
     expect((await list(platform, '/trades?trade_state=terminated')).message.map((t) => t.trade_id)).toContain(tradeId);
@@ -81,12 +93,17 @@ describe('write paths reach their lists and counts', () => {
 
     await applyBankEvent(ctx, { transaction_id: payment.transaction_id, status: 'pending' });
     expect((await list(platform, '/payments/status?status=submitted')).count).toBe(submitted.count);
-    expect((await list(platform, '/payments/status?status=pending')).message.map((p) => p.transaction_id)).toContain(payment.transaction_id);
+    expect((await list(platform, '/payments/status?status=pending')).message.map((p) => p.transaction_id)).toContain(
+      payment.transaction_id,
+    );
     expect((await list(platform, '/payments/status')).count).toBe(payments.count + 1);
   });
 
   it('POST /trades: in GET /trades, and the counts by state follow its settlement', async () => {
-    const [buyerResponse, sellerResponse] = await Promise.all([platform.post('/participants/customers/new', customerBody()), platform.post('/participants/customers/new', customerBody())]);
+    const [buyerResponse, sellerResponse] = await Promise.all([
+      platform.post('/participants/customers/new', customerBody()),
+      platform.post('/participants/customers/new', customerBody()),
+    ]);
     const buyer = buyerResponse.body.message.participant_code;
     const seller = sellerResponse.body.message.participant_code;
     await Promise.all([fund(buyer, 'USD', '100000'), fund(seller, 'BTC', '1')]);
@@ -99,6 +116,8 @@ describe('write paths reach their lists and counts', () => {
     const terminated = await list(platform, '/trades?trade_state=terminated');
     expect(terminated.count).toBe(before[1].count + 1);
     expect(terminated.message.map((t) => t.trade_id)).toContain(tradeId);
-    expect((await list(platform, '/trades?trade_state=accepted')).message.map((t) => t.trade_id)).not.toContain(tradeId);
+    expect((await list(platform, '/trades?trade_state=accepted')).message.map((t) => t.trade_id)).not.toContain(
+      tradeId,
+    );
   });
 });

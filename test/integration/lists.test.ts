@@ -18,7 +18,10 @@ import { ctx } from '../support/context.js';
 
 async function transfer(platform: TestPlatform, overrides: Record<string, unknown> = {}): Promise<number> {
   // A distinct client id per transfer: identical bodies signed in one second would be replays.
-  const response = await platform.post('/transfers', transferBody(platform, { client_transfer_id: randomUUID(), ...overrides }));
+  const response = await platform.post(
+    '/transfers',
+    transferBody(platform, { client_transfer_id: randomUUID(), ...overrides }),
+  );
   if (response.status !== 201) throw new Error(`POST /transfers: ${response.status} ${response.text}`);
   return response.body.message.id;
 }
@@ -30,12 +33,20 @@ async function listOk(platform: TestPlatform, path: string): Promise<any> {
 }
 
 /** Every page of a list by following `next_cursor`; the ids of every page, in order. */
-async function walk(platform: TestPlatform, path: string, idOf: (item: any) => string, between?: () => Promise<unknown>): Promise<string[][]> {
+async function walk(
+  platform: TestPlatform,
+  path: string,
+  idOf: (item: any) => string,
+  between?: () => Promise<unknown>,
+): Promise<string[][]> {
   const pages: string[][] = [];
   const separator = path.includes('?') ? '&' : '?';
   let cursor: string | null = null;
   do {
-    const body: any = await listOk(platform, cursor === null ? path : `${path}${separator}cursor=${encodeURIComponent(cursor)}`);
+    const body: any = await listOk(
+      platform,
+      cursor === null ? path : `${path}${separator}cursor=${encodeURIComponent(cursor)}`,
+    );
     expect(body.page).toBe(pages.length + 1);
     pages.push(body.message.map(idOf));
     cursor = body.next_cursor;
@@ -59,10 +70,15 @@ describe('list paging', () => {
 
   beforeAll(async () => {
     [platform, other] = await Promise.all([newPlatform(), newPlatform()]);
-    await Promise.all([fund(platform.participantCode, 'USD', '1000'), fund(platform.participantCode, 'BTC', '1'), fund(other.participantCode, 'USD', '1000')]);
+    await Promise.all([
+      fund(platform.participantCode, 'USD', '1000'),
+      fund(platform.participantCode, 'BTC', '1'),
+      fund(other.participantCode, 'USD', '1000'),
+    ]);
     const ids: number[] = [];
     // In sequence: creation order is list order (newest first).
-    for (let i = 0; i < 23; i++) ids.push(await transfer(platform, i % 3 === 0 ? { asset: 'BTC', amount: '0.001' } : {}));
+    for (let i = 0; i < 23; i++)
+      ids.push(await transfer(platform, i % 3 === 0 ? { asset: 'BTC', amount: '0.001' } : {}));
     transferIds = ids.map(String).reverse();
     await transfer(other);
   });
@@ -103,8 +119,12 @@ describe('list paging', () => {
 
   it('records inserted during a walk never make a pre-existing record disappear or repeat', async () => {
     const before = new Set(transferIds);
-    const pages = await walk(platform, '/transfers?page_size=4', (t) => String(t.id), () =>
-      Promise.all([transfer(platform), transfer(platform), transfer(platform, { asset: 'BTC', amount: '0.001' })]),
+    const pages = await walk(
+      platform,
+      '/transfers?page_size=4',
+      (t) => String(t.id),
+      () =>
+        Promise.all([transfer(platform), transfer(platform), transfer(platform, { asset: 'BTC', amount: '0.001' })]),
     );
     const seen = pages.flat();
     expect(new Set(seen).size).toBe(seen.length);
@@ -116,7 +136,14 @@ describe('list paging', () => {
   it('concurrent walks by several clients each see every pre-existing record exactly once', async () => {
     const before = (await walk(platform, '/transfers?page_size=100', (t) => String(t.id))).flat();
     const walks = await Promise.all(
-      Array.from({ length: 4 }, (_, i) => walk(platform, `/transfers?page_size=${3 + i}`, (t) => String(t.id), () => transfer(platform))),
+      Array.from({ length: 4 }, (_, i) =>
+        walk(
+          platform,
+          `/transfers?page_size=${3 + i}`,
+          (t) => String(t.id),
+          () => transfer(platform),
+        ),
+      ),
     );
     for (const pages of walks) {
       const seen = pages.flat();
@@ -125,7 +152,7 @@ describe('list paging', () => {
     }
   });
 
-  it('two platforms never see each other\'s records', async () => {
+  it("two platforms never see each other's records", async () => {
     const mine = (await walk(platform, '/transfers?page_size=50', (t) => String(t.id))).flat();
     const theirs = (await walk(other, '/transfers?page_size=50', (t) => String(t.id))).flat();
     expect(theirs).toHaveLength(1);
@@ -150,26 +177,55 @@ describe('list paging', () => {
     it('is accepted as issued', async () => {
       expect((await platform.get(`/transfers?page_size=2&cursor=${encodeURIComponent(cursor)}`)).status).toBe(200);
     });
-    it('garbage', () => refused(() => platform, () => '/transfers?cursor=hello'));
-    it('truncated', () => refused(() => platform, () => `/transfers?page_size=2&cursor=${encodeURIComponent(cursor.slice(0, -3))}`));
+    it('garbage', () =>
+      refused(
+        () => platform,
+        () => '/transfers?cursor=hello',
+      ));
+    it('truncated', () =>
+      refused(
+        () => platform,
+        () => `/transfers?page_size=2&cursor=${encodeURIComponent(cursor.slice(0, -3))}`,
+      ));
     it('altered payload', async () => {
       const [body, mac] = cursor.split('.') as [string, string];
       const payload = JSON.parse(Buffer.from(body, 'base64url').toString());
       payload.n = 7;
       const forged = `${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${mac}`;
-      await refused(() => platform, () => `/transfers?page_size=2&cursor=${encodeURIComponent(forged)}`);
+      await refused(
+        () => platform,
+        () => `/transfers?page_size=2&cursor=${encodeURIComponent(forged)}`,
+      );
     });
     it('one character flipped', async () => {
       const flipped = cursor.slice(0, 5) + (cursor[5] === 'A' ? 'B' : 'A') + cursor.slice(6);
-      await refused(() => platform, () => `/transfers?page_size=2&cursor=${encodeURIComponent(flipped)}`);
+      await refused(
+        () => platform,
+        () => `/transfers?page_size=2&cursor=${encodeURIComponent(flipped)}`,
+      );
     });
     it('re-encoded (standard base64)', async () => {
       const reencoded = Buffer.from(cursor).toString('base64');
-      await refused(() => platform, () => `/transfers?page_size=2&cursor=${encodeURIComponent(reencoded)}`);
+      await refused(
+        () => platform,
+        () => `/transfers?page_size=2&cursor=${encodeURIComponent(reencoded)}`,
+      );
     });
-    it('from another filter', () => refused(() => platform, () => `/transfers?page_size=2&asset=USD&cursor=${encodeURIComponent(cursor)}`));
-    it('from another list', () => refused(() => platform, () => `/accounts?page_size=2&cursor=${encodeURIComponent(cursor)}`));
-    it('from another platform', () => refused(() => other, () => `/transfers?page_size=2&cursor=${encodeURIComponent(cursor)}`));
+    it('from another filter', () =>
+      refused(
+        () => platform,
+        () => `/transfers?page_size=2&asset=USD&cursor=${encodeURIComponent(cursor)}`,
+      ));
+    it('from another list', () =>
+      refused(
+        () => platform,
+        () => `/accounts?page_size=2&cursor=${encodeURIComponent(cursor)}`,
+      ));
+    it('from another platform', () =>
+      refused(
+        () => other,
+        () => `/transfers?page_size=2&cursor=${encodeURIComponent(cursor)}`,
+      ));
   });
 
   describe('page parameters are validated strictly on every list', () => {
@@ -205,7 +261,8 @@ describe('accounts and participants lists', () => {
   beforeAll(async () => {
     platform = await newPlatform();
     customers = await customersViaStore(platform.platformCode, 12);
-    for (const code of customers.slice(0, 5)) await Promise.all([fund(code, 'USD', '10'), fund(code, 'BTC', '0.1'), fund(code, 'USD', '1', 'savings')]);
+    for (const code of customers.slice(0, 5))
+      await Promise.all([fund(code, 'USD', '10'), fund(code, 'BTC', '0.1'), fund(code, 'USD', '1', 'savings')]);
   });
 
   it('participants: the platform and its customers, oldest first, walked by cursor', async () => {
@@ -222,7 +279,11 @@ describe('accounts and participants lists', () => {
   });
 
   it('accounts: walked by cursor in key order; owner and asset filters narrow pages and count', async () => {
-    const pages = await walk(platform, '/accounts?page_size=4', (a) => `${a.account_owner}/${a.account_label}/${a.asset}`);
+    const pages = await walk(
+      platform,
+      '/accounts?page_size=4',
+      (a) => `${a.account_owner}/${a.account_label}/${a.asset}`,
+    );
     const all = pages.flat();
     expect(all).toHaveLength(15);
     expect([...all].sort()).toEqual(all);
@@ -230,13 +291,17 @@ describe('accounts and participants lists', () => {
     const mine = await listOk(platform, `/accounts?account_owner=${owner}`);
     expect(mine.count).toBe(3);
     expect(mine.message.every((a: any) => a.account_owner === owner)).toBe(true);
-    const usd = (await walk(platform, '/accounts?asset=USD&page_size=3', (a) => `${a.account_owner}/${a.account_label}/${a.asset}`)).flat();
+    const usd = (
+      await walk(platform, '/accounts?asset=USD&page_size=3', (a) => `${a.account_owner}/${a.account_label}/${a.asset}`)
+    ).flat();
     expect(usd).toHaveLength(10);
-    expect((await listOk(platform, `/accounts?account_owner=${owner}&account_label=savings&asset=USD`)).message).toHaveLength(1);
+    expect(
+      (await listOk(platform, `/accounts?account_owner=${owner}&account_label=savings&asset=USD`)).message,
+    ).toHaveLength(1);
   });
 });
 
-describe('trades seen by a party\'s platform', () => {
+describe("trades seen by a party's platform", () => {
   it('lists them from its own entries, filtered by state, and follows state changes in list and count', async () => {
     const [reporter, partyPlatform] = await Promise.all([newPlatform(), newPlatform()]);
     const [seller] = await customersViaStore(reporter.platformCode, 1);
@@ -244,12 +309,19 @@ describe('trades seen by a party\'s platform', () => {
     const now = ctx.clock.nowMs();
     const stored: Trade[] = [];
     for (let i = 0; i < 5; i++) {
-      const report = validateTradeReport(tradeBody(reporter, { buyer: buyer!, seller: seller!, overrides: { transaction_timestamp: now - 10_000 + i } }), {
-        platformCode: reporter.platformCode,
-        nowMs: now,
-      });
+      const report = validateTradeReport(
+        tradeBody(reporter, { buyer: buyer!, seller: seller!, overrides: { transaction_timestamp: now - 10_000 + i } }),
+        {
+          platformCode: reporter.platformCode,
+          nowMs: now,
+        },
+      );
       if (!report.ok) throw new Error(report.errors.join('; '));
-      const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs: now, accountGroups: [partyPlatform.platformCode, reporter.platformCode] });
+      const trade = acceptedTrade(report.value, {
+        tradeId: newId(),
+        nowMs: now,
+        accountGroups: [partyPlatform.platformCode, reporter.platformCode],
+      });
       await transactWrite(ctx, tradeItems(ctx, trade));
       stored.push(trade);
     }
@@ -258,7 +330,13 @@ describe('trades seen by a party\'s platform', () => {
       expect((await walk(client, '/trades?page_size=2', (t) => t.trade_id)).flat()).toEqual(ids);
       expect((await listOk(client, '/trades?trade_state=accepted')).count).toBe(5);
     }
-    await updateTrade(ctx, stored[1]!, ['accepted'], { trade_state: 'active', settlement_state: 'obligations_outstanding' }, ctx.clock.nowMs());
+    await updateTrade(
+      ctx,
+      stored[1]!,
+      ['accepted'],
+      { trade_state: 'active', settlement_state: 'obligations_outstanding' },
+      ctx.clock.nowMs(),
+    );
     for (const client of [reporter, partyPlatform]) {
       const active = await listOk(client, '/trades?trade_state=active&settlement_state=obligations_outstanding');
       expect(active.message.map((t: any) => t.trade_id)).toEqual([stored[1]!.trade_id]);

@@ -14,13 +14,24 @@ import { Money } from '../../lib/domain/money.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { listMovements } from '../../lib/movements/list-movements.js';
 import { runLedgerCheck } from '../../lib/reconciliation/run-ledger-check.js';
-import { distributionCreationItems, getDistribution, type Distribution, type DistributionChunk } from '../../lib/store/awards.js';
+import {
+  distributionCreationItems,
+  getDistribution,
+  type Distribution,
+  type DistributionChunk,
+} from '../../lib/store/awards.js';
 import { bookMovement } from '../../lib/store/booking/engine.js';
 import { movementRecordItems } from '../../lib/store/booking/batch.js';
 import { counterUpdates, readCount } from '../../lib/store/table/counters.js';
 import { keys } from '../../lib/store/keys.js';
 import { balanceOf, MOVEMENTS_LIST, openedAccountItem } from '../../lib/store/ledger.js';
-import { ConcurrentMigrationRunError, findMigration, migrationRuns, MOVEMENT_ACCOUNT_ENTRIES, runMigration } from '../../lib/store/migrations/index.js';
+import {
+  ConcurrentMigrationRunError,
+  findMigration,
+  migrationRuns,
+  MOVEMENT_ACCOUNT_ENTRIES,
+  runMigration,
+} from '../../lib/store/migrations/index.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { MAX_TRANSACTION_ITEMS, type CountChange } from '../../lib/store/table/transaction-items.js';
 import { customersViaStore } from '../support/customers.js';
@@ -37,7 +48,12 @@ const REPO = resolve(import.meta.dirname, '..', '..');
 const NAME = MOVEMENT_ACCOUNT_ENTRIES;
 const migration = findMigration(NAME)!;
 
-const usd = (participantCode: string, platformCode: string, label = 'general'): AccountRef => ({ participant_code: participantCode, account_group: platformCode, account_label: label, asset: 'USD' });
+const usd = (participantCode: string, platformCode: string, label = 'general'): AccountRef => ({
+  participant_code: participantCode,
+  account_group: platformCode,
+  account_label: label,
+  asset: 'USD',
+});
 
 async function batchWrite(on: AppContext, items: Record<string, unknown>[]): Promise<void> {
   const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, i) => items.slice(i * 25, i * 25 + 25));
@@ -46,7 +62,9 @@ async function batchWrite(on: AppContext, items: Record<string, unknown>[]): Pro
       for (let batch = batches.shift(); batch; batch = batches.shift()) {
         let pending: any[] | undefined = batch.map((Item) => ({ PutRequest: { Item } }));
         while (pending && pending.length > 0) {
-          const out: { UnprocessedItems?: Record<string, any[]> } = await on.db.send(new BatchWriteCommand({ RequestItems: { [on.tables.main]: pending } }));
+          const out: { UnprocessedItems?: Record<string, any[]> } = await on.db.send(
+            new BatchWriteCommand({ RequestItems: { [on.tables.main]: pending } }),
+          );
           pending = out.UnprocessedItems?.[on.tables.main];
         }
       }
@@ -59,7 +77,14 @@ async function batchWrite(on: AppContext, items: Record<string, unknown>[]): Pro
  * The old way (`oldWay`): the records alone (as `movementRecordItems` writes them, minus the entries), not
  * counted, and the accounts without `movement_count`. Otherwise as a booking writes them: entries, counts.
  */
-async function writeHistory(on: AppContext, platformCode: string, between: [AccountRef, AccountRef], count: number, startMs: number, oldWay: boolean): Promise<string[]> {
+async function writeHistory(
+  on: AppContext,
+  platformCode: string,
+  between: [AccountRef, AccountRef],
+  count: number,
+  startMs: number,
+  oldWay: boolean,
+): Promise<string[]> {
   const items: Record<string, unknown>[] = [];
   const counts: CountChange[] = [];
   const ids: string[] = [];
@@ -69,11 +94,16 @@ async function writeHistory(on: AppContext, platformCode: string, between: [Acco
       movement_id: randomUUID(),
       type: 'transfer',
       reference: `history-${index}`,
-      legs: moveLegs({ account: from, platform_code: platformCode }, { account: to, platform_code: platformCode }, new Money(1)),
+      legs: moveLegs(
+        { account: from, platform_code: platformCode },
+        { account: to, platform_code: platformCode },
+        new Money(1),
+      ),
     };
     ids.push(movement.movement_id);
     const written = movementRecordItems(on, movement, startMs + index);
-    for (const tagged of oldWay ? written.slice(0, 1) : written) items.push(tagged.item.Put!.Item as Record<string, unknown>);
+    for (const tagged of oldWay ? written.slice(0, 1) : written)
+      items.push(tagged.item.Put!.Item as Record<string, unknown>);
     if (!oldWay) counts.push(...(written[0]!.counts ?? []));
   }
   for (const account of between) {
@@ -89,7 +119,9 @@ async function writeHistory(on: AppContext, platformCode: string, between: [Acco
 }
 
 async function movementCountOf(on: AppContext, account: AccountRef): Promise<number | undefined> {
-  const out = await on.db.send(new GetCommand({ TableName: on.tables.main, Key: keys.account(account), ConsistentRead: true }));
+  const out = await on.db.send(
+    new GetCommand({ TableName: on.tables.main, Key: keys.account(account), ConsistentRead: true }),
+  );
   return out.Item?.movement_count === undefined ? undefined : Number(out.Item.movement_count);
 }
 
@@ -130,7 +162,9 @@ async function walk(platform: TestPlatform, path: string): Promise<string[]> {
 }
 
 describe('migration 0001-movement-account-entries', () => {
-  it('gives old movements their entries, counts and platform count; GET /movements?account_id= then reads full pages from the account', { timeout: 240_000 }, async () => {
+  it('gives old movements their entries, counts and platform count; GET /movements?account_id= then reads full pages from the account', {
+    timeout: 240_000,
+  }, async () => {
     const platform = await newPlatform();
     const [alice, bob, carol, dan] = await customersViaStore(platform.platformCode, 4);
     const quiet = usd(alice!, platform.platformCode);
@@ -138,8 +172,22 @@ describe('migration 0001-movement-account-entries', () => {
     // Alice and Bob's 250 movements are old (no entries, not counted) and older than the platform's 1,010
     // others (Carol and Dan's, booked with entries), so the platform's list filtered by Alice's account
     // reads its whole budget before reaching hers.
-    const old = await writeHistory(ctx, platform.platformCode, [quiet, usd(bob!, platform.platformCode)], 250, nowMs - 100_000, true);
-    await writeHistory(ctx, platform.platformCode, [usd(carol!, platform.platformCode), usd(dan!, platform.platformCode)], 1_010, nowMs - 50_000, false);
+    const old = await writeHistory(
+      ctx,
+      platform.platformCode,
+      [quiet, usd(bob!, platform.platformCode)],
+      250,
+      nowMs - 100_000,
+      true,
+    );
+    await writeHistory(
+      ctx,
+      platform.platformCode,
+      [usd(carol!, platform.platformCode), usd(dan!, platform.platformCode)],
+      1_010,
+      nowMs - 50_000,
+      false,
+    );
 
     const before = await platform.get(`/movements?account_id=${accountIdOf(quiet)}&page_size=50`);
     expect(before.status, before.text).toBe(200);
@@ -149,18 +197,39 @@ describe('migration 0001-movement-account-entries', () => {
 
     // Interrupted after its first page (a signal, as Ctrl-C): the run is recorded where it stopped.
     const stop = new AbortController();
-    const stopped = await runMigration(ctx, migration, { platformCode: platform.platformCode, operator: 'test', reason: 'deploy', signal: stop.signal, onProgress: () => stop.abort() });
+    const stopped = await runMigration(ctx, migration, {
+      platformCode: platform.platformCode,
+      operator: 'test',
+      reason: 'deploy',
+      signal: stop.signal,
+      onProgress: () => stop.abort(),
+    });
     expect(stopped.outcome).toBe('stopped');
-    expect(stopped.run).toMatchObject({ status: 'running', operator: 'test', reason: 'deploy', progress: { pages: 1 } });
+    expect(stopped.run).toMatchObject({
+      status: 'running',
+      operator: 'test',
+      reason: 'deploy',
+      progress: { pages: 1 },
+    });
     expect(stopped.run.position).not.toBeNull();
 
     // Run again through the CLI: it continues there and finishes; once more, it says it is done.
-    const finished = (await runAdmin(['migrate', 'run', NAME, '--platform', platform.platformCode, '--reason', 'deploy, continued'], { ctx })) as any;
-    expect(finished).toMatchObject({ migration: NAME, scope: platform.platformCode, outcome: 'applied', run: { status: 'applied', last_run: { reason: 'deploy, continued' } } });
+    const finished = (await runAdmin(
+      ['migrate', 'run', NAME, '--platform', platform.platformCode, '--reason', 'deploy, continued'],
+      { ctx },
+    )) as any;
+    expect(finished).toMatchObject({
+      migration: NAME,
+      scope: platform.platformCode,
+      outcome: 'applied',
+      run: { status: 'applied', last_run: { reason: 'deploy, continued' } },
+    });
     expect(finished.progress.pages).toBeGreaterThanOrEqual(13);
     expect(finished.progress.written).toBe(500);
     expect(finished.progress.migrated).toBe(250);
-    const again = (await runAdmin(['migrate', 'run', NAME, '--platform', platform.platformCode, '--reason', 'again'], { ctx })) as any;
+    const again = (await runAdmin(['migrate', 'run', NAME, '--platform', platform.platformCode, '--reason', 'again'], {
+      ctx,
+    })) as any;
     expect(again).toMatchObject({ outcome: 'already applied', progress: finished.progress });
 
     // Exact: every account's count is its entries; the platform counts every movement once.
@@ -186,26 +255,53 @@ describe('migration 0001-movement-account-entries', () => {
 
     // Combined filters: implied by the account (its owner, its asset) or on its entries (type, time) read its
     // list; another participant's or asset's go to the platform's list, as before.
-    expect((await platform.get(`/movements?account_id=${accountIdOf(quiet)}&participant_code=${alice}&asset=USD&movement_type=transfer&page_size=10`)).body).toMatchObject({ count: 250 });
-    const bounded = await platform.get(`/movements?account_id=${accountIdOf(quiet)}&movement_timestamp[gte]=${nowMs - 100_000 + 200}&page_size=100`);
+    expect(
+      (
+        await platform.get(
+          `/movements?account_id=${accountIdOf(quiet)}&participant_code=${alice}&asset=USD&movement_type=transfer&page_size=10`,
+        )
+      ).body,
+    ).toMatchObject({ count: 250 });
+    const bounded = await platform.get(
+      `/movements?account_id=${accountIdOf(quiet)}&movement_timestamp[gte]=${nowMs - 100_000 + 200}&page_size=100`,
+    );
     expect(bounded.body).toMatchObject({ count: 50 });
     expect(bounded.body.message).toHaveLength(50);
-    expect((await platform.get(`/movements?account_id=${accountIdOf(quiet)}&movement_type=deposit`)).body).toMatchObject({ message: [], count: 0 });
-    const withBob = await platform.get(`/movements?account_id=${accountIdOf(quiet)}&participant_code=${bob}&page_size=100`);
+    expect(
+      (await platform.get(`/movements?account_id=${accountIdOf(quiet)}&movement_type=deposit`)).body,
+    ).toMatchObject({ message: [], count: 0 });
+    const withBob = await platform.get(
+      `/movements?account_id=${accountIdOf(quiet)}&participant_code=${bob}&page_size=100`,
+    );
     expect(withBob.status, withBob.text).toBe(200);
     expect(withBob.body.message.length).toBeLessThan(100);
 
     // `migrate list` shows the platform's run.
     const listed = (await runAdmin(['migrate', 'list'], { ctx })) as any;
     const entry = listed.migrations.find((m: any) => m.name === NAME);
-    expect(entry.platforms).toContainEqual(expect.objectContaining({ platform_code: platform.platformCode, status: 'applied', operator: 'test', reason: 'deploy', progress: finished.progress }));
+    expect(entry.platforms).toContainEqual(
+      expect.objectContaining({
+        platform_code: platform.platformCode,
+        status: 'applied',
+        operator: 'test',
+        reason: 'deploy',
+        progress: finished.progress,
+      }),
+    );
   });
 
   it('loses no increment of bookings made while it runs', { timeout: 240_000 }, async () => {
     const platform = await newPlatform();
     const [alice, bob] = await customersViaStore(platform.platformCode, 2);
     const busy = usd(alice!, platform.platformCode);
-    await writeHistory(ctx, platform.platformCode, [busy, usd(bob!, platform.platformCode)], 400, ctx.clock.nowMs() - 100_000, true);
+    await writeHistory(
+      ctx,
+      platform.platformCode,
+      [busy, usd(bob!, platform.platformCode)],
+      400,
+      ctx.clock.nowMs() - 100_000,
+      true,
+    );
     let running = true;
     const deposits = (async () => {
       let made = 0;
@@ -215,7 +311,11 @@ describe('migration 0001-movement-account-entries', () => {
       }
       return made;
     })();
-    await runMigration(ctx, migration, { platformCode: platform.platformCode, operator: 'test', reason: 'while serving' });
+    await runMigration(ctx, migration, {
+      platformCode: platform.platformCode,
+      operator: 'test',
+      reason: 'while serving',
+    });
     running = false;
     const live = await deposits;
     expect(await movementCountOf(ctx, busy)).toBe(400 + live);
@@ -227,7 +327,9 @@ describe('migration 0001-movement-account-entries', () => {
     expect(listed.body.message).toHaveLength(100);
   });
 
-  it('crashing after a commit, before saving its position, then run again: nothing doubled', { timeout: 240_000 }, async () => {
+  it('crashing after a commit, before saving its position, then run again: nothing doubled', {
+    timeout: 240_000,
+  }, async () => {
     const platform = await newPlatform();
     const [alice, bob] = await customersViaStore(platform.platformCode, 2);
     const accounts: [AccountRef, AccountRef] = [usd(alice!, platform.platformCode), usd(bob!, platform.platformCode)];
@@ -236,14 +338,19 @@ describe('migration 0001-movement-account-entries', () => {
     const crashing = clientWith(
       (next: any, context: any) => async (args: any) => {
         const result = await next(args);
-        if (context.commandName === 'TransactWriteItemsCommand' && ++transactions === 130) throw new Error('the process died after this commit');
+        if (context.commandName === 'TransactWriteItemsCommand' && ++transactions === 130)
+          throw new Error('the process died after this commit');
         return result;
       },
       'crash-after-commit',
       'deserialize',
       { maxAttempts: 1 },
     );
-    const failed = await runMigration(testContext({ db: crashing }), migration, { platformCode: platform.platformCode, operator: 'test', reason: 'first try' }).then(
+    const failed = await runMigration(testContext({ db: crashing }), migration, {
+      platformCode: platform.platformCode,
+      operator: 'test',
+      reason: 'first try',
+    }).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -251,7 +358,11 @@ describe('migration 0001-movement-account-entries', () => {
     const [stored] = (await migrationRuns(ctx, NAME)).filter((run) => run.scope === platform.platformCode);
     expect(stored).toMatchObject({ status: 'running' });
 
-    const resumed = await runMigration(ctx, migration, { platformCode: platform.platformCode, operator: 'test', reason: 'second try' });
+    const resumed = await runMigration(ctx, migration, {
+      platformCode: platform.platformCode,
+      operator: 'test',
+      reason: 'second try',
+    });
     expect(resumed.outcome).toBe('applied');
     expect(resumed.progress.already).toBeGreaterThan(0);
     for (const account of accounts) {
@@ -261,13 +372,21 @@ describe('migration 0001-movement-account-entries', () => {
     expect(await readCount(ctx, platform.platformCode, MOVEMENTS_LIST)).toBe(300);
   });
 
-  it('two runs at once: one finishes, the other stops or finds it done; nothing doubled', { timeout: 240_000 }, async () => {
+  it('two runs at once: one finishes, the other stops or finds it done; nothing doubled', {
+    timeout: 240_000,
+  }, async () => {
     const platform = await newPlatform();
     const [alice, bob] = await customersViaStore(platform.platformCode, 2);
     const accounts: [AccountRef, AccountRef] = [usd(alice!, platform.platformCode), usd(bob!, platform.platformCode)];
     await writeHistory(ctx, platform.platformCode, accounts, 300, ctx.clock.nowMs() - 100_000, true);
     const outcomes = await Promise.allSettled(
-      ['one', 'two'].map((who) => runMigration(testContext(), migration, { platformCode: platform.platformCode, operator: who, reason: 'at once' })),
+      ['one', 'two'].map((who) =>
+        runMigration(testContext(), migration, {
+          platformCode: platform.platformCode,
+          operator: who,
+          reason: 'at once',
+        }),
+      ),
     );
     const finished = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value.outcome] : []));
     const stopped = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
@@ -282,33 +401,56 @@ describe('migration 0001-movement-account-entries', () => {
     expect(await readCount(ctx, platform.platformCode, MOVEMENTS_LIST)).toBe(300);
   });
 
-  it('over the whole table: applied once, listed as applied, then every platform reads account lists', { timeout: 240_000 }, async () => {
+  it('over the whole table: applied once, listed as applied, then every platform reads account lists', {
+    timeout: 240_000,
+  }, async () => {
     // Tables of its own: a whole-table run scans everything in them.
     const tables = { main: `migrate-main-${process.pid}`, ttl: `migrate-ttl-${process.pid}` };
     await ensureTables(testEndpoint(), tables);
     const own = testContext({ tables });
     const platform = await createPlatform(own, 'migrating', '0');
-    const accounts: [AccountRef, AccountRef] = [usd(platform.participant_code, platform.platform_code, 'a'), usd(platform.participant_code, platform.platform_code, 'b')];
+    const accounts: [AccountRef, AccountRef] = [
+      usd(platform.participant_code, platform.platform_code, 'a'),
+      usd(platform.participant_code, platform.platform_code, 'b'),
+    ];
     await writeHistory(own, platform.platform_code, accounts, 120, own.clock.nowMs() - 10_000, true);
 
-    const kinds = async () => [...new Set((await runLedgerCheck(own, { scope: {}, totalSegments: 1 })).discrepancies.map((found) => found.kind))].sort();
+    const kinds = async () =>
+      [
+        ...new Set(
+          (await runLedgerCheck(own, { scope: {}, totalSegments: 1 })).discrepancies.map((found) => found.kind),
+        ),
+      ].sort();
     // The ledger check sees what is missing: versions without entries, the movements counter short.
     expect(await kinds()).toEqual(['account_version', 'counter']);
     const notYet = (await runAdmin(['migrate', 'list'], { ctx: own })) as any;
-    expect(notYet.migrations).toEqual([expect.objectContaining({ name: NAME, applied: false, status: 'not run', platforms: [] })]);
+    expect(notYet.migrations).toEqual([
+      expect.objectContaining({ name: NAME, applied: false, status: 'not run', platforms: [] }),
+    ]);
     const done = (await runAdmin(['migrate', 'run', NAME, '--reason', 'deploy 2026-11-27'], { ctx: own })) as any;
     expect(done).toMatchObject({ scope: 'table', outcome: 'applied', progress: { migrated: 120, written: 240 } });
     const listed = (await runAdmin(['migrate', 'list'], { ctx: own })) as any;
-    expect(listed.migrations[0]).toMatchObject({ name: NAME, applied: true, status: 'applied', run: { reason: 'deploy 2026-11-27', progress: { migrated: 120 } } });
+    expect(listed.migrations[0]).toMatchObject({
+      name: NAME,
+      applied: true,
+      status: 'applied',
+      run: { reason: 'deploy 2026-11-27', progress: { migrated: 120 } },
+    });
     expect(await movementCountOf(own, accounts[0])).toBe(120);
     expect(await readCount(own, platform.platform_code, MOVEMENTS_LIST)).toBe(120);
-    expect((await runAdmin(['migrate', 'run', NAME, '--reason', 'again'], { ctx: own })) as any).toMatchObject({ outcome: 'already applied' });
+    expect((await runAdmin(['migrate', 'run', NAME, '--reason', 'again'], { ctx: own })) as any).toMatchObject({
+      outcome: 'already applied',
+    });
     // And nothing after: entries, counts and counters agree (this history was written without balance events).
     expect(await kinds()).toEqual(['balance_events']);
 
     // A fresh context (another Lambda container) finds the record and reads the account's own list.
     const fresh = testContext({ tables });
-    const page = await listMovements(fresh, platform.platform_code, { account_id: accountIdOf(accounts[0]), page: 1, page_size: 50 });
+    const page = await listMovements(fresh, platform.platform_code, {
+      account_id: accountIdOf(accounts[0]),
+      page: 1,
+      page_size: 50,
+    });
     expect(page).toMatchObject({ count: 120, total_pages: 3 });
     expect(page.message).toHaveLength(50);
     expect(fresh.caches.migrations.get(`${NAME}#${platform.platform_code}`)).toMatchObject({ applied: true });
@@ -318,11 +460,17 @@ describe('migration 0001-movement-account-entries', () => {
 describe('migrate CLI: bad input', () => {
   it('an unknown name or none is a usage error, with nothing written', async () => {
     for (const [argv, problem] of [
-      [['migrate', 'run', 'no-such-migration', '--reason', 'r'], /unknown migration 'no-such-migration' \(known: 0001-movement-account-entries\)/],
+      [
+        ['migrate', 'run', 'no-such-migration', '--reason', 'r'],
+        /unknown migration 'no-such-migration' \(known: 0001-movement-account-entries\)/,
+      ],
       [['migrate', 'run', '--reason', 'r'], /NAME is required/],
       [['migrate', 'run', NAME, 'extra', '--reason', 'r'], /unexpected argument 'extra'/],
       [['migrate', 'run', NAME], /--reason is required/],
-      [['migrate', 'run', NAME, '--platform', 'NOSUCHPLATFORM', '--reason', 'r'], /--platform: no platform NOSUCHPLATFORM/],
+      [
+        ['migrate', 'run', NAME, '--platform', 'NOSUCHPLATFORM', '--reason', 'r'],
+        /--platform: no platform NOSUCHPLATFORM/,
+      ],
     ] as const) {
       const failure = await runAdmin([...argv], { ctx }).then(
         () => undefined,
@@ -330,21 +478,29 @@ describe('migrate CLI: bad input', () => {
       );
       expect(failure, argv.join(' ')).toBeInstanceOf(UsageError);
       expect((failure as Error).message).toMatch(problem);
-      expect((failure as Error).message).toContain('usage: npm run admin -- migrate run NAME [--platform CODE] --reason TEXT');
+      expect((failure as Error).message).toContain(
+        'usage: npm run admin -- migrate run NAME [--platform CODE] --reason TEXT',
+      );
     }
     expect(await migrationRuns(ctx, 'no-such-migration')).toEqual([]);
     expect((await migrationRuns(ctx, NAME)).filter((run) => run.scope === 'NOSUCHPLATFORM')).toEqual([]);
   });
 
   it('exits 2 on an unknown name (the real entry point, before connecting to anything)', () => {
-    const run = spawnSync('node_modules/.bin/tsx', ['infra/local/admin.ts', 'migrate', 'run', 'no-such-migration', '--reason', 'r'], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(
+      'node_modules/.bin/tsx',
+      ['infra/local/admin.ts', 'migrate', 'run', 'no-such-migration', '--reason', 'r'],
+      { cwd: REPO, encoding: 'utf8', timeout: 60_000 },
+    );
     expect(run.status, run.stderr).toBe(2);
     expect(run.stderr).toContain("unknown migration 'no-such-migration'");
   });
 });
 
 describe('award distributions recorded with an older, larger chunk size', () => {
-  it('are finished on resume: an oversized chunk credited in parts, each recipient once, even by two resumes at once', { timeout: 240_000 }, async () => {
+  it('are finished on resume: an oversized chunk credited in parts, each recipient once, even by two resumes at once', {
+    timeout: 240_000,
+  }, async () => {
     const platform = await newPlatform();
     const oldChunkSize = 40;
     // What crediting such a chunk in one transaction would need: more than DynamoDB's 100 items.
@@ -355,12 +511,24 @@ describe('award distributions recorded with an older, larger chunk size', () => 
     const nowMs = ctx.clock.nowMs();
     const requestId = randomUUID();
     const escrow = awardsEscrowAccount(platform.platformCode, 'BTC', 0);
-    const pool = { account: usd(platform.participantCode, platform.platformCode, 'awards'), platform_code: platform.platformCode };
+    const pool = {
+      account: usd(platform.participantCode, platform.platformCode, 'awards'),
+      platform_code: platform.platformCode,
+    };
     pool.account.asset = 'BTC';
     const chunks = chunked(
       codes.map((code) => ({ participant_code: code, trade_id: randomUUID() })),
       oldChunkSize,
-    ).map((recipients, index): DistributionChunk => ({ index, recipients, movement_id: randomUUID(), escrow: escrow.account, status: 'pending', credited_at: null }));
+    ).map(
+      (recipients, index): DistributionChunk => ({
+        index,
+        recipients,
+        movement_id: randomUUID(),
+        escrow: escrow.account,
+        status: 'pending',
+        credited_at: null,
+      }),
+    );
     const distribution: Distribution = {
       platform_code: platform.platformCode,
       distribution_id: requestId,
@@ -369,7 +537,12 @@ describe('award distributions recorded with an older, larger chunk size', () => 
       quoted_currency: 'USD',
       recipient_count: codes.length,
       total: '0.04500000',
-      fingerprint: distributionFingerprint({ asset: 'BTC', quantity: new Money('0.001'), quotedCurrency: 'USD', participantCodes: codes }),
+      fingerprint: distributionFingerprint({
+        asset: 'BTC',
+        quantity: new Money('0.001'),
+        quotedCurrency: 'USD',
+        participantCodes: codes,
+      }),
       pool: pool.account,
       escrow: escrow.account,
       chunk_count: chunks.length,
@@ -377,18 +550,37 @@ describe('award distributions recorded with an older, larger chunk size', () => 
       created_at: nowMs,
       completed_at: null,
     };
-    const escrowMovement: Movement = { movement_id: randomUUID(), type: 'award_escrow', reference: `award_distribution:${platform.platformCode}:${requestId}`, legs: moveLegs(pool, escrow, new Money('0.045')) };
+    const escrowMovement: Movement = {
+      movement_id: randomUUID(),
+      type: 'award_escrow',
+      reference: `award_distribution:${platform.platformCode}:${requestId}`,
+      legs: moveLegs(pool, escrow, new Money('0.045')),
+    };
     await bookMovement(ctx, escrowMovement, distributionCreationItems(ctx, distribution, chunks), nowMs);
-    expect((await getDistribution(ctx, platform.platformCode, requestId))!.chunks.map((chunk) => chunk.recipients.length)).toEqual([40, 5]);
+    expect(
+      (await getDistribution(ctx, platform.platformCode, requestId))!.chunks.map((chunk) => chunk.recipients.length),
+    ).toEqual([40, 5]);
 
-    const [first, second] = await Promise.all([resumeDistribution(ctx, platform.platformCode, requestId), resumeDistribution(ctx, platform.platformCode, requestId)]);
+    const [first, second] = await Promise.all([
+      resumeDistribution(ctx, platform.platformCode, requestId),
+      resumeDistribution(ctx, platform.platformCode, requestId),
+    ]);
     expect(first.confirms.map((confirm) => confirm.participant_code)).toEqual(codes);
     expect(second.confirms).toEqual(first.confirms);
     const stored = (await getDistribution(ctx, platform.platformCode, requestId))!;
     expect(stored.distribution.status).toBe('completed');
     expect(stored.chunks.map((chunk) => chunk.status)).toEqual(['credited', 'credited']);
     expect(stored.chunks[0]!.credited_recipients).toBe(40);
-    const paid = await Promise.all(codes.map((code) => balanceOf(ctx, { participant_code: code, account_group: platform.platformCode, account_label: 'general', asset: 'BTC' })));
+    const paid = await Promise.all(
+      codes.map((code) =>
+        balanceOf(ctx, {
+          participant_code: code,
+          account_group: platform.platformCode,
+          account_label: 'general',
+          asset: 'BTC',
+        }),
+      ),
+    );
     expect(paid.map((balance) => balance.toFixed())).toEqual(codes.map(() => '0.001'));
     expect((await balanceOf(ctx, escrow.account)).toFixed()).toBe('0');
     // One trade per recipient, each resolvable.

@@ -18,14 +18,27 @@ import { ctx } from '../support/context.js';
 
 /** The movement records as `movementRecordItems` builds them, written in bulk, with the counts they carry. */
 async function writeMovementRecords(platformCode: string, participantCode: string, count: number): Promise<void> {
-  const account = (label: string): AccountRef => ({ participant_code: participantCode, account_group: platformCode, account_label: label, asset: 'USD' });
+  const account = (label: string): AccountRef => ({
+    participant_code: participantCode,
+    account_group: platformCode,
+    account_label: label,
+    asset: 'USD',
+  });
   const counts: CountChange[] = [];
   const items: Record<string, unknown>[] = [];
   const nowMs = ctx.clock.nowMs();
   for (let index = 0; index < count; index++) {
     const [record] = movementRecordItems(
       ctx,
-      { movement_id: randomUUID(), type: 'transfer', reference: `bulk-${index}`, legs: [{ account: account('a'), platform_code: platformCode, amount: new Money(-1) }, { account: account('b'), platform_code: platformCode, amount: new Money(1) }] },
+      {
+        movement_id: randomUUID(),
+        type: 'transfer',
+        reference: `bulk-${index}`,
+        legs: [
+          { account: account('a'), platform_code: platformCode, amount: new Money(-1) },
+          { account: account('b'), platform_code: platformCode, amount: new Money(1) },
+        ],
+      },
       nowMs - count + index,
     );
     items.push(record!.item.Put!.Item as Record<string, unknown>);
@@ -37,7 +50,9 @@ async function writeMovementRecords(platformCode: string, participantCode: strin
       for (let batch = batches.shift(); batch; batch = batches.shift()) {
         let pending: any[] | undefined = batch.map((Item) => ({ PutRequest: { Item } }));
         while (pending && pending.length > 0) {
-          const out: { UnprocessedItems?: Record<string, any[]> } = await ctx.db.send(new BatchWriteCommand({ RequestItems: { [ctx.tables.main]: pending } }));
+          const out: { UnprocessedItems?: Record<string, any[]> } = await ctx.db.send(
+            new BatchWriteCommand({ RequestItems: { [ctx.tables.main]: pending } }),
+          );
           pending = out.UnprocessedItems?.[ctx.tables.main];
         }
       }
@@ -47,7 +62,9 @@ async function writeMovementRecords(platformCode: string, participantCode: strin
 }
 
 describe('GET /movements count', () => {
-  it('is exact beyond the count budget (the counter), where a filter without a counter answers null', { timeout: 180_000 }, async () => {
+  it('is exact beyond the count budget (the counter), where a filter without a counter answers null', {
+    timeout: 180_000,
+  }, async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '5');
     const total = COUNT_BUDGET + 1;

@@ -40,7 +40,11 @@ function npmStart(port: number, dataDir: string): Instance {
   return { child, output: () => output, exited };
 }
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -51,7 +55,10 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
 }
 
 const within = <T>(promise: Promise<T>, ms: number, what: string) =>
-  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms))]);
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms)),
+  ]);
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolveOpen) => {
@@ -62,7 +69,16 @@ const portOpen = (port: number) =>
 
 async function running(port: number, dataDir: string): Promise<Instance> {
   const instance = npmStart(port, dataDir);
-  await until('the service to listen', () => (instance.output().includes('Service listening') ? true : instance.child.exitCode !== null ? Promise.reject(new Error(instance.output())) : undefined), 90_000);
+  await until(
+    'the service to listen',
+    () =>
+      instance.output().includes('Service listening')
+        ? true
+        : instance.child.exitCode !== null
+          ? Promise.reject(new Error(instance.output()))
+          : undefined,
+    90_000,
+  );
   return instance;
 }
 
@@ -133,7 +149,11 @@ describe('npm start', () => {
 
     a.child.kill('SIGINT');
     await within(a.exited, 20_000, 'stopping on SIGINT');
-    await until('DynamoDB Local of the first to stop', async () => ((await portOpen(dynamoA)) ? undefined : true), 10_000);
+    await until(
+      'DynamoDB Local of the first to stop',
+      async () => ((await portOpen(dynamoA)) ? undefined : true),
+      10_000,
+    );
     expect(await time(portB)).toBe(200);
 
     const again = await running(portA, dirA);
@@ -149,11 +169,20 @@ describe('npm start', () => {
     const instance = await running(port, dataDir);
     try {
       // The walkthrough's first step: the ops CLI finds the running instance through DATA_DIR.
-      const { stdout } = await execFileAsync('npm', ['run', '-s', 'admin', '--', 'platform', 'create', '--name', 'Log Check', '--reason', 'test'], {
-        cwd: REPO,
-        env: { ...process.env, DATA_DIR: dataDir },
-      });
-      const platform = JSON.parse(stdout) as { platform_code: string; api_key: string; api_secret: string; passphrase: string };
+      const { stdout } = await execFileAsync(
+        'npm',
+        ['run', '-s', 'admin', '--', 'platform', 'create', '--name', 'Log Check', '--reason', 'test'],
+        {
+          cwd: REPO,
+          env: { ...process.env, DATA_DIR: dataDir },
+        },
+      );
+      const platform = JSON.parse(stdout) as {
+        platform_code: string;
+        api_key: string;
+        api_secret: string;
+        passphrase: string;
+      };
       const call = async (method: string, path: string, body?: unknown, passphrase = platform.passphrase) => {
         const text = body === undefined ? undefined : JSON.stringify(body);
         const timestamp = String(Math.floor(Date.now() / 1000));
@@ -176,11 +205,23 @@ describe('npm start', () => {
       const customer = usCustomerBody(taxId, Date.now());
       const calls = [
         { route: 'GET /accounts', expected: 200, ...(await call('GET', '/accounts')) },
-        { route: 'POST /participants/customers/new', expected: 201, ...(await call('POST', '/participants/customers/new', customer)) },
+        {
+          route: 'POST /participants/customers/new',
+          expected: 201,
+          ...(await call('POST', '/participants/customers/new', customer)),
+        },
         // A refused body carrying the tax id: a log of bodies or of the problems' values would show it.
-        { route: 'POST /participants/customers/new', expected: 400, ...(await call('POST', '/participants/customers/new', { tax_id: taxId, first_name: 'x' })) },
+        {
+          route: 'POST /participants/customers/new',
+          expected: 400,
+          ...(await call('POST', '/participants/customers/new', { tax_id: taxId, first_name: 'x' })),
+        },
         { route: 'POST /transfers', expected: 400, ...(await call('POST', '/transfers', { amount: 'lots' })) },
-        { route: 'GET /accounts', expected: 403, ...(await call('GET', '/accounts', undefined, `${platform.passphrase}x`)) },
+        {
+          route: 'GET /accounts',
+          expected: 403,
+          ...(await call('GET', '/accounts', undefined, `${platform.passphrase}x`)),
+        },
       ];
       expect(calls.map((made) => made.status)).toEqual(calls.map((made) => made.expected));
 
@@ -194,16 +235,28 @@ describe('npm start', () => {
             .filter((line) => line.startsWith('{'))
             .map((line) => JSON.parse(line) as Record<string, unknown>)
             .filter((line) => line.message === 'request');
-          return calls.every((made) => requestLines.some((line) => line.request_id === made.requestId)) ? requestLines : undefined;
+          return calls.every((made) => requestLines.some((line) => line.request_id === made.requestId))
+            ? requestLines
+            : undefined;
         },
         10_000,
       );
       for (const made of calls) {
         const mine = lines.filter((line) => line.request_id === made.requestId);
         expect(mine, made.route).toHaveLength(1);
-        expect(mine[0]).toMatchObject({ route: made.route, status: made.expected, latency_ms: expect.any(Number), service: expect.any(String), timestamp: expect.any(String) });
+        expect(mine[0]).toMatchObject({
+          route: made.route,
+          status: made.expected,
+          latency_ms: expect.any(Number),
+          service: expect.any(String),
+          timestamp: expect.any(String),
+        });
         if (made.expected === 403) {
-          expect(mine[0]).toMatchObject({ level: 'WARN', error_kind: 'AuthenticationError', auth_failure: 'invalid passphrase' });
+          expect(mine[0]).toMatchObject({
+            level: 'WARN',
+            error_kind: 'AuthenticationError',
+            auth_failure: 'invalid passphrase',
+          });
           // Refused before the signature held: no platform is named on the caller's word.
           expect(mine[0]).not.toHaveProperty('platform_code');
         } else expect(mine[0]).toMatchObject({ platform_code: platform.platform_code });

@@ -20,7 +20,9 @@ describe('GET /openapi.json', () => {
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     const doc = response.body as Json;
     expect(doc.openapi).toBe('3.1.0');
-    const described = Object.entries(doc.paths as Json).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    const described = Object.entries(doc.paths as Json).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(described.sort()).toEqual(routes.map((route) => `${route.method} ${route.path}`).sort());
     // Internal functions (settlement tasks, the sweep, bank and custody events) are not routes.
     expect(JSON.stringify(Object.keys(doc.paths))).not.toMatch(/settlement|sweep|bank|custody|activate/i);
@@ -28,7 +30,9 @@ describe('GET /openapi.json', () => {
 
   it('declares the four signing headers and requires them on every operation but the unsigned ones', async () => {
     const doc = await document();
-    expect(Object.values(doc.components.securitySchemes).map((scheme: any) => [scheme.type, scheme.in, scheme.name])).toEqual([
+    expect(
+      Object.values(doc.components.securitySchemes).map((scheme: any) => [scheme.type, scheme.in, scheme.name]),
+    ).toEqual([
       ['apiKey', 'header', 'X-SVC-API-KEY'],
       ['apiKey', 'header', 'X-SVC-PASSPHRASE'],
       ['apiKey', 'header', 'X-SVC-TIMESTAMP'],
@@ -38,7 +42,8 @@ describe('GET /openapi.json', () => {
       for (const [method, operation] of Object.entries(item as Json)) {
         const name = `${method.toUpperCase()} ${path}`;
         expect(operation.security, name).toEqual(UNSIGNED.has(name) ? [] : SIGNED);
-        if (!UNSIGNED.has(name)) expect(Object.keys(operation.responses), name).toEqual(expect.arrayContaining(['400', '403', '500', '503']));
+        if (!UNSIGNED.has(name))
+          expect(Object.keys(operation.responses), name).toEqual(expect.arrayContaining(['400', '403', '500', '503']));
       }
     }
   });
@@ -47,11 +52,26 @@ describe('GET /openapi.json', () => {
     const doc = await document();
     const transfer = doc.paths['/transfers'].post;
     const body = transfer.requestBody.content['application/json'].schema;
-    expect(body.required).toEqual(expect.arrayContaining(['from_participant_code', 'to_participant_code', 'asset', 'amount']));
+    expect(body.required).toEqual(
+      expect.arrayContaining(['from_participant_code', 'to_participant_code', 'asset', 'amount']),
+    );
     expect(body.properties.from_participant_code).toMatchObject({ type: 'string', minLength: 1, maxLength: 50 });
     expect(body.properties.asset).toMatchObject({ maxLength: 25 });
-    expect(Object.keys(transfer.responses)).toEqual(['201', '400', '403', '404', '409', '413', '422', '429', '500', '503']);
-    expect(transfer.responses['201'].content['application/json'].schema.properties.message).toEqual({ $ref: '#/components/schemas/Transfer' });
+    expect(Object.keys(transfer.responses)).toEqual([
+      '201',
+      '400',
+      '403',
+      '404',
+      '409',
+      '413',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
+    expect(transfer.responses['201'].content['application/json'].schema.properties.message).toEqual({
+      $ref: '#/components/schemas/Transfer',
+    });
 
     const list = doc.paths['/transfers'].get;
     expect(list.parameters.find((p: Json) => p.name === 'page_size')).toMatchObject({
@@ -60,28 +80,47 @@ describe('GET /openapi.json', () => {
       description: 'A whole number from 1 to 100; 100 when absent.',
       schema: { type: 'string', pattern: '^\\d{1,9}$' },
     });
-    expect(list.parameters.find((p: Json) => p.name === 'cursor')).toMatchObject({ in: 'query', schema: { maxLength: 2048 } });
-    expect(list.responses['200'].content['application/json'].schema.properties.next_cursor).toMatchObject({ type: ['string', 'null'] });
+    expect(list.parameters.find((p: Json) => p.name === 'cursor')).toMatchObject({
+      in: 'query',
+      schema: { maxLength: 2048 },
+    });
+    expect(list.responses['200'].content['application/json'].schema.properties.next_cursor).toMatchObject({
+      type: ['string', 'null'],
+    });
     const trades = doc.paths['/trades/{trade_id}'].get;
-    expect(trades.parameters).toEqual([{ name: 'trade_id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 100 } }]);
+    expect(trades.parameters).toEqual([
+      { name: 'trade_id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 100 } },
+    ]);
   });
 
   it('documents the bodies the domain rules check (trades, customers) with their fields and limits', async () => {
     const doc = await document();
     const schemas = doc.components.schemas;
-    expect(doc.paths['/trades'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TradeReport' });
-    expect(schemas.TradeReport.required).toEqual(expect.arrayContaining(['client_trade_id', 'symbol', 'trade_price', 'transaction_timestamp', 'parties']));
+    expect(doc.paths['/trades'].post.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/TradeReport',
+    });
+    expect(schemas.TradeReport.required).toEqual(
+      expect.arrayContaining(['client_trade_id', 'symbol', 'trade_price', 'transaction_timestamp', 'parties']),
+    );
     expect(schemas.TradeReport.properties.client_trade_id).toMatchObject({ maxLength: 50 });
     expect(schemas.TradeReport.properties.parties).toMatchObject({ minItems: 2, maxItems: 2 });
-    expect(doc.paths['/participants/customers/new'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CustomerRequest' });
-    expect(schemas.CustomerRequest.required).toEqual(expect.arrayContaining(['first_name', 'email', 'date_of_birth', 'signed_timestamp']));
+    expect(doc.paths['/participants/customers/new'].post.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/CustomerRequest',
+    });
+    expect(schemas.CustomerRequest.required).toEqual(
+      expect.arrayContaining(['first_name', 'email', 'date_of_birth', 'signed_timestamp']),
+    );
     // A US citizen whose tax_id is an SSN needs no identity document (the reference's US-citizen track).
     expect(schemas.CustomerRequest.required).not.toContain('id_number_type');
     expect(schemas.MinorRequest.required).toEqual(expect.arrayContaining(['id_number_type']));
     const idType = schemas.CustomerRequest.properties.id_number_type;
     expect(idType.anyOf).toContainEqual({ type: 'null' });
-    expect(idType.anyOf.find((variant: Json) => variant.enum).enum).toEqual(expect.arrayContaining(['us_passport', 'ssn', 'in_passport']));
-    expect(schemas.MinorRequest.required).toEqual(expect.arrayContaining(['custodian_participant_code', 'custodian_relationship', 'utma_signed_timestamp']));
+    expect(idType.anyOf.find((variant: Json) => variant.enum).enum).toEqual(
+      expect.arrayContaining(['us_passport', 'ssn', 'in_passport']),
+    );
+    expect(schemas.MinorRequest.required).toEqual(
+      expect.arrayContaining(['custodian_participant_code', 'custodian_relationship', 'utma_signed_timestamp']),
+    );
   });
 
   it('describes every success body and the error shapes, with examples', async () => {
@@ -98,7 +137,8 @@ describe('GET /openapi.json', () => {
     expect(schemaOf('400').schema).toEqual({ $ref: '#/components/schemas/ErrorList' });
     expect(schemaOf('403').example).toEqual({ error: true, message: expect.any(String) });
     expect(schemaOf('404').example).toEqual({ error: expect.any(String) });
-    for (const status of ['409', '422', '503']) expect(schemaOf(status).schema).toEqual({ $ref: '#/components/schemas/ErrorList' });
+    for (const status of ['409', '422', '503'])
+      expect(schemaOf(status).schema).toEqual({ $ref: '#/components/schemas/ErrorList' });
     expect(schemaOf('413').schema.oneOf).toContainEqual({ $ref: '#/components/schemas/ErrorList' });
     expect(doc.components.responses['503'].headers['Retry-After']).toBeDefined();
     expect(doc.components.schemas.ForbiddenError.properties.error).toEqual({ type: 'boolean', const: true });
@@ -108,9 +148,22 @@ describe('GET /openapi.json', () => {
     const doc = await document();
     expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
     const trade = doc.components.schemas.TradeStatusChangedEvent;
-    expect(trade.required).toEqual(['id', 'type', 'created_at', 'platform_code', 'resource', 'sequence', 'previous_status', 'data']);
+    expect(trade.required).toEqual([
+      'id',
+      'type',
+      'created_at',
+      'platform_code',
+      'resource',
+      'sequence',
+      'previous_status',
+      'data',
+    ]);
     expect(trade.properties.data).toEqual({ $ref: '#/components/schemas/Trade' });
-    expect(doc.webhooks['trade.status_changed'].post.parameters.map((p: Json) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    expect(doc.webhooks['trade.status_changed'].post.parameters.map((p: Json) => p.name)).toEqual([
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]);
   });
 
   it('ignores any query, and answers 405 to other methods on the documentation routes', async () => {
@@ -132,7 +185,7 @@ describe('the generated document', () => {
   it('is the same bytes every time it is generated, and is what the service serves', async () => {
     const first = await openApiText();
     expect(await openApiText()).toBe(first);
-    expect((await document())).toEqual(JSON.parse(first));
+    expect(await document()).toEqual(JSON.parse(first));
   });
 
   it("signing guide: the worked example's signatures are what an independent HMAC gives, and the service accepts that scheme", async () => {
@@ -152,7 +205,9 @@ describe('the generated document', () => {
     const platform = await newPlatform();
     const now = String(Math.floor(Date.now() / 1000));
     const target = '/transfers?page=1';
-    const signature = createHmac('sha256', Buffer.from(platform.credentials.api_secret, 'base64')).update(`${now}GET${target}{}`).digest('base64');
+    const signature = createHmac('sha256', Buffer.from(platform.credentials.api_secret, 'base64'))
+      .update(`${now}GET${target}{}`)
+      .digest('base64');
     const response = await send('GET', target, undefined, {
       unsigned: true,
       headers: {
@@ -187,26 +242,44 @@ describe('contract checking (test/support/contract.ts)', () => {
   const time = { message: { epoch: 1, epoch_ms: 1000, iso_8601: '1970-01-01T00:00:01.000Z' } };
 
   it('accepts a conforming response', async () => {
-    expect(await contractViolations({ method: 'GET', target: '/time', status: 200, headers, text: JSON.stringify(time) })).toEqual([]);
+    expect(
+      await contractViolations({ method: 'GET', target: '/time', status: 200, headers, text: JSON.stringify(time) }),
+    ).toEqual([]);
   });
 
   it('refuses an undocumented field, a wrong type, an undocumented status, a missing header and a wrong error shape', async () => {
     const extra = { message: { ...time.message, leaked: 'x' } };
-    expect(await contractViolations({ method: 'GET', target: '/time', status: 200, headers, text: JSON.stringify(extra) })).toEqual([
-      "body/message: must NOT have additional properties 'leaked'",
-    ]);
+    expect(
+      await contractViolations({ method: 'GET', target: '/time', status: 200, headers, text: JSON.stringify(extra) }),
+    ).toEqual(["body/message: must NOT have additional properties 'leaked'"]);
     const wrongType = { message: { ...time.message, epoch_ms: '1000' } };
-    expect(await contractViolations({ method: 'GET', target: '/time', status: 200, headers, text: JSON.stringify(wrongType) })).toEqual([
-      'body/message/epoch_ms: must be integer',
-    ]);
-    expect((await contractViolations({ method: 'GET', target: '/time', status: 409, headers, text: '{"errors":["x"]}' }))[0]).toMatch(/status 409 is not documented/);
-    expect(await contractViolations({ method: 'GET', target: '/time', status: 200, headers: new Headers({ 'content-type': 'application/json' }), text: JSON.stringify(time) })).toEqual([
-      'header X-Request-Id is required and missing',
-    ]);
-    expect(await contractViolations({ method: 'GET', target: '/assets', status: 403, headers, text: '{"error":"no"}' })).toEqual(
-      expect.arrayContaining(['body/error: must be boolean', "body: must have required property 'message'"]),
-    );
-    expect((await contractViolations({ method: 'GET', target: '/nowhere', status: 200, headers, text: '{}' }))[0]).toMatch(/not an operation/);
+    expect(
+      await contractViolations({
+        method: 'GET',
+        target: '/time',
+        status: 200,
+        headers,
+        text: JSON.stringify(wrongType),
+      }),
+    ).toEqual(['body/message/epoch_ms: must be integer']);
+    expect(
+      (await contractViolations({ method: 'GET', target: '/time', status: 409, headers, text: '{"errors":["x"]}' }))[0],
+    ).toMatch(/status 409 is not documented/);
+    expect(
+      await contractViolations({
+        method: 'GET',
+        target: '/time',
+        status: 200,
+        headers: new Headers({ 'content-type': 'application/json' }),
+        text: JSON.stringify(time),
+      }),
+    ).toEqual(['header X-Request-Id is required and missing']);
+    expect(
+      await contractViolations({ method: 'GET', target: '/assets', status: 403, headers, text: '{"error":"no"}' }),
+    ).toEqual(expect.arrayContaining(['body/error: must be boolean', "body: must have required property 'message'"]));
+    expect(
+      (await contractViolations({ method: 'GET', target: '/nowhere', status: 200, headers, text: '{}' }))[0],
+    ).toMatch(/not an operation/);
   });
 
   it('refuses an accepted request whose body the document would not take', async () => {

@@ -25,12 +25,22 @@ beforeAll(async () => {
       received.push({ target: request.headers['x-amz-target'] as string | undefined, body });
       response.setHeader('content-type', 'application/x-amz-json-1.0');
       // The SDK checks the body's MD5 as SQS reports it.
-      response.end(JSON.stringify({ MessageId: `msg-${received.length}`, MD5OfMessageBody: createHash('md5').update(String(body.MessageBody)).digest('hex') }));
+      response.end(
+        JSON.stringify({
+          MessageId: `msg-${received.length}`,
+          MD5OfMessageBody: createHash('md5').update(String(body.MessageBody)).digest('hex'),
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  Object.assign(process.env, { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_ENDPOINT_URL_SQS: endpoint });
+  Object.assign(process.env, {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_ENDPOINT_URL_SQS: endpoint,
+  });
 });
 afterEach(() => {
   received.length = 0;
@@ -52,17 +62,31 @@ describe('the ops CLI against deployed event queues', () => {
     // An unknown payment: applied locally this would be refused; queued, the function decides.
     const transactionId = randomUUID();
     const since = ctx.clock.nowMs();
-    const result = await runAdmin(['payment', 'event', '--transaction-id', transactionId, '--status', 'posted', '--reason', 'bank replay'], { ctx });
+    const result = await runAdmin(
+      ['payment', 'event', '--transaction-id', transactionId, '--status', 'posted', '--reason', 'bank replay'],
+      { ctx },
+    );
     expect(result).toEqual({ queued: true, queue_url: queueUrl, message_id: 'msg-1' });
     // The operator's record says what was sent and which message it became.
     const entries = (await auditLog(ctx, since)).filter((entry) => entry.changes.transaction_id === transactionId);
     expect(entries.map(({ reason, changes }) => ({ reason, changes }))).toEqual([
-      { reason: 'bank replay', changes: { transaction_id: transactionId, status: 'posted', queued: { queued: true, queue_url: queueUrl, message_id: 'msg-1' } } },
+      {
+        reason: 'bank replay',
+        changes: {
+          transaction_id: transactionId,
+          status: 'posted',
+          queued: { queued: true, queue_url: queueUrl, message_id: 'msg-1' },
+        },
+      },
     ]);
     expect(received).toEqual([
       {
         target: 'AmazonSQS.SendMessage',
-        body: { QueueUrl: queueUrl, MessageBody: JSON.stringify({ transaction_id: transactionId, status: 'posted' }), MessageGroupId: transactionId },
+        body: {
+          QueueUrl: queueUrl,
+          MessageBody: JSON.stringify({ transaction_id: transactionId, status: 'posted' }),
+          MessageGroupId: transactionId,
+        },
       },
     ]);
   });
@@ -71,14 +95,34 @@ describe('the ops CLI against deployed event queues', () => {
     const queueUrl = `${endpoint}/123456789012/CustodyEventsQueue.fifo`;
     process.env.CUSTODY_EVENTS_QUEUE_URL = queueUrl;
     const id = randomUUID();
-    await runAdmin(['withdrawal', 'event', '--id', id, '--status', 'CONFIRMED', '--transaction-hash', '0xabc', '--reason', 'custody replay'], { ctx });
+    await runAdmin(
+      [
+        'withdrawal',
+        'event',
+        '--id',
+        id,
+        '--status',
+        'CONFIRMED',
+        '--transaction-hash',
+        '0xabc',
+        '--reason',
+        'custody replay',
+      ],
+      { ctx },
+    );
     expect(received.map(({ body }) => body)).toEqual([
-      { QueueUrl: queueUrl, MessageBody: JSON.stringify({ withdrawal_request_id: id, status: 'CONFIRMED', transaction_hash: '0xabc' }), MessageGroupId: id },
+      {
+        QueueUrl: queueUrl,
+        MessageBody: JSON.stringify({ withdrawal_request_id: id, status: 'CONFIRMED', transaction_hash: '0xabc' }),
+        MessageGroupId: id,
+      },
     ]);
   });
 
   it('applies the event itself when no queue is configured (npm start)', async () => {
-    await expect(runAdmin(['payment', 'event', '--transaction-id', randomUUID(), '--status', 'posted', '--reason', 'r'], { ctx })).rejects.toThrow(/payment not found/);
+    await expect(
+      runAdmin(['payment', 'event', '--transaction-id', randomUUID(), '--status', 'posted', '--reason', 'r'], { ctx }),
+    ).rejects.toThrow(/payment not found/);
     expect(received).toEqual([]);
   });
 });

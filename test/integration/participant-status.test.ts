@@ -27,14 +27,40 @@ beforeAll(async () => {
 const capture = eventCapture();
 
 const setStatus = (platform: TestPlatform, participantCode: string, status: string, reason = 'test') =>
-  runAdmin(['participant', 'status', '--platform', platform.platformCode, '--participant', participantCode, '--status', status, '--reason', reason], { ctx }) as Promise<
-    Record<string, unknown>
-  >;
+  runAdmin(
+    [
+      'participant',
+      'status',
+      '--platform',
+      platform.platformCode,
+      '--participant',
+      participantCode,
+      '--status',
+      status,
+      '--reason',
+      reason,
+    ],
+    { ctx },
+  ) as Promise<Record<string, unknown>>;
 
 const query = (path: string, params: Record<string, string>) => `${path}?${new URLSearchParams(params).toString()}`;
-const solRfq = (participantCode: string) => query('/liquidity/rfq', { side: 'buy', underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: participantCode });
+const solRfq = (participantCode: string) =>
+  query('/liquidity/rfq', {
+    side: 'buy',
+    underlying: 'SOL',
+    quoted_currency: 'EUR',
+    quantity: '1',
+    participant_code: participantCode,
+  });
 const ethConvertRfq = (participantCode: string) =>
-  query('/convert_withdraw/rfq', { side: 'buy', underlying: 'ETH', quoted_currency: 'EUR', quantity: '0.01', withdrawal_address: ETH_ADDRESS, participant_code: participantCode });
+  query('/convert_withdraw/rfq', {
+    side: 'buy',
+    underlying: 'ETH',
+    quoted_currency: 'EUR',
+    quantity: '0.01',
+    withdrawal_address: ETH_ADDRESS,
+    participant_code: participantCode,
+  });
 
 async function quoteId(platform: TestPlatform, path: string): Promise<string> {
   const response = await platform.get(path);
@@ -69,11 +95,25 @@ describe('ops: participant status', () => {
     });
     expect((await getParticipant(ctx, customer))?.status).toBe('locked');
     // A retry of the same command changes nothing and says so.
-    expect(await setStatus(platform, customer, 'locked')).toMatchObject({ status: 'locked', previous_status: 'locked', changed: false });
-    expect(await setStatus(platform, customer, 'disabled')).toMatchObject({ status: 'disabled', previous_status: 'locked', changed: true });
-    expect(await setStatus(platform, customer, 'approved')).toMatchObject({ status: 'approved', previous_status: 'disabled', changed: true });
+    expect(await setStatus(platform, customer, 'locked')).toMatchObject({
+      status: 'locked',
+      previous_status: 'locked',
+      changed: false,
+    });
+    expect(await setStatus(platform, customer, 'disabled')).toMatchObject({
+      status: 'disabled',
+      previous_status: 'locked',
+      changed: true,
+    });
+    expect(await setStatus(platform, customer, 'approved')).toMatchObject({
+      status: 'approved',
+      previous_status: 'disabled',
+      changed: true,
+    });
 
-    const entries = (await auditLog(ctx, since, 1000)).filter((entry) => entry.command === 'participant status' && entry.changes.participant_code === customer);
+    const entries = (await auditLog(ctx, since, 1000)).filter(
+      (entry) => entry.command === 'participant status' && entry.changes.participant_code === customer,
+    );
     expect(entries.find((entry) => entry.reason === 'KYC review opened')?.changes).toEqual({
       platform_code: platform.platformCode,
       participant_code: customer,
@@ -94,12 +134,32 @@ describe('ops: participant status', () => {
     const [customer] = (await customersViaStore(platform.platformCode, 1)) as [string];
     const base = ['participant', 'status', '--platform', platform.platformCode, '--participant', customer];
     await expect(runAdmin([...base, '--status', 'locked'], { ctx })).rejects.toThrow(/--reason is required/);
-    await expect(runAdmin([...base, '--status', 'frozen', '--reason', 'x'], { ctx })).rejects.toBeInstanceOf(UsageError);
-    await expect(runAdmin([...base, '--status', 'locked', '--reason', 'x', '--force'], { ctx })).rejects.toBeInstanceOf(UsageError);
-    await expect(runAdmin(['participant', 'status', '--platform', other.platformCode, '--participant', customer, '--status', 'locked', '--reason', 'x'], { ctx })).rejects.toBeInstanceOf(
-      NotFoundError,
+    await expect(runAdmin([...base, '--status', 'frozen', '--reason', 'x'], { ctx })).rejects.toBeInstanceOf(
+      UsageError,
     );
-    await expect(runAdmin([...base.slice(0, 5), 'NOSUCH', '--status', 'locked', '--reason', 'x'], { ctx })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(runAdmin([...base, '--status', 'locked', '--reason', 'x', '--force'], { ctx })).rejects.toBeInstanceOf(
+      UsageError,
+    );
+    await expect(
+      runAdmin(
+        [
+          'participant',
+          'status',
+          '--platform',
+          other.platformCode,
+          '--participant',
+          customer,
+          '--status',
+          'locked',
+          '--reason',
+          'x',
+        ],
+        { ctx },
+      ),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      runAdmin([...base.slice(0, 5), 'NOSUCH', '--status', 'locked', '--reason', 'x'], { ctx }),
+    ).rejects.toBeInstanceOf(NotFoundError);
     expect((await getParticipant(ctx, customer))?.status).toBe('approved');
   });
 });
@@ -117,14 +177,63 @@ describe('a locked or disabled participant cannot quote, execute, transfer or re
       const named = `participant ${customer} is ${status}, not approved`;
       const refusals: [string, Promise<{ status: number; body: any; text: string }>, string][] = [
         ['GET /liquidity/rfq', platform.get(solRfq(customer)), `participant_code: ${named}`],
-        ['POST /liquidity/rfq', platform.post('/liquidity/rfq', { side: 'buy', underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: customer }), `participant_code: ${named}`],
+        [
+          'POST /liquidity/rfq',
+          platform.post('/liquidity/rfq', {
+            side: 'buy',
+            underlying: 'SOL',
+            quoted_currency: 'EUR',
+            quantity: '1',
+            participant_code: customer,
+          }),
+          `participant_code: ${named}`,
+        ],
         ['GET /convert_withdraw/rfq', platform.get(ethConvertRfq(customer)), `participant_code: ${named}`],
-        ['POST /liquidity/execute', platform.post('/liquidity/execute', { quote_id: liquidityQuote }), `participant_code: participant ${customer} is not approved (locked or disabled)`],
-        ['POST /convert_withdraw/execute', platform.post('/convert_withdraw/execute', { quote_id: convertQuote }), `participant_code: participant ${customer} is not approved (locked or disabled)`],
-        ['POST /transfers (from)', platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'SOL', amount: '1' }), `from_participant_code: ${named}`],
-        ['POST /transfers (to)', platform.post('/transfers', { from_participant_code: other, to_participant_code: customer, asset: 'SOL', amount: '1' }), `to_participant_code: ${named}`],
-        ['POST /rewards', platform.post('/rewards', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: customer }), `participant_code: ${named}`],
-        ['POST /awards/distribute', platform.post('/awards/distribute', { asset: 'SOL', quantity: '1', participant_codes: [other, customer] }), `participant_codes: customers not approved: ${customer}`],
+        [
+          'POST /liquidity/execute',
+          platform.post('/liquidity/execute', { quote_id: liquidityQuote }),
+          `participant_code: participant ${customer} is not approved (locked or disabled)`,
+        ],
+        [
+          'POST /convert_withdraw/execute',
+          platform.post('/convert_withdraw/execute', { quote_id: convertQuote }),
+          `participant_code: participant ${customer} is not approved (locked or disabled)`,
+        ],
+        [
+          'POST /transfers (from)',
+          platform.post('/transfers', {
+            from_participant_code: customer,
+            to_participant_code: other,
+            asset: 'SOL',
+            amount: '1',
+          }),
+          `from_participant_code: ${named}`,
+        ],
+        [
+          'POST /transfers (to)',
+          platform.post('/transfers', {
+            from_participant_code: other,
+            to_participant_code: customer,
+            asset: 'SOL',
+            amount: '1',
+          }),
+          `to_participant_code: ${named}`,
+        ],
+        [
+          'POST /rewards',
+          platform.post('/rewards', {
+            underlying: 'SOL',
+            quoted_currency: 'EUR',
+            quantity: '1',
+            participant_code: customer,
+          }),
+          `participant_code: ${named}`,
+        ],
+        [
+          'POST /awards/distribute',
+          platform.post('/awards/distribute', { asset: 'SOL', quantity: '1', participant_codes: [other, customer] }),
+          `participant_codes: customers not approved: ${customer}`,
+        ],
       ];
       for (const [route, pending, expected] of refusals) {
         const response = await pending;
@@ -135,14 +244,53 @@ describe('a locked or disabled participant cannot quote, execute, transfer or re
 
       await setStatus(platform, customer, 'approved');
       expect((await platform.get(solRfq(customer))).status).toBe(200);
-      const executed = await platform.post('/liquidity/execute', { quote_id: await quoteId(platform, solRfq(customer)) });
+      const executed = await platform.post('/liquidity/execute', {
+        quote_id: await quoteId(platform, solRfq(customer)),
+      });
       expect(executed.status, executed.text).toBe(200);
-      const converted = await platform.post('/convert_withdraw/execute', { quote_id: await quoteId(platform, ethConvertRfq(customer)) });
+      const converted = await platform.post('/convert_withdraw/execute', {
+        quote_id: await quoteId(platform, ethConvertRfq(customer)),
+      });
       expect(converted.status, converted.text).toBe(200);
-      expect((await platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'SOL', amount: '1' })).status).toBe(201);
-      expect((await platform.post('/transfers', { from_participant_code: other, to_participant_code: customer, asset: 'SOL', amount: '1' })).status).toBe(201);
-      expect((await platform.post('/rewards', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: customer })).status).toBe(201);
-      expect((await platform.post('/awards/distribute', { asset: 'SOL', quantity: '1', participant_codes: [other, customer] })).status).toBe(201);
+      expect(
+        (
+          await platform.post('/transfers', {
+            from_participant_code: customer,
+            to_participant_code: other,
+            asset: 'SOL',
+            amount: '1',
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await platform.post('/transfers', {
+            from_participant_code: other,
+            to_participant_code: customer,
+            asset: 'SOL',
+            amount: '1',
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await platform.post('/rewards', {
+            underlying: 'SOL',
+            quoted_currency: 'EUR',
+            quantity: '1',
+            participant_code: customer,
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await platform.post('/awards/distribute', {
+            asset: 'SOL',
+            quantity: '1',
+            participant_codes: [other, customer],
+          })
+        ).status,
+      ).toBe(201);
       // 100 + 1 bought + 1 in - 1 out + 1 reward + 1 award.
       expect((await balances(platform))[`${customer}/general/SOL`]).toBe('103.000000000');
     });
@@ -152,15 +300,26 @@ describe('a locked or disabled participant cannot quote, execute, transfer or re
     const { platform, other } = await tradingCustomer();
     await setStatus(platform, platform.participantCode, 'locked');
     const named = `participant ${platform.participantCode} is locked, not approved`;
-    const quote = await platform.get(query('/liquidity/rfq', { side: 'buy', underlying: 'SOL', quoted_currency: 'EUR', quantity: '1' }));
+    const quote = await platform.get(
+      query('/liquidity/rfq', { side: 'buy', underlying: 'SOL', quoted_currency: 'EUR', quantity: '1' }),
+    );
     expect(quote.body.errors).toEqual([`participant_code: ${named}`]);
-    const transfer = await platform.post('/transfers', { from_participant_code: platform.participantCode, to_participant_code: other, asset: 'EUR', amount: '1' });
+    const transfer = await platform.post('/transfers', {
+      from_participant_code: platform.participantCode,
+      to_participant_code: other,
+      asset: 'EUR',
+      amount: '1',
+    });
     expect(transfer.body.errors).toEqual([`from_participant_code: ${named}`]);
     const funding = await platform.post('/awards/fund', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1' });
     expect(funding.status).toBe(400);
-    expect(funding.body.errors).toEqual([`participant_code: participant ${platform.participantCode} is not approved (locked or disabled)`]);
+    expect(funding.body.errors).toEqual([
+      `participant_code: participant ${platform.participantCode} is not approved (locked or disabled)`,
+    ]);
     await setStatus(platform, platform.participantCode, 'approved');
-    expect((await platform.post('/awards/fund', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1' })).status).toBe(201);
+    expect(
+      (await platform.post('/awards/fund', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1' })).status,
+    ).toBe(201);
   });
 });
 
@@ -174,7 +333,8 @@ function lockingBeforeTransaction(platform: TestPlatform, participantCode: strin
   let locked: Promise<unknown> | undefined;
   const db = clientWith(
     (next, context) => async (args) => {
-      if (context.commandName === 'TransactWriteItemsCommand' && ++seen >= nth) await (locked ??= setStatus(platform, participantCode, 'locked', 'race'));
+      if (context.commandName === 'TransactWriteItemsCommand' && ++seen >= nth)
+        await (locked ??= setStatus(platform, participantCode, 'locked', 'race'));
       return next(args);
     },
     'lockBeforeBooking',
@@ -185,12 +345,25 @@ function lockingBeforeTransaction(platform: TestPlatform, participantCode: strin
 
 describe('a lock committed between a booking’s read and its transaction refuses the booking (the condition is in the transaction)', () => {
   it('transfer, execution, reward: 400 naming the participant, nothing booked', async () => {
-    const cases: [string, (platform: TestPlatform, customer: string, other: string) => Promise<{ via: TestService; send: (via: TestService) => Promise<any> }>, string][] = [
+    const cases: [
+      string,
+      (
+        platform: TestPlatform,
+        customer: string,
+        other: string,
+      ) => Promise<{ via: TestService; send: (via: TestService) => Promise<any> }>,
+      string,
+    ][] = [
       [
         'POST /transfers',
         async (platform, customer, other) => ({
           via: lockingBeforeTransaction(platform, customer),
-          send: (via) => platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'SOL', amount: '5' }, { via }),
+          send: (via) =>
+            platform.post(
+              '/transfers',
+              { from_participant_code: customer, to_participant_code: other, asset: 'SOL', amount: '5' },
+              { via },
+            ),
         }),
         'from_participant_code',
       ],
@@ -198,7 +371,12 @@ describe('a lock committed between a booking’s read and its transaction refuse
         'POST /transfers (destination)',
         async (platform, customer, other) => ({
           via: lockingBeforeTransaction(platform, customer),
-          send: (via) => platform.post('/transfers', { from_participant_code: other, to_participant_code: customer, asset: 'SOL', amount: '5' }, { via }),
+          send: (via) =>
+            platform.post(
+              '/transfers',
+              { from_participant_code: other, to_participant_code: customer, asset: 'SOL', amount: '5' },
+              { via },
+            ),
         }),
         'to_participant_code',
       ],
@@ -206,7 +384,10 @@ describe('a lock committed between a booking’s read and its transaction refuse
         'POST /liquidity/execute',
         async (platform, customer) => {
           const id = await quoteId(platform, solRfq(customer));
-          return { via: lockingBeforeTransaction(platform, customer), send: (via) => platform.post('/liquidity/execute', { quote_id: id }, { via }) };
+          return {
+            via: lockingBeforeTransaction(platform, customer),
+            send: (via) => platform.post('/liquidity/execute', { quote_id: id }, { via }),
+          };
         },
         'participant_code',
       ],
@@ -214,7 +395,10 @@ describe('a lock committed between a booking’s read and its transaction refuse
         'POST /convert_withdraw/execute',
         async (platform, customer) => {
           const id = await quoteId(platform, ethConvertRfq(customer));
-          return { via: lockingBeforeTransaction(platform, customer), send: (via) => platform.post('/convert_withdraw/execute', { quote_id: id }, { via }) };
+          return {
+            via: lockingBeforeTransaction(platform, customer),
+            send: (via) => platform.post('/convert_withdraw/execute', { quote_id: id }, { via }),
+          };
         },
         'participant_code',
       ],
@@ -222,7 +406,12 @@ describe('a lock committed between a booking’s read and its transaction refuse
         'POST /rewards',
         async (platform, customer) => ({
           via: lockingBeforeTransaction(platform, customer),
-          send: (via) => platform.post('/rewards', { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: customer }, { via }),
+          send: (via) =>
+            platform.post(
+              '/rewards',
+              { underlying: 'SOL', quoted_currency: 'EUR', quantity: '1', participant_code: customer },
+              { via },
+            ),
         }),
         'participant_code',
       ],
@@ -233,7 +422,9 @@ describe('a lock committed between a booking’s read and its transaction refuse
       const before = await balances(platform);
       const response = await send(via);
       expect(response.status, `${route}: ${response.text}`).toBe(400);
-      expect(response.body.errors, route).toEqual([`${field}: participant ${customer} is not approved (locked or disabled)`]);
+      expect(response.body.errors, route).toEqual([
+        `${field}: participant ${customer} is not approved (locked or disabled)`,
+      ]);
       expect((await getParticipant(ctx, customer))?.status, route).toBe('locked');
       expect(await balances(platform), route).toEqual(before);
     }
@@ -249,15 +440,31 @@ describe('a lock committed between a booking’s read and its transaction refuse
     const body = { asset: 'SOL', quantity: '1', participant_codes: customers };
     // Transactions: the distribution with its escrow, then the three chunks at once (one escrow lane each),
     // after the lock committed. The other lanes' chunks are credited all the same.
-    const stopped = await platform.post('/awards/distribute', body, { headers: { 'X-Request-Id': requestId }, via: lockingBeforeTransaction(platform, late, 2) });
+    const stopped = await platform.post('/awards/distribute', body, {
+      headers: { 'X-Request-Id': requestId },
+      via: lockingBeforeTransaction(platform, late, 2),
+    });
     expect(stopped.status, stopped.text).toBe(400);
-    expect(stopped.body.errors).toEqual([`participant_codes: participant ${late} is not approved (locked or disabled)`]);
-    expect((await getDistribution(ctx, platform.platformCode, requestId))?.chunks.map((chunk) => chunk.status)).toEqual(['credited', 'pending', 'credited']);
+    expect(stopped.body.errors).toEqual([
+      `participant_codes: participant ${late} is not approved (locked or disabled)`,
+    ]);
+    expect((await getDistribution(ctx, platform.platformCode, requestId))?.chunks.map((chunk) => chunk.status)).toEqual(
+      ['credited', 'pending', 'credited'],
+    );
 
     await setStatus(platform, late, 'approved');
     const finished = await platform.post('/awards/distribute', body, { headers: { 'X-Request-Id': requestId } });
     expect(finished.status, finished.text).toBe(201);
-    const credited = await Promise.all(customers.map((code) => balanceOf(ctx, { participant_code: code, account_group: platform.platformCode, account_label: 'general', asset: 'SOL' })));
+    const credited = await Promise.all(
+      customers.map((code) =>
+        balanceOf(ctx, {
+          participant_code: code,
+          account_group: platform.platformCode,
+          account_label: 'general',
+          asset: 'SOL',
+        }),
+      ),
+    );
     expect(credited.map((balance) => balance.toFixed())).toEqual(Array(40).fill('1'));
   });
 });
@@ -270,7 +477,12 @@ describe('bookings racing a lock', () => {
     const sender = async () => {
       for (let i = 0; i < 12; i++) {
         const startedAfterLock = lockCommitted;
-        const response = await platform.post('/transfers', { from_participant_code: customer, to_participant_code: other, asset: 'SOL', amount: '1' });
+        const response = await platform.post('/transfers', {
+          from_participant_code: customer,
+          to_participant_code: other,
+          asset: 'SOL',
+          amount: '1',
+        });
         results.push({ startedAfterLock, status: response.status, errors: response.body?.errors });
       }
     };
@@ -287,7 +499,11 @@ describe('bookings racing a lock', () => {
     expect(afterLock.length).toBeGreaterThan(0);
     for (const result of afterLock) {
       expect(result.status).toBe(400);
-      expect(result.errors?.[0]).toMatch(new RegExp(`^from_participant_code: participant ${customer} is (locked, not approved|not approved \\(locked or disabled\\))$`));
+      expect(result.errors?.[0]).toMatch(
+        new RegExp(
+          `^from_participant_code: participant ${customer} is (locked, not approved|not approved \\(locked or disabled\\))$`,
+        ),
+      );
     }
     // What booked is exactly what moved.
     const booked = results.filter((result) => result.status === 201).length;
@@ -308,7 +524,8 @@ describe('participant.status_changed', () => {
     await setStatus(platform, customer, 'disabled');
     await setStatus(platform, customer, 'approved');
 
-    const ofCustomer = (event: { type: string; resource: { id: string } }) => event.type === 'participant.status_changed' && event.resource.id === customer;
+    const ofCustomer = (event: { type: string; resource: { id: string } }) =>
+      event.type === 'participant.status_changed' && event.resource.id === customer;
     const events = await capture.received(subscription, ofCustomer, 3);
     expect(events.map((event) => [event.sequence, event.previous_status, event.data.status])).toEqual([
       [1, 'approved', 'locked'],
@@ -319,23 +536,36 @@ describe('participant.status_changed', () => {
       expect(event.resource).toEqual({ type: 'participant', id: customer });
       // The participant without personal data: who, of which platform, what kind, which status.
       expect(Object.keys(event.data).sort()).toEqual(['kind', 'participant_code', 'platform_code', 'status']);
-      expect(event.data).toMatchObject({ participant_code: customer, platform_code: platform.platformCode, kind: 'customer' });
+      expect(event.data).toMatchObject({
+        participant_code: customer,
+        platform_code: platform.platformCode,
+        kind: 'customer',
+      });
     }
     // The bystander's own sequence starts at 1; the type filter lists both participants' events.
     const byType = await listEvents(platform, '&type=participant.status_changed');
-    expect(byType.filter((event) => event.resource.id === bystander).map((event) => [event.sequence, event.previous_status, event.data.status])).toEqual([[1, 'approved', 'disabled']]);
+    expect(
+      byType
+        .filter((event) => event.resource.id === bystander)
+        .map((event) => [event.sequence, event.previous_status, event.data.status]),
+    ).toEqual([[1, 'approved', 'disabled']]);
     expect(byType.filter(ofCustomer)).toHaveLength(3);
   });
 
   it('two operators changing one participant at once: one change, one event; the other is told it moved', async () => {
     const platform = await newPlatform();
     const [customer] = (await customersViaStore(platform.platformCode, 1)) as [string];
-    const outcomes = await Promise.allSettled([setStatus(platform, customer, 'locked'), setStatus(platform, customer, 'disabled')]);
+    const outcomes = await Promise.allSettled([
+      setStatus(platform, customer, 'locked'),
+      setStatus(platform, customer, 'disabled'),
+    ]);
     const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
     const lost = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     // Either one lost to the other, or they ran one after the other (the second a change from the first's status).
     for (const outcome of lost) expect(outcome.reason).toBeInstanceOf(ConflictError);
-    const events = (await listEvents(platform, '&type=participant.status_changed')).filter((event) => event.resource.id === customer);
+    const events = (await listEvents(platform, '&type=participant.status_changed')).filter(
+      (event) => event.resource.id === customer,
+    );
     expect(events).toHaveLength(won.length);
     expect(events.map((event) => event.sequence).sort()).toEqual(won.map((_, index) => index + 1));
     expect(events.at(-1)?.data.status).toBe((await getParticipant(ctx, customer))?.status);

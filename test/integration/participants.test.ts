@@ -24,7 +24,8 @@ function tracked(platform: TestPlatform): TestPlatform {
   };
   return {
     ...platform,
-    request: (method, path, body, options) => record(`${method} ${path}`, platform.request(method, path, body, options)),
+    request: (method, path, body, options) =>
+      record(`${method} ${path}`, platform.request(method, path, body, options)),
     get: (path, options) => record(`GET ${path}`, platform.get(path, options)),
     post: (path, body, options) => record(`POST ${path}`, platform.post(path, body, options)),
   };
@@ -49,7 +50,14 @@ function dayBefore(years: number, days = 0): string {
  * Every optional field a customer response carries, null when the request had no value for it (design
  * section 3): the spec's fields, and for adults the reference API's US vocabulary.
  */
-const MINOR_OPTIONAL_NULLS = { address_two: null, state: null, zip: null, non_us_other_type: null, id_issuing_authority: null, metadata: null };
+const MINOR_OPTIONAL_NULLS = {
+  address_two: null,
+  state: null,
+  zip: null,
+  non_us_other_type: null,
+  id_issuing_authority: null,
+  metadata: null,
+};
 const ADULT_OPTIONAL_NULLS = {
   ...MINOR_OPTIONAL_NULLS,
   middle_name: null,
@@ -114,7 +122,9 @@ function without(body: Record<string, unknown>, ...fields: string[]): Record<str
 
 function expectFieldError(response: Response, field: string): void {
   expect(response.status, response.text).toBe(400);
-  expect(response.body.errors, response.text).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${field}: `))]));
+  expect(response.body.errors, response.text).toEqual(
+    expect.arrayContaining([expect.stringMatching(new RegExp(`^${field}: `))]),
+  );
 }
 
 async function newCustodian(platform: TestPlatform, overrides: Record<string, unknown> = {}): Promise<string> {
@@ -136,19 +146,33 @@ describe('POST /participants/customers/new', () => {
   });
 
   it('creates an approved adult customer and echoes only the known fields', async () => {
-    const body = adultBody({ favourite_colour: 'green', participant_code: 'HACKED', status: 'locked', email_normalized: 'x@y.zz' });
+    const body = adultBody({
+      favourite_colour: 'green',
+      participant_code: 'HACKED',
+      status: 'locked',
+      email_normalized: 'x@y.zz',
+    });
     const response = await platform.post(CUSTOMERS, body);
     expect(response.status, response.text).toBe(201);
     const { favourite_colour: _a, participant_code: _b, status: _c, email_normalized: _d, ...known } = body;
     expect(response.body).toEqual({
-      message: { ...ADULT_OPTIONAL_NULLS, ...known, platform_code: platform.platformCode, participant_code: expect.stringMatching(CODE), status: 'approved' },
+      message: {
+        ...ADULT_OPTIONAL_NULLS,
+        ...known,
+        platform_code: platform.platformCode,
+        participant_code: expect.stringMatching(CODE),
+        status: 'approved',
+      },
     });
     expect(response.body.message.participant_code).not.toBe('HACKED');
   });
 
   it('echoes text as sent, trimmed, and answers blank optional fields as null', async () => {
     const email = uniqueEmail('Trim');
-    const response = await platform.post(CUSTOMERS, adultBody({ first_name: '  Ada  ', email: ` ${email} `, address_two: '', id_issuing_authority: null }));
+    const response = await platform.post(
+      CUSTOMERS,
+      adultBody({ first_name: '  Ada  ', email: ` ${email} `, address_two: '', id_issuing_authority: null }),
+    );
     expect(response.status, response.text).toBe(201);
     expect(response.body.message).toMatchObject({ first_name: 'Ada', email, state: 'IL' });
     expect(response.body.message.address_two).toBeNull();
@@ -173,14 +197,28 @@ describe('POST /participants/customers/new', () => {
 
   it('requires signed_timestamp within the last year and at most a day ahead, in milliseconds', async () => {
     expectFieldError(await platform.post(CUSTOMERS, without(adultBody(), 'signed_timestamp')), 'signed_timestamp');
-    expectFieldError(await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() + DAY_MS + 3_600_000 })), 'signed_timestamp');
-    expectFieldError(await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() - 366 * DAY_MS })), 'signed_timestamp');
-    expectFieldError(await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowSeconds() })), 'signed_timestamp');
-    expect((await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() - DAY_MS }))).status).toBe(201);
+    expectFieldError(
+      await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() + DAY_MS + 3_600_000 })),
+      'signed_timestamp',
+    );
+    expectFieldError(
+      await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() - 366 * DAY_MS })),
+      'signed_timestamp',
+    );
+    expectFieldError(
+      await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowSeconds() })),
+      'signed_timestamp',
+    );
+    expect((await platform.post(CUSTOMERS, adultBody({ signed_timestamp: ctx.clock.nowMs() - DAY_MS }))).status).toBe(
+      201,
+    );
   });
 
   it('ignores the minor-only fields', async () => {
-    const response = await platform.post(CUSTOMERS, adultBody({ custodian_participant_code: 'ABCDEF', utma_signed_timestamp: 1 }));
+    const response = await platform.post(
+      CUSTOMERS,
+      adultBody({ custodian_participant_code: 'ABCDEF', utma_signed_timestamp: 1 }),
+    );
     expect(response.status, response.text).toBe(201);
     expect(response.body.message).not.toHaveProperty('custodian_participant_code');
     expect(response.body.message).not.toHaveProperty('utma_signed_timestamp');
@@ -201,7 +239,13 @@ describe('POST /participants/customers/minor', () => {
     expect(response.status, response.text).toBe(201);
     const { unknown_field: _a, non_in_other_type: _b, ...known } = body;
     expect(response.body).toEqual({
-      message: { ...MINOR_OPTIONAL_NULLS, ...known, platform_code: platform.platformCode, participant_code: expect.stringMatching(CODE), status: 'approved' },
+      message: {
+        ...MINOR_OPTIONAL_NULLS,
+        ...known,
+        platform_code: platform.platformCode,
+        participant_code: expect.stringMatching(CODE),
+        status: 'approved',
+      },
     });
     expect(response.body.message.participant_code).not.toBe(custodian);
   });
@@ -214,21 +258,58 @@ describe('POST /participants/customers/minor', () => {
   });
 
   it('accepts non_in_other with its description, echoed as non_us_other_type', async () => {
-    const response = await platform.post(MINORS, minorBody(custodian, { id_number_type: 'non_in_other', non_us_other_type: 'school ID card' }));
+    const response = await platform.post(
+      MINORS,
+      minorBody(custodian, { id_number_type: 'non_in_other', non_us_other_type: 'school ID card' }),
+    );
     expect(response.status, response.text).toBe(201);
-    expect(response.body.message).toMatchObject({ id_number_type: 'non_in_other', non_us_other_type: 'school ID card' });
+    expect(response.body.message).toMatchObject({
+      id_number_type: 'non_in_other',
+      non_us_other_type: 'school ID card',
+    });
     expect(response.body.message).not.toHaveProperty('non_in_other_type');
   });
 
   // One row per rule: a body that breaks it (and only it) and a body that satisfies it.
-  const rules: { rule: string; field: string; failing: Record<string, unknown>; passing: Record<string, unknown>; drop?: string[] }[] = [
-    { rule: 'e-mail format', field: 'email', failing: { email: 'byron@@example' }, passing: { email: `Byron.${randomUUID().slice(0, 8)}+kid@Example.org` } },
+  const rules: {
+    rule: string;
+    field: string;
+    failing: Record<string, unknown>;
+    passing: Record<string, unknown>;
+    drop?: string[];
+  }[] = [
+    {
+      rule: 'e-mail format',
+      field: 'email',
+      failing: { email: 'byron@@example' },
+      passing: { email: `Byron.${randomUUID().slice(0, 8)}+kid@Example.org` },
+    },
     { rule: 'e-mail without a domain dot', field: 'email', failing: { email: 'byron@localhost' }, passing: {} },
-    { rule: 'PO Box in address_one', field: 'address_one', failing: { address_one: 'P.O. Box 123' }, passing: { address_one: '1 Boxwood Lane' } },
-    { rule: 'PO Box spelled out', field: 'address_one', failing: { address_one: 'Post Office Box 9' }, passing: { address_one: '9 Post Office Road' } },
-    { rule: 'PO Box in address_two', field: 'address_two', failing: { address_two: 'PO Box 5' }, passing: { address_two: 'Unit 5' } },
+    {
+      rule: 'PO Box in address_one',
+      field: 'address_one',
+      failing: { address_one: 'P.O. Box 123' },
+      passing: { address_one: '1 Boxwood Lane' },
+    },
+    {
+      rule: 'PO Box spelled out',
+      field: 'address_one',
+      failing: { address_one: 'Post Office Box 9' },
+      passing: { address_one: '9 Post Office Road' },
+    },
+    {
+      rule: 'PO Box in address_two',
+      field: 'address_two',
+      failing: { address_two: 'PO Box 5' },
+      passing: { address_two: 'Unit 5' },
+    },
     { rule: 'unsupported country', field: 'country', failing: { country: 'Atlantis' }, passing: { country: 'Canada' } },
-    { rule: 'sanctioned country by name', field: 'country', failing: { country: 'Iran' }, passing: { country: 'Ireland' } },
+    {
+      rule: 'sanctioned country by name',
+      field: 'country',
+      failing: { country: 'Iran' },
+      passing: { country: 'Ireland' },
+    },
     { rule: 'sanctioned country by code', field: 'country', failing: { country: 'CU' }, passing: { country: 'DE' } },
     { rule: 'country as alpha-3', field: 'country', failing: { country: 'PRK' }, passing: { country: 'GBR' } },
     { rule: 'US needs a state', field: 'state', failing: {}, drop: ['state'], passing: { state: 'California' } },
@@ -236,11 +317,36 @@ describe('POST /participants/customers/minor', () => {
     { rule: 'supported state', field: 'state', failing: { state: 'Ontario' }, passing: { state: 'ny' } },
     { rule: 'zip format', field: 'zip', failing: { zip: '1234' }, passing: { zip: '12345-6789' } },
     { rule: 'zip with a bad suffix', field: 'zip', failing: { zip: '12345-67' }, passing: { zip: '12345' } },
-    { rule: 'date_of_birth format', field: 'date_of_birth', failing: { date_of_birth: '03/10/2015' }, passing: { date_of_birth: dayBefore(9) } },
-    { rule: 'date_of_birth a real day', field: 'date_of_birth', failing: { date_of_birth: '2015-02-30' }, passing: { date_of_birth: '2016-02-29' } },
-    { rule: 'date_of_birth not in the future', field: 'date_of_birth', failing: { date_of_birth: dayBefore(0, -1) }, passing: { date_of_birth: dayBefore(0) } },
-    { rule: 'minor under 18', field: 'date_of_birth', failing: { date_of_birth: dayBefore(18) }, passing: { date_of_birth: dayBefore(18, -1) } },
-    { rule: 'supported ID type', field: 'id_number_type', failing: { id_number_type: 'us_passport' }, passing: { id_number_type: 'aadhar_card' } },
+    {
+      rule: 'date_of_birth format',
+      field: 'date_of_birth',
+      failing: { date_of_birth: '03/10/2015' },
+      passing: { date_of_birth: dayBefore(9) },
+    },
+    {
+      rule: 'date_of_birth a real day',
+      field: 'date_of_birth',
+      failing: { date_of_birth: '2015-02-30' },
+      passing: { date_of_birth: '2016-02-29' },
+    },
+    {
+      rule: 'date_of_birth not in the future',
+      field: 'date_of_birth',
+      failing: { date_of_birth: dayBefore(0, -1) },
+      passing: { date_of_birth: dayBefore(0) },
+    },
+    {
+      rule: 'minor under 18',
+      field: 'date_of_birth',
+      failing: { date_of_birth: dayBefore(18) },
+      passing: { date_of_birth: dayBefore(18, -1) },
+    },
+    {
+      rule: 'supported ID type',
+      field: 'id_number_type',
+      failing: { id_number_type: 'us_passport' },
+      passing: { id_number_type: 'aadhar_card' },
+    },
     {
       rule: 'non_us_other_type required for non_in_other',
       field: 'non_us_other_type',
@@ -253,15 +359,51 @@ describe('POST /participants/customers/minor', () => {
       failing: { id_number_type: 'non_in_passport', non_us_other_type: 'residence permit' },
       passing: { id_number_type: 'non_in_passport' },
     },
-    { rule: 'utma_signed_timestamp not in the future', field: 'utma_signed_timestamp', failing: { utma_signed_timestamp: ctx.clock.nowMs() + 600_000 }, passing: { utma_signed_timestamp: ctx.clock.nowMs() - 1000 } },
-    { rule: 'utma_signed_timestamp in milliseconds', field: 'utma_signed_timestamp', failing: { utma_signed_timestamp: ctx.clock.nowSeconds() }, passing: {} },
-    { rule: 'utma_signed_timestamp a number', field: 'utma_signed_timestamp', failing: { utma_signed_timestamp: 'yesterday' }, passing: {} },
-    { rule: 'custodian_relationship', field: 'custodian_relationship', failing: { custodian_relationship: 'uncle' }, passing: { custodian_relationship: 'legal_guardian' } },
-    { rule: 'first_name required', field: 'first_name', failing: { first_name: '   ' }, passing: { first_name: 'Zoë' } },
+    {
+      rule: 'utma_signed_timestamp not in the future',
+      field: 'utma_signed_timestamp',
+      failing: { utma_signed_timestamp: ctx.clock.nowMs() + 600_000 },
+      passing: { utma_signed_timestamp: ctx.clock.nowMs() - 1000 },
+    },
+    {
+      rule: 'utma_signed_timestamp in milliseconds',
+      field: 'utma_signed_timestamp',
+      failing: { utma_signed_timestamp: ctx.clock.nowSeconds() },
+      passing: {},
+    },
+    {
+      rule: 'utma_signed_timestamp a number',
+      field: 'utma_signed_timestamp',
+      failing: { utma_signed_timestamp: 'yesterday' },
+      passing: {},
+    },
+    {
+      rule: 'custodian_relationship',
+      field: 'custodian_relationship',
+      failing: { custodian_relationship: 'uncle' },
+      passing: { custodian_relationship: 'legal_guardian' },
+    },
+    {
+      rule: 'first_name required',
+      field: 'first_name',
+      failing: { first_name: '   ' },
+      passing: { first_name: 'Zoë' },
+    },
     { rule: 'id_number required', field: 'id_number', failing: {}, drop: ['id_number'], passing: { id_number: 'A1' } },
     { rule: 'city a string', field: 'city', failing: { city: 42 }, passing: { city: 'Chicago' } },
-    { rule: 'metadata an object', field: 'metadata', failing: { metadata: ['a'] }, passing: { metadata: { nested: { deep: [1, 'two', null] } } } },
-    { rule: 'custodian_participant_code required', field: 'custodian_participant_code', failing: {}, drop: ['custodian_participant_code'], passing: {} },
+    {
+      rule: 'metadata an object',
+      field: 'metadata',
+      failing: { metadata: ['a'] },
+      passing: { metadata: { nested: { deep: [1, 'two', null] } } },
+    },
+    {
+      rule: 'custodian_participant_code required',
+      field: 'custodian_participant_code',
+      failing: {},
+      drop: ['custodian_participant_code'],
+      passing: {},
+    },
   ];
 
   it.each(rules)('rule: $rule', async ({ field, failing, passing, drop = [] }) => {
@@ -273,7 +415,10 @@ describe('POST /participants/customers/minor', () => {
   });
 
   it('reports every problem of a body at once', async () => {
-    const response = await platform.post(MINORS, minorBody(custodian, { email: 'nope', zip: 'ABCDE', custodian_relationship: 'aunt', id_number_type: 'passport' }));
+    const response = await platform.post(
+      MINORS,
+      minorBody(custodian, { email: 'nope', zip: 'ABCDE', custodian_relationship: 'aunt', id_number_type: 'passport' }),
+    );
     expect(response.status).toBe(400);
     expect(response.body.errors.length).toBeGreaterThanOrEqual(4);
     for (const field of ['email', 'zip', 'custodian_relationship', 'id_number_type']) expectFieldError(response, field);
@@ -289,7 +434,10 @@ describe('POST /participants/customers/minor', () => {
 
   it('stores metadata it cannot represent as a DynamoDB number and echoes it back', async () => {
     const body = minorBody(custodian);
-    const rawBody = JSON.stringify(body).replace(/}$/, ',"metadata":{"big":123456789012345678901234567890,"tiny":1e-300,"": "empty key"}}');
+    const rawBody = JSON.stringify(body).replace(
+      /}$/,
+      ',"metadata":{"big":123456789012345678901234567890,"tiny":1e-300,"": "empty key"}}',
+    );
     const response = await platform.post(MINORS, undefined, { rawBody });
     expect(response.status, response.text).toBe(201);
     expect(response.body.message.metadata).toMatchObject({ tiny: 1e-300, '': 'empty key' });
@@ -299,7 +447,10 @@ describe('POST /participants/customers/minor', () => {
 
   it('rejects overlong text and oversized metadata with 400', async () => {
     expectFieldError(await platform.post(MINORS, minorBody(custodian, { last_name: 'x'.repeat(201) })), 'last_name');
-    expectFieldError(await platform.post(MINORS, minorBody(custodian, { metadata: { blob: 'x'.repeat(20_000) } })), 'metadata');
+    expectFieldError(
+      await platform.post(MINORS, minorBody(custodian, { metadata: { blob: 'x'.repeat(20_000) } })),
+      'metadata',
+    );
     expectFieldError(await platform.post(MINORS, minorBody('X'.repeat(500))), 'custodian_participant_code');
   });
 });
@@ -340,7 +491,8 @@ describe('custodian rules', () => {
   it('lists a custodian problem together with the body’s other problems', async () => {
     const response = await platform.post(MINORS, minorBody('ZZZZZZ', { custodian_relationship: 'friend', zip: 'x' }));
     expect(response.status).toBe(400);
-    for (const field of ['zip', 'custodian_relationship', 'custodian_participant_code']) expectFieldError(response, field);
+    for (const field of ['zip', 'custodian_relationship', 'custodian_participant_code'])
+      expectFieldError(response, field);
   });
 
   it('accepts an adult custodian of the caller’s platform in either relationship', async () => {
@@ -378,7 +530,10 @@ describe('e-mail uniqueness per platform', () => {
     expect((await platform.post(CUSTOMERS, adultBody({ email }))).status).toBe(201);
     const response = await platform.post(MINORS, minorBody(custodian, { email, zip: '1' }));
     expect(response.status).toBe(400);
-    expect(response.body.errors).toEqual(['zip: must be NNNNN or NNNNN-NNNN for a US address', 'email: already used by another customer of this platform']);
+    expect(response.body.errors).toEqual([
+      'zip: must be NNNNN or NNNNN-NNNN for a US address',
+      'email: already used by another customer of this platform',
+    ]);
   });
 
   it('lets another platform use the same e-mail', async () => {
@@ -392,14 +547,24 @@ describe('e-mail uniqueness per platform', () => {
     const local = `racecondition.${randomUUID().slice(0, 8)}`;
     // Request i upper-cases the letters of "racec" picked by the bits of i: 20 distinct spellings.
     const spellings = Array.from({ length: 20 }, (_, i) => {
-      const chars = [...local].map((char, position) => (position < 5 && (i >> position) & 1 ? char.toUpperCase() : char));
+      const chars = [...local].map((char, position) =>
+        position < 5 && (i >> position) & 1 ? char.toUpperCase() : char,
+      );
       return `${chars.join('')}@Example.com`;
     });
     expect(new Set(spellings).size).toBe(20);
-    const responses = await Promise.all(spellings.map((email) => platform.post(MINORS, minorBody(custodian, { email }))));
+    const responses = await Promise.all(
+      spellings.map((email) => platform.post(MINORS, minorBody(custodian, { email }))),
+    );
     const statuses = responses.map((response) => response.status);
-    expect(statuses.filter((status) => status === 201), JSON.stringify(statuses)).toHaveLength(1);
-    expect(statuses.every((status) => status === 201 || status === 409 || status === 400), JSON.stringify(statuses)).toBe(true);
+    expect(
+      statuses.filter((status) => status === 201),
+      JSON.stringify(statuses),
+    ).toHaveLength(1);
+    expect(
+      statuses.every((status) => status === 201 || status === 409 || status === 400),
+      JSON.stringify(statuses),
+    ).toBe(true);
     for (const response of responses.filter((r) => r.status !== 201)) {
       expect(response.body.errors).toContain('email: already used by another customer of this platform');
     }
@@ -428,7 +593,11 @@ describe('the customer write transaction', () => {
 
   it('lets exactly one of 20 concurrent writes claim an e-mail', async () => {
     const email = uniqueEmail('store-race');
-    const results = await Promise.allSettled(Array.from({ length: 20 }, () => storeCustomer(ctx, platform.platformCode, normalisedMinor(custodian, { email }))));
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, () =>
+        storeCustomer(ctx, platform.platformCode, normalisedMinor(custodian, { email })),
+      ),
+    );
     expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
     for (const result of results) {
       if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(ConflictError);
@@ -443,7 +612,11 @@ describe('the customer write transaction', () => {
     const alwaysConflict = clientWith(
       (next, context) => async (args) => {
         if (context.commandName === 'TransactWriteItemsCommand') {
-          throw new TransactionCanceledException({ message: 'conflict', $metadata: {}, CancellationReasons: [{ Code: 'TransactionConflict' }] });
+          throw new TransactionCanceledException({
+            message: 'conflict',
+            $metadata: {},
+            CancellationReasons: [{ Code: 'TransactionConflict' }],
+          });
         }
         return next(args);
       },
@@ -456,24 +629,32 @@ describe('the customer write transaction', () => {
   it('answers a loser whose conflict retries ran out as a duplicate once a twin holds the e-mail', async () => {
     const email = uniqueEmail('conflicted');
     await storeCustomer(ctx, platform.platformCode, normalisedMinor(custodian, { email }));
-    await expect(underPermanentConflict((conflicted) => storeCustomer(conflicted, platform.platformCode, normalisedMinor(custodian, { email })))).rejects.toBeInstanceOf(
-      ConflictError,
-    );
+    await expect(
+      underPermanentConflict((conflicted) =>
+        storeCustomer(conflicted, platform.platformCode, normalisedMinor(custodian, { email })),
+      ),
+    ).rejects.toBeInstanceOf(ConflictError);
   });
 
   it('keeps the 503 when conflicts ran out and nobody holds the e-mail', async () => {
-    await expect(underPermanentConflict((conflicted) => storeCustomer(conflicted, platform.platformCode, normalisedMinor(custodian)))).rejects.toBeInstanceOf(
-      ServiceUnavailableError,
-    );
+    await expect(
+      underPermanentConflict((conflicted) =>
+        storeCustomer(conflicted, platform.platformCode, normalisedMinor(custodian)),
+      ),
+    ).rejects.toBeInstanceOf(ServiceUnavailableError);
   });
 
   it('refuses a custodian that does not qualify at write time', async () => {
     const minor = await storeCustomer(ctx, platform.platformCode, normalisedMinor(custodian));
     for (const code of [minor.participant_code, 'ZZZZZZ', platform.participantCode]) {
-      await expect(storeCustomer(ctx, platform.platformCode, normalisedMinor(code))).rejects.toBeInstanceOf(ValidationError);
+      await expect(storeCustomer(ctx, platform.platformCode, normalisedMinor(code))).rejects.toBeInstanceOf(
+        ValidationError,
+      );
     }
     const foreign = await platformForTest();
-    await expect(storeCustomer(ctx, foreign.platformCode, normalisedMinor(custodian))).rejects.toBeInstanceOf(ValidationError);
+    await expect(storeCustomer(ctx, foreign.platformCode, normalisedMinor(custodian))).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 });
 
@@ -510,8 +691,17 @@ describe('GET /participants', () => {
       status: 'approved',
       created_at: expect.any(Number),
     });
-    expect(response.body.message[1]).toMatchObject({ kind: 'customer', is_minor: false, email: adults[0]!.email, signed_timestamp: expect.any(Number) });
-    expect(response.body.message[4]).toMatchObject({ kind: 'customer', is_minor: true, custodian_participant_code: adults[0]!.code });
+    expect(response.body.message[1]).toMatchObject({
+      kind: 'customer',
+      is_minor: false,
+      email: adults[0]!.email,
+      signed_timestamp: expect.any(Number),
+    });
+    expect(response.body.message[4]).toMatchObject({
+      kind: 'customer',
+      is_minor: true,
+      custodian_participant_code: adults[0]!.code,
+    });
     expect(response.body.message[4]).not.toHaveProperty('email_normalized');
   });
 
@@ -525,10 +715,17 @@ describe('GET /participants', () => {
 
   it('filters by participant code, alone or with the e-mail', async () => {
     const target = adults[2]!;
-    expect((await platform.get(`/participants?participant_code=${target.code}`)).body).toMatchObject({ count: 1, message: [{ email: target.email }] });
-    const both = await platform.get(`/participants?participant_code=${target.code}&email=${encodeURIComponent(target.email)}`);
+    expect((await platform.get(`/participants?participant_code=${target.code}`)).body).toMatchObject({
+      count: 1,
+      message: [{ email: target.email }],
+    });
+    const both = await platform.get(
+      `/participants?participant_code=${target.code}&email=${encodeURIComponent(target.email)}`,
+    );
     expect(both.body.count).toBe(1);
-    const mismatch = await platform.get(`/participants?participant_code=${adults[0]!.code}&email=${encodeURIComponent(target.email)}`);
+    const mismatch = await platform.get(
+      `/participants?participant_code=${adults[0]!.code}&email=${encodeURIComponent(target.email)}`,
+    );
     expect(mismatch.body.count).toBe(0);
   });
 
@@ -553,7 +750,11 @@ describe('GET /participants', () => {
     expect(theirs.body.count).toBe(2);
     const ourCodes = [platform.participantCode, ...adults.map((adult) => adult.code), minorCode];
     for (const participant of theirs.body.message) expect(ourCodes).not.toContain(participant.participant_code);
-    for (const query of [`participant_code=${adults[0]!.code}`, `email=${encodeURIComponent(adults[0]!.email)}`, `participant_code=${platform.participantCode}`]) {
+    for (const query of [
+      `participant_code=${adults[0]!.code}`,
+      `email=${encodeURIComponent(adults[0]!.email)}`,
+      `participant_code=${platform.participantCode}`,
+    ]) {
       const response = await other.get(`/participants?${query}`);
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({ count: 0, message: [] });

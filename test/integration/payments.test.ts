@@ -49,13 +49,19 @@ beforeAll(async () => {
 });
 
 describe('bank events through the queue', () => {
-  it('applies a payment\'s events in order, drops an illegal one, and reports nothing for redelivery', async () => {
+  it("applies a payment's events in order, drops an illegal one, and reports nothing for redelivery", async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
     const { transaction_id } = await achBuy(platform);
-    const message = (id: string, status: string) => record(id, transaction_id, JSON.stringify({ transaction_id, status }));
+    const message = (id: string, status: string) =>
+      record(id, transaction_id, JSON.stringify({ transaction_id, status }));
     const consume = bindBankEventQueue(ctx);
-    const response = await consume({ Records: [message('m1', 'pending'), message('m2', 'posted'), message('m3', 'failed'), message('m4', 'posted')] }, {} as never);
+    const response = await consume(
+      {
+        Records: [message('m1', 'pending'), message('m2', 'posted'), message('m3', 'failed'), message('m4', 'posted')],
+      },
+      {} as never,
+    );
     expect(response).toEqual({ batchItemFailures: [] });
     expect((await getPayment(ctx, transaction_id))?.status).toBe('posted');
   });
@@ -68,10 +74,24 @@ describe('ACH-funded execution', () => {
     const response = await executeAch(platform, { side: 'buy', total: '100.00' }, achFunding());
     expect(response.status, response.text).toBe(200);
     const { message } = response.body;
-    expect(message).toEqual({ request_id: response.quote.request_id, quote: response.quote, trade_id: expect.any(String), trade_ids_list: [message.trade_id], status: 'Completed', payment_amount: '101.50' });
+    expect(message).toEqual({
+      request_id: response.quote.request_id,
+      quote: response.quote,
+      trade_id: expect.any(String),
+      trade_ids_list: [message.trade_id],
+      status: 'Completed',
+      payment_amount: '101.50',
+    });
 
     const listed = await payments(platform, `?trade_id=${message.trade_id}`);
-    expect(listed).toEqual({ message: [expect.any(Object)], page: 1, total_pages: 1, page_size: 200, count: 1, next_cursor: null });
+    expect(listed).toEqual({
+      message: [expect.any(Object)],
+      page: 1,
+      total_pages: 1,
+      page_size: 200,
+      count: 1,
+      next_cursor: null,
+    });
     expect(listed.message[0]).toEqual({
       transaction_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       trade_id: message.trade_id,
@@ -91,18 +111,31 @@ describe('ACH-funded execution', () => {
     expect(accounts[`${platform.participantCode}/general/USD`]).toBeUndefined();
 
     const trade = await platform.get(`/trades/${message.trade_id}`);
-    expect(trade.body.message).toMatchObject({ client_trade_id: response.quote.quote_id, bank_fee: '1.50', trade_state: 'terminated' });
+    expect(trade.body.message).toMatchObject({
+      client_trade_id: response.quote.quote_id,
+      bank_fee: '1.50',
+      trade_state: 'terminated',
+    });
   });
 
   it('sells with bank_fee 1.5 given as a JSON number: a credit of 98.50, proceeds held in the clearing account', async () => {
     const platform = await newPlatform();
     const customer = await newCustomer(platform.platformCode);
     await fund(customer, 'LTC', '2');
-    const response = await executeAch(platform, { side: 'sell', quantity: '1', participant_code: customer }, achFunding({ bank_fee: 1.5 }));
+    const response = await executeAch(
+      platform,
+      { side: 'sell', quantity: '1', participant_code: customer },
+      achFunding({ bank_fee: 1.5 }),
+    );
     expect(response.status, response.text).toBe(200);
     expect(response.body.message.payment_amount).toBe('98.50');
     const [payment] = (await payments(platform, `?trade_id=${response.body.message.trade_id}`)).message;
-    expect(payment).toMatchObject({ participant_code: customer, amount: '98.50', transfer_type: 'credit', status: 'submitted' });
+    expect(payment).toMatchObject({
+      participant_code: customer,
+      amount: '98.50',
+      transfer_type: 'credit',
+      status: 'submitted',
+    });
     const accounts = await balances(platform);
     expect(accounts[`${customer}/general/LTC`]).toBe('1.00000000');
     expect(accounts[`${customer}/general/USD`]).toBeUndefined();
@@ -112,23 +145,48 @@ describe('ACH-funded execution', () => {
   it('records inbound_reference_id (grouping 2) on a submitted payment of the trade amount', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '500', 'ach_clearing');
-    const response = await executeAch(platform, { side: 'buy', total: '250' }, { inbound_reference_id: 'INB-2024-0001' });
+    const response = await executeAch(
+      platform,
+      { side: 'buy', total: '250' },
+      { inbound_reference_id: 'INB-2024-0001' },
+    );
     expect(response.status, response.text).toBe(200);
     expect(response.body.message.payment_amount).toBe('250.00');
     const [listed] = (await payments(platform, `?trade_id=${response.body.message.trade_id}`)).message;
     expect(listed).toMatchObject({ amount: '250.00', status: 'submitted', transfer_type: 'debit' });
     const stored = await getPayment(ctx, listed.transaction_id);
-    expect(stored).toMatchObject({ funding: 'inbound_reference', inbound_reference_id: 'INB-2024-0001', bank_fee: null, external_account_id: null });
+    expect(stored).toMatchObject({
+      funding: 'inbound_reference',
+      inbound_reference_id: 'INB-2024-0001',
+      bank_fee: null,
+      external_account_id: null,
+    });
   });
 
   it.each([
-    ['a description of 11 characters', achFunding({ description: 'ELEVENCHARS' }), 'funding_details.description: at most 10 characters'],
+    [
+      'a description of 11 characters',
+      achFunding({ description: 'ELEVENCHARS' }),
+      'funding_details.description: at most 10 characters',
+    ],
     ['both groupings', { ...achFunding(), inbound_reference_id: 'X-1' }, 'give exactly one grouping'],
     ['neither grouping', {}, 'must contain either'],
-    ['a bank_fee with 3 decimals', achFunding({ bank_fee: '1.505' }), 'funding_details.bank_fee: at most 2 decimal places'],
+    [
+      'a bank_fee with 3 decimals',
+      achFunding({ bank_fee: '1.505' }),
+      'funding_details.bank_fee: at most 2 decimal places',
+    ],
     ['a negative bank_fee', achFunding({ bank_fee: -1 }), 'funding_details.bank_fee: must not be negative'],
-    ['a bank_fee of 10^15 or more', achFunding({ bank_fee: `1${'0'.repeat(40)}` }), 'funding_details.bank_fee: must be less than 1000000000000000'],
-    ['an external_account_id that is not a UUID', achFunding({ external_account_id: 'acct-1' }), 'funding_details.external_account_id: must be a UUID'],
+    [
+      'a bank_fee of 10^15 or more',
+      achFunding({ bank_fee: `1${'0'.repeat(40)}` }),
+      'funding_details.bank_fee: must be less than 1000000000000000',
+    ],
+    [
+      'an external_account_id that is not a UUID',
+      achFunding({ external_account_id: 'acct-1' }),
+      'funding_details.external_account_id: must be a UUID',
+    ],
   ])('refuses %s with 400 and writes nothing', async (_name, funding, words) => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
@@ -139,7 +197,10 @@ describe('ACH-funded execution', () => {
     expect(await balances(platform)).toEqual(before);
     expect((await payments(platform)).count).toBe(0);
     // Nothing was written, so the quote is still there to execute.
-    const retried = await platform.post('/liquidity/execute', { quote_id: response.quote.quote_id, funding_details: achFunding() });
+    const retried = await platform.post('/liquidity/execute', {
+      quote_id: response.quote.quote_id,
+      funding_details: achFunding(),
+    });
     expect(retried.status, retried.text).toBe(200);
   });
 
@@ -152,7 +213,11 @@ describe('ACH-funded execution', () => {
     expect(eur.body.errors[0]).toContain('ACH moves USD only');
     const inboundSell = await executeAch(platform, { side: 'sell', quantity: '1' }, { inbound_reference_id: 'R1' });
     expect(inboundSell.status).toBe(400);
-    const feeTooLarge = await executeAch(platform, { side: 'sell', quantity: '0.01' }, achFunding({ bank_fee: '1.00' }));
+    const feeTooLarge = await executeAch(
+      platform,
+      { side: 'sell', quantity: '0.01' },
+      achFunding({ bank_fee: '1.00' }),
+    );
     expect(feeTooLarge.status).toBe(400);
     expect(feeTooLarge.body.errors[0]).toContain('bank_fee: must be less than the trade amount');
     expect((await payments(platform)).count).toBe(0);
@@ -165,7 +230,9 @@ describe('ACH-funded execution', () => {
     const before = await balances(platform);
     const response = await executeAch(platform, { side: 'buy', total: '100' }, achFunding());
     expect(response.status).toBe(400);
-    expect(response.body.errors[0]).toContain(`${platform.participantCode}/${platform.platformCode}/ach_clearing: insufficient USD`);
+    expect(response.body.errors[0]).toContain(
+      `${platform.participantCode}/${platform.platformCode}/ach_clearing: insufficient USD`,
+    );
     expect(await balances(platform)).toEqual(before);
     expect((await payments(platform)).count).toBe(0);
   });
@@ -179,17 +246,32 @@ describe('payment status events', () => {
     const clearing = async () => (await balances(platform))[clearingKey(platform)];
     expect(await clearing()).toBe('900.00');
 
-    expect(await bankEvent({ transaction_id, status: 'pending' })).toMatchObject({ result: 'applied', payment: { status: 'pending' } });
-    expect(await bankEvent({ transaction_id, status: 'pending' })).toMatchObject({ result: 'noop', payment: { status: 'pending' } });
+    expect(await bankEvent({ transaction_id, status: 'pending' })).toMatchObject({
+      result: 'applied',
+      payment: { status: 'pending' },
+    });
+    expect(await bankEvent({ transaction_id, status: 'pending' })).toMatchObject({
+      result: 'noop',
+      payment: { status: 'pending' },
+    });
     expect(await clearing()).toBe('900.00');
 
-    expect(await bankEvent({ transaction_id, status: 'posted' })).toMatchObject({ result: 'applied', payment: { status: 'posted' } });
+    expect(await bankEvent({ transaction_id, status: 'posted' })).toMatchObject({
+      result: 'applied',
+      payment: { status: 'posted' },
+    });
     expect(await clearing()).toBe('1001.50');
     expect(await bankEvent({ transaction_id, status: 'posted' })).toMatchObject({ result: 'noop' });
     expect(await clearing()).toBe('1001.50');
 
-    expect(await bankEvent({ transaction_id, status: 'failed' })).toEqual({ result: 'rejected', errors: ['status: a payment cannot move from posted to failed'] });
-    expect(await bankEvent({ transaction_id, status: 'reversed' })).toMatchObject({ result: 'applied', payment: { status: 'reversed' } });
+    expect(await bankEvent({ transaction_id, status: 'failed' })).toEqual({
+      result: 'rejected',
+      errors: ['status: a payment cannot move from posted to failed'],
+    });
+    expect(await bankEvent({ transaction_id, status: 'reversed' })).toMatchObject({
+      result: 'applied',
+      payment: { status: 'reversed' },
+    });
     expect(await clearing()).toBe('900.00');
     expect(await bankEvent({ transaction_id, status: 'posted' })).toMatchObject({ result: 'rejected' });
 
@@ -205,15 +287,26 @@ describe('payment status events', () => {
     expect(await bankEvent({ transaction_id, status: 'pending' })).toMatchObject({ result: 'applied' });
     expect(await bankEvent({ transaction_id, status: 'posted' })).toMatchObject({ result: 'applied' });
     // The platform spends what the bank brought in: the clearing account is empty when the bank reverses.
-    const spend = await platform.post('/transfers', transferBody(platform, { from_account_label: 'ach_clearing', to_account_label: 'general', amount: '101.50' }));
+    const spend = await platform.post(
+      '/transfers',
+      transferBody(platform, { from_account_label: 'ach_clearing', to_account_label: 'general', amount: '101.50' }),
+    );
     expect(spend.status, spend.text).toBe(201);
     expect((await balances(platform))[clearingKey(platform)]).toBe('0.00');
 
     const warn = vi.spyOn(ctx.logger, 'warn').mockImplementation(() => undefined);
     try {
-      expect(await bankEvent({ transaction_id, status: 'reversed' })).toMatchObject({ result: 'applied', payment: { status: 'reversed' } });
+      expect(await bankEvent({ transaction_id, status: 'reversed' })).toMatchObject({
+        result: 'applied',
+        payment: { status: 'reversed' },
+      });
       expect(warn.mock.calls.map(([message, attributes]) => ({ message, ...(attributes as object) }))).toEqual([
-        expect.objectContaining({ message: expect.stringContaining('below zero'), platform_code: platform.platformCode, transaction_id, balance: '-100' }),
+        expect.objectContaining({
+          message: expect.stringContaining('below zero'),
+          platform_code: platform.platformCode,
+          transaction_id,
+          balance: '-100',
+        }),
       ]);
     } finally {
       warn.mockRestore();
@@ -243,7 +336,9 @@ describe('payment status events', () => {
     expect(response.status, response.text).toBe(200);
     const [payment] = (await payments(platform)).message;
     await bankEvent({ transaction_id: payment.transaction_id, status: 'pending' });
-    expect(await bankEvent({ transaction_id: payment.transaction_id, status: 'posted' })).toMatchObject({ result: 'applied' });
+    expect(await bankEvent({ transaction_id: payment.transaction_id, status: 'posted' })).toMatchObject({
+      result: 'applied',
+    });
     // 100.00 of proceeds came in at execution, 98.50 left to the customer's bank: the fee stays.
     expect((await balances(platform))[clearingKey(platform)]).toBe('1.50');
   });
@@ -258,18 +353,43 @@ describe('payment status events', () => {
       result: 'rejected',
       errors: ['status: a payment cannot move from submitted to posted'],
     });
-    expect(await bankEvent({ transaction_id: first.transaction_id, status: 'failed' })).toMatchObject({ result: 'applied', payment: { status: 'failed' } });
-    expect(await bankEvent({ transaction_id: first.transaction_id, status: 'pending' })).toMatchObject({ result: 'rejected' });
-    expect(await bankEvent({ transaction_id: first.transaction_id, status: 'failed' })).toMatchObject({ result: 'noop' });
+    expect(await bankEvent({ transaction_id: first.transaction_id, status: 'failed' })).toMatchObject({
+      result: 'applied',
+      payment: { status: 'failed' },
+    });
+    expect(await bankEvent({ transaction_id: first.transaction_id, status: 'pending' })).toMatchObject({
+      result: 'rejected',
+    });
+    expect(await bankEvent({ transaction_id: first.transaction_id, status: 'failed' })).toMatchObject({
+      result: 'noop',
+    });
 
-    expect(await bankEvent({ transaction_id: second.transaction_id, status: 'pending' })).toMatchObject({ result: 'applied' });
-    expect(await bankEvent({ transaction_id: second.transaction_id, status: 'submitted' })).toMatchObject({ result: 'rejected' });
-    expect(await bankEvent({ transaction_id: second.transaction_id, status: 'failed' })).toMatchObject({ result: 'applied', payment: { status: 'failed' } });
+    expect(await bankEvent({ transaction_id: second.transaction_id, status: 'pending' })).toMatchObject({
+      result: 'applied',
+    });
+    expect(await bankEvent({ transaction_id: second.transaction_id, status: 'submitted' })).toMatchObject({
+      result: 'rejected',
+    });
+    expect(await bankEvent({ transaction_id: second.transaction_id, status: 'failed' })).toMatchObject({
+      result: 'applied',
+      payment: { status: 'failed' },
+    });
 
-    expect(await bankEvent({ transaction_id: second.transaction_id, status: 'settled' })).toMatchObject({ result: 'rejected' });
-    expect(await bankEvent({ transaction_id: randomUUID(), status: 'pending' })).toMatchObject({ result: 'rejected', errors: [expect.stringContaining('payment not found')] });
-    expect(await bankEvent({ status: 'pending' })).toEqual({ result: 'rejected', errors: ['transaction_id: must be a non-empty string'] });
-    expect(await bankEvent({ transaction_id: 'x'.repeat(3000), status: 'pending' })).toEqual({ result: 'rejected', errors: ['transaction_id: at most 100 characters'] });
+    expect(await bankEvent({ transaction_id: second.transaction_id, status: 'settled' })).toMatchObject({
+      result: 'rejected',
+    });
+    expect(await bankEvent({ transaction_id: randomUUID(), status: 'pending' })).toMatchObject({
+      result: 'rejected',
+      errors: [expect.stringContaining('payment not found')],
+    });
+    expect(await bankEvent({ status: 'pending' })).toEqual({
+      result: 'rejected',
+      errors: ['transaction_id: must be a non-empty string'],
+    });
+    expect(await bankEvent({ transaction_id: 'x'.repeat(3000), status: 'pending' })).toEqual({
+      result: 'rejected',
+      errors: ['transaction_id: at most 100 characters'],
+    });
     // Failing moves no money: the platform fronted both purchases and bears them.
     expect((await balances(platform))[clearingKey(platform)]).toBe('800.00');
   });
@@ -288,11 +408,16 @@ describe('payment status events', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
     const { transaction_id } = await achBuy(platform);
-    const applied = await runAdmin(['payment', 'event', '--transaction-id', transaction_id, '--status', 'pending', '--reason', 'test'], { ctx });
-    expect(applied).toMatchObject({ outcome: 'applied', payment: { transaction_id, status: 'pending' } });
-    await expect(runAdmin(['payment', 'event', '--transaction-id', transaction_id, '--status', 'reversed', '--reason', 'test'], { ctx })).rejects.toThrow(
-      'cannot move from pending to reversed',
+    const applied = await runAdmin(
+      ['payment', 'event', '--transaction-id', transaction_id, '--status', 'pending', '--reason', 'test'],
+      { ctx },
     );
+    expect(applied).toMatchObject({ outcome: 'applied', payment: { transaction_id, status: 'pending' } });
+    await expect(
+      runAdmin(['payment', 'event', '--transaction-id', transaction_id, '--status', 'reversed', '--reason', 'test'], {
+        ctx,
+      }),
+    ).rejects.toThrow('cannot move from pending to reversed');
   });
 });
 
@@ -319,7 +444,8 @@ describe('GET /payments/status', () => {
     await bankEvent({ transaction_id: created[0]!.transaction_id, status: 'pending' });
   });
 
-  const ids = (body: { message: { transaction_id: string }[] }) => body.message.map((payment) => payment.transaction_id);
+  const ids = (body: { message: { transaction_id: string }[] }) =>
+    body.message.map((payment) => payment.transaction_id);
 
   it('lists every payment of the platform, newest first, with the default page size of 200', async () => {
     const body = await payments(platform);
@@ -329,18 +455,33 @@ describe('GET /payments/status', () => {
 
   it('filters by status, transaction_id, trade_id and participant', async () => {
     expect(ids(await payments(platform, '?status=pending'))).toEqual([created[0]!.transaction_id]);
-    expect(ids(await payments(platform, '?status=submitted'))).toEqual([created[2]!.transaction_id, created[1]!.transaction_id]);
-    expect(ids(await payments(platform, `?transaction_id=${created[1]!.transaction_id}`))).toEqual([created[1]!.transaction_id]);
+    expect(ids(await payments(platform, '?status=submitted'))).toEqual([
+      created[2]!.transaction_id,
+      created[1]!.transaction_id,
+    ]);
+    expect(ids(await payments(platform, `?transaction_id=${created[1]!.transaction_id}`))).toEqual([
+      created[1]!.transaction_id,
+    ]);
     expect(ids(await payments(platform, `?trade_id=${created[2]!.trade_id}`))).toEqual([created[2]!.transaction_id]);
-    expect(ids(await payments(platform, `?participant=${customer}`))).toEqual([created[2]!.transaction_id, created[1]!.transaction_id]);
-    expect(ids(await payments(platform, `?participant=${platform.participantCode}&status=pending`))).toEqual([created[0]!.transaction_id]);
+    expect(ids(await payments(platform, `?participant=${customer}`))).toEqual([
+      created[2]!.transaction_id,
+      created[1]!.transaction_id,
+    ]);
+    expect(ids(await payments(platform, `?participant=${platform.participantCode}&status=pending`))).toEqual([
+      created[0]!.transaction_id,
+    ]);
     expect((await payments(platform, `?trade_id=${randomUUID()}`)).count).toBe(0);
   });
 
   it('filters by start_date and end_date in seconds, inclusive, on created_at', async () => {
     const [first, second, third] = created as [(typeof created)[0], (typeof created)[0], (typeof created)[0]];
-    expect(ids(await payments(platform, `?start_date=${second.seconds}&end_date=${second.seconds}`))).toEqual([second.transaction_id]);
-    expect(ids(await payments(platform, `?start_date=${second.seconds}`))).toEqual([third.transaction_id, second.transaction_id]);
+    expect(ids(await payments(platform, `?start_date=${second.seconds}&end_date=${second.seconds}`))).toEqual([
+      second.transaction_id,
+    ]);
+    expect(ids(await payments(platform, `?start_date=${second.seconds}`))).toEqual([
+      third.transaction_id,
+      second.transaction_id,
+    ]);
     expect(ids(await payments(platform, `?end_date=${first.seconds}`))).toEqual([first.transaction_id]);
     expect((await payments(platform, `?start_date=${third.seconds + 1}`)).count).toBe(0);
   });
@@ -380,7 +521,9 @@ describe('GET /payments/status', () => {
     const stranger = await newCustomer(other.platformCode);
     const refused = await platform.get(`/payments/status?participant=${stranger}`);
     expect(refused.status).toBe(400);
-    expect(refused.body.errors).toEqual([`participant: no participant '${stranger}' that this platform has a relationship with`]);
+    expect(refused.body.errors).toEqual([
+      `participant: no participant '${stranger}' that this platform has a relationship with`,
+    ]);
     await grantRelationship(ctx, platform.platformCode, 'submits_platform_transfers_for', stranger);
     expect((await payments(platform, `?participant=${stranger}`)).count).toBe(0);
 

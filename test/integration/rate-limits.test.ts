@@ -12,7 +12,14 @@ import { getApiKey, readRateLimit } from '../../lib/store/api-keys.js';
 import { keys, ttlKeys } from '../../lib/store/keys.js';
 import { clientWith, ctx, testContext, type TestContext } from '../support/context.js';
 import { fund, transferBody, usdBalancesOf } from '../support/ledger.js';
-import { newPlatform, send, serviceFor, type Response, type TestPlatform, type TestService } from '../support/service.js';
+import {
+  newPlatform,
+  send,
+  serviceFor,
+  type Response,
+  type TestPlatform,
+  type TestService,
+} from '../support/service.js';
 
 /**
  * Design section 14: each API key has a request rate limit, the default or its platform's as ops set it. Over
@@ -30,16 +37,38 @@ function startOfWindow(clock: TestContext['clock']): void {
 }
 
 async function setLimit(platform: TestPlatform, rps: number, burst: number) {
-  return admin('platform', 'limits', '--platform', platform.platformCode, '--rps', String(rps), '--burst', String(burst), '--reason', 'rate limit test');
+  return admin(
+    'platform',
+    'limits',
+    '--platform',
+    platform.platformCode,
+    '--rps',
+    String(rps),
+    '--burst',
+    String(burst),
+    '--reason',
+    'rate limit test',
+  );
 }
 
 /** A signed POST /transfers with a client id, its signature known (the replay cache's key). */
 async function signedTransfer(platform: TestPlatform, amount: string, via?: TestService) {
   const body = transferBody(platform, { amount });
   const timestamp = (via ?? { ctx }).ctx.clock.nowSeconds();
-  const signature = sign(Buffer.from(platform.credentials.api_secret, 'base64'), String(timestamp), 'POST', '/transfers', JSON.stringify(body));
+  const signature = sign(
+    Buffer.from(platform.credentials.api_secret, 'base64'),
+    String(timestamp),
+    'POST',
+    '/transfers',
+    JSON.stringify(body),
+  );
   const requestId = randomUUID();
-  const response = await send('POST', '/transfers', body, { credentials: platform.credentials, timestamp, headers: { 'X-Request-Id': requestId }, via });
+  const response = await send('POST', '/transfers', body, {
+    credentials: platform.credentials,
+    timestamp,
+    headers: { 'X-Request-Id': requestId },
+    via,
+  });
   return { response, signature, requestId };
 }
 
@@ -70,14 +99,20 @@ describe('per-platform rate limits', () => {
       Promise.all(Array.from({ length: 40 }, (_, i) => signedTransfer(flooder, `1.${String(i).padStart(2, '0')}`))),
       Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          i % 2 === 0 ? quiet.get('/accounts?page_size=10') : quiet.post('/transfers', transferBody(quiet, { amount: `0.${String(i + 10)}` }), { headers: { 'X-Request-Id': randomUUID() } }),
+          i % 2 === 0
+            ? quiet.get('/accounts?page_size=10')
+            : quiet.post('/transfers', transferBody(quiet, { amount: `0.${String(i + 10)}` }), {
+                headers: { 'X-Request-Id': randomUUID() },
+              }),
         ),
       ),
     ]);
     const seconds = Math.floor(ctx.clock.nowMs() / 1000) - Math.floor(started / 1000) + 1;
 
     // The other platform: every request answered as if nobody else were there.
-    expect(served.filter((response) => response.status !== 200 && response.status !== 201).map((response) => response.text)).toEqual([]);
+    expect(
+      served.filter((response) => response.status !== 200 && response.status !== 201).map((response) => response.text),
+    ).toEqual([]);
 
     const admitted = flood.filter(({ response }) => response.status === 201);
     const refused = flood.filter(({ response }) => response.status !== 201);
@@ -86,7 +121,10 @@ describe('per-platform rate limits', () => {
     expect(admitted.length).toBeLessThanOrEqual(3 * seconds);
     expect(refused.length).toBe(40 - admitted.length);
     for (const { response, signature, requestId } of refused) {
-      expectRateLimited(response, `"burst";q=3;w=1, "sustained";q=${2 * SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`);
+      expectRateLimited(
+        response,
+        `"burst";q=3;w=1, "sustained";q=${2 * SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`,
+      );
       // Nothing written: no replay entry for its signature, no idempotency claim for its id.
       expect(await ttlItem(ttlKeys.replay(`${flooder.credentials.api_key}#${signature}`))).toBeUndefined();
       expect(await ttlItem(ttlKeys.idempotency(flooder.platformCode, requestId))).toBeUndefined();
@@ -145,7 +183,10 @@ describe('per-platform rate limits', () => {
 
     const callsOf = async (via: TestService) => {
       calls.length = 0;
-      const response = await send('GET', '/accounts?page_size=10', undefined, { credentials: platform.credentials, via });
+      const response = await send('GET', '/accounts?page_size=10', undefined, {
+        credentials: platform.credentials,
+        via,
+      });
       return { response, calls: [...calls] };
     };
     const first = await callsOf(onTable);
@@ -155,11 +196,17 @@ describe('per-platform rate limits', () => {
     // The limit came with the key item (no read of its own); the count is one UpdateItem, admitted or not.
     expect(first.calls.filter((name) => name === 'UpdateItemCommand')).toHaveLength(1);
     expect(third.calls).toEqual(['GetItemCommand', 'UpdateItemCommand']);
-    expectRateLimited(third.response, `"burst";q=2;w=1, "sustained";q=${SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`);
+    expectRateLimited(
+      third.response,
+      `"burst";q=2;w=1, "sustained";q=${SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`,
+    );
     // Refused once, the key is refused from memory for the rest of its full window: no read, no count.
     const fourth = await callsOf(onTable);
     expect(fourth.calls).toEqual([]);
-    expectRateLimited(fourth.response, `"burst";q=2;w=1, "sustained";q=${SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`);
+    expectRateLimited(
+      fourth.response,
+      `"burst";q=2;w=1, "sustained";q=${SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`,
+    );
     const windowStart = Math.floor(tableCtx.clock.nowSeconds() / SUSTAINED_WINDOW_SECONDS) * SUSTAINED_WINDOW_SECONDS;
     const counter = await ttlItem(ttlKeys.rateWindow(platform.credentials.api_key, windowStart));
     expect(Number(counter?.total)).toBe(2);
@@ -176,11 +223,26 @@ describe('platform limits (ops CLI)', () => {
   it('sets a platform limit on its keys, audited; a key made later starts with it', async () => {
     const platform = await newPlatform();
     const since = ctx.clock.nowMs();
-    expect(await setLimit(platform, 50, 100)).toEqual({ platform_code: platform.platformCode, rate_limit: { rps: 50, burst: 100 }, api_keys_updated: 1 });
+    expect(await setLimit(platform, 50, 100)).toEqual({
+      platform_code: platform.platformCode,
+      rate_limit: { rps: 50, burst: 100 },
+      api_keys_updated: 1,
+    });
     expect((await getApiKey(ctx, platform.credentials.api_key))?.rate_limit).toEqual({ rps: 50, burst: 100 });
-    const later = (await admin('key', 'create', '--platform', platform.platformCode, '--permissions', 'accounts', '--reason', 'second key')) as { api_key: string };
+    const later = (await admin(
+      'key',
+      'create',
+      '--platform',
+      platform.platformCode,
+      '--permissions',
+      'accounts',
+      '--reason',
+      'second key',
+    )) as { api_key: string };
     expect((await getApiKey(ctx, later.api_key))?.rate_limit).toEqual({ rps: 50, burst: 100 });
-    const [entry] = (await auditLog(ctx, since)).filter((e) => e.command === 'platform limits' && e.changes.platform_code === platform.platformCode);
+    const [entry] = (await auditLog(ctx, since)).filter(
+      (e) => e.command === 'platform limits' && e.changes.platform_code === platform.platformCode,
+    );
     expect(entry?.reason).toBe('rate limit test');
     expect(readRateLimit(entry?.changes.rate_limit)).toEqual({ rps: 50, burst: 100 });
   });
@@ -189,7 +251,16 @@ describe('platform limits (ops CLI)', () => {
     const platform = await newPlatform();
     const since = ctx.clock.nowMs();
     const refused = async (rps: string, burst: string, problem: RegExp) => {
-      const failure = await admin('platform', 'limits', '--platform', platform.platformCode, `--rps=${rps}`, `--burst=${burst}`, '--reason', 'bad').catch((error: unknown) => error);
+      const failure = await admin(
+        'platform',
+        'limits',
+        '--platform',
+        platform.platformCode,
+        `--rps=${rps}`,
+        `--burst=${burst}`,
+        '--reason',
+        'bad',
+      ).catch((error: unknown) => error);
       expect(failure, `${rps} ${burst}`).toBeInstanceOf(UsageError);
       expect((failure as Error).message).toMatch(problem);
     };
@@ -202,23 +273,49 @@ describe('platform limits (ops CLI)', () => {
     await refused('5', '2.5', /--burst must be a positive whole number/);
     await refused('10', '5', /--burst must be at least rps/);
     await refused('5000', '5000', /--rps must be an integer from 1 to 1000/);
-    const unknown = await admin('platform', 'limits', '--platform', 'NOSUCHPLATFORM', '--rps', '5', '--burst', '10', '--reason', 'bad').catch((error: unknown) => error);
+    const unknown = await admin(
+      'platform',
+      'limits',
+      '--platform',
+      'NOSUCHPLATFORM',
+      '--rps',
+      '5',
+      '--burst',
+      '10',
+      '--reason',
+      'bad',
+    ).catch((error: unknown) => error);
     expect(unknown).toBeInstanceOf(UsageError);
 
-    const item = (await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.platform(platform.platformCode) }))).Item;
+    const item = (
+      await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.platform(platform.platformCode) }))
+    ).Item;
     expect(item?.rate_limit).toBeUndefined();
     expect((await getApiKey(ctx, platform.credentials.api_key))?.rate_limit).toBeUndefined();
-    const entries = (await auditLog(ctx, since)).filter((e) => e.command === 'platform limits' && (e.changes.platform_code === platform.platformCode || e.changes.platform_code === 'NOSUCHPLATFORM'));
+    const entries = (await auditLog(ctx, since)).filter(
+      (e) =>
+        e.command === 'platform limits' &&
+        (e.changes.platform_code === platform.platformCode || e.changes.platform_code === 'NOSUCHPLATFORM'),
+    );
     expect(entries).toEqual([]);
   });
 
   it('exits 2 on a bad rate before connecting to anything (the real entry point)', () => {
-    const run = spawnSync('node_modules/.bin/tsx', ['infra/local/admin.ts', 'platform', 'limits', '--platform', 'X', '--rps', '0', '--burst', '5', '--reason', 'r'], {
-      cwd: REPO,
-      encoding: 'utf8',
-      timeout: 60_000,
-      env: { ...process.env, TABLE_NAME: '', TTL_TABLE_NAME: '', DATA_DIR: resolve(REPO, '.data-rate-limits-test-none') },
-    });
+    const run = spawnSync(
+      'node_modules/.bin/tsx',
+      ['infra/local/admin.ts', 'platform', 'limits', '--platform', 'X', '--rps', '0', '--burst', '5', '--reason', 'r'],
+      {
+        cwd: REPO,
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: {
+          ...process.env,
+          TABLE_NAME: '',
+          TTL_TABLE_NAME: '',
+          DATA_DIR: resolve(REPO, '.data-rate-limits-test-none'),
+        },
+      },
+    );
     expect(run.status, run.stderr).toBe(2);
     expect(run.stderr).toContain('--rps must be a positive whole number');
   });

@@ -16,7 +16,16 @@ import { ctx } from '../support/context.js';
  * unknown ones.
  */
 
-const ACCOUNT_FIELDS = ['asset', 'account_owner', 'account_type', 'account_group', 'account_label', 'balance', 'account_id', 'last_update'];
+const ACCOUNT_FIELDS = [
+  'asset',
+  'account_owner',
+  'account_type',
+  'account_group',
+  'account_label',
+  'balance',
+  'account_id',
+  'last_update',
+];
 
 let platform: TestPlatform;
 let stranger: TestPlatform;
@@ -63,7 +72,12 @@ describe('account groups a platform names itself', () => {
         account_group: group,
         account_label: 'savings',
         balance: '25.00',
-        account_id: accountIdOf({ participant_code: customer, account_group: group, account_label: 'savings', asset: 'USD' }),
+        account_id: accountIdOf({
+          participant_code: customer,
+          account_group: group,
+          account_label: 'savings',
+          asset: 'USD',
+        }),
         last_update: expect.any(Number),
       },
     ]);
@@ -72,10 +86,26 @@ describe('account groups a platform names itself', () => {
   });
 
   it('credits an own group through the ops deposit too', async () => {
-    await deposit(ctx, { reference: randomUUID(), participantCode: customer, asset: 'EUR', amount: '3.00', accountGroup: 'ops_group' });
+    await deposit(ctx, {
+      reference: randomUUID(),
+      participantCode: customer,
+      asset: 'EUR',
+      amount: '3.00',
+      accountGroup: 'ops_group',
+    });
     const listed = await platform.get(`/accounts?account_owner=${customer}&account_group=ops_group`);
-    expect(listed.body.message).toEqual([expect.objectContaining({ asset: 'EUR', balance: '3.00', account_group: 'ops_group' })]);
-    await expect(deposit(ctx, { reference: randomUUID(), participantCode: customer, asset: 'EUR', amount: '1', accountGroup: 'bad group' })).rejects.toThrow(ValidationError);
+    expect(listed.body.message).toEqual([
+      expect.objectContaining({ asset: 'EUR', balance: '3.00', account_group: 'ops_group' }),
+    ]);
+    await expect(
+      deposit(ctx, {
+        reference: randomUUID(),
+        participantCode: customer,
+        asset: 'EUR',
+        amount: '1',
+        accountGroup: 'bad group',
+      }),
+    ).rejects.toThrow(ValidationError);
   });
 
   it('refuses a group over 50 characters or with other characters, naming the field, and books nothing', async () => {
@@ -92,7 +122,9 @@ describe('account groups a platform names itself', () => {
     for (const group of ['has space', 'semi;colon', 'hash#tag', 'ünïcode']) {
       const response = await platform.post('/transfers', body(group));
       expect(response.status, group).toBe(400);
-      expect(response.body.errors).toEqual(['to_account_group: must be 1 to 50 letters, digits, _ or - (an account group)']);
+      expect(response.body.errors).toEqual([
+        'to_account_group: must be 1 to 50 letters, digits, _ or - (an account group)',
+      ]);
     }
     const filter = await platform.get('/accounts?account_group=bad%20group');
     expect(filter.status).toBe(400);
@@ -109,7 +141,9 @@ describe('GET /accounts with the reference filters', () => {
     const slashed = await platform.get(`/accounts/?${query}`);
     expect(slashed.status, slashed.text).toBe(200);
     expect(slashed.body).toEqual(plain.body);
-    expect(slashed.body.message).toEqual([expect.objectContaining({ account_owner: platform.participantCode, asset: 'USD' })]);
+    expect(slashed.body.message).toEqual([
+      expect.objectContaining({ account_owner: platform.participantCode, asset: 'USD' }),
+    ]);
     for (const account of slashed.body.message) expect(Object.keys(account).sort()).toEqual([...ACCOUNT_FIELDS].sort());
   });
 });
@@ -118,7 +152,14 @@ describe('GET /accounts/{account_id}', () => {
   it('answers the account by its stable id, the same id GET /accounts lists', async () => {
     const listed = await platform.get(`/accounts?account_owner=${platform.participantCode}&asset=USD`);
     const account = listed.body.message[0];
-    expect(account.account_id).toBe(accountIdOf({ participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'general', asset: 'USD' }));
+    expect(account.account_id).toBe(
+      accountIdOf({
+        participant_code: platform.participantCode,
+        account_group: platform.platformCode,
+        account_label: 'general',
+        asset: 'USD',
+      }),
+    );
     const response = await platform.get(`/accounts/${account.account_id}`);
     expect(response.status, response.text).toBe(200);
     expect(response.body).toEqual({ message: account });
@@ -128,14 +169,19 @@ describe('GET /accounts/{account_id}', () => {
     expect(again.body.message).toMatchObject({ account_id: account.account_id, balance: '976.00' });
   });
 
-  it('a malformed id is a 400 naming account_id; an unknown id and another platform\'s account the same 404', async () => {
+  it("a malformed id is a 400 naming account_id; an unknown id and another platform's account the same 404", async () => {
     const malformed = await platform.get('/accounts/12345');
     expect(malformed.status).toBe(400);
     expect(malformed.body.errors).toEqual(['account_id: must be an account id (a UUID)']);
     const unknownId = '00000000-0000-5000-8000-000000000000';
     const unknown = await platform.get(`/accounts/${unknownId}`);
     expect(unknown.status).toBe(404);
-    const foreignId = accountIdOf({ participant_code: platform.participantCode, account_group: platform.platformCode, account_label: 'general', asset: 'USD' });
+    const foreignId = accountIdOf({
+      participant_code: platform.participantCode,
+      account_group: platform.platformCode,
+      account_label: 'general',
+      asset: 'USD',
+    });
     const foreign = await stranger.get(`/accounts/${foreignId}`);
     expect(foreign.status).toBe(404);
     expect(foreign.body.error.replace(foreignId, 'ID')).toBe(unknown.body.error.replace(unknownId, 'ID'));
@@ -143,22 +189,32 @@ describe('GET /accounts/{account_id}', () => {
 });
 
 describe('GET /participants/{email}', () => {
-  it('finds the platform\'s customer by e-mail, in any letter case and percent-encoded', async () => {
+  it("finds the platform's customer by e-mail, in any letter case and percent-encoded", async () => {
     const body = customerBody();
     const created = await platform.post('/participants/customers/new', body);
     expect(created.status).toBe(201);
     const code = created.body.message.participant_code;
     const email = String(body.email);
-    for (const path of [`/participants/${email}`, `/participants/${email.toUpperCase()}`, `/participants/${encodeURIComponent(email)}`]) {
+    for (const path of [
+      `/participants/${email}`,
+      `/participants/${email.toUpperCase()}`,
+      `/participants/${encodeURIComponent(email)}`,
+    ]) {
       const response = await platform.get(path);
       expect(response.status, `${path}: ${response.text}`).toBe(200);
-      expect(response.body.message).toMatchObject({ participant_code: code, platform_code: platform.platformCode, kind: 'customer', status: 'approved', email });
+      expect(response.body.message).toMatchObject({
+        participant_code: code,
+        platform_code: platform.platformCode,
+        kind: 'customer',
+        status: 'approved',
+        email,
+      });
     }
     const listed = await platform.get(`/participants?participant_code=${code}`);
     expect((await platform.get(`/participants/${email}`)).body.message).toEqual(listed.body.message[0]);
   });
 
-  it('a malformed e-mail is a 400 naming email; an unknown one and another platform\'s customer the same 404', async () => {
+  it("a malformed e-mail is a 400 naming email; an unknown one and another platform's customer the same 404", async () => {
     const malformed = await platform.get('/participants/not-an-email');
     expect(malformed.status).toBe(400);
     expect(malformed.body.errors).toEqual(['email: must be a valid e-mail address']);

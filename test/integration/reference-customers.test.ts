@@ -110,12 +110,27 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
 
   const variants: [string, (taxId: string) => Record<string, unknown>][] = [
     ['US customer, jurisdiction_code only, driving licence', (taxId) => usReferenceCustomer(taxId)],
-    ['US customer, country USA agreeing with jurisdiction_code, us_passport', (taxId) => usReferenceCustomer(taxId, { country: 'USA', state: 'CA', zip: '94105', id_number_type: 'us_passport' })],
-    ['US customer, ssn as the ID, the number only in tax_id', (taxId) => usReferenceCustomer(taxId, { id_number_type: 'ssn', id_number: undefined })],
-    ['US customer, country as alpha-2, us_passport_card', (taxId) => usReferenceCustomer(taxId, { country: 'US', id_number_type: 'us_passport_card' })],
+    [
+      'US customer, country USA agreeing with jurisdiction_code, us_passport',
+      (taxId) =>
+        usReferenceCustomer(taxId, { country: 'USA', state: 'CA', zip: '94105', id_number_type: 'us_passport' }),
+    ],
+    [
+      'US customer, ssn as the ID, the number only in tax_id',
+      (taxId) => usReferenceCustomer(taxId, { id_number_type: 'ssn', id_number: undefined }),
+    ],
+    [
+      'US customer, country as alpha-2, us_passport_card',
+      (taxId) => usReferenceCustomer(taxId, { country: 'US', id_number_type: 'us_passport_card' }),
+    ],
     [
       'non-US citizen resident in the US, non_us_other with its type',
-      (taxId) => usReferenceCustomer(taxId, { citizenship_code: 'GB', id_number_type: 'non_us_other', non_us_other_type: 'UK national ID' }),
+      (taxId) =>
+        usReferenceCustomer(taxId, {
+          citizenship_code: 'GB',
+          id_number_type: 'non_us_other',
+          non_us_other_type: 'UK national ID',
+        }),
     ],
     [
       'EU customer, country name, eu_drivers_license, foreign TIN',
@@ -160,7 +175,14 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
       });
       if (body.jurisdiction_code) expect(message.jurisdiction_code).toBe(body.jurisdiction_code);
       if (body.non_us_other_type) expect(message.non_us_other_type).toBe(body.non_us_other_type);
-      for (const dropped of ['idv', 'liveness_check', 'onboarding_profile', 'tax_id_encrypted', 'tax_id_last4', 'phone_e164']) {
+      for (const dropped of [
+        'idv',
+        'liveness_check',
+        'onboarding_profile',
+        'tax_id_encrypted',
+        'tax_id_last4',
+        'phone_e164',
+      ]) {
         expect(message).not.toHaveProperty(dropped);
       }
       expect(response.text).not.toContain(taxDigits);
@@ -174,7 +196,10 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
       // Listed the same way.
       const listed = await platform.get(`/participants?participant_code=${message.participant_code}`);
       expect(listed.status).toBe(200);
-      expect(listed.body.message[0]).toMatchObject({ tax_id: `*****${taxDigits.slice(-4)}`, middle_name: body.middle_name });
+      expect(listed.body.message[0]).toMatchObject({
+        tax_id: `*****${taxDigits.slice(-4)}`,
+        middle_name: body.middle_name,
+      });
       expect(listed.text).not.toContain(taxDigits);
     });
   }
@@ -200,14 +225,42 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
   });
 
   const badInputs: [string, Record<string, unknown>, string][] = [
-    ['a code disagreeing with state', { state: 'NY' }, 'jurisdiction_code: US-CA disagrees with state (NY); give one, or both agreeing'],
-    ['a code disagreeing with country', { country: 'Canada', citizenship_code: 'CA', tax_id: undefined, id_number_type: 'passport' }, 'jurisdiction_code: US-CA disagrees with country (Canada); give one, or both agreeing'],
-    ['an unknown jurisdiction_code', { jurisdiction_code: 'FR-75' }, 'jurisdiction_code: must be the ISO 3166-2 code of a US state, DC or inhabited territory (e.g. US-CA)'],
+    [
+      'a code disagreeing with state',
+      { state: 'NY' },
+      'jurisdiction_code: US-CA disagrees with state (NY); give one, or both agreeing',
+    ],
+    [
+      'a code disagreeing with country',
+      { country: 'Canada', citizenship_code: 'CA', tax_id: undefined, id_number_type: 'passport' },
+      'jurisdiction_code: US-CA disagrees with country (Canada); give one, or both agreeing',
+    ],
+    [
+      'an unknown jurisdiction_code',
+      { jurisdiction_code: 'FR-75' },
+      'jurisdiction_code: must be the ISO 3166-2 code of a US state, DC or inhabited territory (e.g. US-CA)',
+    ],
     ['a malformed tax_id', { tax_id: '12-345' }, 'tax_id: must be a 9-digit SSN or ITIN (NNNNNNNNN or NNN-NN-NNNN)'],
-    ['a malformed phone number', { phone_number: '+1 23' }, 'phone_number: must be a phone number with its country code (E.164, e.g. +15557778888)'],
-    ['an ID type the country cannot use', { id_number_type: 'eu_drivers_license' }, 'id_number_type: eu_drivers_license is issued to residents of the EU/EEA; country is US'],
-    ['non_us_other without its type', { citizenship_code: 'GB', id_number_type: 'non_us_other' }, 'non_us_other_type: is required when id_number_type is non_us_other'],
-    ['a failed sanctions screening', { sanction_screening: 'fail' }, 'sanction_screening: a customer who failed sanctions screening cannot be onboarded'],
+    [
+      'a malformed phone number',
+      { phone_number: '+1 23' },
+      'phone_number: must be a phone number with its country code (E.164, e.g. +15557778888)',
+    ],
+    [
+      'an ID type the country cannot use',
+      { id_number_type: 'eu_drivers_license' },
+      'id_number_type: eu_drivers_license is issued to residents of the EU/EEA; country is US',
+    ],
+    [
+      'non_us_other without its type',
+      { citizenship_code: 'GB', id_number_type: 'non_us_other' },
+      'non_us_other_type: is required when id_number_type is non_us_other',
+    ],
+    [
+      'a failed sanctions screening',
+      { sanction_screening: 'fail' },
+      'sanction_screening: a customer who failed sanctions screening cannot be onboarded',
+    ],
   ];
   for (const [name, overrides, error] of badInputs) {
     it(`refuses ${name} with a 400 naming the field`, async () => {
@@ -263,31 +316,48 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
         id_number: null,
         signed_timestamp: body.signed_timestamp,
       });
-      for (const dropped of ['is_w_form_certified', 'signature', 'payee_exemption']) expect(response.body.message).not.toHaveProperty(dropped);
+      for (const dropped of ['is_w_form_certified', 'signature', 'payee_exemption'])
+        expect(response.body.message).not.toHaveProperty(dropped);
       const read = await platform.get(`/participants/${encodeURIComponent(String(body.email))}`);
       expect(read.status, read.text).toBe(200);
-      expect(read.body.message).toMatchObject({ participant_code: response.body.message.participant_code, id_number_type: null, id_number: null });
+      expect(read.body.message).toMatchObject({
+        participant_code: response.body.message.participant_code,
+        id_number_type: null,
+        id_number: null,
+      });
     });
 
     it('an ITIN as tax_id without id_number_type: 400 naming the document fields, nothing written', async () => {
       const email = `itin.${randomUUID()}@example.com`;
       const response = await platform.post(CUSTOMERS, usRelCustomer(freshItin(), { email }));
       expect(response.status, response.text).toBe(400);
-      expect(response.body.errors).toEqual(['id_number_type: is required when tax_id is an ITIN', 'id_number: is required when tax_id is an ITIN']);
-      const withDocument = await platform.post(CUSTOMERS, usRelCustomer(freshItin(), { email, id_number_type: 'us_passport', id_number: 'P1234567' }));
+      expect(response.body.errors).toEqual([
+        'id_number_type: is required when tax_id is an ITIN',
+        'id_number: is required when tax_id is an ITIN',
+      ]);
+      const withDocument = await platform.post(
+        CUSTOMERS,
+        usRelCustomer(freshItin(), { email, id_number_type: 'us_passport', id_number: 'P1234567' }),
+      );
       expect(withDocument.status, withDocument.text).toBe(201);
     });
 
     it('signed_timestamp from 2020: 400, nothing written', async () => {
       const email = `old.${randomUUID()}@example.com`;
-      const response = await platform.post(CUSTOMERS, usRelCustomer(freshSsn().dashed, { email, signed_timestamp: Date.UTC(2020, 0, 1) }));
+      const response = await platform.post(
+        CUSTOMERS,
+        usRelCustomer(freshSsn().dashed, { email, signed_timestamp: Date.UTC(2020, 0, 1) }),
+      );
       expect(response.status, response.text).toBe(400);
       expect(response.body.errors).toEqual([OUTSIDE_WINDOW]);
       expect((await platform.post(CUSTOMERS, usRelCustomer(freshSsn().dashed, { email }))).status).toBe(201);
     });
 
     it('signed_timestamp more than a day ahead: 400', async () => {
-      const response = await platform.post(CUSTOMERS, usRelCustomer(freshSsn().dashed, { signed_timestamp: ctx.clock.nowMs() + DAY_MS + 60_000 }));
+      const response = await platform.post(
+        CUSTOMERS,
+        usRelCustomer(freshSsn().dashed, { signed_timestamp: ctx.clock.nowMs() + DAY_MS + 60_000 }),
+      );
       expect(response.status, response.text).toBe(400);
       expect(response.body.errors).toEqual([OUTSIDE_WINDOW]);
     });
@@ -301,7 +371,7 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
       }
     });
 
-    it('a US citizen onboarded without a document can be a minor\'s custodian; the minor still presents one', async () => {
+    it("a US citizen onboarded without a document can be a minor's custodian; the minor still presents one", async () => {
       const custodian = await platform.post(CUSTOMERS, usRelCustomer(freshSsn().dashed));
       expect(custodian.status, custodian.text).toBe(201);
       const minor = {
@@ -321,7 +391,11 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
       const withoutDocument = await platform.post('/participants/customers/minor', minor);
       expect(withoutDocument.status).toBe(400);
       expect(withoutDocument.body.errors).toEqual(['id_number_type: is required', 'id_number: is required']);
-      const created = await platform.post('/participants/customers/minor', { ...minor, id_number_type: 'in_passport', id_number: 'P1' });
+      const created = await platform.post('/participants/customers/minor', {
+        ...minor,
+        id_number_type: 'in_passport',
+        id_number: 'P1',
+      });
       expect(created.status, created.text).toBe(201);
     });
   });

@@ -23,29 +23,59 @@ beforeAll(async () => {
   [alice, bob] = (await customersViaHttp(platform, 2)) as [string, string];
   await fund(alice, 'USD', '100');
   await fund(alice, 'EUR', '50');
-  for (const [to, amount] of [[bob, '10.00'], [bob, '20.00'], [bob, '30.00']] as const) {
+  for (const [to, amount] of [
+    [bob, '10.00'],
+    [bob, '20.00'],
+    [bob, '30.00'],
+  ] as const) {
     expect((await transfer(alice, to, 'USD', amount)).status).toBe(201);
   }
   await fund(stranger.participantCode, 'USD', '7');
 });
 
-const usd = (participant: string) => accountIdOf({ participant_code: participant, account_group: platform.platformCode, account_label: 'general', asset: 'USD' });
+const usd = (participant: string) =>
+  accountIdOf({
+    participant_code: participant,
+    account_group: platform.platformCode,
+    account_label: 'general',
+    asset: 'USD',
+  });
 
 describe('GET /movements', () => {
-  it('lists the movements on the platform\'s accounts, newest first, each with its signed changes', async () => {
+  it("lists the movements on the platform's accounts, newest first, each with its signed changes", async () => {
     const response = await platform.get('/movements');
     expect(response.status, response.text).toBe(200);
     expect(response.body).toMatchObject({ page: 1, page_size: 100, count: 5, total_pages: 1, next_cursor: null });
     const movements = response.body.message;
-    expect(movements.map((m: any) => m.movement_type)).toEqual(['transfer', 'transfer', 'transfer', 'deposit', 'deposit']);
+    expect(movements.map((m: any) => m.movement_type)).toEqual([
+      'transfer',
+      'transfer',
+      'transfer',
+      'deposit',
+      'deposit',
+    ]);
     expect(movements[0]).toEqual({
       movement_id: expect.any(String),
       movement_timestamp: expect.any(Number),
       movement_type: 'transfer',
       reference: expect.stringMatching(/^transfer:\d+$/),
       changes: [
-        { account_id: usd(alice), account_owner: alice, account_group: platform.platformCode, account_label: 'general', asset: 'USD', change: '-30.00' },
-        { account_id: usd(bob), account_owner: bob, account_group: platform.platformCode, account_label: 'general', asset: 'USD', change: '30.00' },
+        {
+          account_id: usd(alice),
+          account_owner: alice,
+          account_group: platform.platformCode,
+          account_label: 'general',
+          asset: 'USD',
+          change: '-30.00',
+        },
+        {
+          account_id: usd(bob),
+          account_owner: bob,
+          account_group: platform.platformCode,
+          account_label: 'general',
+          asset: 'USD',
+          change: '30.00',
+        },
       ],
     });
     // A deposit's other side is the outside world: only the platform's account shows.
@@ -56,10 +86,17 @@ describe('GET /movements', () => {
 
   it('filters by account, participant, asset, type and time', async () => {
     const byAccount = await platform.get(`/movements?account_id=${usd(bob)}`);
-    expect(byAccount.body.message.map((m: any) => m.changes.find((c: any) => c.account_id === usd(bob)).change)).toEqual(['30.00', '20.00', '10.00']);
+    expect(
+      byAccount.body.message.map((m: any) => m.changes.find((c: any) => c.account_id === usd(bob)).change),
+    ).toEqual(['30.00', '20.00', '10.00']);
     expect(byAccount.body.count).toBe(3);
     const byAsset = await platform.get('/movements?asset=EUR');
-    expect(byAsset.body.message).toEqual([expect.objectContaining({ movement_type: 'deposit', changes: [expect.objectContaining({ asset: 'EUR', change: '50.00' })] })]);
+    expect(byAsset.body.message).toEqual([
+      expect.objectContaining({
+        movement_type: 'deposit',
+        changes: [expect.objectContaining({ asset: 'EUR', change: '50.00' })],
+      }),
+    ]);
     const byParticipant = await platform.get(`/movements?participant_code=${bob}&movement_type=transfer`);
     expect(byParticipant.body.count).toBe(3);
     const byType = await platform.get('/movements?movement_type=deposit');
@@ -99,17 +136,19 @@ describe('GET /movements', () => {
     expect(otherFilters.status).toBe(400);
   });
 
-  it('never shows another platform\'s movements', async () => {
+  it("never shows another platform's movements", async () => {
     const theirs = await stranger.get('/movements');
     expect(theirs.body.count).toBe(1);
-    expect(theirs.body.message[0].changes).toEqual([expect.objectContaining({ account_owner: stranger.participantCode, change: '7.00' })]);
+    expect(theirs.body.message[0].changes).toEqual([
+      expect.objectContaining({ account_owner: stranger.participantCode, change: '7.00' }),
+    ]);
     const probing = await stranger.get(`/movements?account_id=${usd(alice)}`);
     expect(probing.body).toMatchObject({ message: [], count: 0 });
   });
 });
 
 describe('GET /accounts/{account_id}/movements', () => {
-  it('lists one account\'s movements with its change; the changes sum to its balance', async () => {
+  it("lists one account's movements with its change; the changes sum to its balance", async () => {
     const response = await platform.get(`/accounts/${usd(alice)}/movements`);
     expect(response.status, response.text).toBe(200);
     const changes = response.body.message.map((m: any) => m.change);
@@ -130,7 +169,7 @@ describe('GET /accounts/{account_id}/movements', () => {
     expect(paged.body).toMatchObject({ count: 4, total_pages: 2, next_cursor: expect.any(String) });
   });
 
-  it('a malformed id is a 400; another platform\'s account reads as unknown (404)', async () => {
+  it("a malformed id is a 400; another platform's account reads as unknown (404)", async () => {
     const malformed = await platform.get('/accounts/xyz/movements');
     expect(malformed.status).toBe(400);
     expect(malformed.body.errors).toEqual(['account_id: must be an account id (a UUID)']);
@@ -141,13 +180,18 @@ describe('GET /accounts/{account_id}/movements', () => {
   });
 });
 
-describe('a movement between two platforms\' accounts', () => {
-  it('is listed for both platforms, each seeing only its own accounts\' changes', async () => {
+describe("a movement between two platforms' accounts", () => {
+  it("is listed for both platforms, each seeing only its own accounts' changes", async () => {
     const [actor, owner] = await Promise.all([newPlatform(), newPlatform()]);
     const [theirCustomer] = await customersViaHttp(owner, 1);
     await grantRelationship(ctx, actor.platformCode, 'submits_platform_transfers_for', theirCustomer!);
     await fund(actor.participantCode, 'USD', '10');
-    const sent = await actor.post('/transfers', { from_participant_code: actor.participantCode, to_participant_code: theirCustomer, asset: 'USD', amount: '4.00' });
+    const sent = await actor.post('/transfers', {
+      from_participant_code: actor.participantCode,
+      to_participant_code: theirCustomer,
+      asset: 'USD',
+      amount: '4.00',
+    });
     expect(sent.status, sent.text).toBe(201);
 
     const actorView = (await actor.get('/movements?movement_type=transfer')).body.message;
@@ -155,7 +199,9 @@ describe('a movement between two platforms\' accounts', () => {
     expect(actorView).toHaveLength(1);
     expect(ownerView).toHaveLength(1);
     expect(ownerView[0].movement_id).toBe(actorView[0].movement_id);
-    expect(actorView[0].changes).toEqual([expect.objectContaining({ account_owner: actor.participantCode, change: '-4.00' })]);
+    expect(actorView[0].changes).toEqual([
+      expect.objectContaining({ account_owner: actor.participantCode, change: '-4.00' }),
+    ]);
     expect(ownerView[0].changes).toEqual([expect.objectContaining({ account_owner: theirCustomer, change: '4.00' })]);
   });
 });

@@ -124,7 +124,14 @@ async function expectTradeShape(platform: TestPlatform, tradeId: string): Promis
   const trade = response.body.message;
   expectFields(trade, TRADE_FIELDS, 'trade');
   for (const party of trade.parties) expectFields(party, PARTY_FIELDS, 'trade party');
-  expect(trade).toMatchObject({ trade_id: tradeId, session_id: '', fees: [], batch_trade_id: null, payment_processor: null, origin: 'rest_api' });
+  expect(trade).toMatchObject({
+    trade_id: tradeId,
+    session_id: '',
+    fees: [],
+    batch_trade_id: null,
+    payment_processor: null,
+    origin: 'rest_api',
+  });
   const seller = trade.parties.find((party: any) => party.side === 'sell');
   expect(trade.total_notional).toBe(seller.amount);
   expect(trade.asset_cost_notional).toBe(seller.amount);
@@ -146,7 +153,9 @@ beforeAll(async () => {
 
 describe('reference response shapes', () => {
   it('GET /liquidity/rfq: every RFQQuote field; spread_notional is |price - reference| x quantity', async () => {
-    const response = await platform.get(`/liquidity/rfq?side=buy&underlying=DOGE&quoted_currency=USD&quantity=1000&participant_code=${customer}`);
+    const response = await platform.get(
+      `/liquidity/rfq?side=buy&underlying=DOGE&quoted_currency=USD&quantity=1000&participant_code=${customer}`,
+    );
     expect(response.status, response.text).toBe(200);
     const quote = response.body.message;
     expectFields(quote, RFQ_QUOTE_FIELDS, 'quote');
@@ -171,7 +180,14 @@ describe('reference response shapes', () => {
     const response = await platform.post('/liquidity/execute', { quote_id: quote.body.message.quote_id });
     expect(response.status, response.text).toBe(200);
     const message = response.body.message;
-    expect(Object.keys(message).sort()).toEqual(['payment_amount', 'quote', 'request_id', 'status', 'trade_id', 'trade_ids_list']);
+    expect(Object.keys(message).sort()).toEqual([
+      'payment_amount',
+      'quote',
+      'request_id',
+      'status',
+      'trade_id',
+      'trade_ids_list',
+    ]);
     expect(message.trade_ids_list[0]).toBe(message.trade_id);
     expect(message.payment_amount).toBeNull();
     expectFields(message.quote, RFQ_QUOTE_FIELDS, 'executed quote');
@@ -180,7 +196,12 @@ describe('reference response shapes', () => {
   });
 
   it('POST /rewards: trade_ids_list and asset_cost_notional (price x quantity in the quoted currency)', async () => {
-    const response = await platform.post('/rewards', { underlying: 'DOGE', quoted_currency: 'USD', quantity: '100', participant_code: customer });
+    const response = await platform.post('/rewards', {
+      underlying: 'DOGE',
+      quoted_currency: 'USD',
+      quantity: '100',
+      participant_code: customer,
+    });
     expect(response.status, response.text).toBe(201);
     const message = response.body.message;
     expect(message.trade_ids_list).toEqual([message.trade_id]);
@@ -196,10 +217,19 @@ describe('reference response shapes', () => {
     expect(funded.body.message.trade_ids_list).toEqual([funded.body.message.trade_id]);
     await expectTradeShape(platform, funded.body.message.trade_id);
 
-    const distributed = await platform.post('/awards/distribute', { asset: 'DOGE', quantity: '2', participant_codes: [customer], quoted_currency: 'USD' });
+    const distributed = await platform.post('/awards/distribute', {
+      asset: 'DOGE',
+      quantity: '2',
+      participant_codes: [customer],
+      quoted_currency: 'USD',
+    });
     expect(distributed.status, distributed.text).toBe(201);
     const [confirm] = distributed.body.message.confirms;
-    expect(confirm).toEqual({ participant_code: customer, trade_id: expect.any(String), trade_ids_list: [confirm.trade_id] });
+    expect(confirm).toEqual({
+      participant_code: customer,
+      trade_id: expect.any(String),
+      trade_ids_list: [confirm.trade_id],
+    });
     await expectTradeShape(platform, confirm.trade_id);
   });
 
@@ -208,7 +238,11 @@ describe('reference response shapes', () => {
       `/convert_withdraw/rfq?side=buy&underlying=USDC&quoted_currency=EUR&quantity=10&participant_code=${customer}&withdrawal_address=${ETH_ADDRESS}`,
     );
     expect(quote.status, quote.text).toBe(200);
-    expectFields(quote.body.message, [...RFQ_QUOTE_FIELDS, 'network_fee_notional', 'network_fee_quantity', 'withdrawal_address'], 'convert quote');
+    expectFields(
+      quote.body.message,
+      [...RFQ_QUOTE_FIELDS, 'network_fee_notional', 'network_fee_quantity', 'withdrawal_address'],
+      'convert quote',
+    );
     const response = await platform.post('/convert_withdraw/execute', { quote_id: quote.body.message.quote_id });
     expect(response.status, response.text).toBe(200);
     const message = response.body.message;
@@ -232,13 +266,23 @@ describe('reference read routes and the JSON-body quote', () => {
     });
     expect(response.status, response.text).toBe(201);
     expectFields(response.body.message, RFQ_QUOTE_FIELDS, 'POST quote');
-    expect(response.body.message).toMatchObject({ price: '0.251', total_notional: '251.00', participant_code: customer });
+    expect(response.body.message).toMatchObject({
+      price: '0.251',
+      total_notional: '251.00',
+      participant_code: customer,
+    });
     // Executable like a GET quote.
     await fund(customer, 'USD', '251');
     const executed = await platform.post('/liquidity/execute', { quote_id: response.body.message.quote_id });
     expect(executed.status, executed.text).toBe(200);
 
-    const bad = await platform.post('/liquidity/rfq', { side: 'hold', underlying: 'DOGE', quoted_currency: 'USD', quantity: '1', total: '1' });
+    const bad = await platform.post('/liquidity/rfq', {
+      side: 'hold',
+      underlying: 'DOGE',
+      quoted_currency: 'USD',
+      quantity: '1',
+      total: '1',
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.errors.length).toBeGreaterThanOrEqual(2);
     const get = await platform.get('/liquidity/rfq?side=hold&underlying=DOGE&quoted_currency=USD&quantity=1&total=1');
@@ -249,10 +293,19 @@ describe('reference read routes and the JSON-body quote', () => {
     const response = await platform.get('/index?underlying=DOGE&quoted_currency=USD');
     expect(response.status, response.text).toBe(200);
     expect(response.body.message).toEqual([
-      { underlying: 'DOGE', quoted_currency: 'USD', symbol: 'DOGE/USD', price: '0.25', timestamp: expect.any(Number), fresh: true },
+      {
+        underlying: 'DOGE',
+        quoted_currency: 'USD',
+        symbol: 'DOGE/USD',
+        price: '0.25',
+        timestamp: expect.any(Number),
+        fresh: true,
+      },
     ]);
     const all = await platform.get('/index');
-    expect(all.body.message.map((price: any) => price.symbol)).toEqual(expect.arrayContaining(['DOGE/USD', 'USDC/EUR']));
+    expect(all.body.message.map((price: any) => price.symbol)).toEqual(
+      expect.arrayContaining(['DOGE/USD', 'USDC/EUR']),
+    );
     const bad = await platform.get('/index?underlying=NOPE');
     expect(bad.status).toBe(400);
     expect(bad.body.errors).toEqual(["underlying: unknown asset 'NOPE'"]);
@@ -315,12 +368,14 @@ describe('reference read routes and the JSON-body quote', () => {
     const foreign = await stranger.get(`/withdrawals/requests/${id}`);
     expect(foreign.status).toBe(404);
     expect(foreign.body).toEqual({ error: expect.any(String) });
-    expect(foreign.body.error.replace(id, '')).toBe(unknown.body.error.replace('00000000-0000-4000-8000-000000000000', ''));
+    expect(foreign.body.error.replace(id, '')).toBe(
+      unknown.body.error.replace('00000000-0000-4000-8000-000000000000', ''),
+    );
   });
 });
 
 describe('GET /withdrawals/requests', () => {
-  it('lists the platform\'s withdrawal requests newest first, filtered by participant, asset and status, as a cursor list', async () => {
+  it("lists the platform's withdrawal requests newest first, filtered by participant, asset and status, as a cursor list", async () => {
     const lister = await newPlatform();
     const [buyer] = await customersViaHttp(lister, 1);
     await fund(buyer!, 'EUR', '100');
@@ -350,11 +405,16 @@ describe('GET /withdrawals/requests', () => {
 
     const first = await lister.get('/withdrawals/requests?page_size=2');
     expect(first.body.message).toHaveLength(2);
-    const second = await lister.get(`/withdrawals/requests?page_size=2&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+    const second = await lister.get(
+      `/withdrawals/requests?page_size=2&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+    );
     expect(second.body.message.map((w: any) => w.id)).toEqual([ids[0]]);
     expect(second.body.next_cursor).toBeNull();
 
     // Another platform sees none of them.
-    expect((await platform.get(`/withdrawals/requests?participant_code=${buyer}`)).body).toMatchObject({ message: [], count: 0 });
+    expect((await platform.get(`/withdrawals/requests?participant_code=${buyer}`)).body).toMatchObject({
+      message: [],
+      count: 0,
+    });
   });
 });

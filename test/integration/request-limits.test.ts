@@ -23,10 +23,21 @@ describe('request limits', () => {
   let platform: TestPlatform;
   beforeAll(async () => {
     platform = await newPlatform();
-    await deposit(ctx, { reference: randomUUID(), participantCode: platform.participantCode, asset: 'USD', amount: '100' });
+    await deposit(ctx, {
+      reference: randomUUID(),
+      participantCode: platform.participantCode,
+      asset: 'USD',
+      amount: '100',
+    });
   });
 
-  const transfer = () => ({ from_participant_code: platform.participantCode, to_participant_code: platform.participantCode, to_account_label: 'limits', asset: 'USD', amount: '1' });
+  const transfer = () => ({
+    from_participant_code: platform.participantCode,
+    to_participant_code: platform.participantCode,
+    to_account_label: 'limits',
+    asset: 'USD',
+    amount: '1',
+  });
 
   it('refuses a body over 1 MiB with 413 before anything is booked, signed or not', async () => {
     const padded = { ...transfer(), padding: 'x'.repeat(2 * 1024 * 1024) };
@@ -53,7 +64,9 @@ describe('request limits', () => {
       }
     }
     // 32 levels are fine as far as the limit goes (the schema then judges the content).
-    const response = await platform.post('/transfers', undefined, { rawBody: JSON.stringify({ ...transfer(), extra: JSON.parse(nested(MAX_JSON_DEPTH - 1)) }) });
+    const response = await platform.post('/transfers', undefined, {
+      rawBody: JSON.stringify({ ...transfer(), extra: JSON.parse(nested(MAX_JSON_DEPTH - 1)) }),
+    });
     expect(response.status, response.text).toBe(201);
   });
 
@@ -62,17 +75,35 @@ describe('request limits', () => {
     const cases: Array<[string, unknown, string]> = [
       ['/transfers', { ...transfer(), amount: long }, 'amount'],
       ['/transfers', { ...transfer(), client_transfer_id: long }, 'client_transfer_id'],
-      ['/rewards', { underlying: 'BTC', quoted_currency: 'USD', quantity: long, participant_code: platform.participantCode }, 'quantity'],
+      [
+        '/rewards',
+        { underlying: 'BTC', quoted_currency: 'USD', quantity: long, participant_code: platform.participantCode },
+        'quantity',
+      ],
       ['/awards/fund', { underlying: 'BTC', quoted_currency: 'USD', total: long }, 'total'],
-      ['/awards/distribute', { asset: 'BTC', quantity: long, participant_codes: [platform.participantCode] }, 'quantity'],
-      ['/liquidity/execute', { quote_id: 'q', funding_details: { inbound_reference_id: 'r'.repeat(5000) } }, 'inbound_reference_id'],
+      [
+        '/awards/distribute',
+        { asset: 'BTC', quantity: long, participant_codes: [platform.participantCode] },
+        'quantity',
+      ],
+      [
+        '/liquidity/execute',
+        { quote_id: 'q', funding_details: { inbound_reference_id: 'r'.repeat(5000) } },
+        'inbound_reference_id',
+      ],
     ];
     for (const [path, body, field] of cases) {
       const response = await platform.post(path, body);
       expect(response.status, `${path} ${field}: ${response.text.slice(0, 300)}`).toBe(400);
       expect(response.body.errors.join(' '), path).toContain(field);
     }
-    for (const path of [`/accounts?asset=${long}`, `/transfers?client_transfer_id=${long}`, `/trades?client_trade_id=${long}`, `/payments/status?transaction_id=${long}`, `/liquidity/rfq?side=buy&underlying=BTC&quoted_currency=USD&quantity=${long}`]) {
+    for (const path of [
+      `/accounts?asset=${long}`,
+      `/transfers?client_transfer_id=${long}`,
+      `/trades?client_trade_id=${long}`,
+      `/payments/status?transaction_id=${long}`,
+      `/liquidity/rfq?side=buy&underlying=BTC&quoted_currency=USD&quantity=${long}`,
+    ]) {
       const response = await platform.get(path);
       expect(response.status, `${path.slice(0, 40)}: ${response.text.slice(0, 300)}`).toBe(400);
     }
@@ -80,22 +111,65 @@ describe('request limits', () => {
 
   it('never answers a 5xx to whatever a client posts', async () => {
     const posts = routes.filter((route) => route.method === 'POST');
-    const field = fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom(platform.participantCode, 'USD', 'BTC', '1', '0.5', '-1', '1e3', ''), fc.integer(), fc.double(), fc.boolean(), fc.constant(null));
+    const field = fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.constantFrom(platform.participantCode, 'USD', 'BTC', '1', '0.5', '-1', '1e3', ''),
+      fc.integer(),
+      fc.double(),
+      fc.boolean(),
+      fc.constant(null),
+    );
     const plausible = fc.dictionary(
-      fc.constantFrom('underlying', 'quoted_currency', 'quantity', 'total', 'participant_code', 'asset', 'amount', 'quote_id', 'from_participant_code', 'to_participant_code', 'participant_codes', 'funding_details', 'first_name', 'email', 'date_of_birth', 'symbol', 'trade_price', 'parties', '__proto__', 'constructor'),
-      fc.oneof(field, fc.array(field, { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 10 }), field, { maxKeys: 3 })),
+      fc.constantFrom(
+        'underlying',
+        'quoted_currency',
+        'quantity',
+        'total',
+        'participant_code',
+        'asset',
+        'amount',
+        'quote_id',
+        'from_participant_code',
+        'to_participant_code',
+        'participant_codes',
+        'funding_details',
+        'first_name',
+        'email',
+        'date_of_birth',
+        'symbol',
+        'trade_price',
+        'parties',
+        '__proto__',
+        'constructor',
+      ),
+      fc.oneof(
+        field,
+        fc.array(field, { maxLength: 3 }),
+        fc.dictionary(fc.string({ maxLength: 10 }), field, { maxKeys: 3 }),
+      ),
       { maxKeys: 8 },
     );
     const body = fc.oneof(
       plausible.map((value) => JSON.stringify(value)),
       fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.stringify(value)),
       fc.string({ maxLength: 40 }),
-      fc.constantFrom('', '{', '[]', 'null', '"x"', '{"a":1,"a":2}', '\u0000', '{"quantity":"1'.padEnd(100, '9') + '"}'),
+      fc.constantFrom(
+        '',
+        '{',
+        '[]',
+        'null',
+        '"x"',
+        '{"a":1,"a":2}',
+        '\u0000',
+        '{"quantity":"1'.padEnd(100, '9') + '"}',
+      ),
     );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...posts), body, async (route, raw) => {
         const response = await platform.post(route.path, undefined, { rawBody: raw });
-        expect(response.status, `${route.path} ${raw.slice(0, 200)} -> ${response.text.slice(0, 300)}`).toBeLessThan(500);
+        expect(response.status, `${route.path} ${raw.slice(0, 200)} -> ${response.text.slice(0, 300)}`).toBeLessThan(
+          500,
+        );
       }),
       { numRuns: 300 },
     );

@@ -26,7 +26,8 @@ afterAll(() => {
   delete process.env.LOG_LEVEL;
 });
 
-const requestLines = (requestId: string) => output.lines().filter((line) => line.message === 'request' && line.request_id === requestId);
+const requestLines = (requestId: string) =>
+  output.lines().filter((line) => line.message === 'request' && line.request_id === requestId);
 const emf = output.emf;
 
 describe('the request log', () => {
@@ -55,7 +56,12 @@ describe('the request log', () => {
     expect(invalid.status).toBe(400);
     const invalidId = invalid.headers.get('x-request-id')!;
     expect(requestLines(invalidId)).toEqual([
-      expect.objectContaining({ status: 400, route: 'POST /transfers', platform_code: platform.platformCode, error_kind: 'ValidationError' }),
+      expect.objectContaining({
+        status: 400,
+        route: 'POST /transfers',
+        platform_code: platform.platformCode,
+        error_kind: 'ValidationError',
+      }),
     ]);
 
     const forbidden = await platform.get('/accounts', { headers: { 'X-SVC-PASSPHRASE': 'not-the-passphrase' } });
@@ -63,12 +69,20 @@ describe('the request log', () => {
     const forbiddenId = forbidden.headers.get('x-request-id')!;
     const [line403] = requestLines(forbiddenId);
     expect(requestLines(forbiddenId)).toHaveLength(1);
-    expect(line403).toMatchObject({ level: 'WARN', status: 403, route: 'GET /accounts', error_kind: 'AuthenticationError', auth_failure: 'invalid passphrase' });
+    expect(line403).toMatchObject({
+      level: 'WARN',
+      status: 403,
+      route: 'GET /accounts',
+      error_kind: 'AuthenticationError',
+      auth_failure: 'invalid passphrase',
+    });
     // Refused before the signature held: no platform is named on the caller's word.
     expect(line403).not.toHaveProperty('platform_code');
 
     const unsigned = await send('GET', '/time');
-    expect(requestLines(unsigned.headers.get('x-request-id')!)).toEqual([expect.objectContaining({ status: 200, route: 'GET /time' })]);
+    expect(requestLines(unsigned.headers.get('x-request-id')!)).toEqual([
+      expect.objectContaining({ status: 200, route: 'GET /time' }),
+    ]);
   });
 
   it('never writes a secret, a passphrase or a tax id', async () => {
@@ -82,7 +96,8 @@ describe('the request log', () => {
 
     const everything = output.text();
     expect(requestLines(created.headers.get('x-request-id')!)).toHaveLength(1);
-    for (const secret of [platform.credentials.api_secret, platform.credentials.passphrase, taxId]) expect(everything).not.toContain(secret);
+    for (const secret of [platform.credentials.api_secret, platform.credentials.passphrase, taxId])
+      expect(everything).not.toContain(secret);
   });
 
   it('emits request and business metrics in the embedded metric format for a booking', async () => {
@@ -100,7 +115,14 @@ describe('the request log', () => {
     const documents = emf().slice(before);
 
     const request = documents.find((doc) => doc.Requests !== undefined && doc.route === 'POST /liquidity/execute');
-    expect(request).toMatchObject({ service: expect.any(String), route: 'POST /liquidity/execute', status_class: '2xx', Requests: 1, ServerErrors: 0, Latency: expect.any(Number) });
+    expect(request).toMatchObject({
+      service: expect.any(String),
+      route: 'POST /liquidity/execute',
+      status_class: '2xx',
+      Requests: 1,
+      ServerErrors: 0,
+      Latency: expect.any(Number),
+    });
     const [directive] = request!._aws.CloudWatchMetrics;
     expect(directive.Namespace).toBe('TradingSettlement');
     expect(directive.Dimensions).toEqual(
@@ -121,7 +143,10 @@ describe('the request log', () => {
     // The ACH-funded execution created a submitted payment: a business count of its own, by status only.
     const payment = documents.find((doc) => doc.PaymentStatusChanged !== undefined);
     expect(payment).toMatchObject({ status: 'submitted', PaymentStatusChanged: 1 });
-    expect(payment!._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'TradingSettlement', Dimensions: [['service', 'status']] });
+    expect(payment!._aws.CloudWatchMetrics[0]).toMatchObject({
+      Namespace: 'TradingSettlement',
+      Dimensions: [['service', 'status']],
+    });
     expect(payment).not.toHaveProperty('route');
   });
 });

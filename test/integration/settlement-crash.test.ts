@@ -35,9 +35,16 @@ async function fundedTrade(): Promise<{ trade: Trade; buyer: string; seller: str
   const [buyer, seller] = await Promise.all([newCustomer(platform.platformCode), newCustomer(platform.platformCode)]);
   await Promise.all([fund(buyer, 'USD', '1000'), fund(seller, 'BTC', '1')]);
   const nowMs = ctx.clock.nowMs();
-  const report = validateTradeReport(tradeBody(platform, { buyer, seller, price: '1000', quantity: '1' }), { platformCode: platform.platformCode, nowMs });
+  const report = validateTradeReport(tradeBody(platform, { buyer, seller, price: '1000', quantity: '1' }), {
+    platformCode: platform.platformCode,
+    nowMs,
+  });
   if (!report.ok) throw new Error(report.errors.join('; '));
-  const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs, accountGroups: [platform.platformCode, platform.platformCode] });
+  const trade = acceptedTrade(report.value, {
+    tradeId: newId(),
+    nowMs,
+    accountGroups: [platform.platformCode, platform.platformCode],
+  });
   await transactWrite(ctx, tradeItems(ctx, trade));
   return { trade, buyer, seller };
 }
@@ -64,15 +71,18 @@ async function crashAt(tradeId: string, hang: 'before-attempt' | 'after-attempt'
   child.stderr!.on('data', (chunk) => (output += chunk));
   const deadline = Date.now() + 60_000;
   while (!output.includes('HUNG')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the settlement process did not reach ${hang}: ${output}`);
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`the settlement process did not reach ${hang}: ${output}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   child.kill('SIGKILL');
   await new Promise((r) => child.once('exit', r));
 }
 
-const statuses = async (tradeId: string) => (await settlementHistory(ctx, tradeId)).executions.map((execution) => execution.status);
-const runningOf = async (tradeId: string) => (await runningExecutions(ctx)).filter((execution) => execution.trade_id === tradeId);
+const statuses = async (tradeId: string) =>
+  (await settlementHistory(ctx, tradeId)).executions.map((execution) => execution.status);
+const runningOf = async (tradeId: string) =>
+  (await runningExecutions(ctx)).filter((execution) => execution.trade_id === tradeId);
 
 describe('settlement history after a crash', () => {
   it('the sweep closes a run killed between activation and its attempt, and settles the trade with a new run', async () => {
@@ -93,8 +103,26 @@ describe('settlement history after a crash', () => {
     const settled = await getTrade(ctx, trade.trade_id, { consistent: true });
     expect(settled).toMatchObject({ trade_state: 'terminated', settlement_state: 'settled' });
     // Settled once: the buyer holds the bitcoin, the seller the dollars.
-    expect((await balanceOf(ctx, { participant_code: buyer, account_group: settled!.platform_code, account_label: 'general', asset: 'BTC' })).toFixed()).toBe('1');
-    expect((await balanceOf(ctx, { participant_code: seller, account_group: settled!.platform_code, account_label: 'general', asset: 'USD' })).toFixed()).toBe('1000');
+    expect(
+      (
+        await balanceOf(ctx, {
+          participant_code: buyer,
+          account_group: settled!.platform_code,
+          account_label: 'general',
+          asset: 'BTC',
+        })
+      ).toFixed(),
+    ).toBe('1');
+    expect(
+      (
+        await balanceOf(ctx, {
+          participant_code: seller,
+          account_group: settled!.platform_code,
+          account_label: 'general',
+          asset: 'USD',
+        })
+      ).toFixed(),
+    ).toBe('1000');
   });
 
   it('the resume on start closes a run killed after it settled the trade, and does not run it again', async () => {
@@ -103,7 +131,10 @@ describe('settlement history after a crash', () => {
     expect(await statuses(trade.trade_id)).toEqual(['RUNNING']);
     expect((await getTrade(ctx, trade.trade_id, { consistent: true }))?.trade_state).toBe('terminated');
 
-    const { stop } = await startLocalWorkflows(ctx, { resume: (open) => open.trade_id === trade.trade_id, sweepIntervalMs: 0 });
+    const { stop } = await startLocalWorkflows(ctx, {
+      resume: (open) => open.trade_id === trade.trade_id,
+      sweepIntervalMs: 0,
+    });
     await stop();
     expect(await statuses(trade.trade_id)).toEqual(['INTERRUPTED']);
     expect(await runningOf(trade.trade_id)).toEqual([]);

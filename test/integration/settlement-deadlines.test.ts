@@ -26,19 +26,28 @@ describe('settlement deadlines', () => {
     await fund(seller, 'BTC', '1');
     await fund(buyer, 'USD', '10');
     const before = await balances(platform);
-    const response = await platform.post('/trades', tradeBody(platform, { buyer, seller, price: '100', quantity: '1' }));
+    const response = await platform.post(
+      '/trades',
+      tradeBody(platform, { buyer, seller, price: '100', quantity: '1' }),
+    );
     expect(response.status).toBe(200);
     const accepted = response.body.message;
 
     const defaulted = await waitForTrade(platform, accepted.trade_id, isTerminated, 10_000);
-    expect(defaulted).toMatchObject({ trade_state: 'terminated', settlement_state: 'defaulted', settled_timestamp: null });
+    expect(defaulted).toMatchObject({
+      trade_state: 'terminated',
+      settlement_state: 'defaulted',
+      settled_timestamp: null,
+    });
     // It was outstanding first (the timestamps stay), with the seller ready and the buyer short; read from the
     // final trade rather than polled for, since the outstanding window is only as long as the deadline.
     expect(defaulted.obligations_outstanding_timestamp).toBeLessThan(defaulted.defaulted_timestamp);
     expect(defaulted.parties[0].obligations_outstanding_timestamp).toEqual(expect.any(Number));
     expect(defaulted.parties[0].current_obligations_met_timestamp).toBeNull();
     expect(defaulted.parties[1].current_obligations_met_timestamp).toEqual(expect.any(Number));
-    expect(defaulted.defaulted_timestamp).toBeGreaterThanOrEqual(accepted.accepted_timestamp + SPOT_DEADLINE_SECONDS * 1000);
+    expect(defaulted.defaulted_timestamp).toBeGreaterThanOrEqual(
+      accepted.accepted_timestamp + SPOT_DEADLINE_SECONDS * 1000,
+    );
     expect(defaulted.parties.map((p: any) => p.settlement_state)).toEqual(['defaulted', 'counterparty_defaulted']);
     expect(await balances(platform)).toEqual(before);
 
@@ -53,7 +62,11 @@ describe('settlement deadlines', () => {
     const { platform, buyer, seller } = await market();
     // Far enough ahead that a slow POST still arrives before it (an expiry already past is a 400).
     const expiry = ctx.clock.nowMs() + 3_000;
-    const body = tradeBody(platform, { buyer, seller, overrides: { product_type: 'forward', settlement_price_index_id: 'BTCUSD-FIX', expiry_timestamp: expiry } });
+    const body = tradeBody(platform, {
+      buyer,
+      seller,
+      overrides: { product_type: 'forward', settlement_price_index_id: 'BTCUSD-FIX', expiry_timestamp: expiry },
+    });
     const response = await platform.post('/trades', body);
     expect(response.status).toBe(200);
     const defaulted = await waitForTrade(platform, response.body.message.trade_id, isTerminated, 10_000);
@@ -68,7 +81,16 @@ describe('settlement deadlines', () => {
     await fund(buyer, 'USD', '100');
     await fund(seller, 'BTC', '1');
     const settleAt = ctx.clock.nowMs() + 2_000;
-    const response = await platform.post('/trades', tradeBody(platform, { buyer, seller, price: '100', quantity: '1', overrides: { settlement_timestamp: settleAt } }));
+    const response = await platform.post(
+      '/trades',
+      tradeBody(platform, {
+        buyer,
+        seller,
+        price: '100',
+        quantity: '1',
+        overrides: { settlement_timestamp: settleAt },
+      }),
+    );
     const tradeId = response.body.message.trade_id;
     // Funded from the start, so an attempt before settleAt would have settled then: the settlement time is the proof.
     const settled = await waitForTrade(platform, tradeId, isTerminated, 10_000);

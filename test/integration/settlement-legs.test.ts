@@ -19,7 +19,11 @@ import { testContext, type TestContext } from '../support/context.js';
  */
 function legsContext(legSeconds: number, deadlineSeconds: number): TestContext {
   return testContext({
-    env: { SETTLEMENT_LEG_SECONDS: String(legSeconds), SETTLEMENT_SESSION_SECONDS: '1', SPOT_SETTLEMENT_DEADLINE_SECONDS: String(deadlineSeconds) },
+    env: {
+      SETTLEMENT_LEG_SECONDS: String(legSeconds),
+      SETTLEMENT_SESSION_SECONDS: '1',
+      SPOT_SETTLEMENT_DEADLINE_SECONDS: String(deadlineSeconds),
+    },
   });
 }
 
@@ -38,7 +42,8 @@ async function waitForTermination(context: AppContext, tradeId: string, timeoutM
   }
 }
 
-const statesOf = (execution: { transitions: { state: string }[] }) => execution.transitions.map((transition) => transition.state);
+const statesOf = (execution: { transitions: { state: string }[] }) =>
+  execution.transitions.map((transition) => transition.state);
 
 describe('a settlement longer than one execution', () => {
   it('waits through legs named after the trade until its settlement time, and `trade history` lists every leg in order', async () => {
@@ -66,11 +71,18 @@ describe('a settlement longer than one execution', () => {
       expect(executions[2]!.started_at).toBeGreaterThanOrEqual(trade.accepted_timestamp + 6_000);
 
       const shown = (await runAdmin(['trade', 'history', '--trade-id', trade.trade_id], { ctx })) as any;
-      expect(shown.executions.map((execution: any) => execution.execution_name)).toEqual([trade.trade_id, `${trade.trade_id}-2`, `${trade.trade_id}-3`]);
+      expect(shown.executions.map((execution: any) => execution.execution_name)).toEqual([
+        trade.trade_id,
+        `${trade.trade_id}-2`,
+        `${trade.trade_id}-3`,
+      ]);
       const waiting = [S.settlesInThisExecution, S.waitForEndOfExecution, S.continueInNextExecution, S.done];
       expect(statesOf(shown.executions[0])).toEqual(waiting);
       expect(statesOf(shown.executions[1])).toEqual(waiting);
-      expect(shown.executions[0].transitions[2]).toMatchObject({ state: S.continueInNextExecution, outcome: 'continued' });
+      expect(shown.executions[0].transitions[2]).toMatchObject({
+        state: S.continueInNextExecution,
+        outcome: 'continued',
+      });
       expect(statesOf(shown.executions[2])).toEqual([
         S.settlesInThisExecution,
         S.waitForSettlementTime,
@@ -109,7 +121,12 @@ describe('a settlement longer than one execution', () => {
       ]);
       const shown = (await runAdmin(['trade', 'history', '--trade-id', trade.trade_id], { ctx })) as any;
       // The first leg attempts, then, its next session falling after its end, waits for the end and hands over.
-      expect(statesOf(shown.executions[0]).slice(-4)).toEqual([S.pastDeadline, S.waitForEndOfExecution, S.continueInNextExecution, S.done]);
+      expect(statesOf(shown.executions[0]).slice(-4)).toEqual([
+        S.pastDeadline,
+        S.waitForEndOfExecution,
+        S.continueInNextExecution,
+        S.done,
+      ]);
       expect(statesOf(shown.executions[1])).toContain(S.attemptSettlement);
       expect(statesOf(shown.executions[2]).slice(-2)).toEqual([S.defaultTrade, S.done]);
     } finally {
@@ -125,8 +142,16 @@ describe('a settlement longer than one execution', () => {
     const asked: string[] = [];
     const history = (name: string) => [
       { timestamp: new Date(1), type: 'ExecutionStarted' },
-      { timestamp: new Date(2), type: 'ChoiceStateEntered', stateEnteredEventDetails: { name: S.settlesInThisExecution } },
-      { timestamp: new Date(3), type: 'ChoiceStateExited', stateExitedEventDetails: { name: S.settlesInThisExecution, output: '{}' } },
+      {
+        timestamp: new Date(2),
+        type: 'ChoiceStateEntered',
+        stateEnteredEventDetails: { name: S.settlesInThisExecution },
+      },
+      {
+        timestamp: new Date(3),
+        type: 'ChoiceStateExited',
+        stateExitedEventDetails: { name: S.settlesInThisExecution, output: '{}' },
+      },
       {
         timestamp: new Date(4),
         type: 'TaskStateEntered',
@@ -135,22 +160,45 @@ describe('a settlement longer than one execution', () => {
       {
         timestamp: new Date(5),
         type: 'TaskStateExited',
-        stateExitedEventDetails: { name: S.continueInNextExecution, output: JSON.stringify({ attempt: { outcome: 'outstanding' }, continuation: { outcome: 'continued', next_execution: name } }) },
+        stateExitedEventDetails: {
+          name: S.continueInNextExecution,
+          output: JSON.stringify({
+            attempt: { outcome: 'outstanding' },
+            continuation: { outcome: 'continued', next_execution: name },
+          }),
+        },
       },
     ];
     const client = {
       send: async (command: { input: { executionArn: string } }) => {
         const name = command.input.executionArn.split(':').at(-1)!;
         asked.push(name);
-        if (![trade.trade_id, `${trade.trade_id}-2`, `${trade.trade_id}-4`].includes(name)) throw new ExecutionDoesNotExist({ message: 'no such execution', $metadata: {} });
+        if (![trade.trade_id, `${trade.trade_id}-2`, `${trade.trade_id}-4`].includes(name))
+          throw new ExecutionDoesNotExist({ message: 'no such execution', $metadata: {} });
         return { events: history(name) };
       },
     } as unknown as SFNClient;
-    const aws = { ...context, workflow: { kind: 'step-functions' as const, client, stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:Settlement' } };
+    const aws = {
+      ...context,
+      workflow: {
+        kind: 'step-functions' as const,
+        client,
+        stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:Settlement',
+      },
+    };
     const shown = (await runAdmin(['trade', 'history', '--trade-id', trade.trade_id], { ctx: aws })) as any;
-    expect(shown.executions.map((execution: any) => execution.execution_name)).toEqual([trade.trade_id, `${trade.trade_id}-2`, `${trade.trade_id}-4`]);
-    expect(shown.executions[0].execution_id).toBe(`arn:aws:states:us-east-1:123456789012:execution:Settlement:${trade.trade_id}`);
-    expect(shown.executions[0].transitions[1]).toMatchObject({ state: S.continueInNextExecution, outcome: 'continued' });
+    expect(shown.executions.map((execution: any) => execution.execution_name)).toEqual([
+      trade.trade_id,
+      `${trade.trade_id}-2`,
+      `${trade.trade_id}-4`,
+    ]);
+    expect(shown.executions[0].execution_id).toBe(
+      `arn:aws:states:us-east-1:123456789012:execution:Settlement:${trade.trade_id}`,
+    );
+    expect(shown.executions[0].transitions[1]).toMatchObject({
+      state: S.continueInNextExecution,
+      outcome: 'continued',
+    });
     // Legs up to the one after the current (the clock is in leg 5): nothing further is asked.
     expect(asked).toEqual([1, 2, 3, 4, 5, 6].map((leg) => (leg === 1 ? trade.trade_id : `${trade.trade_id}-${leg}`)));
   });

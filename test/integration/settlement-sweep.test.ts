@@ -32,7 +32,10 @@ function fakeStepFunctions(existing: { status: string } | null, options: { start
         if (!existing) throw new ExecutionDoesNotExist({ message: 'no such execution', $metadata: {} });
         return { status: existing.status };
       }
-      if (name === 'StartExecutionCommand' && ((existing && existing.status !== 'RUNNING') || options.startedMeanwhile)) {
+      if (
+        name === 'StartExecutionCommand' &&
+        ((existing && existing.status !== 'RUNNING') || options.startedMeanwhile)
+      ) {
         throw new ExecutionAlreadyExists({ message: 'exists', $metadata: {} });
       }
       return {};
@@ -98,7 +101,11 @@ function eraContext(era: string, env: Record<string, string> = {}): TestContext 
 const DAY_MS = 86_400_000;
 
 /** An unfunded open trade accepted at `acceptedMs`, stored with no execution; its id. */
-async function storeOpenTrade(context: AppContext, acceptedMs: number, settlementAtMs: number | null = null): Promise<string> {
+async function storeOpenTrade(
+  context: AppContext,
+  acceptedMs: number,
+  settlementAtMs: number | null = null,
+): Promise<string> {
   return (await storeUnfundedTrade(context, acceptedMs, settlementAtMs)).trade_id;
 }
 
@@ -106,7 +113,8 @@ async function storeOpenTrade(context: AppContext, acceptedMs: number, settlemen
 async function closeTrades(context: AppContext, tradeIds: readonly string[]): Promise<void> {
   for (const tradeId of tradeIds) {
     const trade = (await getTrade(context, tradeId, { consistent: true }))!;
-    if (trade.trade_state !== 'terminated') await updateTrade(context, trade, ['accepted', 'active'], { trade_state: 'terminated' }, context.clock.nowMs());
+    if (trade.trade_state !== 'terminated')
+      await updateTrade(context, trade, ['accepted', 'active'], { trade_state: 'terminated' }, context.clock.nowMs());
   }
 }
 
@@ -126,7 +134,10 @@ describe('the settlement sweep, through its handler, on the local runner', () =>
       expect(report).toMatchObject({ visited: 1, started: 1, redriven: 0, failed: 0, more: false });
       expect(runner.tradeIds()).toEqual([tradeId]);
       expect(await runner.finished(tradeId)).toBe('SUCCEEDED');
-      expect(await getTrade(era, tradeId, { consistent: true })).toMatchObject({ trade_state: 'terminated', settlement_state: 'defaulted' });
+      expect(await getTrade(era, tradeId, { consistent: true })).toMatchObject({
+        trade_state: 'terminated',
+        settlement_state: 'defaulted',
+      });
       // Terminated: out of the index, so the next run has nothing to do.
       expect(await sweep()).toMatchObject({ visited: 0, more: false });
     } finally {
@@ -160,7 +171,10 @@ describe('the settlement sweep, through its handler, on the local runner', () =>
       era.clock.advance(10 * 60_000);
       expect(await sweep()).toMatchObject({ visited: 1, redriven: 1, started: 0 });
       expect(await runner.finished(tradeId)).toBe('SUCCEEDED');
-      expect(await getTrade(era, tradeId, { consistent: true })).toMatchObject({ trade_state: 'terminated', settlement_state: 'defaulted' });
+      expect(await getTrade(era, tradeId, { consistent: true })).toMatchObject({
+        trade_state: 'terminated',
+        settlement_state: 'defaulted',
+      });
       const { executions } = await settlementHistory(era, tradeId);
       expect(executions.map((execution) => execution.status)).toEqual(['FAILED', 'SUCCEEDED']);
     } finally {
@@ -199,12 +213,21 @@ describe('the settlement sweep, through its handler, on the local runner', () =>
 
   it('takes no trade once the invocation is about to time out, and leaves the rest for the next', async () => {
     const era = eraContext('2012-06-01T00:00:00Z');
-    const tradeIds = await Promise.all(Array.from({ length: 3 }, () => storeOpenTrade(era, era.clock.nowMs() - 3 * DAY_MS)));
+    const tradeIds = await Promise.all(
+      Array.from({ length: 3 }, () => storeOpenTrade(era, era.clock.nowMs() - 3 * DAY_MS)),
+    );
     const { sweep, runner, stop } = await localWorkflows(era);
     try {
-      expect(await sweep(undefined, { getRemainingTimeInMillis: () => STOP_BEFORE_TIMEOUT_MS - 1 })).toMatchObject({ visited: 0, more: true });
+      expect(await sweep(undefined, { getRemainingTimeInMillis: () => STOP_BEFORE_TIMEOUT_MS - 1 })).toMatchObject({
+        visited: 0,
+        more: true,
+      });
       expect(runner.tradeIds()).toEqual([]);
-      expect(await sweep(undefined, { getRemainingTimeInMillis: () => 5 * 60_000 })).toMatchObject({ visited: 3, started: 3, more: false });
+      expect(await sweep(undefined, { getRemainingTimeInMillis: () => 5 * 60_000 })).toMatchObject({
+        visited: 3,
+        started: 3,
+        more: false,
+      });
     } finally {
       await stop();
       await closeTrades(era, tradeIds);
@@ -250,7 +273,9 @@ describe('the settlement sweep against Step Functions', () => {
       // Both were postponed: the next run (a minute later) doesn't ask Step Functions about them again.
       sweepCtx.clock.advance(60_000);
       expect(await bindSweep(sweepCtx)()).toMatchObject({ visited: 0 });
-      expect((await listOpenTrades(sweepCtx)).map((trade) => trade.trade_id)).toEqual(expect.arrayContaining([stuck, stranded]));
+      expect((await listOpenTrades(sweepCtx)).map((trade) => trade.trade_id)).toEqual(
+        expect.arrayContaining([stuck, stranded]),
+      );
     } finally {
       await closeTrades(sweepCtx, [stuck, stranded]);
     }
@@ -268,7 +293,10 @@ describe('the settlement sweep against Step Functions', () => {
     const young = await storeOpenTrade(sweepCtx, sweepCtx.clock.nowMs() - DAY_MS);
     try {
       expect(await bindSweep(sweepCtx)()).toMatchObject({ visited: 2, redriven: 2, past_deadline: 1 });
-      expect(logged).toHaveBeenCalledWith('trades past their deadline', expect.objectContaining({ count: 1, trade_ids: [late] }));
+      expect(logged).toHaveBeenCalledWith(
+        'trades past their deadline',
+        expect.objectContaining({ count: 1, trade_ids: [late] }),
+      );
       // The next scheduled run (5 minutes on) finds it again; the other one waits for its recheck.
       sweepCtx.clock.advance(5 * 60_000);
       expect(await bindSweep(sweepCtx)()).toMatchObject({ visited: 1, past_deadline: 1 });
@@ -278,13 +306,20 @@ describe('the settlement sweep against Step Functions', () => {
   });
 
   it('reads only the overdue trades: open trades whose settlement is not due cost it nothing', async () => {
-    const sweepCtx = withStepFunctions({ send: async () => ({ status: 'RUNNING' }) } as unknown as SFNClient, '2010-01-15T00:00:00Z');
+    const sweepCtx = withStepFunctions(
+      { send: async () => ({ status: 'RUNNING' }) } as unknown as SFNClient,
+      '2010-01-15T00:00:00Z',
+    );
     vi.spyOn(sweepCtx.logger, 'warn').mockImplementation(() => {});
     const nowMs = sweepCtx.clock.nowMs();
     // 200 healthy open trades (settling in 30 days, so not due) and one overdue.
     const healthy: string[] = [];
     for (let batch = 0; batch < 10; batch++) {
-      healthy.push(...(await Promise.all(Array.from({ length: 20 }, () => storeOpenTrade(sweepCtx, nowMs - DAY_MS, nowMs + 30 * DAY_MS)))));
+      healthy.push(
+        ...(await Promise.all(
+          Array.from({ length: 20 }, () => storeOpenTrade(sweepCtx, nowMs - DAY_MS, nowMs + 30 * DAY_MS)),
+        )),
+      );
     }
     const overdue = await storeOpenTrade(sweepCtx, nowMs - 3 * DAY_MS);
     // Counts what the sweep's index queries evaluate.

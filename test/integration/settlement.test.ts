@@ -61,49 +61,80 @@ async function storedTrade({ platform, buyer, seller }: Market, overrides?: Reco
   const body = tradeBody(platform, { buyer, seller, price: '1000', quantity: '1', overrides });
   const report = validateTradeReport(body, { platformCode: platform.platformCode, nowMs });
   if (!report.ok) throw new Error(report.errors.join('; '));
-  const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs, accountGroups: [platform.platformCode, platform.platformCode] });
+  const trade = acceptedTrade(report.value, {
+    tradeId: newId(),
+    nowMs,
+    accountGroups: [platform.platformCode, platform.platformCode],
+  });
   await transactWrite(ctx, tradeItems(ctx, trade));
   return trade;
 }
 
 async function balancesOf({ platform, buyer, seller }: Market) {
-  const account = (participant_code: string, asset: string) => ({ participant_code, account_group: platform.platformCode, account_label: 'general', asset });
+  const account = (participant_code: string, asset: string) => ({
+    participant_code,
+    account_group: platform.platformCode,
+    account_label: 'general',
+    asset,
+  });
   const [buyerUsd, buyerBtc, sellerUsd, sellerBtc] = await Promise.all([
     balanceOf(ctx, account(buyer, 'USD')),
     balanceOf(ctx, account(buyer, 'BTC')),
     balanceOf(ctx, account(seller, 'USD')),
     balanceOf(ctx, account(seller, 'BTC')),
   ]);
-  return { buyerUsd: buyerUsd.toFixed(), buyerBtc: buyerBtc.toFixed(), sellerUsd: sellerUsd.toFixed(), sellerBtc: sellerBtc.toFixed() };
+  return {
+    buyerUsd: buyerUsd.toFixed(),
+    buyerBtc: buyerBtc.toFixed(),
+    sellerUsd: sellerUsd.toFixed(),
+    sellerBtc: sellerBtc.toFixed(),
+  };
 }
 
 /**
  * Runs `task` with the buyer's dollars leaving (0.01 USD, a withdrawal say) just before the trade's settlement
  * transaction goes out: the race between a task's balance check and its write.
  */
-async function withSpendBeforeSettlement<T>(parties: Market, trade: Trade, task: (spending: AppContext) => Promise<T>): Promise<T> {
+async function withSpendBeforeSettlement<T>(
+  parties: Market,
+  trade: Trade,
+  task: (spending: AppContext) => Promise<T>,
+): Promise<T> {
   const real = ctx.db;
   let spent = false;
   const spending = testContext({
     db: {
-    send: async (command: any) => {
-      const isSettlement = command instanceof TransactWriteCommand && JSON.stringify(command.input).includes(`settlement-${trade.trade_id}`);
-      if (isSettlement && !spent) {
-        spent = true;
-        await bookMovement(ctx, {
-          movement_id: newId(),
-          type: 'withdrawal',
-          reference: 'test',
-          legs: moveLegs(
-            { account: { participant_code: parties.buyer, account_group: parties.platform.platformCode, account_label: 'general', asset: 'USD' }, platform_code: parties.platform.platformCode },
-            { account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'withdrawals', 'USD'), platform_code: null },
-            new Money('0.01'),
-          ),
-        });
-      }
-      return real.send(command);
-    },
-  } as unknown as DynamoDBDocumentClient,
+      send: async (command: any) => {
+        const isSettlement =
+          command instanceof TransactWriteCommand &&
+          JSON.stringify(command.input).includes(`settlement-${trade.trade_id}`);
+        if (isSettlement && !spent) {
+          spent = true;
+          await bookMovement(ctx, {
+            movement_id: newId(),
+            type: 'withdrawal',
+            reference: 'test',
+            legs: moveLegs(
+              {
+                account: {
+                  participant_code: parties.buyer,
+                  account_group: parties.platform.platformCode,
+                  account_label: 'general',
+                  asset: 'USD',
+                },
+                platform_code: parties.platform.platformCode,
+              },
+              {
+                account: systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'withdrawals', 'USD'),
+                platform_code: null,
+              },
+              new Money('0.01'),
+            ),
+          });
+        }
+        return real.send(command);
+      },
+    } as unknown as DynamoDBDocumentClient,
   });
   try {
     return await task(spending);
@@ -131,7 +162,9 @@ describe('settlement tasks are idempotent', () => {
     expect(await activate(event)).toMatchObject({ outcome: 'terminated' });
     expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
 
-    const movement = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(`settlement-${trade.trade_id}`) }));
+    const movement = await ctx.db.send(
+      new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(`settlement-${trade.trade_id}`) }),
+    );
     expect(movement.Item?.reference).toBe(trade.trade_id);
   });
 
@@ -151,7 +184,11 @@ describe('settlement tasks are idempotent', () => {
     await fund(parties.buyer, 'USD', '999.99');
     const trade = await storedTrade(parties);
     const outcome = await attempt({ trade_id: trade.trade_id });
-    expect(outcome).toMatchObject({ outcome: 'outstanding', past_deadline: false, settlement_state: 'obligations_outstanding' });
+    expect(outcome).toMatchObject({
+      outcome: 'outstanding',
+      past_deadline: false,
+      settlement_state: 'obligations_outstanding',
+    });
     expect(outcome.parties).toEqual([
       { side: 'buy', settlement_state: 'obligations_outstanding', shortfall: '0.01' },
       { side: 'sell', settlement_state: 'current_obligations_met', shortfall: '0' },
@@ -160,9 +197,16 @@ describe('settlement tasks are idempotent', () => {
     expect(active).toMatchObject({ trade_state: 'active', settlement_state: 'obligations_outstanding' });
 
     expect(await defaultTask({ trade_id: trade.trade_id })).toMatchObject({ outcome: 'defaulted' });
-    expect(await defaultTask({ trade_id: trade.trade_id })).toMatchObject({ outcome: 'terminated', settlement_state: 'defaulted' });
+    expect(await defaultTask({ trade_id: trade.trade_id })).toMatchObject({
+      outcome: 'terminated',
+      settlement_state: 'defaulted',
+    });
     const defaulted = await getTrade(ctx, trade.trade_id);
-    expect(defaulted).toMatchObject({ trade_state: 'terminated', settlement_state: 'defaulted', settled_timestamp: null });
+    expect(defaulted).toMatchObject({
+      trade_state: 'terminated',
+      settlement_state: 'defaulted',
+      settled_timestamp: null,
+    });
     expect(defaulted?.parties.map((p) => p.settlement_state)).toEqual(['defaulted', 'counterparty_defaulted']);
     expect(await balancesOf(parties)).toEqual({ buyerUsd: '999.99', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
     // A terminated trade leaves the index of open trades.
@@ -173,11 +217,20 @@ describe('settlement tasks are idempotent', () => {
     const parties = await market();
     await fundBoth(parties);
     const trade = await storedTrade(parties);
-    const outcome = await withSpendBeforeSettlement(parties, trade, (spending) => bindAttempt(spending)({ trade_id: trade.trade_id }));
+    const outcome = await withSpendBeforeSettlement(parties, trade, (spending) =>
+      bindAttempt(spending)({ trade_id: trade.trade_id }),
+    );
     expect(outcome).toMatchObject({ outcome: 'outstanding', settlement_state: 'obligations_outstanding' });
     const after = await getTrade(ctx, trade.trade_id);
-    expect(after).toMatchObject({ trade_state: 'active', settlement_state: 'obligations_outstanding', settled_timestamp: null });
-    expect(after?.parties.map((p) => p.settlement_state)).toEqual(['obligations_outstanding', 'current_obligations_met']);
+    expect(after).toMatchObject({
+      trade_state: 'active',
+      settlement_state: 'obligations_outstanding',
+      settled_timestamp: null,
+    });
+    expect(after?.parties.map((p) => p.settlement_state)).toEqual([
+      'obligations_outstanding',
+      'current_obligations_met',
+    ]);
     expect(await balancesOf(parties)).toEqual({ buyerUsd: '999.99', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
   });
 
@@ -186,13 +239,19 @@ describe('settlement tasks are idempotent', () => {
     await fundBoth(parties);
     const trade = await storedTrade(parties);
     // Default is the workflow's last step: an "outstanding" answer here would end the execution and strand the trade.
-    await expect(withSpendBeforeSettlement(parties, trade, (spending) => bindDefault(spending)({ trade_id: trade.trade_id }))).rejects.toThrow(/retrying/);
+    await expect(
+      withSpendBeforeSettlement(parties, trade, (spending) => bindDefault(spending)({ trade_id: trade.trade_id })),
+    ).rejects.toThrow(/retrying/);
     expect((await getTrade(ctx, trade.trade_id))?.trade_state).toBe('active');
 
     // The retry finds the buyer short and defaults; nothing moved.
     expect(await defaultTask({ trade_id: trade.trade_id })).toMatchObject({ outcome: 'defaulted' });
     const defaulted = await getTrade(ctx, trade.trade_id);
-    expect(defaulted).toMatchObject({ trade_state: 'terminated', settlement_state: 'defaulted', settled_timestamp: null });
+    expect(defaulted).toMatchObject({
+      trade_state: 'terminated',
+      settlement_state: 'defaulted',
+      settled_timestamp: null,
+    });
     expect(defaulted?.parties.map((p) => p.settlement_state)).toEqual(['defaulted', 'counterparty_defaulted']);
     expect(await balancesOf(parties)).toEqual({ buyerUsd: '999.99', buyerBtc: '0', sellerUsd: '0', sellerBtc: '1' });
   });
@@ -273,7 +332,9 @@ describe('executions', () => {
     await fundBoth(parties);
     const trade = await storedTrade(parties, { settlement_timestamp: ctx.clock.nowMs() + 30 * 24 * 3_600_000 });
     let activated = false;
-    const runner = new LocalSettlementRunner(ctx, { tasks: { activate: async (event) => ((activated = true), activate(event)) } });
+    const runner = new LocalSettlementRunner(ctx, {
+      tasks: { activate: async (event) => ((activated = true), activate(event)) },
+    });
     await runner.start(settlementInputFor(ctx, trade));
     await new Promise((resolve) => setTimeout(resolve, 500));
     await runner.stop();
@@ -312,7 +373,10 @@ describe('settlement history', () => {
   it('records the states a funded trade went through, and the ops CLI shows them with the live states', async () => {
     const parties = await market();
     await fundBoth(parties);
-    const response = await parties.platform.post('/trades', tradeBody(parties.platform, { buyer: parties.buyer, seller: parties.seller, price: '1000', quantity: '1' }));
+    const response = await parties.platform.post(
+      '/trades',
+      tradeBody(parties.platform, { buyer: parties.buyer, seller: parties.seller, price: '1000', quantity: '1' }),
+    );
     const tradeId = response.body.message.trade_id;
     await waitForTrade(parties.platform, tradeId, isTerminated);
     expect(await localRunner()!.finished(tradeId)).toBe('SUCCEEDED');
@@ -320,10 +384,20 @@ describe('settlement history', () => {
     expect(await stateTransitionCount(ctx, tradeId)).toBe(6);
     const shown = (await runAdmin(['trade', 'history', '--trade-id', tradeId], { ctx })) as any;
     expect(shown.trade).toMatchObject({ trade_id: tradeId, trade_state: 'terminated', settlement_state: 'settled' });
-    expect(shown.trade.parties[0]).toMatchObject({ side: 'buy', delivers: '1000.00 USD', receives: '1.00000000 BTC', settlement_state: 'settled' });
+    expect(shown.trade.parties[0]).toMatchObject({
+      side: 'buy',
+      delivers: '1000.00 USD',
+      receives: '1.00000000 BTC',
+      settlement_state: 'settled',
+    });
     expect(shown.executions).toHaveLength(1);
     const execution = shown.executions[0];
-    expect(execution).toMatchObject({ execution_name: tradeId, status: 'SUCCEEDED', state_transitions: 6, error: null });
+    expect(execution).toMatchObject({
+      execution_name: tradeId,
+      status: 'SUCCEEDED',
+      state_transitions: 6,
+      error: null,
+    });
     expect(execution.transitions.map((t: any) => [t.state, t.outcome])).toEqual([
       [S.settlesInThisExecution, null],
       [S.waitForSettlementTime, null],
@@ -339,7 +413,10 @@ describe('settlement history', () => {
 
   it('shows each session of a trade that waited for funds', async () => {
     const parties = await market();
-    const response = await parties.platform.post('/trades', tradeBody(parties.platform, { buyer: parties.buyer, seller: parties.seller, price: '1000', quantity: '1' }));
+    const response = await parties.platform.post(
+      '/trades',
+      tradeBody(parties.platform, { buyer: parties.buyer, seller: parties.seller, price: '1000', quantity: '1' }),
+    );
     const tradeId = response.body.message.trade_id;
     await waitForTrade(parties.platform, tradeId, (t) => t.settlement_state === 'obligations_outstanding');
     await fundBoth(parties);

@@ -17,7 +17,8 @@ type Middleware = Parameters<typeof clientWith>[0];
 /** The SDK's own attempts per call, as the service's clients have them by default (AWS_MAX_ATTEMPTS). */
 const SDK_ATTEMPTS = 3;
 
-const serviceWith = (middleware: Middleware, name: string, step: 'initialize' | 'deserialize') => faultyService(middleware, name, step, { maxAttempts: SDK_ATTEMPTS });
+const serviceWith = (middleware: Middleware, name: string, step: 'initialize' | 'deserialize') =>
+  faultyService(middleware, name, step, { maxAttempts: SDK_ATTEMPTS });
 
 const throttlingException = () =>
   Object.assign(new Error('The level of configured provisioned throughput for the table was exceeded.'), {
@@ -53,7 +54,8 @@ function failing(command: string, times: number, fault: (input: any) => Error, s
   return { calls, via };
 }
 
-const transfer = (platform: TestPlatform, amount: string) => transferBody(platform, { to_account_label: 'other', amount });
+const transfer = (platform: TestPlatform, amount: string) =>
+  transferBody(platform, { to_account_label: 'other', amount });
 
 async function fundedPlatform(): Promise<TestPlatform> {
   const platform = await newPlatform();
@@ -70,7 +72,12 @@ async function transfersOf(platform: TestPlatform): Promise<number> {
 describe('a booking under throttling', () => {
   it('is retried when DynamoDB cancels its transaction for throttling, and books exactly once', async () => {
     const platform = await fundedPlatform();
-    const { calls, via } = failing('TransactWriteItemsCommand', 3, (input) => throttledCancellation(input.TransactItems.length), 'deserialize');
+    const { calls, via } = failing(
+      'TransactWriteItemsCommand',
+      3,
+      (input) => throttledCancellation(input.TransactItems.length),
+      'deserialize',
+    );
     const response = await platform.post('/transfers', transfer(platform, '4'), { via });
     expect(response.status).toBe(201);
     // The SDK does not retry a cancellation: each attempt is the store's.
@@ -124,7 +131,10 @@ describe('a booking under throttling', () => {
     const platform = await fundedPlatform();
     const { calls, via } = failing('TransactWriteItemsCommand', Infinity, throttlingException, 'initialize');
     const requestId = crypto.randomUUID();
-    const response = await platform.post('/transfers', transfer(platform, '4'), { via, headers: { 'X-Request-Id': requestId } });
+    const response = await platform.post('/transfers', transfer(platform, '4'), {
+      via,
+      headers: { 'X-Request-Id': requestId },
+    });
     expect(response.status).toBe(503);
     expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(response.body).toEqual({ errors: ['service busy, retry shortly'] });
@@ -134,14 +144,21 @@ describe('a booking under throttling', () => {
     expect(await transfersOf(platform)).toBe(0);
 
     // Throttling over: the client's retry of the same request books it, once.
-    const retry = await platform.post('/transfers', transfer(platform, '4'), { headers: { 'X-Request-Id': requestId } });
+    const retry = await platform.post('/transfers', transfer(platform, '4'), {
+      headers: { 'X-Request-Id': requestId },
+    });
     expect(retry.status).toBe(201);
     expect(await usdBalancesOf(platform, 'general', 'other')).toEqual(['6.00', '5.00']);
   });
 
   it('answers 503 when every attempt’s transaction is cancelled for throttling, having booked nothing', async () => {
     const platform = await fundedPlatform();
-    const { calls, via } = failing('TransactWriteItemsCommand', Infinity, (input) => throttledCancellation(input.TransactItems.length), 'deserialize');
+    const { calls, via } = failing(
+      'TransactWriteItemsCommand',
+      Infinity,
+      (input) => throttledCancellation(input.TransactItems.length),
+      'deserialize',
+    );
     const response = await platform.post('/transfers', transfer(platform, '4'), { via });
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBeTruthy();
@@ -180,7 +197,9 @@ describe('a read under throttling', () => {
    * as the HTTP answer (this step sits below the SDK's deserializer), from the request as sent.
    */
   const unprocessed = (request: { body: string | Uint8Array }) => {
-    const sent = JSON.parse(typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body)) as { RequestItems: Record<string, unknown> };
+    const sent = JSON.parse(
+      typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body),
+    ) as { RequestItems: Record<string, unknown> };
     const [table] = Object.keys(sent.RequestItems);
     const body = JSON.stringify({ Responses: { [table!]: [] }, UnprocessedKeys: sent.RequestItems });
     return {
@@ -219,7 +238,9 @@ describe('a read under throttling', () => {
     expect(response.status).toBe(200);
     expect(calls.count).toBe(3);
     const direct = await platform.get('/index');
-    expect(response.body.message.map((price: { symbol: string }) => price.symbol)).toEqual(direct.body.message.map((price: { symbol: string }) => price.symbol));
+    expect(response.body.message.map((price: { symbol: string }) => price.symbol)).toEqual(
+      direct.body.message.map((price: { symbol: string }) => price.symbol),
+    );
   });
 
   it('answers GET /index 503 with Retry-After when the keys stay unprocessed', async () => {

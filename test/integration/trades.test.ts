@@ -22,7 +22,13 @@ describe('POST /trades, then settlement', () => {
     const { platform, buyer, seller } = await market();
     await fund(buyer, 'USD', '30000');
     await fund(seller, 'BTC', '2');
-    const body = tradeBody(platform, { buyer, seller, price: '50000.005', quantity: '0.5', overrides: { comment: 'desk 4', bank_fee: '1.50' } });
+    const body = tradeBody(platform, {
+      buyer,
+      seller,
+      price: '50000.005',
+      quantity: '0.5',
+      overrides: { comment: 'desk 4', bank_fee: '1.50' },
+    });
 
     const response = await platform.post('/trades', body);
     expect(response.status).toBe(200);
@@ -55,12 +61,30 @@ describe('POST /trades, then settlement', () => {
     expect(trade.accepted_timestamp).toBe(trade.last_update);
     // 0.5 × 50000.005 = 25000.0025 -> 25000.00 (half to even at the cent).
     expect(trade.parties).toEqual([
-      expect.objectContaining({ side: 'buy', participant_code: buyer, asset: 'BTC', amount: '0.50000000', settlement_state: null, obligations_outstanding_timestamp: null, current_obligations_met_timestamp: null }),
-      expect.objectContaining({ side: 'sell', participant_code: seller, asset: 'USD', amount: '25000.00', settlement_state: null }),
+      expect.objectContaining({
+        side: 'buy',
+        participant_code: buyer,
+        asset: 'BTC',
+        amount: '0.50000000',
+        settlement_state: null,
+        obligations_outstanding_timestamp: null,
+        current_obligations_met_timestamp: null,
+      }),
+      expect.objectContaining({
+        side: 'sell',
+        participant_code: seller,
+        asset: 'USD',
+        amount: '25000.00',
+        settlement_state: null,
+      }),
     ]);
 
     const settled = await waitForTrade(platform, trade.trade_id, isTerminated);
-    expect(settled).toMatchObject({ trade_state: 'terminated', settlement_state: 'settled', defaulted_timestamp: null });
+    expect(settled).toMatchObject({
+      trade_state: 'terminated',
+      settlement_state: 'settled',
+      defaulted_timestamp: null,
+    });
     expect(settled.settled_timestamp).toBeGreaterThanOrEqual(trade.accepted_timestamp);
     expect(settled.parties.map((p: any) => p.settlement_state)).toEqual(['settled', 'settled']);
 
@@ -74,17 +98,27 @@ describe('POST /trades, then settlement', () => {
 
   it('leaves an unfunded trade active with obligations outstanding, and settles it once both are funded', async () => {
     const { platform, buyer, seller } = await market();
-    const response = await platform.post('/trades', tradeBody(platform, { buyer, seller, price: '20000', quantity: '0.25' }));
+    const response = await platform.post(
+      '/trades',
+      tradeBody(platform, { buyer, seller, price: '20000', quantity: '0.25' }),
+    );
     expect(response.status).toBe(200);
     const tradeId = response.body.message.trade_id;
 
     const outstanding = await waitForTrade(platform, tradeId, isOutstanding);
     expect(outstanding.obligations_outstanding_timestamp).toEqual(expect.any(Number));
-    expect(outstanding.parties.map((p: any) => p.settlement_state)).toEqual(['obligations_outstanding', 'obligations_outstanding']);
+    expect(outstanding.parties.map((p: any) => p.settlement_state)).toEqual([
+      'obligations_outstanding',
+      'obligations_outstanding',
+    ]);
 
     // Only the seller delivers: it has met its obligations, the buyer still hasn't.
     await fund(seller, 'BTC', '0.25');
-    const half = await waitForTrade(platform, tradeId, (t) => t.parties[1].settlement_state === 'current_obligations_met');
+    const half = await waitForTrade(
+      platform,
+      tradeId,
+      (t) => t.parties[1].settlement_state === 'current_obligations_met',
+    );
     expect(half).toMatchObject({ trade_state: 'active', settlement_state: 'obligations_outstanding' });
     expect(half.parties[0].settlement_state).toBe('obligations_outstanding');
     expect(half.parties[1].current_obligations_met_timestamp).toEqual(expect.any(Number));
@@ -103,13 +137,23 @@ describe('POST /trades, then settlement', () => {
   it("settles a trade whose counterparty is Anonymous against the outside world, leaving only our party's accounts moved", async () => {
     const { platform, buyer } = await market();
     await fund(buyer, 'USD', '1000');
-    const body = tradeBody(platform, { buyer, seller: 'Anonymous', price: '100', quantity: '1', symbol: 'SOL/USD', overrides: { parties_anonymous: true } });
+    const body = tradeBody(platform, {
+      buyer,
+      seller: 'Anonymous',
+      price: '100',
+      quantity: '1',
+      symbol: 'SOL/USD',
+      overrides: { parties_anonymous: true },
+    });
     body.parties[1].settling = false;
     const response = await platform.post('/trades', body);
     expect(response.status).toBe(200);
     const settled = await waitForTrade(platform, response.body.message.trade_id, isTerminated);
     expect(settled.settlement_state).toBe('settled');
-    expect(await balances(platform)).toMatchObject({ [`${buyer}/general/USD`]: '900.00', [`${buyer}/general/SOL`]: '1.000000000' });
+    expect(await balances(platform)).toMatchObject({
+      [`${buyer}/general/USD`]: '900.00',
+      [`${buyer}/general/SOL`]: '1.000000000',
+    });
   });
 
   it('lets a platform trade with its own participant (parties_anonymous false) and customers of platforms it acts for', async () => {
@@ -119,17 +163,25 @@ describe('POST /trades, then settlement', () => {
     await grantRelationship(ctx, platform.platformCode, 'submits_platform_transfers_for', foreign);
     await fund(buyer, 'USD', '10');
     await fund(platform.participantCode, 'ETH', '1');
-    const own = await platform.post('/trades', tradeBody(platform, { buyer, seller: platform.participantCode, price: '10', quantity: '1', symbol: 'ETH/USD' }));
+    const own = await platform.post(
+      '/trades',
+      tradeBody(platform, { buyer, seller: platform.participantCode, price: '10', quantity: '1', symbol: 'ETH/USD' }),
+    );
     expect(own.status).toBe(200);
     const settled = await waitForTrade(platform, own.body.message.trade_id, isTerminated);
     expect(settled.settlement_state).toBe('settled');
 
-    const withForeign = await platform.post('/trades', tradeBody(platform, { buyer: foreign, seller: buyer, price: '10', quantity: '1', symbol: 'ETH/USD' }));
+    const withForeign = await platform.post(
+      '/trades',
+      tradeBody(platform, { buyer: foreign, seller: buyer, price: '10', quantity: '1', symbol: 'ETH/USD' }),
+    );
     expect(withForeign.status).toBe(200);
     // The foreign customer's platform sees the trade too; a stranger doesn't.
     const tradeId = withForeign.body.message.trade_id;
     expect((await other.get(`/trades/${tradeId}`)).status).toBe(200);
-    expect((await other.get(`/trades?party_code=${foreign}`)).body.message.map((t: any) => t.trade_id)).toEqual([tradeId]);
+    expect((await other.get(`/trades?party_code=${foreign}`)).body.message.map((t: any) => t.trade_id)).toEqual([
+      tradeId,
+    ]);
     expect((await (await newPlatform()).get(`/trades/${tradeId}`)).status).toBe(404);
   });
 });
@@ -143,7 +195,10 @@ describe('POST /trades: client_trade_id', () => {
     expect(response.body.message.session_id).toBe('');
     const read = await platform.get(`/trades/${response.body.message.trade_id}`);
     expect(read.body.message.session_id).toBe('');
-    const withSession = await platform.post('/trades', tradeBody(platform, { buyer, seller, overrides: { session_id: '20261125' } }));
+    const withSession = await platform.post(
+      '/trades',
+      tradeBody(platform, { buyer, seller, overrides: { session_id: '20261125' } }),
+    );
     expect(withSession.body.message.session_id).toBe('20261125');
   });
 
@@ -159,14 +214,20 @@ describe('POST /trades: client_trade_id', () => {
 
     // Another platform may use the same id.
     const other = await market();
-    const theirs = tradeBody(other.platform, { buyer: other.buyer, seller: other.seller, overrides: { client_trade_id: body.client_trade_id } });
+    const theirs = tradeBody(other.platform, {
+      buyer: other.buyer,
+      seller: other.seller,
+      overrides: { client_trade_id: body.client_trade_id },
+    });
     expect((await other.platform.post('/trades', theirs)).status).toBe(200);
   });
 
   it('only one of concurrent reports with the same id is accepted', async () => {
     const { platform, buyer, seller } = await market();
     const body = tradeBody(platform, { buyer, seller });
-    const statuses = await Promise.all(Array.from({ length: 5 }, () => platform.post('/trades', body).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 5 }, () => platform.post('/trades', body).then((r) => r.status)),
+    );
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(4);
   });
@@ -196,7 +257,13 @@ describe('POST /trades: each rule fails and passes through HTTP', () => {
     const rejected = await post(body({ product_type: 'forward' }));
     expect(rejected.status).toBe(400);
     expect(rejected.body.errors).toContain('settlement_price_index_id: required for forwards');
-    const accepted = await post(body({ product_type: 'forward', settlement_price_index_id: 'BTCUSD-FIX', expiry_timestamp: ctx.clock.nowMs() + 3_600_000 }));
+    const accepted = await post(
+      body({
+        product_type: 'forward',
+        settlement_price_index_id: 'BTCUSD-FIX',
+        expiry_timestamp: ctx.clock.nowMs() + 3_600_000,
+      }),
+    );
     expect(accepted.status).toBe(200);
     expect(accepted.body.message).toMatchObject({ product_type: 'forward', settlement_price_index_id: 'BTCUSD-FIX' });
   });
@@ -218,7 +285,11 @@ describe('POST /trades: each rule fails and passes through HTTP', () => {
     };
     const rejected = await post(methodB('25000.4'));
     expect(rejected.status).toBe(400);
-    expect(rejected.body.errors).toEqual([expect.stringMatching(/^trade_price: must equal the seller's amount ÷ the buyer's amount to 20 significant figures/)]);
+    expect(rejected.body.errors).toEqual([
+      expect.stringMatching(
+        /^trade_price: must equal the seller's amount ÷ the buyer's amount to 20 significant figures/,
+      ),
+    ]);
     const accepted = await post(methodB('25000.5'));
     expect(accepted.status).toBe(200);
     expect(accepted.body.message.trade_quantity).toBe('2.00000000');
@@ -256,11 +327,15 @@ describe('POST /trades: each rule fails and passes through HTTP', () => {
     for (const code of ['NOSUCH', foreign, locked]) {
       const rejected = await post(tradeBody(platform, { buyer: code, seller }));
       expect(rejected.status).toBe(400);
-      expect(rejected.body.errors).toEqual([`parties[0].participant_code: no participant '${code}' that this platform may report trades for`]);
+      expect(rejected.body.errors).toEqual([
+        `parties[0].participant_code: no participant '${code}' that this platform may report trades for`,
+      ]);
     }
     const reporting = await post(body({ reporting_party: foreign }));
     expect(reporting.status).toBe(400);
-    expect(reporting.body.errors).toEqual([`reporting_party: no participant '${foreign}' that this platform has a relationship with`]);
+    expect(reporting.body.errors).toEqual([
+      `reporting_party: no participant '${foreign}' that this platform has a relationship with`,
+    ]);
     expect((await post(body({ reporting_party: seller }))).status).toBe(200);
   });
 
@@ -271,11 +346,19 @@ describe('POST /trades: each rule fails and passes through HTTP', () => {
 
     const notDeclared = body();
     notDeclared.parties[1] = { side: 'sell', participant_code: 'Anonymous', asset: 'USD' };
-    expect((await post(notDeclared)).body.errors).toContain("parties[1].participant_code: 'Anonymous' is only allowed when parties_anonymous is true");
+    expect((await post(notDeclared)).body.errors).toContain(
+      "parties[1].participant_code: 'Anonymous' is only allowed when parties_anonymous is true",
+    );
 
-    const platformParty = tradeBody(platform, { buyer: platform.participantCode, seller: 'Anonymous', overrides: { parties_anonymous: true } });
+    const platformParty = tradeBody(platform, {
+      buyer: platform.participantCode,
+      seller: 'Anonymous',
+      overrides: { parties_anonymous: true },
+    });
     platformParty.parties[1].settling = false;
-    expect((await post(platformParty)).body.errors).toContain('parties_anonymous: must be false when the platform is itself a party');
+    expect((await post(platformParty)).body.errors).toContain(
+      'parties_anonymous: must be false when the platform is itself a party',
+    );
   });
 
   it('rounds computed amounts half to even at the quote precision (10 × 10,000.0008 -> 100,000.01)', async () => {
@@ -296,7 +379,9 @@ describe('POST /trades: each rule fails and passes through HTTP', () => {
   it('a trade_quantity sent as a JSON number is a 400, not a 500', async () => {
     const rejected = await post(body({ trade_quantity: 0.5 }));
     expect(rejected.status).toBe(400);
-    expect(rejected.body.errors).toEqual(['trade_quantity: must be a decimal string such as "12.34" (no sign, no exponent)']);
+    expect(rejected.body.errors).toEqual([
+      'trade_quantity: must be a decimal string such as "12.34" (no sign, no exponent)',
+    ]);
   });
 
   it('a quantity finer than the base asset allows is refused, not rounded', async () => {
@@ -306,7 +391,9 @@ describe('POST /trades: each rule fails and passes through HTTP', () => {
   });
 
   it('ignores fields the service owns and unknown fields', async () => {
-    const response = await post(body({ trade_state: 'terminated', trade_id: 'mine', settled_timestamp: 1, extra: 'x' }));
+    const response = await post(
+      body({ trade_state: 'terminated', trade_id: 'mine', settled_timestamp: 1, extra: 'x' }),
+    );
     expect(response.status).toBe(200);
     expect(response.body.message).toMatchObject({ trade_state: 'accepted', settled_timestamp: null });
     expect(response.body.message.trade_id).not.toBe('mine');
@@ -316,7 +403,9 @@ describe('POST /trades: each rule fails and passes through HTTP', () => {
   it('answers every issue of an empty body at once', async () => {
     const response = await platform.post('/trades', {});
     expect(response.status).toBe(400);
-    expect(response.body.errors).toEqual(expect.arrayContaining(['client_trade_id: required', 'parties: required', 'physical_delivery: must be true']));
+    expect(response.body.errors).toEqual(
+      expect.arrayContaining(['client_trade_id: required', 'parties: required', 'physical_delivery: must be true']),
+    );
   });
 
   it('needs the trades permission', async () => {
@@ -354,14 +443,21 @@ describe('GET /trades and GET /trades/{trade_id}', () => {
           seller: spec.seller,
           price: '100',
           quantity: '1',
-          overrides: { transaction_timestamp: base + index * 1000, reporting_party: spec.reporting_party, market_identifier_code: spec.mic },
+          overrides: {
+            transaction_timestamp: base + index * 1000,
+            reporting_party: spec.reporting_party,
+            market_identifier_code: spec.mic,
+          },
         }),
       );
       expect(response.status).toBe(200);
       ids.push(response.body.message.trade_id);
     }
     // The filters below count states: wait until every execution has had its first attempt, not just one.
-    await Promise.all([waitForTrade(platform, ids[4]!, isTerminated), ...ids.slice(0, 4).map((id) => waitForTrade(platform, id, isOutstanding))]);
+    await Promise.all([
+      waitForTrade(platform, ids[4]!, isTerminated),
+      ...ids.slice(0, 4).map((id) => waitForTrade(platform, id, isOutstanding)),
+    ]);
   });
 
   const listed = async (query: string) => {
@@ -371,7 +467,7 @@ describe('GET /trades and GET /trades/{trade_id}', () => {
   };
   const idsOf = (body: any) => body.message.map((t: any) => t.trade_id);
 
-  it('lists the platform\'s trades newest transaction first, in the list envelope', async () => {
+  it("lists the platform's trades newest transaction first, in the list envelope", async () => {
     const body = await listed('');
     expect(idsOf(body)).toEqual([...ids].reverse());
     expect(body).toMatchObject({ page: 1, page_size: 100, total_pages: 1, count: 5 });
@@ -391,11 +487,15 @@ describe('GET /trades and GET /trades/{trade_id}', () => {
   });
 
   it('filters by transaction time: the reference brackets and the plain inclusive bounds, in ms or ns', async () => {
-    expect(idsOf(await listed(`?transaction_timestamp[gte]=${base + 1000}&transaction_timestamp[lt]=${base + 3000}`))).toEqual([ids[2], ids[1]]);
+    expect(
+      idsOf(await listed(`?transaction_timestamp[gte]=${base + 1000}&transaction_timestamp[lt]=${base + 3000}`)),
+    ).toEqual([ids[2], ids[1]]);
     expect(idsOf(await listed(`?transaction_timestamp%5Bgt%5D=${base + 3000}`))).toEqual([ids[4]]);
     expect(idsOf(await listed(`?transaction_timestamp[e]=${base + 2000}`))).toEqual([ids[2]]);
     expect(idsOf(await listed(`?transaction_timestamp[lte]=${base}`))).toEqual([ids[0]]);
-    expect(idsOf(await listed(`?transaction_timestamp_from=${base + 3000}&transaction_timestamp_to=${base + 4000}`))).toEqual([ids[4], ids[3]]);
+    expect(
+      idsOf(await listed(`?transaction_timestamp_from=${base + 3000}&transaction_timestamp_to=${base + 4000}`)),
+    ).toEqual([ids[4], ids[3]]);
     expect(idsOf(await listed(`?transaction_timestamp[gte]=${BigInt(base + 4000) * 1_000_000n}`))).toEqual([ids[4]]);
     const bad = await platform.get('/trades?transaction_timestamp_from=yesterday');
     expect(bad.status).toBe(400);
@@ -414,7 +514,11 @@ describe('GET /trades and GET /trades/{trade_id}', () => {
   it('shows one trade with live states; another platform gets 404 and sees nothing in its list', async () => {
     const response = await platform.get(`/trades/${ids[4]}`);
     expect(response.status).toBe(200);
-    expect(response.body.message).toMatchObject({ trade_id: ids[4], trade_state: 'terminated', settlement_state: 'settled' });
+    expect(response.body.message).toMatchObject({
+      trade_id: ids[4],
+      trade_state: 'terminated',
+      settlement_state: 'settled',
+    });
     const stranger = await newPlatform();
     const hidden = await stranger.get(`/trades/${ids[4]}`);
     expect(hidden.status).toBe(404);

@@ -18,7 +18,10 @@ describe('POST /transfers', () => {
   });
 
   it('moves 250 of 1000 to another own label: 201 approved, balances 750/250', async () => {
-    const response = await platform.post('/transfers', transferBody(platform, { amount: '250', client_transfer_id: 'first' }));
+    const response = await platform.post(
+      '/transfers',
+      transferBody(platform, { amount: '250', client_transfer_id: 'first' }),
+    );
     expect(response.status).toBe(201);
     expect(response.body.message).toMatchObject({
       status: 'approved',
@@ -41,7 +44,10 @@ describe('POST /transfers', () => {
 
   it('refuses a reused client_transfer_id with 409 and moves nothing', async () => {
     const before = await balances(platform);
-    const response = await platform.post('/transfers', transferBody(platform, { amount: '5', client_transfer_id: 'first' }));
+    const response = await platform.post(
+      '/transfers',
+      transferBody(platform, { amount: '5', client_transfer_id: 'first' }),
+    );
     expect(response.status).toBe(409);
     expect(response.body.errors[0]).toContain('client_transfer_id');
     expect(await balances(platform)).toEqual(before);
@@ -64,10 +70,16 @@ describe('POST /transfers', () => {
   it('refuses the same source and destination, an unknown asset and a malformed group, all at once', async () => {
     const same = await platform.post('/transfers', transferBody(platform, { to_account_label: 'general' }));
     expect(same.status).toBe(400);
-    const several = await platform.post('/transfers', transferBody(platform, { asset: 'XYZ', to_account_group: 'other group!', amount: 'x' }));
+    const several = await platform.post(
+      '/transfers',
+      transferBody(platform, { asset: 'XYZ', to_account_group: 'other group!', amount: 'x' }),
+    );
     expect(several.status).toBe(400);
     expect(several.body.errors).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^asset: /), 'to_account_group: must be 1 to 50 letters, digits, _ or - (an account group)']),
+      expect.arrayContaining([
+        expect.stringMatching(/^asset: /),
+        'to_account_group: must be 1 to 50 letters, digits, _ or - (an account group)',
+      ]),
     );
   });
 
@@ -85,19 +97,30 @@ describe('POST /transfers', () => {
     expect(response.body.errors[0]).toMatch(/^body: malformed JSON/);
   });
 
-  it.each([['[]'], ['"text"'], ['null'], ['42']])('answers a JSON body that is not an object (%s) with 400', async (rawBody) => {
-    const response = await platform.request('POST', '/transfers', undefined, { rawBody });
-    expect(response.status).toBe(400);
-    expect(response.body.errors.length).toBeGreaterThan(0);
-  });
+  it.each([['[]'], ['"text"'], ['null'], ['42']])(
+    'answers a JSON body that is not an object (%s) with 400',
+    async (rawBody) => {
+      const response = await platform.request('POST', '/transfers', undefined, { rawBody });
+      expect(response.status).toBe(400);
+      expect(response.body.errors.length).toBeGreaterThan(0);
+    },
+  );
 
   it('does nothing again for the same signed POST sent twice: 409 request already received', async () => {
     const body = JSON.stringify(transferBody(platform, { amount: '1' }));
     const timestamp = ctx.clock.nowSeconds();
-    const first = await send('POST', '/transfers', undefined, { credentials: platform.credentials, rawBody: body, timestamp });
+    const first = await send('POST', '/transfers', undefined, {
+      credentials: platform.credentials,
+      rawBody: body,
+      timestamp,
+    });
     expect(first.status).toBe(201);
     const before = await balances(platform);
-    const replay = await send('POST', '/transfers', undefined, { credentials: platform.credentials, rawBody: body, timestamp });
+    const replay = await send('POST', '/transfers', undefined, {
+      credentials: platform.credentials,
+      rawBody: body,
+      timestamp,
+    });
     expect(replay.status).toBe(409);
     expect(replay.body).toEqual({ errors: [expect.stringMatching(/^request already received: /)] });
     expect(await balances(platform)).toEqual(before);
@@ -108,20 +131,37 @@ describe('POST /transfers', () => {
     await fund(other.participantCode, 'USD', '10');
     const body = JSON.stringify(transferBody(other, { amount: '1' }));
     const timestamp = ctx.clock.nowSeconds();
-    const signature = sign(Buffer.from(other.credentials.api_secret, 'base64'), String(timestamp), 'POST', '/transfers', body);
+    const signature = sign(
+      Buffer.from(other.credentials.api_secret, 'base64'),
+      String(timestamp),
+      'POST',
+      '/transfers',
+      body,
+    );
     const signed = (spelling: string) => ({
       'X-SVC-API-KEY': other.credentials.api_key,
       'X-SVC-PASSPHRASE': other.credentials.passphrase,
       'X-SVC-TIMESTAMP': String(timestamp),
       'X-SVC-SIGNED': spelling,
     });
-    expect((await send('POST', '/transfers', undefined, { rawBody: body, unsigned: true, headers: signed(signature) })).status).toBe(201);
+    expect(
+      (await send('POST', '/transfers', undefined, { rawBody: body, unsigned: true, headers: signed(signature) }))
+        .status,
+    ).toBe(201);
     // Base64 decoding is lenient: without padding, with extra padding, or with URL-safe letters, it is one signature.
-    const respellings = [signature.replace(/=+$/, ''), `${signature}=`, signature.replace(/\+/g, '-').replace(/\//g, '_')].filter((s) => s !== signature);
+    const respellings = [
+      signature.replace(/=+$/, ''),
+      `${signature}=`,
+      signature.replace(/\+/g, '-').replace(/\//g, '_'),
+    ].filter((s) => s !== signature);
     expect(respellings.length).toBeGreaterThanOrEqual(2);
     for (const spelling of respellings) {
       // Without its padding it is the same signature (a repeat: 409); any other spelling isn't one base64 value (403).
-      const replay = await send('POST', '/transfers', undefined, { rawBody: body, unsigned: true, headers: signed(spelling) });
+      const replay = await send('POST', '/transfers', undefined, {
+        rawBody: body,
+        unsigned: true,
+        headers: signed(spelling),
+      });
       expect(replay.status, spelling).toBe(spelling === signature.replace(/=+$/, '') ? 409 : 403);
     }
     expect((await balances(other))[`${other.participantCode}/general/USD`]).toBe('9.00');
@@ -192,7 +232,9 @@ describe('concurrency', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '10');
     const results = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => platform.post('/transfers', transferBody(platform, { amount: '1', client_transfer_id: `c-${i}` }))),
+      Array.from({ length: 40 }, (_, i) =>
+        platform.post('/transfers', transferBody(platform, { amount: '1', client_transfer_id: `c-${i}` })),
+      ),
     );
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(10);
@@ -207,7 +249,9 @@ describe('concurrency', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '100');
     const results = await Promise.all(
-      Array.from({ length: 20 }, () => platform.post('/transfers', transferBody(platform, { amount: '1', client_transfer_id: 'same-id' }))),
+      Array.from({ length: 20 }, () =>
+        platform.post('/transfers', transferBody(platform, { amount: '1', client_transfer_id: 'same-id' })),
+      ),
     );
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
@@ -223,16 +267,27 @@ describe('the 72-hour client_transfer_id window', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '100');
     const clientId = `window-${randomUUID()}`;
-    expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(201);
+    expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(
+      201,
+    );
     const HOURS_72 = 72 * 3600 * 1000;
     try {
       ctx.clock.advance(HOURS_72 - 1000);
-      expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(409);
+      expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(
+        409,
+      );
       ctx.clock.advance(2000);
       // The expired claim is still in the table: only its stored expiry ends the window.
-      const stored = await ctx.db.send(new GetCommand({ TableName: ctx.tables.ttl, Key: { pk: ttlKeys.clientId('transfer', platform.platformCode, clientId) } }));
+      const stored = await ctx.db.send(
+        new GetCommand({
+          TableName: ctx.tables.ttl,
+          Key: { pk: ttlKeys.clientId('transfer', platform.platformCode, clientId) },
+        }),
+      );
       expect(stored.Item).toBeDefined();
-      expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(201);
+      expect((await platform.post('/transfers', transferBody(platform, { client_transfer_id: clientId }))).status).toBe(
+        201,
+      );
     } finally {
       ctx.clock.reset();
     }
@@ -245,9 +300,19 @@ describe('GET /transfers and GET /accounts', () => {
     await fund(platform.participantCode, 'USD', '100');
     await fund(platform.participantCode, 'BTC', '1');
     for (let i = 0; i < 5; i++) {
-      expect((await platform.post('/transfers', transferBody(platform, { amount: '1', client_transfer_id: `p-${i}` }))).status).toBe(201);
+      expect(
+        (await platform.post('/transfers', transferBody(platform, { amount: '1', client_transfer_id: `p-${i}` })))
+          .status,
+      ).toBe(201);
     }
-    expect((await platform.post('/transfers', transferBody(platform, { asset: 'BTC', amount: '0.00000001', to_account_label: 'cold' }))).status).toBe(201);
+    expect(
+      (
+        await platform.post(
+          '/transfers',
+          transferBody(platform, { asset: 'BTC', amount: '0.00000001', to_account_label: 'cold' }),
+        )
+      ).status,
+    ).toBe(201);
 
     const page1 = await platform.get('/transfers?page=1&page_size=2&asset=USD');
     expect(page1.body).toMatchObject({ page: 1, page_size: 2, total_pages: 3, count: 5 });
@@ -262,11 +327,23 @@ describe('GET /transfers and GET /accounts', () => {
 
     const btc = await platform.get('/accounts?asset=BTC');
     expect(btc.body.message).toEqual([
-      expect.objectContaining({ asset: 'BTC', account_label: 'cold', balance: '0.00000001', account_type: 'available' }),
-      expect.objectContaining({ asset: 'BTC', account_label: 'general', balance: '0.99999999', account_owner: platform.participantCode }),
+      expect.objectContaining({
+        asset: 'BTC',
+        account_label: 'cold',
+        balance: '0.00000001',
+        account_type: 'available',
+      }),
+      expect.objectContaining({
+        asset: 'BTC',
+        account_label: 'general',
+        balance: '0.99999999',
+        account_owner: platform.participantCode,
+      }),
     ]);
     const labelled = await platform.get('/accounts?account_label=savings');
-    expect(labelled.body.message).toEqual([expect.objectContaining({ balance: '5.00', account_group: platform.platformCode })]);
+    expect(labelled.body.message).toEqual([
+      expect.objectContaining({ balance: '5.00', account_group: platform.platformCode }),
+    ]);
     expect(labelled.body.message[0].account_id).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
@@ -284,7 +361,11 @@ describe('X-Request-Id idempotency on POST', () => {
     expect(again.text).toBe(first.text);
     expect(again.headers.get('x-request-id')).toBe(requestId);
     expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('97.00');
-    const changed = await platform.post('/transfers', { ...body, amount: '4' }, { headers: { 'X-Request-Id': requestId } });
+    const changed = await platform.post(
+      '/transfers',
+      { ...body, amount: '4' },
+      { headers: { 'X-Request-Id': requestId } },
+    );
     expect(changed.status).toBe(422);
     expect(changed.body.errors[0]).toContain('X-Request-Id');
     expect((await platform.post('/transfers', body, { headers: { 'X-Request-Id': 'not-a-uuid' } })).status).toBe(400);
@@ -317,9 +398,18 @@ describe('a transfer whose first run booked but never answered', () => {
     await fund(platform.participantCode, 'USD', '100');
     const requestId = randomUUID();
     const via = serviceCrashingAfterCommit();
-    expect((await platform.post('/transfers', transferBody(platform, { amount: '7' }), { headers: { 'X-Request-Id': requestId }, via })).status).toBe(500);
+    expect(
+      (
+        await platform.post('/transfers', transferBody(platform, { amount: '7' }), {
+          headers: { 'X-Request-Id': requestId },
+          via,
+        })
+      ).status,
+    ).toBe(500);
 
-    const other = await platform.post('/transfers', transferBody(platform, { amount: '8' }), { headers: { 'X-Request-Id': requestId } });
+    const other = await platform.post('/transfers', transferBody(platform, { amount: '8' }), {
+      headers: { 'X-Request-Id': requestId },
+    });
     expect(other.status).toBe(422);
     expect((await balances(platform))[`${platform.participantCode}/general/USD`]).toBe('93.00');
   });
@@ -332,10 +422,19 @@ describe('reads a booking makes', () => {
     const accountReads: { command: string; keys: string[]; consistent: boolean }[] = [];
     const via = serviceWith(
       (next, context) => async (args) => {
-        const input = args.input as { Key?: { pk: string }; RequestItems?: Record<string, { Keys: { pk: string }[]; ConsistentRead?: boolean }>; ConsistentRead?: boolean };
-        const keys = input.Key ? [input.Key.pk] : Object.values(input.RequestItems ?? {}).flatMap((request) => request.Keys.map((key) => key.pk));
-        const consistent = input.ConsistentRead ?? Object.values(input.RequestItems ?? {}).every((request) => request.ConsistentRead === true);
-        if (keys.some((key) => String(key).startsWith('ACCOUNT#'))) accountReads.push({ command: String(context.commandName), keys, consistent });
+        const input = args.input as {
+          Key?: { pk: string };
+          RequestItems?: Record<string, { Keys: { pk: string }[]; ConsistentRead?: boolean }>;
+          ConsistentRead?: boolean;
+        };
+        const keys = input.Key
+          ? [input.Key.pk]
+          : Object.values(input.RequestItems ?? {}).flatMap((request) => request.Keys.map((key) => key.pk));
+        const consistent =
+          input.ConsistentRead ??
+          Object.values(input.RequestItems ?? {}).every((request) => request.ConsistentRead === true);
+        if (keys.some((key) => String(key).startsWith('ACCOUNT#')))
+          accountReads.push({ command: String(context.commandName), keys, consistent });
         return next(args);
       },
       'accountReads',
@@ -352,9 +451,41 @@ describe('reads a booking makes', () => {
 describe('ops CLI', () => {
   it('deposits and grants relationships', async () => {
     const platform = await newPlatform();
-    const result: any = await runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'ETH', '--amount', '1.000000000000000001', '--reference', `wire-${randomUUID()}`, '--reason', 'test'], { ctx });
+    const result: any = await runAdmin(
+      [
+        'deposit',
+        '--participant',
+        platform.participantCode,
+        '--asset',
+        'ETH',
+        '--amount',
+        '1.000000000000000001',
+        '--reference',
+        `wire-${randomUUID()}`,
+        '--reason',
+        'test',
+      ],
+      { ctx },
+    );
     expect(result.movement_id).toBeTruthy();
     expect((await balances(platform))[`${platform.participantCode}/general/ETH`]).toBe('1.000000000000000001');
-    await expect(runAdmin(['deposit', '--participant', platform.participantCode, '--asset', 'USD', '--amount', '1.001', '--reference', `wire-${randomUUID()}`, '--reason', 'test'], { ctx })).rejects.toThrow(/decimal places/);
+    await expect(
+      runAdmin(
+        [
+          'deposit',
+          '--participant',
+          platform.participantCode,
+          '--asset',
+          'USD',
+          '--amount',
+          '1.001',
+          '--reference',
+          `wire-${randomUUID()}`,
+          '--reason',
+          'test',
+        ],
+        { ctx },
+      ),
+    ).rejects.toThrow(/decimal places/);
   });
 });

@@ -50,7 +50,10 @@ async function subscribedPlatform(options: { eventTypes?: string[] } = {}) {
   const platform = await newPlatform();
   const api = call(platform);
   const target = await receiver();
-  const created = await api.post('/webhooks/endpoints', { url: target.url, ...(options.eventTypes && { event_types: options.eventTypes }) });
+  const created = await api.post('/webhooks/endpoints', {
+    url: target.url,
+    ...(options.eventTypes && { event_types: options.eventTypes }),
+  });
   expect(created.status).toBe(200);
   return { platform, api, target, endpoint: created.body.message as { id: string; secret: string } };
 }
@@ -71,11 +74,20 @@ describe('webhook endpoints', () => {
   it('are created with a whsec_ secret shown once, listed and read without it, changed and deleted', async () => {
     const platform = await newPlatform();
     const api = call(platform);
-    const created = await api.post('/webhooks/endpoints', { url: 'http://127.0.0.1:9/in', event_types: ['account_balance.changed'], description: 'books' });
+    const created = await api.post('/webhooks/endpoints', {
+      url: 'http://127.0.0.1:9/in',
+      event_types: ['account_balance.changed'],
+      description: 'books',
+    });
     expect(created.status).toBe(200);
     const endpoint = created.body.message;
     expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    expect(endpoint).toMatchObject({ url: 'http://127.0.0.1:9/in', event_types: ['account_balance.changed'], description: 'books', enabled: true });
+    expect(endpoint).toMatchObject({
+      url: 'http://127.0.0.1:9/in',
+      event_types: ['account_balance.changed'],
+      description: 'books',
+      enabled: true,
+    });
 
     const listed = await api.get('/webhooks/endpoints');
     expect(listed.body.message).toHaveLength(1);
@@ -83,7 +95,10 @@ describe('webhook endpoints', () => {
     const read = await api.get(`/webhooks/endpoints/${endpoint.id}`);
     expect(read.body.message.secret).toBeUndefined();
 
-    const patched = await api.patch(`/webhooks/endpoints/${endpoint.id}`, { enabled: false, event_types: ['trade.status_changed'] });
+    const patched = await api.patch(`/webhooks/endpoints/${endpoint.id}`, {
+      enabled: false,
+      event_types: ['trade.status_changed'],
+    });
     expect(patched.body.message).toMatchObject({ enabled: false, event_types: ['trade.status_changed'] });
 
     const other = call(await newPlatform());
@@ -98,7 +113,9 @@ describe('webhook endpoints', () => {
     const platform = await newPlatform();
     const storedAnswer = async (requestId: string) => {
       const key = { pk: ttlKeys.idempotency(platform.platformCode, requestId) };
-      return JSON.stringify((await ctx.db.send(new GetCommand({ TableName: ctx.tables.ttl, Key: key, ConsistentRead: true }))).Item);
+      return JSON.stringify(
+        (await ctx.db.send(new GetCommand({ TableName: ctx.tables.ttl, Key: key, ConsistentRead: true }))).Item,
+      );
     };
     const createId = randomUUID();
     const body = { url: 'http://127.0.0.1:9/in' };
@@ -113,11 +130,18 @@ describe('webhook endpoints', () => {
     expect(storedCreate).not.toContain(secret.slice('whsec_'.length, 20));
 
     const rotateId = randomUUID();
-    const rotated = await platform.post(`/webhooks/endpoints/${id}/rotate_secret`, {}, { headers: { 'X-Request-Id': rotateId } });
+    const rotated = await platform.post(
+      `/webhooks/endpoints/${id}/rotate_secret`,
+      {},
+      { headers: { 'X-Request-Id': rotateId } },
+    );
     expect(rotated.status).toBe(200);
     const newSecret = rotated.body.message.secret;
     expect(newSecret).not.toBe(secret);
-    expect((await platform.post(`/webhooks/endpoints/${id}/rotate_secret`, {}, { headers: { 'X-Request-Id': rotateId } })).text).toBe(rotated.text);
+    expect(
+      (await platform.post(`/webhooks/endpoints/${id}/rotate_secret`, {}, { headers: { 'X-Request-Id': rotateId } }))
+        .text,
+    ).toBe(rotated.text);
     const storedRotation = await storedAnswer(rotateId);
     expect(storedRotation).toContain('COMPLETED');
     expect(storedRotation).not.toContain(newSecret.slice('whsec_'.length, 20));
@@ -125,20 +149,33 @@ describe('webhook endpoints', () => {
 
   it('refuses bad URLs and unknown event types with 400 naming them, all at once', async () => {
     const api = call(await newPlatform());
-    for (const url of [undefined, 'not a url', 'ftp://example.com/x', 'http://user:pw@example.com/x', `http://example.com/${'a'.repeat(2050)}`]) {
+    for (const url of [
+      undefined,
+      'not a url',
+      'ftp://example.com/x',
+      'http://user:pw@example.com/x',
+      `http://example.com/${'a'.repeat(2050)}`,
+    ]) {
       const response = await api.post('/webhooks/endpoints', url === undefined ? {} : { url });
       expect(response.status, String(url)).toBe(400);
       expect(response.body.errors.join(' ')).toMatch(/^url: /);
     }
-    const both = await api.post('/webhooks/endpoints', { url: 'nope', event_types: ['trade.status_changed', 'trade.exploded'] });
+    const both = await api.post('/webhooks/endpoints', {
+      url: 'nope',
+      event_types: ['trade.status_changed', 'trade.exploded'],
+    });
     expect(both.status).toBe(400);
-    expect(both.body.errors).toEqual(expect.arrayContaining([expect.stringMatching(/^url: /), expect.stringContaining('trade.exploded')]));
+    expect(both.body.errors).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^url: /), expect.stringContaining('trade.exploded')]),
+    );
     expect((await api.get('/webhooks/endpoints')).body.message).toEqual([]);
   });
 
   it('allows 20 endpoints per platform, however many creations race; the 21st is a 400', async () => {
     const api = call(await newPlatform());
-    const responses = await Promise.all(Array.from({ length: 24 }, (_, i) => api.post('/webhooks/endpoints', { url: `http://127.0.0.1:9/in/${i}` })));
+    const responses = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => api.post('/webhooks/endpoints', { url: `http://127.0.0.1:9/in/${i}` })),
+    );
     expect(responses.filter((r) => r.status === 200)).toHaveLength(20);
     expect(responses.filter((r) => r.status === 400)).toHaveLength(4);
     expect((await api.get('/webhooks/endpoints')).body.message).toHaveLength(20);
@@ -147,13 +184,29 @@ describe('webhook endpoints', () => {
   it('refuses loopback, private, link-local and mapped addresses at create when private URLs are not allowed', async () => {
     const strict = testContext({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'false' } });
     const platform = await newPlatform();
-    for (const url of ['http://127.0.0.1/x', 'http://localhost/x', 'http://10.0.0.1/x', 'http://169.254.169.254/x', 'http://[::1]/x', 'http://[::ffff:127.0.0.1]/x', 'http://100.64.1.1/x', 'http://[fd00::1]/x']) {
+    for (const url of [
+      'http://127.0.0.1/x',
+      'http://localhost/x',
+      'http://10.0.0.1/x',
+      'http://169.254.169.254/x',
+      'http://[::1]/x',
+      'http://[::ffff:127.0.0.1]/x',
+      'http://100.64.1.1/x',
+      'http://[fd00::1]/x',
+    ]) {
       const refused = await createEndpoint(strict, platform.platformCode, { url }).catch((error) => error);
       expect(refused, url).toBeInstanceOf(ValidationError);
-      expect((refused as ValidationError).errors, url).toEqual(['url: points to a private, loopback or otherwise non-public address']);
+      expect((refused as ValidationError).errors, url).toEqual([
+        'url: points to a private, loopback or otherwise non-public address',
+      ]);
     }
     // A name resolving to loopback is refused too.
-    const resolvedLoopback = await createEndpoint(strict, platform.platformCode, { url: 'http://hooks.test/x' }, async () => ['127.0.0.1']).catch((error) => error);
+    const resolvedLoopback = await createEndpoint(
+      strict,
+      platform.platformCode,
+      { url: 'http://hooks.test/x' },
+      async () => ['127.0.0.1'],
+    ).catch((error) => error);
     expect(resolvedLoopback).toBeInstanceOf(ValidationError);
   });
 });
@@ -163,17 +216,29 @@ describe('webhook delivery', () => {
     const { platform, target, endpoint } = await subscribedPlatform();
     await fund(platform.participantCode, 'USD', '100');
     const booked = await transfer(platform, '40');
-    await target.waitFor((received) => received.filter((r) => JSON.parse(r.body).data?.movement?.reference === `transfer:${booked.id}`).length === 2);
+    await target.waitFor(
+      (received) =>
+        received.filter((r) => JSON.parse(r.body).data?.movement?.reference === `transfer:${booked.id}`).length === 2,
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const events = target.verified(endpoint.secret).filter((event) => event.data.movement.reference === `transfer:${booked.id}`);
+    const events = target
+      .verified(endpoint.secret)
+      .filter((event) => event.data.movement.reference === `transfer:${booked.id}`);
     expect(events).toHaveLength(2);
-    expect(events.map((event) => [event.data.account_label, event.data.movement.change, event.data.balance]).sort()).toEqual([
+    expect(
+      events.map((event) => [event.data.account_label, event.data.movement.change, event.data.balance]).sort(),
+    ).toEqual([
       ['general', '-40', '60'],
       ['savings', '40', '40'],
     ]);
     for (const request of target.received) expect(request.headers['webhook-id']).toBe(JSON.parse(request.body).id);
     for (const event of events) {
-      expect(event).toMatchObject({ type: 'account_balance.changed', platform_code: platform.platformCode, resource: { type: 'account' }, previous_status: null });
+      expect(event).toMatchObject({
+        type: 'account_balance.changed',
+        platform_code: platform.platformCode,
+        resource: { type: 'account' },
+        previous_status: null,
+      });
       expect(event.id).toMatch(/^evt_/);
       expect(personalDataKeys(event)).toEqual([]);
     }
@@ -188,7 +253,11 @@ describe('webhook delivery', () => {
     const sent = await api.post(`/webhooks/endpoints/${endpoint.id}/test`);
     expect(sent.status).toBe(200);
     await target.waitFor((received) => received.length === 1);
-    expect(target.verified(endpoint.secret)[0]).toMatchObject({ id: sent.body.message.id, type: 'webhook.test', sequence: 1 });
+    expect(target.verified(endpoint.secret)[0]).toMatchObject({
+      id: sent.body.message.id,
+      type: 'webhook.test',
+      sequence: 1,
+    });
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(other.received).toHaveLength(0);
   });
@@ -200,7 +269,9 @@ describe('webhook delivery', () => {
     await target.waitFor((received) => received.length === 3);
     expect(new Set(target.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([sent.id]));
     expect(target.verified(endpoint.secret)).toHaveLength(3);
-    await expect.poll(async () => (await api.get(`/webhooks/endpoints/${endpoint.id}/attempts`)).body.message.length).toBe(3);
+    await expect
+      .poll(async () => (await api.get(`/webhooks/endpoints/${endpoint.id}/attempts`)).body.message.length)
+      .toBe(3);
     const attempts = (await api.get(`/webhooks/endpoints/${endpoint.id}/attempts`)).body.message;
     expect(attempts.map((a: any) => [a.event_id, a.status_code, a.outcome])).toEqual([
       [sent.id, 500, 'failed'],
@@ -232,7 +303,9 @@ describe('webhook delivery', () => {
     target.reply = () => ({ status: 410 });
     await api.post(`/webhooks/endpoints/${endpoint.id}/test`);
     await target.waitFor((received) => received.length === 1);
-    await expect.poll(async () => (await api.get(`/webhooks/endpoints/${endpoint.id}`)).body.message.enabled).toBe(false);
+    await expect
+      .poll(async () => (await api.get(`/webhooks/endpoints/${endpoint.id}`)).body.message.enabled)
+      .toBe(false);
     expect((await api.get('/webhooks/endpoints')).body.message[0].disabled_reason).toMatch(/410/);
     expect((await api.post(`/webhooks/endpoints/${endpoint.id}/test`)).status).toBe(400);
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -241,7 +314,8 @@ describe('webhook delivery', () => {
 
   it('waits at least Retry-After before trying again after a 429', async () => {
     const { api, target, endpoint } = await subscribedPlatform();
-    target.reply = (_request, index) => (index === 0 ? { status: 429, headers: { 'Retry-After': '3' } } : { status: 204 });
+    target.reply = (_request, index) =>
+      index === 0 ? { status: 429, headers: { 'Retry-After': '3' } } : { status: 204 };
     await api.post(`/webhooks/endpoints/${endpoint.id}/test`);
     await target.waitFor((received) => received.length === 2, 20_000);
     expect(target.received[1]!.at - target.received[0]!.at).toBeGreaterThanOrEqual(2900);
@@ -252,7 +326,9 @@ describe('webhook delivery', () => {
     const elsewhere = await receiver();
     target.reply = () => ({ status: 302, headers: { Location: elsewhere.url } });
     await api.post(`/webhooks/endpoints/${endpoint.id}/test`);
-    await expect.poll(async () => (await api.get(`/webhooks/endpoints/${endpoint.id}/attempts`)).body.message[0]?.status_code).toBe(302);
+    await expect
+      .poll(async () => (await api.get(`/webhooks/endpoints/${endpoint.id}/attempts`)).body.message[0]?.status_code)
+      .toBe(302);
     expect(elsewhere.received).toHaveLength(0);
   });
 
@@ -286,15 +362,30 @@ describe('webhook delivery', () => {
     const strict = testContext({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'false', WEBHOOK_RETRY_SCHEDULE_SECONDS: '1' } });
     // This file's runtime allows private addresses: the strict one alone delivers meanwhile.
     await runtime.stop();
-    const strictRuntime = await startLocalWebhooks(strict, { pollIntervalMs: 50, sweepIntervalMs: 60_000, resolve: async () => ['127.0.0.1'] });
+    const strictRuntime = await startLocalWebhooks(strict, {
+      pollIntervalMs: 50,
+      sweepIntervalMs: 60_000,
+      resolve: async () => ['127.0.0.1'],
+    });
     try {
       const target = await receiver();
       const platform = await newPlatform();
       const api = call(platform);
       // Created while the name pointed elsewhere (or did not resolve yet), then re-pointed at loopback.
-      const endpoint = (await createEndpoint(strict, platform.platformCode, { url: target.url.replace('127.0.0.1', 'hooks.test') }, async () => ['93.184.216.34'])).message;
+      const endpoint = (
+        await createEndpoint(
+          strict,
+          platform.platformCode,
+          { url: target.url.replace('127.0.0.1', 'hooks.test') },
+          async () => ['93.184.216.34'],
+        )
+      ).message;
       await api.post(`/webhooks/endpoints/${endpoint.id}/test`);
-      await expect.poll(async () => (await api.get(`/webhooks/endpoints/${endpoint.id}/attempts`)).body.message[0]?.outcome, { timeout: 10_000 }).toBe('refused');
+      await expect
+        .poll(async () => (await api.get(`/webhooks/endpoints/${endpoint.id}/attempts`)).body.message[0]?.outcome, {
+          timeout: 10_000,
+        })
+        .toBe('refused');
       expect(target.received).toHaveLength(0);
     } finally {
       await strictRuntime.stop();
@@ -321,7 +412,12 @@ describe('webhook delivery', () => {
     } finally {
       webhookCtx.clock.advance(-2 * 60_000);
     }
-    expect(target.verified(endpoint.secret).map((event) => event.data.movement.type).sort()).toEqual(['deposit', 'transfer', 'transfer']);
+    expect(
+      target
+        .verified(endpoint.secret)
+        .map((event) => event.data.movement.type)
+        .sort(),
+    ).toEqual(['deposit', 'transfer', 'transfer']);
     // The sweep dispatches every undispatched event of the shared test database (other files run no
     // dispatcher), so give it time.
   }, 180_000);
@@ -344,7 +440,9 @@ describe('GET /events', () => {
     }
     expect(seen).toHaveLength(7);
     expect(new Set(seen.map((event) => event.id)).size).toBe(7);
-    expect(seen.map((event) => event.created_at)).toEqual([...seen.map((event) => event.created_at)].sort((a, b) => a - b));
+    expect(seen.map((event) => event.created_at)).toEqual(
+      [...seen.map((event) => event.created_at)].sort((a, b) => a - b),
+    );
     expect(personalDataKeys(seen)).toEqual([]);
 
     const savings = seen.find((event) => event.data.account_label === 'savings');
@@ -374,11 +472,21 @@ describe('GET /events', () => {
       amount: '123456789.12',
     });
     expect(moved.status).toBe(201);
-    const events = (await api.get('/events?type=account_balance.changed')).body.message as { id: string; created_at: number }[];
-    const ofTransfer = events.filter((event: any) => event.data.movement.movement_id === moved.body.message.movement_id);
+    const events = (await api.get('/events?type=account_balance.changed')).body.message as {
+      id: string;
+      created_at: number;
+    }[];
+    const ofTransfer = events.filter(
+      (event: any) => event.data.movement.movement_id === moved.body.message.movement_id,
+    );
     expect(ofTransfer).toHaveLength(2);
     for (const event of ofTransfer) {
-      const stored = await ctx.db.send(new GetItemCommand({ TableName: ctx.tables.main, Key: { pk: { S: keys.event(event.id).pk }, sk: { S: 'EVENT' } } }));
+      const stored = await ctx.db.send(
+        new GetItemCommand({
+          TableName: ctx.tables.main,
+          Key: { pk: { S: keys.event(event.id).pk }, sk: { S: 'EVENT' } },
+        }),
+      );
       expect(itemSizeBytes(stored.Item!)).toBeLessThanOrEqual(1024);
       const expiresAtMs = Number(stored.Item!.ttl!.N) * 1000;
       expect(expiresAtMs - event.created_at - EVENT_RETENTION_MS).toBeGreaterThanOrEqual(0);
@@ -387,7 +495,10 @@ describe('GET /events', () => {
     // Shown until the second its TTL names (DynamoDB deletes it some time after), and from then on not.
     const [first] = ofTransfer;
     const expiresAtMs = Math.ceil((first!.created_at + EVENT_RETENTION_MS) / 1000) * 1000;
-    const at = (nowMs: number) => ({ ...ctx, clock: { nowMs: () => nowMs, nowSeconds: () => Math.floor(nowMs / 1000) } });
+    const at = (nowMs: number) => ({
+      ...ctx,
+      clock: { nowMs: () => nowMs, nowSeconds: () => Math.floor(nowMs / 1000) },
+    });
     expect((await getEvent(at(expiresAtMs - 1), platform.platformCode, first!.id))?.envelope.id).toBe(first!.id);
     expect(await getEvent(at(expiresAtMs), platform.platformCode, first!.id)).toBeUndefined();
   });
@@ -400,24 +511,30 @@ describe('GET /events', () => {
     const before = await countEvents(api);
     let expected = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom(...labels), fc.constantFrom(...labels), fc.integer({ min: 1, max: 5 })), { minLength: 1, maxLength: 5 }), async (moves) => {
-        for (const [from, to, amount] of moves) {
-          const response = await api.post('/transfers', {
-            from_participant_code: platform.participantCode,
-            from_account_label: from,
-            to_participant_code: platform.participantCode,
-            to_account_label: to,
-            asset: 'USD',
-            amount: String(amount),
-          });
-          // The same account on both sides is refused and records nothing; otherwise two accounts move.
-          if (from === to) expect(response.status).toBe(400);
-          else {
-            expect(response.status).toBe(201);
-            expected += 2;
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom(...labels), fc.constantFrom(...labels), fc.integer({ min: 1, max: 5 })), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+        async (moves) => {
+          for (const [from, to, amount] of moves) {
+            const response = await api.post('/transfers', {
+              from_participant_code: platform.participantCode,
+              from_account_label: from,
+              to_participant_code: platform.participantCode,
+              to_account_label: to,
+              asset: 'USD',
+              amount: String(amount),
+            });
+            // The same account on both sides is refused and records nothing; otherwise two accounts move.
+            if (from === to) expect(response.status).toBe(400);
+            else {
+              expect(response.status).toBe(201);
+              expected += 2;
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 8 },
     );
     expect((await countEvents(api)) - before).toBe(expected);

@@ -33,7 +33,14 @@ export class PlatformClient {
     private readonly clock: Clock,
   ) {}
 
-  async send(method: string, path: string, body: unknown, op: number, attempt: number, options: SendOptions = {}): Promise<Answer> {
+  async send(
+    method: string,
+    path: string,
+    body: unknown,
+    op: number,
+    attempt: number,
+    options: SendOptions = {},
+  ): Promise<Answer> {
     const text = options.text ?? (body === undefined ? undefined : JSON.stringify(body));
     const secret = Buffer.from(this.credentials.api_secret, 'base64');
     let timestamp = this.clock.nowSeconds();
@@ -53,7 +60,12 @@ export class PlatformClient {
       ...(options.requestId && { 'X-Request-Id': options.requestId }),
     };
     const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body: text });
-    return { status: response.status, text: await response.text(), retryAfter: response.headers.get('retry-after'), attempt };
+    return {
+      status: response.status,
+      text: await response.text(),
+      retryAfter: response.headers.get('retry-after'),
+      attempt,
+    };
   }
 }
 
@@ -62,5 +74,7 @@ export class PlatformClient {
  * running, or another run of it took it over after its lease: the retry gets that run's answer).
  */
 export function isTransient(answer: Answer): boolean {
-  return answer.status >= 500 || (answer.status === 409 && /still in progress|retry to get its answer/.test(answer.text));
+  return (
+    answer.status >= 500 || (answer.status === 409 && /still in progress|retry to get its answer/.test(answer.text))
+  );
 }

@@ -151,7 +151,9 @@ export async function simulate(options: SimulationOptions): Promise<SimulationSu
     });
     http = await startHttpServer(ctx, 0, '127.0.0.1', { around: (request, handle) => run.around(request, handle) });
     await run.setUp(http.baseUrl, receiver.url, shape);
-    log(`seed ${options.seed}: ${operations.length} operations on ${shape.platforms} platforms, ${shape.customersPerPlatform} customers each`);
+    log(
+      `seed ${options.seed}: ${operations.length} operations on ${shape.platforms} platforms, ${shape.customersPerPlatform} customers each`,
+    );
 
     injector.active = true;
     await run.operate(operations, options.concurrency ?? 12);
@@ -162,7 +164,10 @@ export async function simulate(options: SimulationOptions): Promise<SimulationSu
     const summary = run.summary(options.ops, Date.now() - started);
     if (run.violations.length > 0) {
       const first = run.violations[0]!;
-      const faultsSoFar = first.op === undefined ? injector.log : injector.log.filter((fault) => fault.op === undefined || fault.op <= first.op!);
+      const faultsSoFar =
+        first.op === undefined
+          ? injector.log
+          : injector.log.filter((fault) => fault.op === undefined || fault.op <= first.op!);
       throw new SimulationFailure(options.seed, first.op, run.violations, faultsSoFar, summary);
     }
     return summary;
@@ -183,7 +188,14 @@ class Run {
   readonly violations: Violation[] = [];
   private readonly answers = new AnswerLedger();
   private readonly outcomes = new Map<string, Map<string, number>>();
-  private readonly invariantCounts = { answers_replayed: 0, balance_changes: 0, events_delivered: 0, settlements_terminal: 0, one_booking_per_id: 0, five_xx_allowed: 0 };
+  private readonly invariantCounts = {
+    answers_replayed: 0,
+    balance_changes: 0,
+    events_delivered: 0,
+    settlements_terminal: 0,
+    one_booking_per_id: 0,
+    five_xx_allowed: 0,
+  };
   private platforms: SimPlatform[] = [];
   private readonly sent: Sent[] = [];
   private readonly payments: { id: string; chain: Promise<unknown> }[] = [];
@@ -198,7 +210,12 @@ class Run {
   private readonly receives = new Map<string, number>();
   private readonly bankConsumer;
   private readonly custodyConsumer;
-  private ledgerReport: SimulationSummary['ledger_check'] = { items_scanned: 0, accounts_checked: 0, movements_checked: 0, balance_events: 0 };
+  private ledgerReport: SimulationSummary['ledger_check'] = {
+    items_scanned: 0,
+    accounts_checked: 0,
+    movements_checked: 0,
+    balance_events: 0,
+  };
 
   constructor(
     private readonly seed: number,
@@ -212,7 +229,8 @@ class Run {
 
   violate(invariant: string, op: number | undefined, message: string): void {
     this.violations.push({ invariant, op, message });
-    if (this.violations.length === 1) this.log(`VIOLATION (seed ${this.seed}, op ${op ?? '-'}) [${invariant}] ${message}`);
+    if (this.violations.length === 1)
+      this.log(`VIOLATION (seed ${this.seed}, op ${op ?? '-'}) [${invariant}] ${message}`);
   }
 
   private outcome(kind: string, result: string): void {
@@ -251,7 +269,11 @@ class Run {
     return { status: 204 };
   }
 
-  async setUp(baseUrl: string, hookUrl: string, shape: { platforms: number; customersPerPlatform: number }): Promise<void> {
+  async setUp(
+    baseUrl: string,
+    hookUrl: string,
+    shape: { platforms: number; customersPerPlatform: number },
+  ): Promise<void> {
     const admin = (args: string[]) => runAdmin([...args, '--reason', 'simulation'], { ctx: this.ctx });
     for (const [underlying, quoted, price] of [
       ['BTC', 'USD', '50000'],
@@ -260,7 +282,17 @@ class Run {
       ['SOL', 'USD', '150'],
       ['ETH', 'EUR', '2500'],
     ] as const) {
-      await admin(['price', 'set', '--underlying', underlying, '--quoted-currency', quoted, '--price', price, '--force']);
+      await admin([
+        'price',
+        'set',
+        '--underlying',
+        underlying,
+        '--quoted-currency',
+        quoted,
+        '--price',
+        price,
+        '--force',
+      ]);
     }
     await admin(['fee', 'set', '--asset', 'ETH', '--quantity', '0.002']);
     for (let p = 0; p < shape.platforms; p++) {
@@ -268,15 +300,34 @@ class Run {
       const credentials = await createApiKey(this.ctx, platform.platform_code, PERMISSION_AREAS);
       const client = new PlatformClient(baseUrl, credentials, this.ctx.clock);
       const endpointCreatedAtMs = this.ctx.clock.nowMs();
-      const endpoint = await client.send('POST', '/webhooks/endpoints', { url: `${hookUrl}/${platform.platform_code}`, description: 'simulation' }, -1, 1);
-      if (endpoint.status !== 200 && endpoint.status !== 201) throw new Error(`set-up: webhook endpoint ${endpoint.status} ${endpoint.text}`);
+      const endpoint = await client.send(
+        'POST',
+        '/webhooks/endpoints',
+        { url: `${hookUrl}/${platform.platform_code}`, description: 'simulation' },
+        -1,
+        1,
+      );
+      if (endpoint.status !== 200 && endpoint.status !== 201)
+        throw new Error(`set-up: webhook endpoint ${endpoint.status} ${endpoint.text}`);
       const customers: string[] = [];
       for (let c = 0; c < shape.customersPerPlatform; c++) {
-        const created = await client.send('POST', '/participants/customers/new', customerBody(`sim.${randomUUID()}@example.com`, this.ctx.clock.nowMs()), -1, 1);
+        const created = await client.send(
+          'POST',
+          '/participants/customers/new',
+          customerBody(`sim.${randomUUID()}@example.com`, this.ctx.clock.nowMs()),
+          -1,
+          1,
+        );
         if (created.status !== 201) throw new Error(`set-up: customer ${created.status} ${created.text}`);
         customers.push(JSON.parse(created.text).message.participant_code);
       }
-      this.platforms.push({ code: platform.platform_code, participant: platform.participant_code, customers, client, endpointCreatedAtMs });
+      this.platforms.push({
+        code: platform.platform_code,
+        participant: platform.participant_code,
+        customers,
+        client,
+        endpointCreatedAtMs,
+      });
       const fund = (participantCode: string, asset: string, amount: string, accountLabel?: string) =>
         deposit(this.ctx, { reference: `setup-${randomUUID()}`, participantCode, asset, amount, accountLabel });
       await fund(platform.participant_code, 'USD', '40000');
@@ -300,27 +351,43 @@ class Run {
         const startedMs = Date.now();
         try {
           result = await this.perform(index, operation);
-          if (Date.now() - startedMs > 5_000 && process.env.SIM_SLOW) this.log(`  slow op ${index} ${operation.kind} ${result}: ${Date.now() - startedMs} ms, faults ${JSON.stringify(this.injector.faultsOf(index).map((f) => `${f.scope}:${f.kind}@${f.at}`))}`);
+          if (Date.now() - startedMs > 5_000 && process.env.SIM_SLOW)
+            this.log(
+              `  slow op ${index} ${operation.kind} ${result}: ${Date.now() - startedMs} ms, faults ${JSON.stringify(this.injector.faultsOf(index).map((f) => `${f.scope}:${f.kind}@${f.at}`))}`,
+            );
         } catch (error) {
           result = 'error';
           this.violate('operation completes', index, `${operation.kind}: ${(error as Error).stack ?? error}`);
         }
         this.outcome(operation.kind, result);
-        if ((index + 1) % 1000 === 0) this.log(`  ${index + 1} operations started, ${this.injector.log.length} faults so far`);
+        if ((index + 1) % 1000 === 0)
+          this.log(`  ${index + 1} operations started, ${this.injector.log.length} faults so far`);
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
   }
 
   private party(platform: SimPlatform, party: Party): { code: string; label: string } {
-    return { code: party.customer === null ? platform.participant : platform.customers[party.customer]!, label: party.label };
+    return {
+      code: party.customer === null ? platform.participant : platform.customers[party.customer]!,
+      label: party.label,
+    };
   }
 
   /**
    * Sends one request until it gets a definitive answer (the client's retries: same id, same bytes), checking
    * each answer: 5xx only where faults explain them, and every answer to an id after its first 2xx that same 2xx.
    */
-  private async request(op: number, platformIndex: number, method: string, path: string, body: unknown, requestId?: string, text?: string, reusedId = false): Promise<Answer> {
+  private async request(
+    op: number,
+    platformIndex: number,
+    method: string,
+    path: string,
+    body: unknown,
+    requestId?: string,
+    text?: string,
+    reusedId = false,
+  ): Promise<Answer> {
     const platform = this.platforms[platformIndex]!;
     const bodyText = text ?? (body === undefined ? undefined : JSON.stringify(body));
     const deadline = Date.now() + ANSWER_DEADLINE_MS;
@@ -338,13 +405,25 @@ class Run {
         if (problem) this.violate('every retry answered as the first', op, problem);
       }
       if (!isTransient(answer)) {
-        if (requestId && !reusedId && method === 'POST' && bodyText !== undefined && answer.status >= 200 && answer.status < 300) {
+        if (
+          requestId &&
+          !reusedId &&
+          method === 'POST' &&
+          bodyText !== undefined &&
+          answer.status >= 200 &&
+          answer.status < 300
+        ) {
           this.sent.push({ op, platform: platformIndex, path, text: bodyText, requestId });
         }
         return answer;
       }
-      if (Date.now() > deadline) throw new Error(`${method} ${path} (request ${requestId ?? '-'}) still unanswered after ${ANSWER_DEADLINE_MS} ms: ${answer.status} ${answer.text}`);
-      await sleep(Math.min(1000, 25 * 2 ** Math.min(attempt, 6)) * (0.5 + keyedDraw(this.seed, `backoff ${op} ${attempt}`) / 2));
+      if (Date.now() > deadline)
+        throw new Error(
+          `${method} ${path} (request ${requestId ?? '-'}) still unanswered after ${ANSWER_DEADLINE_MS} ms: ${answer.status} ${answer.text}`,
+        );
+      await sleep(
+        Math.min(1000, 25 * 2 ** Math.min(attempt, 6)) * (0.5 + keyedDraw(this.seed, `backoff ${op} ${attempt}`) / 2),
+      );
     }
   }
 
@@ -359,7 +438,11 @@ class Run {
       this.invariantCounts.five_xx_allowed += 1;
       return;
     }
-    this.violate('no 5xx but the faults’ own', op, `${method} ${path} answered ${answer.status} ${answer.text.slice(0, 300)} (faults in this attempt: ${JSON.stringify(faults.map((f) => `${f.kind}@${f.at}`))}${during ? '' : '; faults were off'})`);
+    this.violate(
+      'no 5xx but the faults’ own',
+      op,
+      `${method} ${path} answered ${answer.status} ${answer.text.slice(0, 300)} (faults in this attempt: ${JSON.stringify(faults.map((f) => `${f.kind}@${f.at}`))}${during ? '' : '; faults were off'})`,
+    );
   }
 
   private json(answer: Answer): any {
@@ -378,15 +461,38 @@ class Run {
         return this.execute(index, operation);
       case 'reward': {
         const platform = this.platforms[operation.platform]!;
-        const body = { underlying: operation.underlying, quoted_currency: 'USD', total: operation.total, participant_code: platform.customers[operation.customer] };
-        return this.status(await this.request(index, operation.platform, 'POST', '/rewards', body, operation.requestId));
+        const body = {
+          underlying: operation.underlying,
+          quoted_currency: 'USD',
+          total: operation.total,
+          participant_code: platform.customers[operation.customer],
+        };
+        return this.status(
+          await this.request(index, operation.platform, 'POST', '/rewards', body, operation.requestId),
+        );
       }
       case 'award_fund':
-        return this.status(await this.request(index, operation.platform, 'POST', '/awards/fund', { underlying: 'BTC', quoted_currency: 'USD', quantity: operation.quantity }, operation.requestId));
+        return this.status(
+          await this.request(
+            index,
+            operation.platform,
+            'POST',
+            '/awards/fund',
+            { underlying: 'BTC', quoted_currency: 'USD', quantity: operation.quantity },
+            operation.requestId,
+          ),
+        );
       case 'award_distribute': {
         const platform = this.platforms[operation.platform]!;
-        const body = { asset: 'BTC', quantity: operation.quantity, quoted_currency: 'USD', participant_codes: operation.customers.map((c) => platform.customers[c]) };
-        return this.status(await this.request(index, operation.platform, 'POST', '/awards/distribute', body, operation.requestId));
+        const body = {
+          asset: 'BTC',
+          quantity: operation.quantity,
+          quoted_currency: 'USD',
+          participant_codes: operation.customers.map((c) => platform.customers[c]),
+        };
+        return this.status(
+          await this.request(index, operation.platform, 'POST', '/awards/distribute', body, operation.requestId),
+        );
       }
       case 'trade_report':
         return this.report(index, operation);
@@ -430,19 +536,32 @@ class Run {
 
   private async execute(index: number, op: Extract<Operation, { kind: 'execute' }>): Promise<string> {
     const platform = this.platforms[op.platform]!;
-    const query = new URLSearchParams({ underlying: op.underlying, quoted_currency: 'USD', side: 'buy', total: op.total, participant_code: platform.customers[op.customer]! });
+    const query = new URLSearchParams({
+      underlying: op.underlying,
+      quoted_currency: 'USD',
+      side: 'buy',
+      total: op.total,
+      participant_code: platform.customers[op.customer]!,
+    });
     const quote = await this.request(index, op.platform, 'GET', `/liquidity/rfq?${query}`, undefined);
     if (quote.status !== 200) return `quote ${quote.status}`;
     const body = {
       quote_id: this.json(quote).message.quote_id,
-      ...(op.ach && { funding_details: { external_account_id: op.externalAccountId, description: 'SIM ORDER', bank_fee: '1.50' } }),
+      ...(op.ach && {
+        funding_details: { external_account_id: op.externalAccountId, description: 'SIM ORDER', bank_fee: '1.50' },
+      }),
     };
     const answer = await this.request(index, op.platform, 'POST', '/liquidity/execute', body, op.requestId);
     if (answer.status === 200 && op.ach) {
       const tradeId = this.json(answer).message.trade_id as string;
       const listed = await this.request(index, op.platform, 'GET', `/payments/status?trade_id=${tradeId}`, undefined);
       const payment = this.json(listed)?.message?.[0]?.transaction_id as string | undefined;
-      if (!payment) this.violate('an ACH execution has its payment', index, `trade ${tradeId}: ${listed.status} ${listed.text.slice(0, 200)}`);
+      if (!payment)
+        this.violate(
+          'an ACH execution has its payment',
+          index,
+          `trade ${tradeId}: ${listed.status} ${listed.text.slice(0, 200)}`,
+        );
       else this.payments.push({ id: payment, chain: Promise.resolve() });
     }
     return `${op.ach ? 'ach ' : ''}${answer.status}`;
@@ -455,8 +574,18 @@ class Run {
     if (op.funded) {
       // Each party is given what it must deliver (references from the request id: a retry books nothing twice).
       const notional = (Number(op.quantity) * 50_000).toFixed(2);
-      await this.bookDeposit(index, { participantCode: buyer, asset: 'USD', amount: notional, reference: `trade-${op.requestId}-buyer` });
-      await this.bookDeposit(index, { participantCode: seller, asset: 'BTC', amount: op.quantity, reference: `trade-${op.requestId}-seller` });
+      await this.bookDeposit(index, {
+        participantCode: buyer,
+        asset: 'USD',
+        amount: notional,
+        reference: `trade-${op.requestId}-buyer`,
+      });
+      await this.bookDeposit(index, {
+        participantCode: seller,
+        asset: 'BTC',
+        amount: op.quantity,
+        reference: `trade-${op.requestId}-seller`,
+      });
     }
     const body = {
       client_trade_id: op.clientTradeId,
@@ -485,11 +614,25 @@ class Run {
   }
 
   private async convertWithdraw(index: number, op: Extract<Operation, { kind: 'convert_withdraw' }>): Promise<string> {
-    const query = new URLSearchParams({ side: 'buy', underlying: 'ETH', quoted_currency: 'EUR', quantity: op.quantity, withdrawal_address: ETH_ADDRESS });
+    const query = new URLSearchParams({
+      side: 'buy',
+      underlying: 'ETH',
+      quoted_currency: 'EUR',
+      quantity: op.quantity,
+      withdrawal_address: ETH_ADDRESS,
+    });
     const quote = await this.request(index, op.platform, 'GET', `/convert_withdraw/rfq?${query}`, undefined);
     if (quote.status !== 200) return `quote ${quote.status}`;
-    const answer = await this.request(index, op.platform, 'POST', '/convert_withdraw/execute', { quote_id: this.json(quote).message.quote_id }, op.requestId);
-    if (answer.status === 200) this.withdrawals.push({ id: this.json(answer).message.withdrawal_request_id, chain: Promise.resolve() });
+    const answer = await this.request(
+      index,
+      op.platform,
+      'POST',
+      '/convert_withdraw/execute',
+      { quote_id: this.json(quote).message.quote_id },
+      op.requestId,
+    );
+    if (answer.status === 200)
+      this.withdrawals.push({ id: this.json(answer).message.withdrawal_request_id, chain: Promise.resolve() });
     return this.status(answer);
   }
 
@@ -515,12 +658,23 @@ class Run {
     if (op.repeat !== null && this.deposits.length > 0) {
       const earlier = this.deposits[Math.floor(op.repeat * this.deposits.length)]!;
       const booking = await this.untilDone(index, () => deposit(this.ctx, earlier.request));
-      if (!booking.already_booked) this.violate('one booking per reference', index, `deposit ${earlier.request.reference} (op ${earlier.op}) booked again`);
+      if (!booking.already_booked)
+        this.violate(
+          'one booking per reference',
+          index,
+          `deposit ${earlier.request.reference} (op ${earlier.op}) booked again`,
+        );
       return 'repeat';
     }
     const platform = this.platforms[op.platform]!;
     const participantCode = op.customer === null ? platform.participant : platform.customers[op.customer]!;
-    const booking = await this.bookDeposit(index, { participantCode, asset: op.asset, amount: op.amount, reference: op.reference, ...(op.label && { accountLabel: op.label }) });
+    const booking = await this.bookDeposit(index, {
+      participantCode,
+      asset: op.asset,
+      amount: op.amount,
+      reference: op.reference,
+      ...(op.label && { accountLabel: op.label }),
+    });
     return booking.already_booked ? 'booked (answer lost)' : 'booked';
   }
 
@@ -539,7 +693,15 @@ class Run {
           messageId,
           receiptHandle: messageId,
           body: JSON.stringify(body),
-          attributes: { ApproximateReceiveCount: '1', SentTimestamp: '1', SenderId: 'sim', ApproximateFirstReceiveTimestamp: '1', MessageGroupId: group, MessageDeduplicationId: messageId, SequenceNumber: '1' },
+          attributes: {
+            ApproximateReceiveCount: '1',
+            SentTimestamp: '1',
+            SenderId: 'sim',
+            ApproximateFirstReceiveTimestamp: '1',
+            MessageGroupId: group,
+            MessageDeduplicationId: messageId,
+            SequenceNumber: '1',
+          },
           messageAttributes: {},
           md5OfBody: '',
           eventSource: 'aws:sqs',
@@ -556,11 +718,26 @@ class Run {
     return this.inGroup(group, async () => {
       const before = await this.untilDone(index, () => getPayment(this.ctx, group.id));
       if (!before) return 'unknown payment';
-      const legal: Record<string, string[]> = { submitted: ['pending', 'failed'], pending: ['posted', 'failed'], posted: ['reversed'], failed: [], reversed: [] };
+      const legal: Record<string, string[]> = {
+        submitted: ['pending', 'failed'],
+        pending: ['posted', 'failed'],
+        posted: ['reversed'],
+        failed: [],
+        reversed: [],
+      };
       // Mostly the bank's next legal step (reversals included); sometimes a repeat or a move the state machine forbids.
-      const choices = op.move < 0.75 && legal[before.status]!.length > 0 ? legal[before.status]! : op.move < 0.9 ? [before.status] : ['pending', 'posted', 'failed', 'reversed'];
+      const choices =
+        op.move < 0.75 && legal[before.status]!.length > 0
+          ? legal[before.status]!
+          : op.move < 0.9
+            ? [before.status]
+            : ['pending', 'posted', 'failed', 'reversed'];
       const status = choices[Math.floor(((op.move * 7919) % 1) * choices.length)]!;
-      await this.injector.deliverQueued(index, (event) => this.bankConsumer(event), this.sqs({ transaction_id: group.id, status }, group.id));
+      await this.injector.deliverQueued(
+        index,
+        (event) => this.bankConsumer(event),
+        this.sqs({ transaction_id: group.id, status }, group.id),
+      );
       return `${before.status}->${status}`;
     });
   }
@@ -569,7 +746,9 @@ class Run {
     if (this.withdrawals.length === 0) return 'no withdrawal yet';
     const group = this.withdrawals[Math.floor(op.pick * this.withdrawals.length)]!;
     return this.inGroup(group, async () => {
-      const body = op.confirm ? { withdrawal_request_id: group.id, status: 'CONFIRMED', transaction_hash: op.hash } : { withdrawal_request_id: group.id, status: 'FAILED' };
+      const body = op.confirm
+        ? { withdrawal_request_id: group.id, status: 'CONFIRMED', transaction_hash: op.hash }
+        : { withdrawal_request_id: group.id, status: 'FAILED' };
       await this.injector.deliverQueued(index, (event) => this.custodyConsumer(event), this.sqs(body, group.id));
       return op.confirm ? 'CONFIRMED' : 'FAILED';
     });
@@ -580,13 +759,35 @@ class Run {
     if (this.sent.length === 0) return 'nothing to replay';
     const earlier = this.sent[Math.floor(op.pick * this.sent.length)]!;
     if (!op.changed) {
-      const answer = await this.request(index, earlier.platform, 'POST', earlier.path, undefined, earlier.requestId, earlier.text);
+      const answer = await this.request(
+        index,
+        earlier.platform,
+        'POST',
+        earlier.path,
+        undefined,
+        earlier.requestId,
+        earlier.text,
+      );
       this.invariantCounts.answers_replayed += 1;
       return `same body ${answer.status}`;
     }
     const changed = changeBody(earlier.text);
-    const answer = await this.request(index, earlier.platform, 'POST', earlier.path, undefined, earlier.requestId, changed, true);
-    if (answer.status !== 422) this.violate('a changed body is refused', index, `request ${earlier.requestId} of op ${earlier.op} with another body answered ${answer.status} ${answer.text.slice(0, 200)}`);
+    const answer = await this.request(
+      index,
+      earlier.platform,
+      'POST',
+      earlier.path,
+      undefined,
+      earlier.requestId,
+      changed,
+      true,
+    );
+    if (answer.status !== 422)
+      this.violate(
+        'a changed body is refused',
+        index,
+        `request ${earlier.requestId} of op ${earlier.op} with another body answered ${answer.status} ${answer.text.slice(0, 200)}`,
+      );
     return `changed body ${answer.status}`;
   }
 
@@ -606,7 +807,8 @@ class Run {
       open = still;
       if (open.length > 0) await sleep(1_000);
     }
-    for (const tradeId of open) this.violate('every settlement terminal', undefined, `trade ${tradeId} still open after the drain`);
+    for (const tradeId of open)
+      this.violate('every settlement terminal', undefined, `trade ${tradeId} still open after the drain`);
 
     // Deliveries: wait for every event; after a while ask for the missing ones again (POST /events/{id}/redeliver).
     let redelivered = false;
@@ -615,7 +817,12 @@ class Run {
       const missing = await this.undelivered();
       if (missing.length === 0) break;
       if (Date.now() > deadline) {
-        for (const event of missing.slice(0, 50)) this.violate('every event delivered', undefined, `event ${event.id} (${event.type}) of ${event.platform} never delivered`);
+        for (const event of missing.slice(0, 50))
+          this.violate(
+            'every event delivered',
+            undefined,
+            `event ${event.id} (${event.type}) of ${event.platform} never delivered`,
+          );
         break;
       }
       if (!redelivered && Date.now() > deadline - DRAIN_DEADLINE_MS / 2) {
@@ -638,7 +845,8 @@ class Run {
       const envelope = JSON.parse(item.body as string);
       const platform = this.platforms.find((p) => p.code === envelope.platform_code);
       if (!platform || envelope.type === 'webhook.test' || envelope.created_at < platform.endpointCreatedAtMs) continue;
-      if (!this.delivered.has(`${envelope.platform_code} ${envelope.id}`)) missing.push({ id: envelope.id, type: envelope.type, platform: envelope.platform_code });
+      if (!this.delivered.has(`${envelope.platform_code} ${envelope.id}`))
+        missing.push({ id: envelope.id, type: envelope.type, platform: envelope.platform_code });
     }
     db.destroy();
     return missing;
@@ -654,9 +862,12 @@ class Run {
       balance_events: report.summary.balance_events,
     };
     if (!report.complete || !report.clean || report.unsettled.length > 0) {
-      for (const discrepancy of report.discrepancies.slice(0, 20)) this.violate('ledger check', undefined, JSON.stringify(discrepancy));
-      for (const unsettled of report.unsettled.slice(0, 20)) this.violate('ledger check', undefined, `unsettled: ${JSON.stringify(unsettled)}`);
-      if (report.discrepancies.length === 0 && report.unsettled.length === 0) this.violate('ledger check', undefined, `incomplete: ${JSON.stringify(report.summary)}`);
+      for (const discrepancy of report.discrepancies.slice(0, 20))
+        this.violate('ledger check', undefined, JSON.stringify(discrepancy));
+      for (const unsettled of report.unsettled.slice(0, 20))
+        this.violate('ledger check', undefined, `unsettled: ${JSON.stringify(unsettled)}`);
+      if (report.discrepancies.length === 0 && report.unsettled.length === 0)
+        this.violate('ledger check', undefined, `incomplete: ${JSON.stringify(report.summary)}`);
     }
 
     const db = cleanClient(endpoint);
@@ -666,11 +877,18 @@ class Run {
     for await (const item of scanTable(db, table)) {
       if (item.sk === 'TRANSFER') {
         transfers += 1;
-        if (item.client_transfer_id) transferIds.set(item.client_transfer_id, (transferIds.get(item.client_transfer_id) ?? 0) + 1);
+        if (item.client_transfer_id)
+          transferIds.set(item.client_transfer_id, (transferIds.get(item.client_transfer_id) ?? 0) + 1);
       } else if (item.sk === 'TRADE') {
-        if (String(item.client_trade_id ?? '').startsWith('ct-')) tradeIds.set(item.client_trade_id, (tradeIds.get(item.client_trade_id) ?? 0) + 1);
+        if (String(item.client_trade_id ?? '').startsWith('ct-'))
+          tradeIds.set(item.client_trade_id, (tradeIds.get(item.client_trade_id) ?? 0) + 1);
         this.invariantCounts.settlements_terminal += 1;
-        if (item.trade_state !== 'terminated') this.violate('every settlement terminal', undefined, `trade ${item.pk} is ${item.trade_state}/${item.settlement_state}`);
+        if (item.trade_state !== 'terminated')
+          this.violate(
+            'every settlement terminal',
+            undefined,
+            `trade ${item.pk} is ${item.trade_state}/${item.settlement_state}`,
+          );
       } else if (item.sk === 'EVENT' && item.type === 'event') {
         const envelope = JSON.parse(item.body as string);
         if (envelope.type !== 'account_balance.changed') continue;
@@ -680,17 +898,36 @@ class Run {
       }
     }
     db.destroy();
-    if (transfers !== this.transferRequests.size) this.violate('one booking per idempotency key', undefined, `${transfers} transfers stored for ${this.transferRequests.size} requests answered 201`);
+    if (transfers !== this.transferRequests.size)
+      this.violate(
+        'one booking per idempotency key',
+        undefined,
+        `${transfers} transfers stored for ${this.transferRequests.size} requests answered 201`,
+      );
     for (const id of this.clientTransferIds) {
       this.invariantCounts.one_booking_per_id += 1;
-      if (transferIds.get(id) !== 1) this.violate('one booking per client id', undefined, `client_transfer_id ${id}: ${transferIds.get(id) ?? 0} transfers`);
+      if (transferIds.get(id) !== 1)
+        this.violate(
+          'one booking per client id',
+          undefined,
+          `client_transfer_id ${id}: ${transferIds.get(id) ?? 0} transfers`,
+        );
     }
-    for (const [id, count] of transferIds) if (count > 1 || !this.clientTransferIds.has(id)) this.violate('one booking per client id', undefined, `client_transfer_id ${id}: ${count} transfers, answered ${this.clientTransferIds.has(id) ? '201' : 'no 201'}`);
+    for (const [id, count] of transferIds)
+      if (count > 1 || !this.clientTransferIds.has(id))
+        this.violate(
+          'one booking per client id',
+          undefined,
+          `client_transfer_id ${id}: ${count} transfers, answered ${this.clientTransferIds.has(id) ? '201' : 'no 201'}`,
+        );
     for (const id of this.clientTradeIds) {
       this.invariantCounts.one_booking_per_id += 1;
-      if (tradeIds.get(id) !== 1) this.violate('one booking per client id', undefined, `client_trade_id ${id}: ${tradeIds.get(id) ?? 0} trades`);
+      if (tradeIds.get(id) !== 1)
+        this.violate('one booking per client id', undefined, `client_trade_id ${id}: ${tradeIds.get(id) ?? 0} trades`);
     }
-    for (const [id, count] of tradeIds) if (count > 1 || !this.clientTradeIds.has(id)) this.violate('one booking per client id', undefined, `client_trade_id ${id}: ${count} trades`);
+    for (const [id, count] of tradeIds)
+      if (count > 1 || !this.clientTradeIds.has(id))
+        this.violate('one booking per client id', undefined, `client_trade_id ${id}: ${count} trades`);
     this.invariantCounts.events_delivered = this.delivered.size;
     this.invariantCounts.answers_replayed = this.answers.checked;
   }
@@ -704,7 +941,10 @@ class Run {
       elapsed_ms: elapsedMs,
       operations,
       faults: this.injector.countsByKind(),
-      invariants: { ...this.invariantCounts, ledger_discrepancies: this.violations.filter((v) => v.invariant === 'ledger check').length },
+      invariants: {
+        ...this.invariantCounts,
+        ledger_discrepancies: this.violations.filter((v) => v.invariant === 'ledger check').length,
+      },
       ledger_check: this.ledgerReport,
     };
   }

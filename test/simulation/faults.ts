@@ -1,5 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ProvisionedThroughputExceededException, TransactionCanceledException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  ProvisionedThroughputExceededException,
+  TransactionCanceledException,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DeliveryWorker, StreamDispatcher } from '../../infra/local/webhook-runtime.js';
 import { keyedDraw } from './prng.js';
@@ -160,13 +164,19 @@ export class FaultInjector {
       if (this.draw(key, 'throttle') < this.rates.throttle) {
         this.record('throttle', scope, command);
         if (transaction) throw cancelled('ThrottlingError', countItems(args));
-        throw new ProvisionedThroughputExceededException({ message: 'The level of configured provisioned throughput for the table was exceeded', $metadata: {} });
+        throw new ProvisionedThroughputExceededException({
+          message: 'The level of configured provisioned throughput for the table was exceeded',
+          $metadata: {},
+        });
       }
       const result = await next(args);
       if (!this.active) return result;
       if (LOSABLE.has(command) && this.draw(key, 'lost') < this.rates.lostResponse) {
         this.record('lost_response', scope, command);
-        throw Object.assign(new Error('socket hang up (simulated: the answer was lost after the write committed)'), { name: 'TimeoutError', $metadata: {} });
+        throw Object.assign(new Error('socket hang up (simulated: the answer was lost after the write committed)'), {
+          name: 'TimeoutError',
+          $metadata: {},
+        });
       }
       if (transaction && this.draw(key, 'crash-after') < this.rates.crashAfterCommit) {
         this.record('crash_after_commit', scope, command);
@@ -226,7 +236,11 @@ export class FaultInjector {
    * failed, or whose consumer died after applying it, is delivered again; a message is now and then delivered
    * twice anyway (at-least-once). Returns how many times the consumer ran.
    */
-  async deliverQueued(op: number, consume: (event: SQSEvent) => Promise<SQSBatchResponse>, event: SQSEvent): Promise<number> {
+  async deliverQueued(
+    op: number,
+    consume: (event: SQSEvent) => Promise<SQSBatchResponse>,
+    event: SQSEvent,
+  ): Promise<number> {
     let runs = 0;
     for (let receive = 1; receive <= 10; receive++) {
       runs += 1;

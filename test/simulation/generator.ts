@@ -14,16 +14,52 @@ export interface Party {
 }
 
 export type Operation =
-  | { kind: 'transfer'; platform: number; from: Party; to: Party; asset: 'USD' | 'BTC'; amount: string; clientTransferId: string | null; requestId: string }
-  | { kind: 'execute'; platform: number; customer: number; underlying: 'BTC' | 'ETH' | 'LTC'; total: string; ach: boolean; externalAccountId: string; requestId: string }
+  | {
+      kind: 'transfer';
+      platform: number;
+      from: Party;
+      to: Party;
+      asset: 'USD' | 'BTC';
+      amount: string;
+      clientTransferId: string | null;
+      requestId: string;
+    }
+  | {
+      kind: 'execute';
+      platform: number;
+      customer: number;
+      underlying: 'BTC' | 'ETH' | 'LTC';
+      total: string;
+      ach: boolean;
+      externalAccountId: string;
+      requestId: string;
+    }
   | { kind: 'reward'; platform: number; customer: number; underlying: 'ETH' | 'SOL'; total: string; requestId: string }
   | { kind: 'award_fund'; platform: number; quantity: string; requestId: string }
   | { kind: 'award_distribute'; platform: number; customers: number[]; quantity: string; requestId: string }
-  | { kind: 'trade_report'; platform: number; buyer: number; seller: number; quantity: string; funded: boolean; clientTradeId: string; requestId: string }
+  | {
+      kind: 'trade_report';
+      platform: number;
+      buyer: number;
+      seller: number;
+      quantity: string;
+      funded: boolean;
+      clientTradeId: string;
+      requestId: string;
+    }
   | { kind: 'convert_withdraw'; platform: number; quantity: string; requestId: string }
   | { kind: 'bank_event'; pick: number; move: number }
   | { kind: 'custody_event'; pick: number; confirm: boolean; hash: string }
-  | { kind: 'deposit'; platform: number; customer: number | null; asset: 'USD' | 'BTC'; amount: string; label: string | null; reference: string; repeat: number | null }
+  | {
+      kind: 'deposit';
+      platform: number;
+      customer: number | null;
+      asset: 'USD' | 'BTC';
+      amount: string;
+      label: string | null;
+      reference: string;
+      repeat: number | null;
+    }
   | { kind: 'replay'; pick: number; changed: boolean };
 
 export type OperationKind = Operation['kind'];
@@ -64,11 +100,20 @@ export function generateOperations(seed: number, count: number, world: WorldShap
         case 'transfer': {
           // Half of them pay out of the platform's general USD account: that account is the hot one.
           const shape = random.weighted({ payout: 50, between_customers: 25, to_platform: 10, internal: 10, btc: 5 });
-          const from: Party = shape === 'payout' || shape === 'internal' ? { customer: null, label: 'general' } : { customer: customer(), label: 'general' };
+          const from: Party =
+            shape === 'payout' || shape === 'internal'
+              ? { customer: null, label: 'general' }
+              : { customer: customer(), label: 'general' };
           const to: Party =
-            shape === 'internal' ? { customer: null, label: random.pick(['savings', 'payroll']) } : shape === 'to_platform' ? { customer: null, label: 'general' } : { customer: customer(), label: 'general' };
+            shape === 'internal'
+              ? { customer: null, label: random.pick(['savings', 'payroll']) }
+              : shape === 'to_platform'
+                ? { customer: null, label: 'general' }
+                : { customer: customer(), label: 'general' };
           // Now and then more than the source holds: a 400 the ledger must refuse alone.
-          const amount = random.chance(0.03) ? cents(random, 5000, 90000) : cents(random, 0.01, shape === 'payout' ? 40 : 15);
+          const amount = random.chance(0.03)
+            ? cents(random, 5000, 90000)
+            : cents(random, 0.01, shape === 'payout' ? 40 : 15);
           const asset = shape === 'btc' ? 'BTC' : 'USD';
           return {
             kind,
@@ -93,27 +138,54 @@ export function generateOperations(seed: number, count: number, world: WorldShap
             requestId: random.uuid(),
           };
         case 'reward':
-          return { kind, platform, customer: customer(), underlying: random.pick(['ETH', 'SOL'] as const), total: cents(random, 0.5, 20), requestId: random.uuid() };
+          return {
+            kind,
+            platform,
+            customer: customer(),
+            underlying: random.pick(['ETH', 'SOL'] as const),
+            total: cents(random, 0.5, 20),
+            requestId: random.uuid(),
+          };
         case 'award_fund':
           return { kind, platform, quantity: (random.int(1, 200) / 1e5).toFixed(5), requestId: random.uuid() };
         case 'award_distribute': {
           const recipients = new Set<number>();
           const size = random.int(1, Math.min(20, world.customersPerPlatform));
           while (recipients.size < size) recipients.add(customer());
-          return { kind, platform, customers: [...recipients], quantity: (random.int(1, 100) / 1e7).toFixed(7), requestId: random.uuid() };
+          return {
+            kind,
+            platform,
+            customers: [...recipients],
+            quantity: (random.int(1, 100) / 1e7).toFixed(7),
+            requestId: random.uuid(),
+          };
         }
         case 'trade_report': {
           const buyer = customer();
           let seller = customer();
           if (seller === buyer) seller = (buyer + 1) % world.customersPerPlatform;
-          return { kind, platform, buyer, seller, quantity: (random.int(1, 500) / 1e5).toFixed(5), funded: random.chance(0.7), clientTradeId: `ct-${random.uuid()}`, requestId: random.uuid() };
+          return {
+            kind,
+            platform,
+            buyer,
+            seller,
+            quantity: (random.int(1, 500) / 1e5).toFixed(5),
+            funded: random.chance(0.7),
+            clientTradeId: `ct-${random.uuid()}`,
+            requestId: random.uuid(),
+          };
         }
         case 'convert_withdraw':
           return { kind, platform, quantity: (random.int(1, 100) / 1e3).toFixed(3), requestId: random.uuid() };
         case 'bank_event':
           return { kind, pick: random.next(), move: random.next() };
         case 'custody_event':
-          return { kind, pick: random.next(), confirm: random.chance(0.7), hash: `0x${random.uuid().replaceAll('-', '')}` };
+          return {
+            kind,
+            pick: random.next(),
+            confirm: random.chance(0.7),
+            hash: `0x${random.uuid().replaceAll('-', '')}`,
+          };
         case 'deposit': {
           const toCustomer = random.chance(0.5);
           const asset = random.chance(0.8) ? 'USD' : 'BTC';

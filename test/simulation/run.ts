@@ -11,7 +11,8 @@ import { simulate, SimulationFailure } from './driver.js';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const USAGE = 'usage: npm run simulate -- --seed N --ops COUNT [--concurrency C]  (N: integer 0..4294967295; COUNT: 1..1000000; C: 1..64, default 12)';
+const USAGE =
+  'usage: npm run simulate -- --seed N --ops COUNT [--concurrency C]  (N: integer 0..4294967295; COUNT: 1..1000000; C: 1..64, default 12)';
 
 function usage(problem: string): never {
   console.error(`simulate: ${problem}\n${USAGE}`);

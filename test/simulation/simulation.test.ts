@@ -23,7 +23,13 @@ describe('seeded simulation (short profile)', () => {
   for (const seed of SEEDS) {
     it(`seed ${seed}: ${OPS} operations under faults keep every invariant`, { timeout: 300_000 }, async () => {
       try {
-        const summary = await simulate({ seed, ops: OPS, endpoint: testEndpoint(), tables: { main: `sim-${seed}-main`, ttl: `sim-${seed}-windows` }, concurrency: 12 });
+        const summary = await simulate({
+          seed,
+          ops: OPS,
+          endpoint: testEndpoint(),
+          tables: { main: `sim-${seed}-main`, ttl: `sim-${seed}-windows` },
+          concurrency: 12,
+        });
         expect(Object.values(summary.faults).reduce((sum, n) => sum + n, 0)).toBeGreaterThan(0);
         expect(summary.invariants.balance_changes).toBeGreaterThan(0);
       } catch (error) {
@@ -35,8 +41,15 @@ describe('seeded simulation (short profile)', () => {
   }
 
   it('refuses a bad --seed or --ops with its usage and exit status 2', () => {
-    for (const args of [['--seed', 'abc', '--ops', '10'], ['--seed', '1'], ['--seed', '1', '--ops', '0'], ['--seed', '1', '--ops', '10', '--speed', 'x']]) {
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'test/simulation/run.ts', ...args], { encoding: 'utf8' });
+    for (const args of [
+      ['--seed', 'abc', '--ops', '10'],
+      ['--seed', '1'],
+      ['--seed', '1', '--ops', '0'],
+      ['--seed', '1', '--ops', '10', '--speed', 'x'],
+    ]) {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'test/simulation/run.ts', ...args], {
+        encoding: 'utf8',
+      });
       expect(run.status, `${args.join(' ')}: ${run.stderr}`).toBe(2);
       expect(run.stderr).toContain('usage: npm run simulate -- --seed N --ops COUNT');
     }

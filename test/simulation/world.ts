@@ -14,7 +14,11 @@ import type { FaultInjector } from './faults.js';
  * settlement sessions and deadlines (so trades finish within a run), quick webhook retries, prices that stay
  * fresh for the run, and a DynamoDB client carrying the fault injector's middleware.
  */
-export function simulationContext(endpoint: string, tables: { main: string; ttl: string }, faults: FaultInjector): AppContext {
+export function simulationContext(
+  endpoint: string,
+  tables: { main: string; ttl: string },
+  faults: FaultInjector,
+): AppContext {
   const config = localConfig(endpoint, tables, randomBytes(32).toString('base64'), {
     LOG_LEVEL: process.env.SIM_LOG_LEVEL ?? 'silent',
     SETTLEMENT_SESSION_SECONDS: '1',

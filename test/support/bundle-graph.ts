@@ -10,7 +10,8 @@ export function loadedAtImport(metafile: Metafile, file: string): string[] {
   const visit = (output: string) => {
     if (loaded.has(output) || !metafile.outputs[output]) return;
     loaded.add(output);
-    for (const imported of metafile.outputs[output]!.imports) if (imported.kind === 'import-statement') visit(imported.path);
+    for (const imported of metafile.outputs[output]!.imports)
+      if (imported.kind === 'import-statement') visit(imported.path);
   };
   visit(file);
   return [...loaded];

@@ -75,7 +75,12 @@ export function testContext(options: TestContextOptions = {}): TestContext {
     AWS_REQUEST_TIMEOUT_MS: '30000',
     ...options.env,
   });
-  return createContext(config, { clock: new TestClock(), db: options.db, workflow: options.workflow, retry: options.retry ?? TEST_RETRY }) as TestContext;
+  return createContext(config, {
+    clock: new TestClock(),
+    db: options.db,
+    workflow: options.workflow,
+    retry: options.retry ?? TEST_RETRY,
+  }) as TestContext;
 }
 
 /**
@@ -91,7 +96,12 @@ type Middleware = Parameters<DynamoDBClient['middlewareStack']['add']>[0];
  * (the default) it sits inside the SDK's retry loop and sees every attempt; at `initialize`, every call once.
  * `maxAttempts` is the SDK's own retry bound (the client's default, 4 for DynamoDB, unless given).
  */
-export function clientWith(middleware: Middleware, name: string, step: 'initialize' | 'deserialize' = 'deserialize', options: { maxAttempts?: number } = {}): DynamoDBDocumentClient {
+export function clientWith(
+  middleware: Middleware,
+  name: string,
+  step: 'initialize' | 'deserialize' = 'deserialize',
+  options: { maxAttempts?: number } = {},
+): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: 'us-east-1',
     maxAttempts: options.maxAttempts,

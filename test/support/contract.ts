@@ -70,7 +70,10 @@ function validateBody(c: Contract, schemaPointer: string, body: unknown): string
   }
   if (validate(body)) return [];
   return (validate.errors ?? []).map((error) => {
-    const extra = error.keyword === 'additionalProperties' ? ` '${(error.params as { additionalProperty: string }).additionalProperty}'` : '';
+    const extra =
+      error.keyword === 'additionalProperties'
+        ? ` '${(error.params as { additionalProperty: string }).additionalProperty}'`
+        : '';
     return `body${error.instancePath}: ${error.message}${extra}`;
   });
 }
@@ -96,7 +99,10 @@ export async function contractViolations(observed: ObservedResponse): Promise<st
   if (!template) {
     // The router's own answers: no route (404) or no such method on the route (405).
     const expected = templates.length ? 405 : 404;
-    if (observed.status !== expected) problems.push(`status ${observed.status}: ${observed.method} ${routable} is not an operation (expected the router's ${expected})`);
+    if (observed.status !== expected)
+      problems.push(
+        `status ${observed.status}: ${observed.method} ${routable} is not an operation (expected the router's ${expected})`,
+      );
     else problems.push(...validateBody(c, '/components/schemas/NotFoundError', parsed));
     return problems;
   }
@@ -105,7 +111,9 @@ export async function contractViolations(observed: ObservedResponse): Promise<st
   const operation = (c.document.paths as Json)[template.template][method] as Json;
   const declared = operation.responses[String(observed.status)] as Json | undefined;
   if (!declared) {
-    return [`status ${observed.status} is not documented for ${observed.method} ${template.template} (documented: ${Object.keys(operation.responses).join(', ')})`];
+    return [
+      `status ${observed.status} is not documented for ${observed.method} ${template.template} (documented: ${Object.keys(operation.responses).join(', ')})`,
+    ];
   }
   // What the service accepted must be what the document says it takes (the documented body can't be stricter).
   if (observed.status < 300 && observed.requestBody !== undefined && operation.requestBody) {
@@ -116,7 +124,8 @@ export async function contractViolations(observed: ObservedResponse): Promise<st
       sent = undefined;
     }
     const schemaPointer = `${operationPointer}/requestBody/content/application~1json/schema`;
-    if (sent !== undefined) problems.push(...validateBody(c, schemaPointer, sent).map((problem) => `request ${problem}`));
+    if (sent !== undefined)
+      problems.push(...validateBody(c, schemaPointer, sent).map((problem) => `request ${problem}`));
   }
   const { value: response, pointer } = resolveRef(c.document, declared);
   const responsePointer = pointer ?? `${operationPointer}/responses/${observed.status}`;
@@ -127,7 +136,8 @@ export async function contractViolations(observed: ObservedResponse): Promise<st
   }
   const [mediaType] = Object.keys(response.content ?? {});
   if (!mediaType) return problems;
-  if (!contentType.startsWith(mediaType)) problems.push(`content type '${contentType}' is not the documented '${mediaType}'`);
+  if (!contentType.startsWith(mediaType))
+    problems.push(`content type '${contentType}' is not the documented '${mediaType}'`);
   if (mediaType === 'application/json') {
     if (parsed === undefined) problems.push('body is not JSON');
     else problems.push(...validateBody(c, `${responsePointer}/content/${token(mediaType)}/schema`, parsed));

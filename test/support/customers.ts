@@ -42,7 +42,11 @@ export async function customersViaStore(platformCode: string, count: number): Pr
   // Batches keep DynamoDB Local from being flooded by a thousand transactions at once.
   for (let start = 0; start < count; start += 50) {
     const batch = await Promise.all(
-      Array.from({ length: Math.min(50, count - start) }, async () => (await createCustomer(ctx, platformCode, parseCustomer(customerBody(), ctx.clock.nowMs()))).participant_code),
+      Array.from(
+        { length: Math.min(50, count - start) },
+        async () =>
+          (await createCustomer(ctx, platformCode, parseCustomer(customerBody(), ctx.clock.nowMs()))).participant_code,
+      ),
     );
     created.push(...batch);
   }

@@ -36,7 +36,11 @@ export function eventCapture() {
 
   beforeAll(async () => {
     // No sweep: other files' undispatched events are theirs (the stream alone delivers this file's).
-    runtime = await startLocalWebhooks(ctx, { pollIntervalMs: 50, sweepIntervalMs: 3_600_000, acceptsPlatform: (code) => platforms.has(code) });
+    runtime = await startLocalWebhooks(ctx, {
+      pollIntervalMs: 50,
+      sweepIntervalMs: 3_600_000,
+      acceptsPlatform: (code) => platforms.has(code),
+    });
   });
   afterAll(async () => {
     await runtime?.stop();
@@ -59,7 +63,11 @@ export function eventCapture() {
      * GET /events lists exactly those events (same envelopes), that each was delivered once with
      * `webhook-id` = its id, and that none carries personal data. Returns them oldest first.
      */
-    async received(subscription: Subscription, match: (event: Envelope) => boolean, count: number): Promise<Envelope[]> {
+    async received(
+      subscription: Subscription,
+      match: (event: Envelope) => boolean,
+      count: number,
+    ): Promise<Envelope[]> {
       const { receiver, secret, platform } = subscription;
       const verified = () => (receiver.verified(secret) as Envelope[]).filter(match);
       await receiver.waitFor(() => verified().length >= count, 30_000);
@@ -76,7 +84,12 @@ export function eventCapture() {
       const listed = await listEvents(platform);
       const byId = new Map(listed.map((event) => [event.id, event]));
       for (const event of delivered) expect(byId.get(event.id)).toEqual(event);
-      expect(listed.filter(match).map((event) => event.id).sort()).toEqual(delivered.map((event) => event.id).sort());
+      expect(
+        listed
+          .filter(match)
+          .map((event) => event.id)
+          .sort(),
+      ).toEqual(delivered.map((event) => event.id).sort());
       return delivered;
     },
   };

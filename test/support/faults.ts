@@ -15,10 +15,13 @@ import { serviceFor, type TestService } from './service.js';
  * Its context is `base` (this file's context by default) with the crashing DynamoDB client: the same clock,
  * configuration, settlement workflow and logger.
  */
-export function serviceCrashingAfterCommit(options: { skip?: number; base?: AppContext; dead?: boolean } = {}): TestService {
+export function serviceCrashingAfterCommit(
+  options: { skip?: number; base?: AppContext; dead?: boolean } = {},
+): TestService {
   let skip = options.skip ?? 0;
   let crashed = false;
-  const crash = () => Object.assign(new Error('the process died after its transaction committed'), { name: 'CrashAfterCommit' });
+  const crash = () =>
+    Object.assign(new Error('the process died after its transaction committed'), { name: 'CrashAfterCommit' });
   const db = clientWith(
     (next, context) => async (args) => {
       const transaction = context.commandName === 'TransactWriteItemsCommand';
@@ -45,6 +48,11 @@ type Middleware = Parameters<typeof clientWith>[0];
  * (`clientWith`: at `deserialize` it sees every SDK attempt, at `initialize` every call once). The test's
  * requests go through it (`via`); setting up and checking go through the file's ordinary server.
  */
-export function serviceWith(middleware: Middleware, name: string, step: 'initialize' | 'deserialize' = 'deserialize', options: { maxAttempts?: number } = {}): TestService {
+export function serviceWith(
+  middleware: Middleware,
+  name: string,
+  step: 'initialize' | 'deserialize' = 'deserialize',
+  options: { maxAttempts?: number } = {},
+): TestService {
   return serviceFor(testContext({ db: clientWith(middleware, name, step, options) }));
 }

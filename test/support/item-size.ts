@@ -20,7 +20,8 @@ function valueSize(value: AttributeValue): number {
   if (value.BS) return value.BS.reduce((sum, entry) => sum + entry.length, 0);
   // Lists and maps: 3 bytes, plus 1 byte per element (and a map element's name).
   if (value.L) return 3 + value.L.reduce((sum, entry) => sum + 1 + valueSize(entry), 0);
-  if (value.M) return 3 + Object.entries(value.M).reduce((sum, [name, entry]) => sum + 1 + utf8(name) + valueSize(entry), 0);
+  if (value.M)
+    return 3 + Object.entries(value.M).reduce((sum, [name, entry]) => sum + 1 + utf8(name) + valueSize(entry), 0);
   return 0;
 }
 

@@ -4,7 +4,12 @@ import type { TestPlatform } from './service.js';
 import { ctx } from './context.js';
 
 /** Credits a participant's account from outside, as the ops `deposit` command does. */
-export async function fund(participantCode: string, asset: string, amount: string, accountLabel?: string): Promise<void> {
+export async function fund(
+  participantCode: string,
+  asset: string,
+  amount: string,
+  accountLabel?: string,
+): Promise<void> {
   await deposit(ctx, { reference: randomUUID(), participantCode, asset, amount, accountLabel });
 }
 
@@ -12,7 +17,12 @@ export async function fund(participantCode: string, asset: string, amount: strin
 export async function balances(platform: TestPlatform, query = ''): Promise<Record<string, string>> {
   const response = await platform.get(`/accounts${query}`);
   if (response.status !== 200) throw new Error(`GET /accounts: ${response.status} ${response.text}`);
-  return Object.fromEntries(response.body.message.map((account: any) => [`${account.account_owner}/${account.account_label}/${account.asset}`, account.balance]));
+  return Object.fromEntries(
+    response.body.message.map((account: any) => [
+      `${account.account_owner}/${account.account_label}/${account.asset}`,
+      account.balance,
+    ]),
+  );
 }
 
 /** The platform's own participant's USD balances in the accounts labelled `labels`, in that order. */

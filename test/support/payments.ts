@@ -36,7 +36,10 @@ export async function storeSubmittedPayment(
       description: null,
       bank_fee: null,
       inbound_reference_id: payment.reference,
-      clearing_account: achClearingAccount({ platform_code: platform.platformCode, participant_code: platform.participantCode }).account,
+      clearing_account: achClearingAccount({
+        platform_code: platform.platformCode,
+        participant_code: platform.participantCode,
+      }).account,
       created_at_ms: nowMs,
       updated_at_ms: nowMs,
     }),
@@ -45,7 +48,12 @@ export async function storeSubmittedPayment(
 }
 
 /** Funding details of an ACH execution (a new external account each time); fields overridable. */
-export const achFunding = (overrides: Record<string, unknown> = {}) => ({ external_account_id: randomUUID(), description: 'LTC ORDER', bank_fee: '1.50', ...overrides });
+export const achFunding = (overrides: Record<string, unknown> = {}) => ({
+  external_account_id: randomUUID(),
+  description: 'LTC ORDER',
+  bank_fee: '1.50',
+  ...overrides,
+});
 
 /**
  * Buys LTC with USD through the API, funded by ACH (quote, then execute with funding details): the trade and
@@ -56,8 +64,14 @@ export async function achBuy(platform: TestPlatform, params: Record<string, stri
   const query = new URLSearchParams({ underlying: 'LTC', quoted_currency: 'USD', side: 'buy', ...params }).toString();
   const quote = await platform.get(`/liquidity/rfq?${query}`);
   expect(quote.status, quote.text).toBe(200);
-  const executed = await platform.post('/liquidity/execute', { quote_id: quote.body.message.quote_id, funding_details: achFunding() });
+  const executed = await platform.post('/liquidity/execute', {
+    quote_id: quote.body.message.quote_id,
+    funding_details: achFunding(),
+  });
   expect(executed.status, executed.text).toBe(200);
   const listed = await platform.get(`/payments/status?trade_id=${executed.body.message.trade_id}`);
-  return { trade_id: executed.body.message.trade_id as string, transaction_id: listed.body.message[0].transaction_id as string };
+  return {
+    trade_id: executed.body.message.trade_id as string,
+    transaction_id: listed.body.message[0].transaction_id as string,
+  };
 }

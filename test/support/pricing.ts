@@ -9,5 +9,20 @@ import { runAdmin } from '../../infra/ops/cli.js';
  * advanced: a price stamped in the future refuses older updates until real time catches up.
  */
 export async function setPrice(underlying: string, quotedCurrency: string, price: string): Promise<void> {
-  await runAdmin(['price', 'set', '--underlying', underlying, '--quoted-currency', quotedCurrency, '--price', price, '--force', '--reason', 'test'], { ctx });
+  await runAdmin(
+    [
+      'price',
+      'set',
+      '--underlying',
+      underlying,
+      '--quoted-currency',
+      quotedCurrency,
+      '--price',
+      price,
+      '--force',
+      '--reason',
+      'test',
+    ],
+    { ctx },
+  );
 }

@@ -62,7 +62,12 @@ export interface RequestOptions {
   via?: TestService;
 }
 
-export async function send(method: string, path: string, body?: unknown, options: RequestOptions & { credentials?: ApiKeyCredentials; usedSignatures?: Set<string> } = {}): Promise<Response> {
+export async function send(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: RequestOptions & { credentials?: ApiKeyCredentials; usedSignatures?: Set<string> } = {},
+): Promise<Response> {
   const text = options.rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   if (!options.unsigned && options.credentials) {
@@ -88,7 +93,14 @@ export async function send(method: string, path: string, body?: unknown, options
   const response = await fetch(`${await (options.via ?? service).baseUrl()}${path}`, { method, headers, body: text });
   const responseText = await response.text();
   // Every response a test sees must be what the OpenAPI document says (status, headers, body).
-  await assertConformsToContract({ method, target: path, requestBody: text, status: response.status, headers: response.headers, text: responseText });
+  await assertConformsToContract({
+    method,
+    target: path,
+    requestBody: text,
+    status: response.status,
+    headers: response.headers,
+    text: responseText,
+  });
   let parsed: unknown;
   try {
     parsed = JSON.parse(responseText);
@@ -108,7 +120,9 @@ export interface TestPlatform {
 }
 
 /** A new platform with a key holding the given permissions (all by default), and a signed client for it. */
-export async function newPlatform(options: { permissions?: readonly PermissionArea[]; spreadBps?: string } = {}): Promise<TestPlatform> {
+export async function newPlatform(
+  options: { permissions?: readonly PermissionArea[]; spreadBps?: string } = {},
+): Promise<TestPlatform> {
   const platform = await createPlatform(ctx, 'test platform', options.spreadBps ?? '0');
   const credentials = await createApiKey(ctx, platform.platform_code, options.permissions ?? PERMISSION_AREAS);
   const usedSignatures = new Set<string>();

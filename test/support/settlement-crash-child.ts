@@ -16,7 +16,12 @@ const env = (name: string) => {
   return value;
 };
 const ctx = createContext(
-  localConfig(env('DYNAMODB_ENDPOINT'), { main: env('TABLE_NAME'), ttl: env('TTL_TABLE_NAME') }, env('SECRETS_LOCAL_KEY'), { SETTLEMENT_SESSION_SECONDS: '1' }),
+  localConfig(
+    env('DYNAMODB_ENDPOINT'),
+    { main: env('TABLE_NAME'), ttl: env('TTL_TABLE_NAME') },
+    env('SECRETS_LOCAL_KEY'),
+    { SETTLEMENT_SESSION_SECONDS: '1' },
+  ),
 );
 const attempt = bindAttempt(ctx);
 const hang = env('HANG');

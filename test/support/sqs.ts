@@ -22,4 +22,3 @@ export function record(messageId: string, group: string, body: string): SQSRecor
     awsRegion: 'us-east-1',
   };
 }
-

@@ -20,7 +20,10 @@ afterAll(() => outdirs.forEach((dir) => rmSync(dir, { recursive: true, force: tr
  * runs no `cdk synth`, so this is where an invalid template fails): about 3 s once per process, then cheap.
  * A validation finding fails `Template.fromStack` with the report.
  */
-export function synth(props: TradingSettlementStackProps = {}, options: { context?: Record<string, unknown>; bestPractices?: boolean } = {}) {
+export function synth(
+  props: TradingSettlementStackProps = {},
+  options: { context?: Record<string, unknown>; bestPractices?: boolean } = {},
+) {
   const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8'));
   const outdir = mkdtempSync(join(tmpdir(), 'infra-test-'));
   outdirs.push(outdir);
@@ -30,7 +33,8 @@ export function synth(props: TradingSettlementStackProps = {}, options: { contex
   const stack = new TradingSettlementStack(app, 'TradingSettlementService', props);
   const template = Template.fromStack(stack);
   const resources: Record<string, Json> = template.toJSON().Resources;
-  const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnResource);
+  const idOf = (construct: { node: { defaultChild?: unknown } }) =>
+    stack.getLogicalId(construct.node.defaultChild as CfnResource);
   return { app, stack, template, resources, idOf };
 }
 

@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll } from 'vitest';
-import { startLocalWorkflows, type LocalRunnerOptions, type LocalSettlementRunner } from '../../infra/local/workflow-runner.js';
+import {
+  startLocalWorkflows,
+  type LocalRunnerOptions,
+  type LocalSettlementRunner,
+} from '../../infra/local/workflow-runner.js';
 import type { AppContext } from '../../lib/context.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { newId } from '../../lib/store/codes.js';
@@ -23,11 +27,15 @@ export function localRunner(): LocalSettlementRunner | undefined {
  * It becomes the settlement workflow of this file's context (`ctx`, which the file's server is bound to), and
  * the session and deadline settings become that context's configuration: call it before the first request.
  */
-export async function startTestWorkflows(settings: { sessionSeconds?: number; spotDeadlineSeconds?: number } & LocalRunnerOptions = {}) {
+export async function startTestWorkflows(
+  settings: { sessionSeconds?: number; spotDeadlineSeconds?: number } & LocalRunnerOptions = {},
+) {
   ctx.config = {
     ...ctx.config,
     SETTLEMENT_SESSION_SECONDS: settings.sessionSeconds ?? 1,
-    ...(settings.spotDeadlineSeconds !== undefined && { SPOT_SETTLEMENT_DEADLINE_SECONDS: settings.spotDeadlineSeconds }),
+    ...(settings.spotDeadlineSeconds !== undefined && {
+      SPOT_SETTLEMENT_DEADLINE_SECONDS: settings.spotDeadlineSeconds,
+    }),
   };
   // No periodic sweep: other files' runners share this database, and their trades are theirs.
   const workflows = await startLocalWorkflows(ctx, { resume: false, tasks: settings.tasks, sweepIntervalMs: 0 });
@@ -72,7 +80,12 @@ export function tradeBody(platform: TestPlatform, options: TradeBodyOptions): Re
 }
 
 /** Polls GET /trades/{id} until `done` holds for the trade (or fails with the last state seen). */
-export async function waitForTrade(platform: TestPlatform, tradeId: string, done: (trade: any) => boolean, timeoutMs = 15_000): Promise<any> {
+export async function waitForTrade(
+  platform: TestPlatform,
+  tradeId: string,
+  done: (trade: any) => boolean,
+  timeoutMs = 15_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   let last: any;
   while (Date.now() < deadline) {
@@ -82,17 +95,24 @@ export async function waitForTrade(platform: TestPlatform, tradeId: string, done
     if (done(last)) return last;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`trade ${tradeId} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+  throw new Error(
+    `trade ${tradeId} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(last)}`,
+  );
 }
 
 export const isTerminated = (trade: any) => trade.trade_state === 'terminated';
-export const isOutstanding = (trade: any) => trade.trade_state === 'active' && trade.settlement_state === 'obligations_outstanding';
+export const isOutstanding = (trade: any) =>
+  trade.trade_state === 'active' && trade.settlement_state === 'obligations_outstanding';
 
 /**
  * An open spot trade accepted at `acceptedMs`, stored with no execution (as if the process died before
  * starting one). Its parties hold nothing, so once past the 2-day deadline an execution defaults it.
  */
-export async function storeUnfundedTrade(context: AppContext, acceptedMs: number, settlementAtMs: number | null = null): Promise<Trade> {
+export async function storeUnfundedTrade(
+  context: AppContext,
+  acceptedMs: number,
+  settlementAtMs: number | null = null,
+): Promise<Trade> {
   const report = validateTradeReport(
     {
       client_trade_id: `open-${newId()}`,
@@ -115,7 +135,10 @@ export async function storeUnfundedTrade(context: AppContext, acceptedMs: number
     { platformCode: 'PLAT01', nowMs: acceptedMs },
   );
   if (!report.ok) throw new Error(report.errors.join('; '));
-  const trade = { ...acceptedTrade(report.value, { tradeId: newId(), nowMs: acceptedMs, accountGroups: ['PLAT01', 'PLAT01'] }), settlement_timestamp: settlementAtMs };
+  const trade = {
+    ...acceptedTrade(report.value, { tradeId: newId(), nowMs: acceptedMs, accountGroups: ['PLAT01', 'PLAT01'] }),
+    settlement_timestamp: settlementAtMs,
+  };
   await transactWrite(context, tradeItems(context, trade));
   return trade;
 }

@@ -28,7 +28,11 @@ export class WebhookReceiver {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
-        const entry: ReceivedWebhook = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+        const entry: ReceivedWebhook = {
+          headers: request.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          at: Date.now(),
+        };
         this.received.push(entry);
         const reply = this.reply(entry, this.received.length - 1);
         if (reply === 'hang') {
@@ -75,7 +79,10 @@ export class WebhookReceiver {
   async waitFor(predicate: (received: ReceivedWebhook[]) => boolean, timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.received)) {
-      if (Date.now() > deadline) throw new Error(`receiver: condition not met within ${timeoutMs} ms (${this.received.length} requests received)`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `receiver: condition not met within ${timeoutMs} ms (${this.received.length} requests received)`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

@@ -6,7 +6,11 @@ import { PAYMENT_STATUSES } from '../../lib/domain/payments.js';
 
 const clearing = achClearingAccount({ platform_code: 'PLAT23', participant_code: 'PLAT23' });
 const legsOf = (transfer_type: 'debit' | 'credit', status: (typeof PAYMENT_STATUSES)[number]) =>
-  bankEventLegs({ transfer_type, amount: new Money('101.50'), clearing }, status)?.map((leg) => [leg.account.participant_code, leg.account.account_label, leg.amount.toFixed()]);
+  bankEventLegs({ transfer_type, amount: new Money('101.50'), clearing }, status)?.map((leg) => [
+    leg.account.participant_code,
+    leg.account.account_label,
+    leg.amount.toFixed(),
+  ]);
 
 describe('ACH clearing', () => {
   it("is the platform's own USD account labelled ach_clearing; the boundary is the external boundary's ach group", () => {
@@ -14,7 +18,12 @@ describe('ACH clearing', () => {
       account: { participant_code: 'PLAT23', account_group: 'PLAT23', account_label: 'ach_clearing', asset: 'USD' },
       platform_code: 'PLAT23',
     });
-    expect(achBoundaryAccount().account).toEqual({ participant_code: SYSTEM_PARTICIPANTS.externalBoundary, account_group: 'ach', account_label: 'general', asset: 'USD' });
+    expect(achBoundaryAccount().account).toEqual({
+      participant_code: SYSTEM_PARTICIPANTS.externalBoundary,
+      account_group: 'ach',
+      account_label: 'general',
+      asset: 'USD',
+    });
   });
 
   it('posting a debit brings the payment amount in from the boundary; reversing it sends it back', () => {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { chunked, distributionFingerprint, ESCROW_LANES, laneOf, MAX_RECIPIENTS, recipientListProblems, recipientsPerChunk } from '../../lib/domain/awards.js';
+import {
+  chunked,
+  distributionFingerprint,
+  ESCROW_LANES,
+  laneOf,
+  MAX_RECIPIENTS,
+  recipientListProblems,
+  recipientsPerChunk,
+} from '../../lib/domain/awards.js';
 import { Money } from '../../lib/domain/money.js';
 
 describe('award distribution rules', () => {
@@ -27,9 +35,13 @@ describe('award distribution rules', () => {
   });
 
   it('names repeated codes once each, and bounds the list', () => {
-    expect(recipientListProblems(['A', 'B', 'A', 'C', 'B', 'A'])).toEqual(['participant_codes: listed more than once: A, B']);
+    expect(recipientListProblems(['A', 'B', 'A', 'C', 'B', 'A'])).toEqual([
+      'participant_codes: listed more than once: A, B',
+    ]);
     expect(recipientListProblems([])).toEqual(['participant_codes: name at least one customer']);
-    expect(recipientListProblems(Array.from({ length: 1001 }, (_, i) => `C${i}`))).toEqual(['participant_codes: at most 1000 customers per distribution, got 1001']);
+    expect(recipientListProblems(Array.from({ length: 1001 }, (_, i) => `C${i}`))).toEqual([
+      'participant_codes: at most 1000 customers per distribution, got 1001',
+    ]);
     expect(recipientListProblems(['A'])).toEqual([]);
   });
 

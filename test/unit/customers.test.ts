@@ -73,7 +73,7 @@ describe('geography', () => {
     expect(resolveCountry('DEU')?.alpha2).toBe('DE');
     expect(resolveCountry('gb')?.alpha3).toBe('GBR');
     expect(resolveCountry('United Kingdom')?.alpha2).toBe('GB');
-    expect(resolveCountry('Cote d\'Ivoire')?.alpha2).toBe('CI');
+    expect(resolveCountry("Cote d'Ivoire")?.alpha2).toBe('CI');
     expect(resolveCountry('Turkiye')?.alpha2).toBe('TR');
   });
 
@@ -99,7 +99,8 @@ describe('geography', () => {
   });
 
   it('rejects unknown states, Palau and military codes', () => {
-    for (const input of ['Ontario', 'XX', 'PW', 'Palau', 'AE', '']) expect(resolveUsState(input), input).toBeUndefined();
+    for (const input of ['Ontario', 'XX', 'PW', 'Palau', 'AE', ''])
+      expect(resolveUsState(input), input).toBeUndefined();
   });
 });
 
@@ -144,9 +145,12 @@ describe('isPoBoxAddress', () => {
 });
 
 describe('isValidEmail', () => {
-  it.each(['a@b.co', 'first.last+tag@sub.example.org', "o'brien@example.ie", 'UPPER@EXAMPLE.COM'])('accepts %s', (email) => {
-    expect(isValidEmail(email)).toBe(true);
-  });
+  it.each(['a@b.co', 'first.last+tag@sub.example.org', "o'brien@example.ie", 'UPPER@EXAMPLE.COM'])(
+    'accepts %s',
+    (email) => {
+      expect(isValidEmail(email)).toBe(true);
+    },
+  );
 
   it.each([
     'plainaddress',
@@ -307,7 +311,9 @@ describe('validateCustomer (adult / custodian)', () => {
       for (const country of ['Cuba', 'IR', 'PRK', 'North Korea', 'SYR', 'Syrian Arab Republic', 'iran']) {
         const errors = customerErrors({ country, state: undefined, zip: undefined });
         expect(errors, country).toHaveLength(1);
-        expect(errors[0], country).toMatch(/^country: customers in .+ cannot be onboarded \(sanctioned jurisdiction\)$/);
+        expect(errors[0], country).toMatch(
+          /^country: customers in .+ cannot be onboarded \(sanctioned jurisdiction\)$/,
+        );
       }
     });
   });
@@ -366,7 +372,15 @@ describe('validateCustomer (adult / custodian)', () => {
   describe('date_of_birth', () => {
     it('must be YYYY-MM-DD and a real calendar date', () => {
       const problem = ['date_of_birth: must be a real calendar date in the form YYYY-MM-DD'];
-      for (const date_of_birth of ['1980-1-31', '31/01/1980', '1980-13-01', '1980-04-31', '2023-02-29', '1900-02-29', '19800131']) {
+      for (const date_of_birth of [
+        '1980-1-31',
+        '31/01/1980',
+        '1980-13-01',
+        '1980-04-31',
+        '2023-02-29',
+        '1900-02-29',
+        '19800131',
+      ]) {
         expect(customerErrors({ date_of_birth }), date_of_birth).toEqual(problem);
       }
       expect(customerValue({ date_of_birth: '2000-02-29' }).date_of_birth).toBe('2000-02-29');
@@ -401,7 +415,13 @@ describe('validateCustomer (adult / custodian)', () => {
 
   describe('ID fields', () => {
     it('accept each ID type from the spec', () => {
-      for (const id_number_type of ['aadhar_card', 'in_driving_license', 'in_passport', 'in_passport_card', 'non_in_passport']) {
+      for (const id_number_type of [
+        'aadhar_card',
+        'in_driving_license',
+        'in_passport',
+        'in_passport_card',
+        'non_in_passport',
+      ]) {
         expect(customerValue({ id_number_type }).id_number_type).toBe(id_number_type);
       }
     });
@@ -470,7 +490,10 @@ describe('validateCustomer (adult / custodian)', () => {
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(ValidationError);
-      expect((error as ValidationError).errors).toEqual(['email: must be a valid e-mail address', 'city: must not be empty']);
+      expect((error as ValidationError).errors).toEqual([
+        'email: must be a valid e-mail address',
+        'city: must not be empty',
+      ]);
     }
   });
 });
@@ -496,8 +519,10 @@ describe('validateCustomer: the reference API US vocabulary', () => {
       ...overrides,
     };
   };
-  const referenceValue = (overrides: Record<string, unknown> = {}) => valueOf(validateCustomer(referenceBody(overrides), NOW_MS));
-  const referenceErrors = (overrides: Record<string, unknown> = {}) => errorsOf(validateCustomer(referenceBody(overrides), NOW_MS));
+  const referenceValue = (overrides: Record<string, unknown> = {}) =>
+    valueOf(validateCustomer(referenceBody(overrides), NOW_MS));
+  const referenceErrors = (overrides: Record<string, unknown> = {}) =>
+    errorsOf(validateCustomer(referenceBody(overrides), NOW_MS));
 
   it('takes jurisdiction_code in place of state and country, and postal_code in place of zip', () => {
     expect(referenceValue()).toMatchObject({
@@ -522,13 +547,15 @@ describe('validateCustomer: the reference API US vocabulary', () => {
 
   it('accepts jurisdiction_code agreeing with state and country, and refuses a disagreement naming both fields', () => {
     expect(referenceValue({ state: 'California', country: 'USA' }).state_code).toBe('CA');
-    expect(referenceErrors({ state: 'NY' })).toEqual(['jurisdiction_code: US-CA disagrees with state (NY); give one, or both agreeing']);
-    expect(referenceErrors({ country: 'Germany', citizenship_code: 'DE', tax_id: undefined, id_number_type: 'passport' })).toEqual([
-      'jurisdiction_code: US-CA disagrees with country (Germany); give one, or both agreeing',
+    expect(referenceErrors({ state: 'NY' })).toEqual([
+      'jurisdiction_code: US-CA disagrees with state (NY); give one, or both agreeing',
     ]);
+    expect(
+      referenceErrors({ country: 'Germany', citizenship_code: 'DE', tax_id: undefined, id_number_type: 'passport' }),
+    ).toEqual(['jurisdiction_code: US-CA disagrees with country (Germany); give one, or both agreeing']);
   });
 
-  it('refuses unknown jurisdiction codes, including other countries\' subdivisions the reference does not list', () => {
+  it("refuses unknown jurisdiction codes, including other countries' subdivisions the reference does not list", () => {
     for (const jurisdiction_code of ['US-XX', 'US-California', 'CA', 'DE-BY', 'USCA']) {
       expect(referenceErrors({ jurisdiction_code }), jurisdiction_code).toEqual([
         'jurisdiction_code: must be the ISO 3166-2 code of a US state, DC or inhabited territory (e.g. US-CA)',
@@ -548,7 +575,13 @@ describe('validateCustomer: the reference API US vocabulary', () => {
       expect(errors[0]).toMatch(/^tax_id: /);
       expect(errors[0]).not.toContain(tax_id.replace(/-/g, '').slice(-4));
     }
-    const german = { jurisdiction_code: undefined, postal_code: '10115', country: 'DE', citizenship_code: 'DE', id_number_type: 'passport' };
+    const german = {
+      jurisdiction_code: undefined,
+      postal_code: '10115',
+      country: 'DE',
+      citizenship_code: 'DE',
+      id_number_type: 'passport',
+    };
     expect(referenceValue({ ...german, tax_id: 'DE 12345 67890' }).tax_id).toBe('DE1234567890');
     expect(referenceErrors({ ...german, tax_id: '12' })).toEqual(['tax_id: must have 4 to 20 letters and digits']);
     expect(referenceErrors({ tax_id: undefined })).toEqual(['tax_id: is required when citizenship_code is US']);
@@ -556,14 +589,21 @@ describe('validateCustomer: the reference API US vocabulary', () => {
 
   it('takes an ssn ID whose number is the tax id, in either field, kept only as its last four', () => {
     const value = referenceValue({ id_number_type: 'ssn', id_number: undefined });
-    expect(value).toMatchObject({ id_number_type: 'ssn', id_number: '*****6789', tax_id: '123456789', tax_id_last4: '6789' });
-    expect(referenceValue({ id_number_type: 'ssn', id_number: '123456789', tax_id: undefined }).tax_id).toBe('123456789');
+    expect(value).toMatchObject({
+      id_number_type: 'ssn',
+      id_number: '*****6789',
+      tax_id: '123456789',
+      tax_id_last4: '6789',
+    });
+    expect(referenceValue({ id_number_type: 'ssn', id_number: '123456789', tax_id: undefined }).tax_id).toBe(
+      '123456789',
+    );
     expect(referenceErrors({ id_number_type: 'ssn', id_number: '987-65-4321' })).toEqual([
       'tax_id: differs from id_number; for an ssn they are the same number',
     ]);
-    expect(referenceErrors({ id_number_type: 'ssn', id_number: undefined, tax_id: undefined, citizenship_code: undefined })).toEqual([
-      'tax_id: is required when id_number_type is ssn (or give the SSN as id_number)',
-    ]);
+    expect(
+      referenceErrors({ id_number_type: 'ssn', id_number: undefined, tax_id: undefined, citizenship_code: undefined }),
+    ).toEqual(['tax_id: is required when id_number_type is ssn (or give the SSN as id_number)']);
   });
 
   it('checks phone numbers as E.164 with a country calling code', () => {
@@ -589,15 +629,30 @@ describe('validateCustomer: the reference API US vocabulary', () => {
       ['non_us_other', { citizenship_code: 'GB', tax_id: undefined, non_us_other_type: 'Voter card' }],
       ['passport', {}],
       ['national_id', {}],
-      ['eu_drivers_license', { jurisdiction_code: undefined, country: 'France', postal_code: '75001', citizenship_code: 'FR', tax_id: undefined }],
+      [
+        'eu_drivers_license',
+        {
+          jurisdiction_code: undefined,
+          country: 'France',
+          postal_code: '75001',
+          citizenship_code: 'FR',
+          tax_id: undefined,
+        },
+      ],
     ];
     for (const [id_number_type, overrides] of cases) {
       expect(referenceValue({ id_number_type, ...overrides }).id_number_type, id_number_type).toBe(id_number_type);
     }
   });
 
-  it('refuses an ID type the customer\'s country or citizenship cannot use', () => {
-    const french = { jurisdiction_code: undefined, country: 'France', postal_code: '75001', citizenship_code: 'FR', tax_id: undefined };
+  it("refuses an ID type the customer's country or citizenship cannot use", () => {
+    const french = {
+      jurisdiction_code: undefined,
+      country: 'France',
+      postal_code: '75001',
+      citizenship_code: 'FR',
+      tax_id: undefined,
+    };
     expect(referenceErrors({ ...french, id_number_type: 'us_drivers_license' })).toEqual([
       'id_number_type: us_drivers_license is issued to US residents; country is FR',
     ]);
@@ -622,16 +677,27 @@ describe('validateCustomer: the reference API US vocabulary', () => {
     expect(referenceErrors({ kyc: 'fail' })).toEqual(['kyc: a customer who failed KYC cannot be onboarded']);
     expect(referenceErrors({ kyc: 'maybe' })).toEqual(['kyc: must be one of pass, fail']);
     expect(referenceErrors({ kyc_timestamp: undefined })).toEqual(['kyc_timestamp: is required with kyc']);
-    expect(referenceErrors({ sanction_screening: undefined })).toEqual(['sanction_screening: is required with sanction_screening_timestamp']);
+    expect(referenceErrors({ sanction_screening: undefined })).toEqual([
+      'sanction_screening: is required with sanction_screening_timestamp',
+    ]);
     expect(referenceErrors({ sanction_screening_timestamp: NOW_MS - 400 * 24 * HOUR_MS })).toEqual([
       'sanction_screening_timestamp: must be within the last year (and at most a day ahead of server time)',
     ]);
-    expect(referenceErrors({ kyc_timestamp: 1_700_000_000 })).toEqual(['kyc_timestamp: must be an integer UNIX time in milliseconds']);
+    expect(referenceErrors({ kyc_timestamp: 1_700_000_000 })).toEqual([
+      'kyc_timestamp: must be an integer UNIX time in milliseconds',
+    ]);
   });
 
   it('reports every new-field problem at once, after the pure rules of the spec fields', () => {
     expect(
-      referenceErrors({ first_name: '', jurisdiction_code: 'US-ZZ', tax_id: '1', phone_number: '0', kyc: 'fail', id_number_type: 'ssn' }),
+      referenceErrors({
+        first_name: '',
+        jurisdiction_code: 'US-ZZ',
+        tax_id: '1',
+        phone_number: '0',
+        kyc: 'fail',
+        id_number_type: 'ssn',
+      }),
     ).toEqual([
       'first_name: must not be empty',
       'jurisdiction_code: must be the ISO 3166-2 code of a US state, DC or inhabited territory (e.g. US-CA)',
@@ -643,7 +709,12 @@ describe('validateCustomer: the reference API US vocabulary', () => {
   });
 
   it('leaves the minor endpoint on the spec rules: the reference vocabulary is not read there', () => {
-    const value = minorValue({ jurisdiction_code: 'US-ZZ', tax_id: 'x', phone_number: 'y', kyc: 'fail' }) as unknown as Record<string, unknown>;
+    const value = minorValue({
+      jurisdiction_code: 'US-ZZ',
+      tax_id: 'x',
+      phone_number: 'y',
+      kyc: 'fail',
+    }) as unknown as Record<string, unknown>;
     for (const field of ['jurisdiction_code', 'tax_id', 'phone_number', 'kyc']) expect(value[field]).toBeUndefined();
   });
 });
@@ -682,12 +753,19 @@ describe('validateCustomer: the reference API identity document and agreement ti
     is_not_subject_backup_withholding: true,
     ...overrides,
   });
-  const usRelValue = (overrides: Record<string, unknown> = {}) => valueOf(validateCustomer(usRelBody(overrides), NOW_MS));
-  const usRelErrors = (overrides: Record<string, unknown> = {}) => errorsOf(validateCustomer(usRelBody(overrides), NOW_MS));
+  const usRelValue = (overrides: Record<string, unknown> = {}) =>
+    valueOf(validateCustomer(usRelBody(overrides), NOW_MS));
+  const usRelErrors = (overrides: Record<string, unknown> = {}) =>
+    errorsOf(validateCustomer(usRelBody(overrides), NOW_MS));
 
   it('an adult US citizen with an SSN as tax_id needs no identity document', () => {
     const value = usRelValue();
-    expect(value).toMatchObject({ citizenship_code: 'US', tax_id: '123456789', jurisdiction_code: 'US-CA', zip: '94105' });
+    expect(value).toMatchObject({
+      citizenship_code: 'US',
+      tax_id: '123456789',
+      jurisdiction_code: 'US-CA',
+      zip: '94105',
+    });
     expect(value).not.toHaveProperty('id_number_type');
     expect(value).not.toHaveProperty('id_number');
     // The US track's optional id_number_type, given alone (the track has no id_number).
@@ -701,8 +779,12 @@ describe('validateCustomer: the reference API identity document and agreement ti
       'id_number_type: is required when tax_id is an ITIN',
       'id_number: is required when tax_id is an ITIN',
     ]);
-    expect(usRelErrors({ tax_id: '912701234', id_number: 'D7654321' })).toEqual(['id_number_type: is required when tax_id is an ITIN']);
-    expect(usRelValue({ tax_id: '912701234', id_number_type: 'us_drivers_license', id_number: 'D7654321' }).tax_id).toBe('912701234');
+    expect(usRelErrors({ tax_id: '912701234', id_number: 'D7654321' })).toEqual([
+      'id_number_type: is required when tax_id is an ITIN',
+    ]);
+    expect(
+      usRelValue({ tax_id: '912701234', id_number_type: 'us_drivers_license', id_number: 'D7654321' }).tax_id,
+    ).toBe('912701234');
   });
 
   it('a customer who is not a US citizen, or does not say so, still presents a document', () => {
@@ -731,13 +813,21 @@ describe('validateCustomer: the reference API identity document and agreement ti
     expect(usRelErrors({ signed_timestamp: Date.UTC(2020, 0, 1) })).toEqual([OUTSIDE_WINDOW]);
     expect(usRelErrors({ signed_timestamp: NOW_MS - 365 * DAY_MS - 1 })).toEqual([OUTSIDE_WINDOW]);
     expect(usRelErrors({ signed_timestamp: NOW_MS + DAY_MS + 1 })).toEqual([OUTSIDE_WINDOW]);
-    for (const signed_timestamp of [NOW_MS - 365 * DAY_MS, NOW_MS - 30 * DAY_MS, NOW_MS, NOW_MS + HOUR_MS, NOW_MS + DAY_MS]) {
+    for (const signed_timestamp of [
+      NOW_MS - 365 * DAY_MS,
+      NOW_MS - 30 * DAY_MS,
+      NOW_MS,
+      NOW_MS + HOUR_MS,
+      NOW_MS + DAY_MS,
+    ]) {
       expect(usRelValue({ signed_timestamp }).signed_timestamp, String(signed_timestamp)).toBe(signed_timestamp);
     }
   });
 
   it('lists the window problem with every other problem at once', () => {
-    expect(usRelErrors({ signed_timestamp: Date.UTC(2020, 0, 1), tax_id: '912701234', kyc_timestamp: NOW_MS + 2 * DAY_MS })).toEqual([
+    expect(
+      usRelErrors({ signed_timestamp: Date.UTC(2020, 0, 1), tax_id: '912701234', kyc_timestamp: NOW_MS + 2 * DAY_MS }),
+    ).toEqual([
       'id_number_type: is required when tax_id is an ITIN',
       'id_number: is required when tax_id is an ITIN',
       OUTSIDE_WINDOW,
@@ -748,7 +838,9 @@ describe('validateCustomer: the reference API identity document and agreement ti
   it('leaves the minor endpoint on the spec rules: a document, and a UTMA signature not in the future', () => {
     const minor = { citizenship_code: 'US', tax_id: '123-45-6789', id_number_type: undefined, id_number: undefined };
     expect(minorErrors(minor)).toEqual(['id_number_type: is required', 'id_number: is required']);
-    expect(minorErrors({ utma_signed_timestamp: NOW_MS + HOUR_MS })).toEqual(['utma_signed_timestamp: must not be in the future']);
+    expect(minorErrors({ utma_signed_timestamp: NOW_MS + HOUR_MS })).toEqual([
+      'utma_signed_timestamp: must not be in the future',
+    ]);
   });
 });
 
@@ -781,7 +873,9 @@ describe('validateMinor', () => {
   });
 
   it('applies the shared field rules', () => {
-    expect(minorErrors({ address_one: 'PO Box 1', country: 'Iran', state: undefined, zip: undefined, email: 'bad' })).toEqual([
+    expect(
+      minorErrors({ address_one: 'PO Box 1', country: 'Iran', state: undefined, zip: undefined, email: 'bad' }),
+    ).toEqual([
       'email: must be a valid e-mail address',
       'address_one: PO Box addresses are not accepted; give a street address',
       'country: customers in Islamic Republic of Iran cannot be onboarded (sanctioned jurisdiction)',
@@ -797,7 +891,9 @@ describe('validateMinor', () => {
     expect(minorValue({ date_of_birth: '2016-02-29' }).date_of_birth).toBe('2016-02-29');
     const body = minorBody({ date_of_birth: '2008-02-29', utma_signed_timestamp: Date.UTC(2026, 0, 1) });
     expect(valueOf(validateMinor(body, Date.UTC(2026, 1, 28, 23))).date_of_birth).toBe('2008-02-29');
-    expect(errorsOf(validateMinor(body, Date.UTC(2026, 2, 1)))).toEqual(['date_of_birth: a minor must be under 18 years old']);
+    expect(errorsOf(validateMinor(body, Date.UTC(2026, 2, 1)))).toEqual([
+      'date_of_birth: a minor must be under 18 years old',
+    ]);
   });
 
   it('rejects a future or malformed utma_signed_timestamp', () => {
@@ -817,7 +913,9 @@ describe('validateMinor', () => {
   });
 
   it('requires a non-empty custodian_participant_code string', () => {
-    expect(minorErrors({ custodian_participant_code: '  ' })).toEqual(['custodian_participant_code: must not be empty']);
+    expect(minorErrors({ custodian_participant_code: '  ' })).toEqual([
+      'custodian_participant_code: must not be empty',
+    ]);
     expect(minorErrors({ custodian_participant_code: { code: 'AB12CD' } })).toEqual([
       'custodian_participant_code: must be a string',
     ]);

@@ -28,7 +28,10 @@ describe('error mapper', () => {
   });
 
   it('answers 503 with Retry-After for unavailability and DynamoDB throttling', () => {
-    expect(errorToHttp(new ServiceUnavailableError('price is stale', 5))).toMatchObject({ statusCode: 503, headers: { 'Retry-After': '5' } });
+    expect(errorToHttp(new ServiceUnavailableError('price is stale', 5))).toMatchObject({
+      statusCode: 503,
+      headers: { 'Retry-After': '5' },
+    });
     const throttled = Object.assign(new Error('slow down'), { name: 'ProvisionedThroughputExceededException' });
     expect(errorToHttp(throttled)).toMatchObject({ statusCode: 503, headers: { 'Retry-After': '1' } });
   });

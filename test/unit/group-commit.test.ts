@@ -15,7 +15,12 @@ import { MAX_TRANSACTION_ITEMS } from '../../lib/store/table/transaction-items.j
  */
 
 const PLATFORM = 'PLAT01';
-const account = (label: string): AccountRef => ({ participant_code: 'P1', account_group: PLATFORM, account_label: label, asset: 'USD' });
+const account = (label: string): AccountRef => ({
+  participant_code: 'P1',
+  account_group: PLATFORM,
+  account_label: label,
+  asset: 'USD',
+});
 const LABELS = ['hot', 'a', 'b', 'c'];
 
 const cents = fc.integer({ min: 1, max: 5_000 }).map((n) => new Money(n).div(100));
@@ -28,59 +33,81 @@ describe('applyInOrder', () => {
       { key: from, change: amount.neg(), guarded },
       { key: to, change: amount, guarded: false },
     ]);
-  const startArb = fc.tuple(...LABELS.map(() => fc.option(fc.integer({ min: 0, max: 10_000 }), { nil: undefined }))).map((balances) => {
-    const start = new Map<string, AccountState>();
-    balances.forEach((balance, i) => {
-      if (balance !== undefined) start.set(LABELS[i]!, { balance: new Money(balance).div(100), version: i % 2 });
+  const startArb = fc
+    .tuple(...LABELS.map(() => fc.option(fc.integer({ min: 0, max: 10_000 }), { nil: undefined })))
+    .map((balances) => {
+      const start = new Map<string, AccountState>();
+      balances.forEach((balance, i) => {
+        if (balance !== undefined) start.set(LABELS[i]!, { balance: new Money(balance).div(100), version: i % 2 });
+      });
+      return start;
     });
-    return start;
-  });
 
   it('any cut into batches gives the answers and states of booking one by one', () => {
     fc.assert(
-      fc.property(startArb, fc.array(changeArb, { maxLength: 60 }), fc.array(fc.integer({ min: 1, max: 20 }), { maxLength: 30 }), (start, bookings, cuts) => {
-        const oneByOne = bookings.reduce(
-          (state, changes) => {
-            const { outcomes, states } = applyInOrder(state.states, [changes]);
-            return { states, outcomes: [...state.outcomes, ...outcomes] };
-          },
-          { states: start as ReadonlyMap<string, AccountState>, outcomes: [] as ReturnType<typeof applyInOrder>['outcomes'] },
-        );
-        let states: ReadonlyMap<string, AccountState> = start;
-        const batched: typeof oneByOne.outcomes = [];
-        let rest = bookings;
-        for (let i = 0; rest.length > 0; i++) {
-          const size = cuts[i % Math.max(cuts.length, 1)] ?? rest.length;
-          const applied = applyInOrder(states, rest.slice(0, size));
-          batched.push(...applied.outcomes);
-          states = applied.states;
-          rest = rest.slice(size);
-        }
-        expect(batched.map(describeOutcome)).toEqual(oneByOne.outcomes.map(describeOutcome));
-        expect(describeStates(states)).toEqual(describeStates(oneByOne.states));
-        // No guarded debit ever took an account below zero.
-        batched.forEach((outcome, i) => {
-          if (outcome.kind !== 'booked') return;
-          for (const change of bookings[i]!.filter((entry) => entry.guarded)) {
-            expect(outcome.after.find((after) => after.key === change.key)!.balance.isNegative()).toBe(false);
+      fc.property(
+        startArb,
+        fc.array(changeArb, { maxLength: 60 }),
+        fc.array(fc.integer({ min: 1, max: 20 }), { maxLength: 30 }),
+        (start, bookings, cuts) => {
+          const oneByOne = bookings.reduce(
+            (state, changes) => {
+              const { outcomes, states } = applyInOrder(state.states, [changes]);
+              return { states, outcomes: [...state.outcomes, ...outcomes] };
+            },
+            {
+              states: start as ReadonlyMap<string, AccountState>,
+              outcomes: [] as ReturnType<typeof applyInOrder>['outcomes'],
+            },
+          );
+          let states: ReadonlyMap<string, AccountState> = start;
+          const batched: typeof oneByOne.outcomes = [];
+          let rest = bookings;
+          for (let i = 0; rest.length > 0; i++) {
+            const size = cuts[i % Math.max(cuts.length, 1)] ?? rest.length;
+            const applied = applyInOrder(states, rest.slice(0, size));
+            batched.push(...applied.outcomes);
+            states = applied.states;
+            rest = rest.slice(size);
           }
-        });
-      }),
+          expect(batched.map(describeOutcome)).toEqual(oneByOne.outcomes.map(describeOutcome));
+          expect(describeStates(states)).toEqual(describeStates(oneByOne.states));
+          // No guarded debit ever took an account below zero.
+          batched.forEach((outcome, i) => {
+            if (outcome.kind !== 'booked') return;
+            for (const change of bookings[i]!.filter((entry) => entry.guarded)) {
+              expect(outcome.after.find((after) => after.key === change.key)!.balance.isNegative()).toBe(false);
+            }
+          });
+        },
+      ),
       { numRuns: 200 },
     );
   });
 });
 
 const describeOutcome = (outcome: ReturnType<typeof applyInOrder>['outcomes'][number]) =>
-  outcome.kind === 'booked' ? outcome.after.map((a) => `${a.key}=${a.balance.toFixed()}@${a.version}`).join(',') : `refused:${outcome.key}`;
+  outcome.kind === 'booked'
+    ? outcome.after.map((a) => `${a.key}=${a.balance.toFixed()}@${a.version}`).join(',')
+    : `refused:${outcome.key}`;
 const describeStates = (states: ReadonlyMap<string, AccountState>) =>
-  Object.fromEntries([...states].sort(([a], [b]) => a.localeCompare(b)).map(([key, state]) => [key, `${state.balance.toFixed()}@${state.version}`]));
+  Object.fromEntries(
+    [...states]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([key, state]) => [key, `${state.balance.toFixed()}@${state.version}`]),
+  );
 
 describe('planBatch and batchTransaction', () => {
   const ctx = { tables: { main: 'main', ttl: 'ttl' } } as AppContext;
   type Spec = { from: string; to: string; amount: Money; failsOnItsOwn: boolean; claim: number | null };
   const specArb: fc.Arbitrary<Spec> = fc
-    .record({ from: fc.constantFrom(...LABELS), to: fc.constantFrom(...LABELS), amount: cents, failsOnItsOwn: fc.boolean(), claim: fc.option(fc.nat(5), { nil: null }) })
+    .record({
+      from: fc.constantFrom(...LABELS),
+      to: fc.constantFrom(...LABELS),
+      amount: cents,
+      failsOnItsOwn: fc.boolean(),
+      claim: fc.option(fc.nat(5), { nil: null }),
+    })
     .filter((spec) => spec.from !== spec.to);
 
   const bookingOf = (spec: Spec, index: number): StoredBooking =>
@@ -99,8 +126,28 @@ describe('planBatch and batchTransaction', () => {
         },
         items: [
           // Every booking checks the platform's participant: identical checks merge.
-          { item: { ConditionCheck: { TableName: 'main', Key: { pk: 'PARTICIPANT#P1', sk: 'PARTICIPANT' }, ConditionExpression: 'attribute_exists(pk)' } } },
-          ...(spec.claim === null ? [] : [{ item: { Put: { TableName: 'ttl', Item: { pk: `CLIENTID#${spec.claim}` }, ConditionExpression: 'attribute_not_exists(pk)' } } }]),
+          {
+            item: {
+              ConditionCheck: {
+                TableName: 'main',
+                Key: { pk: 'PARTICIPANT#P1', sk: 'PARTICIPANT' },
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
+          },
+          ...(spec.claim === null
+            ? []
+            : [
+                {
+                  item: {
+                    Put: {
+                      TableName: 'ttl',
+                      Item: { pk: `CLIENTID#${spec.claim}` },
+                      ConditionExpression: 'attribute_not_exists(pk)',
+                    },
+                  },
+                },
+              ]),
         ],
       }),
     );
@@ -114,12 +161,28 @@ describe('planBatch and batchTransaction', () => {
       const reads = new Map<string, AccountRead>(
         LABELS.map((label) => {
           const state = states.get(label);
-          return [accountKey(account(label)), { account: account(label), platformCode: PLATFORM, exists: state !== undefined, balance: state?.balance ?? new Money(0), version: state?.version ?? -1, hotUntilMs: 0 }];
+          return [
+            accountKey(account(label)),
+            {
+              account: account(label),
+              platformCode: PLATFORM,
+              exists: state !== undefined,
+              balance: state?.balance ?? new Money(0),
+              version: state?.version ?? -1,
+              hotUntilMs: 0,
+            },
+          ];
         }),
       );
       const plan = planBatch(queue, reads, { queued: true, refuseUncovered: true });
       expect(plan.planned.length).toBeGreaterThan(0);
-      const transaction = batchTransaction(ctx, plan, reads, { pkOf: () => 'BOOKINGS#hot#Q0', resultExpiresAtMs: 0, resultTtlSeconds: 0 }, 0);
+      const transaction = batchTransaction(
+        ctx,
+        plan,
+        reads,
+        { pkOf: () => 'BOOKINGS#hot#Q0', resultExpiresAtMs: 0, resultTtlSeconds: 0 },
+        0,
+      );
       expect(transaction.items.length).toBeLessThanOrEqual(MAX_TRANSACTION_ITEMS);
       const named = transaction.items.map((item) => {
         const op = item.Put ?? item.Update ?? item.Delete ?? item.ConditionCheck;
@@ -129,7 +192,9 @@ describe('planBatch and batchTransaction', () => {
       expect(new Set(named).size, 'a transaction names each item once').toBe(named.length);
       // The first booking of the batch whose own condition fails (its claim taken, say) is refused alone;
       // nothing of the round commits and the others are planned again.
-      const failing = plan.planned.find((entry) => entry.outcome.kind === 'booked' && specs[Number(entry.booking.id.slice(1))]!.failsOnItsOwn);
+      const failing = plan.planned.find(
+        (entry) => entry.outcome.kind === 'booked' && specs[Number(entry.booking.id.slice(1))]!.failsOnItsOwn,
+      );
       if (failing) {
         answers.set(failing.booking.id, 'failed');
         queue = queue.filter((booking) => booking.id !== failing.booking.id);
@@ -139,7 +204,8 @@ describe('planBatch and batchTransaction', () => {
         if (entry.outcome.kind === 'refused') answers.set(entry.booking.id, 'refused');
         else {
           answers.set(entry.booking.id, 'booked');
-          for (const [key, after] of entry.outcome.after) states.set(LABELS.find((label) => accountKey(account(label)) === key)!, after);
+          for (const [key, after] of entry.outcome.after)
+            states.set(LABELS.find((label) => accountKey(account(label)) === key)!, after);
         }
       }
       const done = new Set(plan.planned.map((entry) => entry.booking.id));
@@ -150,34 +216,41 @@ describe('planBatch and batchTransaction', () => {
 
   it('committed round by round, with failures and deferrals, equals booking one by one', () => {
     fc.assert(
-      fc.property(fc.array(specArb, { minLength: 1, maxLength: 50 }), fc.integer({ min: 0, max: 200 }), (specs, funded) => {
-        const start = new Map<string, AccountState>([['hot', { balance: new Money(funded), version: 1 }]]);
-        const bookings = specs.map(bookingOf);
-        const batched = commitAll(bookings, specs, start);
-        const oneByOne = { answers: new Map<string, string>(), states: new Map(start) };
-        for (const [index, spec] of specs.entries()) {
-          const id = bookings[index]!.id;
-          const from = oneByOne.states.get(spec.from);
-          if ((from?.balance ?? new Money(0)).lt(spec.amount)) {
-            oneByOne.answers.set(id, 'refused');
-            continue;
+      fc.property(
+        fc.array(specArb, { minLength: 1, maxLength: 50 }),
+        fc.integer({ min: 0, max: 200 }),
+        (specs, funded) => {
+          const start = new Map<string, AccountState>([['hot', { balance: new Money(funded), version: 1 }]]);
+          const bookings = specs.map(bookingOf);
+          const batched = commitAll(bookings, specs, start);
+          const oneByOne = { answers: new Map<string, string>(), states: new Map(start) };
+          for (const [index, spec] of specs.entries()) {
+            const id = bookings[index]!.id;
+            const from = oneByOne.states.get(spec.from);
+            if ((from?.balance ?? new Money(0)).lt(spec.amount)) {
+              oneByOne.answers.set(id, 'refused');
+              continue;
+            }
+            if (spec.failsOnItsOwn) {
+              oneByOne.answers.set(id, 'failed');
+              continue;
+            }
+            oneByOne.answers.set(id, 'booked');
+            for (const [label, change] of [
+              [spec.from, spec.amount.neg()],
+              [spec.to, spec.amount],
+            ] as const) {
+              const state = oneByOne.states.get(label) ?? { balance: new Money(0), version: -1 };
+              oneByOne.states.set(label, {
+                balance: state.balance.plus(change),
+                version: Math.max(0, state.version) + 1,
+              });
+            }
           }
-          if (spec.failsOnItsOwn) {
-            oneByOne.answers.set(id, 'failed');
-            continue;
-          }
-          oneByOne.answers.set(id, 'booked');
-          for (const [label, change] of [
-            [spec.from, spec.amount.neg()],
-            [spec.to, spec.amount],
-          ] as const) {
-            const state = oneByOne.states.get(label) ?? { balance: new Money(0), version: -1 };
-            oneByOne.states.set(label, { balance: state.balance.plus(change), version: Math.max(0, state.version) + 1 });
-          }
-        }
-        expect(Object.fromEntries(batched.answers)).toEqual(Object.fromEntries(oneByOne.answers));
-        expect(describeStates(batched.states)).toEqual(describeStates(oneByOne.states));
-      }),
+          expect(Object.fromEntries(batched.answers)).toEqual(Object.fromEntries(oneByOne.answers));
+          expect(describeStates(batched.states)).toEqual(describeStates(oneByOne.states));
+        },
+      ),
       { numRuns: 150 },
     );
   });

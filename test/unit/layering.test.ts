@@ -17,7 +17,8 @@ function sourceFiles(dir: string): string[] {
 /** Every module specifier a file imports or re-exports (static and dynamic). */
 function specifiers(source: string): string[] {
   const found: string[] = [];
-  for (const match of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)) found.push(match[1]!);
+  for (const match of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g))
+    found.push(match[1]!);
   return found;
 }
 
@@ -28,7 +29,12 @@ function specifiers(source: string): string[] {
 function moduleStateDeclarations(source: string): string[] {
   return source
     .split('\n')
-    .filter((line) => /^(export\s+)?(let|var)\s/.test(line) || (/^(export\s+)?const\s+\w+\s*(:[^=]*)?=\s*new\s+(Weak)?(Map|Set)\b/.test(line) && !/^(export\s+)?const\s+\w+\s*:\s*Readonly(Map|Set)</.test(line)));
+    .filter(
+      (line) =>
+        /^(export\s+)?(let|var)\s/.test(line) ||
+        (/^(export\s+)?const\s+\w+\s*(:[^=]*)?=\s*new\s+(Weak)?(Map|Set)\b/.test(line) &&
+          !/^(export\s+)?const\s+\w+\s*:\s*Readonly(Map|Set)</.test(line)),
+    );
 }
 
 /**
@@ -106,14 +112,18 @@ function circlesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
 
 describe('one direction', () => {
   it('lib/ has no import circles', () => {
-    expect(circlesOf(importGraph()).map((circle) => circle.map((file) => relative(ROOT, file)).join(' <-> '))).toEqual([]);
+    expect(circlesOf(importGraph()).map((circle) => circle.map((file) => relative(ROOT, file)).join(' <-> '))).toEqual(
+      [],
+    );
   });
 
   it('no module of lib/ imports from a layer above its own (domain < runtime < store < capabilities < http < edge)', () => {
     const upward = [...importGraph()].flatMap(([file, targets]) =>
       targets
         .filter((target) => LAYERS.indexOf(layerOf(target)) > LAYERS.indexOf(layerOf(file)))
-        .map((target) => `${relative(ROOT, file)} (${layerOf(file)}) -> ${relative(ROOT, target)} (${layerOf(target)})`),
+        .map(
+          (target) => `${relative(ROOT, file)} (${layerOf(file)}) -> ${relative(ROOT, target)} (${layerOf(target)})`,
+        ),
     );
     expect(upward).toEqual([]);
   });
@@ -127,21 +137,28 @@ describe('one direction', () => {
       ['e', ['d']],
     ]);
     expect(circlesOf(graph)).toEqual([['a', 'b', 'c']]);
-    expect(circlesOf(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
+    expect(
+      circlesOf(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('places each folder in its layer', () => {
     const at = (path: string) => layerOf(join(LIB, path));
-    expect([at('domain/ledger.ts'), at('context.ts'), at('crypto/secret-cipher.ts'), at('store/booking/engine.ts'), at('transfers/create-transfer.ts'), at('http/api-handler.ts'), at('routes.ts'), at('edge.ts')]).toEqual([
-      'domain',
-      'runtime',
-      'runtime',
-      'store',
-      'capabilities',
-      'http',
-      'http',
-      'edge',
-    ]);
+    expect([
+      at('domain/ledger.ts'),
+      at('context.ts'),
+      at('crypto/secret-cipher.ts'),
+      at('store/booking/engine.ts'),
+      at('transfers/create-transfer.ts'),
+      at('http/api-handler.ts'),
+      at('routes.ts'),
+      at('edge.ts'),
+    ]).toEqual(['domain', 'runtime', 'runtime', 'store', 'capabilities', 'http', 'http', 'edge']);
   });
 });
 

@@ -19,7 +19,11 @@ function fakeKms(client: KMSClient, calls: string[]): KMSClient {
       const output =
         context.commandName === 'EncryptCommand'
           ? { CiphertextBlob: Buffer.concat([Buffer.from(`${input.KeyId}|`), Buffer.from(input.Plaintext!).reverse()]) }
-          : { Plaintext: Buffer.from(Buffer.from(input.CiphertextBlob!).subarray(Buffer.from(input.CiphertextBlob!).indexOf('|') + 1)).reverse() };
+          : {
+              Plaintext: Buffer.from(
+                Buffer.from(input.CiphertextBlob!).subarray(Buffer.from(input.CiphertextBlob!).indexOf('|') + 1),
+              ).reverse(),
+            };
       return { output: { ...output, $metadata: {} }, response: {} };
     },
     { step: 'initialize', name: 'fakeKms' },
@@ -31,10 +35,13 @@ describe('clients made on first use', () => {
   it('KMS: the secrets go through the key named in the configuration, with one client made on the first call', async () => {
     const calls: string[] = [];
     let made = 0;
-    const kms = kmsCipher({ AWS_REGION: 'us-east-1', AWS_CONNECT_TIMEOUT_MS: 1000, AWS_REQUEST_TIMEOUT_MS: 2000, AWS_MAX_ATTEMPTS: 3 }, (client) => {
-      made++;
-      return fakeKms(client, calls);
-    });
+    const kms = kmsCipher(
+      { AWS_REGION: 'us-east-1', AWS_CONNECT_TIMEOUT_MS: 1000, AWS_REQUEST_TIMEOUT_MS: 2000, AWS_MAX_ATTEMPTS: 3 },
+      (client) => {
+        made++;
+        return fakeKms(client, calls);
+      },
+    );
     const ctx = { config: parseConfig({ ...base, SECRETS_KMS_KEY_ID: 'alias/secrets' }), kms };
     expect(made).toBe(0);
 

@@ -75,7 +75,11 @@ describe('parseFundingDetails: groupings', () => {
   });
 
   it('reports every invalid field at once', () => {
-    expect(errorsOf(parseFundingDetails({ external_account_id: 'not-a-uuid', description: 'ABCDEFGHIJK', bank_fee: '1.505' }))).toEqual([
+    expect(
+      errorsOf(
+        parseFundingDetails({ external_account_id: 'not-a-uuid', description: 'ABCDEFGHIJK', bank_fee: '1.505' }),
+      ),
+    ).toEqual([
       'funding_details.external_account_id: must be a UUID',
       'funding_details.description: at most 10 characters',
       'funding_details.bank_fee: at most 2 decimal places',
@@ -101,8 +105,12 @@ describe('parseFundingDetails: description', () => {
   });
 
   it('rejects blank, non-string and non-ASCII descriptions', () => {
-    expect(errorsOf(parseFundingDetails({ ...ach, description: '   ' }))).toEqual(['funding_details.description: must not be empty']);
-    expect(errorsOf(parseFundingDetails({ ...ach, description: 12 }))).toEqual(['funding_details.description: must be a string']);
+    expect(errorsOf(parseFundingDetails({ ...ach, description: '   ' }))).toEqual([
+      'funding_details.description: must not be empty',
+    ]);
+    expect(errorsOf(parseFundingDetails({ ...ach, description: 12 }))).toEqual([
+      'funding_details.description: must be a string',
+    ]);
     expect(errorsOf(parseFundingDetails({ ...ach, description: 'Café' }))).toEqual([
       'funding_details.description: must contain printable ASCII characters only',
     ]);
@@ -146,7 +154,9 @@ describe('parseFundingDetails: bank_fee', () => {
     [`1${'0'.repeat(40)}`, 'must be less than 1000000000000000'],
     [1e21, 'must be less than 1000000000000000'],
   ])('rejects %j', (input, message) => {
-    expect(errorsOf(parseFundingDetails({ ...ach, bank_fee: input }))).toEqual([`funding_details.bank_fee: ${message}`]);
+    expect(errorsOf(parseFundingDetails({ ...ach, bank_fee: input }))).toEqual([
+      `funding_details.bank_fee: ${message}`,
+    ]);
   });
 
   it('accepts a fee just under the bound', () => {
@@ -178,7 +188,9 @@ describe('achPaymentAmount', () => {
         caught = error;
       }
       expect(caught).toBeInstanceOf(ValidationError);
-      expect((caught as ValidationError).errors).toEqual(['funding_details.bank_fee: must be less than the trade amount 10 for a sell']);
+      expect((caught as ValidationError).errors).toEqual([
+        'funding_details.bank_fee: must be less than the trade amount 10 for a sell',
+      ]);
     }
   });
 });
@@ -210,7 +222,10 @@ describe('applyPaymentEvent', () => {
   });
 
   it.each(illegal)('rejects %s → %s', (from, to) => {
-    expect(applyPaymentEvent(from, to)).toEqual({ kind: 'illegal', message: `status: a payment cannot move from ${from} to ${to}` });
+    expect(applyPaymentEvent(from, to)).toEqual({
+      kind: 'illegal',
+      message: `status: a payment cannot move from ${from} to ${to}`,
+    });
   });
 
   it('rejects an unknown status', () => {

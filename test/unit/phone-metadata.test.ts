@@ -30,9 +30,27 @@ describe('phone metadata (lib/domain/phone-metadata.json)', () => {
   });
 
   it('accepts and refuses the numbers the customer tests use exactly as the min build does', () => {
-    const used = ['15557778888', '+15557778888', '+44 20 7946 0958', '+49 30 1234567', '12', '+999123456789', 'call me', '+1 555', '0', 'y', '555', '+1 23'];
+    const used = [
+      '15557778888',
+      '+15557778888',
+      '+44 20 7946 0958',
+      '+49 30 1234567',
+      '12',
+      '+999123456789',
+      'call me',
+      '+1 555',
+      '0',
+      'y',
+      '555',
+      '+1 23',
+    ];
     for (const input of used) expect(parsePhoneNumber(input), input).toBe(withMinBuild(input));
-    expect(used.map(parsePhoneNumber).filter(Boolean)).toEqual(['+15557778888', '+15557778888', '+442079460958', '+49301234567']);
+    expect(used.map(parsePhoneNumber).filter(Boolean)).toEqual([
+      '+15557778888',
+      '+15557778888',
+      '+442079460958',
+      '+49301234567',
+    ]);
   });
 
   it('accepts and refuses 200,000 generated numbers exactly as the min build does, for every calling code', () => {

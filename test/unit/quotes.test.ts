@@ -207,16 +207,34 @@ describe('computeConvertQuote (network fee)', () => {
   });
 
   it('allows a zero fee', () => {
-    const quote = computeConvertQuote({ underlying: BTC, quoted: USD, price: m('30000'), networkFeeQuantity: m('0'), quantity: m('1') });
+    const quote = computeConvertQuote({
+      underlying: BTC,
+      quoted: USD,
+      price: m('30000'),
+      networkFeeQuantity: m('0'),
+      quantity: m('1'),
+    });
     expect(quote.totalNotional.toFixed(2)).toBe('30000.00');
   });
 
   it('treats a malformed fee table entry as an internal error', () => {
     expect(() =>
-      computeConvertQuote({ underlying: BTC, quoted: USD, price: m('1'), networkFeeQuantity: m('-1'), quantity: m('1') }),
+      computeConvertQuote({
+        underlying: BTC,
+        quoted: USD,
+        price: m('1'),
+        networkFeeQuantity: m('-1'),
+        quantity: m('1'),
+      }),
     ).toThrow(/must not be negative/);
     expect(() =>
-      computeConvertQuote({ underlying: BTC, quoted: USD, price: m('1'), networkFeeQuantity: m('0.000000001'), quantity: m('1') }),
+      computeConvertQuote({
+        underlying: BTC,
+        quoted: USD,
+        price: m('1'),
+        networkFeeQuantity: m('0.000000001'),
+        quantity: m('1'),
+      }),
     ).toThrow(/decimal places/);
   });
 });

@@ -3,9 +3,21 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ServiceUnavailableError } from '../../lib/domain/errors.js';
 import { ThrottledError, retryReason, withRetry } from '../../lib/store/table/retry.js';
-import { DEFAULT_RETRY_POLICY, backoffCapMs, backoffDelayMs, type RetryPolicy, type RetryTiming } from '../../lib/runtime/retry-policy.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  backoffCapMs,
+  backoffDelayMs,
+  type RetryPolicy,
+  type RetryTiming,
+} from '../../lib/runtime/retry-policy.js';
 
-const policy: RetryPolicy = { maxAttempts: 5, baseDelayMs: 25, maxDelayMs: 1000, maxElapsedMs: 10_000, retryAfterSeconds: 2 };
+const policy: RetryPolicy = {
+  maxAttempts: 5,
+  baseDelayMs: 25,
+  maxDelayMs: 1000,
+  maxElapsedMs: 10_000,
+  retryAfterSeconds: 2,
+};
 
 /** A timing whose clock only moves when the helper sleeps (plus what `work` spends per attempt). */
 function fakeTiming(random: () => number = () => 0.5) {
@@ -28,27 +40,43 @@ function fakeTiming(random: () => number = () => 0.5) {
 
 function retryContext(timing: RetryTiming, overrides: Partial<RetryPolicy> = {}) {
   const warnings: string[] = [];
-  return { warnings, ctx: { retry: { policy: { ...policy, ...overrides }, timing }, logger: { warn: (message: string) => void warnings.push(message) } } };
+  return {
+    warnings,
+    ctx: {
+      retry: { policy: { ...policy, ...overrides }, timing },
+      logger: { warn: (message: string) => void warnings.push(message) },
+    },
+  };
 }
 
 const cancelled = (...codes: string[]) =>
-  new TransactionCanceledException({ message: `Transaction cancelled [${codes.join(', ')}]`, $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
+  new TransactionCanceledException({
+    message: `Transaction cancelled [${codes.join(', ')}]`,
+    $metadata: {},
+    CancellationReasons: codes.map((Code) => ({ Code })),
+  });
 const named = (name: string) => Object.assign(new Error(name), { name, $metadata: {} });
 
 describe('backoff', () => {
   it('doubles the cap per failed attempt from the base and stops at the maximum', () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 10].map((attempt) => backoffCapMs(policy, attempt))).toEqual([50, 100, 200, 400, 800, 1000, 1000, 1000]);
+    expect([1, 2, 3, 4, 5, 6, 7, 10].map((attempt) => backoffCapMs(policy, attempt))).toEqual([
+      50, 100, 200, 400, 800, 1000, 1000, 1000,
+    ]);
   });
 
   it('draws each pause uniformly below the cap: never negative, never the cap itself, never above the maximum', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 60 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (attempt, draw) => {
-        const delay = backoffDelayMs(policy, attempt, () => draw);
-        expect(Number.isInteger(delay)).toBe(true);
-        expect(delay).toBeGreaterThanOrEqual(0);
-        expect(delay).toBeLessThan(backoffCapMs(policy, attempt));
-        expect(delay).toBeLessThan(policy.maxDelayMs);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (attempt, draw) => {
+          const delay = backoffDelayMs(policy, attempt, () => draw);
+          expect(Number.isInteger(delay)).toBe(true);
+          expect(delay).toBeGreaterThanOrEqual(0);
+          expect(delay).toBeLessThan(backoffCapMs(policy, attempt));
+          expect(delay).toBeLessThan(policy.maxDelayMs);
+        },
+      ),
     );
     // The jitter spans the whole range: the lowest draw waits nothing, the highest nearly the cap.
     expect(backoffDelayMs(policy, 3, () => 0)).toBe(0);
@@ -56,7 +84,9 @@ describe('backoff', () => {
   });
 
   it('keeps the default policy inside a request: its pauses add up to well under a second and its time bound under API Gateway’s 29 s', () => {
-    const worst = Array.from({ length: DEFAULT_RETRY_POLICY.maxAttempts - 1 }, (_, i) => backoffCapMs(DEFAULT_RETRY_POLICY, i + 1)).reduce((a, b) => a + b, 0);
+    const worst = Array.from({ length: DEFAULT_RETRY_POLICY.maxAttempts - 1 }, (_, i) =>
+      backoffCapMs(DEFAULT_RETRY_POLICY, i + 1),
+    ).reduce((a, b) => a + b, 0);
     expect(worst).toBeLessThan(1000);
     expect(DEFAULT_RETRY_POLICY.maxElapsedMs).toBeLessThan(29_000);
   });
@@ -71,7 +101,11 @@ describe('what is retried', () => {
     ['ProvisionedThroughputExceededException', named('ProvisionedThroughputExceededException'), 'throttled'],
     ['ThrottlingException', named('ThrottlingException'), 'throttled'],
     ['RequestLimitExceeded', named('RequestLimitExceeded'), 'throttled'],
-    ['TransactionConflictException (a single write meeting a transaction)', named('TransactionConflictException'), 'conflict'],
+    [
+      'TransactionConflictException (a single write meeting a transaction)',
+      named('TransactionConflictException'),
+      'conflict',
+    ],
     ['keys left unprocessed', new ThrottledError('3 keys left unprocessed'), 'throttled'],
   ])('retries %s', (_name, error, reason) => {
     expect(retryReason(error)).toBe(reason);
@@ -83,7 +117,10 @@ describe('what is retried', () => {
     ['a failed condition beside throttling', cancelled('ConditionalCheckFailed', 'ThrottlingError')],
     ['a validation failure inside a transaction', cancelled('None', 'ValidationError')],
     ['a cancellation without reasons', cancelled()],
-    ['ConditionalCheckFailedException', new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} })],
+    [
+      'ConditionalCheckFailedException',
+      new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }),
+    ],
     ['a timeout (the SDK retried it already)', named('TimeoutError')],
     ['a validation exception', named('ValidationException')],
     ['a bug', new TypeError('x is undefined')],
@@ -194,10 +231,18 @@ describe('withRetry', () => {
   it('retries what a caller classifies as retryable, and a per-call policy overrides the context’s', async () => {
     const { ctx } = retryContext(fakeTiming());
     let calls = 0;
-    const outcome = withRetry(ctx, { what: 'test', policy: { maxAttempts: 8 }, classify: (error) => ((error as Error).message === 'stale' ? 'stale' : undefined) }, async () => {
-      calls++;
-      throw new Error('stale');
-    });
+    const outcome = withRetry(
+      ctx,
+      {
+        what: 'test',
+        policy: { maxAttempts: 8 },
+        classify: (error) => ((error as Error).message === 'stale' ? 'stale' : undefined),
+      },
+      async () => {
+        calls++;
+        throw new Error('stale');
+      },
+    );
     await expect(outcome).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(calls).toBe(8);
   });

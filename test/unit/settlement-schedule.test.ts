@@ -22,11 +22,18 @@ describe('settlement legs', () => {
     const settlementLeg = legAt(trade, trade.settlement_timestamp, LEG_SECONDS);
     expect(settlementLeg).toBe(25);
     const inputs = Array.from({ length: settlementLeg }, (_, i) =>
-      settlementExecutionInput(TRADE_ID, trade.settlement_timestamp, 3600, { number: i + 1, endsAtMs: legEndsAtMs(trade, i + 1, LEG_SECONDS) }),
+      settlementExecutionInput(TRADE_ID, trade.settlement_timestamp, 3600, {
+        number: i + 1,
+        endsAtMs: legEndsAtMs(trade, i + 1, LEG_SECONDS),
+      }),
     );
     // Every leg before the one holding the settlement time only waits and hands over; that one settles.
     expect(inputs.map((input) => input.continues)).toEqual([...Array(24).fill(true), false]);
-    expect(inputs.map((input) => executionNameOf(input.trade_id, input.leg)).slice(0, 3)).toEqual([TRADE_ID, `${TRADE_ID}-2`, `${TRADE_ID}-3`]);
+    expect(inputs.map((input) => executionNameOf(input.trade_id, input.leg)).slice(0, 3)).toEqual([
+      TRADE_ID,
+      `${TRADE_ID}-2`,
+      `${TRADE_ID}-3`,
+    ]);
     for (const [index, input] of inputs.entries()) {
       const startsAt = index === 0 ? accepted : Date.parse(inputs[index - 1]!.leg_ends_at);
       expect(Date.parse(input.leg_ends_at) - startsAt).toBe(LEG_SECONDS * 1000);
@@ -46,17 +53,25 @@ describe('settlement legs', () => {
   it('refuses a leg length past what one execution may last', () => {
     const env = { TABLE_NAME: 't', TTL_TABLE_NAME: 'u', SECRETS_LOCAL_KEY: 'k' };
     expect(parseConfig(env).SETTLEMENT_LEG_SECONDS).toBe(LEG_SECONDS);
-    expect(parseConfig({ ...env, SETTLEMENT_LEG_SECONDS: String(MAX_LEG_SECONDS) }).SETTLEMENT_LEG_SECONDS).toBe(MAX_LEG_SECONDS);
-    expect(() => parseConfig({ ...env, SETTLEMENT_LEG_SECONDS: String(365 * 86_400) })).toThrow(/SETTLEMENT_LEG_SECONDS/);
+    expect(parseConfig({ ...env, SETTLEMENT_LEG_SECONDS: String(MAX_LEG_SECONDS) }).SETTLEMENT_LEG_SECONDS).toBe(
+      MAX_LEG_SECONDS,
+    );
+    expect(() => parseConfig({ ...env, SETTLEMENT_LEG_SECONDS: String(365 * 86_400) })).toThrow(
+      /SETTLEMENT_LEG_SECONDS/,
+    );
   });
 });
 
 describe('when an open trade is due', () => {
   it('is its first attempt (plus the margin) when accepted, a session after each settlement step', () => {
     expect(dueAfterAcceptanceMs(trade)).toBe(trade.settlement_timestamp + SETTLEMENT_DUE_MARGIN_MS);
-    expect(dueAfterAcceptanceMs({ accepted_timestamp: accepted, settlement_timestamp: null })).toBe(accepted + SETTLEMENT_DUE_MARGIN_MS);
+    expect(dueAfterAcceptanceMs({ accepted_timestamp: accepted, settlement_timestamp: null })).toBe(
+      accepted + SETTLEMENT_DUE_MARGIN_MS,
+    );
     // A settlement time already past is attempted at once.
-    expect(dueAfterAcceptanceMs({ accepted_timestamp: accepted, settlement_timestamp: accepted - DAY_MS })).toBe(accepted + SETTLEMENT_DUE_MARGIN_MS);
+    expect(dueAfterAcceptanceMs({ accepted_timestamp: accepted, settlement_timestamp: accepted - DAY_MS })).toBe(
+      accepted + SETTLEMENT_DUE_MARGIN_MS,
+    );
     expect(dueAfterStepMs(accepted, 3600)).toBe(accepted + 3_600_000 + SETTLEMENT_DUE_MARGIN_MS);
   });
 });

@@ -26,14 +26,23 @@ const RESOURCES = {
 
 const definition = settlementWorkflowDefinition(RESOURCES);
 const TRADE_ID = '3f1c6c1e-6a55-4a55-9d35-2f1b7c3c9a10';
-const input = settlementExecutionInput(TRADE_ID, Date.UTC(2030, 0, 1), 60, { number: 1, endsAtMs: Date.UTC(2030, 1, 1) });
+const input = settlementExecutionInput(TRADE_ID, Date.UTC(2030, 0, 1), 60, {
+  number: 1,
+  endsAtMs: Date.UTC(2030, 1, 1),
+});
 /** Leg 2 of a trade settling after it: the leg only waits for its end, then hands over. */
-const waitingLeg = settlementExecutionInput(TRADE_ID, Date.UTC(2031, 0, 1), 60, { number: 2, endsAtMs: Date.UTC(2030, 6, 1) });
+const waitingLeg = settlementExecutionInput(TRADE_ID, Date.UTC(2031, 0, 1), 60, {
+  number: 2,
+  endsAtMs: Date.UTC(2030, 6, 1),
+});
 
 type Handler = (input: unknown) => SettlementTaskResult | Promise<SettlementTaskResult>;
 
 /** Runs the definition in-process with stub tasks and no real waiting; returns the output and every state entered. */
-async function execute(handlers: { activate?: Handler; attempt: Handler; default?: Handler; continue?: Handler }, start: unknown = input) {
+async function execute(
+  handlers: { activate?: Handler; attempt: Handler; default?: Handler; continue?: Handler },
+  start: unknown = input,
+) {
   const machine = new StateMachine(structuredClone(definition) as unknown as StateMachineDefinition, {
     validationOptions: { checkArn: true, checkPaths: true },
   });
@@ -47,7 +56,12 @@ async function execute(handlers: { activate?: Handler; attempt: Handler; default
         [S.continueInNextExecution]: (handlers.continue ?? (() => ({ outcome: 'continued' }))) as never,
       },
       waitTimeOverrides: { [S.waitForSettlementTime]: 0, [S.waitForNextSession]: 0, [S.waitForEndOfExecution]: 0 },
-      retryIntervalOverrides: { [S.activateTrade]: 0, [S.attemptSettlement]: 0, [S.defaultTrade]: 0, [S.continueInNextExecution]: 0 },
+      retryIntervalOverrides: {
+        [S.activateTrade]: 0,
+        [S.attemptSettlement]: 0,
+        [S.defaultTrade]: 0,
+        [S.continueInNextExecution]: 0,
+      },
     },
   });
   const entered: string[] = [];
@@ -123,7 +137,14 @@ describe('settlement workflow, run locally', () => {
       activate: (i) => (seen.push(i), { outcome: 'outstanding' }),
       attempt: (i) => (seen.push(i), { outcome: 'settled' }),
     });
-    expect(entered).toEqual([S.settlesInThisExecution, S.waitForSettlementTime, S.activateTrade, S.attemptSettlement, S.settled, S.done]);
+    expect(entered).toEqual([
+      S.settlesInThisExecution,
+      S.waitForSettlementTime,
+      S.activateTrade,
+      S.attemptSettlement,
+      S.settled,
+      S.done,
+    ]);
     expect(seen).toEqual([{ trade_id: input.trade_id }, { trade_id: input.trade_id, leg_ends_at: input.leg_ends_at }]);
     expect(output).toMatchObject({ ...input, attempt: { outcome: 'settled' } });
   });
@@ -166,7 +187,14 @@ describe('settlement workflow, run locally', () => {
 
   it('stops at once when the trade was already closed by an earlier run', async () => {
     const { entered } = await execute({ attempt: () => ({ outcome: 'terminated' }) });
-    expect(entered).toEqual([S.settlesInThisExecution, S.waitForSettlementTime, S.activateTrade, S.attemptSettlement, S.settled, S.done]);
+    expect(entered).toEqual([
+      S.settlesInThisExecution,
+      S.waitForSettlementTime,
+      S.activateTrade,
+      S.attemptSettlement,
+      S.settled,
+      S.done,
+    ]);
   });
 
   it('a leg ending before the settlement time only waits for its end, then starts the next leg', async () => {
@@ -191,7 +219,13 @@ describe('settlement workflow, run locally', () => {
       { outcome: 'outstanding', past_deadline: false, leg_over: true },
     ];
     const { entered } = await execute({ attempt: () => outcomes.shift() as SettlementTaskResult });
-    expect(entered.slice(-5)).toEqual([S.settled, S.pastDeadline, S.waitForEndOfExecution, S.continueInNextExecution, S.done]);
+    expect(entered.slice(-5)).toEqual([
+      S.settled,
+      S.pastDeadline,
+      S.waitForEndOfExecution,
+      S.continueInNextExecution,
+      S.done,
+    ]);
     expect(entered.filter((s) => s === S.waitForNextSession)).toHaveLength(1);
   });
 

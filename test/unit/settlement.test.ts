@@ -16,8 +16,22 @@ const HOUR_MS = 3_600_000;
 
 function trade(overrides: Partial<SettlementTrade> = {}, parties?: Partial<SettlementParty>[]): SettlementTrade {
   const base: SettlementParty[] = [
-    { side: 'buy', participant_code: 'BUYER1', account_label: 'general', asset: 'BTC', amount: '2.00000000', settling: true },
-    { side: 'sell', participant_code: 'SELLR1', account_label: 'desk', asset: 'USD', amount: '50001.00', settling: true },
+    {
+      side: 'buy',
+      participant_code: 'BUYER1',
+      account_label: 'general',
+      asset: 'BTC',
+      amount: '2.00000000',
+      settling: true,
+    },
+    {
+      side: 'sell',
+      participant_code: 'SELLR1',
+      account_label: 'desk',
+      asset: 'USD',
+      amount: '50001.00',
+      settling: true,
+    },
   ];
   return {
     product_type: 'spot',
@@ -74,7 +88,12 @@ describe('obligations', () => {
 
 describe('decideAttempt', () => {
   it('settles when every settling party can deliver, exactly enough included', () => {
-    const decision = decideAttempt({ trade: trade(), balances: { buy: '50001', sell: new Money('2') }, nowMs: before, deadlineMs: deadline });
+    const decision = decideAttempt({
+      trade: trade(),
+      balances: { buy: '50001', sell: new Money('2') },
+      nowMs: before,
+      deadlineMs: deadline,
+    });
     expect(decision.kind).toBe('settle');
     expect(decision.settlement_state).toBe('settled');
     expect(decision.parties.map((p) => p.settlement_state)).toEqual(['settled', 'settled']);
@@ -82,7 +101,12 @@ describe('decideAttempt', () => {
   });
 
   it('leaves the trade outstanding before the deadline, marking who is ready', () => {
-    const decision = decideAttempt({ trade: trade(), balances: { buy: '50000.99', sell: '5' }, nowMs: before, deadlineMs: deadline });
+    const decision = decideAttempt({
+      trade: trade(),
+      balances: { buy: '50000.99', sell: '5' },
+      nowMs: before,
+      deadlineMs: deadline,
+    });
     expect(decision).toEqual({
       kind: 'outstanding',
       settlement_state: 'obligations_outstanding',
@@ -102,7 +126,12 @@ describe('decideAttempt', () => {
   });
 
   it('defaults at the deadline: the ready party is counterparty_defaulted, the other defaulted', () => {
-    const decision = decideAttempt({ trade: trade(), balances: { buy: '60000', sell: '1.5' }, nowMs: deadline, deadlineMs: deadline });
+    const decision = decideAttempt({
+      trade: trade(),
+      balances: { buy: '60000', sell: '1.5' },
+      nowMs: deadline,
+      deadlineMs: deadline,
+    });
     expect(decision.kind).toBe('default');
     expect(decision.settlement_state).toBe('defaulted');
     expect(decision.parties.map((p) => [p.side, p.settlement_state, p.shortfall])).toEqual([
@@ -117,7 +146,12 @@ describe('decideAttempt', () => {
   });
 
   it('still settles a trade that is fully funded when the last attempt runs after the deadline', () => {
-    const decision = decideAttempt({ trade: trade(), balances: { buy: '50001', sell: '2' }, nowMs: deadline + 1, deadlineMs: deadline });
+    const decision = decideAttempt({
+      trade: trade(),
+      balances: { buy: '50001', sell: '2' },
+      nowMs: deadline + 1,
+      deadlineMs: deadline,
+    });
     expect(decision.kind).toBe('settle');
   });
 
@@ -157,7 +191,12 @@ describe('decideAttempt', () => {
       ['sell', 'BTC', '10.00000000'],
       ['buy', 'USD', '100000.01'],
     ]);
-    const decision = decideAttempt({ trade: stored, balances: { buy: '100000.00', sell: '10' }, nowMs: before, deadlineMs: deadline });
+    const decision = decideAttempt({
+      trade: stored,
+      balances: { buy: '100000.00', sell: '10' },
+      nowMs: before,
+      deadlineMs: deadline,
+    });
     expect(decision.parties.map((p) => [p.side, p.settlement_state])).toEqual([
       ['sell', 'current_obligations_met'],
       ['buy', 'obligations_outstanding'],
@@ -170,13 +209,17 @@ describe('deadlines', () => {
 
   it('a forward defaults at its expiry', () => {
     const expiry = ACCEPTED_MS + 30 * 24 * HOUR_MS;
-    expect(settlementDeadlineMs(trade({ product_type: 'forward', expiry_timestamp: expiry }), spotDeadlineMs)).toBe(expiry);
+    expect(settlementDeadlineMs(trade({ product_type: 'forward', expiry_timestamp: expiry }), spotDeadlineMs)).toBe(
+      expiry,
+    );
   });
 
   it('a spot trade defaults the configured time after acceptance', () => {
     expect(settlementDeadlineMs(trade(), spotDeadlineMs)).toBe(ACCEPTED_MS + spotDeadlineMs);
     // expiry_timestamp is for forwards only.
-    expect(settlementDeadlineMs(trade({ expiry_timestamp: ACCEPTED_MS + 1 }), spotDeadlineMs)).toBe(ACCEPTED_MS + spotDeadlineMs);
+    expect(settlementDeadlineMs(trade({ expiry_timestamp: ACCEPTED_MS + 1 }), spotDeadlineMs)).toBe(
+      ACCEPTED_MS + spotDeadlineMs,
+    );
   });
 
   it('a spot trade scheduled for later gets the whole window after its first attempt', () => {

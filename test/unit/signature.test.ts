@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { isOneSignature, queryStringVariants, sign, signaturesEqual, signedTextCandidates } from '../../lib/http/signature.js';
+import {
+  isOneSignature,
+  queryStringVariants,
+  sign,
+  signaturesEqual,
+  signedTextCandidates,
+} from '../../lib/http/signature.js';
 
 // Vectors computed outside this code base with:
 //   printf '%s' "<text>" | openssl dgst -sha256 -mac HMAC -macopt hexkey:<hex of secret> -binary | base64
@@ -11,13 +17,20 @@ describe('request signature', () => {
     ['1700000000', 'GET', '/assets', '', '7mBNnT1KIXtQ5nstQU5GUaFIq70PEKBQqu76i9QZXkk='],
     ['1700000000', 'GET', '/assets?symbol=BTC', '{}', 'EIlQujtpF0HaBWKfQGth5a1ynm98VPDv0lD8rPBo7V0='],
     ['1700000000', 'POST', '/transfers', '{"amount":"1"}', 'EyRMiXUJiTcng132au1mgCmzoD91RNe86oh4plR3xnA='],
-  ])('HMAC-SHA256 of timestamp+method+path+body with the base64-decoded secret (%s %s %s %s)', (ts, method, path, body, expected) => {
-    expect(sign(SECRET, ts, method, path, body)).toBe(expected);
-  });
+  ])(
+    'HMAC-SHA256 of timestamp+method+path+body with the base64-decoded secret (%s %s %s %s)',
+    (ts, method, path, body, expected) => {
+      expect(sign(SECRET, ts, method, path, body)).toBe(expected);
+    },
+  );
 
   it('compares in constant time and never matches different lengths', () => {
-    expect(signaturesEqual('nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k=', 'nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k=')).toBe(true);
-    expect(signaturesEqual('nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k=', 'nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6o=')).toBe(false);
+    expect(
+      signaturesEqual('nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k=', 'nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k='),
+    ).toBe(true);
+    expect(
+      signaturesEqual('nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k=', 'nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6o='),
+    ).toBe(false);
     expect(signaturesEqual('nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k=', 'AAAA')).toBe(false);
   });
 
@@ -27,20 +40,38 @@ describe('request signature', () => {
       queries: queryStringVariants({ symbol: ['BTC'] }),
       bodies: ['{}', ''],
     }).map((parts) => parts.join(''));
-    expect(candidates).toEqual(expect.arrayContaining(['1GET/assets{}', '1GET/assets', '1GET/assets?symbol=BTC{}', '1GET/assets?symbol=BTC']));
+    expect(candidates).toEqual(
+      expect.arrayContaining(['1GET/assets{}', '1GET/assets', '1GET/assets?symbol=BTC{}', '1GET/assets?symbol=BTC']),
+    );
   });
 
   it('keeps the query of any other method under the signature', () => {
-    const candidates = signedTextCandidates('POST', '1', { paths: ['/transfers'], queries: queryStringVariants({ a: ['1'] }), bodies: ['{"x":1}'] }).map((parts) => parts.join(''));
+    const candidates = signedTextCandidates('POST', '1', {
+      paths: ['/transfers'],
+      queries: queryStringVariants({ a: ['1'] }),
+      bodies: ['{"x":1}'],
+    }).map((parts) => parts.join(''));
     expect(candidates).toEqual(['1POST/transfers?a=1{"x":1}']);
-    expect(signedTextCandidates('POST', '1', { paths: ['/transfers'], queries: [], bodies: ['{}'] }).map((parts) => parts.join(''))).toEqual(['1POST/transfers{}']);
+    expect(
+      signedTextCandidates('POST', '1', { paths: ['/transfers'], queries: [], bodies: ['{}'] }).map((parts) =>
+        parts.join(''),
+      ),
+    ).toEqual(['1POST/transfers{}']);
   });
 
   it('takes exactly one base64 HMAC-SHA256 value', () => {
     const good = 'nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6k=';
     expect(isOneSignature(good)).toBe(true);
     expect(isOneSignature(good.slice(0, -1))).toBe(true);
-    for (const bad of [`${good}x`, `${good} ${good}`, `${good}=`, good.slice(0, -2), 'nvbMIwhJaFxg5gFBBm9v_Ectppt0G97l-icNMSUgP6k=', 'nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6l=', '']) {
+    for (const bad of [
+      `${good}x`,
+      `${good} ${good}`,
+      `${good}=`,
+      good.slice(0, -2),
+      'nvbMIwhJaFxg5gFBBm9v_Ectppt0G97l-icNMSUgP6k=',
+      'nvbMIwhJaFxg5gFBBm9v/Ectppt0G97l/icNMSUgP6l=',
+      '',
+    ]) {
       expect(isOneSignature(bad), bad).toBe(false);
     }
   });

@@ -108,7 +108,15 @@ describe('validateTradeReport: a valid method-A trade', () => {
     });
     withParty(body, 0, { settlement_state: 'settled', obligations_outstanding_timestamp: 5, trader: 'ABCDEF' });
     const trade = ok(body) as unknown as Record<string, unknown>;
-    for (const key of ['trade_id', 'trade_state', 'accepted_timestamp', 'settled_timestamp', 'last_update', 'origin', 'surprise']) {
+    for (const key of [
+      'trade_id',
+      'trade_state',
+      'accepted_timestamp',
+      'settled_timestamp',
+      'last_update',
+      'origin',
+      'surprise',
+    ]) {
       expect(trade).not.toHaveProperty(key);
     }
     const party = (trade.parties as Record<string, unknown>[])[0];
@@ -217,7 +225,9 @@ describe('top-level fields', () => {
   });
 
   it('reporting_party and settlement_schedule are optional', () => {
-    expect(errorsOf(methodA({ reporting_party: '12345' }))).toContain('reporting_party: must be a 6-character participant code');
+    expect(errorsOf(methodA({ reporting_party: '12345' }))).toContain(
+      'reporting_party: must be a 6-character participant code',
+    );
     expect(errorsOf(methodA({ settlement_schedule: 5 }))).toContain('settlement_schedule: must be a string');
     const trade = ok(methodA({ reporting_party: '123456', settlement_schedule: 'SCHED1' }));
     expect([trade.reporting_party, trade.settlement_schedule]).toEqual(['123456', 'SCHED1']);
@@ -225,7 +235,9 @@ describe('top-level fields', () => {
   });
 
   it("platform_code: must be the caller's own platform", () => {
-    expect(errorsOf(methodA({ platform_code: 'OTHER1' }))).toEqual([`platform_code: must be your platform's code ${PLATFORM}`]);
+    expect(errorsOf(methodA({ platform_code: 'OTHER1' }))).toEqual([
+      `platform_code: must be your platform's code ${PLATFORM}`,
+    ]);
     const missing = methodA();
     delete missing.platform_code;
     expect(errorsOf(missing)).toContain('platform_code: required');
@@ -251,8 +263,14 @@ describe('top-level fields', () => {
     expect(errorsOf(methodA({ product_type: 'forward', settlement_price_index_id: 'x'.repeat(21) }))).toContain(
       'settlement_price_index_id: at most 20 characters',
     );
-    const forward = ok(methodA({ product_type: 'forward', settlement_price_index_id: 'BRR', expiry_timestamp: expiry }));
-    expect(forward).toMatchObject({ product_type: 'forward', settlement_price_index_id: 'BRR', expiry_timestamp: expiry });
+    const forward = ok(
+      methodA({ product_type: 'forward', settlement_price_index_id: 'BRR', expiry_timestamp: expiry }),
+    );
+    expect(forward).toMatchObject({
+      product_type: 'forward',
+      settlement_price_index_id: 'BRR',
+      expiry_timestamp: expiry,
+    });
     expect(ok(methodA({ product_type: 'spot' })).settlement_price_index_id).toBeNull();
   });
 
@@ -382,7 +400,9 @@ describe('parties', () => {
     expect(ok(strings).parties.map((p) => p.settling)).toEqual([true, false]);
     const absent = withParty(methodA(), 0, { settling: undefined });
     expect(ok(absent).parties[0]?.settling).toBe(true);
-    expect(errorsOf(withParty(methodA(), 0, { settling: 'yes' }))).toEqual(['parties[0].settling: must be true or false']);
+    expect(errorsOf(withParty(methodA(), 0, { settling: 'yes' }))).toEqual([
+      'parties[0].settling: must be true or false',
+    ]);
     const neither = withParty(withParty(methodA(), 0, { settling: false }), 1, { settling: 'false' });
     expect(errorsOf(neither)).toEqual(['parties: at least one party must be settling']);
   });
@@ -430,7 +450,9 @@ describe('the anonymous rules', () => {
   it('parties_anonymous must be false when the platform is itself a party', () => {
     const platformSells = withParty(methodA({ parties_anonymous: true }), 1, { participant_code: PLATFORM });
     expect(errorsOf(platformSells)).toEqual(['parties_anonymous: must be false when the platform is itself a party']);
-    expect(ok(withParty(methodA({ parties_anonymous: false }), 1, { participant_code: PLATFORM })).parties_anonymous).toBe(false);
+    expect(
+      ok(withParty(methodA({ parties_anonymous: false }), 1, { participant_code: PLATFORM })).parties_anonymous,
+    ).toBe(false);
     expect(ok(methodA({ parties_anonymous: true })).parties_anonymous).toBe(true);
   });
 
@@ -444,7 +466,9 @@ describe('the anonymous rules', () => {
 
 describe('amount method A: price and quantity', () => {
   it('rejects a quantity finer than the base asset allows instead of rounding it', () => {
-    expect(errorsOf(methodA({ trade_quantity: '0.000000001' }))).toEqual(['trade_quantity: at most 8 decimal places for BTC']);
+    expect(errorsOf(methodA({ trade_quantity: '0.000000001' }))).toEqual([
+      'trade_quantity: at most 8 decimal places for BTC',
+    ]);
     expect(ok(methodA({ trade_quantity: '0.00000001', trade_price: '1000000' })).trade_quantity).toBe('0.00000001');
   });
 
@@ -466,7 +490,9 @@ describe('amount method A: price and quantity', () => {
     expect(errorsOf(methodA({ trade_quantity: '1000', trade_price: '1000000000000' }))).toEqual([
       'trade_quantity: trade_price × trade_quantity must be less than 1000000000000000 USD',
     ]);
-    expect(ok(methodA({ trade_quantity: '1000', trade_price: '999999999999.99999' })).parties[1]!.amount).toBe('999999999999999.99');
+    expect(ok(methodA({ trade_quantity: '1000', trade_price: '999999999999.99999' })).parties[1]!.amount).toBe(
+      '999999999999999.99',
+    );
   });
 
   it.each([
@@ -492,9 +518,13 @@ describe('amount method A: price and quantity', () => {
   it('rounds to the quote precision of a crypto quote', () => {
     // ETH/BTC: 1 × 0.000000125 = 0.000000125, half-even at 8 decimals -> 0.00000012.
     const trade = ok(
-      withParty(withParty(methodA({ symbol: 'ETH/BTC', trade_price: '0.000000125', trade_quantity: '1' }), 0, { asset: 'ETH' }), 1, {
-        asset: 'BTC',
-      }),
+      withParty(
+        withParty(methodA({ symbol: 'ETH/BTC', trade_price: '0.000000125', trade_quantity: '1' }), 0, { asset: 'ETH' }),
+        1,
+        {
+          asset: 'BTC',
+        },
+      ),
     );
     expect(trade.parties.map((p) => p.amount)).toEqual(['1.000000000000000000', '0.00000012']);
   });
@@ -504,9 +534,13 @@ describe('amount method A: price and quantity', () => {
     const price = `0.005${'0'.repeat(70)}1`;
     expect(ok(methodA({ trade_price: price, trade_quantity: '1' })).parties[1]?.amount).toBe('0.01');
     const quantity = '123456789012.123456789012345678';
-    const eth = withParty(withParty(methodA({ symbol: 'ETH/USD', trade_price: '3', trade_quantity: quantity }), 0, { asset: 'ETH' }), 1, {
-      asset: 'USD',
-    });
+    const eth = withParty(
+      withParty(methodA({ symbol: 'ETH/USD', trade_price: '3', trade_quantity: quantity }), 0, { asset: 'ETH' }),
+      1,
+      {
+        asset: 'USD',
+      },
+    );
     expect(ok(eth).parties.map((p) => p.amount)).toEqual([quantity, '370370367036.37']);
   });
 });
@@ -565,7 +599,9 @@ describe('amount method B: amounts per party', () => {
     expect(errorsOf(withParty(methodB(), 1, { amount: '50001.001' }))).toEqual([
       'parties[1].amount: at most 2 decimal places for USD',
     ]);
-    expect(errorsOf(withParty(methodB(), 0, { amount: '0' }))).toEqual(['parties[0].amount: must be greater than zero']);
+    expect(errorsOf(withParty(methodB(), 0, { amount: '0' }))).toEqual([
+      'parties[0].amount: must be greater than zero',
+    ]);
     expect(errorsOf(withParty(methodB(), 0, { amount: '-2' }))).toEqual([
       'parties[0].amount: must be a decimal string such as "12.34" (no sign, no exponent)',
     ]);
@@ -578,7 +614,9 @@ describe('amount method B: amounts per party', () => {
   });
 
   it('trade_quantity together with amounts, or neither, is an error', () => {
-    expect(errorsOf({ ...methodB(), trade_quantity: '2' })).toEqual(['trade_quantity: must be omitted when the parties carry amounts']);
+    expect(errorsOf({ ...methodB(), trade_quantity: '2' })).toEqual([
+      'trade_quantity: must be omitted when the parties carry amounts',
+    ]);
     expect(errorsOf(withParty(methodA(), 0, { amount: '10' }))).toEqual([
       'trade_quantity: must be omitted when the parties carry amounts',
     ]);
@@ -591,13 +629,50 @@ describe('amount method B: amounts per party', () => {
 describe('any client body', () => {
   // Whatever a client sends is a valid trade or a list of errors (a 400), never an exception (a 500).
   const value = fc.oneof(
-    fc.constantFrom(undefined, null, true, false, 0, 0.5, -1, '', '0', '.5', '1e5', '2', '200', 'Anonymous', 'buy', 'sell', 'BTC', 'USD', 'BTC/BTC', 'ETH/USD', 'forward', PLATFORM),
+    fc.constantFrom(
+      undefined,
+      null,
+      true,
+      false,
+      0,
+      0.5,
+      -1,
+      '',
+      '0',
+      '.5',
+      '1e5',
+      '2',
+      '200',
+      'Anonymous',
+      'buy',
+      'sell',
+      'BTC',
+      'USD',
+      'BTC/BTC',
+      'ETH/USD',
+      'forward',
+      PLATFORM,
+    ),
     fc.integer(),
     fc.string(),
     fc.array(fc.anything(), { maxLength: 3 }),
     fc.object(),
   );
-  const topFields = ['client_trade_id', 'symbol', 'product_type', 'trade_price', 'trade_quantity', 'physical_delivery', 'transaction_timestamp', 'parties_anonymous', 'settlement_timestamp', 'expiry_timestamp', 'bank_fee', 'reporting_party', 'parties'];
+  const topFields = [
+    'client_trade_id',
+    'symbol',
+    'product_type',
+    'trade_price',
+    'trade_quantity',
+    'physical_delivery',
+    'transaction_timestamp',
+    'parties_anonymous',
+    'settlement_timestamp',
+    'expiry_timestamp',
+    'bank_fee',
+    'reporting_party',
+    'parties',
+  ];
   const partyFields = ['side', 'participant_code', 'asset', 'amount', 'settling', 'account_label'];
 
   it('validates to a trade or to errors, never throws', () => {
@@ -610,7 +685,8 @@ describe('any client body', () => {
           const body: Record<string, any> = amountsPerParty ? methodB() : methodA();
           for (const [field, v] of topChanges) body[field] = v;
           for (const [index, field, v] of partyChanges) {
-            if (Array.isArray(body.parties) && body.parties[index] && typeof body.parties[index] === 'object') body.parties[index][field] = v;
+            if (Array.isArray(body.parties) && body.parties[index] && typeof body.parties[index] === 'object')
+              body.parties[index][field] = v;
           }
           const result = validateTradeReport(body, ctx);
           expect(result.ok ? result.value.parties : result.errors.length).toBeTruthy();

@@ -65,10 +65,21 @@ describe('webhook URL rules', () => {
   });
 
   it('classifies resolved addresses: only public unicast passes', () => {
-    for (const refused of ['127.0.0.1', '::1', '10.0.0.1', '169.254.169.254', '100.64.0.1', 'fd00::1', '::ffff:127.0.0.1', '::', 'garbage']) {
+    for (const refused of [
+      '127.0.0.1',
+      '::1',
+      '10.0.0.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::',
+      'garbage',
+    ]) {
       expect(isRefusedAddress(refused), refused).toBe(true);
     }
-    for (const allowed of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111']) expect(isRefusedAddress(allowed), allowed).toBe(false);
+    for (const allowed of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111'])
+      expect(isRefusedAddress(allowed), allowed).toBe(false);
   });
 });
 
@@ -81,11 +92,19 @@ describe('webhook signatures', () => {
     const header = signatureHeader([newSecret, oldSecret], 'evt_1', timestamp, body);
     expect(header.split(' ')).toHaveLength(2);
     for (const secret of [oldSecret, newSecret]) {
-      const verified = new Webhook(secret).verify(body, { 'webhook-id': 'evt_1', 'webhook-timestamp': String(timestamp), 'webhook-signature': header });
+      const verified = new Webhook(secret).verify(body, {
+        'webhook-id': 'evt_1',
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': header,
+      });
       expect(verified).toEqual(JSON.parse(body));
     }
     expect(() =>
-      new Webhook(newWebhookSecret()).verify(body, { 'webhook-id': 'evt_1', 'webhook-timestamp': String(timestamp), 'webhook-signature': header }),
+      new Webhook(newWebhookSecret()).verify(body, {
+        'webhook-id': 'evt_1',
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': header,
+      }),
     ).toThrow();
   });
 
@@ -93,9 +112,14 @@ describe('webhook signatures', () => {
     const secret = newWebhookSecret();
     const library = new Webhook(secret);
     fc.assert(
-      fc.property(fc.stringMatching(/^evt_[0-9a-z]{1,30}$/), fc.string(), fc.integer({ min: 1_000_000_000, max: 4_000_000_000 }), (id, body, ts) => {
-        expect(signatureHeader([secret], id, ts, body)).toBe(library.sign(id, new Date(ts * 1000), body));
-      }),
+      fc.property(
+        fc.stringMatching(/^evt_[0-9a-z]{1,30}$/),
+        fc.string(),
+        fc.integer({ min: 1_000_000_000, max: 4_000_000_000 }),
+        (id, body, ts) => {
+          expect(signatureHeader([secret], id, ts, body)).toBe(library.sign(id, new Date(ts * 1000), body));
+        },
+      ),
     );
   });
 
@@ -136,8 +160,14 @@ describe('webhook retries', () => {
     expect(judgeAttempt({ kind: 'response', statusCode: 410 }, now)).toEqual({ outcome: 'gone' });
     expect(judgeAttempt({ kind: 'response', statusCode: 302 }, now)).toEqual({ outcome: 'failed' });
     expect(judgeAttempt({ kind: 'response', statusCode: 500, retryAfter: '9' }, now)).toEqual({ outcome: 'failed' });
-    expect(judgeAttempt({ kind: 'response', statusCode: 429, retryAfter: '9' }, now)).toEqual({ outcome: 'failed', retryAfterSeconds: 9 });
-    expect(judgeAttempt({ kind: 'response', statusCode: 503, retryAfter: '3' }, now)).toEqual({ outcome: 'failed', retryAfterSeconds: 3 });
+    expect(judgeAttempt({ kind: 'response', statusCode: 429, retryAfter: '9' }, now)).toEqual({
+      outcome: 'failed',
+      retryAfterSeconds: 9,
+    });
+    expect(judgeAttempt({ kind: 'response', statusCode: 503, retryAfter: '3' }, now)).toEqual({
+      outcome: 'failed',
+      retryAfterSeconds: 3,
+    });
     expect(judgeAttempt({ kind: 'error', error: 'timeout' }, now)).toEqual({ outcome: 'failed' });
   });
 
@@ -151,17 +181,34 @@ describe('webhook retries', () => {
 
 describe('personal data in events', () => {
   it('finds personal fields at any depth', () => {
-    expect(personalDataKeys({ a: { email: 'x' }, b: [{ first_name: 'y' }], balance: '1' }).sort()).toEqual(['email', 'first_name']);
+    expect(personalDataKeys({ a: { email: 'x' }, b: [{ first_name: 'y' }], balance: '1' }).sort()).toEqual([
+      'email',
+      'first_name',
+    ]);
     expect(personalDataKeys({ participant_code: 'X', status: 'locked' })).toEqual([]);
   });
 });
 
 describe('stream records of events', () => {
-  const record = (image: Record<string, { S: string }>) => ({ eventID: '1', eventName: 'INSERT' as const, dynamodb: { NewImage: image } });
+  const record = (image: Record<string, { S: string }>) => ({
+    eventID: '1',
+    eventName: 'INSERT' as const,
+    dynamodb: { NewImage: image },
+  });
   const body = JSON.stringify({ id: 'evt_1', type: 'account_balance.changed', platform_code: 'P1' });
 
   it('take the event id from the key and the type from the body', () => {
-    expect(dispatchRequestOf(record({ pk: { S: 'EVENT#evt_1' }, sk: { S: 'EVENT' }, type: { S: 'event' }, platform_code: { S: 'P1' }, body: { S: body } }))).toEqual({
+    expect(
+      dispatchRequestOf(
+        record({
+          pk: { S: 'EVENT#evt_1' },
+          sk: { S: 'EVENT' },
+          type: { S: 'event' },
+          platform_code: { S: 'P1' },
+          body: { S: body },
+        }),
+      ),
+    ).toEqual({
       eventId: 'evt_1',
       platformCode: 'P1',
       eventType: 'account_balance.changed',
@@ -171,9 +218,34 @@ describe('stream records of events', () => {
   });
 
   it('still read items written with the id and type as attributes, and redelivery requests', () => {
-    const old = { pk: { S: 'EVENT#evt_1' }, sk: { S: 'EVENT' }, type: { S: 'event' }, event_id: { S: 'evt_1' }, event_type: { S: 'trade.status_changed' }, platform_code: { S: 'P1' } };
-    expect(dispatchRequestOf(record(old))).toMatchObject({ eventId: 'evt_1', eventType: 'trade.status_changed', redelivery: false });
-    const redelivery = { pk: { S: 'EVENT#evt_1' }, sk: { S: 'REDELIVERY#1' }, type: { S: 'event_redelivery' }, event_id: { S: 'evt_1' }, event_type: { S: 'trade.status_changed' }, platform_code: { S: 'P1' }, only_endpoint_id: { S: 'we_1' } };
-    expect(dispatchRequestOf(record(redelivery))).toEqual({ eventId: 'evt_1', platformCode: 'P1', eventType: 'trade.status_changed', redelivery: true, onlyEndpointId: 'we_1' });
+    const old = {
+      pk: { S: 'EVENT#evt_1' },
+      sk: { S: 'EVENT' },
+      type: { S: 'event' },
+      event_id: { S: 'evt_1' },
+      event_type: { S: 'trade.status_changed' },
+      platform_code: { S: 'P1' },
+    };
+    expect(dispatchRequestOf(record(old))).toMatchObject({
+      eventId: 'evt_1',
+      eventType: 'trade.status_changed',
+      redelivery: false,
+    });
+    const redelivery = {
+      pk: { S: 'EVENT#evt_1' },
+      sk: { S: 'REDELIVERY#1' },
+      type: { S: 'event_redelivery' },
+      event_id: { S: 'evt_1' },
+      event_type: { S: 'trade.status_changed' },
+      platform_code: { S: 'P1' },
+      only_endpoint_id: { S: 'we_1' },
+    };
+    expect(dispatchRequestOf(record(redelivery))).toEqual({
+      eventId: 'evt_1',
+      platformCode: 'P1',
+      eventType: 'trade.status_changed',
+      redelivery: true,
+      onlyEndpointId: 'we_1',
+    });
   });
 });

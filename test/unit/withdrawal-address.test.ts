@@ -46,8 +46,16 @@ const INVALID: [network: string, address: string, reason: string][] = [
   ['bitcoin', '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNb', 'checksum mismatch'],
   ['bitcoin', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdr', 'checksum mismatch or malformed bech32'],
   ['bitcoin', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdQ', 'checksum mismatch or malformed bech32'], // mixed case
-  ['bitcoin', 'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqh2y7hd', 'bech32 checksum variant does not match the witness version'],
-  ['bitcoin', 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kemeawh', 'bech32 checksum variant does not match the witness version'],
+  [
+    'bitcoin',
+    'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqh2y7hd',
+    'bech32 checksum variant does not match the witness version',
+  ],
+  [
+    'bitcoin',
+    'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kemeawh',
+    'bech32 checksum variant does not match the witness version',
+  ],
   ['bitcoin', 'BC13W508D6QEJXTDG4Y5R3ZARVARY0C5XW7KN40WF2', 'invalid witness version'],
   ['bitcoin', 'BC1QR508D6QEJXTDG4Y5R3ZARVARYV98GJ9P', 'wrong witness program length'],
   ['bitcoin', 'bc1zw508d6qejxtdg4y5r3zarvaryvqyzf3du', 'bech32 checksum variant does not match the witness version'],
@@ -85,14 +93,18 @@ const INVALID: [network: string, address: string, reason: string][] = [
 ];
 
 describe('validateWithdrawalAddress', () => {
-  const valid = Object.entries(VALID).flatMap(([network, addresses]) => addresses.map((address) => [network, address] as const));
+  const valid = Object.entries(VALID).flatMap(([network, addresses]) =>
+    addresses.map((address) => [network, address] as const),
+  );
 
   it.each(valid)('accepts %s address %s', (network, address) => {
     expect(validateWithdrawalAddress(network, address)).toBeNull();
   });
 
   it.each(INVALID)('rejects %s address %j', (network, address, reason) => {
-    expect(validateWithdrawalAddress(network, address)).toBe(`withdrawal_address: not a valid ${network} address (${reason})`);
+    expect(validateWithdrawalAddress(network, address)).toBe(
+      `withdrawal_address: not a valid ${network} address (${reason})`,
+    );
   });
 
   it('rejects an address valid on another chain of the registry', () => {
@@ -108,7 +120,9 @@ describe('validateWithdrawalAddress', () => {
     expect(validateWithdrawalAddress('ripple', 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh')).toBe(
       "withdrawal_address: withdrawals on network 'ripple' are not supported",
     );
-    expect(validateWithdrawalAddress('constructor', 'x')).toBe("withdrawal_address: withdrawals on network 'constructor' are not supported");
+    expect(validateWithdrawalAddress('constructor', 'x')).toBe(
+      "withdrawal_address: withdrawals on network 'constructor' are not supported",
+    );
   });
 
   it('covers every network of a crypto asset in the registry', () => {

@@ -33,7 +33,11 @@ export function envelope(): ServiceMiddleware {
       const mapped = errorToHttp(request.error);
       // Logged once per request, with the outcome, by the request log (`request-log.ts`): an authentication
       // failure's reason and an internal error's stack go on that line.
-      request.response = { statusCode: mapped.statusCode, headers: mapped.headers ?? {}, body: JSON.stringify(mapped.body) };
+      request.response = {
+        statusCode: mapped.statusCode,
+        headers: mapped.headers ?? {},
+        body: JSON.stringify(mapped.body),
+      };
       withRequestId(request);
     },
   };

@@ -29,7 +29,12 @@ export function idempotency(ctx: AppContext, options: { sealResponse?: boolean }
         .update(`${event.httpMethod} ${event.resource} ${JSON.stringify(event.pathParameters ?? {})}\n`)
         .update(event.body ?? '')
         .digest('base64');
-      const run = { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID(), sealResponse: options.sealResponse };
+      const run = {
+        platformCode: svc.auth.platformCode,
+        requestId: presented,
+        owner: randomUUID(),
+        sealResponse: options.sealResponse,
+      };
       const start = await beginIdempotentRequest(ctx, run, hash, ctx.clock.nowMs());
       switch (start.kind) {
         case 'started':
@@ -63,7 +68,10 @@ export function idempotency(ctx: AppContext, options: { sealResponse?: boolean }
       // The booking committed its answer: this write is only a fallback, and its failure must not turn the
       // booked request into an error.
       await stored.catch((error: Error) =>
-        ctx.logger.error('idempotent response not stored after its booking', { requestId: run.requestId, error: error.message }),
+        ctx.logger.error('idempotent response not stored after its booking', {
+          requestId: run.requestId,
+          error: error.message,
+        }),
       );
     },
     onError: async (request) => {

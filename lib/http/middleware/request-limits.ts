@@ -44,7 +44,8 @@ export function requestLimits(): ServiceMiddleware {
       const bytes = Buffer.byteLength(raw, request.event.isBase64Encoded ? 'base64' : 'utf8');
       if (bytes > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
       const text = request.event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-      if (jsonNestingDepth(text) > MAX_JSON_DEPTH) throw new ValidationError([`body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`]);
+      if (jsonNestingDepth(text) > MAX_JSON_DEPTH)
+        throw new ValidationError([`body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`]);
     },
   };
 }

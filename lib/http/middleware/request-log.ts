@@ -56,7 +56,8 @@ export function requestLog(ctx: { logger: Logger; metrics: Metrics }): middy.Plu
       else ctx.logger.info('request', { ...line });
 
       const dimensions = { route: line.route, status_class: `${Math.floor(status / 100)}xx` };
-      for (const set of REQUEST_DIMENSION_SETS) ctx.metrics.addDimensions(Object.fromEntries(set.map((name) => [name, dimensions[name]])));
+      for (const set of REQUEST_DIMENSION_SETS)
+        ctx.metrics.addDimensions(Object.fromEntries(set.map((name) => [name, dimensions[name]])));
       ctx.metrics.addMetric(METRIC.requests, MetricUnit.Count, 1);
       ctx.metrics.addMetric(METRIC.serverErrors, MetricUnit.Count, status >= 500 ? 1 : 0);
       ctx.metrics.addMetric(METRIC.latency, MetricUnit.Milliseconds, line.latency_ms);

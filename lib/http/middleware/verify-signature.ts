@@ -34,9 +34,12 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       if (!/^\d{1,12}$/.test(timestamp)) throw new AuthenticationError('X-SVC-TIMESTAMP is not UNIX time in seconds');
       const nowSeconds = ctx.clock.nowSeconds();
       if (Math.abs(nowSeconds - Number(timestamp)) > SIGNATURE_WINDOW_SECONDS) {
-        throw new AuthenticationError(`X-SVC-TIMESTAMP is more than ${SIGNATURE_WINDOW_SECONDS} seconds from server time`);
+        throw new AuthenticationError(
+          `X-SVC-TIMESTAMP is more than ${SIGNATURE_WINDOW_SECONDS} seconds from server time`,
+        );
       }
-      if (!isOneSignature(presented)) throw new AuthenticationError('X-SVC-SIGNED is not exactly one base64 HMAC-SHA256 value');
+      if (!isOneSignature(presented))
+        throw new AuthenticationError('X-SVC-SIGNED is not exactly one base64 HMAC-SHA256 value');
 
       // A key this process already refused in its current window is refused again at once: a flood past the
       // limit costs no read, no HMAC and no count.
@@ -67,7 +70,12 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       // replay claim below, idempotency, the use case), so a refused request does no work.
       const limit = key.rate_limit ?? { rps: ctx.config.RATE_LIMIT_RPS, burst: ctx.config.RATE_LIMIT_BURST };
       const admission = await ctx.rateLimiter.admit(apiKey, limit, ctx.clock.nowMs());
-      if (!admission.admitted) throw new RateLimitedError(admission.refusal.retryAfterSeconds, admission.refusal.policy, admission.refusal.remaining);
+      if (!admission.admitted)
+        throw new RateLimitedError(
+          admission.refusal.retryAfterSeconds,
+          admission.refusal.policy,
+          admission.refusal.remaining,
+        );
 
       if (!route || !route.area || !key.permissions.includes(route.area)) {
         throw new ForbiddenError(`API key lacks the '${route?.area ?? 'unknown'}' permission`);
@@ -79,11 +87,18 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
         const requestId = svc.headers['x-request-id'];
         // Keyed by the signature we computed, not the header's text: base64 decoding forgives missing or
         // extra padding and URL-safe letters, so one signature has many spellings.
-        const claim = await claimSignature(ctx, `${apiKey}#${matched}`, nowMs, Math.max(1000, windowEndsMs - nowMs), requestId);
+        const claim = await claimSignature(
+          ctx,
+          `${apiKey}#${matched}`,
+          nowMs,
+          Math.max(1000, windowEndsMs - nowMs),
+          requestId,
+        );
         // A repeat of a genuine signature is a duplicate, not an attack: nothing it asks is done again. A
         // client retrying the very same bytes with its X-Request-Id gets the first answer from idempotency
         // (a POST's); anything else is told the request was already received.
-        const retry = !claim.fresh && event.httpMethod === 'POST' && requestId !== undefined && claim.requestId === requestId;
+        const retry =
+          !claim.fresh && event.httpMethod === 'POST' && requestId !== undefined && claim.requestId === requestId;
         if (!claim.fresh && !retry) {
           throw new ConflictError([
             'request already received: a request with this signature was accepted already; send the same X-Request-Id to get its answer, or sign a new request with a new timestamp',
@@ -91,7 +106,12 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
         }
       }
 
-      svc.auth = { platformCode: key.platform_code, participantCode: key.platform_code, apiKey, permissions: key.permissions };
+      svc.auth = {
+        platformCode: key.platform_code,
+        participantCode: key.platform_code,
+        apiKey,
+        permissions: key.permissions,
+      };
     },
   };
 }

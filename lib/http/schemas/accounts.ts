@@ -8,7 +8,9 @@ export const accountSchema = z
     account_type: z.literal('available'),
     account_group: described(z.string(), "The holder's platform code unless the platform named another group."),
     account_label: described(z.string(), '`general` unless named.'),
-    balance: signedAmount("Balance at the asset's precision. Only the platform's ACH clearing account can be negative."),
+    balance: signedAmount(
+      "Balance at the asset's precision. Only the platform's ACH clearing account can be negative.",
+    ),
     account_id: described(z.string(), 'Stable id of the account.'),
     last_update: epochMs('Last balance change'),
   })

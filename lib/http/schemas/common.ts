@@ -9,15 +9,18 @@ import { AMOUNT_PATTERN } from '../../domain/money.js';
 export const amount = (description: string) => z.string().check(z.regex(AMOUNT_PATTERN), z.describe(description));
 
 /** A balance: like an amount, but an account that may go negative (liquidity provider, ACH clearing) shows a sign. */
-export const signedAmount = (description: string) => z.string().check(z.regex(/^-?\d*\.?\d+$/), z.describe(description));
+export const signedAmount = (description: string) =>
+  z.string().check(z.regex(/^-?\d*\.?\d+$/), z.describe(description));
 
 /** UNIX milliseconds. */
-export const epochMs = (description: string) => z.int().check(z.minimum(0), z.describe(`${description} (UNIX milliseconds)`));
+export const epochMs = (description: string) =>
+  z.int().check(z.minimum(0), z.describe(`${description} (UNIX milliseconds)`));
 
 /** An ISO 8601 instant, UTC. */
 export const isoInstant = (description: string) => z.iso.datetime().check(z.describe(description));
 
-export const described = <T extends z.ZodMiniType>(schema: T, description: string): T => schema.check(z.describe(description)) as T;
+export const described = <T extends z.ZodMiniType>(schema: T, description: string): T =>
+  schema.check(z.describe(description)) as T;
 
 /** The success envelope: the payload under `message`. */
 export const messageOf = <T extends z.ZodMiniType>(payload: T) => z.object({ message: payload });
@@ -41,9 +44,12 @@ export const pageOf = <T extends z.ZodMiniType>(item: T) =>
 
 // ---- error bodies --------------------------------------------------------------------
 
-export const errorList = z
-  .object({ errors: z.array(z.string()).check(z.minLength(1)) })
-  .check(z.meta({ id: 'ErrorList', description: 'Every problem found, each `<field>: <what is wrong>` where a field is at fault.' }));
+export const errorList = z.object({ errors: z.array(z.string()).check(z.minLength(1)) }).check(
+  z.meta({
+    id: 'ErrorList',
+    description: 'Every problem found, each `<field>: <what is wrong>` where a field is at fault.',
+  }),
+);
 
 export const forbiddenError = z
   .object({ error: z.literal(true), message: z.string() })
@@ -51,12 +57,17 @@ export const forbiddenError = z
 
 export const notFoundError = z
   .object({ error: z.string() })
-  .check(z.meta({ id: 'NotFoundError', description: "Unknown resource, or another platform's (never revealed to exist)." }));
+  .check(
+    z.meta({ id: 'NotFoundError', description: "Unknown resource, or another platform's (never revealed to exist)." }),
+  );
 
 export const internalError = z
   .object({ error: z.literal('Internal Server Error') })
   .check(z.meta({ id: 'InternalError', description: 'An unexpected failure; no internals are shown.' }));
 
-export const gatewayError = z
-  .object({ message: z.string() })
-  .check(z.meta({ id: 'GatewayError', description: 'An answer of API Gateway itself (e.g. a body over 10 MB), before any function runs.' }));
+export const gatewayError = z.object({ message: z.string() }).check(
+  z.meta({
+    id: 'GatewayError',
+    description: 'An answer of API Gateway itself (e.g. a body over 10 MB), before any function runs.',
+  }),
+);

@@ -16,9 +16,14 @@ import { described } from './common.js';
 // fields, types and limits (the rules' own constants). The contract tests check that every customer the
 // service accepted matches it.
 
-const text = (description: string) => described(z.string().check(z.maxLength(MAX_TEXT_LENGTH)), `${description} Trimmed; at most ${MAX_TEXT_LENGTH} characters.`);
+const text = (description: string) =>
+  described(
+    z.string().check(z.maxLength(MAX_TEXT_LENGTH)),
+    `${description} Trimmed; at most ${MAX_TEXT_LENGTH} characters.`,
+  );
 const optionalText = (description: string) => z.optional(z.nullable(text(description)));
-const epochMs = (description: string) => described(z.int().check(z.minimum(0)), `${description} (UNIX milliseconds, not in the future).`);
+const epochMs = (description: string) =>
+  described(z.int().check(z.minimum(0)), `${description} (UNIX milliseconds, not in the future).`);
 
 const shared = {
   first_name: text('First name.'),
@@ -27,16 +32,29 @@ const shared = {
   address_one: text('Street address; a PO box is refused.'),
   address_two: optionalText('Second address line.'),
   city: text('City.'),
-  state: optionalText('US state name or USPS code; required for the United States (adults: unless `jurisdiction_code` says it).'),
-  zip: optionalText('US ZIP code (`12345` or `12345-6789`); required for the United States (adults: or `postal_code`).'),
-  country: text('Country: English short name (`United States`), ISO alpha-2 or alpha-3; comprehensively sanctioned jurisdictions are refused.'),
+  state: optionalText(
+    'US state name or USPS code; required for the United States (adults: unless `jurisdiction_code` says it).',
+  ),
+  zip: optionalText(
+    'US ZIP code (`12345` or `12345-6789`); required for the United States (adults: or `postal_code`).',
+  ),
+  country: text(
+    'Country: English short name (`United States`), ISO alpha-2 or alpha-3; comprehensively sanctioned jurisdictions are refused.',
+  ),
   date_of_birth: described(z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/)), 'YYYY-MM-DD.'),
   id_number: optionalText(
     'The ID document number: required unless `id_number_type` is `ssn` (whose number may come as `tax_id`) or, for an adult, the customer is a US citizen (`citizenship_code` `US`) whose `tax_id` is an SSN.',
   ),
   non_us_other_type: optionalText('What the document is, required for `non_in_other` / `non_us_other`.'),
   id_issuing_authority: optionalText('Who issued the document.'),
-  metadata: z.optional(z.nullable(described(z.record(z.string(), z.unknown()), `Any JSON object, at most ${MAX_METADATA_JSON_LENGTH} characters as JSON; echoed as sent.`))),
+  metadata: z.optional(
+    z.nullable(
+      described(
+        z.record(z.string(), z.unknown()),
+        `Any JSON object, at most ${MAX_METADATA_JSON_LENGTH} characters as JSON; echoed as sent.`,
+      ),
+    ),
+  ),
 };
 
 export const customerRequest = z
@@ -64,18 +82,34 @@ export const customerRequest = z
       'When the customer agreement was signed (UNIX milliseconds): within the last year, at most a day ahead of server time.',
     ),
     kyc: z.optional(z.nullable(described(z.enum(SCREENING_RESULTS), '`fail` is refused. With `kyc_timestamp`.'))),
-    kyc_timestamp: z.optional(z.nullable(described(z.int(), 'When the platform ran KYC (UNIX milliseconds). With `kyc`.'))),
-    sanction_screening: z.optional(z.nullable(described(z.enum(SCREENING_RESULTS), '`fail` is refused. With `sanction_screening_timestamp`.'))),
-    sanction_screening_timestamp: z.optional(z.nullable(described(z.int(), 'When the platform screened (UNIX milliseconds). With `sanction_screening`.'))),
+    kyc_timestamp: z.optional(
+      z.nullable(described(z.int(), 'When the platform ran KYC (UNIX milliseconds). With `kyc`.')),
+    ),
+    sanction_screening: z.optional(
+      z.nullable(described(z.enum(SCREENING_RESULTS), '`fail` is refused. With `sanction_screening_timestamp`.')),
+    ),
+    sanction_screening_timestamp: z.optional(
+      z.nullable(described(z.int(), 'When the platform screened (UNIX milliseconds). With `sanction_screening`.')),
+    ),
   })
-  .check(z.meta({ id: 'CustomerRequest', description: `An adult customer (${ADULT_AGE_YEARS} or older on the request day). Every problem is reported at once.` }));
+  .check(
+    z.meta({
+      id: 'CustomerRequest',
+      description: `An adult customer (${ADULT_AGE_YEARS} or older on the request day). Every problem is reported at once.`,
+    }),
+  );
 
 export const minorRequest = z
   .object({
     ...shared,
-    id_number_type: described(z.enum(ID_NUMBER_TYPES), 'The ID document type (the spec\'s types).'),
+    id_number_type: described(z.enum(ID_NUMBER_TYPES), "The ID document type (the spec's types)."),
     utma_signed_timestamp: epochMs('When the UTMA agreement was signed'),
     custodian_participant_code: text('An approved adult customer of the same platform.'),
     custodian_relationship: z.enum(CUSTODIAN_RELATIONSHIPS),
   })
-  .check(z.meta({ id: 'MinorRequest', description: `A minor (under ${ADULT_AGE_YEARS} on the request day) with a custodian. Every problem is reported at once.` }));
+  .check(
+    z.meta({
+      id: 'MinorRequest',
+      description: `A minor (under ${ADULT_AGE_YEARS} on the request day) with a custodian. Every problem is reported at once.`,
+    }),
+  );

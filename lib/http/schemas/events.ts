@@ -13,15 +13,26 @@ const withdrawalEventData = z.object(withdrawalEventFields).check(z.meta({ id: '
  * The event envelope, the same in `GET /events` and in a webhook delivery, with the
  * `data` of each event type: the resource as its GET route shows it, without personal data.
  */
-function envelope<T extends EventType, D extends z.ZodMiniType>(type: T, resourceType: ResourceType, data: D, description: string) {
+function envelope<T extends EventType, D extends z.ZodMiniType>(
+  type: T,
+  resourceType: ResourceType,
+  data: D,
+  description: string,
+) {
   return z
     .object({
-      id: described(z.string().check(z.regex(/^evt_[0-9a-z]+$/)), 'Event id; the `webhook-id` of every delivery of it.'),
+      id: described(
+        z.string().check(z.regex(/^evt_[0-9a-z]+$/)),
+        'Event id; the `webhook-id` of every delivery of it.',
+      ),
       type: z.literal(type),
       created_at: epochMs('When the change committed'),
       platform_code: z.string(),
       resource: z.object({ type: z.literal(resourceType), id: z.string() }),
-      sequence: described(z.int().check(z.minimum(1)), 'Increases per resource: drop an event older than one already applied (delivery order is not guaranteed).'),
+      sequence: described(
+        z.int().check(z.minimum(1)),
+        'Increases per resource: drop an event older than one already applied (delivery order is not guaranteed).',
+      ),
       previous_status: described(z.nullable(z.string()), 'The status before the change, where there is one.'),
       data,
     })
@@ -30,7 +41,10 @@ function envelope<T extends EventType, D extends z.ZodMiniType>(type: T, resourc
 
 /** `trade.status_changed` -> `TradeStatusChangedEvent`. */
 export function eventSchemaId(type: string): string {
-  return `${type.split(/[._]/).map((word) => word[0]!.toUpperCase() + word.slice(1)).join('')}Event`;
+  return `${type
+    .split(/[._]/)
+    .map((word) => word[0]!.toUpperCase() + word.slice(1))
+    .join('')}Event`;
 }
 
 export const EVENT_SCHEMAS = {
@@ -49,15 +63,28 @@ export const EVENT_SCHEMAS = {
       balance: signedAmount('The new balance.'),
       movement: z.looseObject({
         movement_id: z.string(),
-        type: described(z.string(), 'trade, transfer, deposit, reward, award_fund, award_distribution, withdrawal, ach...'),
+        type: described(
+          z.string(),
+          'trade, transfer, deposit, reward, award_fund, award_distribution, withdrawal, ach...',
+        ),
         reference: z.string(),
         change: signedAmount("This account's signed change."),
       }),
     }),
     'A movement changed the balance of an account (one event per account it touches).',
   ),
-  'trade.status_changed': envelope('trade.status_changed', 'trade', tradeSchema, 'A trade was executed, or a reported trade moved a settlement step.'),
-  'payment.status_changed': envelope('payment.status_changed', 'payment', paymentSchema, 'An ACH payment moved (submitted, pending, posted, failed, reversed).'),
+  'trade.status_changed': envelope(
+    'trade.status_changed',
+    'trade',
+    tradeSchema,
+    'A trade was executed, or a reported trade moved a settlement step.',
+  ),
+  'payment.status_changed': envelope(
+    'payment.status_changed',
+    'payment',
+    paymentSchema,
+    'An ACH payment moved (submitted, pending, posted, failed, reversed).',
+  ),
   'withdrawal.status_changed': envelope(
     'withdrawal.status_changed',
     'withdrawal',
@@ -81,9 +108,13 @@ export const EVENT_SCHEMAS = {
     }),
     'Every chunk of an award distribution is credited (each recipient trade has its own trade.status_changed).',
   ),
-  'webhook.test': envelope('webhook.test', 'webhook_endpoint', z.looseObject({}), 'Sent by `POST /webhooks/endpoints/{id}/test`.'),
+  'webhook.test': envelope(
+    'webhook.test',
+    'webhook_endpoint',
+    z.looseObject({}),
+    'Sent by `POST /webhooks/endpoints/{id}/test`.',
+  ),
 } as const satisfies Record<EventType, z.ZodMiniType>;
-
 
 /** Any event: what `GET /events` lists. */
 export const eventSchema = z.union(Object.values(EVENT_SCHEMAS));

@@ -3,7 +3,10 @@ import { queryFilter } from '../zod.js';
 
 /** A time bound: UNIX milliseconds. */
 const timestamp = () =>
-  z.pipe(z.string().check(z.regex(/^\d{1,16}$/, 'must be a UNIX timestamp in milliseconds')), z.transform((text) => Number(text)));
+  z.pipe(
+    z.string().check(z.regex(/^\d{1,16}$/, 'must be a UNIX timestamp in milliseconds')),
+    z.transform((text) => Number(text)),
+  );
 
 /** The filters both movement lists take (the per-account list has its account in the path). */
 export const movementQueryFields = {

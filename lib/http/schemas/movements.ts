@@ -17,9 +17,15 @@ export const movementSchema = z
   .object({
     movement_id: z.string(),
     movement_timestamp: epochMs('Booked'),
-    movement_type: described(z.string(), 'deposit, transfer, trade, reward, award_fund, award_escrow, award_distribution, withdrawal, withdrawal_reversal, settlement, payment.'),
+    movement_type: described(
+      z.string(),
+      'deposit, transfer, trade, reward, award_fund, award_escrow, award_distribution, withdrawal, withdrawal_reversal, settlement, payment.',
+    ),
     reference: described(z.string(), 'What caused it, e.g. `transfer:<id>` or `trade:<trade_id>`.'),
-    changes: described(z.array(movementChangeSchema), "The changes on the platform's own and its customers' accounts; the outside world's side is not shown."),
+    changes: described(
+      z.array(movementChangeSchema),
+      "The changes on the platform's own and its customers' accounts; the outside world's side is not shown.",
+    ),
   })
   .check(z.meta({ id: 'Movement' }));
 

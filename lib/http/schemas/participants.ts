@@ -22,7 +22,11 @@ const customerEcho = {
   country: z.optional(z.nullable(z.string())),
   jurisdiction_code: z.optional(z.nullable(described(z.string(), 'ISO 3166-2, e.g. `US-CA`.'))),
   citizenship_code: z.optional(z.nullable(z.string())),
-  tax_id: z.optional(z.nullable(described(z.string().check(z.regex(/^\*{5}.{1,4}$/)), 'Only its last four characters, masked: `*****6789`.'))),
+  tax_id: z.optional(
+    z.nullable(
+      described(z.string().check(z.regex(/^\*{5}.{1,4}$/)), 'Only its last four characters, masked: `*****6789`.'),
+    ),
+  ),
   date_of_birth: z.optional(z.nullable(z.string())),
   id_number_type: z.optional(z.nullable(z.string())),
   id_number: z.optional(z.nullable(z.string())),

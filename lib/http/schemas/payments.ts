@@ -8,7 +8,10 @@ export const paymentSchema = z
     trade_id: described(z.nullable(z.string()), 'The trade the payment funds.'),
     participant_code: z.string(),
     amount: amount('Amount debited or credited by the bank.'),
-    status: described(z.enum(PAYMENT_STATUSES), '`submitted -> pending -> posted`, `submitted|pending -> failed`, `posted -> reversed`.'),
+    status: described(
+      z.enum(PAYMENT_STATUSES),
+      '`submitted -> pending -> posted`, `submitted|pending -> failed`, `posted -> reversed`.',
+    ),
     transfer_type: z.enum(['debit', 'credit']),
     bank_transfer_id: z.string(),
     created_at: isoInstant('Created, ISO 8601.'),

@@ -19,7 +19,9 @@ const quoteFields = {
   underlying: z.string(),
   total_notional: amount('What the buyer pays or the seller receives, in the quoted currency.'),
   asset_cost_notional: amount('The asset alone, in the quoted currency (no fee is charged on top of the spread).'),
-  spread_notional: amount('What the spread added to (buy) or took from (sell) the reference price, over the whole quantity.'),
+  spread_notional: amount(
+    'What the spread added to (buy) or took from (sell) the reference price, over the whole quantity.',
+  ),
   spread_bps: described(z.string(), "The platform's spread in basis points."),
   // The reference API's optional quote fields this service has no value for: present, null.
   settlement_type: z.null(),
@@ -51,7 +53,10 @@ export const instantQuoteSchema = z
   .check(z.meta({ id: 'InstantPurchaseQuote' }));
 
 const completed = described(z.literal('Completed'), 'Executions complete at once.');
-const tradeIdsList = described(z.array(z.string()).check(z.minLength(1)), "The reference API's list of the execution's trades; the first is `trade_id`.");
+const tradeIdsList = described(
+  z.array(z.string()).check(z.minLength(1)),
+  "The reference API's list of the execution's trades; the first is `trade_id`.",
+);
 
 export const quoteResponse = messageOf(quoteSchema);
 export const convertQuoteResponse = messageOf(convertQuoteSchema);
@@ -63,7 +68,10 @@ export const executionResponse = messageOf(
     trade_id: z.string(),
     trade_ids_list: tradeIdsList,
     status: completed,
-    payment_amount: described(z.nullable(amount('')), 'ACH funding: what the bank moves (trade amount plus the fee for a buy, minus it for a sell); null otherwise.'),
+    payment_amount: described(
+      z.nullable(amount('')),
+      'ACH funding: what the bank moves (trade amount plus the fee for a buy, minus it for a sell); null otherwise.',
+    ),
   }),
 );
 

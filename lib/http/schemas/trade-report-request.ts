@@ -10,9 +10,13 @@ import { described } from './common.js';
 
 const optional = <T extends z.ZodMiniType>(schema: T) => z.optional(z.nullable(schema));
 const text = (max: number, description: string) => described(z.string().check(z.maxLength(max)), description);
-const decimal = (max: number, description: string) => described(z.string().check(z.regex(AMOUNT_PATTERN), z.maxLength(max)), description);
+const decimal = (max: number, description: string) =>
+  described(z.string().check(z.regex(AMOUNT_PATTERN), z.maxLength(max)), description);
 const timestampMs = (description: string) =>
-  described(z.int().check(z.minimum(L.timestampMinMs), z.maximum(L.timestampMaxMs)), `${description} (UNIX milliseconds)`);
+  described(
+    z.int().check(z.minimum(L.timestampMinMs), z.maximum(L.timestampMaxMs)),
+    `${description} (UNIX milliseconds)`,
+  );
 
 const party = z.object({
   side: z.enum(['buy', 'sell']),
@@ -20,9 +24,22 @@ const party = z.object({
     z.string().check(z.maxLength(L.textMaxLength)),
     `A 6-character participant code, or \`${ANONYMOUS_PARTICIPANT}\` when \`parties_anonymous\` is true.`,
   ),
-  asset: text(L.symbolMaxLength, 'What this party receives: the base of `symbol` for the buyer, the quote for the seller.'),
-  amount: optional(decimal(L.amountMaxLength, "Method B: what this party receives, at the asset's precision. Omit with `trade_quantity` (method A).")),
-  settling: optional(described(z.union([z.boolean(), z.enum(['true', 'false'])]), 'Default true (false for an anonymous party, which cannot settle).')),
+  asset: text(
+    L.symbolMaxLength,
+    'What this party receives: the base of `symbol` for the buyer, the quote for the seller.',
+  ),
+  amount: optional(
+    decimal(
+      L.amountMaxLength,
+      "Method B: what this party receives, at the asset's precision. Omit with `trade_quantity` (method A).",
+    ),
+  ),
+  settling: optional(
+    described(
+      z.union([z.boolean(), z.enum(['true', 'false'])]),
+      'Default true (false for an anonymous party, which cannot settle).',
+    ),
+  ),
   account_label: optional(text(L.accountLabelMaxLength, '`general` when absent.')),
   liquidity_indicator: optional(z.enum(['added', 'removed'])),
   client_order_id: optional(z.string().check(z.maxLength(L.clientOrderIdMaxLength))),
@@ -43,7 +60,12 @@ export const tradeReportRequest = z
     product_type: z.enum(['spot', 'forward']),
     trade_type: z.enum(['regular', 'block']),
     trade_price: decimal(L.priceMaxLength, 'Greater than zero; any precision, echoed as sent.'),
-    trade_quantity: optional(decimal(L.amountMaxLength, 'Method A: the quantity of the base (the service computes both amounts). Omit to give each party its `amount` (method B).')),
+    trade_quantity: optional(
+      decimal(
+        L.amountMaxLength,
+        'Method A: the quantity of the base (the service computes both amounts). Omit to give each party its `amount` (method B).',
+      ),
+    ),
     physical_delivery: described(z.literal(true), 'Only physical delivery is supported.'),
     transaction_timestamp: timestampMs('When the trade was executed; not in the future'),
     comment: optional(z.string().check(z.maxLength(L.commentMaxLength))),
@@ -52,6 +74,11 @@ export const tradeReportRequest = z
     settlement_timestamp: optional(timestampMs('When settlement may start; not after expiry')),
     expiry_timestamp: optional(timestampMs('Forwards: when an unsettled trade defaults; in the future')),
     bank_fee: optional(decimal(L.amountMaxLength, `At most ${L.bankFeeDecimals} decimals.`)),
-    parties: described(z.array(party).check(z.length(L.parties)), 'Exactly one buy and one sell party; at least one settling.'),
+    parties: described(
+      z.array(party).check(z.length(L.parties)),
+      'Exactly one buy and one sell party; at least one settling.',
+    ),
   })
-  .check(z.meta({ id: 'TradeReport', description: 'A trade to settle. Every problem is reported at once in one 400.' }));
+  .check(
+    z.meta({ id: 'TradeReport', description: 'A trade to settle. Every problem is reported at once in one 400.' }),
+  );

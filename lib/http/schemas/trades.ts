@@ -80,7 +80,13 @@ export const tradeSchema = z
     network_fee_quantity: z.null(),
     parties: z.array(tradePartySchema).check(z.length(2)),
   })
-  .check(z.meta({ id: 'Trade', description: 'A trade: fields in a fixed order, every optional field present (null when not given or not reached).' }));
+  .check(
+    z.meta({
+      id: 'Trade',
+      description:
+        'A trade: fields in a fixed order, every optional field present (null when not given or not reached).',
+    }),
+  );
 
 export const tradeResponse = messageOf(tradeSchema);
 export const tradeListResponse = pageOf(tradeSchema);

@@ -16,7 +16,10 @@ export const transferSchema = z
     asset: z.string(),
     amount: amount('Amount moved.'),
     movement_id: described(z.string(), 'The ledger movement that booked it.'),
-    client_transfer_id: described(z.nullable(z.string()), "The client's id, unique per platform for 72 hours; null when none was given."),
+    client_transfer_id: described(
+      z.nullable(z.string()),
+      "The client's id, unique per platform for 72 hours; null when none was given.",
+    ),
     admin_transfer: z.boolean(),
     prefunded: z.boolean(),
   })

@@ -6,26 +6,35 @@ import { eventSchema } from './events.js';
 /** A webhook endpoint as the platform sees it (never its secret, except in the create and rotate answers). */
 const endpointFields = {
   id: described(z.string(), 'Endpoint id (`we_...`).'),
-    url: z.string(),
-    event_types: described(z.nullable(z.array(z.enum(EVENT_TYPES))), 'The types it receives; null for every type.'),
-    description: z.nullable(z.string()),
-    enabled: z.boolean(),
-    disabled_reason: described(z.nullable(z.string()), 'Why the service disabled it (410 Gone, five days of failures); null otherwise.'),
-    disabled_at: z.nullable(epochMs('When it was disabled')),
-    failing_since: z.nullable(epochMs('Start of the current run of failed attempts')),
-    last_success_at: z.nullable(epochMs('Last successful delivery')),
-    created_at: epochMs('Created'),
-    updated_at: epochMs('Last changed'),
+  url: z.string(),
+  event_types: described(z.nullable(z.array(z.enum(EVENT_TYPES))), 'The types it receives; null for every type.'),
+  description: z.nullable(z.string()),
+  enabled: z.boolean(),
+  disabled_reason: described(
+    z.nullable(z.string()),
+    'Why the service disabled it (410 Gone, five days of failures); null otherwise.',
+  ),
+  disabled_at: z.nullable(epochMs('When it was disabled')),
+  failing_since: z.nullable(epochMs('Start of the current run of failed attempts')),
+  last_success_at: z.nullable(epochMs('Last successful delivery')),
+  created_at: epochMs('Created'),
+  updated_at: epochMs('Last changed'),
 };
 export const webhookEndpointSchema = z.object(endpointFields).check(z.meta({ id: 'WebhookEndpoint' }));
 
-const secretField = { secret: described(z.string().check(z.regex(/^whsec_/)), 'The signing secret, shown in this answer only.') };
+const secretField = {
+  secret: described(z.string().check(z.regex(/^whsec_/)), 'The signing secret, shown in this answer only.'),
+};
 const withSecret = z.object({ ...endpointFields, ...secretField });
 
 export const endpointResponse = messageOf(webhookEndpointSchema);
 export const endpointWithSecretResponse = messageOf(withSecret);
 export const rotatedEndpointResponse = messageOf(
-  z.object({ ...endpointFields, ...secretField, previous_secret_expires_at: epochMs('Until when the previous secret signs beside the new one') }),
+  z.object({
+    ...endpointFields,
+    ...secretField,
+    previous_secret_expires_at: epochMs('Until when the previous secret signs beside the new one'),
+  }),
 );
 export const endpointListResponse = pageOf(webhookEndpointSchema);
 export const endpointDeletedResponse = messageOf(z.object({ id: z.string(), deleted: z.literal(true) }));
@@ -46,4 +55,6 @@ export const attemptListResponse = pageOf(attemptSchema);
 
 export const eventResponse = messageOf(eventSchema);
 export const eventListResponse = pageOf(eventSchema);
-export const redeliveryResponse = messageOf(z.object({ id: z.string(), redelivery_requested_at: epochMs('When the redelivery was asked for') }));
+export const redeliveryResponse = messageOf(
+  z.object({ id: z.string(), redelivery_requested_at: epochMs('When the redelivery was asked for') }),
+);

@@ -1,7 +1,16 @@
 import { randomInt } from 'node:crypto';
 import type { AppContext } from '../../context.js';
 import { applyBooking, type AccountState } from '../../domain/group-commit.js';
-import { accountIdOf, accountKey, assertBalanced, isUnguarded, netChanges, type AccountRef, type Movement, type NetChange } from '../../domain/ledger.js';
+import {
+  accountIdOf,
+  accountKey,
+  assertBalanced,
+  isUnguarded,
+  netChanges,
+  type AccountRef,
+  type Movement,
+  type NetChange,
+} from '../../domain/ledger.js';
 import { Money, plain } from '../../domain/money.js';
 import { ALL, counterUpdates } from '../table/counters.js';
 import { type CountChange } from '../table/transaction-items.js';
@@ -41,7 +50,9 @@ export type ItemOrigin =
   | { kind: 'other' };
 
 /** The accounts of a movement whose balance the engine reads: platform, customer and escrow accounts (the outside world's are blind). */
-export function readAccountsOf(movement: Movement | undefined): Array<{ account: AccountRef; platformCode: string | null }> {
+export function readAccountsOf(
+  movement: Movement | undefined,
+): Array<{ account: AccountRef; platformCode: string | null }> {
   if (!movement) return [];
   return netChanges(movement.legs)
     .filter((change) => !isUnguarded(change.account.participant_code))
@@ -50,13 +61,16 @@ export function readAccountsOf(movement: Movement | undefined): Array<{ account:
 
 /** A platform or customer account: versioned, with events and a movements list. */
 const isVersioned = (change: Pick<NetChange, 'platform_code'>) => change.platform_code !== null;
-const isGuarded = (change: NetChange) => change.change.isNegative() && !isUnguarded(change.account.participant_code) && !change.mayOverdraw;
+const isGuarded = (change: NetChange) =>
+  change.change.isNegative() && !isUnguarded(change.account.participant_code) && !change.mayOverdraw;
 
 export interface PlannedBooking {
   booking: StoredBooking;
   /** Position in the batch's order (what the transaction's origins name). */
   position: number;
-  outcome: { kind: 'booked'; after: Map<string, { balance: Money; version: number }> } | { kind: 'refused'; refusal: Refusal };
+  outcome:
+    | { kind: 'booked'; after: Map<string, { balance: Money; version: number }> }
+    | { kind: 'refused'; refusal: Refusal };
 }
 
 export interface BatchPlan {
@@ -72,8 +86,14 @@ export interface BatchPlan {
  * transaction may name an item once; identical condition checks, such as the platform's participant being
  * active, are merged). `queued`: each booking also deletes its queue entry and stores its result (2 items).
  */
-export function planBatch(bookings: readonly StoredBooking[], reads: ReadonlyMap<string, AccountRead>, options: { queued: boolean; refuseUncovered: boolean }): BatchPlan {
-  const states = new Map<string, AccountState>([...reads].map(([key, read]) => [key, { balance: read.balance, version: read.version }]));
+export function planBatch(
+  bookings: readonly StoredBooking[],
+  reads: ReadonlyMap<string, AccountRead>,
+  options: { queued: boolean; refuseUncovered: boolean },
+): BatchPlan {
+  const states = new Map<string, AccountState>(
+    [...reads].map(([key, read]) => [key, { balance: read.balance, version: read.version }]),
+  );
   const named = new Set<string>();
   const accounts = new Set<string>();
   const counters = new Set<string>();
@@ -98,17 +118,29 @@ export function planBatch(bookings: readonly StoredBooking[], reads: ReadonlyMap
     ];
     const newCounters = new Set(countKeys.filter((key) => !counters.has(key))).size;
     // Its items, its record and second-platform entry, an entry and an event per platform account, queue work.
-    const cost = newItems + (movement ? 1 + Math.max(0, platforms - 1) : 0) + 2 * versionedChanges + newAccounts + newCounters + (options.queued ? 2 : 0);
+    const cost =
+      newItems +
+      (movement ? 1 + Math.max(0, platforms - 1) : 0) +
+      2 * versionedChanges +
+      newAccounts +
+      newCounters +
+      (options.queued ? 2 : 0);
     if (planned.length > 0 && size + cost > MAX_TRANSACTION_ITEMS) break;
     const applied = applyBooking(
       states,
-      changes.map((change) => ({ key: accountKey(change.account), change: change.change, guarded: options.refuseUncovered && isGuarded(change) })),
+      changes.map((change) => ({
+        key: accountKey(change.account),
+        change: change.change,
+        guarded: options.refuseUncovered && isGuarded(change),
+      })),
     );
     if (applied.kind === 'refused') {
       const account = changes.find((change) => accountKey(change.account) === applied.key)!.account;
       const refusal: Refusal = {
         status: 400,
-        errors: [`${account.participant_code}/${account.account_group}/${account.account_label}: insufficient ${account.asset} balance for ${applied.change.abs().toFixed()}`],
+        errors: [
+          `${account.participant_code}/${account.account_group}/${account.account_label}: insufficient ${account.asset} balance for ${applied.change.abs().toFixed()}`,
+        ],
       };
       planned.push({ booking, position, outcome: { kind: 'refused', refusal } });
       size += options.queued ? 2 : 0;
@@ -121,7 +153,14 @@ export function planBatch(bookings: readonly StoredBooking[], reads: ReadonlyMap
     });
     for (const change of changes) accounts.add(accountKey(change.account));
     for (const key of countKeys) counters.add(key);
-    planned.push({ booking, position, outcome: { kind: 'booked', after: new Map(applied.after.map(({ key, balance, version }) => [key, { balance, version }])) } });
+    planned.push({
+      booking,
+      position,
+      outcome: {
+        kind: 'booked',
+        after: new Map(applied.after.map(({ key, balance, version }) => [key, { balance, version }])),
+      },
+    });
   }
   return { planned, deferred: bookings.slice(planned.length) };
 }
@@ -129,13 +168,16 @@ export function planBatch(bookings: readonly StoredBooking[], reads: ReadonlyMap
 /** The item a transaction item names (a transaction may name each once). */
 function itemIdentity(item: TransactItem): string {
   const operation = item.Put ?? item.Update ?? item.Delete ?? item.ConditionCheck;
-  const key = item.Put ? { pk: item.Put.Item?.pk, sk: item.Put.Item?.sk } : (operation as { Key?: Record<string, unknown> }).Key;
+  const key = item.Put
+    ? { pk: item.Put.Item?.pk, sk: item.Put.Item?.sk }
+    : (operation as { Key?: Record<string, unknown> }).Key;
   const base = `${operation?.TableName}|${String(key?.pk)}|${String(key?.sk)}`;
   // Identical condition checks merge: the identity then covers the whole check.
   return item.ConditionCheck ? `${base}|${JSON.stringify(item.ConditionCheck)}` : base;
 }
 
-const counterIdentity = (change: Pick<CountChange, 'platformCode' | 'list' | 'bucket'>) => JSON.stringify([change.platformCode, change.list, change.bucket]);
+const counterIdentity = (change: Pick<CountChange, 'platformCode' | 'list' | 'bucket'>) =>
+  JSON.stringify([change.platformCode, change.list, change.bucket]);
 
 export interface BatchTransaction {
   items: TransactItem[];
@@ -160,7 +202,13 @@ export interface QueueKeys {
 }
 
 /** The transaction that commits a planned batch (`queue` set on the hot path: each booking's queue entry and result too). */
-export function batchTransaction(ctx: AppContext, plan: BatchPlan, reads: ReadonlyMap<string, AccountRead>, queue: QueueKeys | undefined, nowMs: number): BatchTransaction {
+export function batchTransaction(
+  ctx: AppContext,
+  plan: BatchPlan,
+  reads: ReadonlyMap<string, AccountRead>,
+  queue: QueueKeys | undefined,
+  nowMs: number,
+): BatchTransaction {
   const items: TransactItem[] = [];
   const origins: ItemOrigin[] = [];
   const push = (item: TransactItem, origin: ItemOrigin) => {
@@ -185,12 +233,17 @@ export function batchTransaction(ctx: AppContext, plan: BatchPlan, reads: Readon
     if (!movement) continue;
     const records = movementRecords(ctx, movement, booking.atMs);
     records.forEach((item, i) => push(item, i === 0 ? { kind: 'record', booking: position } : { kind: 'other' }));
-    const platforms = [...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null))];
+    const platforms = [
+      ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
+    ];
     counts.push(...platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })));
   }
 
   // One update per account the batch changes: the sum of its changes, its version moved by their number.
-  const touched = new Map<string, { change: NetChange; total: Money; bookings: number; guardedDebit: boolean; overdraws: boolean }>();
+  const touched = new Map<
+    string,
+    { change: NetChange; total: Money; bookings: number; guardedDebit: boolean; overdraws: boolean }
+  >();
   for (const { booking } of booked) {
     for (const change of netChanges(movementOf(booking)?.legs ?? [])) {
       const key = accountKey(change.account);
@@ -207,7 +260,8 @@ export function batchTransaction(ctx: AppContext, plan: BatchPlan, reads: Readon
   for (const [key, entry] of touched) {
     const { item, opens } = accountUpdate(ctx, entry.change, reads.get(key), entry, nowMs);
     push(item, { kind: 'account', key });
-    if (opens && entry.change.platform_code) counts.push({ platformCode: entry.change.platform_code, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 });
+    if (opens && entry.change.platform_code)
+      counts.push({ platformCode: entry.change.platform_code, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 });
   }
 
   // Each booking's events: per platform account, the balance and version just after it.
@@ -231,7 +285,12 @@ export function batchTransaction(ctx: AppContext, plan: BatchPlan, reads: Readon
             account_label: change.account.account_label,
             asset: change.account.asset,
             balance: plain(after.balance),
-            movement: { movement_id: movement.movement_id, type: movement.type, reference: movement.reference, change: plain(change.change) },
+            movement: {
+              movement_id: movement.movement_id,
+              type: movement.type,
+              reference: movement.reference,
+              change: plain(change.change),
+            },
             last_update: entry.booking.atMs,
           },
         },
@@ -243,8 +302,14 @@ export function batchTransaction(ctx: AppContext, plan: BatchPlan, reads: Readon
 
   if (queue) {
     for (const entry of plan.planned) {
-      const result: BookingResult = entry.outcome.kind === 'booked' ? { outcome: 'booked' } : { outcome: 'refused', refusal: entry.outcome.refusal };
-      push(queueDelete(ctx, queue.pkOf(entry.booking.id), entry.booking.id), { kind: 'queue', booking: entry.position });
+      const result: BookingResult =
+        entry.outcome.kind === 'booked'
+          ? { outcome: 'booked' }
+          : { outcome: 'refused', refusal: entry.outcome.refusal };
+      push(queueDelete(ctx, queue.pkOf(entry.booking.id), entry.booking.id), {
+        kind: 'queue',
+        booking: entry.position,
+      });
       push(resultPut(ctx, queue, entry.booking.id, result), { kind: 'other' });
     }
   }
@@ -254,14 +319,27 @@ export function batchTransaction(ctx: AppContext, plan: BatchPlan, reads: Readon
 
 /** The entry of a queued booking, removed by the transaction that answers it (so it is answered once). */
 export function queueDelete(ctx: AppContext, pk: string, bookingId: string): TransactItem {
-  return { Delete: { TableName: ctx.tables.main, Key: { pk, sk: `Q#${bookingId}` }, ConditionExpression: 'attribute_exists(pk)' } };
+  return {
+    Delete: {
+      TableName: ctx.tables.main,
+      Key: { pk, sk: `Q#${bookingId}` },
+      ConditionExpression: 'attribute_exists(pk)',
+    },
+  };
 }
 
 export function resultPut(ctx: AppContext, queue: QueueKeys, bookingId: string, result: BookingResult): TransactItem {
   return {
     Put: {
       TableName: ctx.tables.main,
-      Item: { pk: queue.pkOf(bookingId), sk: `R#${bookingId}`, type: 'booking_result', result: JSON.stringify(result), expires_at_ms: queue.resultExpiresAtMs, ttl: queue.resultTtlSeconds },
+      Item: {
+        pk: queue.pkOf(bookingId),
+        sk: `R#${bookingId}`,
+        type: 'booking_result',
+        result: JSON.stringify(result),
+        expires_at_ms: queue.resultExpiresAtMs,
+        ttl: queue.resultTtlSeconds,
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
@@ -272,10 +350,14 @@ export function resultPut(ctx: AppContext, queue: QueueKeys, bookingId: string, 
  * balance updates: for writing a history in bulk (the benchmark's seed, tests of long lists), never to book.
  */
 export function movementRecordItems(ctx: AppContext, movement: Movement, nowMs: number): TaggedItem[] {
-  const platforms = [...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null))];
+  const platforms = [
+    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
+  ];
   return movementRecords(ctx, movement, nowMs).map((item, i) => ({
     item,
-    ...(i === 0 && { counts: platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })) }),
+    ...(i === 0 && {
+      counts: platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })),
+    }),
   }));
 }
 
@@ -285,14 +367,20 @@ function movementRecords(ctx: AppContext, movement: Movement, nowMs: number): Tr
   const table = ctx.tables.main;
   // The record is the list entry of the first platform whose accounts the movement touches; a second platform
   // (a transfer under a relationship) gets an entry item of its own. What the list filters on is on each.
-  const platforms = [...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null))];
+  const platforms = [
+    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
+  ];
   const platformLegs = movement.legs.filter((leg) => leg.platform_code !== null);
   const fields = {
     movement_id: movement.movement_id,
     movement_type: movement.type,
     reference: movement.reference,
     created_at: nowMs,
-    legs: movement.legs.map((leg) => ({ ...leg.account, platform_code: leg.platform_code, amount: moneyAttr(leg.amount) })),
+    legs: movement.legs.map((leg) => ({
+      ...leg.account,
+      platform_code: leg.platform_code,
+      amount: moneyAttr(leg.amount),
+    })),
     ...(platformLegs.length > 0 && {
       account_ids: [...new Set(platformLegs.map((leg) => accountIdOf(leg.account)))],
       participant_codes: [...new Set(platformLegs.map((leg) => leg.account.participant_code))],
@@ -307,14 +395,24 @@ function movementRecords(ctx: AppContext, movement: Movement, nowMs: number): Tr
   const record: TransactItem = {
     Put: {
       TableName: table,
-      Item: { ...keys.movement(movement.movement_id), type: 'movement', ...fields, ...(platforms[0] !== undefined && listEntry(platforms[0])) },
+      Item: {
+        ...keys.movement(movement.movement_id),
+        type: 'movement',
+        ...fields,
+        ...(platforms[0] !== undefined && listEntry(platforms[0])),
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
   const entries: TransactItem[] = platforms.slice(1).map((platformCode) => ({
     Put: {
       TableName: table,
-      Item: { ...keys.movementEntry(movement.movement_id, platformCode), type: 'movement_entry', ...fields, ...listEntry(platformCode) },
+      Item: {
+        ...keys.movementEntry(movement.movement_id, platformCode),
+        type: 'movement_entry',
+        ...fields,
+        ...listEntry(platformCode),
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   }));

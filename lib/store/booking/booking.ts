@@ -78,14 +78,17 @@ export interface StoredBooking {
   movementRefusal?: Refusal;
 }
 
-const NO_READS: PrepareRead = () => Promise.reject(new Error('a booking item may not read: its balance reads are the engine’s'));
+const NO_READS: PrepareRead = () =>
+  Promise.reject(new Error('a booking item may not read: its balance reads are the engine’s'));
 
 /**
  * The booking's items with what they prepare done once (a request's answer sealed for storage), so the
  * value holds its final transaction items. An item that prepares from a read has no place in a booking.
  */
 export async function settleItems(items: readonly TaggedItem[]): Promise<TaggedItem[]> {
-  const settled = await Promise.all(items.map(async (tagged) => (tagged.prepare ? (await tagged.prepare(NO_READS)).items : [tagged])));
+  const settled = await Promise.all(
+    items.map(async (tagged) => (tagged.prepare ? (await tagged.prepare(NO_READS)).items : [tagged])),
+  );
   return settled.flat();
 }
 
@@ -128,7 +131,12 @@ export function movementOf(stored: StoredBooking): Movement | undefined {
     type: movement.type,
     reference: movement.reference,
     legs: movement.legs.map(
-      (leg): Leg => ({ account: leg.account, platform_code: leg.platform_code, amount: new Money(leg.amount), ...(leg.mayOverdraw && { mayOverdraw: true }) }),
+      (leg): Leg => ({
+        account: leg.account,
+        platform_code: leg.platform_code,
+        amount: new Money(leg.amount),
+        ...(leg.mayOverdraw && { mayOverdraw: true }),
+      }),
     ),
   };
 }
@@ -138,14 +146,17 @@ export function movementOf(stored: StoredBooking): Movement | undefined {
  * stored as `{"$number": "<text>"}` and read back as the same `NumberValue`.
  */
 export function encodeBooking(stored: StoredBooking): string {
-  return JSON.stringify(stored, (_key, value: unknown) => (value instanceof NumberValue ? { $number: value.value } : value));
+  return JSON.stringify(stored, (_key, value: unknown) =>
+    value instanceof NumberValue ? { $number: value.value } : value,
+  );
 }
 
 export function decodeBooking(text: string): StoredBooking {
   return JSON.parse(text, (_key, value: unknown) => {
     if (value && typeof value === 'object' && !Array.isArray(value)) {
       const entries = Object.keys(value);
-      if (entries.length === 1 && entries[0] === '$number') return NumberValue.from(String((value as { $number: unknown }).$number));
+      if (entries.length === 1 && entries[0] === '$number')
+        return NumberValue.from(String((value as { $number: unknown }).$number));
     }
     return value;
   }) as StoredBooking;

@@ -1,6 +1,14 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import type { AppContext, HotAccountTurns } from '../../context.js';
 import { BookingQueuedError, InsufficientFundsError } from '../../domain/errors.js';
 import { accountKey, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
@@ -9,7 +17,18 @@ import { keys } from '../keys.js';
 import { readInteger, readMoney } from '../table/numbers.js';
 import { retryReason, withRetry } from '../table/retry.js';
 import type { TaggedItem } from '../table/transaction-items.js';
-import { decodeBooking, encodeBooking, errorOfRefusal, insufficientFunds, movementOf, newBookingId, settleItems, storedBooking, type Booking, type StoredBooking } from './booking.js';
+import {
+  decodeBooking,
+  encodeBooking,
+  errorOfRefusal,
+  insufficientFunds,
+  movementOf,
+  newBookingId,
+  settleItems,
+  storedBooking,
+  type Booking,
+  type StoredBooking,
+} from './booking.js';
 import {
   batchTransaction,
   planBatch,
@@ -64,60 +83,73 @@ async function bookCold(ctx: AppContext, booking: Booking): Promise<AccountRead 
   const wanted = readAccountsOf(booking.movement);
   let staleReads = 0;
   let sent: TransactWriteCommandInput | undefined;
-  return withRetry(ctx, { what: 'booking', classify: coldRetryReason, reasons: { stale: STALE_RETRIES } }, async (_attempt, previous) => {
-    // After a throttling exception the SDK gave up on, one of its attempts may have committed unanswered:
-    // the very same request goes again (its token makes a committed one answer success, not apply twice).
-    if (previous === 'throttled-request' && sent) {
-      await ctx.db.send(new TransactWriteCommand(sent));
-      return undefined;
-    }
-    const reads = await readAccounts(ctx, wanted);
-    const nowMs = ctx.clock.nowMs();
-    const hot = [...reads.values()].find((read) => read.platformCode !== null && read.hotUntilMs > nowMs);
-    if (hot) return hot;
-    const plan = planBatch([stored], reads, { queued: false, refuseUncovered: false });
-    const transaction = batchTransaction(ctx, plan, reads, undefined, nowMs);
-    sent = { TransactItems: transaction.items, ClientRequestToken: randomUUID() };
-    try {
-      await ctx.db.send(new TransactWriteCommand(sent));
-      return undefined;
-    } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      const failure = firstFailure(error, transaction);
-      if (!failure) {
-        // Cancelled for conflicts or throttling only. A conflict on an account is contention too (on AWS a
-        // transaction cancels the others in flight on its items).
-        const contended = conflictedAccount(error, transaction, reads);
-        if (contended && ++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, contended);
-        throw error;
+  return withRetry(
+    ctx,
+    { what: 'booking', classify: coldRetryReason, reasons: { stale: STALE_RETRIES } },
+    async (_attempt, previous) => {
+      // After a throttling exception the SDK gave up on, one of its attempts may have committed unanswered:
+      // the very same request goes again (its token makes a committed one answer success, not apply twice).
+      if (previous === 'throttled-request' && sent) {
+        await ctx.db.send(new TransactWriteCommand(sent));
+        return undefined;
       }
-      const { origin, current } = failure;
-      if (origin.kind === 'item') throw booking.items[origin.index]?.onConditionFailed?.() ?? error;
-      if (origin.kind === 'record') throw booking.onMovementRecorded?.() ?? error;
-      if (origin.kind !== 'account') throw error;
-      const read = reads.get(origin.key)!;
-      const change = netChanges(booking.movement!.legs).find((entry) => accountKey(entry.account) === origin.key)!;
-      // Escrow and fee accounts carry no version: their failed condition is their guard.
-      if (read.platformCode === null) throw insufficientFunds(change.account, change.change);
-      // A versioned account's condition failed: either another booking moved it since the read (stale), or
-      // the read was current and the debit is not covered.
-      const now = current ?? (await readAccounts(ctx, [{ account: read.account, platformCode: read.platformCode }])).get(origin.key);
-      if (now?.version === read.version) throw insufficientFunds(change.account, change.change);
-      if (++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, read);
-      throw new StaleReadError();
-    }
-  });
+      const reads = await readAccounts(ctx, wanted);
+      const nowMs = ctx.clock.nowMs();
+      const hot = [...reads.values()].find((read) => read.platformCode !== null && read.hotUntilMs > nowMs);
+      if (hot) return hot;
+      const plan = planBatch([stored], reads, { queued: false, refuseUncovered: false });
+      const transaction = batchTransaction(ctx, plan, reads, undefined, nowMs);
+      sent = { TransactItems: transaction.items, ClientRequestToken: randomUUID() };
+      try {
+        await ctx.db.send(new TransactWriteCommand(sent));
+        return undefined;
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) throw error;
+        const failure = firstFailure(error, transaction);
+        if (!failure) {
+          // Cancelled for conflicts or throttling only. A conflict on an account is contention too (on AWS a
+          // transaction cancels the others in flight on its items).
+          const contended = conflictedAccount(error, transaction, reads);
+          if (contended && ++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, contended);
+          throw error;
+        }
+        const { origin, current } = failure;
+        if (origin.kind === 'item') throw booking.items[origin.index]?.onConditionFailed?.() ?? error;
+        if (origin.kind === 'record') throw booking.onMovementRecorded?.() ?? error;
+        if (origin.kind !== 'account') throw error;
+        const read = reads.get(origin.key)!;
+        const change = netChanges(booking.movement!.legs).find((entry) => accountKey(entry.account) === origin.key)!;
+        // Escrow and fee accounts carry no version: their failed condition is their guard.
+        if (read.platformCode === null) throw insufficientFunds(change.account, change.change);
+        // A versioned account's condition failed: either another booking moved it since the read (stale), or
+        // the read was current and the debit is not covered.
+        const now =
+          current ??
+          (await readAccounts(ctx, [{ account: read.account, platformCode: read.platformCode }])).get(origin.key);
+        if (now?.version === read.version) throw insufficientFunds(change.account, change.change);
+        if (++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, read);
+        throw new StaleReadError();
+      }
+    },
+  );
 }
 
 /** The first item whose condition failed, by position (claims come first, so a duplicate hears it is one). */
-function firstFailure(error: TransactionCanceledException, transaction: BatchTransaction): { origin: ItemOrigin; current?: AccountRead } | undefined {
+function firstFailure(
+  error: TransactionCanceledException,
+  transaction: BatchTransaction,
+): { origin: ItemOrigin; current?: AccountRead } | undefined {
   const reasons = error.CancellationReasons ?? [];
   const index = reasons.findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
   if (index < 0 || index >= transaction.origins.length) return undefined;
   return { origin: transaction.origins[index]! };
 }
 
-function conflictedAccount(error: TransactionCanceledException, transaction: BatchTransaction, reads: ReadonlyMap<string, AccountRead>): AccountRead | undefined {
+function conflictedAccount(
+  error: TransactionCanceledException,
+  transaction: BatchTransaction,
+  reads: ReadonlyMap<string, AccountRead>,
+): AccountRead | undefined {
   const reasons = error.CancellationReasons ?? [];
   for (const [index, reason] of reasons.entries()) {
     const origin = transaction.origins[index];
@@ -130,7 +162,10 @@ function conflictedAccount(error: TransactionCanceledException, transaction: Bat
 }
 
 /** Consistent reads of the accounts, in one BatchGetItem (100 keys at most: a movement has a handful). */
-async function readAccounts(ctx: AppContext, wanted: ReadonlyArray<{ account: AccountRef; platformCode: string | null }>): Promise<Map<string, AccountRead>> {
+async function readAccounts(
+  ctx: AppContext,
+  wanted: ReadonlyArray<{ account: AccountRef; platformCode: string | null }>,
+): Promise<Map<string, AccountRead>> {
   const reads = new Map<string, AccountRead>();
   if (wanted.length === 0) return reads;
   const unique = [...new Map(wanted.map((entry) => [accountKey(entry.account), entry])).values()];
@@ -138,10 +173,13 @@ async function readAccounts(ctx: AppContext, wanted: ReadonlyArray<{ account: Ac
   const found = new Map<string, Record<string, any>>();
   let pending: Record<string, unknown>[] = unique.map((entry) => keys.account(entry.account));
   await withRetry(ctx, { what: 'account reads' }, async () => {
-    const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
+    const out = await ctx.db.send(
+      new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
+    );
     for (const item of out.Responses?.[table] ?? []) found.set(String(item.pk), item);
     pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
-    if (pending.length > 0) throw Object.assign(new Error('account reads left unprocessed'), { name: 'ThrottlingException' });
+    if (pending.length > 0)
+      throw Object.assign(new Error('account reads left unprocessed'), { name: 'ThrottlingException' });
   });
   for (const entry of unique) {
     const item = found.get(keys.account(entry.account).pk);
@@ -257,7 +295,12 @@ function settle(booking: Booking, result: BookingResult): void {
  * One turn of this process's waiters on the account, one at a time (the others wait for it rather than ask
  * DynamoDB too): the result if a round has produced it; else, when the lease is free, a round of commits.
  */
-async function takeTurn(ctx: AppContext, turns: HotAccountTurns, queue: { account: string; base: string; pk: string }, bookingId: string): Promise<BookingResult | undefined> {
+async function takeTurn(
+  ctx: AppContext,
+  turns: HotAccountTurns,
+  queue: { account: string; base: string; pk: string },
+  bookingId: string,
+): Promise<BookingResult | undefined> {
   const { base, pk } = queue;
   const previous = turns.turn;
   let done!: () => void;
@@ -268,7 +311,17 @@ async function takeTurn(ctx: AppContext, turns: HotAccountTurns, queue: { accoun
     if (local) return local;
     const table = ctx.tables.main;
     const out = await ctx.db.send(
-      new BatchGetCommand({ RequestItems: { [table]: { Keys: [{ pk, sk: `R#${bookingId}` }, { pk: base, sk: 'LEASE' }], ConsistentRead: true } } }),
+      new BatchGetCommand({
+        RequestItems: {
+          [table]: {
+            Keys: [
+              { pk, sk: `R#${bookingId}` },
+              { pk: base, sk: 'LEASE' },
+            ],
+            ConsistentRead: true,
+          },
+        },
+      }),
     );
     const items = out.Responses?.[table] ?? [];
     const stored = items.find((item) => item.sk === `R#${bookingId}`);
@@ -295,7 +348,14 @@ async function acquireLease(ctx: AppContext, pk: string, owner: string, nowMs: n
     await ctx.db.send(
       new PutCommand({
         TableName: ctx.tables.main,
-        Item: { pk, sk: 'LEASE', type: 'booking_lease', owner, until_ms: nowMs + LEASE_MS, ttl: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000) },
+        Item: {
+          pk,
+          sk: 'LEASE',
+          type: 'booking_lease',
+          owner,
+          until_ms: nowMs + LEASE_MS,
+          ttl: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000),
+        },
         ConditionExpression: 'attribute_not_exists(pk) OR until_ms <= :now',
         ExpressionAttributeValues: { ':now': nowMs },
       }),
@@ -375,14 +435,23 @@ async function commitRound(ctx: AppContext, account: string, turns: HotAccountTu
       const stored = bookings[failure.origin.booking]!;
       const result: BookingResult =
         failure.origin.kind === 'item'
-          ? { outcome: 'refused', item: failure.origin.index, refusal: stored.items[failure.origin.index]?.refusal ?? { status: 409, errors: ['conflict'] } }
-          : { outcome: 'refused', movementRecorded: true, refusal: stored.movementRefusal ?? { status: 409, errors: ['movement already booked'] } };
+          ? {
+              outcome: 'refused',
+              item: failure.origin.index,
+              refusal: stored.items[failure.origin.index]?.refusal ?? { status: 409, errors: ['conflict'] },
+            }
+          : {
+              outcome: 'refused',
+              movementRecorded: true,
+              refusal: stored.movementRefusal ?? { status: 409, errors: ['movement already booked'] },
+            };
       await refuseAlone(ctx, queue, stored, result, turns);
     }
     return;
   }
   for (const entry of plan.planned) {
-    const result: BookingResult = entry.outcome.kind === 'booked' ? { outcome: 'booked' } : { outcome: 'refused', refusal: entry.outcome.refusal };
+    const result: BookingResult =
+      entry.outcome.kind === 'booked' ? { outcome: 'booked' } : { outcome: 'refused', refusal: entry.outcome.refusal };
     turns.results.set(entry.booking.id, result);
     if (result.outcome === 'refused') await releaseClaims(ctx, entry.booking);
   }
@@ -390,9 +459,19 @@ async function commitRound(ctx: AppContext, account: string, turns: HotAccountTu
 }
 
 /** A booking refused for its own reason: its result stored and its queue entry removed, in one transaction. */
-async function refuseAlone(ctx: AppContext, queue: QueueKeys, stored: StoredBooking, result: BookingResult, turns: HotAccountTurns): Promise<void> {
+async function refuseAlone(
+  ctx: AppContext,
+  queue: QueueKeys,
+  stored: StoredBooking,
+  result: BookingResult,
+  turns: HotAccountTurns,
+): Promise<void> {
   try {
-    await ctx.db.send(new TransactWriteCommand({ TransactItems: [queueDelete(ctx, queue.pkOf(stored.id), stored.id), resultPut(ctx, queue, stored.id, result)] }));
+    await ctx.db.send(
+      new TransactWriteCommand({
+        TransactItems: [queueDelete(ctx, queue.pkOf(stored.id), stored.id), resultPut(ctx, queue, stored.id, result)],
+      }),
+    );
   } catch (error) {
     // Answered meanwhile by another committer, or a conflict: the next round sees.
     if (error instanceof TransactionCanceledException || retryReason(error)) return;
@@ -416,6 +495,11 @@ async function releaseClaims(ctx: AppContext, stored: StoredBooking): Promise<vo
 }
 
 /** Books one movement with the items that must commit with it (a booking built on the spot: ops, tests). */
-export async function bookMovement(ctx: AppContext, movement: Movement, alongWith: readonly TaggedItem[] = [], nowMs = ctx.clock.nowMs()): Promise<void> {
+export async function bookMovement(
+  ctx: AppContext,
+  movement: Movement,
+  alongWith: readonly TaggedItem[] = [],
+  nowMs = ctx.clock.nowMs(),
+): Promise<void> {
   await book(ctx, { id: newBookingId(nowMs), atMs: nowMs, movement, items: alongWith });
 }

@@ -12,5 +12,12 @@ export function findMigration(name: string): Migration | undefined {
 }
 
 export { runMigration, type Migration, type MigrationOutcome } from './run.js';
-export { ConcurrentMigrationRunError, getMigrationRun, isMigrationApplied, migrationRuns, type MigrationProgress, type MigrationRun } from './records.js';
+export {
+  ConcurrentMigrationRunError,
+  getMigrationRun,
+  isMigrationApplied,
+  migrationRuns,
+  type MigrationProgress,
+  type MigrationRun,
+} from './records.js';
 export { MOVEMENT_ACCOUNT_ENTRIES } from './names.js';

@@ -42,7 +42,12 @@ function movementOf(item: Record<string, any>): Movement {
     type: item.movement_type,
     reference: item.reference,
     legs: (item.legs as Record<string, any>[]).map((leg) => ({
-      account: { participant_code: leg.participant_code, account_group: leg.account_group, account_label: leg.account_label, asset: leg.asset },
+      account: {
+        participant_code: leg.participant_code,
+        account_group: leg.account_group,
+        account_label: leg.account_label,
+        asset: leg.asset,
+      },
       platform_code: leg.platform_code ?? null,
       amount: readMoney(leg.amount),
     })),
@@ -72,17 +77,30 @@ async function existingEntries(ctx: AppContext, movementId: string): Promise<Set
 type Result = 'migrated' | 'already' | 'skipped';
 
 /** Writes the entries a movement lacks; returns what it did and how many entries it wrote. */
-async function migrateMovement(ctx: AppContext, item: Record<string, any>): Promise<{ result: Result; written: number }> {
+async function migrateMovement(
+  ctx: AppContext,
+  item: Record<string, any>,
+): Promise<{ result: Result; written: number }> {
   const movement = movementOf(item);
   const createdAtMs = readInteger(item.created_at);
-  const accounts = new Map<string, AccountRef>(netChanges(movement.legs).map((change) => [accountIdOf(change.account), change.account]));
-  const platforms = [...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null))];
+  const accounts = new Map<string, AccountRef>(
+    netChanges(movement.legs).map((change) => [accountIdOf(change.account), change.account]),
+  );
+  const platforms = [
+    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
+  ];
   let wanted: TaggedItem[];
   try {
-    wanted = movementRecordItems(ctx, movement, createdAtMs).filter((tagged) => tagged.item.Put?.Item?.type === 'movement_account_entry');
+    wanted = movementRecordItems(ctx, movement, createdAtMs).filter(
+      (tagged) => tagged.item.Put?.Item?.type === 'movement_account_entry',
+    );
   } catch (error) {
     // A record that breaks the ledger's rules (legs not balanced) is the ledger check's to report, not ours to extend.
-    ctx.logger.warn('migration: a movement record is not a valid movement; left alone', { migration: MOVEMENT_ACCOUNT_ENTRIES, movement_id: movement.movement_id, error: String(error) });
+    ctx.logger.warn('migration: a movement record is not a valid movement; left alone', {
+      migration: MOVEMENT_ACCOUNT_ENTRIES,
+      movement_id: movement.movement_id,
+      error: String(error),
+    });
     return { result: 'skipped', written: 0 };
   }
   let written = 0;
@@ -91,14 +109,21 @@ async function migrateMovement(ctx: AppContext, item: Record<string, any>): Prom
     const missing = wanted.filter((tagged) => !existing.has(tagged.item.Put!.Item!.sk as string));
     if (missing.length === 0) return { result: written > 0 ? 'migrated' : 'already', written };
     // A movement without any entry predates the movements counter too: it counts once, with its first entries.
-    const counts = existing.size === 0 ? platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })) : [];
+    const counts =
+      existing.size === 0
+        ? platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 }))
+        : [];
     try {
       for (let start = 0; start < missing.length; start += ENTRIES_PER_TRANSACTION) {
         const group = missing.slice(start, start + ENTRIES_PER_TRANSACTION);
         const items: TaggedItem[] = group.flatMap((entry, i): TaggedItem[] => {
           const account = accounts.get(entry.item.Put!.Item!.account_id as string)!;
           return [
-            { item: entry.item, onConditionFailed: () => new EntryWrittenError(), ...(start === 0 && i === 0 && counts.length > 0 && { counts }) },
+            {
+              item: entry.item,
+              onConditionFailed: () => new EntryWrittenError(),
+              ...(start === 0 && i === 0 && counts.length > 0 && { counts }),
+            },
             {
               item: {
                 Update: {
@@ -119,7 +144,10 @@ async function migrateMovement(ctx: AppContext, item: Record<string, any>): Prom
       return { result: 'migrated', written };
     } catch (error) {
       if (error instanceof AccountMissingError) {
-        ctx.logger.warn('migration: a movement names an account that does not exist; left alone', { migration: MOVEMENT_ACCOUNT_ENTRIES, movement_id: movement.movement_id });
+        ctx.logger.warn('migration: a movement names an account that does not exist; left alone', {
+          migration: MOVEMENT_ACCOUNT_ENTRIES,
+          movement_id: movement.movement_id,
+        });
         return { result: written > 0 ? 'migrated' : 'skipped', written };
       }
       // Another run wrote an entry first: look again at what exists.
@@ -128,7 +156,11 @@ async function migrateMovement(ctx: AppContext, item: Record<string, any>): Prom
   }
 }
 
-async function readPage(ctx: AppContext, platformCode: string | undefined, position: Record<string, unknown> | undefined) {
+async function readPage(
+  ctx: AppContext,
+  platformCode: string | undefined,
+  position: Record<string, unknown> | undefined,
+) {
   if (platformCode === undefined) {
     return ctx.db.send(
       new ScanCommand({
@@ -155,7 +187,7 @@ async function readPage(ctx: AppContext, platformCode: string | undefined, posit
 export const movementAccountEntries: Migration = {
   name: MOVEMENT_ACCOUNT_ENTRIES,
   description:
-    'per-account movement entries (and each account\'s movement_count, each platform\'s movements counter) for movements booked before them; then GET /movements?account_id= reads the account\'s own list',
+    "per-account movement entries (and each account's movement_count, each platform's movements counter) for movements booked before them; then GET /movements?account_id= reads the account's own list",
   async page(ctx, { platformCode }, position, progress: MigrationProgress) {
     const out = await readPage(ctx, platformCode, position);
     const items = (out.Items ?? []).filter((item) => item.type === 'movement' || item.type === 'movement_entry');

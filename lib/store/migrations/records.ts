@@ -74,8 +74,14 @@ function toRun(item: Record<string, any>): MigrationRun {
 }
 
 /** The run of `name` for the whole table (no platform) or one platform, read consistently. */
-export async function getMigrationRun(ctx: AppContext, name: string, platformCode?: string): Promise<MigrationRun | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.migration(name, platformCode), ConsistentRead: true }));
+export async function getMigrationRun(
+  ctx: AppContext,
+  name: string,
+  platformCode?: string,
+): Promise<MigrationRun | undefined> {
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.migration(name, platformCode), ConsistentRead: true }),
+  );
   return out.Item ? toRun(out.Item) : undefined;
 }
 
@@ -94,7 +100,12 @@ export async function migrationRuns(ctx: AppContext, name: string): Promise<Migr
  * Starts a run, or continues one left `running` (recording who resumed it and why). Returns the run as
  * stored: an `applied` one is left as it is.
  */
-export async function startMigrationRun(ctx: AppContext, name: string, platformCode: string | undefined, who: { operator: string; reason: string }): Promise<MigrationRun> {
+export async function startMigrationRun(
+  ctx: AppContext,
+  name: string,
+  platformCode: string | undefined,
+  who: { operator: string; reason: string },
+): Promise<MigrationRun> {
   const nowMs = ctx.clock.nowMs();
   const lastRun = { operator: who.operator, reason: who.reason, at: nowMs };
   try {
@@ -181,9 +192,12 @@ export async function saveMigrationProgress(
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     const stored = await getMigrationRun(ctx, name, platformCode);
     if (stored?.status === 'applied') return false;
-    throw new ConcurrentMigrationRunError(`migration ${name} (${platformCode ?? 'table'}): another run saved its progress meanwhile; it carries on`);
+    throw new ConcurrentMigrationRunError(
+      `migration ${name} (${platformCode ?? 'table'}): another run saved its progress meanwhile; it carries on`,
+    );
   }
-  if (done) ctx.caches.migrations.set(cacheKey(name, platformCode), { applied: true, untilMs: Number.POSITIVE_INFINITY });
+  if (done)
+    ctx.caches.migrations.set(cacheKey(name, platformCode), { applied: true, untilMs: Number.POSITIVE_INFINITY });
   return true;
 }
 
@@ -205,11 +219,18 @@ export async function isMigrationApplied(ctx: AppContext, name: string, platform
   const cached = ctx.caches.migrations.get(cacheKey(name, platformCode));
   if (cached && cached.untilMs > nowMs) return cached.applied;
   const out = await ctx.db.send(
-    new BatchGetCommand({ RequestItems: { [ctx.tables.main]: { Keys: [keys.migration(name), keys.migration(name, platformCode)], ConsistentRead: true } } }),
+    new BatchGetCommand({
+      RequestItems: {
+        [ctx.tables.main]: { Keys: [keys.migration(name), keys.migration(name, platformCode)], ConsistentRead: true },
+      },
+    }),
   );
   const found = out.Responses?.[ctx.tables.main] ?? [];
   // Unprocessed keys (throttling) read as not applied: the old path answers correctly, only slower.
   const applied = found.some((item) => item.status === 'applied');
-  ctx.caches.migrations.set(cacheKey(name, platformCode), { applied, untilMs: applied ? Number.POSITIVE_INFINITY : nowMs + MIGRATION_RECHECK_MS });
+  ctx.caches.migrations.set(cacheKey(name, platformCode), {
+    applied,
+    untilMs: applied ? Number.POSITIVE_INFINITY : nowMs + MIGRATION_RECHECK_MS,
+  });
   return applied;
 }

@@ -1,4 +1,10 @@
-import { getMigrationRun, saveMigrationProgress, startMigrationRun, type MigrationProgress, type MigrationRun } from './records.js';
+import {
+  getMigrationRun,
+  saveMigrationProgress,
+  startMigrationRun,
+  type MigrationProgress,
+  type MigrationRun,
+} from './records.js';
 import type { AppContext } from '../../context.js';
 
 /**
@@ -11,7 +17,12 @@ export interface Migration {
   /** `<version>-<what>`: the version orders migrations. */
   name: string;
   description: string;
-  page(ctx: AppContext, scope: { platformCode?: string }, position: Record<string, unknown> | undefined, progress: MigrationProgress): Promise<Record<string, unknown> | undefined>;
+  page(
+    ctx: AppContext,
+    scope: { platformCode?: string },
+    position: Record<string, unknown> | undefined,
+    progress: MigrationProgress,
+  ): Promise<Record<string, unknown> | undefined>;
 }
 
 export interface MigrationOutcome {
@@ -30,12 +41,19 @@ export interface MigrationOutcome {
 export async function runMigration(
   ctx: AppContext,
   migration: Migration,
-  options: { platformCode?: string; operator: string; reason: string; signal?: AbortSignal; onProgress?: (progress: MigrationProgress) => void },
+  options: {
+    platformCode?: string;
+    operator: string;
+    reason: string;
+    signal?: AbortSignal;
+    onProgress?: (progress: MigrationProgress) => void;
+  },
 ): Promise<MigrationOutcome> {
   const { platformCode } = options;
   const started = await startMigrationRun(ctx, migration.name, platformCode, options);
   const scope = started.scope;
-  if (started.status === 'applied') return { name: migration.name, scope, outcome: 'already applied', progress: started.progress, run: started };
+  if (started.status === 'applied')
+    return { name: migration.name, scope, outcome: 'already applied', progress: started.progress, run: started };
   const progress = { ...started.progress };
   let position: Record<string, unknown> | undefined = started.position ?? undefined;
   for (;;) {
@@ -46,7 +64,14 @@ export async function runMigration(
     position = await migration.page(ctx, { platformCode }, position, progress);
     const previousPages = progress.pages;
     progress.pages += 1;
-    const saved = await saveMigrationProgress(ctx, migration.name, platformCode, previousPages, progress, position ?? null);
+    const saved = await saveMigrationProgress(
+      ctx,
+      migration.name,
+      platformCode,
+      previousPages,
+      progress,
+      position ?? null,
+    );
     options.onProgress?.({ ...progress });
     if (!saved) {
       // Another run finished it meanwhile.

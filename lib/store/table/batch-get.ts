@@ -20,7 +20,9 @@ export async function batchGetItems(
   for (let start = 0; start < keys.length; start += MAX_BATCH_KEYS) {
     let pending = keys.slice(start, start + MAX_BATCH_KEYS);
     await withRetry(ctx, { what: options.what }, async () => {
-      const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: options.consistent } } }));
+      const out = await ctx.db.send(
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: options.consistent } } }),
+      );
       found.push(...(out.Responses?.[table] ?? []));
       pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
       if (pending.length > 0) throw new ThrottledError(`${pending.length} key(s) left unprocessed`);

@@ -14,7 +14,6 @@ import type { AppContext } from '../../context.js';
  * platform then rarely touch the same counter item (DynamoDB cancels a transaction that does).
  */
 
-
 /** See lib/store/README.md ("Counters") for how this follows from DynamoDB's limits. */
 export const COUNTER_SHARDS = 8;
 

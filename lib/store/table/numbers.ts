@@ -10,7 +10,8 @@ export function moneyAttr(amount: Money): NumberValue {
 export function readMoney(value: unknown): Money {
   if (value instanceof NumberValue) return new Money(value.value);
   if (typeof value === 'string') return new Money(value);
-  if (value && typeof value === 'object' && 'value' in value) return new Money(String((value as { value: unknown }).value));
+  if (value && typeof value === 'object' && 'value' in value)
+    return new Money(String((value as { value: unknown }).value));
   throw new Error(`not a stored decimal: ${String(value)}`);
 }
 

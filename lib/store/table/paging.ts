@@ -70,7 +70,8 @@ export const PAGE_WINDOW = 10_000;
 /** The most records a count without a stored counter evaluates; beyond, the count is null (unknown). */
 export const COUNT_BUDGET = 10_000;
 
-const CURSOR_PROBLEM = 'cursor: not a cursor this list issued for this platform and these filters; start again without cursor';
+const CURSOR_PROBLEM =
+  'cursor: not a cursor this list issued for this platform and these filters; start again without cursor';
 
 // ---- cursor ------------------------------------------------------------------------------------------
 
@@ -95,7 +96,13 @@ function encodeCursor(ctx: AppContext, payload: CursorPayload, binding: ListBind
 }
 
 /** The start key and page number of a cursor this list issued for this binding; anything else is a 400. */
-function decodeCursor(ctx: AppContext, cursor: string, binding: ListBinding, index: ListIndex, keyAttributes: readonly string[]): { startKey: Record<string, string>; page: number } {
+function decodeCursor(
+  ctx: AppContext,
+  cursor: string,
+  binding: ListBinding,
+  index: ListIndex,
+  keyAttributes: readonly string[],
+): { startKey: Record<string, string>; page: number } {
   const refuse = () => new ValidationError([CURSOR_PROBLEM]);
   const text = openCursor(ctx, cursor, bindingText(binding, index.partition.value));
   if (text === undefined) throw refuse();
@@ -184,7 +191,12 @@ export function startKeyAttributes(index: ListIndex): string[] {
  * window (and, for a filtered list, by the records the window may evaluate); undefined when the list ends
  * before. Page 1 starts at the beginning.
  */
-async function skipTo(ctx: AppContext, index: ListIndex, request: PageRequest, keyAttributes: readonly string[]): Promise<{ startKey?: Record<string, string>; ended: boolean }> {
+async function skipTo(
+  ctx: AppContext,
+  index: ListIndex,
+  request: PageRequest,
+  keyAttributes: readonly string[],
+): Promise<{ startKey?: Record<string, string>; ended: boolean }> {
   const skip = (request.page - 1) * request.pageSize;
   if (skip === 0) return { ended: false };
   const base = queryInput(ctx, index);
@@ -206,7 +218,8 @@ async function skipTo(ctx: AppContext, index: ListIndex, request: PageRequest, k
     );
     evaluated += out.ScannedCount ?? 0;
     const items = out.Items ?? [];
-    if (skipped + items.length >= skip) return { startKey: keyOf(items[skip - skipped - 1]!, keyAttributes), ended: false };
+    if (skipped + items.length >= skip)
+      return { startKey: keyOf(items[skip - skipped - 1]!, keyAttributes), ended: false };
     skipped += items.length;
     if (!out.LastEvaluatedKey) return { ended: true };
     if (evaluated >= PAGE_WINDOW) throw new ValidationError([windowProblem()]);
@@ -223,7 +236,12 @@ function windowProblem(): string {
  * page exists). Filtered without an index: Queries evaluating at most PAGE_READ_BUDGET records; a page that
  * runs out of budget comes back short, with a cursor where the read stopped.
  */
-export async function queryPage(ctx: AppContext, index: ListIndex, request: PageRequest, binding: ListBinding): Promise<Page> {
+export async function queryPage(
+  ctx: AppContext,
+  index: ListIndex,
+  request: PageRequest,
+  binding: ListBinding,
+): Promise<Page> {
   const keyAttributes = startKeyAttributes(index);
   let startKey: Record<string, any> | undefined;
   let page = request.page;
@@ -255,18 +273,35 @@ export async function queryPage(ctx: AppContext, index: ListIndex, request: Page
     items.push(...(out.Items ?? []));
     if (items.length > request.pageSize) {
       const shown = items.slice(0, request.pageSize);
-      return { items: shown, page, nextCursor: encodeCursor(ctx, { n: page + 1, k: cursorStart(shown.at(-1)!, keyAttributes, index) }, binding, index) };
+      return {
+        items: shown,
+        page,
+        nextCursor: encodeCursor(
+          ctx,
+          { n: page + 1, k: cursorStart(shown.at(-1)!, keyAttributes, index) },
+          binding,
+          index,
+        ),
+      };
     }
     if (!out.LastEvaluatedKey) return { items, page, nextCursor: null };
     startKey = out.LastEvaluatedKey;
     if (evaluated >= PAGE_READ_BUDGET || !index.filter) {
       // Out of budget (or, unfiltered, cut by DynamoDB's 1 MB page): answer short, continue where it stopped.
-      return { items, page, nextCursor: encodeCursor(ctx, { n: page + 1, k: cursorStart(startKey, keyAttributes, index) }, binding, index) };
+      return {
+        items,
+        page,
+        nextCursor: encodeCursor(ctx, { n: page + 1, k: cursorStart(startKey, keyAttributes, index) }, binding, index),
+      };
     }
   }
 }
 
-function cursorStart(item: Record<string, any>, keyAttributes: readonly string[], index: ListIndex): Record<string, string> {
+function cursorStart(
+  item: Record<string, any>,
+  keyAttributes: readonly string[],
+  index: ListIndex,
+): Record<string, string> {
   const key = keyOf(item, keyAttributes);
   delete key[index.partition.attribute];
   return key;
@@ -286,7 +321,9 @@ export async function boundedCount(ctx: AppContext, index: ListIndex): Promise<n
   do {
     if (evaluated >= COUNT_BUDGET) return null;
     const out = await withRetry(ctx, { what: 'list count' }, () =>
-      ctx.db.send(new QueryCommand({ ...base, Select: 'COUNT', Limit: COUNT_BUDGET - evaluated, ExclusiveStartKey: startKey })),
+      ctx.db.send(
+        new QueryCommand({ ...base, Select: 'COUNT', Limit: COUNT_BUDGET - evaluated, ExclusiveStartKey: startKey }),
+      ),
     );
     count += out.Count ?? 0;
     evaluated += out.ScannedCount ?? 0;
@@ -300,11 +337,15 @@ export async function boundedCount(ctx: AppContext, index: ListIndex): Promise<n
  * one (`counter`), else `boundedCount`.
  */
 export async function pageWithCount(
-  ctx: AppContext, index: ListIndex,
+  ctx: AppContext,
+  index: ListIndex,
   request: PageRequest,
   binding: ListBinding,
   counter?: () => Promise<number>,
 ): Promise<Page & { count: number | null }> {
-  const [page, count] = await Promise.all([queryPage(ctx, index, request, binding), counter ? counter() : boundedCount(ctx, index)]);
+  const [page, count] = await Promise.all([
+    queryPage(ctx, index, request, binding),
+    counter ? counter() : boundedCount(ctx, index),
+  ]);
   return { ...page, count };
 }

@@ -2,7 +2,10 @@ import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AppContext } from '../../context.js';
 
 /** Every item a query matches, following DynamoDB's pages (1 MB each) to the end. */
-export async function queryAll(ctx: AppContext, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Record<string, any>[]> {
+export async function queryAll(
+  ctx: AppContext,
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
+): Promise<Record<string, any>[]> {
   const items: Record<string, any>[] = [];
   let ExclusiveStartKey: Record<string, any> | undefined;
   do {

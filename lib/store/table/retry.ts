@@ -14,11 +14,19 @@ export class ThrottledError extends Error {
 }
 
 /** Exceptions DynamoDB and the SDK use for "too many requests": nothing was done, so trying again is safe. */
-const THROTTLING_NAMES: ReadonlySet<string> = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+const THROTTLING_NAMES: ReadonlySet<string> = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+]);
 
 /** Cancellation reasons that say nothing about the items, only about the moment. */
 const CONFLICT_REASONS: ReadonlySet<string> = new Set(['TransactionConflict']);
-const THROTTLING_REASONS: ReadonlySet<string> = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
+const THROTTLING_REASONS: ReadonlySet<string> = new Set([
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+  'RequestLimitExceeded',
+]);
 
 export type RetryReason = 'conflict' | 'throttled';
 
@@ -30,8 +38,11 @@ export type RetryReason = 'conflict' | 'throttled';
  */
 export function retryReason(error: unknown): RetryReason | undefined {
   if (error instanceof TransactionCanceledException) {
-    const failed = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? 'None').filter((code) => code !== 'None');
-    if (failed.length === 0 || !failed.every((code) => CONFLICT_REASONS.has(code) || THROTTLING_REASONS.has(code))) return undefined;
+    const failed = (error.CancellationReasons ?? [])
+      .map((reason) => reason.Code ?? 'None')
+      .filter((code) => code !== 'None');
+    if (failed.length === 0 || !failed.every((code) => CONFLICT_REASONS.has(code) || THROTTLING_REASONS.has(code)))
+      return undefined;
     return failed.some((code) => THROTTLING_REASONS.has(code)) ? 'throttled' : 'conflict';
   }
   if (error instanceof ThrottledError) return 'throttled';
@@ -95,7 +106,10 @@ export async function withRetry<T>(
       const delayMs = backoffDelayMs(limits, failed, timing.random);
       const outOfTime = timing.elapsedMs() - startedMs + delayMs > policy.maxElapsedMs;
       if (failed >= limits.maxAttempts || outOfTime) {
-        ctx.logger.warn(`${options.what}: gave up after ${attempt} attempt(s) (${reason})`, { reason, attempts: attempt });
+        ctx.logger.warn(`${options.what}: gave up after ${attempt} attempt(s) (${reason})`, {
+          reason,
+          attempts: attempt,
+        });
         throw new ServiceUnavailableError(unavailableMessage(reason), policy.retryAfterSeconds);
       }
       previous = reason;
@@ -106,5 +120,7 @@ export async function withRetry<T>(
 
 /** What the client reads: why to retry, nothing about our tables (`what` is for the log). */
 function unavailableMessage(reason: string): string {
-  return reason.startsWith('throttled') ? 'service busy, retry shortly' : 'the records involved are busy; retry shortly';
+  return reason.startsWith('throttled')
+    ? 'service busy, retry shortly'
+    : 'the records involved are busy; retry shortly';
 }

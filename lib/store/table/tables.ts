@@ -54,7 +54,9 @@ export function createTableInput(tableName: string, table: TableDefinition) {
       { AttributeName: table.partitionKey, KeyType: 'HASH' as const },
       ...(table.sortKey ? [{ AttributeName: table.sortKey, KeyType: 'RANGE' as const }] : []),
     ],
-    ...(table.stream && { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' as const } }),
+    ...(table.stream && {
+      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' as const },
+    }),
     ...(table.globalIndexes.length > 0 && {
       GlobalSecondaryIndexes: table.globalIndexes.map((index) => ({
         IndexName: index.name,

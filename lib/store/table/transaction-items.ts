@@ -59,4 +59,3 @@ export interface PreparedItems {
   items: TaggedItem[];
   stale: () => Promise<boolean>;
 }
-

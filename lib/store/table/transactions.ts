@@ -30,13 +30,22 @@ async function expand(ctx: AppContext, items: readonly TaggedItem[]): Promise<Ex
  * unprocessed keys asked again). Each read gets its item, or undefined when there is none.
  */
 function readsTogether(ctx: AppContext): PrepareRead {
-  type Waiting = { key: Record<string, unknown>; resolve: (item: Record<string, any> | undefined) => void; reject: (error: unknown) => void };
+  type Waiting = {
+    key: Record<string, unknown>;
+    resolve: (item: Record<string, any> | undefined) => void;
+    reject: (error: unknown) => void;
+  };
   const identity = (key: Record<string, unknown>) => `${String(key.pk)}\u0000${String(key.sk)}`;
   let waiting: Waiting[] | undefined;
   const flush = async (batch: Waiting[]) => {
     try {
       const keys = [...new Map(batch.map((entry) => [identity(entry.key), entry.key])).values()];
-      const found = new Map((await batchGetItems(ctx, keys, { consistent: true, what: 'prepared reads' })).map((item) => [identity(item), item]));
+      const found = new Map(
+        (await batchGetItems(ctx, keys, { consistent: true, what: 'prepared reads' })).map((item) => [
+          identity(item),
+          item,
+        ]),
+      );
       for (const entry of batch) entry.resolve(found.get(identity(entry.key)));
     } catch (error) {
       for (const entry of batch) entry.reject(error);
@@ -121,11 +130,17 @@ export async function transactWrite(ctx: AppContext, given: readonly TaggedItem[
         if (!(error instanceof TransactionCanceledException) || retryReason(error)) throw error;
         const { expanded } = attempt;
         const reasons = error.CancellationReasons ?? [];
-        const failedItems = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' && index < expanded.length ? [expanded[index]!] : []));
+        const failedItems = reasons.flatMap((reason, index) =>
+          reason.Code === 'ConditionalCheckFailed' && index < expanded.length ? [expanded[index]!] : [],
+        );
         // Every failed condition has an alternative (accounts found new, or found existing after all): swap
         // them all and try again at once (not a retry: the write changed). Each swap settles on what the item
         // is; a few rounds cover a racing twin.
-        if (failedItems.length > 0 && failedItems.every((entry) => entry.tagged.otherwise && !entry.stale) && swaps < MAX_SWAP_ROUNDS) {
+        if (
+          failedItems.length > 0 &&
+          failedItems.every((entry) => entry.tagged.otherwise && !entry.stale) &&
+          swaps < MAX_SWAP_ROUNDS
+        ) {
           swaps += 1;
           for (const entry of failedItems) items[entry.origin] = entry.tagged.otherwise!();
           continue;
@@ -151,7 +166,9 @@ async function buildAttempt(ctx: AppContext, items: readonly TaggedItem[]): Prom
   const counts = expanded.flatMap((entry) => entry.tagged.counts ?? []);
   const transactItems = [...expanded.map((entry) => entry.tagged.item), ...counterUpdates(ctx, counts)];
   if (transactItems.length > MAX_TRANSACTION_ITEMS) {
-    throw new Error(`transaction of ${transactItems.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`);
+    throw new Error(
+      `transaction of ${transactItems.length} items exceeds DynamoDB's limit of ${MAX_TRANSACTION_ITEMS}`,
+    );
   }
   return { input: { TransactItems: transactItems, ClientRequestToken: randomUUID() }, expanded };
 }
