@@ -299,13 +299,13 @@ describe('npm run admin -- ledger check', () => {
       checkpoint,
     });
     expect(resumed).toMatchObject({ complete: true, clean: true, summary: { resumed: true } });
+    // What the platform's scope holds (items_scanned counts the whole table, which other files write to meanwhile).
     for (const field of [
       'accounts_checked',
       'movement_entries',
       'movements_checked',
       'balance_events',
       'counters_checked',
-      'items_scanned',
     ] as const) {
       expect(resumed.summary[field], field).toBe(full.summary[field]);
     }

@@ -11,7 +11,7 @@ import { simulate, SimulationFailure } from './driver.js';
  */
 
 const SEEDS = [7];
-const OPS = 120;
+const OPS = 80;
 
 describe('seeded simulation (short profile)', () => {
   it('draws the same operations from the same seed, and other operations from another', () => {
