@@ -90,13 +90,8 @@ export function openedAccountItem(
   };
 }
 
-/** A booked movement as stored (legs with their accounts and signed amounts), or undefined. */
-export async function getMovement(ctx: AppContext, movementId: string): Promise<Movement | undefined> {
-  const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(movementId), ConsistentRead: true }),
-  );
-  const item = out.Item;
-  if (!item) return undefined;
+/** A movement record as stored, read back: its legs with their accounts and signed amounts. */
+export function movementFromItem(item: Record<string, any>): Movement {
   return {
     movement_id: item.movement_id,
     type: item.movement_type,
@@ -112,6 +107,14 @@ export async function getMovement(ctx: AppContext, movementId: string): Promise<
       amount: readMoney(leg.amount),
     })),
   };
+}
+
+/** A booked movement as stored, or undefined. */
+export async function getMovement(ctx: AppContext, movementId: string): Promise<Movement | undefined> {
+  const out = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(movementId), ConsistentRead: true }),
+  );
+  return out.Item ? movementFromItem(out.Item) : undefined;
 }
 
 function toAccount(item: Record<string, any>): Account {

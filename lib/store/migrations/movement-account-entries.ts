@@ -1,9 +1,9 @@
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { accountIdOf, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
+import { accountIdOf, netChanges, type AccountRef } from '../../domain/ledger.js';
 import { ALL } from '../table/counters.js';
 import { keys } from '../keys.js';
-import { MOVEMENTS_LIST } from '../ledger.js';
-import { readInteger, readMoney } from '../table/numbers.js';
+import { MOVEMENTS_LIST, movementFromItem } from '../ledger.js';
+import { readInteger } from '../table/numbers.js';
 import { transactWrite } from '../table/transactions.js';
 import { MAX_TRANSACTION_ITEMS, type TaggedItem } from '../table/transaction-items.js';
 import { movementRecordItems } from '../booking/batch.js';
@@ -36,24 +36,6 @@ const ATTEMPTS = 3;
 class EntryWrittenError extends Error {}
 class AccountMissingError extends Error {}
 
-function movementOf(item: Record<string, any>): Movement {
-  return {
-    movement_id: item.movement_id,
-    type: item.movement_type,
-    reference: item.reference,
-    legs: (item.legs as Record<string, any>[]).map((leg) => ({
-      account: {
-        participant_code: leg.participant_code,
-        account_group: leg.account_group,
-        account_label: leg.account_label,
-        asset: leg.asset,
-      },
-      platform_code: leg.platform_code ?? null,
-      amount: readMoney(leg.amount),
-    })),
-  };
-}
-
 async function existingEntries(ctx: AppContext, movementId: string): Promise<Set<string>> {
   const found = new Set<string>();
   let ExclusiveStartKey: Record<string, any> | undefined;
@@ -81,7 +63,7 @@ async function migrateMovement(
   ctx: AppContext,
   item: Record<string, any>,
 ): Promise<{ result: Result; written: number }> {
-  const movement = movementOf(item);
+  const movement = movementFromItem(item);
   const createdAtMs = readInteger(item.created_at);
   const accounts = new Map<string, AccountRef>(
     netChanges(movement.legs).map((change) => [accountIdOf(change.account), change.account]),
