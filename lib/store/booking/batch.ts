@@ -266,7 +266,7 @@ export function batchTransaction(
 
   // Each booking's events: per platform account, the balance and version just after it.
   for (const entry of booked) {
-    const movement = movementOf(entry.booking)!;
+    const movement = movementOf(entry.booking);
     if (!movement || entry.outcome.kind !== 'booked') continue;
     for (const change of netChanges(movement.legs).filter(isVersioned)) {
       const after = entry.outcome.after.get(accountKey(change.account))!;

@@ -92,8 +92,14 @@ export async function settleItems(items: readonly TaggedItem[]): Promise<TaggedI
   return settled.flat();
 }
 
-export function storedBooking(booking: Booking): StoredBooking {
+/**
+ * The booking as a queue stores it. `refusals: false` leaves out what each failed condition means: the cold
+ * path commits in the requesting process, which answers a refusal from the item's own `onConditionFailed`, so
+ * building every item's error up front would only cost each booking a few error objects for nothing.
+ */
+export function storedBooking(booking: Booking, options: { refusals: boolean } = { refusals: true }): StoredBooking {
   const { movement } = booking;
+  const { refusals } = options;
   return {
     id: booking.id,
     atMs: booking.atMs,
@@ -115,11 +121,11 @@ export function storedBooking(booking: Booking): StoredBooking {
       return {
         item: tagged.item,
         ...(tagged.counts && { counts: tagged.counts }),
-        ...(tagged.onConditionFailed && { refusal: refusalOf(tagged.onConditionFailed()) }),
+        ...(refusals && tagged.onConditionFailed && { refusal: refusalOf(tagged.onConditionFailed()) }),
         ...(tagged.release && { release: tagged.release }),
       };
     }),
-    ...(booking.onMovementRecorded && { movementRefusal: refusalOf(booking.onMovementRecorded()) }),
+    ...(refusals && booking.onMovementRecorded && { movementRefusal: refusalOf(booking.onMovementRecorded()) }),
   };
 }
 

@@ -14,6 +14,7 @@ import { BookingQueuedError, InsufficientFundsError } from '../../domain/errors.
 import { accountKey, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
 import { Money } from '../../domain/money.js';
 import { keys } from '../keys.js';
+import { batchGetItems } from '../table/batch-get.js';
 import { readInteger, readMoney } from '../table/numbers.js';
 import { retryReason, withRetry } from '../table/retry.js';
 import type { TaggedItem } from '../table/transaction-items.js';
@@ -79,7 +80,7 @@ function coldRetryReason(error: unknown): string | undefined {
 
 /** The booking alone, in one transaction; or the account it found hot (then it goes to its queue). */
 async function bookCold(ctx: AppContext, booking: Booking): Promise<AccountRead | undefined> {
-  const stored = storedBooking(booking);
+  const stored = storedBooking(booking, { refusals: false });
   const wanted = readAccountsOf(booking.movement);
   let staleReads = 0;
   let sent: TransactWriteCommandInput | undefined;
@@ -113,7 +114,7 @@ async function bookCold(ctx: AppContext, booking: Booking): Promise<AccountRead 
           if (contended && ++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, contended);
           throw error;
         }
-        const { origin, current } = failure;
+        const origin = failure;
         if (origin.kind === 'item') throw booking.items[origin.index]?.onConditionFailed?.() ?? error;
         if (origin.kind === 'record') throw booking.onMovementRecorded?.() ?? error;
         if (origin.kind !== 'account') throw error;
@@ -123,9 +124,9 @@ async function bookCold(ctx: AppContext, booking: Booking): Promise<AccountRead 
         if (read.platformCode === null) throw insufficientFunds(change.account, change.change);
         // A versioned account's condition failed: either another booking moved it since the read (stale), or
         // the read was current and the debit is not covered.
-        const now =
-          current ??
-          (await readAccounts(ctx, [{ account: read.account, platformCode: read.platformCode }])).get(origin.key);
+        const now = (await readAccounts(ctx, [{ account: read.account, platformCode: read.platformCode }])).get(
+          origin.key,
+        );
         if (now?.version === read.version) throw insufficientFunds(change.account, change.change);
         if (++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, read);
         throw new StaleReadError();
@@ -135,14 +136,11 @@ async function bookCold(ctx: AppContext, booking: Booking): Promise<AccountRead 
 }
 
 /** The first item whose condition failed, by position (claims come first, so a duplicate hears it is one). */
-function firstFailure(
-  error: TransactionCanceledException,
-  transaction: BatchTransaction,
-): { origin: ItemOrigin; current?: AccountRead } | undefined {
+function firstFailure(error: TransactionCanceledException, transaction: BatchTransaction): ItemOrigin | undefined {
   const reasons = error.CancellationReasons ?? [];
   const index = reasons.findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
   if (index < 0 || index >= transaction.origins.length) return undefined;
-  return { origin: transaction.origins[index]! };
+  return transaction.origins[index];
 }
 
 function conflictedAccount(
@@ -169,18 +167,12 @@ async function readAccounts(
   const reads = new Map<string, AccountRead>();
   if (wanted.length === 0) return reads;
   const unique = [...new Map(wanted.map((entry) => [accountKey(entry.account), entry])).values()];
-  const table = ctx.tables.main;
-  const found = new Map<string, Record<string, any>>();
-  let pending: Record<string, unknown>[] = unique.map((entry) => keys.account(entry.account));
-  await withRetry(ctx, { what: 'account reads' }, async () => {
-    const out = await ctx.db.send(
-      new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
-    );
-    for (const item of out.Responses?.[table] ?? []) found.set(String(item.pk), item);
-    pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
-    if (pending.length > 0)
-      throw Object.assign(new Error('account reads left unprocessed'), { name: 'ThrottlingException' });
-  });
+  const items = await batchGetItems(
+    ctx,
+    unique.map((entry) => keys.account(entry.account)),
+    { consistent: true, what: 'account reads' },
+  );
+  const found = new Map(items.map((item) => [String(item.pk), item]));
   for (const entry of unique) {
     const item = found.get(keys.account(entry.account).pk);
     reads.set(accountKey(entry.account), {
@@ -431,14 +423,14 @@ async function commitRound(ctx: AppContext, account: string, turns: HotAccountTu
       throw error;
     }
     const failure = firstFailure(error, transaction);
-    if (failure && (failure.origin.kind === 'item' || failure.origin.kind === 'record')) {
-      const stored = bookings[failure.origin.booking]!;
+    if (failure && (failure.kind === 'item' || failure.kind === 'record')) {
+      const stored = bookings[failure.booking]!;
       const result: BookingResult =
-        failure.origin.kind === 'item'
+        failure.kind === 'item'
           ? {
               outcome: 'refused',
-              item: failure.origin.index,
-              refusal: stored.items[failure.origin.index]?.refusal ?? { status: 409, errors: ['conflict'] },
+              item: failure.index,
+              refusal: stored.items[failure.index]?.refusal ?? { status: 409, errors: ['conflict'] },
             }
           : {
               outcome: 'refused',
