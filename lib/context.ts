@@ -3,6 +3,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { Config } from './config.js';
+import type { BookingResult } from './domain/group-commit.js';
 import type { RateLimiter } from './domain/rate-limits.js';
 import type { KmsCipher } from './runtime/kms.js';
 import type { Retrying } from './runtime/retry-policy.js';
@@ -58,15 +59,7 @@ export interface ContextCaches {
 export interface HotAccountTurns {
   turn: Promise<void>;
   waiting: number;
-  results: Map<
-    string,
-    {
-      outcome: 'booked' | 'refused';
-      refusal?: { status: 400 | 409; errors: string[] };
-      item?: number;
-      movementRecorded?: boolean;
-    }
-  >;
+  results: Map<string, BookingResult>;
 }
 
 /** The service's notion of now. Everything that compares against time reads it from the context. */

@@ -57,3 +57,23 @@ export function applyInOrder(
   const outcomes = bookings.map((changes) => applyBooking(states, changes));
   return { outcomes, states };
 }
+
+/**
+ * Why one item of a booking can fail, as data: the error a committer elsewhere records for the request (the
+ * requesting process rebuilds its own error class from the item's `onConditionFailed`).
+ */
+export interface Refusal {
+  /** 400 or 409, as the error maps to HTTP. */
+  status: 400 | 409;
+  errors: string[];
+}
+
+/** What a queued booking's result says: booked, or refused with the reason (and which of its items failed). */
+export interface BookingResult {
+  outcome: 'booked' | 'refused';
+  refusal?: Refusal;
+  /** The booking's own item whose condition failed, when one did (its index among `Booking.items`). */
+  item?: number;
+  /** The movement's record existed already. */
+  movementRecorded?: boolean;
+}

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { AppContext } from '../../context.js';
-import { applyBooking, type AccountState } from '../../domain/group-commit.js';
+import { applyBooking, type AccountState, type BookingResult, type Refusal } from '../../domain/group-commit.js';
 import {
   accountIdOf,
   accountKey,
@@ -19,7 +19,7 @@ import { keys } from '../keys.js';
 import { accountAttributes, ACCOUNTS_LIST, MOVEMENTS_LIST, OUTSIDE_ACCOUNT_SHARDS } from '../ledger.js';
 import { moneyAttr } from '../table/numbers.js';
 import { MAX_TRANSACTION_ITEMS, type TaggedItem, type TransactItem } from '../table/transaction-items.js';
-import { movementOf, type Refusal, type StoredBooking } from './booking.js';
+import { movementOf, type StoredBooking } from './booking.js';
 
 /**
  * One transaction for a batch of bookings (one booking on the cold path, several on a hot account's): their
@@ -182,16 +182,6 @@ const counterIdentity = (change: Pick<CountChange, 'platformCode' | 'list' | 'bu
 export interface BatchTransaction {
   items: TransactItem[];
   origins: ItemOrigin[];
-}
-
-/** What a queued booking's result says: booked, or refused with the reason (and which of its items failed). */
-export interface BookingResult {
-  outcome: 'booked' | 'refused';
-  refusal?: Refusal;
-  /** The booking's own item whose condition failed, when one did (its index among `Booking.items`). */
-  item?: number;
-  /** The movement's record existed already. */
-  movementRecorded?: boolean;
 }
 
 export interface QueueKeys {

@@ -3,6 +3,7 @@ import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, InsufficientFundsError, ValidationError } from '../../domain/errors.js';
 import type { AccountRef, Leg, Movement } from '../../domain/ledger.js';
 import { Money, plain } from '../../domain/money.js';
+import type { Refusal } from '../../domain/group-commit.js';
 import type { CountChange } from '../table/transaction-items.js';
 import type { PrepareRead, TaggedItem, TransactItem } from '../table/transaction-items.js';
 
@@ -27,16 +28,6 @@ export interface Booking {
 /** `<ms in base 36, fixed width><16 hex digits>`: sorts by time, unique. */
 export function newBookingId(nowMs: number): string {
   return `${nowMs.toString(36).padStart(9, '0')}${randomBytes(8).toString('hex')}`;
-}
-
-/**
- * Why one item of a booking can fail, as data: the error a committer elsewhere records for the request (the
- * requesting process rebuilds its own error class from the item's `onConditionFailed`).
- */
-export interface Refusal {
-  /** 400 or 409, as the error maps to HTTP. */
-  status: 400 | 409;
-  errors: string[];
 }
 
 export function refusalOf(error: Error): Refusal {

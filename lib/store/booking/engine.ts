@@ -38,10 +38,10 @@ import {
   resultPut,
   type AccountRead,
   type BatchTransaction,
-  type BookingResult,
   type ItemOrigin,
   type QueueKeys,
 } from './batch.js';
+import { type BookingResult } from '../../domain/group-commit.js';
 
 /**
  * The booking engine: every balance change of the service goes through `book` (lib/store/README.md, "Hot
