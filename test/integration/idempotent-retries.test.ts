@@ -259,3 +259,41 @@ describe('a claim whose answer was lost', () => {
     expect((await platform.get('/transfers')).body.count).toBe(1);
   });
 });
+
+describe('a failed request whose X-Request-Id cannot be released', () => {
+  it('answers its own error (not a 500) when DynamoDB throttles the release past the SDK retries', async () => {
+    const platform = await newPlatform();
+    let refused = 0;
+    const via = serviceWith(
+      (next, context) => async (args) => {
+        if (context.commandName === 'DeleteItemCommand') {
+          refused += 1;
+          throw Object.assign(new Error('throughput exceeded'), {
+            name: 'ProvisionedThroughputExceededException',
+            $metadata: {},
+          });
+        }
+        return next(args);
+      },
+      'throttleRelease',
+      'initialize',
+    );
+    const requestId = randomUUID();
+    // Nothing funded: the transfer is refused after its request claimed its id.
+    const body = {
+      from_participant_code: platform.participantCode,
+      to_participant_code: platform.participantCode,
+      to_account_label: 'savings',
+      asset: 'USD',
+      amount: '1.00',
+    };
+    const response = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId }, via });
+    expect(refused).toBeGreaterThan(0);
+    expect(response.status, response.text).toBe(400);
+    expect(response.body.errors.join(' ')).toMatch(/insufficient/);
+    // The id stays held until its in-progress lease lapses: a retry meanwhile hears so, and nothing is booked.
+    const retry = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
+    expect(retry.status, retry.text).toBe(409);
+    expect((await platform.get('/transfers')).body.count).toBe(0);
+  });
+});

@@ -441,7 +441,11 @@ class Run {
     this.violate(
       'no 5xx but the faults’ own',
       op,
-      `${method} ${path} answered ${answer.status} ${answer.text.slice(0, 300)} (faults in this attempt: ${JSON.stringify(faults.map((f) => `${f.kind}@${f.at}`))}${during ? '' : '; faults were off'})`,
+      `${method} ${path} answered ${answer.status} ${answer.text.slice(0, 300)} (faults in this attempt: ${JSON.stringify(faults.map((f) => `${f.kind}@${f.at}`))}${during ? '' : '; faults were off'})` +
+        this.injector
+          .errorsOf(op, answer.attempt)
+          .map((line) => `\n  the service logged: ${line}`)
+          .join(''),
     );
   }
 

@@ -91,6 +91,8 @@ const LOSABLE = new Set(['TransactWriteItemsCommand', 'UpdateItemCommand']);
 
 export class FaultInjector {
   readonly log: InjectedFault[] = [];
+  /** What the service logged as an error, by scope: a violation prints the server's own account of its 5xx. */
+  private readonly errors: Array<{ scope: string; line: string }> = [];
   private readonly scopes = new AsyncLocalStorage<Scope>();
   /** Runtime scopes (no operation): calls counted per runtime. */
   private readonly background = new Map<string, Scope>();
@@ -111,6 +113,17 @@ export class FaultInjector {
   faultsOf(op: number, attempt?: number): InjectedFault[] {
     const scope = attempt === undefined ? undefined : `op ${op} try ${attempt}`;
     return this.log.filter((fault) => fault.op === op && (scope === undefined || fault.scope === scope));
+  }
+
+  /** Notes an error line the service logged, under the current operation's attempt (or the runtime's). */
+  noteError(line: string): void {
+    this.errors.push({ scope: this.scopes.getStore()?.name ?? 'background', line });
+  }
+
+  /** The error lines the service logged while answering operation `op`'s request `attempt`. */
+  errorsOf(op: number, attempt: number): string[] {
+    const scope = `op ${op} try ${attempt}`;
+    return this.errors.filter((entry) => entry.scope === scope).map((entry) => entry.line);
   }
 
   countsByKind(): Record<string, number> {

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { inspect } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type AppContext } from '../../lib/context.js';
 import { awsRequestHandler, wrapDocumentClient } from '../../lib/runtime/aws-clients.js';
+import { SERVICE_NAME } from '../../lib/observability/metric-names.js';
 import { createContext } from '../../lib/edge.js';
 import { localClient } from '../../infra/local/dynamodb.js';
 import { localConfig } from '../../infra/local/local-env.js';
@@ -44,9 +47,28 @@ export function simulationContext(
   base.middlewareStack.add(faults.middleware(), { step: 'deserialize', name: 'simulationFaults' });
   return createContext(config, {
     db: wrapDocumentClient(base),
+    logger: new RecordingLogger(config.LOG_LEVEL, (line) => faults.noteError(line)),
     // Production's policy with the tests' longer time bound (DynamoDB Local under load, see test/support/context.ts).
     retry: { policy: { ...DEFAULT_RETRY_POLICY, maxElapsedMs: 60_000 }, timing: realTiming },
   });
+}
+
+/**
+ * The service's logger, which also hands every error line to the simulation (whatever the log level), so a
+ * violation can show what the server said about its own 5xx.
+ */
+class RecordingLogger extends Logger {
+  constructor(
+    level: string,
+    private readonly sink: (line: string) => void,
+  ) {
+    super({ serviceName: SERVICE_NAME, logLevel: level.toUpperCase() as 'INFO' });
+  }
+
+  override error(...[input, ...extra]: Parameters<Logger['error']>): void {
+    this.sink(inspect([input, ...extra], { depth: 6, breakLength: Number.POSITIVE_INFINITY }));
+    super.error(input, ...extra);
+  }
 }
 
 /** A client without faults, for the checks after the run. */

@@ -81,7 +81,15 @@ export function idempotency(ctx: AppContext, options: { sealResponse?: boolean }
       if (request.error instanceof BookingQueuedError) return;
       // Conditioned on the record still being in progress and ours: a booking that committed its answer
       // keeps it, whatever failed afterwards.
-      if (run) await abandonIdempotentRequest(ctx, run);
+      if (!run) return;
+      // The request's own error is its answer: a release that fails (DynamoDB throttling past the SDK's
+      // retries) must not turn it into a 500. The id then frees itself when its in-progress lease lapses.
+      await abandonIdempotentRequest(ctx, run).catch((error: Error) =>
+        ctx.logger.warn('X-Request-Id not released after a failed request; it frees itself when its lease lapses', {
+          requestId: run.requestId,
+          error: error.message,
+        }),
+      );
     },
   };
 }
