@@ -8,6 +8,7 @@ import { keys } from '../../lib/store/keys.js';
 import { ctx, testContext } from '../support/context.js';
 import { customersViaHttp } from '../support/customers.js';
 import { listEvents } from '../support/events.js';
+import { serviceWith } from '../support/faults.js';
 import { balances, fund } from '../support/ledger.js';
 import { newPlatform, serviceFor, type TestPlatform } from '../support/service.js';
 
@@ -176,6 +177,55 @@ describe('a request that waits past its bound', () => {
       after[`${platform.participantCode}/payee-1/USD`],
       after[`${platform.participantCode}/payee-2/USD`],
     ]).toEqual(['8.00', '1.00', '1.00']);
+    expect((await platform.get('/transfers')).body.count).toBe(2);
+  });
+
+  it('a turn DynamoDB throttles past the SDK retries answers 503 and keeps the id; the queued booking commits once, and the retry gets its answer', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '10');
+    const general = generalOf(platform);
+    await hotWithStalledCommitter(general);
+    await committerGone(general);
+    let throttled = 0;
+    // Every read of a turn (its result and the lease) is refused as throttled: the booking is queued, then
+    // its request can learn nothing more.
+    const throttling = serviceWith(
+      (next, context) => async (args) => {
+        const input = (args as unknown as { input?: { RequestItems?: Record<string, { Keys?: unknown[] }> } }).input;
+        const asksLease = JSON.stringify(input?.RequestItems ?? {}).includes('"LEASE"');
+        if (context.commandName === 'BatchGetItemCommand' && asksLease) {
+          throttled += 1;
+          throw Object.assign(new Error('throughput exceeded'), {
+            name: 'ProvisionedThroughputExceededException',
+            $metadata: {},
+          });
+        }
+        return next(args);
+      },
+      'throttleTurns',
+      'initialize',
+    );
+    const requestId = randomUUID();
+    const first = await platform.post('/transfers', payout(platform, 1), {
+      headers: { 'X-Request-Id': requestId },
+      via: throttling,
+    });
+    expect(throttled).toBeGreaterThan(0);
+    expect(first.status, first.text).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('1');
+    const meanwhile = await platform.post('/transfers', payout(platform, 1), {
+      headers: { 'X-Request-Id': requestId },
+    });
+    expect(meanwhile.status, meanwhile.text).toBe(409);
+
+    // The next booking of the account commits the queue, the throttled request's booking with it.
+    const next = await platform.post('/transfers', payout(platform, 2));
+    expect(next.status, next.text).toBe(201);
+    const retry = await platform.post('/transfers', payout(platform, 1), { headers: { 'X-Request-Id': requestId } });
+    expect(retry.status, retry.text).toBe(201);
+    expect(retry.body.message.to_account_label).toBe('payee-1');
+    const after = await balances(platform);
+    expect(after[`${platform.participantCode}/general/USD`]).toBe('8.00');
     expect((await platform.get('/transfers')).body.count).toBe(2);
   });
 

@@ -73,9 +73,22 @@ class StaleReadError extends Error {
 
 function coldRetryReason(error: unknown): string | undefined {
   if (error instanceof StaleReadError) return 'stale';
-  const reason = retryReason(error);
-  if (reason === 'throttled' && !(error instanceof TransactionCanceledException)) return 'throttled-request';
-  return reason;
+  return retryReason(error);
+}
+
+/**
+ * Sends again a transaction whose answer was a throttling error the SDK gave up on (one of its attempts may
+ * have committed unanswered). Its token makes a committed one answer success rather than apply twice; a
+ * cancellation says it never committed, and the booking is planned afresh.
+ */
+async function committedOnResend(ctx: AppContext, unanswered: TransactWriteCommandInput): Promise<boolean> {
+  try {
+    await ctx.db.send(new TransactWriteCommand(unanswered));
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) return false;
+    throw error;
+  }
 }
 
 /** The booking alone, in one transaction; or the account it found hot (then it goes to its queue). */
@@ -83,56 +96,55 @@ async function bookCold(ctx: AppContext, booking: Booking): Promise<AccountRead 
   const stored = storedBooking(booking, { refusals: false });
   const wanted = readAccountsOf(booking.movement);
   let staleReads = 0;
-  let sent: TransactWriteCommandInput | undefined;
-  return withRetry(
-    ctx,
-    { what: 'booking', classify: coldRetryReason, reasons: { stale: STALE_RETRIES } },
-    async (_attempt, previous) => {
-      // After a throttling exception the SDK gave up on, one of its attempts may have committed unanswered:
-      // the very same request goes again (its token makes a committed one answer success, not apply twice).
-      if (previous === 'throttled-request' && sent) {
-        await ctx.db.send(new TransactWriteCommand(sent));
-        return undefined;
+  let unanswered: TransactWriteCommandInput | undefined;
+  return withRetry(ctx, { what: 'booking', classify: coldRetryReason, reasons: { stale: STALE_RETRIES } }, async () => {
+    // Throttled again, it stays unanswered for the next attempt.
+    if (unanswered) {
+      if (await committedOnResend(ctx, unanswered)) return undefined;
+      unanswered = undefined;
+    }
+    const reads = await readAccounts(ctx, wanted);
+    const nowMs = ctx.clock.nowMs();
+    const hot = [...reads.values()].find((read) => read.platformCode !== null && read.hotUntilMs > nowMs);
+    if (hot) return hot;
+    const plan = planBatch([stored], reads, { queued: false, refuseUncovered: false });
+    const transaction = batchTransaction(ctx, plan, reads, undefined, nowMs);
+    const sent: TransactWriteCommandInput = { TransactItems: transaction.items, ClientRequestToken: randomUUID() };
+    try {
+      await ctx.db.send(new TransactWriteCommand(sent));
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) {
+        // Throttled past the SDK's own retries: whether an attempt committed is unknown; the next asks again.
+        if (retryReason(error)) unanswered = sent;
+        throw error;
       }
-      const reads = await readAccounts(ctx, wanted);
-      const nowMs = ctx.clock.nowMs();
-      const hot = [...reads.values()].find((read) => read.platformCode !== null && read.hotUntilMs > nowMs);
-      if (hot) return hot;
-      const plan = planBatch([stored], reads, { queued: false, refuseUncovered: false });
-      const transaction = batchTransaction(ctx, plan, reads, undefined, nowMs);
-      sent = { TransactItems: transaction.items, ClientRequestToken: randomUUID() };
-      try {
-        await ctx.db.send(new TransactWriteCommand(sent));
-        return undefined;
-      } catch (error) {
-        if (!(error instanceof TransactionCanceledException)) throw error;
-        const failure = firstFailure(error, transaction);
-        if (!failure) {
-          // Cancelled for conflicts or throttling only. A conflict on an account is contention too (on AWS a
-          // transaction cancels the others in flight on its items).
-          const contended = conflictedAccount(error, transaction, reads);
-          if (contended && ++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, contended);
-          throw error;
-        }
-        const origin = failure;
-        if (origin.kind === 'item') throw booking.items[origin.index]?.onConditionFailed?.() ?? error;
-        if (origin.kind === 'record') throw booking.onMovementRecorded?.() ?? error;
-        if (origin.kind !== 'account') throw error;
-        const read = reads.get(origin.key)!;
-        const change = netChanges(booking.movement!.legs).find((entry) => accountKey(entry.account) === origin.key)!;
-        // Escrow and fee accounts carry no version: their failed condition is their guard.
-        if (read.platformCode === null) throw insufficientFunds(change.account, change.change);
-        // A versioned account's condition failed: either another booking moved it since the read (stale), or
-        // the read was current and the debit is not covered.
-        const now = (await readAccounts(ctx, [{ account: read.account, platformCode: read.platformCode }])).get(
-          origin.key,
-        );
-        if (now?.version === read.version) throw insufficientFunds(change.account, change.change);
-        if (++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, read);
-        throw new StaleReadError();
+      const failure = firstFailure(error, transaction);
+      if (!failure) {
+        // Cancelled for conflicts or throttling only. A conflict on an account is contention too (on AWS a
+        // transaction cancels the others in flight on its items).
+        const contended = conflictedAccount(error, transaction, reads);
+        if (contended && ++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, contended);
+        throw error;
       }
-    },
-  );
+      const origin = failure;
+      if (origin.kind === 'item') throw booking.items[origin.index]?.onConditionFailed?.() ?? error;
+      if (origin.kind === 'record') throw booking.onMovementRecorded?.() ?? error;
+      if (origin.kind !== 'account') throw error;
+      const read = reads.get(origin.key)!;
+      const change = netChanges(booking.movement!.legs).find((entry) => accountKey(entry.account) === origin.key)!;
+      // Escrow and fee accounts carry no version: their failed condition is their guard.
+      if (read.platformCode === null) throw insufficientFunds(change.account, change.change);
+      // A versioned account's condition failed: either another booking moved it since the read (stale), or
+      // the read was current and the debit is not covered.
+      const now = (await readAccounts(ctx, [{ account: read.account, platformCode: read.platformCode }])).get(
+        origin.key,
+      );
+      if (now?.version === read.version) throw insufficientFunds(change.account, change.change);
+      if (++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, read);
+      throw new StaleReadError();
+    }
+  });
 }
 
 /** The first item whose condition failed, by position (claims come first, so a duplicate hears it is one). */
@@ -252,7 +264,9 @@ async function bookHot(ctx: AppContext, booking: Booking, hot: AccountRead): Pro
   const deadline = timing.elapsedMs() + ctx.config.HOT_ACCOUNT_WAIT_MS;
   try {
     for (let pause = 2; ; pause = Math.min(pause * 2, 40)) {
-      const result = await takeTurn(ctx, turns, { account, base, pk }, booking.id);
+      const result = await takeTurn(ctx, turns, { account, base, pk }, booking.id).catch((error: unknown) => {
+        throw stillQueued(ctx, account, error);
+      });
       if (result) return settle(booking, result);
       if (timing.elapsedMs() > deadline) throw new BookingQueuedError();
       await timing.sleep(pause / 2 + timing.random() * pause);
@@ -261,6 +275,18 @@ async function bookHot(ctx: AppContext, booking: Booking, hot: AccountRead): Pro
     turns.waiting -= 1;
     if (turns.waiting === 0) ctx.caches.hotAccounts.delete(base);
   }
+}
+
+/**
+ * A turn that failed (DynamoDB throttling past the SDK's retries, a round's transaction in doubt) leaves the
+ * booking queued: another committer books or refuses it, and its request's id stays in progress for the
+ * retry to find that outcome. So the request hears what the wait bound answers, never a 500 or a release
+ * of its id.
+ */
+function stillQueued(ctx: AppContext, account: string, error: unknown): BookingQueuedError {
+  const log = retryReason(error) ? ctx.logger.warn : ctx.logger.error;
+  log.call(ctx.logger, 'hot account: a turn failed; the booking stays queued', { account, error });
+  return new BookingQueuedError();
 }
 
 function turnsOf(ctx: AppContext, pk: string): HotAccountTurns {
