@@ -28,6 +28,16 @@ const THROTTLING: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * An AWS service's own fault (DynamoDB's InternalServerError, a 5xx the SDK retried and gave up on; DynamoDB
+ * Local's lock timeout under load is one): the dependency failed, not our code, and AWS documents these as
+ * worth a retry. A 503 with Retry-After like throttling, logged as internal so ops see it.
+ */
+function isDependencyFault(error: unknown): boolean {
+  const fault = error as { $fault?: unknown; $metadata?: unknown } | null;
+  return fault?.$fault === 'server' && fault.$metadata !== undefined;
+}
+
+/**
  * The one mapping from errors to HTTP. Only the closed set of domain errors reaches clients with its
  * message; anything else is a bare 500 (and is logged with the request id by the caller).
  */
@@ -62,7 +72,7 @@ export function errorToHttp(error: unknown): HttpResult & { internal: boolean } 
     };
   }
   const name = (error as { name?: string } | null)?.name;
-  if (name && THROTTLING.has(name)) {
+  if ((name && THROTTLING.has(name)) || isDependencyFault(error)) {
     return {
       statusCode: 503,
       headers: { 'Retry-After': '1' },

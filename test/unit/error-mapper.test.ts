@@ -36,6 +36,23 @@ describe('error mapper', () => {
     expect(errorToHttp(throttled)).toMatchObject({ statusCode: 503, headers: { 'Retry-After': '1' } });
   });
 
+  it('answers 503 with Retry-After for an AWS service fault the SDK gave up retrying (DynamoDB InternalServerError)', () => {
+    const fault = Object.assign(new Error('This action timed out because it too long waiting for a lock.'), {
+      name: 'InternalServerError',
+      $fault: 'server',
+      $metadata: { httpStatusCode: 500, attempts: 3 },
+    });
+    expect(errorToHttp(fault)).toMatchObject({
+      statusCode: 503,
+      headers: { 'Retry-After': '1' },
+      body: { errors: ['service busy, retry shortly'] },
+      internal: true,
+    });
+    // A client-side fault of the SDK (a request we built wrong) is ours: still a 500.
+    const ours = Object.assign(new Error('ValidationException'), { $fault: 'client', $metadata: {} });
+    expect(errorToHttp(ours).statusCode).toBe(500);
+  });
+
   it('hides everything else behind a bare 500', () => {
     const mapped = errorToHttp(new TypeError('cannot read properties of undefined (secret detail)'));
     expect(mapped).toEqual({ statusCode: 500, body: { error: 'Internal Server Error' }, internal: true });
