@@ -17,6 +17,7 @@ import { grantRelationship } from '../../lib/store/relationships.js';
 import { createTransfer } from '../../lib/transfers/create-transfer.js';
 import { testContext, testEndpoint } from '../support/context.js';
 import { storeSubmittedPayment } from '../support/payments.js';
+import { byProfile } from '../support/profile.js';
 
 /**
  * Random concurrent deposits and transfers against DynamoDB Local, then the ledger's invariants over the
@@ -191,7 +192,7 @@ describe('ledger invariants under concurrent deposits, transfers and bank events
       }),
       // Concurrent outcomes are not reproducible, so shrinking a failure would only re-run the property for
       // minutes (a timeout in place of the failure): report the first counterexample and its error as found.
-      { numRuns: 12, endOnFailure: true },
+      { numRuns: byProfile(4, 12), endOnFailure: true },
     );
     // About 100 bookings (bank walks are three in a row), each a consistent read of its platform accounts and a
     // transaction: ~5 s alone, ~20 s beside three busy test files, longer under the whole suite's load on the

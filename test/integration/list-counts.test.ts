@@ -13,6 +13,7 @@ import { newPlatform, type TestPlatform } from '../support/service.js';
 import { tradeBody } from '../support/trades.js';
 import { ctx } from '../support/context.js';
 import { storeSubmittedPayment } from '../support/payments.js';
+import { byProfile } from '../support/profile.js';
 
 /**
  * `count` of GET /trades and GET /payments/status comes from sharded counters written in the records'
@@ -202,7 +203,7 @@ describe('list counts under concurrent bookings and state changes', () => {
           }
         },
       ),
-      { numRuns: 6 },
+      { numRuns: byProfile(3, 6) },
     );
   });
 });

@@ -11,9 +11,11 @@ import { getEvent } from '../../lib/store/events.js';
 import { keys, ttlKeys } from '../../lib/store/keys.js';
 import { createEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 import { startLocalWebhooks, type LocalWebhooks } from '../../infra/local/webhook-runtime.js';
-import { ctx, testContext } from '../support/context.js';
+import { ensureTables } from '../../infra/local/dynamodb.js';
+import { deposit } from '../../lib/ledger/deposit.js';
+import { ctx, testContext, testEndpoint } from '../support/context.js';
 import { fund } from '../support/ledger.js';
-import { newPlatform, type TestPlatform } from '../support/service.js';
+import { newPlatform, serviceFor, type TestPlatform } from '../support/service.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { itemSizeBytes } from '../support/item-size.js';
 
@@ -394,23 +396,35 @@ describe('webhook delivery', () => {
   });
 
   it('loses nothing when the process dies between the commit and the delivery: the sweep delivers it', async () => {
-    const { platform, target, endpoint } = await subscribedPlatform();
-    await runtime.stop();
+    // Tables of its own: the sweep dispatches every undispatched event of its table, and the shared test
+    // table holds the whole run's (other files run no dispatcher).
+    const tables = { main: `sweep-main-${process.pid}`, ttl: `sweep-ttl-${process.pid}` };
+    await ensureTables(testEndpoint(), tables);
+    const sweepCtx = testContext({ tables, env: { WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1' } });
+    const home = serviceFor(sweepCtx);
+    const platform = await newPlatform({ on: home });
+    const target = await receiver();
+    const created = await platform.post('/webhooks/endpoints', { url: target.url });
+    expect(created.status, created.text).toBe(200);
+    const endpoint = created.body.message as { id: string; secret: string };
+    // No dispatcher runs while the deposit and the transfer commit: the process died before delivering.
+    await deposit(sweepCtx, {
+      reference: randomUUID(),
+      participantCode: platform.participantCode,
+      asset: 'USD',
+      amount: '5',
+    });
+    await transfer(platform, '2');
+    const sweeper = await startLocalWebhooks(sweepCtx, { pollIntervalMs: 50, sweepIntervalMs: 60_000 });
     try {
-      await fund(platform.participantCode, 'USD', '5');
-      await transfer(platform, '2');
-    } finally {
-      runtime = await startLocalWebhooks(webhookCtx, { pollIntervalMs: 50, sweepIntervalMs: 60_000 });
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(target.received).toHaveLength(0);
-    webhookCtx.clock.advance(2 * 60_000);
-    try {
-      await runtime.sweep();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(target.received).toHaveLength(0);
+      sweepCtx.clock.advance(2 * 60_000);
+      await sweeper.sweep();
       // The deposit's and the transfer's two account_balance.changed.
       await target.waitFor((received) => received.length === 3);
     } finally {
-      webhookCtx.clock.advance(-2 * 60_000);
+      await sweeper.stop();
     }
     expect(
       target
@@ -418,9 +432,7 @@ describe('webhook delivery', () => {
         .map((event) => event.data.movement.type)
         .sort(),
     ).toEqual(['deposit', 'transfer', 'transfer']);
-    // The sweep dispatches every undispatched event of the shared test database (other files run no
-    // dispatcher), so give it time.
-  }, 180_000);
+  });
 });
 
 describe('GET /events', () => {

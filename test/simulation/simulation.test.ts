@@ -3,15 +3,17 @@ import { describe, expect, it } from 'vitest';
 import { testEndpoint } from '../support/context.js';
 import { generateOperations } from './generator.js';
 import { simulate, SimulationFailure } from './driver.js';
+import { byProfile } from '../support/profile.js';
 
 /**
  * The seeded simulation in the suite: one seed, on the suite's DynamoDB Local with tables of its own (the
  * run's unscoped ledger check must see only its data). CI runs two more seeds as a step of its own
- * (`.ci/run`), so the suite stays fast; the long profile is `npm run simulate -- --seed N --ops 10000`.
+ * (`.ci/run`), so the suite stays fast (30 operations; 80 under `npm run test:long`); the long profile is
+ * `npm run simulate -- --seed N --ops 10000`.
  */
 
 const SEEDS = [7];
-const OPS = 80;
+const OPS = byProfile(30, 80);
 
 describe('seeded simulation (short profile)', () => {
   it('draws the same operations from the same seed, and other operations from another', () => {

@@ -121,13 +121,19 @@ export interface TestPlatform {
 
 /** A new platform with a key holding the given permissions (all by default), and a signed client for it. */
 export async function newPlatform(
-  options: { permissions?: readonly PermissionArea[]; spreadBps?: string } = {},
+  options: {
+    permissions?: readonly PermissionArea[];
+    spreadBps?: string;
+    /** The service (and its context's tables) the platform lives in and its requests go to; the file's by default. */
+    on?: TestService;
+  } = {},
 ): Promise<TestPlatform> {
-  const platform = await createPlatform(ctx, 'test platform', options.spreadBps ?? '0');
-  const credentials = await createApiKey(ctx, platform.platform_code, options.permissions ?? PERMISSION_AREAS);
+  const home = options.on ?? service;
+  const platform = await createPlatform(home.ctx, 'test platform', options.spreadBps ?? '0');
+  const credentials = await createApiKey(home.ctx, platform.platform_code, options.permissions ?? PERMISSION_AREAS);
   const usedSignatures = new Set<string>();
   const request = (method: string, path: string, body?: unknown, requestOptions: RequestOptions = {}) =>
-    send(method, path, body, { ...requestOptions, credentials, usedSignatures });
+    send(method, path, body, { via: options.on, ...requestOptions, credentials, usedSignatures });
   return {
     platformCode: platform.platform_code,
     participantCode: platform.participant_code,
