@@ -12,7 +12,7 @@ import { serviceMetrics } from './observability/metrics.js';
 import { documentClient, serviceLogger } from './runtime/aws-clients.js';
 import { kmsCipher } from './runtime/kms.js';
 import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from './runtime/retry-policy.js';
-import type { SettlementWorkflow } from './runtime/settlement-workflow.js';
+import { NO_SETTLEMENT_WORKFLOW, type SettlementWorkflow } from './runtime/settlement-workflow.js';
 import { tableRateLimiter } from './store/rate-limits.js';
 
 /**
@@ -49,7 +49,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     clock: overrides.clock ?? systemClock,
     db,
     tables,
-    workflow: overrides.workflow ?? { kind: 'none' },
+    workflow: overrides.workflow ?? NO_SETTLEMENT_WORKFLOW,
     kms: config.SECRETS_KMS_KEY_ID
       ? kmsCipher(config, (client) => (tracer ? tracer.captureAWSv3Client(client) : client))
       : undefined,

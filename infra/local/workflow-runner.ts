@@ -5,7 +5,8 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionTimeoutError, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { AppContext } from '../../lib/context.js';
-import { executionNameOfInput, settlementInputFor } from '../../lib/settlement/start-settlement.js';
+import { executionNameOfInput } from '../../lib/domain/workflow-io.js';
+import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
 import {
   closeRunningExecution,
   interruptRunningExecutions,
@@ -498,7 +499,7 @@ export async function startLocalWorkflows(
   let runner!: LocalSettlementRunner;
   const withRunner: AppContext = {
     ...ctx,
-    workflow: { kind: 'local', start: (input) => runner.start(input), ensure: (input) => runner.ensure(input) },
+    workflow: { start: (input) => runner.start(input), ensure: (input) => runner.ensure(input) },
   };
   runner = new LocalSettlementRunner(withRunner, options);
   const resume = options.resume ?? true;

@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import type { AppContext } from '../../lib/context.js';
 import { executionNameOf, legAt } from '../../lib/domain/settlement-schedule.js';
-import { executionArnOf } from '../../lib/settlement/start-settlement.js';
+import { executionArnOf, StepFunctionsWorkflow } from '../../lib/runtime/step-functions-workflow.js';
 import { settlementHistory, type SettlementEvent } from '../../lib/store/settlement-history.js';
 import { getTrade } from '../../lib/store/trades.js';
 import { type Trade } from '../../lib/domain/trade.js';
@@ -185,7 +185,7 @@ export const tradeCommands: Commands = {
       if (!trade) throw new UsageError(`unknown trade ${tradeId}`);
       const { workflow } = ctx;
       const executions =
-        workflow.kind === 'step-functions'
+        workflow instanceof StepFunctionsWorkflow
           ? await awsExecutions(ctx, workflow.client, workflow.stateMachineArn, trade)
           : await localExecutions(ctx, tradeId);
       return { trade: tradeStates(trade), executions };

@@ -4,6 +4,8 @@
  * lib, which never imports from infra.
  */
 
+import { executionNameOf } from './settlement-schedule.js';
+
 /**
  * The execution input. Times are ISO 8601 (UTC, `Z`) because a Wait state's TimestampPath needs them.
  *
@@ -19,6 +21,11 @@ export interface SettlementExecutionInput {
   leg: number;
   leg_ends_at: string;
   continues: boolean;
+}
+
+/** The execution an input is for: the trade id, `<trade_id>-<n>` for leg n > 1. */
+export function executionNameOfInput(input: Pick<SettlementExecutionInput, 'trade_id' | 'leg'>): string {
+  return executionNameOf(input.trade_id, input.leg ?? 1);
 }
 
 /** `continued`: the leg ended and started the next one (the continue task's result). */

@@ -1,17 +1,28 @@
-import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { EnsureOutcome, SettlementExecutionInput } from '../domain/workflow-io.js';
 
-/** Starts the settlement execution of a trade (the local runner's entry point). */
-export type LocalSettlementStarter = (input: SettlementExecutionInput) => Promise<void>;
-
-/** Starts the execution unless it runs; runs a failed one again (the local counterpart of a redrive). */
-export type LocalSettlementEnsurer = (input: SettlementExecutionInput) => Promise<EnsureOutcome>;
-
 /**
- * Where settlement executions run: Step Functions on AWS (STATE_MACHINE_ARN set by the stack), the
- * in-process runner locally, or nowhere (a context that never starts settlement, such as the ops CLI's).
+ * Where settlement executions run, behind one interface (as deliveries are behind the webhook queue): Step
+ * Functions on AWS (`step-functions-workflow.ts`, when the stack sets STATE_MACHINE_ARN), the in-process
+ * runner locally (`infra/local/workflow-runner.ts`), or none (`NO_SETTLEMENT_WORKFLOW`, a context that never
+ * settles, such as the ops CLI's). Both operations are safe to repeat: an execution is named after its trade
+ * and leg, and a name runs once.
  */
-export type SettlementWorkflow =
-  | { kind: 'step-functions'; client: SFNClient; stateMachineArn: string }
-  | { kind: 'local'; start: LocalSettlementStarter; ensure: LocalSettlementEnsurer }
-  | { kind: 'none' };
+export interface SettlementWorkflow {
+  /** Starts the execution of the input's leg; starting a running or finished one again changes nothing. */
+  start(input: SettlementExecutionInput): Promise<void>;
+  /** Makes sure the leg has a live execution: started when missing, run again (redriven) when it failed. */
+  ensure(input: SettlementExecutionInput): Promise<EnsureOutcome>;
+}
+
+const missing = () =>
+  new Error('no settlement workflow: STATE_MACHINE_ARN is not set and no local runner is registered');
+
+/** The workflow of a context that never settles: being asked to is a configuration error. */
+export const NO_SETTLEMENT_WORKFLOW: SettlementWorkflow = {
+  start: async () => {
+    throw missing();
+  },
+  ensure: async () => {
+    throw missing();
+  },
+};

@@ -1,17 +1,10 @@
-import {
-  DescribeExecutionCommand,
-  ExecutionAlreadyExists,
-  ExecutionDoesNotExist,
-  RedriveExecutionCommand,
-  type SFNClient,
-  StartExecutionCommand,
-} from '@aws-sdk/client-sfn';
 import type { AppContext } from '../context.js';
 import { firstAttemptAtMs } from '../domain/settlement.js';
-import { executionNameOf, legAt, legEndsAtMs } from '../domain/settlement-schedule.js';
+import { legAt, legEndsAtMs } from '../domain/settlement-schedule.js';
 import { getTrade } from '../store/trades.js';
 import { type Trade } from '../domain/trade.js';
 import {
+  executionNameOfInput,
   settlementExecutionInput,
   type EnsureOutcome,
   type SettlementExecutionInput,
@@ -36,31 +29,6 @@ export function settlementInputFor(
   });
 }
 
-/** The execution an input is for: the trade id, `<trade_id>-<n>` for leg n > 1. */
-export function executionNameOfInput(input: Pick<SettlementExecutionInput, 'trade_id' | 'leg'>): string {
-  return executionNameOf(input.trade_id, input.leg ?? 1);
-}
-
-/** The ARN of the execution named `name` (a trade id, or a trade id and leg). */
-export function executionArnOf(stateMachineArn: string, name: string): string {
-  return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
-}
-
-/**
- * StartExecution of the trade's execution. Step Functions answers a repeat with the same input while the
- * execution is open with success, and refuses a name already used by a closed one (ExecutionAlreadyExists):
- * either way the trade is (or was) being settled, so both count as done.
- */
-async function startExecution(sfn: SFNClient, stateMachineArn: string, input: SettlementExecutionInput): Promise<void> {
-  try {
-    await sfn.send(
-      new StartExecutionCommand({ stateMachineArn, name: executionNameOfInput(input), input: JSON.stringify(input) }),
-    );
-  } catch (error) {
-    if (!(error instanceof ExecutionAlreadyExists)) throw error;
-  }
-}
-
 /**
  * Starts the settlement workflow of a trade: the execution of its current leg (for a trade just accepted,
  * the one named by `trade_id`). On AWS that is Step Functions (the context's workflow, from STATE_MACHINE_ARN
@@ -69,48 +37,20 @@ async function startExecution(sfn: SFNClient, stateMachineArn: string, input: Se
  * keeps one execution per name.
  */
 export async function startSettlement(ctx: AppContext, trade: TradeTimes): Promise<void> {
-  return startLeg(ctx, settlementInputFor(ctx, trade));
-}
-
-async function startLeg(ctx: AppContext, input: SettlementExecutionInput): Promise<void> {
-  const { workflow } = ctx;
-  if (workflow.kind === 'step-functions') return startExecution(workflow.client, workflow.stateMachineArn, input);
-  if (workflow.kind === 'local') return workflow.start(input);
-  throw new Error('no settlement workflow: STATE_MACHINE_ARN is not set and no local runner is registered');
+  await ctx.workflow.start(settlementInputFor(ctx, trade));
 }
 
 export type SweepOutcome = EnsureOutcome;
 
 /**
- * Makes sure an open trade has a live execution (nothing may strand a trade). Used by the
- * settlement sweep: a trade whose execution never started gets one; one whose execution failed (task
- * retries exhausted, timeout, abort) is redriven from the failed state, which keeps its name and history.
- * Asks first rather than starting first: StartExecution succeeds for a running execution with the same
- * input, which would count every live trade as "started". Locally the runner does the same for its own
- * executions. Tasks are idempotent, so any of this is safe to repeat.
+ * Makes sure an open trade has a live execution (nothing may strand a trade). Used by the settlement sweep:
+ * a trade whose execution never started gets one; one whose execution failed (task retries exhausted,
+ * timeout, abort) runs again from the failed state (`SettlementWorkflow.ensure`). Tasks are idempotent, so
+ * any of this is safe to repeat.
  */
 export async function ensureSettlementRunning(ctx: AppContext, trade: TradeTimes): Promise<SweepOutcome> {
-  const { workflow } = ctx;
   // The leg the clock is in: a leg ends by starting the next, so the live execution is this leg's.
-  const input = settlementInputFor(ctx, trade);
-  if (workflow.kind === 'local') return workflow.ensure(input);
-  if (workflow.kind !== 'step-functions')
-    throw new Error('no settlement workflow: STATE_MACHINE_ARN is not set and no local runner is registered');
-  const { client: sfn, stateMachineArn } = workflow;
-  const executionArn = executionArnOf(stateMachineArn, executionNameOfInput(input));
-  let status: string | undefined;
-  try {
-    status = (await sfn.send(new DescribeExecutionCommand({ executionArn }))).status;
-  } catch (error) {
-    if (!(error instanceof ExecutionDoesNotExist)) throw error;
-    // If the request that stored the trade starts it in the meantime, this start is a harmless repeat.
-    await startExecution(sfn, stateMachineArn, input);
-    return 'started';
-  }
-  if (status === 'RUNNING' || status === 'PENDING_REDRIVE') return 'running';
-  if (status === 'SUCCEEDED') return 'finished';
-  await sfn.send(new RedriveExecutionCommand({ executionArn }));
-  return 'redriven';
+  return ctx.workflow.ensure(settlementInputFor(ctx, trade));
 }
 
 /**
@@ -124,7 +64,7 @@ export async function continueSettlement(ctx: AppContext, tradeId: string, leg: 
   if (trade.trade_state === 'terminated')
     return { outcome: 'terminated', trade_state: trade.trade_state, settlement_state: trade.settlement_state };
   const next = settlementInputFor(ctx, trade, leg + 1);
-  await startLeg(ctx, next);
+  await ctx.workflow.start(next);
   return { outcome: 'continued', next_execution: executionNameOfInput(next) };
 }
 

@@ -213,7 +213,6 @@ export async function measureEndpoints(
   const ctx = benchCtx();
   const workflow = ctx.workflow;
   ctx.workflow = {
-    kind: 'local',
     start: async () => {
       executionsStarted += 1;
     },

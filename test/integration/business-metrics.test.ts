@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { StepFunctionsWorkflow } from '../../lib/runtime/step-functions-workflow.js';
 
 // Metrics on for this file, as deployed (vitest.config.ts turns them off elsewhere); the context is built on import.
 vi.hoisted(() => {
@@ -239,11 +240,10 @@ describe('TradesPastDeadline', () => {
     // count of trades past their deadline is settlement-sweep.test.ts's to test; here, that the count it
     // reports is the gauge the alarm watches.
     const sweepCtx = testContext({
-      workflow: {
-        kind: 'step-functions',
-        client: { send: async () => ({ status: 'RUNNING' }) } as unknown as SFNClient,
-        stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:Settlement',
-      },
+      workflow: new StepFunctionsWorkflow(
+        { send: async () => ({ status: 'RUNNING' }) } as unknown as SFNClient,
+        'arn:aws:states:us-east-1:123456789012:stateMachine:Settlement',
+      ),
     });
     sweepCtx.clock.advance(Date.parse('1980-06-01T00:00:00Z') - Date.now());
     const start = mark();

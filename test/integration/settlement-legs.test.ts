@@ -10,6 +10,7 @@ import { settlementHistory } from '../../lib/store/settlement-history.js';
 import { getTrade } from '../../lib/store/trades.js';
 import { type Trade } from '../../lib/domain/trade.js';
 import { testContext, type TestContext } from '../support/context.js';
+import { StepFunctionsWorkflow } from '../../lib/runtime/step-functions-workflow.js';
 
 /**
  * A settlement longer than one Step Functions execution runs in legs: the trade id's
@@ -180,11 +181,7 @@ describe('a settlement longer than one execution', () => {
     } as unknown as SFNClient;
     const aws = {
       ...context,
-      workflow: {
-        kind: 'step-functions' as const,
-        client,
-        stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:Settlement',
-      },
+      workflow: new StepFunctionsWorkflow(client, 'arn:aws:states:us-east-1:123456789012:stateMachine:Settlement'),
     };
     const shown = (await runAdmin(['trade', 'history', '--trade-id', trade.trade_id], { ctx: aws })) as any;
     expect(shown.executions.map((execution: any) => execution.execution_name)).toEqual([

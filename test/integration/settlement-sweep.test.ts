@@ -11,6 +11,7 @@ import { STOP_BEFORE_TIMEOUT_MS } from '../../lib/settlement/sweep-open-trades.j
 import { settlementHistory } from '../../lib/store/settlement-history.js';
 import { getTrade, listOpenTrades, updateTrade } from '../../lib/store/trades.js';
 import { testContext, type TestContext } from '../support/context.js';
+import { StepFunctionsWorkflow } from '../../lib/runtime/step-functions-workflow.js';
 
 /**
  * The AWS sweep's decisions, against a stand-in for the Step Functions API (AWS's service, not ours; the
@@ -46,7 +47,7 @@ function fakeStepFunctions(existing: { status: string } | null, options: { start
 
 /** A context whose settlement workflow is Step Functions reached through `client`. */
 function withStepFunctions(client: SFNClient, era?: string): TestContext {
-  const context = testContext({ workflow: { kind: 'step-functions', client, stateMachineArn: ARN } });
+  const context = testContext({ workflow: new StepFunctionsWorkflow(client, ARN) });
   if (era) context.clock.advance(Date.parse(era) - Date.now());
   return context;
 }

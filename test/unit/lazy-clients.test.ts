@@ -4,6 +4,7 @@ import { parseConfig } from '../../lib/config.js';
 import { createContext, loadContext } from '../../lib/edge.js';
 import { decryptSecret, encryptSecret } from '../../lib/crypto/secret-cipher.js';
 import { kmsCipher } from '../../lib/runtime/kms.js';
+import { NO_SETTLEMENT_WORKFLOW } from '../../lib/runtime/settlement-workflow.js';
 
 const base = { TABLE_NAME: 'main', TTL_TABLE_NAME: 'windows', LOG_LEVEL: 'silent' };
 
@@ -63,8 +64,9 @@ describe('clients made on first use', () => {
     const arn = 'arn:aws:states:us-east-1:123456789012:stateMachine:settlement';
     const local = { ...base, SECRETS_LOCAL_KEY: 'a2V5' };
     const deployed = await loadContext(parseConfig({ ...local, STATE_MACHINE_ARN: arn }));
-    expect(deployed.workflow).toMatchObject({ kind: 'step-functions', stateMachineArn: arn });
-    expect((await loadContext(parseConfig(local))).workflow).toEqual({ kind: 'none' });
+    expect(deployed.workflow.constructor.name).toBe('StepFunctionsWorkflow');
+    expect(deployed.workflow).toMatchObject({ stateMachineArn: arn });
+    expect((await loadContext(parseConfig(local))).workflow).toBe(NO_SETTLEMENT_WORKFLOW);
     expect(() => createContext(parseConfig({ ...local, STATE_MACHINE_ARN: arn }))).toThrow(/loadContext/);
   });
 });
