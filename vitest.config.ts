@@ -12,6 +12,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two files at a time on the one DynamoDB Local: on 2 cores vitest's default is one, and the suite waits on
+    // DynamoDB Local and on timers more than on the CPU (README, "Run it").
+    maxWorkers: 2,
     // Metrics (EMF lines on stdout) stay off: every request would print one. The request-log test turns them on.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_METRICS_DISABLED: 'true' },
   },

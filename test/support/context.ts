@@ -73,6 +73,9 @@ export function testContext(options: TestContextOptions = {}): TestContext {
     RATE_LIMIT_BURST: '1000',
     AWS_CONNECT_TIMEOUT_MS: '10000',
     AWS_REQUEST_TIMEOUT_MS: '30000',
+    // A queued booking's wait bound (8 s) is sized for DynamoDB; rounds on DynamoDB Local under the suite's load
+    // take longer. Tests of the bound itself set their own (hot-accounts.test.ts: 300 ms).
+    HOT_ACCOUNT_WAIT_MS: '30000',
     ...options.env,
   });
   return createContext(config, {
