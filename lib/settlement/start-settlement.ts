@@ -1,4 +1,7 @@
 import type { AppContext } from '../context.js';
+// Every function that starts settlement executions loads the Step Functions client with its code, in the
+// Lambda init phase (full CPU), rather than through loadContext's import on its first request.
+import '../runtime/step-functions-workflow.js';
 import { firstAttemptAtMs } from '../domain/settlement.js';
 import { legAt, legEndsAtMs } from '../domain/settlement-schedule.js';
 import { getTrade } from '../store/trades.js';
