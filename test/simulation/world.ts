@@ -35,6 +35,9 @@ export function simulationContext(
     // DynamoDB Local on a loaded 2-core machine answers slower than DynamoDB (as in the tests' context).
     AWS_CONNECT_TIMEOUT_MS: '10000',
     AWS_REQUEST_TIMEOUT_MS: '30000',
+    // DynamoDB Local's lock timeout under load (InternalServerError), which DynamoDB does not have: the SDK
+    // retries it (as in the tests' context). Faults are injected inside those attempts all the same.
+    AWS_MAX_ATTEMPTS: '6',
   });
   const base = new DynamoDBClient({
     region: config.AWS_REGION,

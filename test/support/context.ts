@@ -73,6 +73,9 @@ export function testContext(options: TestContextOptions = {}): TestContext {
     RATE_LIMIT_BURST: '1000',
     AWS_CONNECT_TIMEOUT_MS: '10000',
     AWS_REQUEST_TIMEOUT_MS: '30000',
+    // DynamoDB Local answers InternalServerError ("too long waiting for a lock") when many transactions
+    // queue on its one write lock; DynamoDB does not. The SDK retries it: give it room for that.
+    AWS_MAX_ATTEMPTS: '6',
     // A queued booking's wait bound (8 s) is sized for DynamoDB; rounds on DynamoDB Local under the suite's load
     // take longer. Tests of the bound itself set their own (hot-accounts.test.ts: 300 ms).
     HOT_ACCOUNT_WAIT_MS: '30000',
