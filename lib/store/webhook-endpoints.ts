@@ -8,6 +8,7 @@ import { keys } from './keys.js';
 import { readOptionalInteger, readInteger } from './table/integers.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
+import { writtenUnlessConditionFailed } from './table/conditional.js';
 
 /** A platform may have this many endpoints: enough for one per environment and use, few enough to fan out cheaply. */
 export const MAX_ENDPOINTS_PER_PLATFORM = 20;
@@ -293,8 +294,8 @@ export async function rotateEndpointSecret(
 export async function recordEndpointSuccess(ctx: AppContext, endpoint: StoredEndpoint, nowMs: number): Promise<void> {
   if (endpoint.failing_since === null && endpoint.last_success_at !== null && nowMs - endpoint.last_success_at < 60_000)
     return;
-  await ctx.db
-    .send(
+  await writtenUnlessConditionFailed(
+    ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
         Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
@@ -302,10 +303,8 @@ export async function recordEndpointSuccess(ctx: AppContext, endpoint: StoredEnd
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':now': nowMs },
       }),
-    )
-    .catch((error) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    ),
+  );
 }
 
 /** A delivery attempt failed: the failure clock starts if it isn't running. */
@@ -336,8 +335,8 @@ export async function disableEndpoint(
   reason: string,
   nowMs: number,
 ): Promise<void> {
-  await ctx.db
-    .send(
+  await writtenUnlessConditionFailed(
+    ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
         Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
@@ -345,10 +344,8 @@ export async function disableEndpoint(
         ConditionExpression: 'enabled = :true',
         ExpressionAttributeValues: { ':false': false, ':true': true, ':reason': reason, ':now': nowMs },
       }),
-    )
-    .catch((error) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    ),
+  );
 }
 
 /** Records a webhook.test event with the endpoint's test counter moved to its sequence, in one transaction. */

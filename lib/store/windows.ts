@@ -6,6 +6,7 @@ import { ConflictError } from '../domain/errors.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-cipher.js';
 import type { TaggedItem, TransactItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
+import { writtenUnlessConditionFailed } from './table/conditional.js';
 
 /**
  * Claims with a window, in the TTL table. A claim is free when no item exists or when the stored
@@ -249,9 +250,7 @@ const abandonment = (ctx: AppContext, run: IdempotentRun): DeleteCommandInput =>
 
 /** A failed request releases its key, so the client can retry (a retry of a partial run resumes it). Only its owner's, only while in progress. */
 export async function abandonIdempotentRequest(ctx: AppContext, run: IdempotentRun): Promise<void> {
-  await ctx.db.send(new DeleteCommand(abandonment(ctx, run))).catch((error) => {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  });
+  await writtenUnlessConditionFailed(ctx.db.send(new DeleteCommand(abandonment(ctx, run))));
 }
 
 /**

@@ -42,6 +42,7 @@ import {
   type QueueKeys,
 } from './batch.js';
 import { type BookingResult } from '../../domain/group-commit.js';
+import { writtenUnlessConditionFailed } from '../table/conditional.js';
 
 /**
  * The booking engine: every balance change of the service goes through `book` (lib/store/README.md, "Hot
@@ -202,8 +203,8 @@ async function readAccounts(
 /** Marks the account hot (without moving its version: bookings in flight are not disturbed) and returns it. */
 async function markHot(ctx: AppContext, read: AccountRead): Promise<AccountRead> {
   const nowMs = ctx.clock.nowMs();
-  await ctx.db
-    .send(
+  await writtenUnlessConditionFailed(
+    ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
         Key: keys.account(read.account),
@@ -212,10 +213,8 @@ async function markHot(ctx: AppContext, read: AccountRead): Promise<AccountRead>
         ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(hot_until_ms) OR hot_until_ms < :renew)',
         ExpressionAttributeValues: { ':until': nowMs + HOT_MARK_MS, ':renew': nowMs + HOT_MARK_MS / 2 },
       }),
-    )
-    .catch((error: unknown) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    ),
+  );
   ctx.logger.info('account hot: its bookings queue for group commit', { account: accountKey(read.account) });
   return read;
 }
@@ -386,8 +385,9 @@ async function acquireLease(ctx: AppContext, pk: string, owner: string, nowMs: n
 }
 
 async function releaseLease(ctx: AppContext, pk: string, owner: string): Promise<void> {
-  await ctx.db
-    .send(
+  // Lost to expiry and taken over: the next committer's lease is not ours to remove.
+  await writtenUnlessConditionFailed(
+    ctx.db.send(
       new DeleteCommand({
         TableName: ctx.tables.main,
         Key: { pk, sk: 'LEASE' },
@@ -395,11 +395,8 @@ async function releaseLease(ctx: AppContext, pk: string, owner: string): Promise
         ExpressionAttributeNames: { '#owner': 'owner' },
         ExpressionAttributeValues: { ':owner': owner },
       }),
-    )
-    .catch((error: unknown) => {
-      // Lost to expiry and taken over: the next committer's lease is not ours to remove.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    ),
+  );
 }
 
 /**
@@ -506,9 +503,7 @@ async function refuseAlone(
 async function releaseClaims(ctx: AppContext, stored: StoredBooking): Promise<void> {
   for (const entry of stored.items) {
     if (!entry.release) continue;
-    await ctx.db.send(new DeleteCommand(entry.release)).catch((error: unknown) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    await writtenUnlessConditionFailed(ctx.db.send(new DeleteCommand(entry.release)));
   }
 }
 
