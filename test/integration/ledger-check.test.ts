@@ -17,16 +17,25 @@ import {
 import { customersViaHttp } from '../support/customers.js';
 import { transferBody } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
-import { newPlatform, type TestPlatform } from '../support/service.js';
-import { ctx, testEndpoint } from '../support/context.js';
-import { TEST_SECRETS_KEY, TEST_TABLES } from '../support/tables.js';
+import { newPlatform, serviceFor, type TestPlatform } from '../support/service.js';
+import { testContext, testEndpoint } from '../support/context.js';
+import { TEST_SECRETS_KEY } from '../support/tables.js';
+import { ensureTables } from '../../infra/local/dynamodb.js';
 
 /**
- * The ledger check against the shared test table. Other files book concurrently, so
- * every check here is scoped to a platform of this file's own (`--platform`): its accounts, entries, events,
- * movements and counters, which nothing else touches.
+ * The ledger check on tables of this file's own: a check scoped to a platform (`--platform`) still scans the
+ * whole table, and the shared test table holds the whole run's items. Every check here is scoped to a
+ * platform of its test all the same (its accounts, entries, events, movements and counters), as ops run it
+ * while the service books.
  */
 const REPO = resolve(import.meta.dirname, '..', '..');
+const tables = { main: `ledger-check-main-${process.pid}`, ttl: `ledger-check-ttl-${process.pid}` };
+const ctx = testContext({ tables });
+const home = serviceFor(ctx);
+
+beforeAll(async () => {
+  await ensureTables(testEndpoint(), tables);
+});
 const check = async (platformCode: string, ...more: string[]) =>
   (await runAdmin(['ledger', 'check', '--platform', platformCode, ...more], { ctx })) as LedgerCheckReport;
 
@@ -38,8 +47,8 @@ function adminProcess(args: string[], env: Record<string, string> = {}) {
     timeout: 120_000,
     env: {
       ...process.env,
-      TABLE_NAME: TEST_TABLES.main,
-      TTL_TABLE_NAME: TEST_TABLES.ttl,
+      TABLE_NAME: tables.main,
+      TTL_TABLE_NAME: tables.ttl,
       DYNAMODB_ENDPOINT: testEndpoint(),
       SECRETS_LOCAL_KEY: TEST_SECRETS_KEY,
       AWS_ACCESS_KEY_ID: 'local',
@@ -79,7 +88,7 @@ async function ok(response: Promise<{ status: number; text: string; body: any }>
 
 /** A platform with money moved every way a platform moves it: deposits, transfers, rewards, a quote execution. */
 async function busyPlatform(): Promise<{ platform: TestPlatform; customers: string[] }> {
-  const platform = await newPlatform();
+  const platform = await newPlatform({ on: home });
   await deposit(platform.participantCode, 'USD', '100000');
   await deposit(platform.participantCode, 'USD', '250.25', 'savings');
   const customers = await customersViaHttp(platform, 2);
@@ -138,8 +147,7 @@ async function busyPlatform(): Promise<{ platform: TestPlatform; customers: stri
 }
 
 beforeAll(async () => {
-  // ETH/USD at the price the rewards file sets too (prices are shared by the run's files).
-  await setPrice('ETH', 'USD', '2000');
+  await setPrice('ETH', 'USD', '2000', ctx);
 });
 
 describe('npm run admin -- ledger check', () => {
@@ -160,7 +168,7 @@ describe('npm run admin -- ledger check', () => {
   });
 
   it('names an account whose balance was changed behind the ledger, and exits 1', async () => {
-    const platform = await newPlatform();
+    const platform = await newPlatform({ on: home });
     await deposit(platform.participantCode, 'USD', '100');
     await ok(platform.post('/transfers', transferBody(platform, { amount: '40.00' })));
     const account = {
@@ -199,7 +207,7 @@ describe('npm run admin -- ledger check', () => {
   });
 
   it('names a movement whose legs do not balance', async () => {
-    const platform = await newPlatform();
+    const platform = await newPlatform({ on: home });
     await deposit(platform.participantCode, 'USD', '100');
     const movementId = randomUUID();
     const leg = (label: string, amount: string) => ({
@@ -238,7 +246,7 @@ describe('npm run admin -- ledger check', () => {
   });
 
   it('names a list counter off by one', async () => {
-    const platform = await newPlatform();
+    const platform = await newPlatform({ on: home });
     await deposit(platform.participantCode, 'USD', '100');
     await ok(platform.post('/transfers', transferBody(platform, { amount: '1.00' })));
     await ok(platform.post('/transfers', transferBody(platform, { amount: '2.00' })));
@@ -333,7 +341,7 @@ describe('npm run admin -- ledger check', () => {
       AWS_MAX_ATTEMPTS: '1',
     });
     expect(unreachable.status, unreachable.stderr).toBe(2);
-    expect(unreachable.stderr).toMatch(/cannot read table test-main/);
+    expect(unreachable.stderr).toContain(`cannot read table ${tables.main}`);
     const misnamed = adminProcess(['ledger', 'check', '--resume', join(dir, 'b.json')], {
       TABLE_NAME: 'no-such-table',
     });

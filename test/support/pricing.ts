@@ -1,3 +1,4 @@
+import type { AppContext } from '../../lib/context.js';
 import { ctx } from './context.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 
@@ -8,7 +9,12 @@ import { runAdmin } from '../../infra/ops/cli.js';
  * BTC/EUR, convert-withdraw ETH/EUR and USDC/USD. Never set a price while the clock is
  * advanced: a price stamped in the future refuses older updates until real time catches up.
  */
-export async function setPrice(underlying: string, quotedCurrency: string, price: string): Promise<void> {
+export async function setPrice(
+  underlying: string,
+  quotedCurrency: string,
+  price: string,
+  on: AppContext = ctx,
+): Promise<void> {
   await runAdmin(
     [
       'price',
@@ -23,6 +29,6 @@ export async function setPrice(underlying: string, quotedCurrency: string, price
       '--reason',
       'test',
     ],
-    { ctx },
+    { ctx: on },
   );
 }
