@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureTables } from '../../infra/local/dynamodb.js';
+import { describe, expect, it } from 'vitest';
 import { SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { deposit } from '../../lib/ledger/deposit.js';
@@ -9,41 +8,28 @@ import { keys } from '../../lib/store/keys.js';
 import { balanceOf, OUTSIDE_ACCOUNT_SHARDS, scanLedger } from '../../lib/store/ledger.js';
 import { readMoney } from '../../lib/store/table/numbers.js';
 import { createPlatform } from '../../lib/store/platforms.js';
-import { testContext, testEndpoint, type TestContext } from '../support/context.js';
+import { ctx } from '../support/context.js';
 
 /**
  * The outside world's balances ("hot items", lib/store/README.md): every platform's deposits debit the external
  * boundary, so its balance is spread over shard items, one drawn per booking, and read as their sum.
  */
 describe('sharded outside-world balances', () => {
-  // Tables of its own: the outside world's account is one for the whole table, and other files deposit too
-  // while this one measures its balance (and its scan of the ledger reads only this file's items).
-  let ctx: TestContext;
-  beforeAll(async () => {
-    const tables = { main: `hot-items-main-${process.pid}`, ttl: `hot-items-ttl-${process.pid}` };
-    await ensureTables(testEndpoint(), tables);
-    ctx = testContext({ tables });
-  });
-
   it("concurrent deposits of many platforms spread over the boundary's shards; its balance is their exact sum", async () => {
     const platforms = await Promise.all(Array.from({ length: 6 }, () => createPlatform(ctx, 'hot')));
     const boundary = systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'deposits', 'SOL');
     const before = await balanceOf(ctx, boundary);
     const amounts = Array.from({ length: 48 }, (_, i) => `0.00000000${(i % 9) + 1}`);
-    // 16 at a time (as many as the boundary has shards): 48 at once queue on DynamoDB Local's one write lock
-    // until it answers InternalServerError, which DynamoDB does not.
-    for (let wave = 0; wave < amounts.length; wave += 16) {
-      await Promise.all(
-        amounts.slice(wave, wave + 16).map((amount, j) =>
-          deposit(ctx, {
-            reference: randomUUID(),
-            participantCode: platforms[(wave + j) % platforms.length]!.participant_code,
-            asset: 'SOL',
-            amount,
-          }),
-        ),
-      );
-    }
+    await Promise.all(
+      amounts.map((amount, i) =>
+        deposit(ctx, {
+          reference: randomUUID(),
+          participantCode: platforms[i % platforms.length]!.participant_code,
+          asset: 'SOL',
+          amount,
+        }),
+      ),
+    );
     const total = amounts.reduce((sum, amount) => sum.plus(amount), new Money(0));
     expect((await balanceOf(ctx, boundary)).toFixed()).toBe(before.minus(total).toFixed());
 
