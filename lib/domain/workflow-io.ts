@@ -25,7 +25,7 @@ export interface SettlementExecutionInput {
 
 /** The execution an input is for: the trade id, `<trade_id>-<n>` for leg n > 1. */
 export function executionNameOfInput(input: Pick<SettlementExecutionInput, 'trade_id' | 'leg'>): string {
-  return executionNameOf(input.trade_id, input.leg ?? 1);
+  return executionNameOf(input.trade_id, input.leg);
 }
 
 /** `continued`: the leg ended and started the next one (the continue task's result). */

@@ -6,7 +6,7 @@ import { routes } from '../../infra/routes.js';
 import { customerBody } from '../support/customers.js';
 import { ctx } from '../support/context.js';
 import { serviceCrashingAfterCommit, serviceWith } from '../support/faults.js';
-import { fund } from '../support/ledger.js';
+import { fund, transferBody } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
 import { newCustomer } from '../support/trade-parties.js';
@@ -227,13 +227,7 @@ describe('a claim whose answer was lost', () => {
     await fund(platform.participantCode, 'USD', '10');
     const { via, lost } = losingFirstPut('IDEMPOTENCY#');
     const requestId = randomUUID();
-    const body = {
-      from_participant_code: platform.participantCode,
-      to_participant_code: platform.participantCode,
-      to_account_label: 'savings',
-      asset: 'USD',
-      amount: '1.00',
-    };
+    const body = transferBody(platform);
     const response = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId }, via });
     expect(lost.count).toBe(1);
     expect(response.status, response.text).toBe(201);
@@ -246,13 +240,7 @@ describe('a claim whose answer was lost', () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '10');
     const { via, lost } = losingFirstPut('REPLAY#');
-    const body = {
-      from_participant_code: platform.participantCode,
-      to_participant_code: platform.participantCode,
-      to_account_label: 'savings',
-      asset: 'USD',
-      amount: '1.00',
-    };
+    const body = transferBody(platform);
     const response = await platform.post('/transfers', body, { via });
     expect(lost.count).toBe(1);
     expect(response.status, response.text).toBe(201);
@@ -280,13 +268,7 @@ describe('a failed request whose X-Request-Id cannot be released', () => {
     );
     const requestId = randomUUID();
     // Nothing funded: the transfer is refused after its request claimed its id.
-    const body = {
-      from_participant_code: platform.participantCode,
-      to_participant_code: platform.participantCode,
-      to_account_label: 'savings',
-      asset: 'USD',
-      amount: '1.00',
-    };
+    const body = transferBody(platform);
     const response = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId }, via });
     expect(refused).toBeGreaterThan(0);
     expect(response.status, response.text).toBe(400);
