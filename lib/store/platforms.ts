@@ -1,5 +1,4 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
 import { readInteger } from './table/integers.js';
@@ -7,6 +6,7 @@ import { ALL } from './table/counters.js';
 import { PARTICIPANTS_LIST } from './participants.js';
 import { transactWrite } from './table/transactions.js';
 import type { AppContext } from '../context.js';
+import { writtenUnlessConditionFailed } from './table/conditional.js';
 
 export interface Platform {
   platform_code: string;
@@ -98,8 +98,8 @@ export async function getPlatform(ctx: AppContext, platformCode: string): Promis
 
 /** Sets a platform's quote spread (ops). False when the platform doesn't exist; never creates one. */
 export async function setPlatformSpread(ctx: AppContext, platformCode: string, spreadBps: string): Promise<boolean> {
-  try {
-    await ctx.db.send(
+  return writtenUnlessConditionFailed(
+    ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
         Key: keys.platform(platformCode),
@@ -107,10 +107,6 @@ export async function setPlatformSpread(ctx: AppContext, platformCode: string, s
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':bps': spreadBps },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 }

@@ -1,11 +1,11 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { Money } from '../domain/money.js';
 import { batchGetItems } from './table/batch-get.js';
 import { withRetry } from './table/retry.js';
 import { keys } from './keys.js';
 import { readInteger } from './table/integers.js';
 import type { AppContext } from '../context.js';
+import { writtenUnlessConditionFailed } from './table/conditional.js';
 
 /** A reference price as stored: the mid price of a pair before any platform's spread. */
 export interface StoredPrice {
@@ -23,8 +23,8 @@ export interface StoredPrice {
  * Returns false when a newer price was already there.
  */
 export async function putReferencePrice(ctx: AppContext, price: StoredPrice): Promise<boolean> {
-  try {
-    await ctx.db.send(
+  return writtenUnlessConditionFailed(
+    ctx.db.send(
       new PutCommand({
         TableName: ctx.tables.main,
         Item: {
@@ -38,12 +38,8 @@ export async function putReferencePrice(ctx: AppContext, price: StoredPrice): Pr
         ConditionExpression: 'attribute_not_exists(pk) OR updated_at <= :updated',
         ExpressionAttributeValues: { ':updated': price.updated_at_ms },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 export async function getReferencePrice(

@@ -1,5 +1,4 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ConflictError } from '../domain/errors.js';
 import { dueAfterAcceptanceMs, dueAfterStepMs } from '../domain/settlement-schedule.js';
 import type { SettlementState, TradeState } from '../domain/settlement.js';
@@ -23,6 +22,7 @@ import { clientIdClaim } from './windows.js';
 import type { AppContext } from '../context.js';
 import { tradeView, type Trade, type TradeParty } from '../domain/trade.js';
 import { eventItemsFor } from './events.js';
+import { writtenUnlessConditionFailed } from './table/conditional.js';
 
 /**
  * Trades: the record behind `POST /trades` and the settlement workflow, and the trades other use cases
@@ -440,8 +440,8 @@ export async function dueTradesPage(
  * that wrote meanwhile set a due time of its own, which stands; a terminated trade stays out of the index.
  */
 export async function postponeDue(ctx: AppContext, due: DueTrade, dueAtMs: number): Promise<boolean> {
-  try {
-    await ctx.db.send(
+  return writtenUnlessConditionFailed(
+    ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
         Key: keys.trade(due.trade.trade_id),
@@ -449,12 +449,8 @@ export async function postponeDue(ctx: AppContext, due: DueTrade, dueAtMs: numbe
         ConditionExpression: 'gsi2sk = :read',
         ExpressionAttributeValues: { ':read': due.dueKey, ':next': keys.openTradeSortKey(dueAtMs, due.trade.trade_id) },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './table/integers.js';
 import type { ListIndex } from './table/paging.js';
 import { transactWrite } from './table/transactions.js';
+import { writtenUnlessConditionFailed } from './table/conditional.js';
 
 /**
  * Deliveries: one per (event, endpoint), created by the dispatcher with a conditional put (a redelivered
@@ -73,8 +74,8 @@ export async function createDelivery(
   nowMs: number,
 ): Promise<boolean> {
   const expiresAtMs = nowMs + EVENT_RETENTION_MS;
-  try {
-    await ctx.db.send(
+  return writtenUnlessConditionFailed(
+    ctx.db.send(
       new PutCommand({
         TableName: ctx.tables.main,
         Item: {
@@ -95,12 +96,8 @@ export async function createDelivery(
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 /**
@@ -116,8 +113,8 @@ export async function restartDelivery(
   nowMs: number,
 ): Promise<boolean> {
   if (await createDelivery(ctx, eventId, endpointId, platformCode, nowMs)) return true;
-  try {
-    await ctx.db.send(
+  return writtenUnlessConditionFailed(
+    ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
         Key: keys.webhookDelivery(eventId, endpointId),
@@ -135,12 +132,8 @@ export async function restartDelivery(
           ':failed': 'failed',
         },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 /**
