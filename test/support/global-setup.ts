@@ -3,7 +3,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import type { TestProject } from 'vitest/node';
 import { ensureTables, freePort, startDynamoLocal } from '../../infra/local/dynamodb.js';
-import { TEST_TABLES } from './tables.js';
+import { testTablesOf } from './tables.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -11,10 +11,11 @@ declare module 'vitest' {
   }
 }
 
-/** Starts DynamoDB Local once per run (in memory) and creates the tables every test file shares. */
+/** Starts DynamoDB Local once per run (in memory) and creates each worker's tables. */
 export default async function setup(project: TestProject) {
   const dynamo = await startDynamoLocal({ port: await freePort() });
-  await ensureTables(dynamo.endpoint, TEST_TABLES);
+  const workers = Math.max(1, Number(project.config.maxWorkers) || 1);
+  for (let worker = 1; worker <= workers; worker++) await ensureTables(dynamo.endpoint, testTablesOf(worker));
   project.provide('dynamoEndpoint', dynamo.endpoint);
   return async () => {
     await dynamo.stop();
