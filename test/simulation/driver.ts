@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { ensureTables, freePort, startDynamoLocal, type LocalDynamo } from '../../infra/local/dynamodb.js';
 import { startHttpServer } from '../../infra/local/server.js';
@@ -23,7 +24,7 @@ import { FaultInjector, type FaultRates, type InjectedFault } from './faults.js'
 import { generateOperations, type Operation, type OperationKind, type Party } from './generator.js';
 import { AnswerLedger, negativeBalance, type BalanceChange, type Violation } from './invariants.js';
 import { keyedDraw } from './prng.js';
-import { cleanClient, customerBody, scanTable, simulationContext } from './world.js';
+import { cleanClient, customerBody, inFlight, scanTable, simulationContext } from './world.js';
 
 /**
  * The seeded simulation (issue 25): the operations drawn from the seed run against the
@@ -156,7 +157,33 @@ export async function simulate(options: SimulationOptions): Promise<SimulationSu
     );
 
     injector.active = true;
+    // SIM_SLOW: besides operations over 5 s, report the event loop held up and the service's DynamoDB calls
+    // in flight for over 3 s (requests queued behind DynamoDB Local's table lock show there).
+    const watches: NodeJS.Timeout[] = [];
+    if (process.env.SIM_SLOW) {
+      let expected = Date.now() + 250;
+      let stuckReports = 0;
+      watches.push(
+        setInterval(() => {
+          const lag = Date.now() - expected;
+          if (lag > 1_000) log(`  event loop blocked ${lag} ms`);
+          expected = Date.now() + 250;
+          const stuck = [...inFlight].filter((call) => Date.now() - call.startedMs > 3_000);
+          if (stuck.length > 0 && ++stuckReports % 8 === 1)
+            log(
+              `  ${stuck.length} DynamoDB calls in flight over 3 s (of ${inFlight.size}): ${stuck
+                .slice(0, 3)
+                .map(
+                  (call) =>
+                    `${call.command} ${Date.now() - call.startedMs} ms ${JSON.stringify(call.input).slice(0, 300)}`,
+                )
+                .join(' | ')}`,
+            );
+        }, 250),
+      );
+    }
     await run.operate(operations, options.concurrency ?? 12);
+    for (const watch of watches) clearInterval(watch);
     injector.active = false;
     log(`seed ${options.seed}: operations done in ${((Date.now() - started) / 1000).toFixed(1)} s; draining`);
     await run.drain(workflows, webhooks, receiver);
@@ -815,17 +842,23 @@ class Run {
       this.violate('every settlement terminal', undefined, `trade ${tradeId} still open after the drain`);
 
     // Deliveries: wait for every event; after a while ask for the missing ones again (POST /events/{id}/redeliver).
+    // The table is scanned for undelivered events only to start and to confirm: in between, the ones found
+    // missing are watched in memory (a scan of a 10,000-operation run's table takes seconds and slows the
+    // deliveries it waits for).
     let redelivered = false;
+    let missing = await this.undelivered();
     for (;;) {
-      await webhooks.sweep().catch(() => undefined);
-      const missing = await this.undelivered();
-      if (missing.length === 0) break;
+      missing = missing.filter((event) => !this.delivered.has(`${event.platform} ${event.id}`));
+      if (missing.length === 0) {
+        missing = await this.undelivered();
+        if (missing.length === 0) break;
+      }
       if (Date.now() > deadline) {
         for (const event of missing.slice(0, 50))
           this.violate(
             'every event delivered',
             undefined,
-            `event ${event.id} (${event.type}) of ${event.platform} never delivered`,
+            `event ${event.id} (${event.type}) of ${event.platform} never delivered: ${await this.deliveryHistory(event)}`,
           );
         break;
       }
@@ -836,9 +869,37 @@ class Run {
           await this.request(-2, index, 'POST', `/events/${event.id}/redeliver`, {}, randomUUID());
         }
       }
+      await webhooks.sweep().catch(() => undefined);
       await sleep(1_000);
     }
     void receiver;
+  }
+
+  /** What the table and the receiver know of an undelivered event: its dispatch, deliveries and attempts. */
+  private async deliveryHistory(event: { id: string; platform: string }): Promise<string> {
+    const db = cleanClient(this.ctx.config.DYNAMODB_ENDPOINT!);
+    try {
+      const { Items = [] } = await db.send(
+        new QueryCommand({
+          TableName: this.ctx.tables.main,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': `EVENT#${event.id}` },
+          ConsistentRead: true,
+        }),
+      );
+      const parts = Items.map((item) => {
+        if (item.sk === 'EVENT') return `event dispatched=${item.dispatched === true} due=${item.gsi3sk ?? 'none'}`;
+        if (String(item.sk).startsWith('DELIVERY#'))
+          return `delivery ${item.endpoint_id} state=${item.state} attempts=${item.attempts} next=${item.next_attempt_at} due=${item.gsi3sk ?? 'none'} lease=${item.lease_until ?? 'none'} reason=${item.failure_reason ?? ''}`;
+        if (String(item.sk).startsWith('ATTEMPT#'))
+          return `attempt ${item.sk} status=${item.status_code ?? item.error ?? '?'}`;
+        return String(item.sk);
+      });
+      const receives = this.receives.get(`${event.platform} ${event.id}`) ?? 0;
+      return `${parts.join('; ')}; receiver saw it ${receives} times`;
+    } finally {
+      db.destroy();
+    }
   }
 
   private async undelivered(): Promise<{ id: string; type: string; platform: string }[]> {

@@ -12,6 +12,9 @@ import { localConfig } from '../../infra/local/local-env.js';
 import { DEFAULT_RETRY_POLICY, realTiming } from '../../lib/runtime/retry-policy.js';
 import type { FaultInjector } from './faults.js';
 
+/** DynamoDB calls (attempts) in flight, when SIM_SLOW asks for stall reports. */
+export const inFlight = new Set<{ command: string; startedMs: number; input: unknown }>();
+
 /**
  * The simulation's context: a configuration like `npm start`'s on the simulation's own tables, with short
  * settlement sessions and deadlines (so trades finish within a run), quick webhook retries, prices that stay
@@ -48,6 +51,19 @@ export function simulationContext(
   });
   // At `deserialize`, inside the SDK's retry loop: every attempt is a place a fault may fall.
   base.middlewareStack.add(faults.middleware(), { step: 'deserialize', name: 'simulationFaults' });
+  if (process.env.SIM_SLOW)
+    base.middlewareStack.add(
+      (next, context) => async (args) => {
+        const call = { command: context.commandName ?? '?', startedMs: Date.now(), input: args.input };
+        inFlight.add(call);
+        try {
+          return await next(args);
+        } finally {
+          inFlight.delete(call);
+        }
+      },
+      { step: 'finalizeRequest', name: 'simulationInFlight' },
+    );
   return createContext(config, {
     db: wrapDocumentClient(base),
     logger: new RecordingLogger(config.LOG_LEVEL, (line) => faults.noteError(line)),
