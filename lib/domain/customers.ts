@@ -1,6 +1,7 @@
 // zod/mini, not the classic `zod` entry: classic's `z` namespace defeats tree-shaking and adds ~450 KB
 // minified to a bundle; mini brings the same validators in ~10 KB.
 import * as z from 'zod/mini';
+import { isPlainObject } from './validation.js';
 import { ValidationError } from './errors.js';
 import {
   idTypeProblem,
@@ -259,12 +260,6 @@ class Problems {
   add(field: string, problem: string): void {
     this.list.push(`${field}: ${problem}`);
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }
 
 /** Absent, `null` and blank all mean "not given" for optional text, so a client's `""` is not an error. */

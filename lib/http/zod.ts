@@ -6,18 +6,6 @@ import en from 'zod/v4/locales/en.js';
 // Modules import `* as z from 'zod/mini'` themselves: re-exporting the namespace would defeat tree-shaking.
 z.config(en());
 
-/** `field.path: message` for every issue, so a client sees all its mistakes at once. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[], root: string): string[] {
-  return issues.map((issue) => {
-    const path = issue.path.length
-      ? issue.path
-          .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i ? '.' : ''}${String(part)}`))
-          .join('')
-      : root;
-    return `${path}: ${issue.message}`;
-  });
-}
-
 /** A required non-empty string (trimmed length ≥ 1) of at most `max` characters. */
 export const text = (max = 200) =>
   z

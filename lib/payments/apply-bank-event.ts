@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import { bankEventLegs } from '../domain/ach-clearing.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import type { AccountRef } from '../domain/ledger.js';
@@ -9,6 +10,7 @@ import { newBookingId } from '../store/booking/booking.js';
 import { getPayment, paymentStatusItems, PaymentStatusChangedError } from '../store/payments.js';
 import { type TaggedItem } from '../store/table/transaction-items.js';
 import { paymentView, type PaymentView } from '../domain/payments.js';
+import { formatIssues, isPlainObject } from '../domain/validation.js';
 import type { AppContext } from '../context.js';
 import { recordNegativeClearingBalance, recordPaymentStatus } from '../observability/metrics.js';
 
@@ -104,6 +106,19 @@ async function warnIfOverdrawn(
 }
 
 const MAX_ID_CHARS = 100;
+const NOT_EMPTY = 'must be a non-empty string';
+
+/**
+ * A bank event as the bank's integration sends it. `status` is any text: which statuses a payment may move to
+ * is the domain's rule (`applyPaymentEvent`), and its refusal names the status.
+ */
+const bankEventMessage = z.object({
+  // Ours are UUIDs; a much longer id can't be one, and looking it up would fail on DynamoDB's key size (a throw, so a retry).
+  transaction_id: z
+    .string(NOT_EMPTY)
+    .check(z.minLength(1, NOT_EMPTY), z.maxLength(MAX_ID_CHARS, `at most ${MAX_ID_CHARS} characters`)),
+  status: z.string(NOT_EMPTY).check(z.minLength(1, NOT_EMPTY)),
+});
 
 export type BankEventReply =
   | { result: 'applied' | 'noop'; payment: PaymentView }
@@ -116,19 +131,11 @@ export type BankEventReply =
  * throws, so it is retried.
  */
 export async function replyToBankEvent(ctx: AppContext, input: unknown): Promise<BankEventReply> {
-  const body = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
-  const errors: string[] = [];
-  if (typeof body.transaction_id !== 'string' || body.transaction_id === '')
-    errors.push('transaction_id: must be a non-empty string');
-  // Ours are UUIDs; a much longer id can't be one, and looking it up would fail on DynamoDB's key size (a throw, so a retry).
-  else if (body.transaction_id.length > MAX_ID_CHARS) errors.push(`transaction_id: at most ${MAX_ID_CHARS} characters`);
-  if (typeof body.status !== 'string' || body.status === '') errors.push('status: must be a non-empty string');
-  if (errors.length > 0) return { result: 'rejected', errors };
+  // Not an object at all: every field is missing, as for an empty one.
+  const parsed = bankEventMessage.safeParse(isPlainObject(input) ? input : {});
+  if (!parsed.success) return { result: 'rejected', errors: formatIssues(parsed.error.issues, 'event') };
   try {
-    const { outcome, payment } = await applyBankEvent(ctx, {
-      transaction_id: body.transaction_id as string,
-      status: body.status as string,
-    });
+    const { outcome, payment } = await applyBankEvent(ctx, parsed.data);
     return { result: outcome, payment };
   } catch (error) {
     if (error instanceof ValidationError) return { result: 'rejected', errors: error.errors };

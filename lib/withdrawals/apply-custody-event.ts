@@ -1,9 +1,11 @@
+import * as z from 'zod/mini';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { Money } from '../domain/money.js';
 import { custodyOutcomeLegs, decideCustodyEvent } from '../domain/withdrawals.js';
 import { bookMovement } from '../store/booking/engine.js';
 import { getWithdrawal, withdrawalOutcomeItems, WithdrawalStatusChangedError } from '../store/withdrawals.js';
 import { type Withdrawal } from '../domain/withdrawals.js';
+import { formatIssues, isPlainObject } from '../domain/validation.js';
 import type { AppContext } from '../context.js';
 
 export interface CustodyEvent {
@@ -96,6 +98,20 @@ export async function applyCustodyEvent(ctx: AppContext, event: CustodyEvent): P
 }
 
 const MAX_ID_CHARS = 100;
+const NOT_EMPTY = 'must be a non-empty string';
+const HASH_TEXT = 'must be a non-empty string of at most 200 characters';
+
+/** A custody outcome as the custodian's integration sends it; which statuses apply is the domain's rule. */
+const custodyEventMessage = z.object({
+  // Ours are UUIDs; a much longer id can't be one, and looking it up would fail on DynamoDB's key size (a throw, so a retry).
+  withdrawal_request_id: z
+    .string(NOT_EMPTY)
+    .check(z.minLength(1, NOT_EMPTY), z.maxLength(MAX_ID_CHARS, `at most ${MAX_ID_CHARS} characters`)),
+  status: z.string(NOT_EMPTY).check(z.minLength(1, NOT_EMPTY)),
+  transaction_hash: z.optional(
+    z.nullable(z.string(HASH_TEXT).check(z.minLength(1, HASH_TEXT), z.maxLength(200, HASH_TEXT))),
+  ),
+});
 
 export type CustodyEventReply =
   | { result: 'applied' | 'noop'; withdrawal: CustodyOutcomeView }
@@ -107,24 +123,13 @@ export type CustodyEventReply =
  * asynchronous invokers retry. Anything unexpected (DynamoDB down) still throws, so it is retried.
  */
 export async function replyToCustodyEvent(ctx: AppContext, input: unknown): Promise<CustodyEventReply> {
-  const body = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
-  const errors: string[] = [];
-  if (typeof body.withdrawal_request_id !== 'string' || body.withdrawal_request_id === '')
-    errors.push('withdrawal_request_id: must be a non-empty string');
-  // Ours are UUIDs; a much longer id can't be one, and looking it up would fail on DynamoDB's key size (a throw, so a retry).
-  else if (body.withdrawal_request_id.length > MAX_ID_CHARS)
-    errors.push(`withdrawal_request_id: at most ${MAX_ID_CHARS} characters`);
-  if (typeof body.status !== 'string' || body.status === '') errors.push('status: must be a non-empty string');
-  const hash = body.transaction_hash;
-  if (hash !== undefined && hash !== null && (typeof hash !== 'string' || hash === '' || hash.length > 200)) {
-    errors.push('transaction_hash: must be a non-empty string of at most 200 characters');
-  }
-  if (errors.length > 0) return { result: 'rejected', errors };
+  // Not an object at all: every field is missing, as for an empty one.
+  const parsed = custodyEventMessage.safeParse(isPlainObject(input) ? input : {});
+  if (!parsed.success) return { result: 'rejected', errors: formatIssues(parsed.error.issues, 'event') };
   try {
     const { outcome, withdrawal } = await applyCustodyEvent(ctx, {
-      withdrawal_request_id: body.withdrawal_request_id as string,
-      status: body.status as string,
-      transaction_hash: (hash as string | null | undefined) ?? null,
+      ...parsed.data,
+      transaction_hash: parsed.data.transaction_hash ?? null,
     });
     return { result: outcome, withdrawal };
   } catch (error) {

@@ -297,6 +297,13 @@ describe('POST /convert_withdraw/execute and custody events', () => {
       result: 'rejected',
       errors: ['withdrawal_request_id: must be a non-empty string', 'status: must be a non-empty string'],
     });
+    for (const transaction_hash of ['', 'f'.repeat(201), 42])
+      expect(
+        await custodyEventHandler({ withdrawal_request_id: 'nope', status: 'CONFIRMED', transaction_hash }),
+      ).toEqual({
+        result: 'rejected',
+        errors: ['transaction_hash: must be a non-empty string of at most 200 characters'],
+      });
   });
 
   it('executes for a customer from the customer’s account, and refuses one who cannot pay with 400, moving nothing', async () => {

@@ -390,6 +390,12 @@ describe('payment status events', () => {
       result: 'rejected',
       errors: ['transaction_id: at most 100 characters'],
     });
+    // Wrong types and a message that is not an object: every field named, as for a missing one.
+    for (const message of [{ transaction_id: 42, status: '' }, ['pending'], 'pending'])
+      expect(await bankEvent(message)).toEqual({
+        result: 'rejected',
+        errors: ['transaction_id: must be a non-empty string', 'status: must be a non-empty string'],
+      });
     // Failing moves no money: the platform fronted both purchases and bears them.
     expect((await balances(platform))[clearingKey(platform)]).toBe('800.00');
   });

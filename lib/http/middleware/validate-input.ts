@@ -1,6 +1,8 @@
 import type * as z from 'zod/mini';
 import { ValidationError } from '../../domain/errors.js';
-import { formatIssues } from '../zod.js';
+import { formatIssues } from '../../domain/validation.js';
+// zod's English messages, registered before any schema parses a request.
+import '../zod.js';
 import type { ServiceMiddleware } from '../types.js';
 
 export interface InputSchemas {
