@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../infra/routes.js';
-import { EVENT_HANDLERS } from '../../infra/stack.js';
+import { EVENT_HANDLERS } from '../../infra/event-consumers.js';
 import { MAIN_TABLE } from '../../lib/store/table/tables.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability/metric-names.js';
 import { actionsOf, arnOf, type Json, ofType, resourcesOf, statementsOf, synth } from '../support/template.js';

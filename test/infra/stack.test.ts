@@ -3,7 +3,10 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { routes, type Route } from '../../infra/routes.js';
 import { SETTLEMENT_STATE_NAMES } from '../../infra/settlement-workflow.js';
-import { DEFAULT_SETTINGS, EVENT_HANDLERS, RESERVED_CONCURRENCY, SETTLEMENT_TASK_HANDLERS } from '../../infra/stack.js';
+import { EVENT_HANDLERS } from '../../infra/event-consumers.js';
+import { SETTLEMENT_TASK_HANDLERS } from '../../infra/settlement.js';
+import { DEFAULT_SETTINGS } from '../../infra/stack.js';
+import { RESERVED_CONCURRENCY } from '../../infra/stack-base.js';
 import { LEDGER_CHECK_HANDLER } from '../../infra/ledger-check-stack.js';
 import { Template } from 'aws-cdk-lib/assertions';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metric-names.js';
@@ -49,6 +52,47 @@ describe('the service stack, from the real route table', () => {
   const { stack, template, resources, idOf } = synth();
   const mainId = idOf(stack.mainTable);
   const ttlId = idOf(stack.ttlTable);
+
+  it('keeps the logical ids of everything that holds data, messages, executions or an address', () => {
+    // A logical id is the construct path: nesting a part of the stack in a construct of its own (infra/stack-base.ts)
+    // or renaming an id would make CloudFormation replace these on the next deploy: the tables (RETAIN: orphaned,
+    // then the deploy fails on the name), the queues with their messages, the state machine with its running
+    // executions, the API and its stage with the URL platforms call, the keys every stored secret depends on.
+    const idsOf = (type: string) =>
+      ofType(resources, type)
+        .map(([id]) => id)
+        .sort();
+    expect({
+      tables: idsOf('AWS::DynamoDB::Table'),
+      keys: [...idsOf('AWS::KMS::Key'), ...idsOf('AWS::SecretsManager::Secret')],
+      api: [...idsOf('AWS::ApiGateway::RestApi'), ...idsOf('AWS::ApiGateway::Stage')],
+      queues: idsOf('AWS::SQS::Queue'),
+      stateMachines: idsOf('AWS::StepFunctions::StateMachine'),
+      nestedStacks: idsOf('AWS::CloudFormation::Stack'),
+      topics: idsOf('AWS::SNS::Topic'),
+    }).toEqual({
+      tables: ['MainTable74195DAB', 'TtlTable9A4982F8'],
+      keys: ['ApiSecretsKey21716F38', 'ListCursorKeyDB4EF480'],
+      api: ['ApiF70053CD', 'ApiDeploymentStagev102147F91'],
+      queues: [
+        'BankEventsDeadLetters6DC3D65C',
+        'BankEventsQueue7D9A0BDE',
+        'CustodyEventsDeadLettersCC597EDB',
+        'CustodyEventsQueue7FC547C0',
+        'OpenTradeSweepDeadLetters432AB91A',
+        'WebhookDeliveries34BFFC0D',
+        'WebhookDeliveryDeadLetters507CAD81',
+        'WebhookDispatchFailures8452E209',
+        'WebhookSweepDeadLettersDA01C42B',
+      ],
+      stateMachines: ['SettlementWorkflowC60817D2'],
+      nestedStacks: [
+        'ApiFirewallNestedStackApiFirewallNestedStackResource104A822F',
+        'LedgerCheckNestedStackLedgerCheckNestedStackResourceA6F6B30A',
+      ],
+      topics: ['MonitoringAlarmTopicAF62D4F1'],
+    });
+  });
 
   it('builds the main table from its definition, with PITR, a stream and RETAIN', () => {
     const table = resources[mainId];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../infra/routes.js';
-import { WEBHOOK_HANDLERS } from '../../infra/stack.js';
+import { WEBHOOK_HANDLERS } from '../../infra/webhooks.js';
 import { actionsOf, type Json, ofType, statementsOf, synth } from '../support/template.js';
 
 describe('webhooks on AWS', () => {
