@@ -60,29 +60,70 @@ const REDELIVERY_DELAY_MS = 2_000;
 const MAX_RECEIVES = 5;
 
 export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookOptions = {}): Promise<LocalWebhooks> {
-  let stopped = false;
-  const timers = new Set<NodeJS.Timeout>();
-  const running = new Set<Promise<unknown>>();
-  const track = <T>(promise: Promise<T>) => {
-    running.add(promise);
-    void promise.finally(() => running.delete(promise)).catch(() => undefined);
-    return promise;
-  };
-  const later = (ms: number, run: () => void) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      if (!stopped) run();
-    }, ms);
-    timers.add(timer);
-  };
+  const life = new Lifecycle();
+  const queue = startDeliveryQueue(ctx, options, life);
+  const boundDispatcher = bindDispatcher(ctx, queue);
+  const dispatcher = options.wrapDispatcher ? options.wrapDispatcher(boundDispatcher) : boundDispatcher;
+  const poller = await startStreamPoller(ctx, dispatcher, options, life);
 
-  // ---- in-process queue -> worker ----
+  // ---- schedule -> sweep ----
+  const sweeper = bindWebhookSweep(ctx, queue);
+  let sweeping: Promise<{ events: number; deliveries: number }> | undefined;
+  const sweep = () => (sweeping ??= life.track(sweeper()).finally(() => (sweeping = undefined)));
+  const sweepInterval = setInterval(() => void sweep().catch(() => undefined), options.sweepIntervalMs ?? 5_000);
+
+  return {
+    queue,
+    sweep,
+    async stop() {
+      clearInterval(sweepInterval);
+      await life.stop();
+      poller.close();
+    },
+  };
+}
+
+/** The timers and promises the runtimes start, so `stop` can cancel the first and wait for the second. */
+class Lifecycle {
+  stopped = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly running = new Set<Promise<unknown>>();
+
+  track<T>(promise: Promise<T>): Promise<T> {
+    this.running.add(promise);
+    void promise.finally(() => this.running.delete(promise)).catch(() => undefined);
+    return promise;
+  }
+
+  /** Runs `run` after `ms` unless stopped by then. */
+  later(ms: number, run: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (!this.stopped) run();
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.allSettled([...this.running]);
+  }
+}
+
+/**
+ * SQS in process: a message sent with a delay waits on a timer, then the worker takes it (`concurrency` at
+ * once); a failed one is offered again after the visibility delay, `MAX_RECEIVES` times at most.
+ */
+function startDeliveryQueue(ctx: AppContext, options: LocalWebhookOptions, life: Lifecycle): DeliveryQueue {
   const concurrency = options.concurrency ?? 64;
   const waiting: { message: DeliveryMessage; receives: number }[] = [];
   let active = 0;
   const queue: DeliveryQueue = {
     async send(messages, delaySeconds = 0) {
-      for (const message of messages) later(Math.max(0, delaySeconds * 1000), () => enqueue({ message, receives: 0 }));
+      for (const message of messages)
+        life.later(Math.max(0, delaySeconds * 1000), () => enqueue({ message, receives: 0 }));
     },
   };
   const deps: DeliveryDeps = { queue, resolve: options.resolve, random: options.random };
@@ -93,11 +134,11 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
     pump();
   };
   const pump = () => {
-    while (!stopped && active < concurrency && waiting.length > 0) {
+    while (!life.stopped && active < concurrency && waiting.length > 0) {
       const entry = waiting.shift()!;
       active++;
       const event: SQSEvent = { Records: [sqsRecord(entry.message)] };
-      track(
+      life.track(
         worker(event)
           .then((response) => response.batchItemFailures.length > 0)
           .catch((error) => {
@@ -106,7 +147,7 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
           })
           .then((failed) => {
             if (failed && entry.receives + 1 < MAX_RECEIVES)
-              later(REDELIVERY_DELAY_MS, () => enqueue({ ...entry, receives: entry.receives + 1 }));
+              life.later(REDELIVERY_DELAY_MS, () => enqueue({ ...entry, receives: entry.receives + 1 }));
           })
           .finally(() => {
             active--;
@@ -115,10 +156,26 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
       );
     }
   };
+  return queue;
+}
 
-  // ---- stream poller -> dispatcher ----
-  const boundDispatcher = bindDispatcher(ctx, queue);
-  const dispatcher = options.wrapDispatcher ? options.wrapDispatcher(boundDispatcher) : boundDispatcher;
+interface ShardState {
+  iterator: string | undefined;
+  checkpoint: string | undefined;
+  failures: number;
+}
+
+/**
+ * Lambda's DynamoDB stream event source in process: reads every shard of the main table's stream, hands the
+ * records that pass the dispatch filter to the dispatcher as Lambda would (a failed batch is read again from
+ * its first failed record, `MAX_RECEIVES` times), and polls again at once while a shard has records.
+ */
+async function startStreamPoller(
+  ctx: AppContext,
+  dispatcher: StreamDispatcher,
+  options: LocalWebhookOptions,
+  life: Lifecycle,
+): Promise<{ close(): void }> {
   const endpoint = ctx.config.DYNAMODB_ENDPOINT;
   if (!endpoint) throw new Error('the local webhook runtime needs DYNAMODB_ENDPOINT (DynamoDB Local)');
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -129,11 +186,6 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
   if (!streamArn)
     throw new Error(`table ${ctx.tables.main} has no stream; recreate it (npm start upgrades it) or enable its stream`);
 
-  interface ShardState {
-    iterator: string | undefined;
-    checkpoint: string | undefined;
-    failures: number;
-  }
   const shards = new Map<string, ShardState>();
   const iteratorFor = async (shardId: string, type: ShardIteratorType, sequence?: string) =>
     (
@@ -213,7 +265,7 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
 
   let polls = 0;
   const poll = async () => {
-    if (stopped) return;
+    if (life.stopped) return;
     let busy = false;
     try {
       if (++polls % 50 === 0) await discoverShards(false);
@@ -223,25 +275,12 @@ export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookO
     }
     // A shard that had records is read again at once (records written while the batch was dispatched wait
     // otherwise); an idle stream is polled at the interval.
-    later(busy ? 0 : (options.pollIntervalMs ?? 100), () => void track(poll()));
+    life.later(busy ? 0 : (options.pollIntervalMs ?? 100), () => void life.track(poll()));
   };
-  void track(poll());
-
-  // ---- schedule -> sweep ----
-  const sweeper = bindWebhookSweep(ctx, queue);
-  let sweeping: Promise<{ events: number; deliveries: number }> | undefined;
-  const sweep = () => (sweeping ??= track(sweeper()).finally(() => (sweeping = undefined)));
-  const sweepInterval = setInterval(() => void sweep().catch(() => undefined), options.sweepIntervalMs ?? 5_000);
+  void life.track(poll());
 
   return {
-    queue,
-    sweep,
-    async stop() {
-      stopped = true;
-      clearInterval(sweepInterval);
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      await Promise.allSettled([...running]);
+    close() {
       tables.destroy();
       streams.destroy();
     },
