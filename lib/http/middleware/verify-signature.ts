@@ -1,3 +1,4 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { AuthenticationError, ConflictError, ForbiddenError, RateLimitedError } from '../../domain/errors.js';
 import { getApiKey, passphraseMatches, secretBytes } from '../../store/api-keys.js';
 import { claimSignature } from '../../store/windows.js';
@@ -23,53 +24,23 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       const route = routeFor(event.httpMethod, event.resource);
       if (route && route.area === null) return;
       const svc = request.context.svc;
-
-      const missing = REQUIRED_HEADERS.filter((name) => !svc.headers[name]);
-      if (missing.length) throw new AuthenticationError(`missing headers: ${missing.join(', ')}`);
-      const apiKey = svc.headers['x-svc-api-key']!;
-      const presented = svc.headers['x-svc-signed']!;
-      const timestamp = svc.headers['x-svc-timestamp']!;
-      const passphrase = svc.headers['x-svc-passphrase']!;
-
-      if (!/^\d{1,12}$/.test(timestamp)) throw new AuthenticationError('X-SVC-TIMESTAMP is not UNIX time in seconds');
-      const nowSeconds = ctx.clock.nowSeconds();
-      if (Math.abs(nowSeconds - Number(timestamp)) > SIGNATURE_WINDOW_SECONDS) {
-        throw new AuthenticationError(
-          `X-SVC-TIMESTAMP is more than ${SIGNATURE_WINDOW_SECONDS} seconds from server time`,
-        );
-      }
-      if (!isOneSignature(presented))
-        throw new AuthenticationError('X-SVC-SIGNED is not exactly one base64 HMAC-SHA256 value');
+      const headers = signatureHeaders(svc.headers, ctx.clock.nowSeconds());
 
       // A key this process already refused in its current window is refused again at once: a flood past the
       // limit costs no read, no HMAC and no count.
-      const full = ctx.rateLimiter.knownFull(apiKey, ctx.clock.nowMs());
+      const full = ctx.rateLimiter.knownFull(headers.apiKey, ctx.clock.nowMs());
       if (full) throw new RateLimitedError(full.retryAfterSeconds, full.policy, full.remaining);
 
-      const key = await getApiKey(ctx, apiKey);
+      const key = await getApiKey(ctx, headers.apiKey);
       if (!key) throw new AuthenticationError('unknown API key');
       if (key.revoked_at !== null) throw new AuthenticationError('API key has been revoked');
-      if (!passphraseMatches(key, passphrase)) throw new AuthenticationError('invalid passphrase');
-
-      const secret = await secretBytes(ctx, key);
-      const rawBody = event.body ?? '';
-      const candidates = signedTextCandidates(event.httpMethod, timestamp, {
-        paths: [event.path, event.requestContext?.path].filter((path): path is string => Boolean(path)),
-        queries: queryStringVariants(event.multiValueQueryStringParameters),
-        bodies: rawBody === '' ? ['{}', ''] : [rawBody],
-      });
-      // Check every candidate so timing does not reveal which variant matched.
-      let matched: string | undefined;
-      for (const [ts, method, path, body] of candidates) {
-        const expected = sign(secret, ts!, method!, path!, body!);
-        if (signaturesEqual(expected, presented)) matched = expected;
-      }
-      if (matched === undefined) throw new AuthenticationError('signature does not match the request');
+      if (!passphraseMatches(key, headers.passphrase)) throw new AuthenticationError('invalid passphrase');
+      const matched = matchingSignature(event, headers, await secretBytes(ctx, key));
 
       // The key is proven: its rate limit is checked before anything is written (the
       // replay claim below, idempotency, the use case), so a refused request does no work.
       const limit = key.rate_limit ?? { rps: ctx.config.RATE_LIMIT_RPS, burst: ctx.config.RATE_LIMIT_BURST };
-      const admission = await ctx.rateLimiter.admit(apiKey, limit, ctx.clock.nowMs());
+      const admission = await ctx.rateLimiter.admit(headers.apiKey, limit, ctx.clock.nowMs());
       if (!admission.admitted)
         throw new RateLimitedError(
           admission.refusal.retryAfterSeconds,
@@ -80,38 +51,87 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       if (!route || !route.area || !key.permissions.includes(route.area)) {
         throw new ForbiddenError(`API key lacks the '${route?.area ?? 'unknown'}' permission`);
       }
-
-      if (!SAFE_METHODS.has(event.httpMethod)) {
-        const nowMs = ctx.clock.nowMs();
-        const windowEndsMs = (Number(timestamp) + SIGNATURE_WINDOW_SECONDS + 1) * 1000;
-        const requestId = svc.headers['x-request-id'];
-        // Keyed by the signature we computed, not the header's text: base64 decoding forgives missing or
-        // extra padding and URL-safe letters, so one signature has many spellings.
-        const claim = await claimSignature(
-          ctx,
-          `${apiKey}#${matched}`,
-          nowMs,
-          Math.max(1000, windowEndsMs - nowMs),
-          requestId,
-        );
-        // A repeat of a genuine signature is a duplicate, not an attack: nothing it asks is done again. A
-        // client retrying the very same bytes with its X-Request-Id gets the first answer from idempotency
-        // (a POST's); anything else is told the request was already received.
-        const retry =
-          !claim.fresh && event.httpMethod === 'POST' && requestId !== undefined && claim.requestId === requestId;
-        if (!claim.fresh && !retry) {
-          throw new ConflictError([
-            'request already received: a request with this signature was accepted already; send the same X-Request-Id to get its answer, or sign a new request with a new timestamp',
-          ]);
-        }
-      }
+      if (!SAFE_METHODS.has(event.httpMethod))
+        await claimOnce(ctx, event.httpMethod, headers, matched, svc.headers['x-request-id']);
 
       svc.auth = {
         platformCode: key.platform_code,
         participantCode: key.platform_code,
-        apiKey,
+        apiKey: headers.apiKey,
         permissions: key.permissions,
       };
     },
   };
+}
+
+interface SignatureHeaders {
+  apiKey: string;
+  presented: string;
+  timestamp: string;
+  passphrase: string;
+}
+
+/** The four headers, present, with a timestamp inside the window and exactly one signature; else 403. */
+function signatureHeaders(headers: Record<string, string | undefined>, nowSeconds: number): SignatureHeaders {
+  const missing = REQUIRED_HEADERS.filter((name) => !headers[name]);
+  if (missing.length) throw new AuthenticationError(`missing headers: ${missing.join(', ')}`);
+  const timestamp = headers['x-svc-timestamp']!;
+  if (!/^\d{1,12}$/.test(timestamp)) throw new AuthenticationError('X-SVC-TIMESTAMP is not UNIX time in seconds');
+  if (Math.abs(nowSeconds - Number(timestamp)) > SIGNATURE_WINDOW_SECONDS) {
+    throw new AuthenticationError(`X-SVC-TIMESTAMP is more than ${SIGNATURE_WINDOW_SECONDS} seconds from server time`);
+  }
+  const presented = headers['x-svc-signed']!;
+  if (!isOneSignature(presented))
+    throw new AuthenticationError('X-SVC-SIGNED is not exactly one base64 HMAC-SHA256 value');
+  return { apiKey: headers['x-svc-api-key']!, presented, timestamp, passphrase: headers['x-svc-passphrase']! };
+}
+
+/** The signature, as computed here, of the variant of the request the client signed; else 403. */
+function matchingSignature(event: APIGatewayProxyEvent, headers: SignatureHeaders, secret: Buffer): string {
+  const rawBody = event.body ?? '';
+  const candidates = signedTextCandidates(event.httpMethod, headers.timestamp, {
+    paths: [event.path, event.requestContext?.path].filter((path): path is string => Boolean(path)),
+    queries: queryStringVariants(event.multiValueQueryStringParameters),
+    bodies: rawBody === '' ? ['{}', ''] : [rawBody],
+  });
+  // Check every candidate so timing does not reveal which variant matched.
+  let matched: string | undefined;
+  for (const [ts, method, path, body] of candidates) {
+    const expected = sign(secret, ts!, method!, path!, body!);
+    if (signaturesEqual(expected, headers.presented)) matched = expected;
+  }
+  if (matched === undefined) throw new AuthenticationError('signature does not match the request');
+  return matched;
+}
+
+/**
+ * A mutating request's signature is claimed for the rest of its timestamp window. A repeat of a genuine
+ * signature is a duplicate, not an attack: nothing it asks is done again. A client retrying the very same
+ * bytes with its X-Request-Id gets the first answer from idempotency (a POST's); anything else is told the
+ * request was already received (409).
+ */
+async function claimOnce(
+  ctx: AppContext,
+  method: string,
+  headers: SignatureHeaders,
+  matched: string,
+  requestId: string | undefined,
+): Promise<void> {
+  const nowMs = ctx.clock.nowMs();
+  const windowEndsMs = (Number(headers.timestamp) + SIGNATURE_WINDOW_SECONDS + 1) * 1000;
+  // Keyed by the signature we computed, not the header's text: base64 decoding forgives missing or
+  // extra padding and URL-safe letters, so one signature has many spellings.
+  const claim = await claimSignature(
+    ctx,
+    `${headers.apiKey}#${matched}`,
+    nowMs,
+    Math.max(1000, windowEndsMs - nowMs),
+    requestId,
+  );
+  const retry = !claim.fresh && method === 'POST' && requestId !== undefined && claim.requestId === requestId;
+  if (!claim.fresh && !retry) {
+    throw new ConflictError([
+      'request already received: a request with this signature was accepted already; send the same X-Request-Id to get its answer, or sign a new request with a new timestamp',
+    ]);
+  }
 }
