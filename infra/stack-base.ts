@@ -56,26 +56,14 @@ export const RESERVED_CONCURRENCY = {
 
 export type TableAccess = 'read' | 'write' | 'delete';
 
+const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
+// ConditionCheckItem: the guards inside TransactWriteItems (each of a transaction's actions is authorised on its own).
+const WRITE_ACTIONS = [...READ_ACTIONS, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
+
 const TABLE_ACTIONS: Record<TableAccess, readonly string[]> = {
-  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
-  // ConditionCheckItem: the guards inside TransactWriteItems (each of a transaction's actions is authorised on its own).
-  write: [
-    'dynamodb:GetItem',
-    'dynamodb:BatchGetItem',
-    'dynamodb:Query',
-    'dynamodb:PutItem',
-    'dynamodb:UpdateItem',
-    'dynamodb:ConditionCheckItem',
-  ],
-  delete: [
-    'dynamodb:GetItem',
-    'dynamodb:BatchGetItem',
-    'dynamodb:Query',
-    'dynamodb:PutItem',
-    'dynamodb:UpdateItem',
-    'dynamodb:ConditionCheckItem',
-    'dynamodb:DeleteItem',
-  ],
+  read: READ_ACTIONS,
+  write: WRITE_ACTIONS,
+  delete: [...WRITE_ACTIONS, 'dynamodb:DeleteItem'],
 };
 
 /**

@@ -1,4 +1,4 @@
-import type * as z from 'zod/mini';
+import * as z from 'zod/mini';
 
 /**
  * `field.path: message` for every issue, so a client sees all its mistakes at once: the shape every 400 (and
@@ -22,3 +22,17 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   const prototype = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
 }
+
+const NOT_EMPTY = 'must be a non-empty string';
+
+/** A non-empty string, refused with one message whatever is wrong (absent, another type, empty). */
+export const nonEmptyString = () => z.string(NOT_EMPTY).check(z.minLength(1, NOT_EMPTY));
+
+const MAX_MESSAGE_ID_CHARS = 100;
+
+/**
+ * An id of ours (a UUID) in a message from an outside system: a much longer one can't be one, and looking it
+ * up would fail on DynamoDB's key size (a throw, so a retry of a message that can never succeed).
+ */
+export const messageId = () =>
+  nonEmptyString().check(z.maxLength(MAX_MESSAGE_ID_CHARS, `at most ${MAX_MESSAGE_ID_CHARS} characters`));

@@ -10,7 +10,7 @@ import { newBookingId } from '../store/booking/booking.js';
 import { getPayment, paymentStatusItems, PaymentStatusChangedError } from '../store/payments.js';
 import { type TaggedItem } from '../store/table/transaction-items.js';
 import { paymentView, type PaymentView } from '../domain/payments.js';
-import { formatIssues, isPlainObject } from '../domain/validation.js';
+import { formatIssues, isPlainObject, messageId, nonEmptyString } from '../domain/validation.js';
 import type { AppContext } from '../context.js';
 import { recordNegativeClearingBalance, recordPaymentStatus } from '../observability/metrics.js';
 
@@ -105,20 +105,11 @@ async function warnIfOverdrawn(
   recordNegativeClearingBalance(ctx.metrics, payment.platform_code, clearing.balance.toFixed());
 }
 
-const MAX_ID_CHARS = 100;
-const NOT_EMPTY = 'must be a non-empty string';
-
 /**
  * A bank event as the bank's integration sends it. `status` is any text: which statuses a payment may move to
  * is the domain's rule (`applyPaymentEvent`), and its refusal names the status.
  */
-const bankEventMessage = z.object({
-  // Ours are UUIDs; a much longer id can't be one, and looking it up would fail on DynamoDB's key size (a throw, so a retry).
-  transaction_id: z
-    .string(NOT_EMPTY)
-    .check(z.minLength(1, NOT_EMPTY), z.maxLength(MAX_ID_CHARS, `at most ${MAX_ID_CHARS} characters`)),
-  status: z.string(NOT_EMPTY).check(z.minLength(1, NOT_EMPTY)),
-});
+const bankEventMessage = z.object({ transaction_id: messageId(), status: nonEmptyString() });
 
 export type BankEventReply =
   | { result: 'applied' | 'noop'; payment: PaymentView }

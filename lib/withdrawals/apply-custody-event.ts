@@ -5,7 +5,7 @@ import { custodyOutcomeLegs, decideCustodyEvent } from '../domain/withdrawals.js
 import { bookMovement } from '../store/booking/engine.js';
 import { getWithdrawal, withdrawalOutcomeItems, WithdrawalStatusChangedError } from '../store/withdrawals.js';
 import { type Withdrawal } from '../domain/withdrawals.js';
-import { formatIssues, isPlainObject } from '../domain/validation.js';
+import { formatIssues, isPlainObject, messageId, nonEmptyString } from '../domain/validation.js';
 import type { AppContext } from '../context.js';
 
 export interface CustodyEvent {
@@ -97,17 +97,12 @@ export async function applyCustodyEvent(ctx: AppContext, event: CustodyEvent): P
   }
 }
 
-const MAX_ID_CHARS = 100;
-const NOT_EMPTY = 'must be a non-empty string';
 const HASH_TEXT = 'must be a non-empty string of at most 200 characters';
 
 /** A custody outcome as the custodian's integration sends it; which statuses apply is the domain's rule. */
 const custodyEventMessage = z.object({
-  // Ours are UUIDs; a much longer id can't be one, and looking it up would fail on DynamoDB's key size (a throw, so a retry).
-  withdrawal_request_id: z
-    .string(NOT_EMPTY)
-    .check(z.minLength(1, NOT_EMPTY), z.maxLength(MAX_ID_CHARS, `at most ${MAX_ID_CHARS} characters`)),
-  status: z.string(NOT_EMPTY).check(z.minLength(1, NOT_EMPTY)),
+  withdrawal_request_id: messageId(),
+  status: nonEmptyString(),
   transaction_hash: z.optional(
     z.nullable(z.string(HASH_TEXT).check(z.minLength(1, HASH_TEXT), z.maxLength(200, HASH_TEXT))),
   ),
