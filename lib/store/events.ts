@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { AppContext } from '../context.js';
+import { writtenUnlessConditionFailed } from './table/conditional.js';
 import { EVENT_RETENTION_MS, type EventEnvelope, type EventType, type ResourceType } from '../domain/events.js';
 import { keys } from './keys.js';
 import { readInteger } from './table/integers.js';
@@ -150,8 +150,9 @@ export async function getEvent(
 
 /** The dispatcher has fanned the event out: it leaves the due index (a MODIFY the stream filter ignores). */
 export async function markEventDispatched(ctx: AppContext, eventId: string): Promise<void> {
-  try {
-    await ctx.db.send(
+  // Gone already (TTL): nothing left to mark.
+  await writtenUnlessConditionFailed(
+    ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
         Key: keys.event(eventId),
@@ -159,11 +160,8 @@ export async function markEventDispatched(ctx: AppContext, eventId: string): Pro
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':true': true },
       }),
-    );
-  } catch (error) {
-    // Gone already (TTL): nothing left to mark.
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+    ),
+  );
 }
 
 export interface EventFilters {

@@ -1,9 +1,9 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { queryAll } from './table/query.js';
 import { keys } from './keys.js';
 import { readInteger, readOptionalInteger } from './table/integers.js';
 import type { AppContext } from '../context.js';
+import { writtenUnlessConditionFailed } from './table/conditional.js';
 
 /**
  * The local settlement runner's record of each execution, kept in DynamoDB beside the trade so another
@@ -124,8 +124,8 @@ export async function closeRunningExecution(
   nowMs: number,
   error: string | null = null,
 ): Promise<boolean> {
-  try {
-    await ctx.db.send(
+  return writtenUnlessConditionFailed(
+    ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
         Key: keys.settlementExecution(tradeId, executionId),
@@ -134,12 +134,8 @@ export async function closeRunningExecution(
         ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
         ExpressionAttributeValues: { ':status': status, ':running': 'RUNNING', ':at': nowMs, ':error': error },
       }),
-    );
-    return true;
-  } catch (failure) {
-    if (failure instanceof ConditionalCheckFailedException) return false;
-    throw failure;
-  }
+    ),
+  );
 }
 
 /**

@@ -231,13 +231,8 @@ export async function completeIdempotentRequest(
   run: IdempotentRun,
   response: StoredResponse,
 ): Promise<boolean> {
-  try {
-    await ctx.db.send(new UpdateCommand(completion(ctx, run, await storedResponseText(ctx, run, response))));
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+  const text = await storedResponseText(ctx, run, response);
+  return writtenUnlessConditionFailed(ctx.db.send(new UpdateCommand(completion(ctx, run, text))));
 }
 
 const abandonment = (ctx: AppContext, run: IdempotentRun): DeleteCommandInput => ({
