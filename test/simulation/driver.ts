@@ -17,6 +17,7 @@ import { createApiKey } from '../../lib/store/api-keys.js';
 import { PERMISSION_AREAS } from '../../lib/domain/caller.js';
 import { getPayment } from '../../lib/store/payments.js';
 import { createPlatform } from '../../lib/store/platforms.js';
+import { keys } from '../../lib/store/keys.js';
 import { getTrade } from '../../lib/store/trades.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { isTransient, OPERATION_HEADER, PlatformClient, type Answer } from './client.js';
@@ -883,7 +884,7 @@ class Run {
         new QueryCommand({
           TableName: this.ctx.tables.main,
           KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': `EVENT#${event.id}` },
+          ExpressionAttributeValues: { ':pk': keys.event(event.id).pk },
           ConsistentRead: true,
         }),
       );
