@@ -3,8 +3,9 @@
 // `infra/write-phone-metadata.ts`, and every number is accepted or refused as with the whole `min` build
 // (test/unit/phone-metadata.test.ts). Pattern-level validity would also refuse the reserved 555 numbers the
 // reference API's own examples use; the platform has verified the number with its customer, we refuse what
-// cannot be one.
-import { type MetadataJson, parsePhoneNumberFromString } from 'libphonenumber-js/core';
+// cannot be one. `core/es6` is the package's own build of the same code without the ES5 down-levelling
+// (class and spread helpers): 25 instead of 43 KiB minified in a bundle.
+import { type MetadataJson, parsePhoneNumberFromString } from 'libphonenumber-js/core/es6';
 import phoneMetadata from './phone-metadata.json' with { type: 'json' };
 import { resolveCountry, resolveUsState, type UsState } from './geography.js';
 

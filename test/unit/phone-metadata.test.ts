@@ -4,7 +4,10 @@ import { phoneValidationMetadata } from '../../infra/write-phone-metadata.js';
 import { parsePhoneNumber } from '../../lib/domain/customer-identity.js';
 import phoneMetadata from '../../lib/domain/phone-metadata.json' with { type: 'json' };
 
-/** `parsePhoneNumber` as it was with the whole `min` build (formats included): the reference. */
+/**
+ * `parsePhoneNumber` as it was with the whole `min` build (formats included) in the package's ES5 build: the
+ * reference for both what the metadata keeps and the `core/es6` build the service bundles.
+ */
 function withMinBuild(input: string): string | undefined {
   const text = input.trim();
   if (!/^\+?[\d\s().-]{6,25}$/.test(text)) return undefined;
