@@ -151,4 +151,6 @@ export async function deposit(
 }
 
 /** Internal: the reference's movement already exists. */
-class DepositReferenceRepeated extends Error {}
+class DepositReferenceRepeated extends Error {
+  override readonly name = 'DepositReferenceRepeated';
+}

@@ -98,9 +98,13 @@ export interface LedgerCheckReport {
 }
 
 /** The table can't be read (unreachable, wrong name, no permission): nothing was checked or written. */
-export class LedgerUnreachableError extends Error {}
+export class LedgerUnreachableError extends Error {
+  override readonly name = 'LedgerUnreachableError';
+}
 /** The checkpoint belongs to another run (another table, scope or segment count), or is not one. */
-export class CheckpointMismatchError extends Error {}
+export class CheckpointMismatchError extends Error {
+  override readonly name = 'CheckpointMismatchError';
+}
 
 interface ScanState {
   format: number;

@@ -120,10 +120,14 @@ export function distributionCreationItems(
 }
 
 /** Phase 1 lost a race with an identical request (same id) that wrote the distribution first. */
-export class DistributionExistsError extends Error {}
+export class DistributionExistsError extends Error {
+  override readonly name = 'DistributionExistsError';
+}
 
 /** A chunk's transaction found it no longer pending: another run of the same distribution credited it. */
-export class ChunkAlreadyCreditedError extends Error {}
+export class ChunkAlreadyCreditedError extends Error {
+  override readonly name = 'ChunkAlreadyCreditedError';
+}
 
 /**
  * The chunk's marker for its crediting transaction: `pending` -> `credited`, so of any number of runs
@@ -276,7 +280,9 @@ export function completedDistributionView(distribution: Distribution) {
 }
 
 /** Another run completed the distribution first. */
-class DistributionCompletedError extends Error {}
+class DistributionCompletedError extends Error {
+  override readonly name = 'DistributionCompletedError';
+}
 
 function accountRef(raw: Record<string, any>): AccountRef {
   return {

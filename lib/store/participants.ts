@@ -217,7 +217,9 @@ export interface CreatedCustomer {
 }
 
 /** Only used to tell "the drawn code is taken" apart inside the create loop; never leaves this module. */
-class ParticipantCodeTakenError extends Error {}
+class ParticipantCodeTakenError extends Error {
+  override readonly name = 'ParticipantCodeTakenError';
+}
 
 const MAX_CODE_ATTEMPTS = 5;
 

@@ -41,7 +41,9 @@ export function paymentCreationItem(ctx: AppContext, payment: Payment): TaggedIt
 }
 
 /** Raised by a status update whose expected current status no longer holds (another event got there first). */
-export class PaymentStatusChangedError extends Error {}
+export class PaymentStatusChangedError extends Error {
+  override readonly name = 'PaymentStatusChangedError';
+}
 
 /**
  * Moves a payment from `expected` to `next`, appending to its history, and records its payment.status_changed

@@ -19,7 +19,9 @@ export interface Platform {
 }
 
 /** Only used to tell "the drawn code is taken" apart inside the create loop; never leaves this module. */
-class PlatformCodeTakenError extends Error {}
+class PlatformCodeTakenError extends Error {
+  override readonly name = 'PlatformCodeTakenError';
+}
 
 const MAX_CODE_ATTEMPTS = 5;
 

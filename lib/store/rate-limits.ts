@@ -112,4 +112,6 @@ export async function setPlatformRateLimit(
 }
 
 /** Only tells "no such platform" apart inside `setPlatformRateLimit`; never leaves this module. */
-class PlatformMissingError extends Error {}
+class PlatformMissingError extends Error {
+  override readonly name = 'PlatformMissingError';
+}

@@ -40,10 +40,14 @@ import { writtenUnlessConditionFailed } from './table/conditional.js';
  */
 
 /** Raised by the trade item's condition: the id was already taken (a programming error with random ids). */
-export class TradeIdTakenError extends Error {}
+export class TradeIdTakenError extends Error {
+  override readonly name = 'TradeIdTakenError';
+}
 
 /** Raised by a conditional trade update: the trade was no longer in the state the writer expected. */
-export class TradeStateChangedError extends Error {}
+export class TradeStateChangedError extends Error {
+  override readonly name = 'TradeStateChangedError';
+}
 
 /**
  * Everything that creates `trade`, for the caller's own transaction: the trade item (new id only) and a

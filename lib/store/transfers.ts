@@ -30,7 +30,9 @@ export interface Transfer {
 }
 
 /** Raised by the transfer record's condition: the numeric id was drawn twice in one millisecond. */
-export class TransferIdTakenError extends Error {}
+export class TransferIdTakenError extends Error {
+  override readonly name = 'TransferIdTakenError';
+}
 
 export function transferRecordItem(ctx: AppContext, transfer: Transfer, createdAtMs: number): TaggedItem {
   return {

@@ -43,7 +43,9 @@ function withdrawalStatusEvent(
 }
 
 /** A status update whose expected current status no longer held: another custody event got there first. */
-export class WithdrawalStatusChangedError extends Error {}
+export class WithdrawalStatusChangedError extends Error {
+  override readonly name = 'WithdrawalStatusChangedError';
+}
 
 /**
  * `PENDING` -> an outcome and its withdrawal.status_changed event, for the transaction that books the

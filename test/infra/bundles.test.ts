@@ -74,6 +74,30 @@ describe('function bundles (infra/bundling.ts, as the stack builds them)', () =>
   }, 60_000);
 });
 
+/**
+ * The bundles are built without esbuild's `keepNames`, so a class's own name is minified away; an error's
+ * `name`, which the logs show (`error_kind`, the first line of a stack), is only ever what its class sets.
+ * Every error class the functions can throw sets it, as `lib/domain/errors.ts` does.
+ */
+describe('error classes bundled into functions', () => {
+  it('each set their name, so minification leaves it readable in the logs', () => {
+    const sources = ['lib', 'functions'].flatMap((dir) =>
+      readdirSync(join(PROJECT_ROOT, dir), { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => join(PROJECT_ROOT, dir, file)),
+    );
+    const errorClasses = sources.flatMap((file) => {
+      const source = readFileSync(file, 'utf8');
+      return [...source.matchAll(/class (\w+) extends (\w*Error)\b/g)].map(([, name]) => ({ name: name!, source }));
+    });
+    expect(errorClasses.length).toBeGreaterThan(30);
+    const unnamed = errorClasses
+      .filter(({ name, source }) => !new RegExp(`name = '${name}';`).test(source))
+      .map(({ name }) => name);
+    expect(unnamed, 'error classes that leave `name` to the minifier').toEqual([]);
+  });
+});
+
 describe('function assets (ServiceFunction, bundling on as in `cdk synth`)', () => {
   it('gives each function its own bundle: entry file, chunks, and the files its handler reads beside them', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'assets-test-'));

@@ -33,8 +33,12 @@ const CONCURRENCY = 8;
 const ENTRIES_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - 2) / 2);
 const ATTEMPTS = 3;
 
-class EntryWrittenError extends Error {}
-class AccountMissingError extends Error {}
+class EntryWrittenError extends Error {
+  override readonly name = 'EntryWrittenError';
+}
+class AccountMissingError extends Error {
+  override readonly name = 'AccountMissingError';
+}
 
 async function existingEntries(ctx: AppContext, movementId: string): Promise<Set<string>> {
   const found = new Set<string>();

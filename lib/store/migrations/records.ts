@@ -151,7 +151,9 @@ export async function startMigrationRun(
 }
 
 /** Another run of the same migration and scope saved a page meanwhile: two runs at once (harmless, but one is enough). */
-export class ConcurrentMigrationRunError extends Error {}
+export class ConcurrentMigrationRunError extends Error {
+  override readonly name = 'ConcurrentMigrationRunError';
+}
 
 /**
  * Saves where a running run has got to; `position` null marks it applied. Conditioned on the run still
