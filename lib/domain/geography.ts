@@ -1,10 +1,9 @@
-// The package's `main` (entry-node.js) registers all ~80 locales, which esbuild bundles as ~740 KB minified.
-// Its plain `index.js` (the `browser` entry) has no locales, so we load only English: ~28 KB in the bundle.
-import countries from 'i18n-iso-countries/index.js';
-import en from 'i18n-iso-countries/langs/en.json' with { type: 'json' };
-import { states as usStatesAndTerritories } from 'states-us';
-
-countries.registerLocale(en);
+// The country and state tables these rules read: i18n-iso-countries' English names with the alpha-2 and
+// alpha-3 codes, the part of its `diacritics` table a country name can need, and states-us' codes and names.
+// `infra/write-geography-data.ts` derives them from the installed packages: 12 KiB in a bundle where the
+// packages took 28, and every country and state is found or refused as with the packages' own lookups
+// (test/unit/geography-data.test.ts).
+import geographyData from './geography-data.json' with { type: 'json' };
 
 export interface Country {
   alpha2: string;
@@ -24,17 +23,38 @@ function normaliseKey(input: string): string {
   return input.trim().replace(/\s+/g, ' ').toUpperCase();
 }
 
-function hasOwn(object: object, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(object, key);
+/** The library's letter folding: `ô` reads as `o`, `æ` as `ae`; anything up to U+007E is kept as typed. */
+const plainByLetter: ReadonlyMap<string, string> = new Map(
+  Object.entries(geographyData.nameFoldings).flatMap(([plain, letters]) =>
+    [...letters].map((letter) => [letter, plain]),
+  ),
+);
+
+/** Lowercase without diacritics, as i18n-iso-countries compares names (`Côte d'Ivoire` = `cote d'ivoire`). */
+function foldName(name: string): string {
+  return name.toLowerCase().replace(/[^\u0000-\u007e]/g, (letter) => plainByLetter.get(letter) ?? letter);
 }
 
-const alpha2ToAlpha3 = countries.getAlpha2Codes();
-const alpha3ToAlpha2 = countries.getAlpha3Codes();
+/** Each country by its alpha-2 code, each alpha-3 code's alpha-2, and each English name's (folded) alpha-2. */
+const countryTables = (() => {
+  const byAlpha2 = new Map<string, Readonly<Country>>();
+  const alpha2ByAlpha3 = new Map<string, string>();
+  const alpha2ByFoldedName = new Map<string, string>();
+  for (const [alpha2, alpha3, ...names] of geographyData.countries) {
+    byAlpha2.set(alpha2!, { alpha2: alpha2!, alpha3: alpha3!, name: names[0]! });
+    alpha2ByAlpha3.set(alpha3!, alpha2!);
+    for (const folded of names.map(foldName)) {
+      // The library answers with the first country listing a name (`Congo` is CG's before CD's).
+      if (!alpha2ByFoldedName.has(folded)) alpha2ByFoldedName.set(folded, alpha2!);
+    }
+  }
+  return { byAlpha2, alpha2ByAlpha3, alpha2ByFoldedName };
+})();
 
-function countryFromAlpha2(alpha2: string): Country | undefined {
-  const alpha3 = alpha2ToAlpha3[alpha2];
-  const name = countries.getName(alpha2, 'en', { select: 'official' });
-  return alpha3 && name ? { alpha2, alpha3, name } : undefined;
+/** A country of its own for each answer, as the library's lookups gave: a caller may keep or change it. */
+function countryFromAlpha2(alpha2: string | undefined): Country | undefined {
+  const country = alpha2 === undefined ? undefined : countryTables.byAlpha2.get(alpha2);
+  return country && { ...country };
 }
 
 /**
@@ -46,11 +66,11 @@ function countryFromAlpha2(alpha2: string): Country | undefined {
 export function resolveCountry(input: string): Country | undefined {
   const key = normaliseKey(input);
   if (key === '') return undefined;
-  if (key.length === 2 && hasOwn(alpha2ToAlpha3, key)) return countryFromAlpha2(key);
-  if (key.length === 3 && hasOwn(alpha3ToAlpha2, key)) return countryFromAlpha2(alpha3ToAlpha2[key]!);
-  // The "simple" lookup also ignores diacritics, so `Cote d'Ivoire` and `Turkiye` are found.
-  const alpha2 = countries.getSimpleAlpha2Code(key, 'en');
-  return alpha2 ? countryFromAlpha2(alpha2) : undefined;
+  if (key.length === 2 && countryTables.byAlpha2.has(key)) return countryFromAlpha2(key);
+  if (key.length === 3 && countryTables.alpha2ByAlpha3.has(key))
+    return countryFromAlpha2(countryTables.alpha2ByAlpha3.get(key));
+  // Names ignore diacritics too, so `Cote d'Ivoire` and `Turkiye` are found.
+  return countryFromAlpha2(countryTables.alpha2ByFoldedName.get(foldName(key)));
 }
 
 /**
@@ -84,11 +104,11 @@ const EXCLUDED_USPS_CODES: ReadonlySet<string> = new Set(['PW']);
 
 const usStatesByKey: ReadonlyMap<string, UsState> = (() => {
   const byKey = new Map<string, UsState>();
-  for (const entry of usStatesAndTerritories) {
-    if (EXCLUDED_USPS_CODES.has(entry.abbreviation)) continue;
-    const state = { code: entry.abbreviation, name: entry.name };
-    byKey.set(normaliseKey(entry.abbreviation), state);
-    byKey.set(normaliseKey(entry.name), state);
+  for (const [code, name] of geographyData.usStates) {
+    if (EXCLUDED_USPS_CODES.has(code!)) continue;
+    const state = { code: code!, name: name! };
+    byKey.set(normaliseKey(code!), state);
+    byKey.set(normaliseKey(name!), state);
   }
   return byKey;
 })();
