@@ -149,6 +149,8 @@ export class TradingSettlementStack extends Stack {
       AWS_CONNECT_TIMEOUT_MS: '1000',
       AWS_REQUEST_TIMEOUT_MS: '2000',
       AWS_MAX_ATTEMPTS: '3',
+      // The SDK's default: a function serves one request at a time and opens only a few connections for it.
+      AWS_MAX_SOCKETS: '50',
       // A request waits this long for its booking in a hot account's queue, then answers 503 (the booking
       // still commits once): inside API Gateway's 29 s and the API functions' timeout.
       HOT_ACCOUNT_WAIT_MS: '8000',

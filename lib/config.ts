@@ -34,6 +34,12 @@ const schema = z.object({
   AWS_CONNECT_TIMEOUT_MS: z._default(positiveInteger, 1000),
   AWS_REQUEST_TIMEOUT_MS: z._default(positiveInteger, 2000),
   AWS_MAX_ATTEMPTS: z._default(positiveInteger, 3),
+  /**
+   * Connections each SDK client opens at most; calls past it wait in the client for a free one. 50 is the
+   * SDK's own default. The tests set fewer: DynamoDB Local serves each table behind one lock and fails a
+   * call that waited 10 s for it (a 503 here), so a burst is better queued in the client than inside it.
+   */
+  AWS_MAX_SOCKETS: z._default(positiveInteger, 50),
   STATE_MACHINE_ARN: z.optional(nonEmpty),
   QUOTE_TTL_SECONDS: z._default(positiveInteger, 30),
   PRICE_MAX_AGE_SECONDS: z._default(positiveInteger, 300),

@@ -14,7 +14,7 @@ import { SERVICE_NAME } from '../observability/metric-names.js';
 /** What the SDK clients' timeouts and retries are built from. */
 export type AwsClientConfig = Pick<
   Config,
-  'AWS_REGION' | 'AWS_CONNECT_TIMEOUT_MS' | 'AWS_REQUEST_TIMEOUT_MS' | 'AWS_MAX_ATTEMPTS'
+  'AWS_REGION' | 'AWS_CONNECT_TIMEOUT_MS' | 'AWS_REQUEST_TIMEOUT_MS' | 'AWS_MAX_ATTEMPTS' | 'AWS_MAX_SOCKETS'
 >;
 
 /**
@@ -23,12 +23,15 @@ export type AwsClientConfig = Pick<
  * TimeoutError, which the error mapper answers with 503 and Retry-After. One per client.
  */
 export function awsRequestHandler(
-  config: Pick<Config, 'AWS_CONNECT_TIMEOUT_MS' | 'AWS_REQUEST_TIMEOUT_MS'>,
+  config: Pick<Config, 'AWS_CONNECT_TIMEOUT_MS' | 'AWS_REQUEST_TIMEOUT_MS' | 'AWS_MAX_SOCKETS'>,
 ): NodeHttpHandler {
+  const agent = { keepAlive: true, maxSockets: config.AWS_MAX_SOCKETS };
   return new NodeHttpHandler({
     connectionTimeout: config.AWS_CONNECT_TIMEOUT_MS,
     requestTimeout: config.AWS_REQUEST_TIMEOUT_MS,
     throwOnRequestTimeout: true,
+    httpAgent: agent,
+    httpsAgent: agent,
   });
 }
 
