@@ -1,4 +1,5 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min';
+import mobileExamples from 'libphonenumber-js/mobile/examples';
 import { describe, expect, it } from 'vitest';
 import { phoneValidationMetadata } from '../../infra/write-phone-metadata.js';
 import { parsePhoneNumber } from '../../lib/domain/customer-identity.js';
@@ -27,7 +28,7 @@ function random(seed: number): () => number {
 }
 
 describe('phone metadata (lib/domain/phone-metadata.json)', () => {
-  it('is the min build without formats, as infra/write-phone-metadata.ts derives it from the installed libphonenumber-js', () => {
+  it('is the min build without what parsing never reads, as infra/write-phone-metadata.ts derives it from the installed libphonenumber-js', () => {
     // After upgrading libphonenumber-js: `npx tsx infra/write-phone-metadata.ts`.
     expect(phoneMetadata).toEqual(phoneValidationMetadata());
   });
@@ -55,6 +56,49 @@ describe('phone metadata (lib/domain/phone-metadata.json)', () => {
       '+49301234567',
     ]);
   });
+
+  it("accepts and refuses each country's example mobile number, shortened and lengthened, as the min build does", () => {
+    // A real number of each country, those sharing a calling code included (CA on +1, JE on +44, VA on +39...).
+    const countries: Record<string, unknown[]> = phoneMetadata.countries;
+    let compared = 0;
+    for (const [country, national] of Object.entries(mobileExamples)) {
+      const callingCode = countries[country]?.[0] as string | undefined;
+      if (!callingCode) continue;
+      for (const variant of [national, national.slice(0, -1), `${national}5`, national.slice(0, -3), `0${national}`]) {
+        for (const input of [`+${callingCode}${variant}`, `${callingCode} ${variant}`]) {
+          expect(parsePhoneNumber(input), `${country} ${input}`).toBe(withMinBuild(input));
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(2_000);
+  });
+
+  it('accepts and refuses numbers of every 3-digit start and length where countries share a calling code, as the min build does', () => {
+    // Which of the countries sharing a code a number belongs to decides the lengths `isPossible()` allows
+    // (+1 310 1234 is Canadian and possible, 7 digits being too short for the US): every start of the
+    // national number, at every length one of those countries has.
+    const next = random(6);
+    const countries = phoneMetadata.countries as Record<string, unknown[]>;
+    let compared = 0;
+    for (const [callingCode, sharing] of Object.entries(phoneMetadata.country_calling_codes)) {
+      if (sharing.length < 2) continue;
+      const lengths = new Set(sharing.flatMap((country) => countries[country]![3] as number[]));
+      for (let start = 0; start < 1000; start++) {
+        for (const length of lengths) {
+          for (let sample = 0; sample < 2; sample++) {
+            const rest = Array.from({ length: length - 3 }, () => Math.floor(next() * 10)).join('');
+            const input = `+${callingCode}${String(start).padStart(3, '0')}${rest}`;
+            const ours = parsePhoneNumber(input);
+            if (ours !== withMinBuild(input)) expect(ours, input).toBe(withMinBuild(input));
+            compared++;
+          }
+        }
+      }
+    }
+    expect(parsePhoneNumber('+13101234')).toBe('+13101234');
+    expect(compared).toBeGreaterThan(50_000);
+  }, 60_000);
 
   it('accepts and refuses 200,000 generated numbers exactly as the min build does, for every calling code', () => {
     const next = random(27);
