@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { ACH_ASSET, achClearingAccount, type PlatformAccount } from '../domain/ach-clearing.js';
-import { findAsset } from '../domain/assets.js';
+import { type Asset, findAsset } from '../domain/assets.js';
 import {
   BookingQueuedError,
   ConflictError,
@@ -23,7 +23,7 @@ import { newBookingId } from '../store/booking/booking.js';
 import type { Movement } from '../domain/ledger.js';
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { quoteView, type QuoteView } from './quote-view.js';
-import { tradeExecutionItems } from './trade-execution.js';
+import { type BookedExecution, tradeExecutionItems } from './trade-execution.js';
 import type { AppContext } from '../context.js';
 import { recordPaymentStatus, recordTradesAccepted } from '../observability/metrics.js';
 
@@ -113,6 +113,116 @@ function newBankTransferId(): string {
   return digits;
 }
 
+/** A stored quote's assets and amounts, read once for the funding check and the trade. */
+interface QuoteTerms {
+  underlying: Asset;
+  quoted: Asset;
+  quantity: Money;
+  total: Money;
+}
+
+function quoteTerms(quote: StoredQuote): QuoteTerms {
+  const underlying = findAsset(quote.underlying);
+  const quoted = findAsset(quote.quoted_currency);
+  if (!underlying || !quoted) throw new Error(`quote ${quote.quote_id} names an asset missing from the registry`);
+  return { underlying, quoted, quantity: new Money(quote.quantity), total: new Money(quote.total) };
+}
+
+/**
+ * What the bank moves for an ACH-funded execution, once the funding is known to fit the quote: the trade
+ * amount plus the fee for a buy, minus it for a sell, or the trade amount for an inbound reference.
+ */
+function achFundedAmount(quote: StoredQuote, terms: QuoteTerms, funding: FundingDetails): Money {
+  const errors: string[] = [];
+  if (terms.quoted.symbol !== ACH_ASSET)
+    errors.push(`funding_details: ACH moves ${ACH_ASSET} only; this quote is in ${terms.quoted.symbol}`);
+  // An inbound reference identifies money the platform sends us, which only a buy needs.
+  if (funding.kind === 'inbound_reference' && quote.side !== 'buy')
+    errors.push('funding_details.inbound_reference_id: only a buy is funded by an inbound ACH');
+  if (errors.length > 0) throw new ValidationError(errors);
+  return funding.kind === 'ach_debit_credit'
+    ? achPaymentAmount(quote.side, terms.total, funding.bank_fee)
+    : terms.total;
+}
+
+/** The quote's trade against the liquidity provider: its movement and its items, for the caller's booking. */
+function quoteTradeExecution(
+  ctx: AppContext,
+  auth: AuthContext,
+  quote: StoredQuote,
+  terms: QuoteTerms,
+  tradeId: string,
+  funding: FundingDetails | undefined,
+  clearing: PlatformAccount,
+  nowMs: number,
+): BookedExecution {
+  const ownAccount = (asset: string): PlatformAccount => ({
+    account: {
+      participant_code: quote.participant_code,
+      account_group: quote.account_group,
+      account_label: quote.account_label,
+      asset,
+    },
+    platform_code: quote.account_group,
+  });
+  return tradeExecutionItems(ctx, {
+    tradeId,
+    platformCode: auth.platformCode,
+    clientTradeId: quote.quote_id,
+    side: quote.side,
+    underlying: terms.underlying,
+    quoted: terms.quoted,
+    quantity: terms.quantity,
+    total: terms.total,
+    price: new Money(quote.price),
+    participant: {
+      participant_code: quote.participant_code,
+      platform_code: quote.account_group,
+      account_label: quote.account_label,
+    },
+    underlyingAccount: ownAccount(terms.underlying.symbol),
+    // ACH-funded: the fiat leg is the platform's clearing account, not the participant's fiat balance.
+    quotedAccount: funding ? clearing : ownAccount(terms.quoted.symbol),
+    amountMethod: quote.quoted_by === 'quantity' ? 'price_and_quantity' : 'amounts_per_party',
+    reporter: auth.platformCode,
+    bankFee: funding?.kind === 'ach_debit_credit' ? funding.bank_fee : null,
+    nowMs,
+  });
+}
+
+/** The `submitted` ACH payment created with an ACH-funded execution, for the bank to move `amount`. */
+function achPayment(
+  auth: AuthContext,
+  quote: StoredQuote,
+  quoted: Asset,
+  tradeId: string,
+  funding: FundingDetails,
+  amount: Money,
+  clearing: PlatformAccount,
+  nowMs: number,
+): Payment {
+  return {
+    transaction_id: newId(),
+    platform_code: auth.platformCode,
+    trade_id: tradeId,
+    participant_code: quote.participant_code,
+    asset: quoted.symbol,
+    amount: formatAmount(amount, quoted),
+    trade_amount: quote.total,
+    status: 'submitted',
+    transfer_type: achTransferType(quote.side),
+    bank_transfer_id: newBankTransferId(),
+    funding: funding.kind,
+    external_account_id: funding.kind === 'ach_debit_credit' ? funding.external_account_id : null,
+    description: funding.kind === 'ach_debit_credit' ? funding.description : null,
+    bank_fee: funding.kind === 'ach_debit_credit' ? funding.bank_fee.toFixed(2) : null,
+    inbound_reference_id: funding.kind === 'inbound_reference' ? funding.inbound_reference_id : null,
+    clearing_account: clearing.account,
+    created_at_ms: nowMs,
+    updated_at_ms: nowMs,
+  };
+}
+
 /**
  * `POST /liquidity/execute`. One transaction: the quote goes from open to executed (the condition that lets
  * exactly one of any number of concurrent executions through), the 72-hour claim on the trade's
@@ -128,86 +238,18 @@ export async function executeQuote(
   const funding = parseFunding(request.funding_details);
   const nowMs = ctx.clock.nowMs();
   const quote = await executableQuote(ctx, auth.platformCode, request.quote_id, 'liquidity', nowMs);
-
-  const underlying = findAsset(quote.underlying);
-  const quoted = findAsset(quote.quoted_currency);
-  if (!underlying || !quoted) throw new Error(`quote ${quote.quote_id} names an asset missing from the registry`);
-  const quantity = new Money(quote.quantity);
-  const total = new Money(quote.total);
-
-  const ownAccount = (asset: string): PlatformAccount => ({
-    account: {
-      participant_code: quote.participant_code,
-      account_group: quote.account_group,
-      account_label: quote.account_label,
-      asset,
-    },
-    platform_code: quote.account_group,
-  });
+  const terms = quoteTerms(quote);
   const clearing = achClearingAccount(
     { platform_code: auth.platformCode, participant_code: auth.participantCode },
-    quoted.symbol,
+    terms.quoted.symbol,
   );
-
-  let paymentAmount: Money | undefined;
-  if (funding) {
-    const errors: string[] = [];
-    if (quoted.symbol !== ACH_ASSET)
-      errors.push(`funding_details: ACH moves ${ACH_ASSET} only; this quote is in ${quoted.symbol}`);
-    // An inbound reference identifies money the platform sends us, which only a buy needs.
-    if (funding.kind === 'inbound_reference' && quote.side !== 'buy')
-      errors.push('funding_details.inbound_reference_id: only a buy is funded by an inbound ACH');
-    if (errors.length > 0) throw new ValidationError(errors);
-    paymentAmount = funding.kind === 'ach_debit_credit' ? achPaymentAmount(quote.side, total, funding.bank_fee) : total;
-  }
+  const paymentAmount = funding ? achFundedAmount(quote, terms, funding) : undefined;
 
   const tradeId = newId();
-  const execution = tradeExecutionItems(ctx, {
-    tradeId,
-    platformCode: auth.platformCode,
-    clientTradeId: quote.quote_id,
-    side: quote.side,
-    underlying,
-    quoted,
-    quantity,
-    total,
-    price: new Money(quote.price),
-    participant: {
-      participant_code: quote.participant_code,
-      platform_code: quote.account_group,
-      account_label: quote.account_label,
-    },
-    underlyingAccount: ownAccount(underlying.symbol),
-    // ACH-funded: the fiat leg is the platform's clearing account, not the participant's fiat balance.
-    quotedAccount: funding ? clearing : ownAccount(quoted.symbol),
-    amountMethod: quote.quoted_by === 'quantity' ? 'price_and_quantity' : 'amounts_per_party',
-    reporter: auth.platformCode,
-    bankFee: funding?.kind === 'ach_debit_credit' ? funding.bank_fee : null,
-    nowMs,
-  });
-
-  const payment: Payment | undefined =
+  const execution = quoteTradeExecution(ctx, auth, quote, terms, tradeId, funding, clearing, nowMs);
+  const payment =
     funding && paymentAmount
-      ? {
-          transaction_id: newId(),
-          platform_code: auth.platformCode,
-          trade_id: tradeId,
-          participant_code: quote.participant_code,
-          asset: quoted.symbol,
-          amount: formatAmount(paymentAmount, quoted),
-          trade_amount: quote.total,
-          status: 'submitted',
-          transfer_type: achTransferType(quote.side),
-          bank_transfer_id: newBankTransferId(),
-          funding: funding.kind,
-          external_account_id: funding.kind === 'ach_debit_credit' ? funding.external_account_id : null,
-          description: funding.kind === 'ach_debit_credit' ? funding.description : null,
-          bank_fee: funding.kind === 'ach_debit_credit' ? funding.bank_fee.toFixed(2) : null,
-          inbound_reference_id: funding.kind === 'inbound_reference' ? funding.inbound_reference_id : null,
-          clearing_account: clearing.account,
-          created_at_ms: nowMs,
-          updated_at_ms: nowMs,
-        }
+      ? achPayment(auth, quote, terms.quoted, tradeId, funding, paymentAmount, clearing, nowMs)
       : undefined;
 
   const result: ExecutionResult = {
