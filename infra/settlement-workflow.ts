@@ -76,20 +76,39 @@ export function settlementWorkflowDefinition(
   resources: SettlementWorkflowResources,
   options: SettlementWorkflowOptions = {},
 ): AslDefinition {
-  const S = SETTLEMENT_STATE_NAMES;
+  const task = taskStateFactory(options);
+  return {
+    Comment:
+      'Settles one reported trade: waits for its settlement time, attempts each session until settled or past its deadline.',
+    StartAt: SETTLEMENT_STATE_NAMES.settlesInThisExecution,
+    // The groups are spread in this order so the states keep the order of the deployed definition string.
+    States: {
+      ...startStates(resources, task),
+      ...settlementLoopStates(resources, task),
+      ...legHandOverStates(resources, task),
+      [SETTLEMENT_STATE_NAMES.done]: { Type: 'Succeed' },
+    },
+  };
+}
+
+/** Builds a Task state: `(resource, resultPath, next, comment, extra parameters)`. */
+type TaskState = (
+  resource: string,
+  resultPath: string,
+  next: string,
+  comment: string,
+  parameters?: Record<string, string>,
+) => AslDefinition;
+
+/** Every task state invokes a Lambda with the trade id, keeps its input, and retries the same way. */
+function taskStateFactory(options: SettlementWorkflowOptions): TaskState {
   const retry = {
     intervalSeconds: options.retry?.intervalSeconds ?? 2,
     maxAttempts: options.retry?.maxAttempts ?? 6,
     backoffRate: options.retry?.backoffRate ?? 2,
     maxDelaySeconds: options.retry?.maxDelaySeconds ?? 120,
   };
-  const task = (
-    resource: string,
-    resultPath: string,
-    next: string,
-    comment: string,
-    parameters: Record<string, string> = {},
-  ): AslDefinition => ({
+  return (resource, resultPath, next, comment, parameters = {}) => ({
     Type: 'Task',
     Comment: comment,
     Resource: resource,
@@ -118,99 +137,117 @@ export function settlementWorkflowDefinition(
     ],
     Next: next,
   });
+}
 
+/** The way in: a leg that ends before the settlement time only waits; otherwise wait for it and activate. */
+function startStates(resources: SettlementWorkflowResources, task: TaskState): AslDefinition {
+  const S = SETTLEMENT_STATE_NAMES;
   return {
-    Comment:
-      'Settles one reported trade: waits for its settlement time, attempts each session until settled or past its deadline.',
-    StartAt: S.settlesInThisExecution,
-    States: {
-      [S.settlesInThisExecution]: {
-        Type: 'Choice',
-        Comment: 'A settlement time after this leg ends: this execution only waits, then hands over to the next.',
-        Choices: [
-          {
-            And: [
-              { Variable: '$.continues', IsPresent: true },
-              { Variable: '$.continues', BooleanEquals: true },
-            ],
-            Next: S.waitForEndOfExecution,
-          },
-        ],
-        Default: S.waitForSettlementTime,
-      },
-      [S.waitForSettlementTime]: {
-        Type: 'Wait',
-        Comment: 'Until settlement_at; a time already past continues at once.',
-        TimestampPath: '$.settlement_at',
-        Next: S.activateTrade,
-      },
-      [S.activateTrade]: task(resources.activate, '$.activation', S.attemptSettlement, 'accepted -> active'),
-      [S.attemptSettlement]: task(
-        resources.attempt,
-        '$.attempt',
-        S.settled,
-        'Checks every settling party; all covered -> both legs move in one transaction.',
-        { 'leg_ends_at.$': '$.leg_ends_at' },
-      ),
-      [S.settled]: {
-        Type: 'Choice',
-        Comment: 'No Default: an outcome outside the task contract fails the execution where ops can see it.',
-        Choices: [
-          {
-            Or: [
-              { Variable: '$.attempt.outcome', StringEquals: 'settled' },
-              { Variable: '$.attempt.outcome', StringEquals: 'defaulted' },
-              { Variable: '$.attempt.outcome', StringEquals: 'terminated' },
-            ],
-            Next: S.done,
-          },
-          { Variable: '$.attempt.outcome', StringEquals: 'outstanding', Next: S.pastDeadline },
-        ],
-      },
-      [S.pastDeadline]: {
-        Type: 'Choice',
-        Choices: [
-          {
-            And: [
-              { Variable: '$.attempt.past_deadline', IsPresent: true },
-              { Variable: '$.attempt.past_deadline', BooleanEquals: true },
-            ],
-            Next: S.defaultTrade,
-          },
-          {
-            And: [
-              { Variable: '$.attempt.leg_over', IsPresent: true },
-              { Variable: '$.attempt.leg_over', BooleanEquals: true },
-            ],
-            Next: S.waitForEndOfExecution,
-          },
-        ],
-        Default: S.waitForNextSession,
-      },
-      [S.defaultTrade]: task(
-        resources.default,
-        '$.default',
-        S.done,
-        'Terminates the trade as defaulted; balances untouched.',
-      ),
-      [S.waitForNextSession]: {
-        Type: 'Wait',
-        SecondsPath: '$.session_interval_seconds',
-        Next: S.attemptSettlement,
-      },
-      [S.waitForEndOfExecution]: {
-        Type: 'Wait',
-        TimestampPath: '$.leg_ends_at',
-        Next: S.continueInNextExecution,
-      },
-      [S.continueInNextExecution]: task(
-        resources.continue,
-        '$.continuation',
-        S.done,
-        'Starts the next leg, named <trade_id>-<n>; a repeated start of the same leg is harmless.',
-        { 'leg.$': '$.leg' },
-      ),
-      [S.done]: { Type: 'Succeed' },
+    [S.settlesInThisExecution]: {
+      Type: 'Choice',
+      Comment: 'A settlement time after this leg ends: this execution only waits, then hands over to the next.',
+      Choices: [
+        {
+          And: [
+            { Variable: '$.continues', IsPresent: true },
+            { Variable: '$.continues', BooleanEquals: true },
+          ],
+          Next: S.waitForEndOfExecution,
+        },
+      ],
+      Default: S.waitForSettlementTime,
     },
+    [S.waitForSettlementTime]: {
+      Type: 'Wait',
+      Comment: 'Until settlement_at; a time already past continues at once.',
+      TimestampPath: '$.settlement_at',
+      Next: S.activateTrade,
+    },
+    [S.activateTrade]: task(resources.activate, '$.activation', S.attemptSettlement, 'accepted -> active'),
+  };
+}
+
+/**
+ * The settlement loop: one attempt per session until the trade settles, defaults or is terminated, it passes
+ * its deadline (default it), or the leg runs out (hand over to the next execution).
+ */
+function settlementLoopStates(resources: SettlementWorkflowResources, task: TaskState): AslDefinition {
+  const S = SETTLEMENT_STATE_NAMES;
+  return {
+    [S.attemptSettlement]: task(
+      resources.attempt,
+      '$.attempt',
+      S.settled,
+      'Checks every settling party; all covered -> both legs move in one transaction.',
+      { 'leg_ends_at.$': '$.leg_ends_at' },
+    ),
+    [S.settled]: {
+      Type: 'Choice',
+      Comment: 'No Default: an outcome outside the task contract fails the execution where ops can see it.',
+      Choices: [
+        {
+          Or: [
+            { Variable: '$.attempt.outcome', StringEquals: 'settled' },
+            { Variable: '$.attempt.outcome', StringEquals: 'defaulted' },
+            { Variable: '$.attempt.outcome', StringEquals: 'terminated' },
+          ],
+          Next: S.done,
+        },
+        { Variable: '$.attempt.outcome', StringEquals: 'outstanding', Next: S.pastDeadline },
+      ],
+    },
+    [S.pastDeadline]: {
+      Type: 'Choice',
+      Choices: [
+        {
+          And: [
+            { Variable: '$.attempt.past_deadline', IsPresent: true },
+            { Variable: '$.attempt.past_deadline', BooleanEquals: true },
+          ],
+          Next: S.defaultTrade,
+        },
+        {
+          And: [
+            { Variable: '$.attempt.leg_over', IsPresent: true },
+            { Variable: '$.attempt.leg_over', BooleanEquals: true },
+          ],
+          Next: S.waitForEndOfExecution,
+        },
+      ],
+      Default: S.waitForNextSession,
+    },
+    [S.defaultTrade]: task(
+      resources.default,
+      '$.default',
+      S.done,
+      'Terminates the trade as defaulted; balances untouched.',
+    ),
+    [S.waitForNextSession]: {
+      Type: 'Wait',
+      SecondsPath: '$.session_interval_seconds',
+      Next: S.attemptSettlement,
+    },
+  };
+}
+
+/**
+ * The leg hand-over: an execution may last a year and 25,000 events, so a long settlement waits out this leg
+ * and starts the next execution, which picks up where this one stopped.
+ */
+function legHandOverStates(resources: SettlementWorkflowResources, task: TaskState): AslDefinition {
+  const S = SETTLEMENT_STATE_NAMES;
+  return {
+    [S.waitForEndOfExecution]: {
+      Type: 'Wait',
+      TimestampPath: '$.leg_ends_at',
+      Next: S.continueInNextExecution,
+    },
+    [S.continueInNextExecution]: task(
+      resources.continue,
+      '$.continuation',
+      S.done,
+      'Starts the next leg, named <trade_id>-<n>; a repeated start of the same leg is harmless.',
+      { 'leg.$': '$.leg' },
+    ),
   };
 }

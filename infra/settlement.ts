@@ -7,7 +7,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { MAIN_TABLE } from '../lib/store/table/tables.js';
 import type { Route } from './routes.js';
-import type { ServiceEnvironment } from './service-function.js';
+import type { ServiceEnvironment, ServiceFunction } from './service-function.js';
 import { settlementWorkflowDefinition, type SettlementWorkflowResources } from './settlement-workflow.js';
 import { grantTable, RESERVED_CONCURRENCY, type StackBase } from './stack-base.js';
 
@@ -50,6 +50,24 @@ export function addSettlementWorkflow(base: StackBase, handlers: Record<keyof Se
     resourceName: stateMachineName,
     arnFormat: ArnFormat.COLON_RESOURCE_NAME,
   });
+  const tasks = addSettlementTasks(base, handlers, stateMachineArn);
+  const stateMachine = addSettlementStateMachine(base, tasks, stateMachineName);
+  const { sweep, sweepDeadLetters } = addOpenTradeSweep(base, stateMachine);
+  letRoutesStartSettlement(base, stateMachine);
+  return { stateMachine, sweep, sweepDeadLetters };
+}
+
+type SettlementTasks = Record<keyof SettlementWorkflowResources, ServiceFunction>;
+
+/**
+ * The four task functions. Added in this order because the throttle alarms group functions ten at a time, and
+ * the dashboard lists them, in the order they were added.
+ */
+function addSettlementTasks(
+  base: StackBase,
+  handlers: Record<keyof SettlementWorkflowResources, string>,
+  stateMachineArn: string,
+): SettlementTasks {
   const task = (name: keyof SettlementWorkflowResources) => {
     const startsExecutions = name === 'continue';
     const fn = base.addFunction(`Settlement${name[0]!.toUpperCase()}${name.slice(1)}Task`, `settlement task: ${name}`, {
@@ -67,13 +85,17 @@ export function addSettlementWorkflow(base: StackBase, handlers: Record<keyof Se
       );
     return fn;
   };
-  const tasks = {
+  return {
     activate: task('activate'),
     attempt: task('attempt'),
     default: task('default'),
     continue: task('continue'),
   };
+}
 
+/** The state machine on the shared definition, its error log and the right to invoke its task functions. */
+function addSettlementStateMachine(base: StackBase, tasks: SettlementTasks, stateMachineName: string): StateMachine {
+  const { stack } = base;
   const definition = settlementWorkflowDefinition(
     {
       activate: tasks.activate.function.functionArn,
@@ -114,9 +136,15 @@ export function addSettlementWorkflow(base: StackBase, handlers: Record<keyof Se
         'CloudWatch Logs delivery and X-Ray actions that Step Functions logging and tracing need have no resource-level permissions.',
     },
   );
+  return stateMachine;
+}
 
-  // Nothing may strand a trade: a scheduled sweep starts an execution for any open trade
-  // that lacks one and redrives failed ones. Tasks are idempotent, so a sweep racing a live run is harmless.
+/**
+ * Nothing may strand a trade: a scheduled sweep starts an execution for any open trade that lacks one and
+ * redrives failed ones. Tasks are idempotent, so a sweep racing a live run is harmless.
+ */
+function addOpenTradeSweep(base: StackBase, stateMachine: StateMachine) {
+  const { stack } = base;
   // Invoked asynchronously by the schedule: a run that fails after Lambda's retries (or that EventBridge
   // cannot deliver) is kept here, and alarmed on, instead of vanishing.
   const sweepDeadLetters = new Queue(stack, 'OpenTradeSweepDeadLetters', {
@@ -157,12 +185,15 @@ export function addSettlementWorkflow(base: StackBase, handlers: Record<keyof Se
     schedule: Schedule.rate(Duration.minutes(5)),
     targets: [new LambdaFunction(sweep.function, { deadLetterQueue: sweepDeadLetters, retryAttempts: 2 })],
   });
+  return { sweep, sweepDeadLetters };
+}
 
+/** The routes that store trades start each trade's first execution themselves. */
+function letRoutesStartSettlement(base: StackBase, stateMachine: StateMachine): void {
   for (const [route, fn] of base.routeFunctions) {
     if (!SETTLEMENT_STARTING_ROUTES.some((r) => r.method === route.method && r.path === route.path)) continue;
     const variable: keyof ServiceEnvironment = 'STATE_MACHINE_ARN';
     fn.function.addEnvironment(variable, stateMachine.stateMachineArn);
     stateMachine.grantStartExecution(fn.function);
   }
-  return { stateMachine, sweep, sweepDeadLetters };
 }
