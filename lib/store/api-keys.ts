@@ -54,7 +54,7 @@ export function passphraseMatches(stored: StoredApiKey, presented: string): bool
  * `fixed` credentials exist for signature test vectors; everything else gets random ones.
  */
 export async function createApiKey(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'kms' | 'config'>,
   platformCode: string,
   permissions: readonly PermissionArea[],
   fixed?: ApiKeyCredentials,
@@ -103,7 +103,10 @@ export async function createApiKey(
 /** Longer than any key we issue (32 characters); DynamoDB would refuse the lookup of a key over 2 KB. */
 const MAX_API_KEY_LENGTH = 128;
 
-export async function getApiKey(ctx: AppContext, apiKey: string): Promise<StoredApiKey | undefined> {
+export async function getApiKey(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  apiKey: string,
+): Promise<StoredApiKey | undefined> {
   if (apiKey.length > MAX_API_KEY_LENGTH) return undefined;
   const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.apiKey(apiKey) }));
   const item = out.Item;
@@ -127,7 +130,10 @@ export async function getApiKey(ctx: AppContext, apiKey: string): Promise<Stored
  */
 const SECRET_KEPT_MS = 5 * 60_000;
 
-export async function secretBytes(ctx: AppContext, stored: StoredApiKey): Promise<Buffer> {
+export async function secretBytes(
+  ctx: Pick<AppContext, 'clock' | 'kms' | 'config' | 'caches'>,
+  stored: StoredApiKey,
+): Promise<Buffer> {
   const cache = ctx.caches.apiSecrets;
   const cached = cache.get(stored.secretCiphertext);
   const nowMs = ctx.clock.nowMs();
@@ -137,7 +143,7 @@ export async function secretBytes(ctx: AppContext, stored: StoredApiKey): Promis
   return secret;
 }
 
-export async function revokeApiKey(ctx: AppContext, apiKey: string): Promise<void> {
+export async function revokeApiKey(ctx: Pick<AppContext, 'clock' | 'db' | 'tables'>, apiKey: string): Promise<void> {
   try {
     await ctx.db.send(
       new UpdateCommand({
@@ -154,7 +160,7 @@ export async function revokeApiKey(ctx: AppContext, apiKey: string): Promise<voi
   }
 }
 
-export async function listApiKeys(ctx: AppContext, platformCode: string) {
+export async function listApiKeys(ctx: Pick<AppContext, 'db' | 'tables'>, platformCode: string) {
   const out = await ctx.db.send(
     new QueryCommand({
       TableName: ctx.tables.main,

@@ -21,7 +21,7 @@ export function newAuditEntry(fields: Omit<AuditEntry, 'audit_id'>): AuditEntry 
   return { audit_id: newId(), ...fields };
 }
 
-export function auditItem(ctx: AppContext, entry: AuditEntry): TaggedItem {
+export function auditItem(ctx: Pick<AppContext, 'tables'>, entry: AuditEntry): TaggedItem {
   return {
     item: {
       Put: {
@@ -39,12 +39,16 @@ export function auditItem(ctx: AppContext, entry: AuditEntry): TaggedItem {
   };
 }
 
-export async function recordAudit(ctx: AppContext, entry: AuditEntry): Promise<void> {
+export async function recordAudit(ctx: Pick<AppContext, 'db' | 'tables'>, entry: AuditEntry): Promise<void> {
   await ctx.db.send(new PutCommand({ ...auditItem(ctx, entry).item.Put! }));
 }
 
 /** The audit log from `sinceMs` on, oldest first (at most `limit` entries). */
-export async function auditLog(ctx: AppContext, sinceMs: number, limit = 100): Promise<AuditEntry[]> {
+export async function auditLog(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  sinceMs: number,
+  limit = 100,
+): Promise<AuditEntry[]> {
   const out = await ctx.db.send(
     new QueryCommand({
       TableName: ctx.tables.main,

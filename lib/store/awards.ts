@@ -76,7 +76,7 @@ export interface DistributionChunk {
 
 /** Phase 1's records, for the transaction that also moves pool -> escrow. New ids only. */
 export function distributionCreationItems(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   distribution: Distribution,
   chunks: readonly DistributionChunk[],
 ): TaggedItem[] {
@@ -134,7 +134,7 @@ export class ChunkAlreadyCreditedError extends Error {
  * crediting this chunk exactly one commits. Goes first in the transaction, so a lost race reads as such.
  */
 export function chunkCreditedItem(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   platformCode: string,
   distributionId: string,
   index: number,
@@ -163,7 +163,7 @@ export function chunkCreditedItem(
  * once and in order; a lost race reads as `ChunkAlreadyCreditedError` (read the chunk again to go on).
  */
 export function chunkPartCreditedItem(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   platformCode: string,
   distributionId: string,
   index: number,
@@ -198,7 +198,7 @@ export function chunkPartCreditedItem(
 
 /** One chunk as stored now, read consistently (a part of it may have been credited a moment ago). */
 export async function getDistributionChunk(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   distribution: Distribution,
   index: number,
 ): Promise<DistributionChunk | undefined> {
@@ -217,7 +217,7 @@ export async function getDistributionChunk(
  * it first (harmless: the chunks' markers already guarantee each recipient was credited once).
  */
 export async function completeDistribution(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   distribution: Distribution,
   nowMs: number,
   alongWith: readonly TaggedItem[] = [],
@@ -338,7 +338,7 @@ export interface StoredDistribution {
  * credit from what it reads here, and a chunk credited a moment ago must not look pending.
  */
 export async function getDistribution(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string,
   distributionId: string,
 ): Promise<StoredDistribution | undefined> {
@@ -359,7 +359,7 @@ export async function getDistribution(
 
 /** Ops: distributions not completed, oldest first (the index is eventually consistent; re-read before acting). */
 export async function listOpenDistributions(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
 ): Promise<{ platform_code: string; distribution_id: string; created_at: number }[]> {
   const items = await queryAll(ctx, {
     TableName: ctx.tables.main,

@@ -60,7 +60,12 @@ export function envelopeOf(event: NewEvent, eventId: string, createdAtMs: number
  * id is the key's (`eventIdOfKey`), its type, time and sequence are in the body (and the time in the index
  * keys), and it expires at its TTL second.
  */
-export function eventItem(ctx: AppContext, event: NewEvent, nowMs: number, eventId = newEventId(nowMs)): TaggedItem {
+export function eventItem(
+  ctx: Pick<AppContext, 'tables'>,
+  event: NewEvent,
+  nowMs: number,
+  eventId = newEventId(nowMs),
+): TaggedItem {
   const envelope = envelopeOf(event, eventId, nowMs);
   return {
     item: {
@@ -93,7 +98,7 @@ export function eventItem(ctx: AppContext, event: NewEvent, nowMs: number, event
  * resource's, so they are the same in each.
  */
 export function eventItemsFor(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   platformCodes: readonly string[],
   event: Omit<NewEvent, 'platformCode'>,
   nowMs: number,
@@ -133,7 +138,7 @@ export function storedEventFrom(item: Record<string, any>): StoredEvent {
 
 /** One of the platform's events still inside its 30 days; another platform's event reads as missing. */
 export async function getEvent(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables'>,
   platformCode: string | null,
   eventId: string,
 ): Promise<StoredEvent | undefined> {
@@ -149,7 +154,7 @@ export async function getEvent(
 }
 
 /** The dispatcher has fanned the event out: it leaves the due index (a MODIFY the stream filter ignores). */
-export async function markEventDispatched(ctx: AppContext, eventId: string): Promise<void> {
+export async function markEventDispatched(ctx: Pick<AppContext, 'db' | 'tables'>, eventId: string): Promise<void> {
   // Gone already (TTL): nothing left to mark.
   await writtenUnlessConditionFailed(
     ctx.db.send(
@@ -176,7 +181,7 @@ export interface EventFilters {
  * when the list is filtered by type; the 30-day horizon and `created_after` are a key range; `resource_id`
  * narrows the read with a filter (under the paging read budget).
  */
-export function eventsIndex(ctx: AppContext, platformCode: string, filters: EventFilters): ListIndex {
+export function eventsIndex(ctx: Pick<AppContext, 'clock'>, platformCode: string, filters: EventFilters): ListIndex {
   const horizonMs = ctx.clock.nowMs() - EVENT_RETENTION_MS;
   const fromMs = Math.max(horizonMs, filters.createdAfterMs !== undefined ? filters.createdAfterMs + 1 : horizonMs);
   const index = filters.type ? 'gsi2' : 'gsi1';
@@ -197,7 +202,7 @@ export function eventsIndex(ctx: AppContext, platformCode: string, filters: Even
 
 /** Asks for an event to be sent again to the platform's endpoints: an insert the dispatcher picks up from the stream. */
 export async function putRedeliveryRequest(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   event: StoredEvent,
   nowMs: number,
   alongWith: readonly TaggedItem[] = [],

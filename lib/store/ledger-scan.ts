@@ -103,7 +103,10 @@ export interface ScanSegmentRequest {
  * consistent scan: a booking racing the scan is found by its `last_update` and rechecked, see
  * lib/reconciliation/ledger-check.ts).
  */
-export async function scanLedgerPage(ctx: AppContext, request: ScanSegmentRequest): Promise<ScanPage> {
+export async function scanLedgerPage(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  request: ScanSegmentRequest,
+): Promise<ScanPage> {
   const values = Object.fromEntries(LEDGER_TYPES.map((type, i) => [`:t${i}`, type]));
   const out = await withRetry(ctx, { what: 'ledger scan page' }, () =>
     ctx.db.send(
@@ -231,7 +234,9 @@ function textOf(value: unknown): string {
 }
 
 /** Fails (with the SDK's error) when the main table can't be reached or doesn't exist; reads nothing else. */
-export async function describeMainTable(ctx: AppContext): Promise<{ itemCount: number; sizeBytes: number }> {
+export async function describeMainTable(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+): Promise<{ itemCount: number; sizeBytes: number }> {
   const out = await ctx.db.send(new DescribeTableCommand({ TableName: ctx.tables.main }));
   return { itemCount: out.Table?.ItemCount ?? 0, sizeBytes: out.Table?.TableSizeBytes ?? 0 };
 }
@@ -241,7 +246,7 @@ export async function describeMainTable(ctx: AppContext): Promise<{ itemCount: n
  * (the account's movements index, eventually consistent on AWS). Undefined when no account has the id.
  */
 export async function readAccountNow(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   accountId: string,
 ): Promise<{ account: LedgerFact & { kind: 'account' }; entries: (LedgerFact & { kind: 'entry' })[] } | undefined> {
   const found = await ctx.db.send(
@@ -288,7 +293,7 @@ export async function readAccountNow(
  * in the window, so the check makes it only for an account it must recheck.
  */
 export async function readAccountEvents(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   platformCode: string,
   accountId: string,
   sinceMs: number,
@@ -334,7 +339,7 @@ const LIST_PARTITIONS: Record<CheckedList, (platformCode: string) => string> = {
  * index partition, and the counter again; `stable` when the counter didn't move in between.
  */
 export async function readCounterNow(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   platformCode: string,
   list: string,
 ): Promise<{ counted: number; records: number; stable: boolean } | undefined> {

@@ -60,7 +60,7 @@ export function accountAttributes(
  * is how many bookings it stands for (the account's version, which numbers its balance events, and its movement count).
  */
 export function openedAccountItem(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   account: AccountRef,
   platformCode: string,
   balance: Money,
@@ -110,7 +110,10 @@ export function movementFromItem(item: Record<string, any>): Movement {
 }
 
 /** A booked movement as stored, or undefined. */
-export async function getMovement(ctx: AppContext, movementId: string): Promise<Movement | undefined> {
+export async function getMovement(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  movementId: string,
+): Promise<Movement | undefined> {
   const out = await ctx.db.send(
     new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(movementId), ConsistentRead: true }),
   );
@@ -141,7 +144,10 @@ export const OUTSIDE_ACCOUNT_SHARDS = 16;
  * Reads one account strongly consistently; an account never credited doesn't exist and reads as undefined.
  * A sharded (outside-world) account is the sum of its shards, read in one consistent batch.
  */
-export async function getAccount(ctx: AppContext, account: AccountRef): Promise<Account | undefined> {
+export async function getAccount(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  account: AccountRef,
+): Promise<Account | undefined> {
   if (isUnguarded(account.participant_code)) return getShardedAccount(ctx, account);
   const out = await ctx.db.send(
     new GetCommand({ TableName: ctx.tables.main, Key: keys.account(account), ConsistentRead: true }),
@@ -149,7 +155,10 @@ export async function getAccount(ctx: AppContext, account: AccountRef): Promise<
   return out.Item ? toAccount(out.Item) : undefined;
 }
 
-async function getShardedAccount(ctx: AppContext, account: AccountRef): Promise<Account | undefined> {
+async function getShardedAccount(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  account: AccountRef,
+): Promise<Account | undefined> {
   // The unsharded item too: balances booked before the accounts were sharded stay part of the sum.
   const shardKeys = [
     keys.account(account),
@@ -167,7 +176,10 @@ async function getShardedAccount(ctx: AppContext, account: AccountRef): Promise<
   };
 }
 
-export async function balanceOf(ctx: AppContext, account: AccountRef): Promise<Money> {
+export async function balanceOf(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  account: AccountRef,
+): Promise<Money> {
   return (await getAccount(ctx, account))?.balance ?? new Money(0);
 }
 
@@ -175,7 +187,10 @@ export async function balanceOf(ctx: AppContext, account: AccountRef): Promise<M
  * The account with this id, read strongly consistently once the id index has named it. The index is
  * eventually consistent on AWS: an account credited a moment ago may read as unknown for that moment.
  */
-export async function getAccountById(ctx: AppContext, accountId: string): Promise<Account | undefined> {
+export async function getAccountById(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  accountId: string,
+): Promise<Account | undefined> {
   const out = await ctx.db.send(
     new QueryCommand({
       TableName: ctx.tables.main,
@@ -210,7 +225,7 @@ export interface AccountListFilters {
  * key, so they narrow the key range rather than the read.
  */
 export async function pageOfAccounts(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
   platformCode: string,
   filters: AccountListFilters,
   request: PageRequest,
@@ -245,7 +260,9 @@ export async function pageOfAccounts(
 }
 
 /** Operations and tests: every account and every movement in the table (a full scan; never on a request path). */
-export async function scanLedger(ctx: AppContext): Promise<{ accounts: Account[]; movements: Record<string, any>[] }> {
+export async function scanLedger(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+): Promise<{ accounts: Account[]; movements: Record<string, any>[] }> {
   const accounts: Account[] = [];
   const movements: Record<string, any>[] = [];
   let ExclusiveStartKey: Record<string, any> | undefined;

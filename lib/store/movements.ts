@@ -124,7 +124,7 @@ function timeRange(filters: { fromMs?: number; toMs?: number }): Pick<ListIndex,
  * requests are counted within the count budget over the account's own entries.
  */
 export async function pageOfAccountMovements(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
   account: { accountId: string; movementCount: number },
   filters: Omit<MovementListFilters, 'account_id'>,
   request: PageRequest,
@@ -150,7 +150,7 @@ export async function pageOfAccountMovements(
 
 /** One page of the movements that touch the platform's (or its customers') accounts, newest first. */
 export async function pageOfMovements(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
   platformCode: string,
   filters: MovementListFilters,
   request: PageRequest,
@@ -184,7 +184,10 @@ export async function pageOfMovements(
 }
 
 /** The records of these movements, in the order given (one consistent BatchGetItem per 100; a missing one is left out). */
-export async function movementsById(ctx: AppContext, movementIds: readonly string[]): Promise<StoredMovement[]> {
+export async function movementsById(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  movementIds: readonly string[],
+): Promise<StoredMovement[]> {
   if (movementIds.length === 0) return [];
   const found = await batchGetItems(
     ctx,

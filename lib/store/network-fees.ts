@@ -16,7 +16,7 @@ export interface NetworkFee {
   updated_at: number;
 }
 
-export async function putNetworkFee(ctx: AppContext, fee: NetworkFee): Promise<void> {
+export async function putNetworkFee(ctx: Pick<AppContext, 'db' | 'tables'>, fee: NetworkFee): Promise<void> {
   await ctx.db.send(
     new PutCommand({
       TableName: ctx.tables.main,
@@ -32,7 +32,7 @@ export async function putNetworkFee(ctx: AppContext, fee: NetworkFee): Promise<v
 }
 
 export async function getNetworkFee(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   asset: string,
 ): Promise<{ asset: string; quantity: Money; updated_at: number } | undefined> {
   const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.networkFee(asset) }));

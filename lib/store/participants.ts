@@ -38,7 +38,10 @@ function toParticipant(item: Record<string, any>): Participant {
   };
 }
 
-export async function getParticipant(ctx: AppContext, participantCode: string): Promise<Participant | undefined> {
+export async function getParticipant(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  participantCode: string,
+): Promise<Participant | undefined> {
   const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.participant(participantCode) }));
   return out.Item ? toParticipant(out.Item) : undefined;
 }
@@ -48,7 +51,7 @@ export async function getParticipant(ctx: AppContext, participantCode: string): 
  * retried under the store's retry policy. Codes that don't exist are simply absent from the result.
  */
 export async function getParticipants(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   participantCodes: readonly string[],
 ): Promise<Map<string, Participant>> {
   const unique = [...new Set(participantCodes)];
@@ -62,7 +65,7 @@ export async function getParticipants(
 
 /** A participant the platform may act for: itself or one of its customers. Anything else is invisible. */
 export async function getParticipantOfPlatform(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string,
   participantCode: string,
 ): Promise<Participant | undefined> {
@@ -78,7 +81,11 @@ export async function getParticipantOfPlatform(
  * the lock or fails its condition after it (a 400 naming `field`), never slips through a read made earlier.
  * A transaction may name an item once: callers pass each participant once.
  */
-export function participantActiveCheck(ctx: AppContext, participantCode: string, field: string): TaggedItem {
+export function participantActiveCheck(
+  ctx: Pick<AppContext, 'tables'>,
+  participantCode: string,
+  field: string,
+): TaggedItem {
   return {
     item: {
       ConditionCheck: {
@@ -95,7 +102,7 @@ export function participantActiveCheck(ctx: AppContext, participantCode: string,
 
 /** One check per distinct participant (a transfer between two accounts of one owner checks it once). */
 export function participantActiveChecks(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   participants: readonly { code: string; field: string }[],
 ): TaggedItem[] {
   const seen = new Set<string>();
@@ -114,7 +121,7 @@ export interface ParticipantStatusState {
 }
 
 export async function getParticipantStatusState(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   participantCode: string,
 ): Promise<ParticipantStatusState | undefined> {
   const out = await ctx.db.send(
@@ -154,7 +161,7 @@ export function participantStatusView(participant: Participant, status: Particip
  * event (sequence = the new change counter) and `alongWith` (the audit entry) commit with it.
  */
 export async function changeParticipantStatus(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   state: ParticipantStatusState,
   status: ParticipantStatus,
   nowMs: number,
@@ -229,7 +236,7 @@ const MAX_CODE_ATTEMPTS = 5;
  * writing a history in bulk (the benchmark).
  */
 export function customerItems(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   platformCode: string,
   customer: SealedCustomer | NormalizedMinor,
   code: string,
@@ -297,7 +304,7 @@ export function customerItems(
  * `ValidationError([CUSTODIAN_NO_LONGER_ELIGIBLE])` when the custodian no longer qualifies.
  */
 export async function createCustomer(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'retry'>,
   platformCode: string,
   customer: SealedCustomer | NormalizedMinor,
   alongWith: (created: CreatedCustomer) => readonly TaggedItem[] = () => [],
@@ -364,7 +371,7 @@ export async function createCustomer(
 
 /** The code of the platform's customer holding `emailNormalized` (lowercased), if any. */
 export async function customerCodeByEmail(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string,
   emailNormalized: string,
 ): Promise<string | undefined> {
@@ -379,7 +386,11 @@ export async function customerCodeByEmail(
 }
 
 /** One page of a platform's participants (its own participant and its customers), oldest first, as stored. */
-export async function pageOfParticipants(ctx: AppContext, platformCode: string, request: PageRequest) {
+export async function pageOfParticipants(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  platformCode: string,
+  request: PageRequest,
+) {
   const index: ListIndex = {
     indexName: 'gsi1',
     partition: { attribute: 'gsi1pk', value: keys.participantsOfPlatform(platformCode) },

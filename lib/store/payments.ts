@@ -12,7 +12,7 @@ import type { AppContext } from '../context.js';
 const PAYMENTS_LIST = 'payments';
 
 /** The payment's creation, for the execution transaction that books its trade. */
-export function paymentCreationItem(ctx: AppContext, payment: Payment): TaggedItem {
+export function paymentCreationItem(ctx: Pick<AppContext, 'tables'>, payment: Payment): TaggedItem {
   return {
     item: {
       Put: {
@@ -51,7 +51,7 @@ export class PaymentStatusChangedError extends Error {
  * (and can't both book money, or tell of the change twice).
  */
 export function paymentStatusItems(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   payment: Payment,
   expected: PaymentStatus,
   next: PaymentStatus,
@@ -126,7 +126,10 @@ function toPayment(item: Record<string, any>): Payment {
 }
 
 /** Read strongly consistently: bank events decide on the status they then condition on. */
-export async function getPayment(ctx: AppContext, transactionId: string): Promise<Payment | undefined> {
+export async function getPayment(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  transactionId: string,
+): Promise<Payment | undefined> {
   const out = await ctx.db.send(
     new GetCommand({ TableName: ctx.tables.main, Key: keys.payment(transactionId), ConsistentRead: true }),
   );
@@ -146,7 +149,7 @@ export interface PaymentListFilters {
  * first, with the count of those matching.
  */
 export async function pageOfPayments(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
   platformCode: string,
   range: { fromMs?: number; toMs?: number },
   filters: PaymentListFilters,

@@ -30,7 +30,11 @@ const MAX_CODE_ATTEMPTS = 5;
  * `transactWrite`). The codes are random; a collision with an existing code fails the transaction's
  * condition and we draw again.
  */
-export async function createPlatform(ctx: AppContext, name: string, spreadBps = '0'): Promise<Platform> {
+export async function createPlatform(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'retry'>,
+  name: string,
+  spreadBps = '0',
+): Promise<Platform> {
   for (let attempt = 1; attempt <= MAX_CODE_ATTEMPTS; attempt++) {
     const code = newParticipantCode();
     const now = ctx.clock.nowMs();
@@ -85,7 +89,10 @@ export async function createPlatform(ctx: AppContext, name: string, spreadBps = 
   throw new Error('could not allocate a unique platform code');
 }
 
-export async function getPlatform(ctx: AppContext, platformCode: string): Promise<Platform | undefined> {
+export async function getPlatform(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  platformCode: string,
+): Promise<Platform | undefined> {
   const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.platform(platformCode) }));
   if (!out.Item) return undefined;
   const item = out.Item;
@@ -99,7 +106,11 @@ export async function getPlatform(ctx: AppContext, platformCode: string): Promis
 }
 
 /** Sets a platform's quote spread (ops). False when the platform doesn't exist; never creates one. */
-export async function setPlatformSpread(ctx: AppContext, platformCode: string, spreadBps: string): Promise<boolean> {
+export async function setPlatformSpread(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  platformCode: string,
+  spreadBps: string,
+): Promise<boolean> {
   return writtenUnlessConditionFailed(
     ctx.db.send(
       new UpdateCommand({

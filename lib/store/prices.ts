@@ -22,7 +22,7 @@ export interface StoredPrice {
  * what is stored, so a delayed feed message can't roll the price back.
  * Returns false when a newer price was already there.
  */
-export async function putReferencePrice(ctx: AppContext, price: StoredPrice): Promise<boolean> {
+export async function putReferencePrice(ctx: Pick<AppContext, 'db' | 'tables'>, price: StoredPrice): Promise<boolean> {
   return writtenUnlessConditionFailed(
     ctx.db.send(
       new PutCommand({
@@ -43,7 +43,7 @@ export async function putReferencePrice(ctx: AppContext, price: StoredPrice): Pr
 }
 
 export async function getReferencePrice(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   underlying: string,
   quotedCurrency: string,
 ): Promise<StoredPrice | undefined> {
@@ -74,7 +74,7 @@ function toStoredPrice(item: Record<string, any>): StoredPrice {
  * again under the retry policy). Pairs never priced are absent from the answer.
  */
 export async function getReferencePrices(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   pairs: readonly { underlying: string; quoted_currency: string }[],
 ): Promise<StoredPrice[]> {
   if (pairs.length > 100) throw new Error('getReferencePrices: at most 100 pairs per call');

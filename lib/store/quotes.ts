@@ -59,7 +59,7 @@ export interface QuoteWithdrawal {
  * A new quote as a transaction item, for products that quote and execute in one transaction (rewards,
  * award funding); the condition only guards against reusing a random id.
  */
-export function quoteCreationItem(ctx: AppContext, quote: StoredQuote): TaggedItem {
+export function quoteCreationItem(ctx: Pick<AppContext, 'tables'>, quote: StoredQuote): TaggedItem {
   return {
     item: {
       Put: {
@@ -72,7 +72,7 @@ export function quoteCreationItem(ctx: AppContext, quote: StoredQuote): TaggedIt
 }
 
 /** Stores a new quote; the condition only guards against reusing a random id. */
-export async function putQuote(ctx: AppContext, quote: StoredQuote): Promise<void> {
+export async function putQuote(ctx: Pick<AppContext, 'db' | 'tables'>, quote: StoredQuote): Promise<void> {
   await ctx.db.send(new PutCommand(quoteCreationItem(ctx, quote).item.Put!));
 }
 
@@ -80,7 +80,10 @@ export async function putQuote(ctx: AppContext, quote: StoredQuote): Promise<voi
  * Read strongly consistently: execution decides on the status it is about to condition on, and a quote
  * executed a moment ago must not look open.
  */
-export async function getQuote(ctx: AppContext, quoteId: string): Promise<StoredQuote | undefined> {
+export async function getQuote(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  quoteId: string,
+): Promise<StoredQuote | undefined> {
   const out = await ctx.db.send(
     new GetCommand({ TableName: ctx.tables.main, Key: keys.quote(quoteId), ConsistentRead: true }),
   );
@@ -127,7 +130,12 @@ export const QUOTE_ALREADY_EXECUTED = 'quote_id: the quote has already been exec
  * and unexpired at `nowMs`, so of any number of concurrent executions exactly one commits. The caller
  * checks expiry with the same `nowMs` before writing, so a failure here means another execution won.
  */
-export function quoteExecutionItem(ctx: AppContext, quoteId: string, tradeId: string, nowMs: number): TaggedItem {
+export function quoteExecutionItem(
+  ctx: Pick<AppContext, 'tables'>,
+  quoteId: string,
+  tradeId: string,
+  nowMs: number,
+): TaggedItem {
   return {
     item: {
       Update: {

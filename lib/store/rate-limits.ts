@@ -68,7 +68,7 @@ export function tableRateLimiter(ctx: Pick<AppContext, 'db' | 'tables'>): RateLi
  * repairs a copy an interrupted run missed. False when the platform does not exist; nothing is written then.
  */
 export async function setPlatformRateLimit(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   platformCode: string,
   limit: RateLimit,
   audit: TaggedItem,

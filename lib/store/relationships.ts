@@ -14,7 +14,7 @@ export type RelationshipKind = (typeof RELATIONSHIP_KINDS)[number];
  * the operator's audit record), so a mistyped code grants nothing.
  */
 export async function grantRelationship(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'retry'>,
   platformCode: string,
   kind: RelationshipKind,
   participantCode: string,
@@ -48,7 +48,7 @@ export async function grantRelationship(
 }
 
 export async function hasRelationship(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string,
   kind: RelationshipKind,
   participantCode: string,

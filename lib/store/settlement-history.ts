@@ -45,7 +45,7 @@ export interface SettlementEvent {
  * RUNNING by a process that died is found (and closed) without reading every trade's history.
  */
 export async function recordExecutionStart(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   tradeId: string,
   executionId: string,
   startedAtMs: number,
@@ -72,7 +72,7 @@ export async function recordExecutionStart(
 }
 
 export async function recordExecutionEnd(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   tradeId: string,
   executionId: string,
   status: Exclude<ExecutionStatus, 'RUNNING'>,
@@ -91,7 +91,7 @@ export async function recordExecutionEnd(
 }
 
 export async function recordExecutionEvent(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   tradeId: string,
   executionId: string,
   event: SettlementEvent,
@@ -117,7 +117,7 @@ export async function recordExecutionEvent(
  * takes it off the index of running executions. Returns false when it had already ended.
  */
 export async function closeRunningExecution(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   tradeId: string,
   executionId: string,
   status: Exclude<ExecutionStatus, 'RUNNING'>,
@@ -142,7 +142,11 @@ export async function closeRunningExecution(
  * Marks executions left RUNNING by a process that died as INTERRUPTED. Only the runner that is resuming
  * the trade calls this, before it starts its own execution.
  */
-export async function interruptRunningExecutions(ctx: AppContext, tradeId: string, nowMs: number): Promise<void> {
+export async function interruptRunningExecutions(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  tradeId: string,
+  nowMs: number,
+): Promise<void> {
   const { executions } = await settlementHistory(ctx, tradeId);
   for (const execution of executions.filter((e) => e.status === 'RUNNING')) {
     await closeRunningExecution(
@@ -158,7 +162,7 @@ export async function interruptRunningExecutions(ctx: AppContext, tradeId: strin
 
 /** Every execution recorded RUNNING, oldest first (the sparse index holds nothing else). */
 export async function runningExecutions(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
 ): Promise<{ trade_id: string; execution_id: string; owner: string | null; started_at: number }[]> {
   const items = await queryAll(ctx, {
     TableName: ctx.tables.main,
@@ -176,7 +180,7 @@ export async function runningExecutions(
 
 /** Every execution of a trade's settlement (every leg, every rerun), oldest first, each with its events in order. */
 export async function settlementHistory(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   tradeId: string,
 ): Promise<{ executions: (SettlementExecution & { events: SettlementEvent[] })[] }> {
   const items = await queryAll(ctx, {
@@ -218,7 +222,7 @@ export async function settlementHistory(
 }
 
 /** How many states a trade's executions entered in all: the cost measure of a settlement. */
-export async function stateTransitionCount(ctx: AppContext, tradeId: string): Promise<number> {
+export async function stateTransitionCount(ctx: Pick<AppContext, 'db' | 'tables'>, tradeId: string): Promise<number> {
   const { executions } = await settlementHistory(ctx, tradeId);
   return executions.reduce(
     (sum, execution) => sum + execution.events.filter((event) => event.type === 'StateEntered').length,

@@ -54,7 +54,7 @@ export class TradeStateChangedError extends Error {
  * visibility pointer per other platform that may see it. An open trade also enters the sparse index of
  * trades to resume, a terminated one doesn't.
  */
-export function tradeItems(ctx: AppContext, trade: Trade): TaggedItem[] {
+export function tradeItems(ctx: Pick<AppContext, 'tables'>, trade: Trade): TaggedItem[] {
   const table = ctx.tables.main;
   const tradeItem: TaggedItem = {
     item: {
@@ -97,7 +97,12 @@ export function tradeItems(ctx: AppContext, trade: Trade): TaggedItem[] {
  * `trade.status_changed`, one per platform that may read the trade, with the trade as
  * GET /trades/{trade_id} shows it. The status is `trade_state`; the settlement state is in the data.
  */
-function tradeStatusEvents(ctx: AppContext, trade: Trade, previousStatus: string | null, nowMs: number): TaggedItem[] {
+function tradeStatusEvents(
+  ctx: Pick<AppContext, 'tables'>,
+  trade: Trade,
+  previousStatus: string | null,
+  nowMs: number,
+): TaggedItem[] {
   return eventItemsFor(
     ctx,
     trade.visible_to,
@@ -155,7 +160,7 @@ function listingEntry(trade: Trade, platform: string) {
 
 /** The 72-hour claim on the trade's `client_trade_id`; goes into the same transaction as `tradeItems`. */
 export function clientTradeIdClaim(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   trade: Pick<Trade, 'platform_code' | 'client_trade_id' | 'trade_id'>,
   nowMs: number,
 ): TaggedItem {
@@ -246,7 +251,7 @@ function toTrade(item: Record<string, any>): Trade {
 
 /** One trade. Settlement tasks read consistently: they decide on the state they are about to condition on. */
 export async function getTrade(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   tradeId: string,
   options: { consistent?: boolean } = {},
 ): Promise<Trade | undefined> {
@@ -262,7 +267,7 @@ export async function getTrade(
 
 /** A trade the platform may read, else undefined (another platform's trade is indistinguishable from none). */
 export async function getTradeVisibleTo(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string,
   tradeId: string,
 ): Promise<Trade | undefined> {
@@ -270,7 +275,10 @@ export async function getTradeVisibleTo(
   return trade && trade.visible_to.includes(platformCode) ? trade : undefined;
 }
 
-async function batchGetTrades(ctx: AppContext, tradeIds: readonly string[]): Promise<Map<string, Trade>> {
+async function batchGetTrades(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  tradeIds: readonly string[],
+): Promise<Map<string, Trade>> {
   const items = await batchGetItems(
     ctx,
     tradeIds.map((id) => keys.trade(id)),
@@ -342,7 +350,7 @@ function tradeListIndex(
  * entries, and one batch read for the trades other platforms reported.
  */
 export async function pageOfTrades(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
   platformCode: string,
   range: { fromMs?: number; toMs?: number },
   filters: TradeListFilters,
@@ -384,7 +392,7 @@ export async function pageOfTrades(
 }
 
 /** Every trade not yet terminated, oldest acceptance first: what the settlement runner resumes. */
-export async function listOpenTrades(ctx: AppContext): Promise<Trade[]> {
+export async function listOpenTrades(ctx: Pick<AppContext, 'db' | 'tables'>): Promise<Trade[]> {
   const shards = await Promise.all(
     Array.from({ length: OPEN_SHARDS }, (_, shard) =>
       queryAll(ctx, {
@@ -416,7 +424,7 @@ export interface DueTrade {
  * within the shard; `nextKey` is undefined once the shard has nothing more due.
  */
 export async function dueTradesPage(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   shard: number,
   dueByMs: number,
   limit: number,
@@ -443,7 +451,11 @@ export async function dueTradesPage(
  * execution, so the next sweep goes on to other trades). Conditioned on the key it read: a settlement step
  * that wrote meanwhile set a due time of its own, which stands; a terminated trade stays out of the index.
  */
-export async function postponeDue(ctx: AppContext, due: DueTrade, dueAtMs: number): Promise<boolean> {
+export async function postponeDue(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  due: DueTrade,
+  dueAtMs: number,
+): Promise<boolean> {
   return writtenUnlessConditionFailed(
     ctx.db.send(
       new UpdateCommand({
@@ -484,7 +496,7 @@ export interface TradeChanges {
  * can't both number their event the same).
  */
 export function tradeUpdateItems(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables' | 'config'>,
   trade: Trade,
   expected: readonly TradeState[],
   changes: TradeChanges,
@@ -566,7 +578,7 @@ export function tradeUpdateItems(
  * is now; false once the trade has left them.
  */
 export async function updateTrade(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'retry'>,
   trade: Trade,
   expected: readonly TradeState[],
   changes: TradeChanges,

@@ -34,7 +34,11 @@ export class TransferIdTakenError extends Error {
   override readonly name = 'TransferIdTakenError';
 }
 
-export function transferRecordItem(ctx: AppContext, transfer: Transfer, createdAtMs: number): TaggedItem {
+export function transferRecordItem(
+  ctx: Pick<AppContext, 'tables'>,
+  transfer: Transfer,
+  createdAtMs: number,
+): TaggedItem {
   return {
     item: {
       Put: {
@@ -61,7 +65,7 @@ function toTransfer(item: Record<string, any>): Transfer {
   return { ...(rest as Transfer), id: readInteger(item.id) };
 }
 
-export async function getTransfer(ctx: AppContext, id: string): Promise<Transfer | undefined> {
+export async function getTransfer(ctx: Pick<AppContext, 'db' | 'tables'>, id: string): Promise<Transfer | undefined> {
   const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.transfer(id) }));
   return out.Item ? toTransfer(out.Item) : undefined;
 }
@@ -80,7 +84,7 @@ export interface TransferListFilters {
 
 /** One page of a platform's transfers, newest first, with the count of those matching the filters. */
 export async function pageOfTransfers(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
   platformCode: string,
   filters: TransferListFilters,
   request: PageRequest,

@@ -67,7 +67,7 @@ const dueKey = (eventId: string, endpointId: string, atMs: number) =>
 
 /** Creates the delivery unless it exists; true when this call created it (and should queue it). */
 export async function createDelivery(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   eventId: string,
   endpointId: string,
   platformCode: string,
@@ -106,7 +106,7 @@ export async function createDelivery(
  * being delivered already). True when a round was started (and should be queued).
  */
 export async function restartDelivery(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   eventId: string,
   endpointId: string,
   platformCode: string,
@@ -142,7 +142,7 @@ export async function restartDelivery(
  * worker that dies mid-send is retried by the sweep.
  */
 export async function claimAttempt(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   eventId: string,
   endpointId: string,
   nowMs: number,
@@ -200,7 +200,7 @@ export type AttemptEnd =
  * being ours (attempt number and in_flight), so a worker whose lease ran out can't overwrite a newer try.
  */
 export async function finishAttempt(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   claimed: ClaimedAttempt,
   record: AttemptRecord,
   end: AttemptEnd,
@@ -277,7 +277,7 @@ export interface StoredAttempt extends AttemptRecord {
 }
 
 /** An endpoint's attempts of the last 30 days as a list, oldest first. */
-export function attemptsIndex(ctx: AppContext, endpointId: string): ListIndex {
+export function attemptsIndex(ctx: Pick<AppContext, 'clock'>, endpointId: string): ListIndex {
   return {
     indexName: 'gsi1',
     partition: { attribute: 'gsi1pk', value: keys.attemptsOfEndpoint(endpointId) },
@@ -303,7 +303,11 @@ export function attemptFrom(item: Record<string, any>): StoredAttempt {
 /** What the sweep finds due: undispatched events and deliveries whose next step is late. */
 export type DueWork = { kind: 'event'; eventId: string } | { kind: 'delivery'; eventId: string; endpointId: string };
 
-export async function dueWork(ctx: AppContext, nowMs: number, limitPerShard: number): Promise<DueWork[]> {
+export async function dueWork(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  nowMs: number,
+  limitPerShard: number,
+): Promise<DueWork[]> {
   const upTo = keys.webhooksDueSortKey(nowMs, '~');
   const shards = await Promise.all(
     Array.from({ length: DUE_SHARDS }, (_, shard) =>

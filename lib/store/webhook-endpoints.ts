@@ -74,7 +74,7 @@ export function subscribes(endpoint: StoredEndpoint, type: EventType): boolean {
  * 20 endpoints however many creations race.
  */
 export async function putNewEndpoint(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   endpoint: Omit<StoredEndpoint, 'previousSecretCiphertext' | 'previousSecretExpiresAtMs' | 'tests_sent'>,
   alongWith: readonly TaggedItem[] = [],
 ): Promise<void> {
@@ -120,7 +120,7 @@ export async function putNewEndpoint(
 }
 
 export async function getEndpoint(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string,
   endpointId: string,
 ): Promise<StoredEndpoint | undefined> {
@@ -136,7 +136,7 @@ export async function getEndpoint(
 }
 
 export async function requireEndpoint(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string,
   endpointId: string,
 ): Promise<StoredEndpoint> {
@@ -147,7 +147,7 @@ export async function requireEndpoint(
 
 /** A platform's endpoints, oldest first (at most 20: one query of its partition). */
 export async function endpointsOfPlatform(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string,
   consistent = true,
 ): Promise<StoredEndpoint[]> {
@@ -176,7 +176,7 @@ export interface EndpointChanges {
  * clock, so a repaired endpoint gets five fresh days.
  */
 export async function updateEndpoint(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string,
   endpointId: string,
   changes: EndpointChanges,
@@ -227,7 +227,11 @@ export async function updateEndpoint(
 }
 
 /** Deletes an endpoint and uncounts it; its pending deliveries find it gone and stop. */
-export async function deleteEndpoint(ctx: AppContext, platformCode: string, endpointId: string): Promise<void> {
+export async function deleteEndpoint(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  platformCode: string,
+  endpointId: string,
+): Promise<void> {
   await transactWrite(ctx, [
     {
       item: {
@@ -259,7 +263,7 @@ export async function deleteEndpoint(ctx: AppContext, platformCode: string, endp
  * "the previous" secret: the loser gets 409 and rotates again.
  */
 export async function rotateEndpointSecret(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   endpoint: StoredEndpoint,
   newCiphertext: string,
   previousExpiresAtMs: number,
@@ -291,7 +295,11 @@ export async function rotateEndpointSecret(
 }
 
 /** A delivery to the endpoint succeeded: the failure clock stops. */
-export async function recordEndpointSuccess(ctx: AppContext, endpoint: StoredEndpoint, nowMs: number): Promise<void> {
+export async function recordEndpointSuccess(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  endpoint: StoredEndpoint,
+  nowMs: number,
+): Promise<void> {
   if (endpoint.failing_since === null && endpoint.last_success_at !== null && nowMs - endpoint.last_success_at < 60_000)
     return;
   await writtenUnlessConditionFailed(
@@ -308,7 +316,11 @@ export async function recordEndpointSuccess(ctx: AppContext, endpoint: StoredEnd
 }
 
 /** A delivery attempt failed: the failure clock starts if it isn't running. */
-export async function recordEndpointFailure(ctx: AppContext, endpoint: StoredEndpoint, nowMs: number): Promise<number> {
+export async function recordEndpointFailure(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  endpoint: StoredEndpoint,
+  nowMs: number,
+): Promise<number> {
   if (endpoint.failing_since !== null) return endpoint.failing_since;
   try {
     const out = await ctx.db.send(
@@ -330,7 +342,7 @@ export async function recordEndpointFailure(ctx: AppContext, endpoint: StoredEnd
 
 /** The service disables an endpoint (410 Gone, or five days of failures) and says why. */
 export async function disableEndpoint(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   endpoint: StoredEndpoint,
   reason: string,
   nowMs: number,
@@ -350,7 +362,7 @@ export async function disableEndpoint(
 
 /** Records a webhook.test event with the endpoint's test counter moved to its sequence, in one transaction. */
 export async function countTestEvent(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   endpoint: StoredEndpoint,
   sequence: number,
   event: TaggedItem,

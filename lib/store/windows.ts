@@ -28,7 +28,7 @@ function windowAttributes(nowMs: number, windowMs: number) {
  * not at all. The caller tags it with the domain error its failed condition means (the id is taken).
  */
 export function clientIdClaim(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   kind: string,
   platformCode: string,
   clientId: string,
@@ -56,7 +56,7 @@ export type SignatureClaim = { fresh: true } | { fresh: false; requestId: string
  * and says which X-Request-Id the first carried (a client retrying the very same bytes carries the same).
  */
 export async function claimSignature(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   signature: string,
   nowMs: number,
   windowMs: number,
@@ -119,12 +119,16 @@ export interface IdempotentRun {
 /** The stored form of a sealed answer: this prefix, then the encrypted JSON. */
 const SEALED_PREFIX = 'sealed:';
 
-async function storedResponseText(ctx: AppContext, run: IdempotentRun, response: StoredResponse): Promise<string> {
+async function storedResponseText(
+  ctx: Pick<AppContext, 'kms' | 'config'>,
+  run: IdempotentRun,
+  response: StoredResponse,
+): Promise<string> {
   const text = JSON.stringify(response);
   return run.sealResponse ? `${SEALED_PREFIX}${await encryptSecret(ctx, text)}` : text;
 }
 
-async function readStoredResponse(ctx: AppContext, stored: string): Promise<StoredResponse> {
+async function readStoredResponse(ctx: Pick<AppContext, 'kms' | 'config'>, stored: string): Promise<StoredResponse> {
   const text = stored.startsWith(SEALED_PREFIX) ? await decryptSecret(ctx, stored.slice(SEALED_PREFIX.length)) : stored;
   return JSON.parse(text) as StoredResponse;
 }
@@ -137,7 +141,7 @@ async function readStoredResponse(ctx: AppContext, stored: string): Promise<Stor
  * key of the run that took over.
  */
 export async function beginIdempotentRequest(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'kms' | 'config'>,
   run: IdempotentRun,
   requestHash: string,
   nowMs: number,
@@ -184,7 +188,7 @@ export class RequestTakenOverError extends ConflictError {
   }
 }
 
-const completion = (ctx: AppContext, run: IdempotentRun, storedText: string) => ({
+const completion = (ctx: Pick<AppContext, 'tables'>, run: IdempotentRun, storedText: string) => ({
   TableName: ctx.tables.ttl,
   Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
   UpdateExpression: 'SET #status = :completed, #response = :response REMOVE in_progress_until_ms',
@@ -204,7 +208,11 @@ const completion = (ctx: AppContext, run: IdempotentRun, storedText: string) => 
  * a run that dies after committing leaves a retry the stored answer, never a second booking; and a run
  * that lost its record to a takeover can't commit at all.
  */
-export function requestCompletionItem(ctx: AppContext, run: IdempotentRun, response: StoredResponse): TaggedItem {
+export function requestCompletionItem(
+  ctx: Pick<AppContext, 'tables' | 'kms' | 'config'>,
+  run: IdempotentRun,
+  response: StoredResponse,
+): TaggedItem {
   const onConditionFailed = () => new RequestTakenOverError();
   // A booking refused in a hot account's queue frees the id the way a failed request does (`abandonIdempotentRequest`).
   const release = abandonment(ctx, run);
@@ -227,7 +235,7 @@ export function requestCompletionItem(ctx: AppContext, run: IdempotentRun, respo
 
 /** Stores the response of a run that booked nothing through `requestCompletionItem`; false if it was stored already. */
 export async function completeIdempotentRequest(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'kms' | 'config'>,
   run: IdempotentRun,
   response: StoredResponse,
 ): Promise<boolean> {
@@ -235,7 +243,7 @@ export async function completeIdempotentRequest(
   return writtenUnlessConditionFailed(ctx.db.send(new UpdateCommand(completion(ctx, run, text))));
 }
 
-const abandonment = (ctx: AppContext, run: IdempotentRun): DeleteCommandInput => ({
+const abandonment = (ctx: Pick<AppContext, 'tables'>, run: IdempotentRun): DeleteCommandInput => ({
   TableName: ctx.tables.ttl,
   Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
   ConditionExpression: '#status = :inProgress AND #owner = :owner',
@@ -244,7 +252,10 @@ const abandonment = (ctx: AppContext, run: IdempotentRun): DeleteCommandInput =>
 });
 
 /** A failed request releases its key, so the client can retry (a retry of a partial run resumes it). Only its owner's, only while in progress. */
-export async function abandonIdempotentRequest(ctx: AppContext, run: IdempotentRun): Promise<void> {
+export async function abandonIdempotentRequest(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  run: IdempotentRun,
+): Promise<void> {
   await writtenUnlessConditionFailed(ctx.db.send(new DeleteCommand(abandonment(ctx, run))));
 }
 

@@ -22,7 +22,7 @@ import { eventItem } from './events.js';
  * without the destination address (the participant's own; personal data stays out of events).
  */
 function withdrawalStatusEvent(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   withdrawal: Withdrawal,
   previousStatus: WithdrawalStatus | null,
   nowMs: number,
@@ -52,7 +52,7 @@ export class WithdrawalStatusChangedError extends Error {
  * outcome's movement. Conditioned on the request still being PENDING, so of two racing deliveries only one
  * moves money (and tells of it).
  */
-export function withdrawalCreationItems(ctx: AppContext, withdrawal: Withdrawal): TaggedItem[] {
+export function withdrawalCreationItems(ctx: Pick<AppContext, 'tables'>, withdrawal: Withdrawal): TaggedItem[] {
   const creation: TaggedItem = {
     item: {
       Put: {
@@ -74,7 +74,7 @@ export function withdrawalCreationItems(ctx: AppContext, withdrawal: Withdrawal)
 }
 
 export function withdrawalOutcomeItems(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   withdrawal: Withdrawal,
   outcome: CustodyOutcome,
   transactionHash: string | null,
@@ -141,7 +141,10 @@ function toWithdrawal(item: Record<string, any>): Withdrawal {
 }
 
 /** Read strongly consistently: custody events decide on the status they then condition on. */
-export async function getWithdrawal(ctx: AppContext, withdrawalId: string): Promise<Withdrawal | undefined> {
+export async function getWithdrawal(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  withdrawalId: string,
+): Promise<Withdrawal | undefined> {
   const out = await ctx.db.send(
     new GetCommand({ TableName: ctx.tables.main, Key: keys.withdrawal(withdrawalId), ConsistentRead: true }),
   );
@@ -157,7 +160,7 @@ export interface WithdrawalListFilters {
 
 /** One page of a platform's withdrawal requests, newest first, with the count of those matching. */
 export async function pageOfWithdrawals(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
   platformCode: string,
   filters: WithdrawalListFilters,
   request: PageRequest,

@@ -198,6 +198,22 @@ describe('layering', () => {
     ]);
   });
 
+  it('store functions name the part of the context they use (`Pick<AppContext, ...>`), never the whole of it', () => {
+    // A migration's page and the run that drives it may use anything: a migration is code of its own time.
+    const whole = /\b\w+\??: AppContext\b(?!\[)/;
+    const offending = sourceFiles(join(LIB, 'store'))
+      .filter((file) => !file.includes(join('store', 'migrations', 'run.ts')))
+      .flatMap((file) =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((line) => whole.test(line))
+          .map((line) => `${relative(ROOT, file)}: ${line.trim()}`),
+      );
+    expect(offending).toEqual([]);
+    expect(whole.test('export async function getTrade(ctx: AppContext, tradeId: string) {')).toBe(true);
+    expect(whole.test("  ctx: Pick<AppContext, 'db' | 'tables'>,")).toBe(false);
+  });
+
   it('the check sees an import that leaves lib/', () => {
     const file = join(LIB, 'http', 'middleware', 'example.ts');
     const [specifier] = specifiers("import { routeFor } from '../../../infra/routes.js';");

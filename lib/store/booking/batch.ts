@@ -193,7 +193,7 @@ export interface QueueKeys {
 
 /** The transaction that commits a planned batch (`queue` set on the hot path: each booking's queue entry and result too). */
 export function batchTransaction(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   plan: BatchPlan,
   reads: ReadonlyMap<string, AccountRead>,
   queue: QueueKeys | undefined,
@@ -308,7 +308,7 @@ export function batchTransaction(
 }
 
 /** The entry of a queued booking, removed by the transaction that answers it (so it is answered once). */
-export function queueDelete(ctx: AppContext, pk: string, bookingId: string): TransactItem {
+export function queueDelete(ctx: Pick<AppContext, 'tables'>, pk: string, bookingId: string): TransactItem {
   return {
     Delete: {
       TableName: ctx.tables.main,
@@ -318,7 +318,12 @@ export function queueDelete(ctx: AppContext, pk: string, bookingId: string): Tra
   };
 }
 
-export function resultPut(ctx: AppContext, queue: QueueKeys, bookingId: string, result: BookingResult): TransactItem {
+export function resultPut(
+  ctx: Pick<AppContext, 'tables'>,
+  queue: QueueKeys,
+  bookingId: string,
+  result: BookingResult,
+): TransactItem {
   return {
     Put: {
       TableName: ctx.tables.main,
@@ -339,7 +344,7 @@ export function resultPut(ctx: AppContext, queue: QueueKeys, bookingId: string, 
  * A movement's record and entries as a booking writes them, with the counts the record moves, without the
  * balance updates: for writing a history in bulk (the benchmark's seed, tests of long lists), never to book.
  */
-export function movementRecordItems(ctx: AppContext, movement: Movement, nowMs: number): TaggedItem[] {
+export function movementRecordItems(ctx: Pick<AppContext, 'tables'>, movement: Movement, nowMs: number): TaggedItem[] {
   const platforms = [
     ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
   ];
@@ -352,7 +357,7 @@ export function movementRecordItems(ctx: AppContext, movement: Movement, nowMs: 
 }
 
 /** The movement's immutable record, a second platform's list entry, and an entry per platform or customer account it changes. */
-function movementRecords(ctx: AppContext, movement: Movement, nowMs: number): TransactItem[] {
+function movementRecords(ctx: Pick<AppContext, 'tables'>, movement: Movement, nowMs: number): TransactItem[] {
   assertBalanced(movement);
   const table = ctx.tables.main;
   // The record is the list entry of the first platform whose accounts the movement touches; a second platform
@@ -444,7 +449,7 @@ export const HOT_FOR_MS = 10_000;
  * drawn at random; escrow and fee accounts are blind too, with the debit guard on the sum.
  */
 function accountUpdate(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'tables'>,
   change: NetChange,
   read: AccountRead | undefined,
   batch: { total: Money; bookings: number; guardedDebit: boolean; overdraws: boolean },

@@ -54,7 +54,10 @@ import { writtenUnlessConditionFailed } from '../table/conditional.js';
  * order, many bookings per transaction, and each request waits for its own result (flat combining: every
  * waiting request is a candidate committer, so there is no worker to run or to lose).
  */
-export async function book(ctx: AppContext, booking: Booking): Promise<void> {
+export async function book(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  booking: Booking,
+): Promise<void> {
   const settled: Booking = { ...booking, items: await settleItems(booking.items) };
   const hot = await bookCold(ctx, settled);
   if (hot) await bookHot(ctx, settled, hot);
@@ -82,7 +85,7 @@ function coldRetryReason(error: unknown): string | undefined {
  * have committed unanswered). Its token makes a committed one answer success rather than apply twice; a
  * cancellation says it never committed, and the booking is planned afresh.
  */
-async function committedOnResend(ctx: AppContext, unanswered: TransactWriteCommandInput): Promise<boolean> {
+async function committedOnResend(ctx: Pick<AppContext, 'db'>, unanswered: TransactWriteCommandInput): Promise<boolean> {
   try {
     await ctx.db.send(new TransactWriteCommand(unanswered));
     return true;
@@ -93,7 +96,10 @@ async function committedOnResend(ctx: AppContext, unanswered: TransactWriteComma
 }
 
 /** The booking alone, in one transaction; or the account it found hot (then it goes to its queue). */
-async function bookCold(ctx: AppContext, booking: Booking): Promise<AccountRead | undefined> {
+async function bookCold(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'retry'>,
+  booking: Booking,
+): Promise<AccountRead | undefined> {
   const stored = storedBooking(booking, { refusals: false });
   const wanted = readAccountsOf(booking.movement);
   let staleReads = 0;
@@ -174,7 +180,7 @@ function conflictedAccount(
 
 /** Consistent reads of the accounts, in one BatchGetItem (100 keys at most: a movement has a handful). */
 async function readAccounts(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   wanted: ReadonlyArray<{ account: AccountRef; platformCode: string | null }>,
 ): Promise<Map<string, AccountRead>> {
   const reads = new Map<string, AccountRead>();
@@ -201,7 +207,10 @@ async function readAccounts(
 }
 
 /** Marks the account hot (without moving its version: bookings in flight are not disturbed) and returns it. */
-async function markHot(ctx: AppContext, read: AccountRead): Promise<AccountRead> {
+async function markHot(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger'>,
+  read: AccountRead,
+): Promise<AccountRead> {
   const nowMs = ctx.clock.nowMs();
   await writtenUnlessConditionFailed(
     ctx.db.send(
@@ -237,7 +246,11 @@ const QUEUE_RETENTION_MS = 24 * 60 * 60 * 1000;
 const QUEUE_SHARDS = 4;
 
 /** The booking queued under its hot account; commits it (and whatever else is queued) or waits for its result. */
-async function bookHot(ctx: AppContext, booking: Booking, hot: AccountRead): Promise<void> {
+async function bookHot(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  booking: Booking,
+  hot: AccountRead,
+): Promise<void> {
   const account = accountKey(hot.account);
   const base = keys.bookingQueue(account);
   const pk = keys.bookingQueueShard(account, randomInt(QUEUE_SHARDS));
@@ -282,13 +295,13 @@ async function bookHot(ctx: AppContext, booking: Booking, hot: AccountRead): Pro
  * retry to find that outcome. So the request hears what the wait bound answers, never a 500 or a release
  * of its id.
  */
-function stillQueued(ctx: AppContext, account: string, error: unknown): BookingQueuedError {
+function stillQueued(ctx: Pick<AppContext, 'logger'>, account: string, error: unknown): BookingQueuedError {
   const log = retryReason(error) ? ctx.logger.warn : ctx.logger.error;
   log.call(ctx.logger, 'hot account: a turn failed; the booking stays queued', { account, error });
   return new BookingQueuedError();
 }
 
-function turnsOf(ctx: AppContext, pk: string): HotAccountTurns {
+function turnsOf(ctx: Pick<AppContext, 'caches'>, pk: string): HotAccountTurns {
   let turns = ctx.caches.hotAccounts.get(pk);
   if (!turns) {
     turns = { turn: Promise.resolve(), waiting: 0, results: new Map() };
@@ -313,7 +326,7 @@ function settle(booking: Booking, result: BookingResult): void {
  * DynamoDB too): the result if a round has produced it; else, when the lease is free, a round of commits.
  */
 async function takeTurn(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'retry'>,
   turns: HotAccountTurns,
   queue: { account: string; base: string; pk: string },
   bookingId: string,
@@ -360,7 +373,12 @@ async function takeTurn(
   }
 }
 
-async function acquireLease(ctx: AppContext, pk: string, owner: string, nowMs: number): Promise<boolean> {
+async function acquireLease(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  pk: string,
+  owner: string,
+  nowMs: number,
+): Promise<boolean> {
   try {
     await ctx.db.send(
       new PutCommand({
@@ -384,7 +402,7 @@ async function acquireLease(ctx: AppContext, pk: string, owner: string, nowMs: n
   }
 }
 
-async function releaseLease(ctx: AppContext, pk: string, owner: string): Promise<void> {
+async function releaseLease(ctx: Pick<AppContext, 'db' | 'tables'>, pk: string, owner: string): Promise<void> {
   // Lost to expiry and taken over: the next committer's lease is not ours to remove.
   await writtenUnlessConditionFailed(
     ctx.db.send(
@@ -406,7 +424,11 @@ async function releaseLease(ctx: AppContext, pk: string, owner: string): Promise
  * between) or another committer's work is simply read again next round; a booking whose own condition failed
  * (a client id taken, a participant locked) is refused alone and the others go next round.
  */
-async function commitRound(ctx: AppContext, account: string, turns: HotAccountTurns): Promise<void> {
+async function commitRound(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'retry'>,
+  account: string,
+  turns: HotAccountTurns,
+): Promise<void> {
   const shards = await Promise.all(
     Array.from({ length: QUEUE_SHARDS }, (_, shard) =>
       ctx.db.send(
@@ -475,7 +497,7 @@ async function commitRound(ctx: AppContext, account: string, turns: HotAccountTu
 
 /** A booking refused for its own reason: its result stored and its queue entry removed, in one transaction. */
 async function refuseAlone(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   queue: QueueKeys,
   stored: StoredBooking,
   result: BookingResult,
@@ -500,7 +522,7 @@ async function refuseAlone(
  * A refused booking frees its request's id (as a failed request does), so the client's retry runs again;
  * conditioned on the run still owning it, so nothing another run holds is touched.
  */
-async function releaseClaims(ctx: AppContext, stored: StoredBooking): Promise<void> {
+async function releaseClaims(ctx: Pick<AppContext, 'db'>, stored: StoredBooking): Promise<void> {
   for (const entry of stored.items) {
     if (!entry.release) continue;
     await writtenUnlessConditionFailed(ctx.db.send(new DeleteCommand(entry.release)));
@@ -509,7 +531,7 @@ async function releaseClaims(ctx: AppContext, stored: StoredBooking): Promise<vo
 
 /** Books one movement with the items that must commit with it (a booking built on the spot: ops, tests). */
 export async function bookMovement(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
   movement: Movement,
   alongWith: readonly TaggedItem[] = [],
   nowMs = ctx.clock.nowMs(),

@@ -40,7 +40,7 @@ class AccountMissingError extends Error {
   override readonly name = 'AccountMissingError';
 }
 
-async function existingEntries(ctx: AppContext, movementId: string): Promise<Set<string>> {
+async function existingEntries(ctx: Pick<AppContext, 'db' | 'tables'>, movementId: string): Promise<Set<string>> {
   const found = new Set<string>();
   let ExclusiveStartKey: Record<string, any> | undefined;
   do {
@@ -64,7 +64,7 @@ type Result = 'migrated' | 'already' | 'skipped';
 
 /** Writes the entries a movement lacks; returns what it did and how many entries it wrote. */
 async function migrateMovement(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   item: Record<string, any>,
 ): Promise<{ result: Result; written: number }> {
   const movement = movementFromItem(item);
@@ -143,7 +143,7 @@ async function migrateMovement(
 }
 
 async function readPage(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string | undefined,
   position: Record<string, unknown> | undefined,
 ) {

@@ -75,7 +75,7 @@ function toRun(item: Record<string, any>): MigrationRun {
 
 /** The run of `name` for the whole table (no platform) or one platform, read consistently. */
 export async function getMigrationRun(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables'>,
   name: string,
   platformCode?: string,
 ): Promise<MigrationRun | undefined> {
@@ -86,7 +86,7 @@ export async function getMigrationRun(
 }
 
 /** Every run of `name` (the table's and each platform's). */
-export async function migrationRuns(ctx: AppContext, name: string): Promise<MigrationRun[]> {
+export async function migrationRuns(ctx: Pick<AppContext, 'db' | 'tables'>, name: string): Promise<MigrationRun[]> {
   const items = await queryAll(ctx, {
     TableName: ctx.tables.main,
     KeyConditionExpression: 'pk = :pk',
@@ -101,7 +101,7 @@ export async function migrationRuns(ctx: AppContext, name: string): Promise<Migr
  * stored: an `applied` one is left as it is.
  */
 export async function startMigrationRun(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables'>,
   name: string,
   platformCode: string | undefined,
   who: { operator: string; reason: string },
@@ -162,7 +162,7 @@ export class ConcurrentMigrationRunError extends Error {
  * (`ConcurrentMigrationRunError`; the pages both did are harmless, every write being conditional).
  */
 export async function saveMigrationProgress(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'caches'>,
   name: string,
   platformCode: string | undefined,
   previousPages: number,
@@ -212,7 +212,11 @@ const cacheKey = (name: string, platformCode: string | undefined) => `${name}#${
  * Whether `name` has been applied to the whole table or to this platform: one consistent BatchGetItem of
  * the two records, kept for the context's life once applied, for `MIGRATION_RECHECK_MS` while not.
  */
-export async function isMigrationApplied(ctx: AppContext, name: string, platformCode: string): Promise<boolean> {
+export async function isMigrationApplied(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'caches'>,
+  name: string,
+  platformCode: string,
+): Promise<boolean> {
   const nowMs = ctx.clock.nowMs();
   for (const scope of [undefined, platformCode]) {
     const cached = ctx.caches.migrations.get(cacheKey(name, scope));

@@ -11,7 +11,7 @@ const MAX_BATCH_KEYS = 100;
  * store's retry policy, keeping what earlier rounds returned; when they stay unprocessed, a 503.
  */
 export async function batchGetItems(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   keys: readonly Record<string, unknown>[],
   options: { consistent?: boolean; what: string },
 ): Promise<Record<string, any>[]> {

@@ -25,7 +25,7 @@ export const bucketOf = (field: string, value: string | null) => `${field}=${val
  * One update per counter the changes touch, deltas of the same counter summed (a transaction may not name an
  * item twice: an award chunk books 48 trades of one platform), counters left unchanged dropped.
  */
-export function counterUpdates(ctx: AppContext, changes: readonly CountChange[]): TransactItem[] {
+export function counterUpdates(ctx: Pick<AppContext, 'tables'>, changes: readonly CountChange[]): TransactItem[] {
   const net = new Map<string, CountChange>();
   for (const change of changes) {
     const id = JSON.stringify([change.platformCode, change.list, change.bucket]);
@@ -46,7 +46,12 @@ export function counterUpdates(ctx: AppContext, changes: readonly CountChange[])
 }
 
 /** A counter's value: its shards summed, read with one Query. */
-export async function readCount(ctx: AppContext, platformCode: string, list: string, bucket = ALL): Promise<number> {
+export async function readCount(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  platformCode: string,
+  list: string,
+  bucket = ALL,
+): Promise<number> {
   const out = await withRetry(ctx, { what: 'list count' }, () =>
     ctx.db.send(
       new QueryCommand({

@@ -91,13 +91,18 @@ interface CursorPayload {
   k: Record<string, string>;
 }
 
-function encodeCursor(ctx: AppContext, payload: CursorPayload, binding: ListBinding, index: ListIndex): string {
+function encodeCursor(
+  ctx: Pick<AppContext, 'config' | 'caches'>,
+  payload: CursorPayload,
+  binding: ListBinding,
+  index: ListIndex,
+): string {
   return sealCursor(ctx, JSON.stringify(payload), bindingText(binding, index.partition.value));
 }
 
 /** The start key and page number of a cursor this list issued for this binding; anything else is a 400. */
 function decodeCursor(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'config' | 'caches'>,
   cursor: string,
   binding: ListBinding,
   index: ListIndex,
@@ -153,7 +158,7 @@ function keyOf(item: Record<string, any>, keyAttributes: readonly string[]): Rec
   return Object.fromEntries(keyAttributes.map((name) => [name, String(item[name])]));
 }
 
-function queryInput(ctx: AppContext, index: ListIndex): QueryCommandInput {
+function queryInput(ctx: Pick<AppContext, 'tables'>, index: ListIndex): QueryCommandInput {
   const names: Record<string, string> = { '#pk': index.partition.attribute, ...index.filter?.names };
   const values: Record<string, unknown> = { ':pk': index.partition.value, ...index.filter?.values };
   let condition = '#pk = :pk';
@@ -192,7 +197,7 @@ export function startKeyAttributes(index: ListIndex): string[] {
  * before. Page 1 starts at the beginning.
  */
 async function skipTo(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   index: ListIndex,
   request: PageRequest,
   keyAttributes: readonly string[],
@@ -237,7 +242,7 @@ function windowProblem(): string {
  * runs out of budget comes back short, with a cursor where the read stopped.
  */
 export async function queryPage(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
   index: ListIndex,
   request: PageRequest,
   binding: ListBinding,
@@ -313,7 +318,10 @@ function cursorStart(
  * (unknown): a filter combination with no counter never costs more than the budget, however long the
  * platform's history.
  */
-export async function boundedCount(ctx: AppContext, index: ListIndex): Promise<number | null> {
+export async function boundedCount(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  index: ListIndex,
+): Promise<number | null> {
   const base = queryInput(ctx, index);
   let count = 0;
   let evaluated = 0;
@@ -337,7 +345,7 @@ export async function boundedCount(ctx: AppContext, index: ListIndex): Promise<n
  * one (`counter`), else `boundedCount`.
  */
 export async function pageWithCount(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
   index: ListIndex,
   request: PageRequest,
   binding: ListBinding,

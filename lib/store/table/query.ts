@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 
 /** Every item a query matches, following DynamoDB's pages (1 MB each) to the end. */
 export async function queryAll(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db'>,
   input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
 ): Promise<Record<string, any>[]> {
   const items: Record<string, any>[] = [];

@@ -15,7 +15,10 @@ interface Expanded {
 }
 
 /** The items to send: prepared items replaced by what they prepare, each remembering where it came from. */
-async function expand(ctx: AppContext, items: readonly TaggedItem[]): Promise<Expanded[]> {
+async function expand(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  items: readonly TaggedItem[],
+): Promise<Expanded[]> {
   const read = readsTogether(ctx);
   const prepared = await Promise.all(items.map((tagged) => (tagged.prepare ? tagged.prepare(read) : undefined)));
   return items.flatMap((tagged, origin) => {
@@ -29,7 +32,7 @@ async function expand(ctx: AppContext, items: readonly TaggedItem[]): Promise<Ex
  * sends them as one consistent BatchGetItem (`batchGetItems`: 100 keys a call,
  * unprocessed keys asked again). Each read gets its item, or undefined when there is none.
  */
-function readsTogether(ctx: AppContext): PrepareRead {
+function readsTogether(ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>): PrepareRead {
   type Waiting = {
     key: Record<string, unknown>;
     resolve: (item: Record<string, any> | undefined) => void;
@@ -106,7 +109,10 @@ interface Attempt {
  * context's retry policy (then a 503 the client may retry); a failed condition becomes the domain error its
  * item names, or swaps in the item's `otherwise`; anything else propagates.
  */
-export async function transactWrite(ctx: AppContext, given: readonly TaggedItem[]): Promise<void> {
+export async function transactWrite(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  given: readonly TaggedItem[],
+): Promise<void> {
   if (given.length === 0) return;
   const items = [...given];
   let swaps = 0;
@@ -161,7 +167,10 @@ export async function transactWrite(ctx: AppContext, given: readonly TaggedItem[
  * The request for the items as they stand: prepared items read afresh, counter updates last (a failed
  * condition is looked up by position among the expanded items).
  */
-async function buildAttempt(ctx: AppContext, items: readonly TaggedItem[]): Promise<Attempt> {
+async function buildAttempt(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  items: readonly TaggedItem[],
+): Promise<Attempt> {
   const expanded = await expand(ctx, items);
   const counts = expanded.flatMap((entry) => entry.tagged.counts ?? []);
   const transactItems = [...expanded.map((entry) => entry.tagged.item), ...counterUpdates(ctx, counts)];
