@@ -135,22 +135,23 @@ describe('function assets (ServiceFunction, bundling on as in `cdk synth`)', () 
 const MAX_KIB = 400;
 
 /**
- * The functions still over the goal, each held to the size it has now so that it can only shrink (README,
- * "Import time": what they carry and why it stays). Remove a row once its function is within MAX_KIB.
+ * The five heaviest functions, each held to its size since issue 27's part 6 brought them within MAX_KIB
+ * (libphonenumber-js's ES6 build, no `keepNames`, generated country tables, leaner phone metadata), so that the
+ * room won under it is not spent unnoticed: a row is raised only by a commit that says what the bytes buy.
  */
-const OVER_GOAL_KIB: Record<string, number> = {
-  // The customer rules: libphonenumber-js with its metadata (75 KiB) and the country tables (28 KiB).
-  'functions/participants/create-customer.ts': 452,
-  'functions/participants/create-minor.ts': 453,
-  // The booking engine and the trade and withdrawal rules over the common 320 KiB.
-  'functions/convert-withdraw/execute-quote.ts': 407,
-  'functions/awards/distribute-awards.ts': 404,
+const PINNED_KIB: Record<string, number> = {
+  // The customer rules: libphonenumber-js with its metadata (51 KiB) and the country tables (12 KiB).
+  'functions/participants/create-customer.ts': 395,
+  'functions/participants/create-minor.ts': 396,
   // The trade rules, and the Step Functions client loaded during init rather than on the first request.
-  'functions/trades/report-trade.ts': 410,
+  'functions/trades/report-trade.ts': 388,
+  // The booking engine and the trade and withdrawal rules.
+  'functions/convert-withdraw/execute-quote.ts': 381,
+  'functions/awards/distribute-awards.ts': 378,
 };
 
 describe('function bundle sizes (infra/bundling.ts, every deployed function)', () => {
-  it(`keep what importing a function loads within ${MAX_KIB} KiB (the five still over it within their present size)`, async () => {
+  it(`keep what importing a function loads within ${MAX_KIB} KiB (the five heaviest within their present size)`, async () => {
     const handlers = functionEntries(PROJECT_ROOT);
     expect(handlers.length).toBeGreaterThan(40);
     const sizes: Record<string, number> = {};
@@ -164,10 +165,10 @@ describe('function bundle sizes (infra/bundling.ts, every deployed function)', (
         }),
       );
     }
-    const over = Object.entries(sizes).filter(([handler, kib]) => kib > (OVER_GOAL_KIB[handler] ?? MAX_KIB));
+    const over = Object.entries(sizes).filter(([handler, kib]) => kib > (PINNED_KIB[handler] ?? MAX_KIB));
     expect(
       over,
-      `bundles over ${MAX_KIB} KiB (or over their present size, for OVER_GOAL_KIB's): KiB at import ${JSON.stringify(over)}`,
+      `bundles over ${MAX_KIB} KiB (or over their pinned size, for PINNED_KIB's): KiB at import ${JSON.stringify(over)}`,
     ).toEqual([]);
   }, 300_000);
 });
