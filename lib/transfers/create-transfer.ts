@@ -1,4 +1,4 @@
-import { findAsset } from '../domain/assets.js';
+import { type Asset, findAsset } from '../domain/assets.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';
 import {
   accountGroupProblem,
@@ -7,13 +7,14 @@ import {
   sameAccount,
   type AccountRef,
 } from '../domain/ledger.js';
-import { formatAmount, parseAmount } from '../domain/money.js';
+import { formatAmount, type Money, parseAmount } from '../domain/money.js';
 import { ACTIVE_STATUS, participantNotActive } from '../domain/participant-status.js';
 import { newId, newNumericId } from '../store/codes.js';
 import { getParticipants, participantActiveChecks, type Participant } from '../store/participants.js';
 import { hasRelationship } from '../store/relationships.js';
 import { book } from '../store/booking/engine.js';
-import { newBookingId } from '../store/booking/booking.js';
+import { type Booking, newBookingId } from '../store/booking/booking.js';
+import type { TaggedItem } from '../store/table/transaction-items.js';
 import { transferRecordItem, TransferIdTakenError, type Transfer } from '../store/transfers.js';
 import { clientIdClaim, NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { publicTransfer } from './list-transfers.js';
@@ -79,18 +80,18 @@ function resolveSide(
   return { account, platform_code: participant.platform_code };
 }
 
-const MAX_ID_DRAWS = 5;
+type TransferSide = NonNullable<ReturnType<typeof resolveSide>>;
 
-/**
- * Books a transfer: the transfer record, the movement (with the source's `balance >= amount` condition)
- * and the 72-hour `client_transfer_id` claim, in one transaction. Status is `approved` at once.
- */
-export async function createTransfer(
-  ctx: AppContext,
-  platformCode: string,
-  request: TransferRequest,
-  claim: RequestClaim = NO_REQUEST_CLAIM,
-) {
+/** A request that passed validation: its asset, its amount and both resolved accounts. */
+interface ValidTransfer {
+  asset: Asset;
+  amount: Money;
+  from: TransferSide;
+  to: TransferSide;
+}
+
+/** Validates the request and resolves both parties, reporting every problem at once. */
+async function validTransfer(ctx: AppContext, platformCode: string, request: TransferRequest): Promise<ValidTransfer> {
   const errors: string[] = [];
   const asset = findAsset(request.asset);
   if (!asset) errors.push(`asset: unknown asset '${request.asset}'`);
@@ -126,63 +127,115 @@ export async function createTransfer(
     errors.push('to_account_label: source and destination are the same account');
   if (errors.length || !asset || !from || !to || amount === undefined || typeof amount === 'string')
     throw new ValidationError(errors);
+  return { asset, amount, from, to };
+}
 
+/** The `approved` transfer record, under a freshly drawn numeric id. */
+function transferRecord(
+  platformCode: string,
+  request: TransferRequest,
+  { asset, amount, from, to }: ValidTransfer,
+  movementId: string,
+  nowMs: number,
+): Transfer {
+  const iso = new Date(nowMs).toISOString();
+  return {
+    id: newNumericId(nowMs),
+    platform_code: platformCode,
+    created_at: iso,
+    updated_at: iso,
+    status: 'approved',
+    from_participant_code: from.account.participant_code,
+    from_account_group: from.account.account_group,
+    from_account_label: from.account.account_label,
+    to_participant_code: to.account.participant_code,
+    to_account_group: to.account.account_group,
+    to_account_label: to.account.account_label,
+    asset: asset.symbol,
+    amount: formatAmount(amount, asset),
+    movement_id: movementId,
+    client_transfer_id: request.client_transfer_id ?? null,
+    admin_transfer: false,
+    prefunded: false,
+  };
+}
+
+/** The 72-hour claim on `client_transfer_id`, when the client gave one. */
+function clientTransferIdClaims(
+  ctx: AppContext,
+  platformCode: string,
+  request: TransferRequest,
+  transfer: Transfer,
+  nowMs: number,
+): TaggedItem[] {
+  return request.client_transfer_id
+    ? [
+        {
+          item: clientIdClaim(ctx, 'transfer', platformCode, request.client_transfer_id, nowMs, String(transfer.id)),
+          onConditionFailed: () =>
+            new ConflictError(['client_transfer_id: already used by this platform in the last 72 hours']),
+        },
+      ]
+    : [];
+}
+
+/** The transfer's booking: the movement from source to destination, the claims, both owners' checks, the record. */
+function transferBooking(
+  ctx: AppContext,
+  { amount, from, to }: ValidTransfer,
+  transfer: Transfer,
+  requestClaims: () => TaggedItem[],
+  clientIdClaims: readonly TaggedItem[],
+  nowMs: number,
+): Booking {
+  return {
+    id: newBookingId(nowMs),
+    atMs: nowMs,
+    movement: {
+      movement_id: transfer.movement_id,
+      type: 'transfer',
+      reference: `transfer:${transfer.id}`,
+      legs: moveLegs(from, to, amount),
+    },
+    items: [
+      // Claims go first: when a duplicate also lacks funds, the client hears about the duplicate. The
+      // request's claim stores this answer with the booking (a retry after a crash gets it, see `RequestClaim`).
+      ...requestClaims(),
+      ...clientIdClaims,
+      // Both owners still approved when the transfer commits (a lock committed meanwhile refuses it).
+      ...participantActiveChecks(ctx, [
+        { code: from.account.participant_code, field: 'from_participant_code' },
+        { code: to.account.participant_code, field: 'to_participant_code' },
+      ]),
+      transferRecordItem(ctx, transfer, nowMs),
+    ],
+  };
+}
+
+const MAX_ID_DRAWS = 5;
+
+/**
+ * Books a transfer: the transfer record, the movement (with the source's `balance >= amount` condition)
+ * and the 72-hour `client_transfer_id` claim, in one transaction. Status is `approved` at once.
+ */
+export async function createTransfer(
+  ctx: AppContext,
+  platformCode: string,
+  request: TransferRequest,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+) {
+  const valid = await validTransfer(ctx, platformCode, request);
+  // A numeric id drawn twice in one millisecond fails the record's condition; it is drawn again, a few times.
   for (let draw = 1; ; draw++) {
     const nowMs = ctx.clock.nowMs();
-    const iso = new Date(nowMs).toISOString();
-    const movementId = newId();
-    const transfer: Transfer = {
-      id: newNumericId(nowMs),
-      platform_code: platformCode,
-      created_at: iso,
-      updated_at: iso,
-      status: 'approved',
-      from_participant_code: from.account.participant_code,
-      from_account_group: from.account.account_group,
-      from_account_label: from.account.account_label,
-      to_participant_code: to.account.participant_code,
-      to_account_group: to.account.account_group,
-      to_account_label: to.account.account_label,
-      asset: asset.symbol,
-      amount: formatAmount(amount, asset),
-      movement_id: movementId,
-      client_transfer_id: request.client_transfer_id ?? null,
-      admin_transfer: false,
-      prefunded: false,
-    };
-    const clientIdClaims = request.client_transfer_id
-      ? [
-          {
-            item: clientIdClaim(ctx, 'transfer', platformCode, request.client_transfer_id, nowMs, String(transfer.id)),
-            onConditionFailed: () =>
-              new ConflictError(['client_transfer_id: already used by this platform in the last 72 hours']),
-          },
-        ]
-      : [];
+    const transfer = transferRecord(platformCode, request, valid, newId(), nowMs);
+    const clientIdClaims = clientTransferIdClaims(ctx, platformCode, request, transfer, nowMs);
     const answer = publicTransfer(transfer);
     try {
-      await book(ctx, {
-        id: newBookingId(nowMs),
-        atMs: nowMs,
-        movement: {
-          movement_id: movementId,
-          type: 'transfer',
-          reference: `transfer:${transfer.id}`,
-          legs: moveLegs(from, to, amount),
-        },
-        items: [
-          // Claims go first: when a duplicate also lacks funds, the client hears about the duplicate. The
-          // request's claim stores this answer with the booking (a retry after a crash gets it, see `RequestClaim`).
-          ...claim(answer),
-          ...clientIdClaims,
-          // Both owners still approved when the transfer commits (a lock committed meanwhile refuses it).
-          ...participantActiveChecks(ctx, [
-            { code: from.account.participant_code, field: 'from_participant_code' },
-            { code: to.account.participant_code, field: 'to_participant_code' },
-          ]),
-          transferRecordItem(ctx, transfer, nowMs),
-        ],
-      });
+      await book(
+        ctx,
+        transferBooking(ctx, valid, transfer, () => claim(answer), clientIdClaims, nowMs),
+      );
       return answer;
     } catch (error) {
       if (error instanceof TransferIdTakenError && draw < MAX_ID_DRAWS) continue;
