@@ -199,6 +199,59 @@ describe('reports every issue at once', () => {
   });
 });
 
+describe('lists issues in one order', () => {
+  it("lists a rule's issue with its field, before later fields' own problems", () => {
+    expect(errorsOf(methodA({ platform_code: 'OTHER1', bank_fee: '1.234' }))).toEqual([
+      `platform_code: must be your platform's code ${PLATFORM}`,
+      'bank_fee: at most 2 decimal places',
+    ]);
+    const forward = methodA({ product_type: 'forward', trade_type: 'odd', expiry_timestamp: NOW_MS + 86_400_000 });
+    expect(errorsOf(forward)).toEqual([
+      'settlement_price_index_id: required for forwards',
+      'trade_type: must be one of regular, block',
+    ]);
+    const parties = withParty(withParty(methodA(), 0, { asset: 'USD' }), 1, { participant_code: 'bad' });
+    expect(errorsOf(parties)).toEqual([
+      'parties[0].asset: must be BTC (the buyer receives the base asset)',
+      'parties[1].participant_code: must be a 6-character participant code',
+    ]);
+  });
+
+  it('lists settlement after expiry with expiry_timestamp, after its own problem', () => {
+    expect(errorsOf(methodA({ expiry_timestamp: NOW_MS - 1000, settlement_timestamp: NOW_MS - 500 }))).toEqual([
+      'expiry_timestamp: has already passed',
+      'settlement_timestamp: must not be after expiry_timestamp',
+    ]);
+  });
+
+  it('lists the rules about both parties and the amounts after every field', () => {
+    const body = withParty(methodA({ parties_anonymous: true, trade_quantity: '0.000000001' }), 1, {
+      participant_code: PLATFORM,
+      side: 'buy',
+      asset: 'BTC',
+      settling: false,
+    });
+    withParty(body, 0, { settling: false, order_id: 7 });
+    expect(errorsOf(body)).toEqual([
+      'parties[0].order_id: must be a string',
+      'parties: exactly one buy and one sell party are required',
+      'parties_anonymous: must be false when the platform is itself a party',
+      'parties: at least one party must be settling',
+    ]);
+  });
+
+  it('still checks the rules across fields when a timestamp is a fraction', () => {
+    expect(errorsOf(methodA({ settlement_timestamp: 1.5, platform_code: 'OTHER1' }))).toEqual([
+      `platform_code: must be your platform's code ${PLATFORM}`,
+      'settlement_timestamp: must be a UNIX timestamp in milliseconds (an integer)',
+    ]);
+    expect(errorsOf(methodA({ transaction_timestamp: 0.5, trade_quantity: '0.000000001' }))).toEqual([
+      'transaction_timestamp: must be a UNIX timestamp in milliseconds (an integer)',
+      'trade_quantity: at most 8 decimal places for BTC',
+    ]);
+  });
+});
+
 describe('top-level fields', () => {
   it('client_trade_id: required, a string of at most 50', () => {
     const missing = methodA();
