@@ -4,8 +4,9 @@ import { apiHandler } from '../../lib/http/api-handler.js';
 import { reportTrade } from '../../lib/trades/report-trade.js';
 
 /**
- * POST /trades: report an executed trade for settlement. The body is checked by the domain's trade-report
- * rules rather than a zod schema: nearly every rule spans fields, and all issues come back in one 400.
+ * POST /trades: report an executed trade for settlement. The body is checked inside the use case by the
+ * domain's trade-report schema (`validateTradeReport`), not here: its rules spanning fields need the caller's
+ * platform and the request time. All issues come back in one 400.
  */
 export const bind = apiHandler(
   {
