@@ -1,12 +1,12 @@
 import { ValidationError } from '../domain/errors.js';
 import { DEFAULT_ACCOUNT_LABEL, type MovementType } from '../domain/ledger.js';
-import { computeQuote } from '../domain/quotes.js';
+import { computeQuote, type QuoteAmounts } from '../domain/quotes.js';
 import type { AuthContext } from '../domain/caller.js';
 import { quoteView } from '../liquidity/quote-view.js';
 import { openQuote } from '../liquidity/open-quote.js';
 import type { ValidQuoteRequest } from '../liquidity/request-quote.js';
-import { tradeExecutionItems } from '../liquidity/trade-execution.js';
-import { dealPrice } from '../pricing/price-source.js';
+import { type BookedExecution, tradeExecutionItems } from '../liquidity/trade-execution.js';
+import { type DealPrice, dealPrice } from '../pricing/price-source.js';
 import { recordTradesAccepted } from '../observability/metrics.js';
 import { newId } from '../store/codes.js';
 import { participantActiveCheck } from '../store/participants.js';
@@ -67,20 +67,16 @@ function instantQuoteView(quote: StoredQuote) {
 }
 
 /**
- * Prices and books the purchase for `requestId`. The platform's own `general` account pays the quoted
- * currency (guarded: it never goes negative, a shortfall is a 400). The request's claim commits with the
- * booking, so a retry of a run that died after committing is answered with this result, never a second purchase.
+ * The deal price of a buy, read alongside the recipient's check (independent reads, so they run together);
+ * the recipient's problems answer first, before any pricing error.
  */
-export async function purchaseNow(
+async function priceAfterProblems(
   ctx: AppContext,
   auth: AuthContext,
   purchase: InstantPurchase,
-  requestId: string,
-  claim: RequestClaim,
-): Promise<InstantPurchaseResult> {
-  const { product, request, beneficiary } = purchase;
-  const nowMs = ctx.clock.nowMs();
-  // Independent reads, so they run together; the recipient's problems answer first.
+  nowMs: number,
+): Promise<DealPrice> {
+  const { request } = purchase;
   const [problems, priced] = await Promise.all([
     purchase.problems ?? [],
     dealPrice(ctx, auth.platformCode, 'buy', request.underlying, request.quoted, nowMs).then(
@@ -90,10 +86,21 @@ export async function purchaseNow(
   ]);
   if (problems.length > 0) throw new ValidationError(problems);
   if ('error' in priced) throw priced.error;
-  const { deal } = priced;
-  const amounts = computeQuote({ ...request, side: 'buy', price: deal.price });
-  const tradeId = newId();
-  const quote: StoredQuote = {
+  return priced.deal;
+}
+
+/** The purchase's quote, executed the moment it is made. */
+function executedQuote(
+  ctx: AppContext,
+  auth: AuthContext,
+  purchase: InstantPurchase,
+  requestId: string,
+  priced: { amounts: QuoteAmounts; deal: DealPrice },
+  tradeId: string,
+  nowMs: number,
+): StoredQuote {
+  const { product, request, beneficiary } = purchase;
+  return {
     ...openQuote(ctx, {
       product,
       requestId,
@@ -104,8 +111,8 @@ export async function purchaseNow(
       side: 'buy',
       underlying: request.underlying,
       quoted: request.quoted,
-      amounts,
-      deal,
+      amounts: priced.amounts,
+      deal: priced.deal,
       quotedBy: request.quantity !== undefined ? 'quantity' : 'total',
       nowMs,
     }),
@@ -114,7 +121,20 @@ export async function purchaseNow(
     executed_at: nowMs,
     trade_id: tradeId,
   };
-  const execution = tradeExecutionItems(ctx, {
+}
+
+/** The trade: the beneficiary's account receives the underlying, the platform's `general` account pays. */
+function purchaseExecution(
+  ctx: AppContext,
+  auth: AuthContext,
+  purchase: InstantPurchase,
+  quote: StoredQuote,
+  amounts: QuoteAmounts,
+  tradeId: string,
+  nowMs: number,
+): BookedExecution {
+  const { request, beneficiary } = purchase;
+  return tradeExecutionItems(ctx, {
     tradeId,
     platformCode: auth.platformCode,
     clientTradeId: quote.quote_id,
@@ -152,17 +172,37 @@ export async function purchaseNow(
     movementType: purchase.movementType,
     nowMs,
   });
+}
+
+/**
+ * Prices and books the purchase for `requestId`. The platform's own `general` account pays the quoted
+ * currency (guarded: it never goes negative, a shortfall is a 400). The request's claim commits with the
+ * booking, so a retry of a run that died after committing is answered with this result, never a second purchase.
+ */
+export async function purchaseNow(
+  ctx: AppContext,
+  auth: AuthContext,
+  purchase: InstantPurchase,
+  requestId: string,
+  claim: RequestClaim,
+): Promise<InstantPurchaseResult> {
+  const nowMs = ctx.clock.nowMs();
+  const deal = await priceAfterProblems(ctx, auth, purchase, nowMs);
+  const amounts = computeQuote({ ...purchase.request, side: 'buy', price: deal.price });
+  const tradeId = newId();
+  const quote = executedQuote(ctx, auth, purchase, requestId, { amounts, deal }, tradeId, nowMs);
+  const execution = purchaseExecution(ctx, auth, purchase, quote, amounts, tradeId, nowMs);
   const result = purchaseResult(requestId, quote, tradeId);
   // The request's claim goes first: a run that lost its request to another reads as such.
   // The receiver is still approved when the purchase commits (the reward's customer; for an award funding
   // the platform's own participant): a lock committed after the read above refuses it.
-  const stillActive = participantActiveCheck(ctx, beneficiary.participant_code, 'participant_code');
+  const stillActive = participantActiveCheck(ctx, purchase.beneficiary.participant_code, 'participant_code');
   await book(ctx, {
     id: newBookingId(nowMs),
     atMs: nowMs,
     movement: execution.movement,
     items: [...claim(result), stillActive, quoteCreationItem(ctx, quote), ...execution.items],
   });
-  recordTradesAccepted(ctx.metrics, product, 1, tradeId);
+  recordTradesAccepted(ctx.metrics, purchase.product, 1, tradeId);
   return result;
 }
