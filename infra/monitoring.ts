@@ -233,111 +233,136 @@ export class ServiceMonitoring extends Construct {
     return alarm;
   }
 
+  /**
+   * One dashboard, a row per question on-call asks: is the API answering, are the functions failing, is the
+   * business moving, is anything piling up. Dead letters join the last row as queues are watched.
+   */
   private buildDashboard(props: ServiceMonitoringProps): Dashboard {
-    const { api, functions, settlementWorkflow } = props;
-    const apiMetric = (metricName: string, statistic: string, label: string) =>
-      new Metric({
-        namespace: 'AWS/ApiGateway',
-        metricName,
-        dimensionsMap: { ApiName: api.restApiName },
-        period: PERIOD,
-        statistic,
-        label,
-      });
-    const requestsByClass = ['2xx', '4xx', '5xx'].map((statusClass) =>
-      serviceMetric(METRIC.requests, 'Sum', { status_class: statusClass }, statusClass),
-    );
     const dashboard = new Dashboard(this, 'Dashboard');
-    dashboard.addWidgets(
-      new TextWidget({
-        markdown:
-          '# Trading, rewards and settlement\nAlarms notify the SNS topic of this stack. Logs: one log group per function ' +
-          '(one JSON line per request). Traces: X-Ray. Settlement: Step Functions, executions named by trade id.',
-        width: 24,
-        height: 2,
-      }),
-    );
-    dashboard.addWidgets(
-      new GraphWidget({ title: 'API requests by status class', width: 8, left: requestsByClass, stacked: true }),
-      new GraphWidget({
-        title: 'API errors (API Gateway)',
-        width: 8,
-        left: [apiMetric('4XXError', 'Sum', '4xx'), apiMetric('5XXError', 'Sum', '5xx')],
-        right: [apiMetric('Count', 'Sum', 'requests')],
-      }),
-      new GraphWidget({
-        title: 'API latency (ms)',
-        width: 8,
-        left: [
-          apiMetric('Latency', 'p50', 'p50'),
-          apiMetric('Latency', 'p99', 'p99'),
-          serviceMetric(METRIC.latency, 'p99', {}, 'handler p99'),
-        ],
-      }),
-    );
-    dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Lambda errors',
-        width: 12,
-        left: functions.map(({ id, fn }) => fn.metricErrors({ period: PERIOD, statistic: 'Sum', label: id })),
-      }),
-      new GraphWidget({
-        title: 'Lambda throttles',
-        width: 12,
-        left: functions.map(({ id, fn }) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum', label: id })),
-      }),
-    );
-    dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Trades',
-        width: 8,
-        left: [
-          serviceMetric(METRIC.tradesAccepted, 'Sum', {}, 'accepted'),
-          serviceMetric(METRIC.tradesSettled, 'Sum', {}, 'settled'),
-          serviceMetric(METRIC.tradesDefaulted, 'Sum', {}, 'defaulted'),
-        ],
-        right: [serviceMetric(METRIC.tradesPastDeadline, 'Maximum', {}, 'past deadline (sweep)')],
-      }),
-      new GraphWidget({
-        title: 'Payments by status',
-        width: 8,
-        left: PAYMENT_STATUSES.map((status) => serviceMetric(METRIC.paymentStatusChanged, 'Sum', { status }, status)),
-      }),
-      new GraphWidget({
-        title: 'Settlement executions',
-        width: 8,
-        left: [
-          settlementWorkflow.metricStarted({ period: PERIOD, label: 'started' }),
-          settlementWorkflow.metricSucceeded({ period: PERIOD, label: 'succeeded' }),
-          settlementWorkflow.metricFailed({ period: PERIOD, label: 'failed' }),
-          settlementWorkflow.metricTimedOut({ period: PERIOD, label: 'timed out' }),
-        ],
-      }),
-    );
-    dashboard.addWidgets(
-      new SingleValueWidget({
-        title: 'Negative clearing balances / failed webhook deliveries / ledger check',
-        width: 8,
-        metrics: [
-          serviceMetric(METRIC.negativeClearingBalances, 'Sum', {}, 'negative clearing balances'),
-          serviceMetric(METRIC.webhookDeliveriesFailed, 'Sum', {}, 'webhook deliveries failed'),
-          // The hourly ledger check (its alarms are in its nested stack, infra/ledger-check-stack.ts).
-          serviceMetric(METRIC.ledgerDiscrepancies, 'Maximum', {}, 'ledger discrepancies'),
-          serviceMetric(METRIC.ledgerCheckIncomplete, 'Maximum', {}, 'ledger check incomplete'),
-        ],
-      }),
-      new GraphWidget({
-        title: 'DynamoDB consumed capacity',
-        width: 8,
-        left: props.tables.flatMap(({ id, table }) => [
-          table.metricConsumedReadCapacityUnits({ period: PERIOD, label: `${id} read` }),
-          table.metricConsumedWriteCapacityUnits({ period: PERIOD, label: `${id} write` }),
-        ]),
-      }),
-      this.deadLetterGraph,
-    );
+    dashboard.addWidgets(dashboardHeader());
+    dashboard.addWidgets(...apiRow(props.api));
+    dashboard.addWidgets(...lambdaRow(props.functions));
+    dashboard.addWidgets(...businessRow(props.settlementWorkflow));
+    dashboard.addWidgets(...backlogRow(props.tables), this.deadLetterGraph);
     return dashboard;
   }
+}
+
+/** Where to look beyond the dashboard: the topic, the logs, the traces and the executions. */
+function dashboardHeader(): TextWidget {
+  return new TextWidget({
+    markdown:
+      '# Trading, rewards and settlement\nAlarms notify the SNS topic of this stack. Logs: one log group per function ' +
+      '(one JSON line per request). Traces: X-Ray. Settlement: Step Functions, executions named by trade id.',
+    width: 24,
+    height: 2,
+  });
+}
+
+/** The API: requests by status class as the handlers count them, API Gateway's errors, and latency. */
+function apiRow(api: RestApi): GraphWidget[] {
+  const apiMetric = (metricName: string, statistic: string, label: string) =>
+    new Metric({
+      namespace: 'AWS/ApiGateway',
+      metricName,
+      dimensionsMap: { ApiName: api.restApiName },
+      period: PERIOD,
+      statistic,
+      label,
+    });
+  const requestsByClass = ['2xx', '4xx', '5xx'].map((statusClass) =>
+    serviceMetric(METRIC.requests, 'Sum', { status_class: statusClass }, statusClass),
+  );
+  return [
+    new GraphWidget({ title: 'API requests by status class', width: 8, left: requestsByClass, stacked: true }),
+    new GraphWidget({
+      title: 'API errors (API Gateway)',
+      width: 8,
+      left: [apiMetric('4XXError', 'Sum', '4xx'), apiMetric('5XXError', 'Sum', '5xx')],
+      right: [apiMetric('Count', 'Sum', 'requests')],
+    }),
+    new GraphWidget({
+      title: 'API latency (ms)',
+      width: 8,
+      left: [
+        apiMetric('Latency', 'p50', 'p50'),
+        apiMetric('Latency', 'p99', 'p99'),
+        serviceMetric(METRIC.latency, 'p99', {}, 'handler p99'),
+      ],
+    }),
+  ];
+}
+
+/** Errors and throttles of every function, one line each, labelled by construct id. */
+function lambdaRow(functions: readonly MonitoredFunction[]): GraphWidget[] {
+  return [
+    new GraphWidget({
+      title: 'Lambda errors',
+      width: 12,
+      left: functions.map(({ id, fn }) => fn.metricErrors({ period: PERIOD, statistic: 'Sum', label: id })),
+    }),
+    new GraphWidget({
+      title: 'Lambda throttles',
+      width: 12,
+      left: functions.map(({ id, fn }) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum', label: id })),
+    }),
+  ];
+}
+
+/** The business: trades through their states, payments by status, and the settlement executions. */
+function businessRow(settlementWorkflow: StateMachine): GraphWidget[] {
+  return [
+    new GraphWidget({
+      title: 'Trades',
+      width: 8,
+      left: [
+        serviceMetric(METRIC.tradesAccepted, 'Sum', {}, 'accepted'),
+        serviceMetric(METRIC.tradesSettled, 'Sum', {}, 'settled'),
+        serviceMetric(METRIC.tradesDefaulted, 'Sum', {}, 'defaulted'),
+      ],
+      right: [serviceMetric(METRIC.tradesPastDeadline, 'Maximum', {}, 'past deadline (sweep)')],
+    }),
+    new GraphWidget({
+      title: 'Payments by status',
+      width: 8,
+      left: PAYMENT_STATUSES.map((status) => serviceMetric(METRIC.paymentStatusChanged, 'Sum', { status }, status)),
+    }),
+    new GraphWidget({
+      title: 'Settlement executions',
+      width: 8,
+      left: [
+        settlementWorkflow.metricStarted({ period: PERIOD, label: 'started' }),
+        settlementWorkflow.metricSucceeded({ period: PERIOD, label: 'succeeded' }),
+        settlementWorkflow.metricFailed({ period: PERIOD, label: 'failed' }),
+        settlementWorkflow.metricTimedOut({ period: PERIOD, label: 'timed out' }),
+      ],
+    }),
+  ];
+}
+
+/** What should stay at zero or flat, and the tables' load; the dead-letter graph follows in the same row. */
+function backlogRow(tables: readonly MonitoredTable[]): (SingleValueWidget | GraphWidget)[] {
+  return [
+    new SingleValueWidget({
+      title: 'Negative clearing balances / failed webhook deliveries / ledger check',
+      width: 8,
+      metrics: [
+        serviceMetric(METRIC.negativeClearingBalances, 'Sum', {}, 'negative clearing balances'),
+        serviceMetric(METRIC.webhookDeliveriesFailed, 'Sum', {}, 'webhook deliveries failed'),
+        // The hourly ledger check (its alarms are in its nested stack, infra/ledger-check-stack.ts).
+        serviceMetric(METRIC.ledgerDiscrepancies, 'Maximum', {}, 'ledger discrepancies'),
+        serviceMetric(METRIC.ledgerCheckIncomplete, 'Maximum', {}, 'ledger check incomplete'),
+      ],
+    }),
+    new GraphWidget({
+      title: 'DynamoDB consumed capacity',
+      width: 8,
+      left: tables.flatMap(({ id, table }) => [
+        table.metricConsumedReadCapacityUnits({ period: PERIOD, label: `${id} read` }),
+        table.metricConsumedWriteCapacityUnits({ period: PERIOD, label: `${id} write` }),
+      ]),
+    }),
+  ];
 }
 
 /** A metric the functions emit (embedded metric format), with the `service` dimension and any others. */
