@@ -171,25 +171,15 @@ async function recipientProblems(ctx: AppContext, platformCode: string, codes: r
 // ---- the use case ---------------------------------------------------------------------------------------
 
 /**
- * `POST /awards/distribute`: gives each listed customer `quantity` of `asset` from the platform's award pool.
- *
- * The distribution is keyed by the request (`requestId`: the client's X-Request-Id, else a new id). A new one
- * is checked completely (recipients, then the pool against quantity × N) before anything moves, then recorded
- * with the pool debited into escrow in one transaction, then credited chunk by chunk. When the same request
- * comes again (a retry after a crash, which the idempotency middleware lets through because the failed run
- * released its id), the stored distribution is resumed: credited chunks are skipped, the rest credited.
+ * A new distribution's checks that need reads, before anything moves: the recipients, then the pool against
+ * quantity × N. The pool's balance is read only to answer a shortfall clearly; the escrow booking's own
+ * condition is what keeps the pool from going negative.
  */
-export async function distributeAwards(
+async function checkedPool(
   ctx: AppContext,
   auth: AuthContext,
-  request: DistributeRequest,
-  requestId: string,
-  claim: RequestClaim = NO_REQUEST_CLAIM,
-): Promise<DistributionResult> {
-  const valid = validateRequest(request);
-  const existing = await getDistribution(ctx, auth.platformCode, requestId);
-  if (existing) return resume(ctx, existing, valid.fingerprint, claim);
-
+  valid: ValidRequest,
+): Promise<{ pool: Holder; total: Money }> {
   const problems = await recipientProblems(ctx, auth.platformCode, valid.codes);
   if (problems.length > 0) throw new ValidationError(problems);
 
@@ -202,8 +192,17 @@ export async function distributeAwards(
         `${formatAmount(total, valid.asset)} needed for ${valid.codes.length} × ${formatAmount(valid.quantity, valid.asset)}`,
     ]);
   }
+  return { pool, total };
+}
 
-  const nowMs = ctx.clock.nowMs();
+/** The distribution's record and its pending chunks, each recipient with its trade id drawn now. */
+function plannedDistribution(
+  auth: AuthContext,
+  requestId: string,
+  valid: ValidRequest,
+  { pool, total }: { pool: Holder; total: Money },
+  nowMs: number,
+): { distribution: Distribution; chunks: DistributionChunk[] } {
   const escrowOf = (lane: number) => awardsEscrowAccount(auth.platformCode, valid.asset.symbol, lane);
   const recipients = valid.codes.map((code): Recipient => ({ participant_code: code, trade_id: newId() }));
   const chunks = chunked(recipients, RECIPIENTS_PER_CHUNK).map(
@@ -232,22 +231,60 @@ export async function distributeAwards(
     created_at: nowMs,
     completed_at: null,
   };
-  // Each lane receives what its chunks pay out, together the total.
+  return { distribution, chunks };
+}
+
+/** The pool debited into the escrow lanes: each lane receives what its chunks pay out, together the total. */
+function escrowMovement(
+  auth: AuthContext,
+  requestId: string,
+  valid: ValidRequest,
+  pool: Holder,
+  chunks: readonly DistributionChunk[],
+): Movement {
   const laneRecipients = new Map<number, number>();
   for (const chunk of chunks) {
     const lane = laneOf(chunk.index);
     laneRecipients.set(lane, (laneRecipients.get(lane) ?? 0) + chunk.recipients.length);
   }
-  const escrowMovement: Movement = {
+  return {
     movement_id: newId(),
     type: 'award_escrow',
     reference: `award_distribution:${auth.platformCode}:${requestId}`,
-    legs: [...laneRecipients].flatMap(([lane, count]) => moveLegs(pool, escrowOf(lane), valid.quantity.mul(count))),
+    legs: [...laneRecipients].flatMap(([lane, count]) =>
+      moveLegs(pool, awardsEscrowAccount(auth.platformCode, valid.asset.symbol, lane), valid.quantity.mul(count)),
+    ),
   };
+}
+
+/**
+ * `POST /awards/distribute`: gives each listed customer `quantity` of `asset` from the platform's award pool.
+ *
+ * The distribution is keyed by the request (`requestId`: the client's X-Request-Id, else a new id). A new one
+ * is checked completely (recipients, then the pool against quantity × N) before anything moves, then recorded
+ * with the pool debited into escrow in one transaction, then credited chunk by chunk. When the same request
+ * comes again (a retry after a crash, which the idempotency middleware lets through because the failed run
+ * released its id), the stored distribution is resumed: credited chunks are skipped, the rest credited.
+ */
+export async function distributeAwards(
+  ctx: AppContext,
+  auth: AuthContext,
+  request: DistributeRequest,
+  requestId: string,
+  claim: RequestClaim = NO_REQUEST_CLAIM,
+): Promise<DistributionResult> {
+  const valid = validateRequest(request);
+  const existing = await getDistribution(ctx, auth.platformCode, requestId);
+  if (existing) return resume(ctx, existing, valid.fingerprint, claim);
+
+  const funded = await checkedPool(ctx, auth, valid);
+  const nowMs = ctx.clock.nowMs();
+  const { distribution, chunks } = plannedDistribution(auth, requestId, valid, funded, nowMs);
+  const movement = escrowMovement(auth, requestId, valid, funded.pool, chunks);
   try {
     // The distribution's own record goes first: losing to an identical concurrent request is what matters
     // then, not the pool (which that request has just debited).
-    await bookMovement(ctx, escrowMovement, distributionCreationItems(ctx, distribution, chunks), nowMs);
+    await bookMovement(ctx, movement, distributionCreationItems(ctx, distribution, chunks), nowMs);
   } catch (error) {
     // Losing to an identical run shows as its record existing, or as conflict retries running out (503). A
     // booking still queued behind the hot pool account (503 too) may have committed since: then the
