@@ -25,74 +25,109 @@ async function main(): Promise<void> {
   const dir = dataDir();
   const port = Number(process.env.PORT ?? 3000);
   const host = process.env.HOST ?? '127.0.0.1';
-
-  let lock: DataDirLock | undefined;
-  let dynamoChild: ChildProcess | undefined;
-  let dynamo: LocalDynamo | undefined;
-  let http: Awaited<ReturnType<typeof startHttpServer>> | undefined;
-  let stopWorkflows: (() => Promise<void>) | undefined;
-  let stopWebhooks: (() => Promise<void>) | undefined;
-  let wroteStackInfo = false;
-  let stopping = false;
-
-  const stop = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    setTimeout(() => {
-      dynamoChild?.kill('SIGKILL');
-      process.exit(code);
-    }, STOP_TIMEOUT_MS).unref();
-    if (wroteStackInfo) removeStackInfo();
-    http?.server.closeAllConnections();
-    await Promise.allSettled([
-      stopWorkflows?.(),
-      stopWebhooks?.(),
-      new Promise((r) => (http ? http.server.close(r) : r(undefined))),
-    ]);
-    if (dynamo) await dynamo.stop();
-    else if (dynamoChild && dynamoChild.exitCode === null) {
-      await new Promise<void>((r) => {
-        dynamoChild!.once('exit', () => r());
-        dynamoChild!.kill('SIGTERM');
-      });
-    }
-    lock?.release();
-    process.exit(code);
-  };
+  const running: Running = { wroteStackInfo: false, stopping: false };
+  const stop = (code: number) => stopRunning(running, code);
   // Registered first, so a signal during start-up still stops what has started.
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
 
+  let started: { dynamo: LocalDynamo; http: HttpServer } | undefined;
   try {
-    mkdirSync(dir, { recursive: true });
-    lock = lockDataDir(dir);
-    await assertPortFree(port, host);
-    mkdirSync(resolve(dir, 'dynamodb'), { recursive: true });
-    const dynamoPort = process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : await freePort();
-    dynamo = await startDynamoLocal({
-      port: dynamoPort,
-      dataDir: resolve(dir, 'dynamodb'),
-      onSpawn: (child) => (dynamoChild = child),
-    });
-    if (stopping) return;
-    await ensureTables(dynamo.endpoint, LOCAL_TABLES);
-    // The local runtime's edge: one context for the server and the settlement runner.
-    const config = localConfig(dynamo.endpoint, LOCAL_TABLES, undefined, {
-      SETTLEMENT_SESSION_SECONDS: process.env.SETTLEMENT_SESSION_SECONDS ?? '5',
-    });
-    const { startLocalWorkflows } = await import('./workflow-runner.js');
-    const workflows = await startLocalWorkflows(createContext(config));
-    stopWorkflows = workflows.stop;
-    // Webhooks: the stream poller, the in-process delivery queue and the sweep timer.
-    const { startLocalWebhooks } = await import('./webhook-runtime.js');
-    stopWebhooks = (await startLocalWebhooks(workflows.ctx)).stop;
-    http = await startHttpServer(workflows.ctx, port, host, { requestsPerKey: requestsPerKeyFrom(process.env) });
+    started = await startService(running, dir, port, host);
   } catch (error) {
     console.error(`npm start: ${(error as Error).message}`);
     await stop(1);
     return;
   }
-  if (stopping) return;
+  if (running.stopping || !started) return;
+  announce(running, started, dir);
+}
+
+type HttpServer = Awaited<ReturnType<typeof startHttpServer>>;
+
+/** What has started so far: a stop at any point of start-up stops exactly that, and only once. */
+interface Running {
+  lock?: DataDirLock;
+  dynamoChild?: ChildProcess;
+  dynamo?: LocalDynamo;
+  http?: HttpServer;
+  stopWorkflows?: () => Promise<void>;
+  stopWebhooks?: () => Promise<void>;
+  wroteStackInfo: boolean;
+  stopping: boolean;
+}
+
+/**
+ * Stops the workflows, webhooks and server, then DynamoDB Local, then frees the lock, and exits; a stop that
+ * hangs past `STOP_TIMEOUT_MS` exits anyway.
+ */
+async function stopRunning(running: Running, code: number): Promise<void> {
+  if (running.stopping) return;
+  running.stopping = true;
+  setTimeout(() => {
+    running.dynamoChild?.kill('SIGKILL');
+    process.exit(code);
+  }, STOP_TIMEOUT_MS).unref();
+  if (running.wroteStackInfo) removeStackInfo();
+  const { http } = running;
+  http?.server.closeAllConnections();
+  await Promise.allSettled([
+    running.stopWorkflows?.(),
+    running.stopWebhooks?.(),
+    new Promise((r) => (http ? http.server.close(r) : r(undefined))),
+  ]);
+  if (running.dynamo) await running.dynamo.stop();
+  else if (running.dynamoChild && running.dynamoChild.exitCode === null) {
+    const child = running.dynamoChild;
+    await new Promise<void>((r) => {
+      child.once('exit', () => r());
+      child.kill('SIGTERM');
+    });
+  }
+  running.lock?.release();
+  process.exit(code);
+}
+
+/**
+ * Starts the parts in order, recording each in `running` as it starts; undefined when a stop came first.
+ * The lock and the port check come first, so a second instance fails before it touches anything.
+ */
+async function startService(
+  running: Running,
+  dir: string,
+  port: number,
+  host: string,
+): Promise<{ dynamo: LocalDynamo; http: HttpServer } | undefined> {
+  mkdirSync(dir, { recursive: true });
+  running.lock = lockDataDir(dir);
+  await assertPortFree(port, host);
+  mkdirSync(resolve(dir, 'dynamodb'), { recursive: true });
+  const dynamoPort = process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : await freePort();
+  const dynamo = await startDynamoLocal({
+    port: dynamoPort,
+    dataDir: resolve(dir, 'dynamodb'),
+    onSpawn: (child) => (running.dynamoChild = child),
+  });
+  running.dynamo = dynamo;
+  if (running.stopping) return undefined;
+  await ensureTables(dynamo.endpoint, LOCAL_TABLES);
+  // The local runtime's edge: one context for the server and the settlement runner.
+  const config = localConfig(dynamo.endpoint, LOCAL_TABLES, undefined, {
+    SETTLEMENT_SESSION_SECONDS: process.env.SETTLEMENT_SESSION_SECONDS ?? '5',
+  });
+  const { startLocalWorkflows } = await import('./workflow-runner.js');
+  const workflows = await startLocalWorkflows(createContext(config));
+  running.stopWorkflows = workflows.stop;
+  // Webhooks: the stream poller, the in-process delivery queue and the sweep timer.
+  const { startLocalWebhooks } = await import('./webhook-runtime.js');
+  running.stopWebhooks = (await startLocalWebhooks(workflows.ctx)).stop;
+  const http = await startHttpServer(workflows.ctx, port, host, { requestsPerKey: requestsPerKeyFrom(process.env) });
+  running.http = http;
+  return { dynamo, http };
+}
+
+/** Writes the state file the admin and call tools read, and tells the user where everything is. */
+function announce(running: Running, { dynamo, http }: { dynamo: LocalDynamo; http: HttpServer }, dir: string): void {
   writeStackInfo({
     dynamodb_endpoint: dynamo.endpoint,
     table_name: LOCAL_TABLES.main,
@@ -100,7 +135,7 @@ async function main(): Promise<void> {
     base_url: http.baseUrl,
     pid: process.pid,
   });
-  wroteStackInfo = true;
+  running.wroteStackInfo = true;
   console.log(`Service listening on ${http.baseUrl}`);
   console.log(`DynamoDB Local on ${dynamo.endpoint}, data in ${dir}`);
   console.log(

@@ -176,100 +176,18 @@ async function startStreamPoller(
   options: LocalWebhookOptions,
   life: Lifecycle,
 ): Promise<{ close(): void }> {
-  const endpoint = ctx.config.DYNAMODB_ENDPOINT;
-  if (!endpoint) throw new Error('the local webhook runtime needs DYNAMODB_ENDPOINT (DynamoDB Local)');
-  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-  const tables = new DynamoDBClient({ endpoint, region: ctx.config.AWS_REGION, credentials });
-  const streams = new DynamoDBStreamsClient({ endpoint, region: ctx.config.AWS_REGION, credentials });
-  const described = await tables.send(new DescribeTableCommand({ TableName: ctx.tables.main }));
-  const streamArn = described.Table?.LatestStreamArn;
-  if (!streamArn)
-    throw new Error(`table ${ctx.tables.main} has no stream; recreate it (npm start upgrades it) or enable its stream`);
-
+  const { tables, stream } = await openMainTableStream(ctx);
   const shards = new Map<string, ShardState>();
-  const iteratorFor = async (shardId: string, type: ShardIteratorType, sequence?: string) =>
-    (
-      await streams.send(
-        new GetShardIteratorCommand({
-          StreamArn: streamArn,
-          ShardId: shardId,
-          ShardIteratorType: type,
-          SequenceNumber: sequence,
-        }),
-      )
-    ).ShardIterator;
-
-  // Shards open when we start are read from now on (what came before is the sweep's); later shards from their start.
-  const discoverShards = async (initial: boolean) => {
-    let ExclusiveStartShardId: string | undefined;
-    do {
-      const out = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId }));
-      for (const shard of out.StreamDescription?.Shards ?? []) {
-        const id = shard.ShardId!;
-        if (shards.has(id)) continue;
-        const open = shard.SequenceNumberRange?.EndingSequenceNumber === undefined;
-        if (initial && !open) {
-          shards.set(id, { iterator: undefined, checkpoint: undefined, failures: 0 });
-          continue;
-        }
-        shards.set(id, {
-          iterator: await iteratorFor(id, initial ? 'LATEST' : 'TRIM_HORIZON'),
-          checkpoint: undefined,
-          failures: 0,
-        });
-      }
-      ExclusiveStartShardId = out.StreamDescription?.LastEvaluatedShardId;
-    } while (ExclusiveStartShardId);
-  };
-  await discoverShards(true);
-
-  /** Reads one batch of the shard and dispatches it; true when the batch had records (more may be waiting). */
-  const pollShard = async (shardId: string, state: ShardState): Promise<boolean> => {
-    if (!state.iterator) return false;
-    let out;
-    try {
-      out = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }));
-    } catch (error) {
-      if (error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException) {
-        state.iterator = state.checkpoint
-          ? await iteratorFor(shardId, 'AFTER_SEQUENCE_NUMBER', state.checkpoint)
-          : await iteratorFor(shardId, 'LATEST');
-        return false;
-      }
-      throw error;
-    }
-    const accepts = options.acceptsPlatform;
-    const records = (out.Records ?? [])
-      .map((record) => lambdaRecord(record, streamArn))
-      .filter(matchesDispatchFilter)
-      .filter((record) => !accepts || accepts(String(record.dynamodb?.NewImage?.platform_code?.S ?? '')));
-    if (records.length > 0) {
-      const event: DynamoDBStreamEvent = { Records: records };
-      const response = await dispatcher(event).catch(() => ({
-        batchItemFailures: [{ itemIdentifier: records[0]!.dynamodb!.SequenceNumber! }],
-      }));
-      const failed = response.batchItemFailures.map((failure) => failure.itemIdentifier).sort(compareSequence)[0];
-      if (failed !== undefined && state.failures < MAX_RECEIVES) {
-        // Like Lambda: resume at the first failed record (later ones are dispatched again, harmlessly).
-        state.failures++;
-        state.iterator = await iteratorFor(shardId, 'AT_SEQUENCE_NUMBER', failed);
-        return false;
-      }
-    }
-    state.failures = 0;
-    const last = out.Records?.at(-1)?.dynamodb?.SequenceNumber;
-    if (last) state.checkpoint = last;
-    state.iterator = out.NextShardIterator;
-    return (out.Records?.length ?? 0) > 0;
-  };
+  await discoverShards(stream, shards, true);
 
   let polls = 0;
   const poll = async () => {
     if (life.stopped) return;
     let busy = false;
     try {
-      if (++polls % 50 === 0) await discoverShards(false);
-      busy = (await Promise.all([...shards].map(([id, state]) => pollShard(id, state)))).some(Boolean);
+      if (++polls % 50 === 0) await discoverShards(stream, shards, false);
+      const batches = [...shards].map(([id, state]) => pollShard(stream, id, state, dispatcher, options));
+      busy = (await Promise.all(batches)).some(Boolean);
     } catch (error) {
       ctx.logger.warn('stream poll failed', { error: String(error) });
     }
@@ -282,9 +200,118 @@ async function startStreamPoller(
   return {
     close() {
       tables.destroy();
-      streams.destroy();
+      stream.client.destroy();
     },
   };
+}
+
+/** The main table's stream and the client that reads it. */
+interface TableStream {
+  client: DynamoDBStreamsClient;
+  arn: string;
+}
+
+/** Clients for DynamoDB Local and the main table's stream; fails with what to do when the table has none. */
+async function openMainTableStream(ctx: AppContext): Promise<{ tables: DynamoDBClient; stream: TableStream }> {
+  const endpoint = ctx.config.DYNAMODB_ENDPOINT;
+  if (!endpoint) throw new Error('the local webhook runtime needs DYNAMODB_ENDPOINT (DynamoDB Local)');
+  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+  const tables = new DynamoDBClient({ endpoint, region: ctx.config.AWS_REGION, credentials });
+  const streams = new DynamoDBStreamsClient({ endpoint, region: ctx.config.AWS_REGION, credentials });
+  const described = await tables.send(new DescribeTableCommand({ TableName: ctx.tables.main }));
+  const streamArn = described.Table?.LatestStreamArn;
+  if (!streamArn)
+    throw new Error(`table ${ctx.tables.main} has no stream; recreate it (npm start upgrades it) or enable its stream`);
+  return { tables, stream: { client: streams, arn: streamArn } };
+}
+
+async function shardIterator(
+  stream: TableStream,
+  shardId: string,
+  type: ShardIteratorType,
+  sequence?: string,
+): Promise<string | undefined> {
+  const out = await stream.client.send(
+    new GetShardIteratorCommand({
+      StreamArn: stream.arn,
+      ShardId: shardId,
+      ShardIteratorType: type,
+      SequenceNumber: sequence,
+    }),
+  );
+  return out.ShardIterator;
+}
+
+/**
+ * Adds the stream's shards not yet in `shards`. Shards open when we start are read from now on (what came
+ * before is the sweep's); later shards from their start.
+ */
+async function discoverShards(stream: TableStream, shards: Map<string, ShardState>, initial: boolean): Promise<void> {
+  let ExclusiveStartShardId: string | undefined;
+  do {
+    const out = await stream.client.send(new DescribeStreamCommand({ StreamArn: stream.arn, ExclusiveStartShardId }));
+    for (const shard of out.StreamDescription?.Shards ?? []) {
+      const id = shard.ShardId!;
+      if (shards.has(id)) continue;
+      const open = shard.SequenceNumberRange?.EndingSequenceNumber === undefined;
+      if (initial && !open) {
+        shards.set(id, { iterator: undefined, checkpoint: undefined, failures: 0 });
+        continue;
+      }
+      shards.set(id, {
+        iterator: await shardIterator(stream, id, initial ? 'LATEST' : 'TRIM_HORIZON'),
+        checkpoint: undefined,
+        failures: 0,
+      });
+    }
+    ExclusiveStartShardId = out.StreamDescription?.LastEvaluatedShardId;
+  } while (ExclusiveStartShardId);
+}
+
+/** Reads one batch of the shard and dispatches it; true when the batch had records (more may be waiting). */
+async function pollShard(
+  stream: TableStream,
+  shardId: string,
+  state: ShardState,
+  dispatcher: StreamDispatcher,
+  options: LocalWebhookOptions,
+): Promise<boolean> {
+  if (!state.iterator) return false;
+  let out;
+  try {
+    out = await stream.client.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }));
+  } catch (error) {
+    if (error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException) {
+      state.iterator = state.checkpoint
+        ? await shardIterator(stream, shardId, 'AFTER_SEQUENCE_NUMBER', state.checkpoint)
+        : await shardIterator(stream, shardId, 'LATEST');
+      return false;
+    }
+    throw error;
+  }
+  const accepts = options.acceptsPlatform;
+  const records = (out.Records ?? [])
+    .map((record) => lambdaRecord(record, stream.arn))
+    .filter(matchesDispatchFilter)
+    .filter((record) => !accepts || accepts(String(record.dynamodb?.NewImage?.platform_code?.S ?? '')));
+  if (records.length > 0) {
+    const event: DynamoDBStreamEvent = { Records: records };
+    const response = await dispatcher(event).catch(() => ({
+      batchItemFailures: [{ itemIdentifier: records[0]!.dynamodb!.SequenceNumber! }],
+    }));
+    const failed = response.batchItemFailures.map((failure) => failure.itemIdentifier).sort(compareSequence)[0];
+    if (failed !== undefined && state.failures < MAX_RECEIVES) {
+      // Like Lambda: resume at the first failed record (later ones are dispatched again, harmlessly).
+      state.failures++;
+      state.iterator = await shardIterator(stream, shardId, 'AT_SEQUENCE_NUMBER', failed);
+      return false;
+    }
+  }
+  state.failures = 0;
+  const last = out.Records?.at(-1)?.dynamodb?.SequenceNumber;
+  if (last) state.checkpoint = last;
+  state.iterator = out.NextShardIterator;
+  return (out.Records?.length ?? 0) > 0;
 }
 
 function compareSequence(a: string, b: string): number {

@@ -325,11 +325,7 @@ export class LocalSettlementRunner {
       noThrowOnAbort: true,
       overrides: {
         taskResourceLocalHandlers: this.tasks as never,
-        // The first wait on the service clock. A leg end reached later, from the sessions, is waited for by
-        // the engine against the real clock (a session or less away).
-        waitTimeOverrides: waitsForLegEnd
-          ? { [SETTLEMENT_STATE_NAMES.waitForEndOfExecution]: Math.max(0, legEndsAtMs - this.ctx.clock.nowMs()) }
-          : { [SETTLEMENT_STATE_NAMES.waitForSettlementTime]: Math.max(0, settlementAtMs - this.ctx.clock.nowMs()) },
+        waitTimeOverrides: firstWaitOnServiceClock(waitsForLegEnd, legEndsAtMs, settlementAtMs, this.ctx.clock.nowMs()),
       },
     });
     execution.abort = () => {
@@ -344,11 +340,7 @@ export class LocalSettlementRunner {
       await run.result;
       status = aborted ? 'ABORTED' : 'SUCCEEDED';
     } catch (failure) {
-      status = failure instanceof ExecutionTimeoutError ? 'TIMED_OUT' : 'FAILED';
-      error =
-        failure instanceof Error
-          ? `${failure.message}${failure.cause instanceof Error ? `: ${failure.cause.message}` : ''}`
-          : String(failure);
+      ({ status, error } = failedEnd(failure));
     }
     await recording;
     await this.recordEnd(tradeId, executionId, status, error);
@@ -387,6 +379,32 @@ export class LocalSettlementRunner {
       return false;
     }
   }
+}
+
+/**
+ * The engine's first wait, measured on the service clock (tests move it). A leg end reached later, from the
+ * sessions, is waited for by the engine against the real clock (a session or less away).
+ */
+function firstWaitOnServiceClock(
+  waitsForLegEnd: boolean,
+  legEndsAtMs: number,
+  settlementAtMs: number,
+  nowMs: number,
+): Record<string, number> {
+  return waitsForLegEnd
+    ? { [SETTLEMENT_STATE_NAMES.waitForEndOfExecution]: Math.max(0, legEndsAtMs - nowMs) }
+    : { [SETTLEMENT_STATE_NAMES.waitForSettlementTime]: Math.max(0, settlementAtMs - nowMs) };
+}
+
+/** An execution the engine ended with an error: timed out or failed, and the message (with its cause) to record. */
+function failedEnd(failure: unknown): { status: 'TIMED_OUT' | 'FAILED'; error: string } {
+  return {
+    status: failure instanceof ExecutionTimeoutError ? 'TIMED_OUT' : 'FAILED',
+    error:
+      failure instanceof Error
+        ? `${failure.message}${failure.cause instanceof Error ? `: ${failure.cause.message}` : ''}`
+        : String(failure),
+  };
 }
 
 /** The longest delay Node's timers honour; a longer one fires after 1 ms. */
