@@ -77,8 +77,9 @@ export interface BookedExecution {
   items: TaggedItem[];
 }
 
-export function tradeExecutionItems(ctx: AppContext, execution: TradeExecution): BookedExecution {
-  const { side, underlying, quoted, quantity, total, nowMs } = execution;
+/** The balanced movement: the participant's side against the liquidity provider, plus any extra legs. */
+function executionMovement(execution: TradeExecution): Movement {
+  const { side, underlying, quoted, quantity, total } = execution;
   const providerUnderlying = liquidityProviderAccount(underlying.symbol);
   const providerQuoted = liquidityProviderAccount(quoted.symbol);
   const legs: Leg[] =
@@ -92,13 +93,17 @@ export function tradeExecutionItems(ctx: AppContext, execution: TradeExecution):
           ...moveLegs(providerQuoted, execution.quotedAccount, total),
         ];
   legs.push(...(execution.extraLegs ?? []));
-  const movement: Movement = {
+  return {
     movement_id: newId(),
     type: execution.movementType ?? 'trade',
     reference: `trade:${execution.tradeId}`,
     legs,
   };
+}
 
+/** The trade as reported: the participant on its side, the liquidity provider on the other. */
+function executionReport(execution: TradeExecution): TradeReport {
+  const { side, underlying, quoted, quantity, total, nowMs } = execution;
   const quantityText = formatAmount(quantity, underlying);
   const totalText = formatAmount(total, quoted);
   const party = (partySide: QuoteSide, participantCode: string, accountLabel: string): TradeReportParty => ({
@@ -115,7 +120,7 @@ export function tradeExecutionItems(ctx: AppContext, execution: TradeExecution):
     execution_id: null,
   });
   const counterSide: QuoteSide = side === 'buy' ? 'sell' : 'buy';
-  const report: TradeReport = {
+  return {
     client_trade_id: execution.clientTradeId,
     // The reference API leaves session_id empty for trades that did not come from an order book.
     session_id: '',
@@ -147,8 +152,13 @@ export function tradeExecutionItems(ctx: AppContext, execution: TradeExecution):
       party(counterSide, SYSTEM_PARTICIPANTS.liquidityProvider, 'general'),
     ],
   };
+}
+
+export function tradeExecutionItems(ctx: AppContext, execution: TradeExecution): BookedExecution {
+  const { nowMs } = execution;
+  const movement = executionMovement(execution);
   // The liquidity provider belongs to no platform, so only the participant's platform sees the trade.
-  const trade = settledTrade(report, {
+  const trade = settledTrade(executionReport(execution), {
     tradeId: execution.tradeId,
     nowMs,
     accountGroups: [execution.participant.platform_code, null],
