@@ -33,58 +33,52 @@ export interface SendResult {
 /** Receivers' answers are read up to this much and dropped: we never store or echo them. */
 const MAX_RESPONSE_BYTES = 4096;
 
-/**
- * POSTs one webhook. The name is resolved here and every address checked against the outbound policy; the
- * connection is then made to the checked address (pinned through `lookup`), so a name re-pointed between the
- * check and the connect (DNS rebinding) can't reach a refused address. Redirects are never followed (Node's
- * client doesn't), the whole exchange is bounded by the timeout, and errors never carry the address.
- */
-export async function sendWebhook(request: WebhookRequest, options: SendOptions): Promise<SendResult> {
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  const url = new URL(request.url);
+/** Why nothing was sent: the name didn't resolve, or an address is refused by the outbound policy. */
+interface NotSent {
+  error: string;
+  refused: boolean;
+}
+
+/** The destination's addresses, every one allowed by the outbound policy, or why nothing may be sent. */
+async function allowedAddresses(url: URL, options: SendOptions): Promise<{ addresses: string[] } | NotSent> {
   const literal = ipLiteralOf(url);
   let addresses: string[];
   try {
     addresses = literal !== undefined ? [literal] : await (options.resolve ?? systemResolver)(url.hostname);
   } catch {
-    return {
-      result: { kind: 'error', error: 'could not resolve the host name' },
-      latencyMs: elapsed(),
-      refused: false,
-    };
+    return { error: 'could not resolve the host name', refused: false };
   }
-  if (addresses.length === 0)
-    return {
-      result: { kind: 'error', error: 'could not resolve the host name' },
-      latencyMs: elapsed(),
-      refused: false,
-    };
+  if (addresses.length === 0) return { error: 'could not resolve the host name', refused: false };
   if (!options.policy.allowPrivateAddresses && addresses.some(isRefusedAddress)) {
-    return { result: { kind: 'error', error: 'destination address not allowed' }, latencyMs: elapsed(), refused: true };
+    return { error: 'destination address not allowed', refused: true };
   }
-  const pinned = addresses[0]!;
+  return { addresses };
+}
+
+/** A `lookup` that answers every query with the checked address, so the connection can go nowhere else. */
+function pinnedLookup(pinned: string): LookupFunction {
   const family = pinned.includes(':') ? 6 : 4;
-  const lookup: LookupFunction = (_hostname, lookupOptions, callback) => {
+  return (_hostname, lookupOptions, callback) => {
     if ((lookupOptions as { all?: boolean }).all)
       (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
         { address: pinned, family },
       ]);
     else callback(null, pinned, family);
   };
-  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+}
+
+/**
+ * Sends the POST and settles once, with the answer's status (its body read up to `MAX_RESPONSE_BYTES` and
+ * dropped) or the connection's error; the request's abort signal bounds the whole exchange.
+ */
+function exchange(
+  url: URL,
+  requestOptions: RequestOptions,
+  body: string,
+  timeoutMs: number,
+  elapsed: () => number,
+): Promise<SendResult> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  const requestOptions: RequestOptions = {
-    method: 'POST',
-    headers: {
-      ...request.headers,
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(request.body)),
-    },
-    lookup,
-    agent: false,
-    signal: AbortSignal.timeout(timeoutMs),
-  };
   return new Promise<SendResult>((resolvePromise) => {
     let settled = false;
     const finish = (result: AttemptResult) => {
@@ -115,6 +109,35 @@ export async function sendWebhook(request: WebhookRequest, options: SendOptions)
         error: timedOut ? `no answer within ${timeoutMs / 1000} s` : `connection failed (${error.code ?? error.name})`,
       });
     });
-    outgoing.end(request.body);
+    outgoing.end(body);
   });
+}
+
+/**
+ * POSTs one webhook. The name is resolved here and every address checked against the outbound policy; the
+ * connection is then made to the checked address (pinned through `lookup`), so a name re-pointed between the
+ * check and the connect (DNS rebinding) can't reach a refused address. Redirects are never followed (Node's
+ * client doesn't), the whole exchange is bounded by the timeout, and errors never carry the address.
+ */
+export async function sendWebhook(request: WebhookRequest, options: SendOptions): Promise<SendResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const url = new URL(request.url);
+  const allowed = await allowedAddresses(url, options);
+  if (!('addresses' in allowed)) {
+    return { result: { kind: 'error', error: allowed.error }, latencyMs: elapsed(), refused: allowed.refused };
+  }
+  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const requestOptions: RequestOptions = {
+    method: 'POST',
+    headers: {
+      ...request.headers,
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(request.body)),
+    },
+    lookup: pinnedLookup(allowed.addresses[0]!),
+    agent: false,
+    signal: AbortSignal.timeout(timeoutMs),
+  };
+  return exchange(url, requestOptions, request.body, timeoutMs, elapsed);
 }
