@@ -109,13 +109,7 @@ export function planBatch(
     const newAccounts = changes.filter((change) => !accounts.has(accountKey(change.account))).length;
     const versionedChanges = changes.filter(isVersioned).length;
     const platforms = new Set(changes.map((change) => change.platform_code).filter((code) => code !== null)).size;
-    const countKeys = [
-      ...booking.items.flatMap((stored) => (stored.counts ?? []).map(counterIdentity)),
-      ...[...new Set(changes.map((change) => change.platform_code).filter((code) => code !== null))].flatMap((code) => [
-        counterIdentity({ platformCode: code, list: MOVEMENTS_LIST, bucket: ALL }),
-        counterIdentity({ platformCode: code, list: ACCOUNTS_LIST, bucket: ALL }),
-      ]),
-    ];
+    const countKeys = counterKeysOf(booking, changes);
     const newCounters = new Set(countKeys.filter((key) => !counters.has(key))).size;
     // Its items, its record and second-platform entry, an entry and an event per platform account, queue work.
     const cost =
@@ -135,13 +129,7 @@ export function planBatch(
       })),
     );
     if (applied.kind === 'refused') {
-      const account = changes.find((change) => accountKey(change.account) === applied.key)!.account;
-      const refusal: Refusal = {
-        status: 400,
-        errors: [
-          `${account.participant_code}/${account.account_group}/${account.account_label}: insufficient ${account.asset} balance for ${applied.change.abs().toFixed()}`,
-        ],
-      };
+      const refusal = insufficientBalance(changes, applied.key, applied.change);
       planned.push({ booking, position, outcome: { kind: 'refused', refusal } });
       size += options.queued ? 2 : 0;
       continue;
@@ -163,6 +151,28 @@ export function planBatch(
     });
   }
   return { planned, deferred: bookings.slice(planned.length) };
+}
+
+/** The counters a booking moves: its own items' counts, and each of its platforms' movements and accounts counts (an account it opens counts). */
+function counterKeysOf(booking: StoredBooking, changes: readonly NetChange[]): string[] {
+  return [
+    ...booking.items.flatMap((stored) => (stored.counts ?? []).map(counterIdentity)),
+    ...[...new Set(changes.map((change) => change.platform_code).filter((code) => code !== null))].flatMap((code) => [
+      counterIdentity({ platformCode: code, list: MOVEMENTS_LIST, bucket: ALL }),
+      counterIdentity({ platformCode: code, list: ACCOUNTS_LIST, bucket: ALL }),
+    ]),
+  ];
+}
+
+/** The refusal of a booking whose guarded debit of the account at `key` the balance can't cover. */
+function insufficientBalance(changes: readonly NetChange[], key: string, change: Money): Refusal {
+  const account = changes.find((candidate) => accountKey(candidate.account) === key)!.account;
+  return {
+    status: 400,
+    errors: [
+      `${account.participant_code}/${account.account_group}/${account.account_label}: insufficient ${account.asset} balance for ${change.abs().toFixed()}`,
+    ],
+  };
 }
 
 /** The item a transaction item names (a transaction may name each once). */
@@ -199,41 +209,102 @@ export function batchTransaction(
   queue: QueueKeys | undefined,
   nowMs: number,
 ): BatchTransaction {
-  const items: TransactItem[] = [];
-  const origins: ItemOrigin[] = [];
-  const push = (item: TransactItem, origin: ItemOrigin) => {
-    items.push(item);
-    origins.push(origin);
-  };
-  const counts: CountChange[] = [];
-  const seen = new Set<string>();
   const booked = plan.planned.filter((entry) => entry.outcome.kind === 'booked');
+  // Built in this order, which the items keep: the counts each part moves are written last, in one update per counter.
+  const own = bookingsOwnItems(booked);
+  const records = bookedMovementRecords(ctx, booked);
+  const accounts = accountUpdates(ctx, booked, reads, nowMs);
+  const events = booked.flatMap((entry) => balanceEvents(ctx, entry));
+  const answers = queue ? queueAnswers(ctx, queue, plan.planned) : [];
+  const counts = [...own.counts, ...records.counts, ...accounts.counts];
+  const all: OriginItem[] = [
+    ...own.items,
+    ...records.items,
+    ...accounts.items,
+    ...events,
+    ...answers,
+    ...counterUpdates(ctx, counts).map((item): OriginItem => ({ item, origin: { kind: 'other' } })),
+  ];
+  return { items: all.map(({ item }) => item), origins: all.map(({ origin }) => origin) };
+}
 
+/** A transaction item with where it came from. */
+interface OriginItem {
+  item: TransactItem;
+  origin: ItemOrigin;
+}
+
+/** Part of a batch's transaction: its items, and the counts they move. */
+interface BatchPart {
+  items: OriginItem[];
+  counts: CountChange[];
+}
+
+/** The bookings' own items, an item two of them name written once (an identical condition check, merged). */
+function bookingsOwnItems(booked: readonly PlannedBooking[]): BatchPart {
+  const part: BatchPart = { items: [], counts: [] };
+  const seen = new Set<string>();
   for (const { booking, position } of booked) {
     booking.items.forEach((stored, index) => {
       const identity = itemIdentity(stored.item);
       if (seen.has(identity)) return;
       seen.add(identity);
-      push(stored.item, { kind: 'item', booking: position, index });
-      counts.push(...(stored.counts ?? []));
+      part.items.push({ item: stored.item, origin: { kind: 'item', booking: position, index } });
+      part.counts.push(...(stored.counts ?? []));
     });
   }
+  return part;
+}
+
+/** Each booked movement's record and entries (the record names its booking), +1 on each of its platforms' movements. */
+function bookedMovementRecords(ctx: Pick<AppContext, 'tables'>, booked: readonly PlannedBooking[]): BatchPart {
+  const part: BatchPart = { items: [], counts: [] };
   for (const { booking, position } of booked) {
     const movement = movementOf(booking);
     if (!movement) continue;
     const records = movementRecords(ctx, movement, booking.atMs);
-    records.forEach((item, i) => push(item, i === 0 ? { kind: 'record', booking: position } : { kind: 'other' }));
+    records.forEach((item, i) =>
+      part.items.push({ item, origin: i === 0 ? { kind: 'record', booking: position } : { kind: 'other' } }),
+    );
     const platforms = [
       ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
     ];
-    counts.push(...platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })));
+    part.counts.push(
+      ...platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })),
+    );
   }
+  return part;
+}
 
-  // One update per account the batch changes: the sum of its changes, its version moved by their number.
-  const touched = new Map<
-    string,
-    { change: NetChange; total: Money; bookings: number; guardedDebit: boolean; overdraws: boolean }
-  >();
+/** What the batch does to one account: its changes summed, how many bookings change it, whether a guard applies. */
+interface AccountTotal {
+  change: NetChange;
+  total: Money;
+  bookings: number;
+  guardedDebit: boolean;
+  overdraws: boolean;
+}
+
+/** One update per account the batch changes (the sum of its changes, its version moved by their number), +1 on the accounts count of each platform account it opens. */
+function accountUpdates(
+  ctx: Pick<AppContext, 'tables'>,
+  booked: readonly PlannedBooking[],
+  reads: ReadonlyMap<string, AccountRead>,
+  nowMs: number,
+): BatchPart {
+  const part: BatchPart = { items: [], counts: [] };
+  for (const [key, entry] of accountTotals(booked)) {
+    const { item, opens } = accountUpdate(ctx, entry.change, reads.get(key), entry, nowMs);
+    part.items.push({ item, origin: { kind: 'account', key } });
+    if (opens && entry.change.platform_code)
+      part.counts.push({ platformCode: entry.change.platform_code, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 });
+  }
+  return part;
+}
+
+/** The booked movements' changes summed per account, in the order the accounts first appear. */
+function accountTotals(booked: readonly PlannedBooking[]): Map<string, AccountTotal> {
+  const touched = new Map<string, AccountTotal>();
   for (const { booking } of booked) {
     for (const change of netChanges(movementOf(booking)?.legs ?? [])) {
       const key = accountKey(change.account);
@@ -247,64 +318,64 @@ export function batchTransaction(
       });
     }
   }
-  for (const [key, entry] of touched) {
-    const { item, opens } = accountUpdate(ctx, entry.change, reads.get(key), entry, nowMs);
-    push(item, { kind: 'account', key });
-    if (opens && entry.change.platform_code)
-      counts.push({ platformCode: entry.change.platform_code, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 });
-  }
+  return touched;
+}
 
-  // Each booking's events: per platform account, the balance and version just after it.
-  for (const entry of booked) {
-    const movement = movementOf(entry.booking);
-    if (!movement || entry.outcome.kind !== 'booked') continue;
-    for (const change of netChanges(movement.legs).filter(isVersioned)) {
-      const after = entry.outcome.after.get(accountKey(change.account))!;
-      const accountId = accountIdOf(change.account);
-      const event = eventItem(
-        ctx,
-        {
-          type: 'account_balance.changed',
-          platformCode: change.platform_code!,
-          resource: { type: 'account', id: accountId },
-          sequence: after.version,
-          data: {
-            account_id: accountId,
-            participant_code: change.account.participant_code,
-            account_group: change.account.account_group,
-            account_label: change.account.account_label,
-            asset: change.account.asset,
-            balance: plain(after.balance),
-            movement: {
-              movement_id: movement.movement_id,
-              type: movement.type,
-              reference: movement.reference,
-              change: plain(change.change),
-            },
-            last_update: entry.booking.atMs,
+/** A booking's events: per platform account, the balance and version just after it. */
+function balanceEvents(ctx: Pick<AppContext, 'tables'>, entry: PlannedBooking): OriginItem[] {
+  const movement = movementOf(entry.booking);
+  if (!movement || entry.outcome.kind !== 'booked') return [];
+  const items: OriginItem[] = [];
+  for (const change of netChanges(movement.legs).filter(isVersioned)) {
+    const after = entry.outcome.after.get(accountKey(change.account))!;
+    const accountId = accountIdOf(change.account);
+    const event = eventItem(
+      ctx,
+      {
+        type: 'account_balance.changed',
+        platformCode: change.platform_code!,
+        resource: { type: 'account', id: accountId },
+        sequence: after.version,
+        data: {
+          account_id: accountId,
+          participant_code: change.account.participant_code,
+          account_group: change.account.account_group,
+          account_label: change.account.account_label,
+          asset: change.account.asset,
+          balance: plain(after.balance),
+          movement: {
+            movement_id: movement.movement_id,
+            type: movement.type,
+            reference: movement.reference,
+            change: plain(change.change),
           },
+          last_update: entry.booking.atMs,
         },
-        entry.booking.atMs,
-      );
-      push(event.item, { kind: 'other' });
-    }
+      },
+      entry.booking.atMs,
+    );
+    items.push({ item: event.item, origin: { kind: 'other' } });
   }
+  return items;
+}
 
-  if (queue) {
-    for (const entry of plan.planned) {
-      const result: BookingResult =
-        entry.outcome.kind === 'booked'
-          ? { outcome: 'booked' }
-          : { outcome: 'refused', refusal: entry.outcome.refusal };
-      push(queueDelete(ctx, queue.pkOf(entry.booking.id), entry.booking.id), {
-        kind: 'queue',
-        booking: entry.position,
-      });
-      push(resultPut(ctx, queue, entry.booking.id, result), { kind: 'other' });
-    }
-  }
-  for (const item of counterUpdates(ctx, counts)) push(item, { kind: 'other' });
-  return { items, origins };
+/** Every planned booking's answer on the hot path, booked or refused: its queue entry removed, its result stored. */
+function queueAnswers(
+  ctx: Pick<AppContext, 'tables'>,
+  queue: QueueKeys,
+  planned: readonly PlannedBooking[],
+): OriginItem[] {
+  return planned.flatMap((entry): OriginItem[] => {
+    const result: BookingResult =
+      entry.outcome.kind === 'booked' ? { outcome: 'booked' } : { outcome: 'refused', refusal: entry.outcome.refusal };
+    return [
+      {
+        item: queueDelete(ctx, queue.pkOf(entry.booking.id), entry.booking.id),
+        origin: { kind: 'queue', booking: entry.position },
+      },
+      { item: resultPut(ctx, queue, entry.booking.id, result), origin: { kind: 'other' } },
+    ];
+  });
 }
 
 /** The entry of a queued booking, removed by the transaction that answers it (so it is answered once). */
@@ -365,23 +436,7 @@ function movementRecords(ctx: Pick<AppContext, 'tables'>, movement: Movement, no
   const platforms = [
     ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
   ];
-  const platformLegs = movement.legs.filter((leg) => leg.platform_code !== null);
-  const fields = {
-    movement_id: movement.movement_id,
-    movement_type: movement.type,
-    reference: movement.reference,
-    created_at: nowMs,
-    legs: movement.legs.map((leg) => ({
-      ...leg.account,
-      platform_code: leg.platform_code,
-      amount: moneyAttr(leg.amount),
-    })),
-    ...(platformLegs.length > 0 && {
-      account_ids: [...new Set(platformLegs.map((leg) => accountIdOf(leg.account)))],
-      participant_codes: [...new Set(platformLegs.map((leg) => leg.account.participant_code))],
-      assets: [...new Set(platformLegs.map((leg) => leg.account.asset))],
-    }),
-  };
+  const fields = movementFields(movement, nowMs);
   const listEntry = (platformCode: string) => ({
     gsi1pk: keys.movementsOfPlatform(platformCode),
     gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
@@ -413,30 +468,57 @@ function movementRecords(ctx: Pick<AppContext, 'tables'>, movement: Movement, no
   }));
   // Each platform or customer account the movement changes: its movements list (one Query per page, whatever
   // the platform holds). System accounts have none: every platform's bookings touch them.
-  const accountEntries: TransactItem[] = netChanges(movement.legs)
+  const accountEntries = netChanges(movement.legs)
     .filter(isVersioned)
-    .map(({ account, platform_code, change }) => ({
-      Put: {
-        TableName: table,
-        Item: {
-          ...keys.movementAccountEntry(movement.movement_id, accountIdOf(account)),
-          type: 'movement_account_entry',
-          movement_id: movement.movement_id,
-          movement_type: movement.type,
-          reference: movement.reference,
-          created_at: nowMs,
-          account_id: accountIdOf(account),
-          participant_code: account.participant_code,
-          asset: account.asset,
-          platform_code: platform_code!,
-          change: moneyAttr(change),
-          gsi1pk: keys.movementsOfAccount(accountIdOf(account)),
-          gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    }));
+    .map((change) => movementAccountEntry(table, movement, change, nowMs));
   return [record, ...entries, ...accountEntries];
+}
+
+/** What a movement's record and its second platform's entry both carry: the movement, and what its lists filter on. */
+function movementFields(movement: Movement, nowMs: number) {
+  const platformLegs = movement.legs.filter((leg) => leg.platform_code !== null);
+  return {
+    movement_id: movement.movement_id,
+    movement_type: movement.type,
+    reference: movement.reference,
+    created_at: nowMs,
+    legs: movement.legs.map((leg) => ({
+      ...leg.account,
+      platform_code: leg.platform_code,
+      amount: moneyAttr(leg.amount),
+    })),
+    ...(platformLegs.length > 0 && {
+      account_ids: [...new Set(platformLegs.map((leg) => accountIdOf(leg.account)))],
+      participant_codes: [...new Set(platformLegs.map((leg) => leg.account.participant_code))],
+      assets: [...new Set(platformLegs.map((leg) => leg.account.asset))],
+    }),
+  };
+}
+
+/** A platform or customer account's entry for a movement changing it, in the account's movements list. */
+function movementAccountEntry(table: string, movement: Movement, change: NetChange, nowMs: number): TransactItem {
+  const { account, platform_code } = change;
+  return {
+    Put: {
+      TableName: table,
+      Item: {
+        ...keys.movementAccountEntry(movement.movement_id, accountIdOf(account)),
+        type: 'movement_account_entry',
+        movement_id: movement.movement_id,
+        movement_type: movement.type,
+        reference: movement.reference,
+        created_at: nowMs,
+        account_id: accountIdOf(account),
+        participant_code: account.participant_code,
+        asset: account.asset,
+        platform_code: platform_code!,
+        change: moneyAttr(change.change),
+        gsi1pk: keys.movementsOfAccount(accountIdOf(account)),
+        gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
 }
 
 /** How long contention keeps an account's bookings in its queue after a batch of more than one. */
@@ -452,11 +534,39 @@ function accountUpdate(
   ctx: Pick<AppContext, 'tables'>,
   change: NetChange,
   read: AccountRead | undefined,
-  batch: { total: Money; bookings: number; guardedDebit: boolean; overdraws: boolean },
+  batch: AccountBatch,
   nowMs: number,
 ): { item: TransactItem; opens: boolean } {
   const { account, platform_code } = change;
-  const attributes = Object.entries(accountAttributes(account, platform_code, nowMs));
+  const expression = balanceExpression(account, platform_code, batch, nowMs);
+  if (isUnguarded(account.participant_code)) {
+    const key = keys.accountShard(account, randomInt(OUTSIDE_ACCOUNT_SHARDS));
+    return { item: blindUpdate(ctx, key, expression, { guarded: false }), opens: false };
+  }
+  if (!platform_code)
+    return { item: blindUpdate(ctx, keys.account(account), expression, { guarded: true }), opens: false };
+  return versionedUpdate(ctx, account, read, batch, nowMs, expression);
+}
+
+/** What the batch does to one account, as its update needs it. */
+type AccountBatch = Pick<AccountTotal, 'total' | 'bookings' | 'guardedDebit' | 'overdraws'>;
+
+/** An account update's parts, which the versioned update adds to before joining them. */
+interface UpdateExpression {
+  sets: string[];
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+  conditions: string[];
+}
+
+/** Every account's update: the batch's sum added to the balance, the account's attributes set, the debit guard on the sum. */
+function balanceExpression(
+  account: AccountRef,
+  platformCode: string | null,
+  batch: AccountBatch,
+  nowMs: number,
+): UpdateExpression {
+  const attributes = Object.entries(accountAttributes(account, platformCode, nowMs));
   const names = Object.fromEntries(attributes.map(([name], i) => [`#a${i}`, name]));
   const values: Record<string, unknown> = {
     ':zero': moneyAttr(new Money(0)),
@@ -470,35 +580,43 @@ function accountUpdate(
     conditions.push('balance >= :needed');
     values[':needed'] = moneyAttr(batch.total.abs());
   }
-  if (isUnguarded(account.participant_code)) {
-    return {
-      item: {
-        Update: {
-          TableName: ctx.tables.main,
-          Key: keys.accountShard(account, randomInt(OUTSIDE_ACCOUNT_SHARDS)),
-          UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        },
-      },
-      opens: false,
-    };
-  }
-  if (!platform_code) {
-    return {
-      item: {
-        Update: {
-          TableName: ctx.tables.main,
-          Key: keys.account(account),
-          UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ...(conditions.length > 0 && { ConditionExpression: conditions.join(' AND ') }),
-        },
-      },
-      opens: false,
-    };
-  }
+  return { sets, names, values, conditions };
+}
+
+/**
+ * An unversioned account's update (the outside world's shards, escrow and fee accounts): a blind addition
+ * that leaves the lists' indexes. `guarded: false` for the outside world's shards: their debits are never guarded.
+ */
+function blindUpdate(
+  ctx: Pick<AppContext, 'tables'>,
+  key: Record<string, string>,
+  { sets, names, values, conditions }: UpdateExpression,
+  { guarded }: { guarded: boolean },
+): TransactItem {
+  return {
+    Update: {
+      TableName: ctx.tables.main,
+      Key: key,
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ...(guarded && conditions.length > 0 && { ConditionExpression: conditions.join(' AND ') }),
+    },
+  };
+}
+
+/**
+ * A platform or customer account's update: conditioned on the version read (or on being absent, or on
+ * predating versions), its version and movement count moved by the batch's bookings.
+ */
+function versionedUpdate(
+  ctx: Pick<AppContext, 'tables'>,
+  account: AccountRef,
+  read: AccountRead | undefined,
+  batch: AccountBatch,
+  nowMs: number,
+  { sets, names, values, conditions }: UpdateExpression,
+): { item: TransactItem; opens: boolean } {
   const version = read?.version ?? -1;
   const exists = read?.exists ?? false;
   sets.push('version = :nextVersion', 'movement_count = if_not_exists(movement_count, :none) + :entries');
