@@ -1,8 +1,6 @@
 // zod/mini, not the classic `zod` entry: classic's `z` namespace defeats tree-shaking and adds ~450 KB
 // minified to a bundle; mini brings the same validators in ~10 KB.
 import * as z from 'zod/mini';
-import { isPlainObject } from './validation.js';
-import { ValidationError } from './errors.js';
 import {
   idTypeProblem,
   parsePhoneNumber,
@@ -12,72 +10,75 @@ import {
   resolveJurisdiction,
   type ReferenceIdNumberType,
 } from './customer-identity.js';
+import {
+  ADULT_AGE_YEARS,
+  ADULT_FIELDS,
+  ADULT_ID_NUMBER_TYPES,
+  CUSTODIAN_RELATIONSHIPS,
+  type CustodianRelationship,
+  EARLIEST_DATE_OF_BIRTH,
+  ID_NUMBER_TYPES,
+  type IdNumberType,
+  isPoBoxAddress,
+  isValidIsoDate,
+  MAX_METADATA_JSON_LENGTH,
+  MAX_TEXT_LENGTH,
+  MINOR_FIELDS,
+  SCREENING_RESULTS,
+  type ScreeningResult,
+} from './customer-request-fields.js';
+import {
+  ageInYearsOn,
+  type CustomerKind,
+  customerRules,
+  type Derived,
+  identityDocumentRule,
+  OTHER_ID_NUMBER_TYPE,
+  type Problem,
+  REFERENCE_MAX_AGE_MS,
+  REFERENCE_MAX_AHEAD_MS,
+  readBody,
+  US_ZIP_PATTERN,
+} from './customer-request-rules.js';
 import { isValidEmail, normaliseEmail } from './email.js';
+import { ValidationError } from './errors.js';
 import { isSanctionedCountry, resolveCountry, resolveUsState } from './geography.js';
-import { isItin, maskedTaxId, parseTaxId, taxIdLastFour } from './tax-ids.js';
+import { maskedTaxId, parseTaxId, taxIdLastFour } from './tax-ids.js';
+import { isPlainObject } from './validation.js';
 
 /**
  * Onboarding rules for individual customers: adults (who may act as custodians) through
- * `POST /participants/customers/new` and minors through `POST /participants/customers/minor`.
- * Pure: the request time comes in as `nowMs` (the caller passes `ctx.clock.nowMs()`), and checks that need
- * the store (email unique per platform, custodian exists and is an approved adult) are left to the caller.
+ * `POST /participants/customers/new` and minors through `POST /participants/customers/minor`, one zod schema
+ * per body that reports every problem at once, normalises the customer, and describes the body in the API
+ * description. Pure: the request time comes in as `nowMs` (the caller passes `ctx.clock.nowMs()`), and checks
+ * that need the store (email unique per platform, custodian exists and is an approved adult) are left to the
+ * caller.
  */
 
-export const ID_NUMBER_TYPES = [
-  'aadhar_card',
-  'in_driving_license',
-  'in_passport',
-  'in_passport_card',
-  'non_in_passport',
-  'non_in_other',
-] as const;
-export type SpecIdNumberType = (typeof ID_NUMBER_TYPES)[number];
-/** Minors take the spec's ID types only; adults also take the reference API's. */
-export type IdNumberType = SpecIdNumberType | ReferenceIdNumberType;
-export const ADULT_ID_NUMBER_TYPES: readonly IdNumberType[] = [...ID_NUMBER_TYPES, ...REFERENCE_ID_NUMBER_TYPES];
-
-/** The ID type whose free-form description travels in `non_us_other_type`. */
-export const OTHER_ID_NUMBER_TYPE: IdNumberType = 'non_in_other';
-/** Types that need `non_us_other_type`: the spec's `non_in_other` and the reference API's `non_us_other`. */
-const OTHER_ID_NUMBER_TYPES: ReadonlySet<string> = new Set([OTHER_ID_NUMBER_TYPE, REFERENCE_OTHER_ID_NUMBER_TYPE]);
-
-export const SCREENING_RESULTS = ['pass', 'fail'] as const;
-export type ScreeningResult = (typeof SCREENING_RESULTS)[number];
-
-/**
- * The reference API's window for the agreement, KYC and screening times (`signed_timestamp`,
- * `kyc_timestamp`, `sanction_screening_timestamp`): at most a year old, at most a day ahead.
- */
-export const REFERENCE_MAX_AGE_MS = 365 * 24 * 3_600_000;
-export const REFERENCE_MAX_AHEAD_MS = 24 * 3_600_000;
-const OUTSIDE_REFERENCE_WINDOW = 'must be within the last year (and at most a day ahead of server time)';
-
-function withinReferenceWindow(ms: number, nowMs: number): boolean {
-  return ms >= nowMs - REFERENCE_MAX_AGE_MS && ms <= nowMs + REFERENCE_MAX_AHEAD_MS;
-}
-
-export const CUSTODIAN_RELATIONSHIPS = ['parent', 'legal_guardian'] as const;
-export type CustodianRelationship = (typeof CUSTODIAN_RELATIONSHIPS)[number];
-
-export const ADULT_AGE_YEARS = 18;
-
-/**
- * Not in the spec. Long enough for any real name or address line (the upstream API allows 200 on its
- * longest address track), short enough that no single field can bloat a stored item.
- */
-export const MAX_TEXT_LENGTH = 200;
-
-/** Keeps a customer item far below DynamoDB's 400 KB item limit whatever the platform puts in metadata. */
-export const MAX_METADATA_JSON_LENGTH = 16 * 1024;
-
-/**
- * A millisecond timestamp below this (2001-09-09) is almost surely seconds sent by mistake; read as
- * milliseconds it would date the signature to January 1970.
- */
-const MIN_PLAUSIBLE_MS = 1_000_000_000_000;
-
-/** Older than any living person: an earlier date is a typo (`0980-...`) or a placeholder, not a birthday. */
-export const EARLIEST_DATE_OF_BIRTH = '1900-01-01';
+export {
+  ADULT_AGE_YEARS,
+  ADULT_ID_NUMBER_TYPES,
+  CUSTODIAN_RELATIONSHIPS,
+  type CustodianRelationship,
+  EARLIEST_DATE_OF_BIRTH,
+  ID_NUMBER_TYPES,
+  type IdNumberType,
+  isPoBoxAddress,
+  isValidIsoDate,
+  MAX_METADATA_JSON_LENGTH,
+  MAX_TEXT_LENGTH,
+  SCREENING_RESULTS,
+  type ScreeningResult,
+  type SpecIdNumberType,
+} from './customer-request-fields.js';
+export {
+  ageInYearsOn,
+  identityDocumentRule,
+  OTHER_ID_NUMBER_TYPE,
+  REFERENCE_MAX_AGE_MS,
+  REFERENCE_MAX_AHEAD_MS,
+  US_ZIP_PATTERN,
+} from './customer-request-rules.js';
 
 /** Fields shared by adults and minors, echoed as the client sent them (trimmed). */
 export interface CustomerFields {
@@ -141,6 +142,147 @@ export interface NormalizedMinor extends CustomerFields {
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
+// ---- the schemas ----------------------------------------------------------------------------------------
+
+type AdultBody = z.output<z.ZodMiniObject<typeof ADULT_FIELDS>>;
+type MinorBody = z.output<z.ZodMiniObject<typeof MINOR_FIELDS>>;
+/** What the normalised customer reads of a body: its given values, blank and `null` ones left out. */
+type Given = ReturnType<typeof readBody<AdultBody>>['given'] | ReturnType<typeof readBody<MinorBody>>['given'];
+
+/**
+ * The body of `POST /participants/customers/new` for a request at `nowMs`: every field's own checks, the
+ * rules beyond them, and the normalised customer when all hold. The API description is this schema (its
+ * input side; the time only moves limits the description does not show).
+ */
+export function customerRequestSchema(nowMs: number) {
+  return z.pipe(
+    bodyOf(ADULT_FIELDS, 'adult', nowMs),
+    z.transform((body: AdultBody) => normalisedCustomer(body, nowMs)),
+  );
+}
+
+/** The body of `POST /participants/customers/minor` for a request at `nowMs`, as `customerRequestSchema`. */
+export function minorRequestSchema(nowMs: number) {
+  return z.pipe(
+    bodyOf(MINOR_FIELDS, 'minor', nowMs),
+    z.transform((body: MinorBody) => normalisedMinor(body, nowMs)),
+  );
+}
+
+/**
+ * An object of `fields` whose other rules run even when some fields failed their own checks, so every
+ * problem is listed at once, in the order of `fields` (a fixed order clients and tests can rely on).
+ */
+function bodyOf<Shape extends z.core.$ZodShape>(fields: Shape, kind: CustomerKind, nowMs: number) {
+  const order = Object.keys(fields);
+  const rules = z.check<Record<string, unknown>>(
+    (payload) => {
+      const failed = new Set(payload.issues.map((issue) => String(issue.path?.[0])));
+      const { problems } = customerRules(readBody(payload.value, failed), kind, nowMs);
+      listInOrder(payload.issues, problems, order);
+    },
+    // Run whatever the fields' own checks found, but only on an object.
+    { when: (payload) => isParsedObject(payload.value) },
+  );
+  return z.object(fields, { error: 'must be a JSON object' }).check(rules);
+}
+
+/** What zod's object schema accepted (a failed one leaves the input in place). */
+function isParsedObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Adds the rules' `problems` to the fields' own `issues` and sorts them all by field in `order`: a field's
+ * own problem first, then what the rules say of it (a problem with `listedWith` sits with that field's).
+ */
+function listInOrder(issues: z.core.$ZodRawIssue[], problems: readonly Problem[], order: readonly string[]): void {
+  const rank = (field: PropertyKey | undefined) => order.indexOf(String(field));
+  const ranked = [
+    ...issues.map((issue) => ({ issue, rank: rank(issue.path?.[0]) })),
+    ...problems.map(({ field, message, listedWith }) => ({
+      issue: { code: 'custom' as const, path: [field], message, input: undefined },
+      rank: rank(listedWith ?? field),
+    })),
+  ];
+  // A stable sort: within a field, the order the problems were found in.
+  ranked.sort((a, b) => a.rank - b.rank);
+  issues.splice(0, issues.length, ...ranked.map(({ issue }) => issue));
+}
+
+// ---- the normalised customer ------------------------------------------------------------------------------
+
+/** The normalised customer is made of a body whose every check held: no field failed. */
+const NOTHING_FAILED: ReadonlySet<string> = new Set();
+
+/** The fields both kinds keep. */
+function customerFields(body: AdultBody | MinorBody, given: Given, derived: Derived): CustomerFields {
+  return {
+    first_name: body.first_name,
+    last_name: body.last_name,
+    email: body.email,
+    address_one: body.address_one,
+    ...(given.address_two !== undefined && { address_two: given.address_two }),
+    city: body.city,
+    ...(given.state !== undefined && { state: given.state }),
+    ...(given.zip !== undefined && { zip: given.zip }),
+    country: guaranteed(derived.countryName),
+    date_of_birth: body.date_of_birth,
+    ...(given.id_number_type !== undefined && { id_number_type: given.id_number_type }),
+    ...(derived.idNumber !== undefined && { id_number: derived.idNumber }),
+    ...(given.non_us_other_type !== undefined && { non_us_other_type: given.non_us_other_type }),
+    ...(given.id_issuing_authority !== undefined && { id_issuing_authority: given.id_issuing_authority }),
+    ...(given.metadata !== undefined && { metadata: given.metadata }),
+    email_normalized: normaliseEmail(body.email),
+    country_alpha2: guaranteed(derived.country).alpha2,
+    ...(derived.stateCode !== undefined && { state_code: derived.stateCode }),
+  };
+}
+
+function normalisedCustomer(body: AdultBody, nowMs: number): NormalizedCustomer {
+  const reading = readBody(body, NOTHING_FAILED);
+  const { given } = reading;
+  const { derived } = customerRules(reading, 'adult', nowMs);
+  const { phone_number: phone, kyc, sanction_screening: sanction } = given;
+  const { jurisdiction, citizenship, taxId } = derived;
+  return {
+    ...customerFields(body, given, derived),
+    signed_timestamp: body.signed_timestamp,
+    ...(given.middle_name !== undefined && { middle_name: given.middle_name }),
+    ...(given.postal_code !== undefined && { postal_code: given.postal_code }),
+    ...(jurisdiction !== undefined && { jurisdiction_code: jurisdiction.code }),
+    ...(citizenship !== undefined && { citizenship_code: citizenship }),
+    ...(phone !== undefined && { phone_number: phone, phone_e164: parsePhoneNumber(phone) }),
+    ...(taxId !== undefined && { tax_id: taxId, tax_id_last4: taxIdLastFour(taxId) }),
+    ...(kyc !== undefined && { kyc, kyc_timestamp: guaranteed(given.kyc_timestamp) }),
+    ...(sanction !== undefined && {
+      sanction_screening: sanction,
+      sanction_screening_timestamp: guaranteed(given.sanction_screening_timestamp),
+    }),
+  };
+}
+
+function normalisedMinor(body: MinorBody, nowMs: number): NormalizedMinor {
+  const reading = readBody(body, NOTHING_FAILED);
+  const { derived } = customerRules(reading, 'minor', nowMs);
+  return {
+    ...customerFields(body, reading.given, derived),
+    id_number_type: body.id_number_type,
+    id_number: guaranteed(derived.idNumber),
+    utma_signed_timestamp: body.utma_signed_timestamp,
+    custodian_participant_code: body.custodian_participant_code,
+    custodian_relationship: body.custodian_relationship,
+  };
+}
+
+/** A value the rules guarantee once the body passed them (a country, a minor's document, a check's time). */
+function guaranteed<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error('unreachable: a valid customer body always has this value');
+  return value;
+}
+
+// ---- entry points ---------------------------------------------------------------------------------------
+
 /** `POST /participants/customers/new`: every problem with `body`, or the normalised customer. */
 export function validateCustomer(body: unknown, nowMs: number): ValidationResult<NormalizedCustomer> {
   return validate(body, nowMs, 'adult');
@@ -153,98 +295,26 @@ export function validateMinor(body: unknown, nowMs: number): ValidationResult<No
 
 /** As `validateCustomer`, throwing `ValidationError` with all problems instead of returning them. */
 export function parseCustomer(body: unknown, nowMs: number): NormalizedCustomer {
-  return unwrap(validateCustomer(body, nowMs));
-}
-
-function unwrap<T>(result: ValidationResult<T>): T {
+  const result = validateCustomer(body, nowMs);
   if (!result.ok) throw new ValidationError(result.errors);
   return result.value;
 }
 
-// ---- individual rules, exported for reuse and direct tests --------------------------------------------
+// ---- the hand-written validator, until the schemas above take its place -------------------------------
 
-// zod's ISO date pattern also rejects impossible days, including 29 February outside leap years.
-const isoDateSchema = z.iso.date();
+const MIN_PLAUSIBLE_MS = 1_000_000_000_000;
+const OUTSIDE_REFERENCE_WINDOW = 'must be within the last year (and at most a day ahead of server time)';
 
-/** `YYYY-MM-DD` naming a real calendar day. */
-export function isValidIsoDate(date: string): boolean {
-  return isoDateSchema.safeParse(date).success;
+function withinReferenceWindow(ms: number, nowMs: number): boolean {
+  return ms >= nowMs - REFERENCE_MAX_AGE_MS && ms <= nowMs + REFERENCE_MAX_AHEAD_MS;
 }
 
-/**
- * Whole years between `dateOfBirth` (`YYYY-MM-DD`) and the UTC calendar day of `nowMs`; a birthday
- * falling today counts. Someone born on 29 February turns a year older on 1 March in common years: the
- * later of the two usual readings, so no one is treated as an adult a day early.
- */
-export function ageInYearsOn(dateOfBirth: string, nowMs: number): number {
-  const [birthYear, birthMonth, birthDay] = dateOfBirth.split('-').map(Number) as [number, number, number];
-  const today = new Date(nowMs);
-  const year = today.getUTCFullYear();
-  const month = today.getUTCMonth() + 1;
-  const day = today.getUTCDate();
-  const birthdayReached = month > birthMonth || (month === birthMonth && day >= birthDay);
-  return year - birthYear - (birthdayReached ? 0 : 1);
-}
-
-/** The request day in UTC as `YYYY-MM-DD`, which orders correctly as text against a date of birth. */
 function utcDay(nowMs: number): string {
   return new Date(nowMs).toISOString().slice(0, 10);
 }
 
-/**
- * Post-office boxes in their common spellings. Lines are lowercased and their dots, commas and hyphens
- * read as spaces first, so `P.O. Box`, `P.O.Box`, `PO-Box` and `P O Box` all reach the first pattern.
- *
- * Spellings that are unambiguous on their own (`PO Box`, `Post Office Box`, `GPO Box`) are rejected
- * wherever they appear. Run-together or short forms (`POBox`, `POB`, `Post Box`, a line starting with
- * `Box`) are rejected only when a box number follows, since as plain words they also start street names
- * (`Pobox Street`, `Box Hill Road`).
- *
- * Deliberately allowed:
- * - `RR 2 Box 15` / `HC 1 Box 5`: rural-route and highway-contract boxes are delivered to the home.
- * - `PMB 123`: a private mailbox at a commercial mail agency sits at a street address; the spec bans only
- *   PO boxes. Screening such addresses is a KYC-provider concern.
- */
-const PO_BOX_PATTERNS: readonly RegExp[] = [
-  /\b(?:g ?)?p ?o box\b/,
-  /\bpost office box\b/,
-  /\bpobox ?(?:#|no\b|number\b|\d|$)/,
-  /\bp ?o ?b ?(?:#|no\b|number\b|\d)/,
-  /\bpost(?:al)? ?box ?(?:#|no\b|number\b|\d)/,
-  /^box ?(?:#|no\b|number\b|\d)/,
-];
-
-export function isPoBoxAddress(line: string): boolean {
-  const normalised = line
-    .toLowerCase()
-    .replace(/[.,\-]/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  return PO_BOX_PATTERNS.some((pattern) => pattern.test(normalised));
-}
-
-export const US_ZIP_PATTERN = /^\d{5}(?:-\d{4})?$/;
-
-/** A postal code outside the US: 3 to 12 letters and digits, optionally grouped (`SW1A 1AA`, `10115`). */
 const POSTAL_CODE_PATTERN = /^(?=(?:[ -]?[A-Za-z0-9]){3,12}$)[A-Za-z0-9](?:[ -]?[A-Za-z0-9])*$/;
-
-/**
- * Whether the customer must present an identity document (`id_number_type` and `id_number`), and what a
- * missing one is told. The reference API (anchor-api.md 1.1) identifies a US citizen by the SSN in `tax_id`:
- * its US-citizen track has no `id_number` and an optional `id_number_type`. An ITIN as the tax id needs the
- * document again, and non-US citizens always present one. `citizenship_code` is optional here, so a
- * customer who does not say they are a US citizen presents a document as before. A US citizen who gives no
- * tax id is told only that `tax_id` is required: an SSN there is all that is missing.
- */
-export function identityDocumentRule(
-  citizenship: string | undefined,
-  taxText: string | undefined,
-): { required: boolean; whenMissing: string } {
-  if (citizenship !== 'US') return { required: true, whenMissing: 'is required' };
-  if (taxText !== undefined && isItin(taxText))
-    return { required: true, whenMissing: 'is required when tax_id is an ITIN' };
-  return { required: false, whenMissing: 'is required' };
-}
+const OTHER_ID_NUMBER_TYPES: ReadonlySet<string> = new Set([OTHER_ID_NUMBER_TYPE, REFERENCE_OTHER_ID_NUMBER_TYPE]);
 
 function isReferenceIdType(type: IdNumberType): type is ReferenceIdNumberType {
   return (REFERENCE_ID_NUMBER_TYPES as readonly string[]).includes(type);

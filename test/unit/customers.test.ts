@@ -11,6 +11,8 @@ import {
 import { isValidEmail } from '../../lib/domain/email.js';
 import { isSanctionedCountry, resolveCountry, resolveUsState } from '../../lib/domain/geography.js';
 import { ValidationError } from '../../lib/domain/errors.js';
+import { formatIssues } from '../../lib/domain/validation.js';
+import { customerRequest, minorRequest } from '../../lib/http/schemas/customer-requests.js';
 
 // 2026-06-15 12:00 UTC: every test pins the request time so ages and "future" never drift.
 const NOW_MS = Date.UTC(2026, 5, 15, 12, 0, 0);
@@ -925,5 +927,42 @@ describe('validateMinor', () => {
     const value = minorValue({ country: 'IND', state: undefined, zip: undefined, id_number_type: 'aadhar_card' });
     expect(value.country_alpha2).toBe('IN');
     expect(value).not.toHaveProperty('state');
+  });
+});
+
+describe('one schema per body', () => {
+  it('reports a blank ID type as empty where a document is required, and reads it as not given where none is', () => {
+    expect(customerErrors({ id_number_type: '  ' })).toEqual(['id_number_type: must not be empty']);
+    expect(minorErrors({ id_number_type: '' })).toEqual(['id_number_type: must not be empty']);
+    expect(customerErrors({ id_number_type: null })).toEqual(['id_number_type: is required']);
+    const usCitizen = { citizenship_code: 'US', tax_id: '123-45-6789', id_number_type: ' ', id_number: undefined };
+    expect(customerValue(usCitizen)).not.toHaveProperty('id_number_type');
+  });
+
+  it('lists a time with a fraction among the other problems rather than stopping at it', () => {
+    expect(customerErrors({ country: 'Atlantis', signed_timestamp: NOW_MS - HOUR_MS + 0.5, kyc: 'pass' })).toEqual([
+      'country: must be a supported country (English name, ISO alpha-2 or alpha-3 code)',
+      'signed_timestamp: must be an integer UNIX time in milliseconds',
+      'kyc_timestamp: is required with kyc',
+    ]);
+  });
+
+  it('trims the values of a field with a fixed list, as it trims text', () => {
+    expect(minorValue({ custodian_relationship: ' legal_guardian ' }).custodian_relationship).toBe('legal_guardian');
+    expect(customerValue({ id_number_type: ' in_passport ' }).id_number_type).toBe('in_passport');
+  });
+
+  it('is the schema the API description documents: it reports the same problems', () => {
+    // The description's schemas were built for another request time: these bodies break no rule of the time.
+    const problemsOf = (schema: typeof customerRequest | typeof minorRequest, body: unknown) => {
+      const parsed = schema.safeParse(body);
+      return parsed.success ? [] : formatIssues(parsed.error.issues, 'body');
+    };
+    const wrongTypes = Object.fromEntries(Object.keys({ ...adultBody(), ...minorBody() }).map((field) => [field, 7]));
+    const mixed = { first_name: ' ', country: 'Atlantis', id_number_type: 'ssn', kyc: 'fail', zip: '1', metadata: [] };
+    for (const body of [{}, wrongTypes, mixed, 'text']) {
+      expect(problemsOf(customerRequest, body)).toEqual(errorsOf(validateCustomer(body, NOW_MS)));
+      expect(problemsOf(minorRequest, body)).toEqual(errorsOf(validateMinor(body, NOW_MS)));
+    }
   });
 });
