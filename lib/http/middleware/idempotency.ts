@@ -1,10 +1,97 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { BookingQueuedError, ConflictError, IdempotencyMismatchError, ValidationError } from '../../domain/errors.js';
 import { abandonIdempotentRequest, beginIdempotentRequest, completeIdempotentRequest } from '../../store/windows.js';
-import type { ServiceMiddleware } from '../types.js';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { ServiceMiddleware, ServiceRequest } from '../types.js';
 import type { AppContext } from '../../context.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What "the same request" means: method, route, path parameters and the body's exact bytes. */
+function requestHash(event: ServiceRequest['event']): string {
+  return createHash('sha256')
+    .update(`${event.httpMethod} ${event.resource} ${JSON.stringify(event.pathParameters ?? {})}\n`)
+    .update(event.body ?? '')
+    .digest('base64');
+}
+
+/**
+ * Claims the request's id for this run, or answers for it: the stored response of a completed run, 422 for
+ * another request under the same id, 409 while the first run is still going.
+ */
+async function beginRun(
+  ctx: AppContext,
+  request: ServiceRequest,
+  sealResponse: boolean | undefined,
+): Promise<APIGatewayProxyResult | undefined> {
+  const { event } = request;
+  const svc = request.context.svc;
+  const presented = svc.headers['x-request-id'];
+  if (event.httpMethod !== 'POST' || presented === undefined || !svc.auth) return;
+  if (!UUID.test(presented)) throw new ValidationError(['X-Request-Id: must be a UUID']);
+
+  const hash = requestHash(event);
+  const run = { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID(), sealResponse };
+  const start = await beginIdempotentRequest(ctx, run, hash, ctx.clock.nowMs());
+  switch (start.kind) {
+    case 'started':
+      svc.idempotentRun = run;
+      return;
+    case 'completed':
+      return { ...start.response, headers: { ...start.response.headers, 'X-Request-Id': svc.requestId } };
+    case 'mismatch':
+      throw new IdempotencyMismatchError();
+    case 'in_progress':
+      throw new ConflictError(['X-Request-Id: a request with this id is still in progress']);
+  }
+}
+
+/** Stores the run's response under its id, unless the booking stored it already. */
+async function completeRun(ctx: AppContext, request: ServiceRequest): Promise<void> {
+  const run = request.context.svc.idempotentRun;
+  if (!run) return;
+  // Done either way from here: if storing fails, the id must not be released by onError.
+  request.context.svc.idempotentRun = undefined;
+  // Usually the booking stored the answer already (then this conditional write does nothing); a use case
+  // whose claim's transaction didn't commit (another run completed the work first) has it stored here.
+  const { statusCode, headers, body } = request.response!;
+  const stored = completeIdempotentRequest(ctx, run, {
+    statusCode,
+    headers: Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name, String(value)])),
+    body,
+  });
+  if (!request.context.svc.claimedResponse) {
+    await stored;
+    return;
+  }
+  // The booking committed its answer: this write is only a fallback, and its failure must not turn the
+  // booked request into an error.
+  await stored.catch((error: Error) =>
+    ctx.logger.error('idempotent response not stored after its booking', {
+      requestId: run.requestId,
+      error: error.message,
+    }),
+  );
+}
+
+/** Releases the id of a failed run, so the request can be retried. */
+async function releaseRun(ctx: AppContext, request: ServiceRequest): Promise<void> {
+  const run = request.context.svc?.idempotentRun;
+  // A booking still queued behind a hot account's others keeps the id: it commits (storing its answer)
+  // or is refused (freeing the id) on its own, and a retry meanwhile hears it is in progress.
+  if (request.error instanceof BookingQueuedError) return;
+  // Conditioned on the record still being in progress and ours: a booking that committed its answer
+  // keeps it, whatever failed afterwards.
+  if (!run) return;
+  // The request's own error is its answer: a release that fails (DynamoDB throttling past the SDK's
+  // retries) must not turn it into a 500. The id then frees itself when its in-progress lease lapses.
+  await abandonIdempotentRequest(ctx, run).catch((error: Error) =>
+    ctx.logger.warn('X-Request-Id not released after a failed request; it frees itself when its lease lapses', {
+      requestId: run.requestId,
+      error: error.message,
+    }),
+  );
+}
 
 /**
  * `X-Request-Id` on a POST makes it idempotent for 72 hours: the same id and request get
@@ -18,78 +105,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export function idempotency(ctx: AppContext, options: { sealResponse?: boolean } = {}): ServiceMiddleware {
   return {
-    before: async (request) => {
-      const { event } = request;
-      const svc = request.context.svc;
-      const presented = svc.headers['x-request-id'];
-      if (event.httpMethod !== 'POST' || presented === undefined || !svc.auth) return;
-      if (!UUID.test(presented)) throw new ValidationError(['X-Request-Id: must be a UUID']);
-
-      const hash = createHash('sha256')
-        .update(`${event.httpMethod} ${event.resource} ${JSON.stringify(event.pathParameters ?? {})}\n`)
-        .update(event.body ?? '')
-        .digest('base64');
-      const run = {
-        platformCode: svc.auth.platformCode,
-        requestId: presented,
-        owner: randomUUID(),
-        sealResponse: options.sealResponse,
-      };
-      const start = await beginIdempotentRequest(ctx, run, hash, ctx.clock.nowMs());
-      switch (start.kind) {
-        case 'started':
-          svc.idempotentRun = run;
-          return;
-        case 'completed':
-          return { ...start.response, headers: { ...start.response.headers, 'X-Request-Id': svc.requestId } };
-        case 'mismatch':
-          throw new IdempotencyMismatchError();
-        case 'in_progress':
-          throw new ConflictError(['X-Request-Id: a request with this id is still in progress']);
-      }
-    },
-    after: async (request) => {
-      const run = request.context.svc.idempotentRun;
-      if (!run) return;
-      // Done either way from here: if storing fails, the id must not be released by onError.
-      request.context.svc.idempotentRun = undefined;
-      // Usually the booking stored the answer already (then this conditional write does nothing); a use case
-      // whose claim's transaction didn't commit (another run completed the work first) has it stored here.
-      const { statusCode, headers, body } = request.response!;
-      const stored = completeIdempotentRequest(ctx, run, {
-        statusCode,
-        headers: Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name, String(value)])),
-        body,
-      });
-      if (!request.context.svc.claimedResponse) {
-        await stored;
-        return;
-      }
-      // The booking committed its answer: this write is only a fallback, and its failure must not turn the
-      // booked request into an error.
-      await stored.catch((error: Error) =>
-        ctx.logger.error('idempotent response not stored after its booking', {
-          requestId: run.requestId,
-          error: error.message,
-        }),
-      );
-    },
-    onError: async (request) => {
-      const run = request.context.svc?.idempotentRun;
-      // A booking still queued behind a hot account's others keeps the id: it commits (storing its answer)
-      // or is refused (freeing the id) on its own, and a retry meanwhile hears it is in progress.
-      if (request.error instanceof BookingQueuedError) return;
-      // Conditioned on the record still being in progress and ours: a booking that committed its answer
-      // keeps it, whatever failed afterwards.
-      if (!run) return;
-      // The request's own error is its answer: a release that fails (DynamoDB throttling past the SDK's
-      // retries) must not turn it into a 500. The id then frees itself when its in-progress lease lapses.
-      await abandonIdempotentRequest(ctx, run).catch((error: Error) =>
-        ctx.logger.warn('X-Request-Id not released after a failed request; it frees itself when its lease lapses', {
-          requestId: run.requestId,
-          error: error.message,
-        }),
-      );
-    },
+    before: (request) => beginRun(ctx, request, options.sealResponse),
+    after: (request) => completeRun(ctx, request),
+    onError: (request) => releaseRun(ctx, request),
   };
 }
