@@ -505,30 +505,9 @@ export function tradeUpdateItems(
   const tradeId = trade.trade_id;
   const stateChanged = () => new TradeStateChangedError(`trade ${tradeId} is no longer ${expected.join(' or ')}`);
   if (!expected.includes(trade.trade_state)) throw stateChanged();
-  const names: Record<string, string> = { '#trade_state': 'trade_state' };
-  const values: Record<string, unknown> = { ':now': nowMs, ':read': trade.trade_state };
-  const sets = ['last_update = :now'];
-  const conditions = ['attribute_exists(pk)', '#trade_state = :read'];
-  const after: Trade = { ...trade, last_update: nowMs };
-  for (const [field, value] of Object.entries(changes)) {
-    if (value === undefined) continue;
-    names[`#${field}`] = field;
-    values[`:${field}`] = value;
-    sets.push(`#${field} = :${field}`);
-    (after as unknown as Record<string, unknown>)[field] = value;
-  }
+  const { names, values, sets, conditions, after } = changeExpression(trade, changes, nowMs);
   const statusChanged = after.trade_state !== trade.trade_state || after.settlement_state !== trade.settlement_state;
-  if (statusChanged) {
-    after.status_sequence = (trade.status_sequence ?? 1) + 1;
-    names['#status_sequence'] = 'status_sequence';
-    values[':next_sequence'] = after.status_sequence;
-    sets.push('#status_sequence = :next_sequence');
-    if (trade.status_sequence === undefined) conditions.push('attribute_not_exists(#status_sequence)');
-    else {
-      values[':read_sequence'] = trade.status_sequence;
-      conditions.push('#status_sequence = :read_sequence');
-    }
-  }
+  if (statusChanged) numberStatusChange(trade, after, { names, values, sets, conditions });
   // A trade that stays open is next due a session from now; a terminated one leaves the open-trades index.
   if (changes.trade_state !== 'terminated') {
     values[':due'] = keys.openTradeSortKey(dueAfterStepMs(nowMs, ctx.config.SETTLEMENT_SESSION_SECONDS), tradeId);
@@ -557,19 +536,74 @@ export function tradeUpdateItems(
   if (listed.length === 0) return [update, ...events];
   const entries = otherPlatforms(trade).map(
     (platform): TaggedItem => ({
-      item: {
-        Update: {
-          TableName: ctx.tables.main,
-          Key: keys.tradeVisibility(tradeId, platform),
-          UpdateExpression: `SET ${listed.map((field) => `#${field} = :${field}`).join(', ')}`,
-          ExpressionAttributeNames: Object.fromEntries(listed.map((field) => [`#${field}`, field])),
-          ExpressionAttributeValues: Object.fromEntries(listed.map((field) => [`:${field}`, changes[field]])),
-        },
-      },
+      item: listEntryUpdate(ctx, keys.tradeVisibility(tradeId, platform), listed, changes),
       counts: countsOf(platform),
     }),
   );
   return [update, ...entries, ...events];
+}
+
+/** A trade update's parts, joined once every step has added to them. */
+interface TradeUpdateExpression {
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+  sets: string[];
+  conditions: string[];
+}
+
+/** The update setting each field `changes` gives and `last_update`, on the condition that the state is the one read; `after` is the trade it leaves. */
+function changeExpression(
+  trade: Trade,
+  changes: TradeChanges,
+  nowMs: number,
+): TradeUpdateExpression & { after: Trade } {
+  const names: Record<string, string> = { '#trade_state': 'trade_state' };
+  const values: Record<string, unknown> = { ':now': nowMs, ':read': trade.trade_state };
+  const sets = ['last_update = :now'];
+  const conditions = ['attribute_exists(pk)', '#trade_state = :read'];
+  const after: Trade = { ...trade, last_update: nowMs };
+  for (const [field, value] of Object.entries(changes)) {
+    if (value === undefined) continue;
+    names[`#${field}`] = field;
+    values[`:${field}`] = value;
+    sets.push(`#${field} = :${field}`);
+    (after as unknown as Record<string, unknown>)[field] = value;
+  }
+  return { names, values, sets, conditions, after };
+}
+
+/**
+ * A status change takes the next `status_sequence` (its events' number), on the condition that the number is
+ * still the one read (a trade from before the sequence has none), so two runs can't number their events alike.
+ */
+function numberStatusChange(trade: Trade, after: Trade, { names, values, sets, conditions }: TradeUpdateExpression) {
+  after.status_sequence = (trade.status_sequence ?? 1) + 1;
+  names['#status_sequence'] = 'status_sequence';
+  values[':next_sequence'] = after.status_sequence;
+  sets.push('#status_sequence = :next_sequence');
+  if (trade.status_sequence === undefined) conditions.push('attribute_not_exists(#status_sequence)');
+  else {
+    values[':read_sequence'] = trade.status_sequence;
+    conditions.push('#status_sequence = :read_sequence');
+  }
+}
+
+/** Another platform's list entry of the trade: the states its filtered lists read, set as the trade's are. */
+function listEntryUpdate(
+  ctx: Pick<AppContext, 'tables'>,
+  key: Record<string, string>,
+  listed: ReadonlyArray<'trade_state' | 'settlement_state'>,
+  changes: TradeChanges,
+): TaggedItem['item'] {
+  return {
+    Update: {
+      TableName: ctx.tables.main,
+      Key: key,
+      UpdateExpression: `SET ${listed.map((field) => `#${field} = :${field}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(listed.map((field) => [`#${field}`, field])),
+      ExpressionAttributeValues: Object.fromEntries(listed.map((field) => [`:${field}`, changes[field]])),
+    },
+  };
 }
 
 /**
