@@ -185,100 +185,117 @@ function countRecord(agg: LedgerAggregates, counters: readonly CounterRef[]): vo
   }
 }
 
+type FactOf<K extends LedgerFact['kind']> = Extract<LedgerFact, { kind: K }>;
+
+/** An account item: into its asset's global sum (unscoped checks only), and as the account's own item. */
+function addAccountFact(agg: LedgerAggregates, fact: FactOf<'account'>): void {
+  if (agg.scope.platformCode === undefined) {
+    const asset = agg.assets.get(fact.asset) ?? { sum: new Money(0), lastUpdateMs: 0, items: 0 };
+    asset.sum = asset.sum.plus(fact.balance);
+    asset.lastUpdateMs = Math.max(asset.lastUpdateMs, fact.lastUpdateMs);
+    asset.items += 1;
+    agg.assets.set(fact.asset, asset);
+  }
+  if (fact.system) {
+    agg.stats.systemAccountItems += 1;
+    return;
+  }
+  if (!inScope(agg, fact.platformCode)) return;
+  agg.stats.accounts += 1;
+  accountOf(agg, fact.accountId, fact.platformCode!).item = {
+    balance: new Money(fact.balance),
+    version: fact.version,
+    movementCount: fact.movementCount,
+    lastUpdateMs: fact.lastUpdateMs,
+  };
+  countRecord(agg, fact.counts);
+}
+
+/** A movement entry: into its account's sum, set aside with the old ones when past retention. */
+function addEntryFact(agg: LedgerAggregates, fact: FactOf<'entry'>): void {
+  if (!inScope(agg, fact.platformCode)) return;
+  agg.stats.entries += 1;
+  const account = accountOf(agg, fact.accountId, fact.platformCode);
+  account.entries += 1;
+  account.entrySum = account.entrySum.plus(fact.change);
+  if (fact.createdAtMs < cutoffOf(agg.options)) {
+    account.oldEntries += 1;
+    account.oldEntrySum = account.oldEntrySum.plus(fact.change);
+  } else account.entryPrint = addPrint(account.entryPrint, fingerprintOf(fact.movementId, money(fact.change)));
+}
+
+/** A balance event: its sequence and balances into the account's counts, sums and fingerprints. */
+function addBalanceEventFact(agg: LedgerAggregates, fact: FactOf<'balance_event'>): void {
+  // Past retention: set aside, as its entry is (a TTL deletion may not have come yet).
+  if (!inScope(agg, fact.platformCode) || fact.createdAtMs < cutoffOf(agg.options)) return;
+  agg.stats.balanceEvents += 1;
+  const account = accountOf(agg, fact.accountId, fact.platformCode);
+  const after = new Money(fact.balance);
+  const before = after.minus(fact.change);
+  account.events += 1;
+  account.seqSum += BigInt(fact.sequence);
+  account.seqSquares += BigInt(fact.sequence) ** 2n;
+  account.eventPrint = addPrint(account.eventPrint, fingerprintOf(fact.movementId, money(fact.change)));
+  account.afterPrint = addPrint(account.afterPrint, fingerprintOf(fact.sequence, plain(after)));
+  account.beforePrint = addPrint(account.beforePrint, fingerprintOf(fact.sequence - 1, plain(before)));
+  if (fact.sequence > account.maxSeq) {
+    account.maxSeq = fact.sequence;
+    account.balanceAtMax = after;
+  }
+  if (fact.sequence < account.minSeq) {
+    account.minSeq = fact.sequence;
+    account.balanceBeforeMin = before;
+  }
+}
+
+/** A movement: checked on its own, its legs summing to zero per asset. */
+function addMovementFact(agg: LedgerAggregates, fact: FactOf<'movement'>): void {
+  if (agg.scope.platformCode !== undefined && !fact.platformCodes.includes(agg.scope.platformCode)) return;
+  agg.stats.movements += 1;
+  const sums = new Map<string, Money>();
+  for (const leg of fact.legs) sums.set(leg.asset, (sums.get(leg.asset) ?? new Money(0)).plus(leg.amount));
+  for (const [asset, sum] of sums) {
+    if (!sum.isZero()) {
+      report(agg, {
+        kind: 'movement_unbalanced',
+        movement_id: fact.movementId,
+        asset,
+        expected: '0',
+        found: plain(sum),
+        detail: `movement ${fact.movementId}: its ${asset} legs sum to ${plain(sum)}, not 0`,
+      });
+    }
+  }
+  countRecord(agg, fact.counts);
+}
+
+/** A list counter's shard: into its counter's total, unless the counter can't be checked. */
+function addCounterFact(agg: LedgerAggregates, fact: FactOf<'counter'>): void {
+  if (!inScope(agg, fact.platformCode)) return;
+  agg.stats.counters += 1;
+  if (!fact.checkable) {
+    agg.stats.uncheckedCounters += 1;
+    return;
+  }
+  const counter = agg.counters.get(fact.counter) ?? { platformCode: fact.platformCode, list: fact.list, n: 0 };
+  counter.n += fact.n;
+  agg.counters.set(fact.counter, counter);
+}
+
 /** Folds one fact into the aggregates (facts outside the scope are dropped). */
 export function addFact(agg: LedgerAggregates, fact: LedgerFact): void {
   agg.stats.items += 1;
   switch (fact.kind) {
-    case 'account': {
-      if (agg.scope.platformCode === undefined) {
-        const asset = agg.assets.get(fact.asset) ?? { sum: new Money(0), lastUpdateMs: 0, items: 0 };
-        asset.sum = asset.sum.plus(fact.balance);
-        asset.lastUpdateMs = Math.max(asset.lastUpdateMs, fact.lastUpdateMs);
-        asset.items += 1;
-        agg.assets.set(fact.asset, asset);
-      }
-      if (fact.system) {
-        agg.stats.systemAccountItems += 1;
-        return;
-      }
-      if (!inScope(agg, fact.platformCode)) return;
-      agg.stats.accounts += 1;
-      accountOf(agg, fact.accountId, fact.platformCode!).item = {
-        balance: new Money(fact.balance),
-        version: fact.version,
-        movementCount: fact.movementCount,
-        lastUpdateMs: fact.lastUpdateMs,
-      };
-      countRecord(agg, fact.counts);
-      return;
-    }
-    case 'entry': {
-      if (!inScope(agg, fact.platformCode)) return;
-      agg.stats.entries += 1;
-      const account = accountOf(agg, fact.accountId, fact.platformCode);
-      account.entries += 1;
-      account.entrySum = account.entrySum.plus(fact.change);
-      if (fact.createdAtMs < cutoffOf(agg.options)) {
-        account.oldEntries += 1;
-        account.oldEntrySum = account.oldEntrySum.plus(fact.change);
-      } else account.entryPrint = addPrint(account.entryPrint, fingerprintOf(fact.movementId, money(fact.change)));
-      return;
-    }
-    case 'balance_event': {
-      // Past retention: set aside, as its entry is (a TTL deletion may not have come yet).
-      if (!inScope(agg, fact.platformCode) || fact.createdAtMs < cutoffOf(agg.options)) return;
-      agg.stats.balanceEvents += 1;
-      const account = accountOf(agg, fact.accountId, fact.platformCode);
-      const after = new Money(fact.balance);
-      const before = after.minus(fact.change);
-      account.events += 1;
-      account.seqSum += BigInt(fact.sequence);
-      account.seqSquares += BigInt(fact.sequence) ** 2n;
-      account.eventPrint = addPrint(account.eventPrint, fingerprintOf(fact.movementId, money(fact.change)));
-      account.afterPrint = addPrint(account.afterPrint, fingerprintOf(fact.sequence, plain(after)));
-      account.beforePrint = addPrint(account.beforePrint, fingerprintOf(fact.sequence - 1, plain(before)));
-      if (fact.sequence > account.maxSeq) {
-        account.maxSeq = fact.sequence;
-        account.balanceAtMax = after;
-      }
-      if (fact.sequence < account.minSeq) {
-        account.minSeq = fact.sequence;
-        account.balanceBeforeMin = before;
-      }
-      return;
-    }
-    case 'movement': {
-      if (agg.scope.platformCode !== undefined && !fact.platformCodes.includes(agg.scope.platformCode)) return;
-      agg.stats.movements += 1;
-      const sums = new Map<string, Money>();
-      for (const leg of fact.legs) sums.set(leg.asset, (sums.get(leg.asset) ?? new Money(0)).plus(leg.amount));
-      for (const [asset, sum] of sums) {
-        if (!sum.isZero()) {
-          report(agg, {
-            kind: 'movement_unbalanced',
-            movement_id: fact.movementId,
-            asset,
-            expected: '0',
-            found: plain(sum),
-            detail: `movement ${fact.movementId}: its ${asset} legs sum to ${plain(sum)}, not 0`,
-          });
-        }
-      }
-      countRecord(agg, fact.counts);
-      return;
-    }
-    case 'counter': {
-      if (!inScope(agg, fact.platformCode)) return;
-      agg.stats.counters += 1;
-      if (!fact.checkable) {
-        agg.stats.uncheckedCounters += 1;
-        return;
-      }
-      const counter = agg.counters.get(fact.counter) ?? { platformCode: fact.platformCode, list: fact.list, n: 0 };
-      counter.n += fact.n;
-      agg.counters.set(fact.counter, counter);
-      return;
-    }
+    case 'account':
+      return addAccountFact(agg, fact);
+    case 'entry':
+      return addEntryFact(agg, fact);
+    case 'balance_event':
+      return addBalanceEventFact(agg, fact);
+    case 'movement':
+      return addMovementFact(agg, fact);
+    case 'counter':
+      return addCounterFact(agg, fact);
     case 'record':
       if (inScope(agg, fact.platformCode)) countRecord(agg, fact.counts);
       return;
@@ -352,33 +369,30 @@ export function isLegacy(account: AccountAggregate): boolean {
   return account.item !== undefined && account.item.version === null;
 }
 
-function eventProblems(account: AccountAggregate): { what: string; expected: string; found: string }[] {
-  const item = account.item!;
-  const version = item.version ?? 0;
-  const recent = account.entries - account.oldEntries;
-  const problems: { what: string; expected: string; found: string }[] = [];
-  if (account.events === 0) {
-    if (recent > 0)
-      problems.push({
-        what: `no account_balance.changed events for its ${recent} movements within retention`,
-        expected: `${recent} events`,
-        found: '0 events',
-      });
-    return problems;
-  }
+type EventProblem = { what: string; expected: string; found: string };
+
+/** Whether the events' sequences are exactly minSeq..maxSeq, each once: by count, sum and sum of squares. */
+function consecutiveSequences(account: AccountAggregate): boolean {
   const { minSeq, maxSeq } = account;
-  const span = maxSeq - minSeq + 1;
   const sumOf = (n: bigint) => (n * (n + 1n)) / 2n;
   const squaresOf = (n: bigint) => (n * (n + 1n) * (2n * n + 1n)) / 6n;
   const [lo, hi] = [BigInt(minSeq - 1), BigInt(maxSeq)];
-  const consecutive =
-    account.events === span &&
+  return (
+    account.events === maxSeq - minSeq + 1 &&
     account.seqSum === sumOf(hi) - sumOf(lo) &&
-    account.seqSquares === squaresOf(hi) - squaresOf(lo);
+    account.seqSquares === squaresOf(hi) - squaresOf(lo)
+  );
+}
+
+/** The events' numbering against the account's version and its entries within retention. */
+function sequenceProblems(account: AccountAggregate, consecutive: boolean, recent: number): EventProblem[] {
+  const { minSeq, maxSeq } = account;
+  const version = account.item!.version ?? 0;
+  const problems: EventProblem[] = [];
   if (!consecutive)
     problems.push({
       what: `event sequences ${minSeq}..${maxSeq} are not consecutive and unique (${account.events} events)`,
-      expected: `${span} events ${minSeq}..${maxSeq}`,
+      expected: `${maxSeq - minSeq + 1} events ${minSeq}..${maxSeq}`,
       found: `${account.events} events`,
     });
   if (maxSeq !== version)
@@ -406,10 +420,18 @@ function eventProblems(account: AccountAggregate): { what: string; expected: str
       expected: 'the entries',
       found: 'other movements or changes',
     });
-  if (account.balanceAtMax && !account.balanceAtMax.eq(item.balance)) {
+  return problems;
+}
+
+/** The events' balances: both ends against the account and its old entries, and the running sum between. */
+function balanceProblems(account: AccountAggregate, consecutive: boolean): EventProblem[] {
+  const { minSeq, maxSeq } = account;
+  const balance = account.item!.balance;
+  const problems: EventProblem[] = [];
+  if (account.balanceAtMax && !account.balanceAtMax.eq(balance)) {
     problems.push({
-      what: `event ${maxSeq} says balance ${plain(account.balanceAtMax)}, the account holds ${plain(item.balance)}`,
-      expected: plain(item.balance),
+      what: `event ${maxSeq} says balance ${plain(account.balanceAtMax)}, the account holds ${plain(balance)}`,
+      expected: plain(balance),
       found: plain(account.balanceAtMax),
     });
   }
@@ -432,6 +454,23 @@ function eventProblems(account: AccountAggregate): { what: string; expected: str
       });
   }
   return problems;
+}
+
+function eventProblems(account: AccountAggregate): EventProblem[] {
+  const recent = account.entries - account.oldEntries;
+  if (account.events === 0) {
+    return recent > 0
+      ? [
+          {
+            what: `no account_balance.changed events for its ${recent} movements within retention`,
+            expected: `${recent} events`,
+            found: '0 events',
+          },
+        ]
+      : [];
+  }
+  const consecutive = consecutiveSequences(account);
+  return [...sequenceProblems(account, consecutive, recent), ...balanceProblems(account, consecutive)];
 }
 
 export interface CheckFindings {
