@@ -4,9 +4,10 @@ import { apiHandler } from '../../lib/http/api-handler.js';
 import { createCustomer } from '../../lib/participants/create-customer.js';
 
 /**
- * POST /participants/customers/new. The body passes through untyped: the customer rules report every
- * problem at once, including cross-field ones (US state and zip, ID type and its description), which a
- * schema would split into two rounds.
+ * POST /participants/customers/new. The body is checked inside the use case by the domain's customer schema
+ * (`customerRequestSchema`), not here: its rules on ages and the reference's time windows need the request
+ * time. Every problem comes back at once, cross-field ones (US state and zip, ID type and its description)
+ * included.
  */
 export const bind = apiHandler(
   {

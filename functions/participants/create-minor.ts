@@ -3,7 +3,10 @@ import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { createMinor } from '../../lib/participants/create-minor.js';
 
-/** POST /participants/customers/minor. The body passes through untyped: the minor rules report every problem at once. */
+/**
+ * POST /participants/customers/minor. The body is checked inside the use case by the domain's minor schema
+ * (`minorRequestSchema`, which needs the request time for the age rules); every problem comes back at once.
+ */
 export const bind = apiHandler(
   {
     body: z.unknown(),
