@@ -138,22 +138,8 @@ export async function scanLedgerPage(
 /** What one stored item tells the check, or undefined for an item it doesn't read. */
 export function factOf(item: Record<string, any>): LedgerFact | undefined {
   switch (item.type) {
-    case 'account': {
-      const platformCode: string | null = item.platform_code ?? null;
-      return {
-        kind: 'account',
-        accountKey: accountKey(item as never),
-        accountId: item.account_id,
-        asset: item.asset,
-        platformCode,
-        balance: textOf(item.balance),
-        version: item.version === undefined ? null : readInteger(item.version),
-        movementCount: item.movement_count === undefined ? null : readInteger(item.movement_count),
-        lastUpdateMs: item.last_update === undefined ? 0 : readInteger(item.last_update),
-        system: platformCode === null,
-        counts: platformCode === null ? [] : [counterOf(platformCode, 'accounts')],
-      };
-    }
+    case 'account':
+      return accountFact(item);
     case 'movement_account_entry':
       return {
         kind: 'entry',
@@ -163,42 +149,12 @@ export function factOf(item: Record<string, any>): LedgerFact | undefined {
         change: textOf(item.change),
         createdAtMs: readInteger(item.created_at),
       };
-    case 'movement': {
-      const legs = (item.legs as Record<string, any>[]).map((leg) => ({
-        accountKey: accountKey(leg as never),
-        asset: leg.asset as string,
-        amount: textOf(leg.amount),
-      }));
-      const platformCodes = [
-        ...new Set(
-          (item.legs as Record<string, any>[])
-            .map((leg) => leg.platform_code as string | null)
-            .filter((code): code is string => !!code),
-        ),
-      ];
-      return {
-        kind: 'movement',
-        movementId: item.movement_id,
-        platformCodes,
-        legs,
-        counts: platformCodes.map((code) => counterOf(code, 'movements')),
-      };
-    }
+    case 'movement':
+      return movementFact(item);
     case 'event':
       return balanceEventFact(item);
-    case 'counter': {
-      const [, platformCode = '', list = '', ...bucket] = String(item.pk).split('#');
-      const joined = bucket.join('#');
-      return {
-        kind: 'counter',
-        counter: item.pk,
-        platformCode,
-        list,
-        bucket: joined,
-        n: item.n === undefined ? 0 : readInteger(item.n),
-        checkable: joined === ALL && (CHECKED_LISTS as readonly string[]).includes(list),
-      };
-    }
+    case 'counter':
+      return counterFact(item);
     case 'transfer':
       return { kind: 'record', platformCode: item.platform_code, counts: [counterOf(item.platform_code, 'transfers')] };
     case 'participant':
@@ -208,6 +164,62 @@ export function factOf(item: Record<string, any>): LedgerFact | undefined {
     default:
       return undefined;
   }
+}
+
+/** An account: its balance, version and movement count; a platform account counts in its platform's accounts. */
+function accountFact(item: Record<string, any>): LedgerFact {
+  const platformCode: string | null = item.platform_code ?? null;
+  return {
+    kind: 'account',
+    accountKey: accountKey(item as never),
+    accountId: item.account_id,
+    asset: item.asset,
+    platformCode,
+    balance: textOf(item.balance),
+    version: item.version === undefined ? null : readInteger(item.version),
+    movementCount: item.movement_count === undefined ? null : readInteger(item.movement_count),
+    lastUpdateMs: item.last_update === undefined ? 0 : readInteger(item.last_update),
+    system: platformCode === null,
+    counts: platformCode === null ? [] : [counterOf(platformCode, 'accounts')],
+  };
+}
+
+/** A movement record: its legs, and the platforms whose movements count it. */
+function movementFact(item: Record<string, any>): LedgerFact {
+  const legs = (item.legs as Record<string, any>[]).map((leg) => ({
+    accountKey: accountKey(leg as never),
+    asset: leg.asset as string,
+    amount: textOf(leg.amount),
+  }));
+  const platformCodes = [
+    ...new Set(
+      (item.legs as Record<string, any>[])
+        .map((leg) => leg.platform_code as string | null)
+        .filter((code): code is string => !!code),
+    ),
+  ];
+  return {
+    kind: 'movement',
+    movementId: item.movement_id,
+    platformCodes,
+    legs,
+    counts: platformCodes.map((code) => counterOf(code, 'movements')),
+  };
+}
+
+/** A counter shard, named by its key (`COUNT#<platform>#<list>#<bucket>`): checkable when it is the `all` total of a list the check counts itself. */
+function counterFact(item: Record<string, any>): LedgerFact {
+  const [, platformCode = '', list = '', ...bucket] = String(item.pk).split('#');
+  const joined = bucket.join('#');
+  return {
+    kind: 'counter',
+    counter: item.pk,
+    platformCode,
+    list,
+    bucket: joined,
+    n: item.n === undefined ? 0 : readInteger(item.n),
+    checkable: joined === ALL && (CHECKED_LISTS as readonly string[]).includes(list),
+  };
 }
 
 function balanceEventFact(item: Record<string, any>): LedgerFact | undefined {
