@@ -119,8 +119,8 @@ interface ScanState {
   aggregates: unknown;
 }
 
-export async function runLedgerCheck(ctx: AppContext, request: LedgerCheckRequest): Promise<LedgerCheckReport> {
-  const startedMs = ctx.clock.nowMs();
+/** Fails before anything is read or written when the table can't be described. */
+async function assertReachable(ctx: AppContext): Promise<void> {
   try {
     await describeMainTable(ctx);
   } catch (error) {
@@ -128,8 +128,22 @@ export async function runLedgerCheck(ctx: AppContext, request: LedgerCheckReques
       `cannot read table ${ctx.tables.main}: ${(error as Error).name}: ${(error as Error).message}`,
     );
   }
-  const { state, agg, resumed } = await startOrResume(ctx, request);
-  const pages = { count: state.pages };
+}
+
+interface Checkpoints {
+  /** Saves the state as it is now (saves run one after another); a no-op without a checkpoint store. */
+  save(): Promise<void>;
+  /** Saves when a segment has just finished or the last save is `checkpointEveryMs` old, without waiting. */
+  saveIfDue(segmentDone: boolean): void;
+}
+
+function checkpoints(
+  ctx: AppContext,
+  request: LedgerCheckRequest,
+  state: ScanState,
+  agg: LedgerAggregates,
+  pages: { count: number },
+): Checkpoints {
   let lastSaveMs = ctx.clock.nowMs();
   let saving: Promise<void> = Promise.resolve();
   const save = () => {
@@ -141,7 +155,23 @@ export async function runLedgerCheck(ctx: AppContext, request: LedgerCheckReques
     lastSaveMs = ctx.clock.nowMs();
     return saving;
   };
+  return {
+    save,
+    saveIfDue: (segmentDone) => {
+      if (segmentDone || ctx.clock.nowMs() - lastSaveMs >= (request.checkpointEveryMs ?? 2000)) void save();
+    },
+  };
+}
 
+/** Scans every unfinished segment in parallel, page by page, folding each page into the aggregates. */
+async function scanSegments(
+  ctx: AppContext,
+  request: LedgerCheckRequest,
+  state: ScanState,
+  agg: LedgerAggregates,
+  pages: { count: number },
+  saves: Checkpoints,
+): Promise<void> {
   await Promise.all(
     state.segments.map(async (segment, index) => {
       while (!segment.done && !request.signal?.aborted) {
@@ -156,13 +186,46 @@ export async function runLedgerCheck(ctx: AppContext, request: LedgerCheckReques
         pages.count += 1;
         segment.next = page.next ?? null;
         segment.done = page.next === undefined;
-        if (segment.done || ctx.clock.nowMs() - lastSaveMs >= (request.checkpointEveryMs ?? 2000)) void save();
+        saves.saveIfDue(segment.done);
       }
     }),
   );
+}
+
+/** A finished scan's comparison, each account or counter found off then rechecked as it is now. */
+async function scanFindings(
+  ctx: AppContext,
+  state: ScanState,
+  agg: LedgerAggregates,
+): Promise<{ discrepancies: Discrepancy[]; total: number; unsettled: Unsettled[]; legacy: number; rechecked: number }> {
+  const movedSinceMs = state.scanStartMs - MOVED_MARGIN_MS;
+  const findings = findDiscrepancies(agg, movedSinceMs);
+  const unsettled: Unsettled[] = findings.unsettledSums.map(({ asset, sum }) => ({
+    kind: 'asset_sum',
+    asset,
+    detail: `${asset}: balances summed to ${sum} while bookings of ${asset} ran during the scan (not conclusive; run on a quiet table)`,
+  }));
+  const rechecked = await recheck(ctx, agg, findings.discrepancies, movedSinceMs, unsettled);
+  return {
+    discrepancies: rechecked.discrepancies,
+    total: findings.total - findings.discrepancies.length + rechecked.discrepancies.length,
+    unsettled,
+    legacy: findings.legacyAccounts,
+    rechecked: rechecked.count,
+  };
+}
+
+export async function runLedgerCheck(ctx: AppContext, request: LedgerCheckRequest): Promise<LedgerCheckReport> {
+  const startedMs = ctx.clock.nowMs();
+  await assertReachable(ctx);
+  const { state, agg, resumed } = await startOrResume(ctx, request);
+  const pages = { count: state.pages };
+  const saves = checkpoints(ctx, request, state, agg, pages);
+  await scanSegments(ctx, request, state, agg, pages, saves);
+
   const complete = state.segments.every((segment) => segment.done);
   if (!complete) {
-    await save();
+    await saves.save();
     return reportOf(ctx, state, agg, {
       complete,
       resumed,
@@ -175,29 +238,10 @@ export async function runLedgerCheck(ctx: AppContext, request: LedgerCheckReques
       rechecked: 0,
     });
   }
-
-  const movedSinceMs = state.scanStartMs - MOVED_MARGIN_MS;
-  const findings = findDiscrepancies(agg, movedSinceMs);
-  const unsettled: Unsettled[] = findings.unsettledSums.map(({ asset, sum }) => ({
-    kind: 'asset_sum',
-    asset,
-    detail: `${asset}: balances summed to ${sum} while bookings of ${asset} ran during the scan (not conclusive; run on a quiet table)`,
-  }));
-  const rechecked = await recheck(ctx, agg, findings.discrepancies, movedSinceMs, unsettled);
-  const total = findings.total - findings.discrepancies.length + rechecked.discrepancies.length;
+  const findings = await scanFindings(ctx, state, agg);
   state.completed = true;
-  await save();
-  return reportOf(ctx, state, agg, {
-    complete,
-    resumed,
-    pages: pages.count,
-    startedMs,
-    discrepancies: rechecked.discrepancies,
-    total,
-    unsettled,
-    legacy: findings.legacyAccounts,
-    rechecked: rechecked.count,
-  });
+  await saves.save();
+  return reportOf(ctx, state, agg, { complete, resumed, pages: pages.count, startedMs, ...findings });
 }
 
 async function startOrResume(
