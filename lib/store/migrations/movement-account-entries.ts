@@ -1,11 +1,11 @@
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { accountIdOf, netChanges, type AccountRef } from '../../domain/ledger.js';
+import { accountIdOf, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
 import { ALL } from '../table/counters.js';
 import { keys } from '../keys.js';
 import { MOVEMENTS_LIST, movementFromItem } from '../ledger.js';
 import { readInteger } from '../table/numbers.js';
 import { transactWrite } from '../table/transactions.js';
-import { MAX_TRANSACTION_ITEMS, type TaggedItem } from '../table/transaction-items.js';
+import { MAX_TRANSACTION_ITEMS, type CountChange, type TaggedItem } from '../table/transaction-items.js';
 import { movementRecordItems } from '../booking/batch.js';
 import { MOVEMENT_ACCOUNT_ENTRIES } from './names.js';
 import type { MigrationProgress } from './records.js';
@@ -75,20 +75,8 @@ async function migrateMovement(
   const platforms = [
     ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
   ];
-  let wanted: TaggedItem[];
-  try {
-    wanted = movementRecordItems(ctx, movement, createdAtMs).filter(
-      (tagged) => tagged.item.Put?.Item?.type === 'movement_account_entry',
-    );
-  } catch (error) {
-    // A record that breaks the ledger's rules (legs not balanced) is the ledger check's to report, not ours to extend.
-    ctx.logger.warn('migration: a movement record is not a valid movement; left alone', {
-      migration: MOVEMENT_ACCOUNT_ENTRIES,
-      movement_id: movement.movement_id,
-      error: String(error),
-    });
-    return { result: 'skipped', written: 0 };
-  }
+  const wanted = accountEntriesOf(ctx, movement, createdAtMs);
+  if (!wanted) return { result: 'skipped', written: 0 };
   let written = 0;
   for (let attempt = 1; ; attempt++) {
     const existing = await existingEntries(ctx, movement.movement_id);
@@ -102,28 +90,9 @@ async function migrateMovement(
     try {
       for (let start = 0; start < missing.length; start += ENTRIES_PER_TRANSACTION) {
         const group = missing.slice(start, start + ENTRIES_PER_TRANSACTION);
-        const items: TaggedItem[] = group.flatMap((entry, i): TaggedItem[] => {
-          const account = accounts.get(entry.item.Put!.Item!.account_id as string)!;
-          return [
-            {
-              item: entry.item,
-              onConditionFailed: () => new EntryWrittenError(),
-              ...(start === 0 && i === 0 && counts.length > 0 && { counts }),
-            },
-            {
-              item: {
-                Update: {
-                  TableName: ctx.tables.main,
-                  Key: keys.account(account),
-                  UpdateExpression: 'ADD movement_count :one',
-                  ConditionExpression: 'attribute_exists(pk)',
-                  ExpressionAttributeValues: { ':one': 1 },
-                },
-              },
-              onConditionFailed: () => new AccountMissingError(),
-            },
-          ];
-        });
+        const items = group.flatMap((entry, i) =>
+          entryWithCount(ctx, entry, accounts, start === 0 && i === 0 && counts.length > 0 ? counts : undefined),
+        );
         await transactWrite(ctx, items);
         written += group.length;
       }
@@ -140,6 +109,61 @@ async function migrateMovement(
       if (!(error instanceof EntryWrittenError) || attempt >= ATTEMPTS) throw error;
     }
   }
+}
+
+/**
+ * The account entries a booking of the movement writes, or undefined for a record that breaks the ledger's
+ * rules (legs not balanced): that is the ledger check's to report, not ours to extend.
+ */
+function accountEntriesOf(
+  ctx: Pick<AppContext, 'tables' | 'logger'>,
+  movement: Movement,
+  createdAtMs: number,
+): TaggedItem[] | undefined {
+  try {
+    return movementRecordItems(ctx, movement, createdAtMs).filter(
+      (tagged) => tagged.item.Put?.Item?.type === 'movement_account_entry',
+    );
+  } catch (error) {
+    ctx.logger.warn('migration: a movement record is not a valid movement; left alone', {
+      migration: MOVEMENT_ACCOUNT_ENTRIES,
+      movement_id: movement.movement_id,
+      error: String(error),
+    });
+    return undefined;
+  }
+}
+
+/**
+ * An entry and `ADD movement_count 1` on its account (an add, so a booking's own increment in between is
+ * never lost); `counts` on the movement's first entry written.
+ */
+function entryWithCount(
+  ctx: Pick<AppContext, 'tables'>,
+  entry: TaggedItem,
+  accounts: ReadonlyMap<string, AccountRef>,
+  counts: CountChange[] | undefined,
+): TaggedItem[] {
+  const account = accounts.get(entry.item.Put!.Item!.account_id as string)!;
+  return [
+    {
+      item: entry.item,
+      onConditionFailed: () => new EntryWrittenError(),
+      ...(counts && { counts }),
+    },
+    {
+      item: {
+        Update: {
+          TableName: ctx.tables.main,
+          Key: keys.account(account),
+          UpdateExpression: 'ADD movement_count :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':one': 1 },
+        },
+      },
+      onConditionFailed: () => new AccountMissingError(),
+    },
+  ];
 }
 
 async function readPage(
