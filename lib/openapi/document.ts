@@ -275,16 +275,41 @@ export function openApiDocument(routes: readonly DescribedRoute[], options: Docu
   const schemas = new SchemaCollector();
   // Registered with ids, so converting them puts each under components.schemas.
   for (const schema of ERROR_SCHEMAS) schemas.convert(schema, 'output');
-
-  const paths: Record<string, Record<string, Json>> = {};
   const sorted = [...routes].sort(
     (a, b) => a.route.path.localeCompare(b.route.path) || a.route.method.localeCompare(b.route.method),
   );
+  const paths = pathsOf(sorted, schemas);
+  for (const schema of options.webhookSchemas ?? []) schemas.convert(schema, 'output');
+
+  return {
+    openapi: '3.1.0',
+    info: infoOf(options.version),
+    servers: [{ url: '.', description: 'This deployment (relative to where this document is served)' }],
+    security: SIGNED,
+    tags: tagsOf(sorted, Boolean(options.webhooks)),
+    paths,
+    ...(options.webhooks && { webhooks: options.webhooks }),
+    components: {
+      schemas: Object.fromEntries(Object.entries(schemas.components).sort(([a], [b]) => a.localeCompare(b))),
+      responses: errorResponses(),
+      parameters: { RequestId: requestIdParameter() },
+      headers: responseHeaders(),
+      securitySchemes: SECURITY_SCHEMES,
+    },
+  };
+}
+
+/** Each path's operations, by lower-case method; converting their schemas registers the named ones. */
+function pathsOf(sorted: readonly DescribedRoute[], schemas: SchemaCollector): Record<string, Record<string, Json>> {
+  const paths: Record<string, Record<string, Json>> = {};
   for (const described of sorted) {
     (paths[described.route.path] ??= {})[described.route.method.toLowerCase()] = operation(described, schemas);
   }
-  for (const schema of options.webhookSchemas ?? []) schemas.convert(schema, 'output');
+  return paths;
+}
 
+/** The shared error responses operations refer to by status, each with its body's schema and an example. */
+function errorResponses(): Json {
   const responses: Json = {};
   for (const [status, error] of Object.entries(ERROR_RESPONSES)) {
     responses[status] = {
@@ -300,72 +325,72 @@ export function openApiDocument(routes: readonly DescribedRoute[], options: Docu
       },
     };
   }
+  return responses;
+}
+
+/** The tags the routes use (and `webhooks` when the document has them), sorted by name. */
+function tagsOf(sorted: readonly DescribedRoute[], hasWebhooks: boolean): Json[] {
   const tagNames = new Set(sorted.map(({ route }) => tagOf(route)));
-  if (options.webhooks) tagNames.add('webhooks');
-  const tags = [...tagNames]
+  if (hasWebhooks) tagNames.add('webhooks');
+  return [...tagNames]
     .sort()
     .map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `Permission area \`${name}\`.` }));
+}
 
+/** The document's info: what the service is, the conventions every route follows, and how to sign a request. */
+function infoOf(version: string): Json {
   return {
-    openapi: '3.1.0',
-    info: {
-      title: 'Trading, rewards and settlement service',
-      version: options.version,
-      description: [
-        'Trading, rewards and settlement for fintech platforms.',
-        'Bodies are JSON. Success bodies carry the payload under `message`; lists add `page`, `page_size`, `total_pages` and `count`. ' +
-          'Amounts are decimal strings (no sign, no exponent); an amount with more decimals than its asset allows is rejected, never rounded. ' +
-          "Timestamps are UNIX milliseconds unless a field says otherwise. Every response carries `X-Request-Id`: the client's, or a new UUID.",
-        signingGuide(),
-      ].join('\n\n'),
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    title: 'Trading, rewards and settlement service',
+    version,
+    description: [
+      'Trading, rewards and settlement for fintech platforms.',
+      'Bodies are JSON. Success bodies carry the payload under `message`; lists add `page`, `page_size`, `total_pages` and `count`. ' +
+        'Amounts are decimal strings (no sign, no exponent); an amount with more decimals than its asset allows is rejected, never rounded. ' +
+        "Timestamps are UNIX milliseconds unless a field says otherwise. Every response carries `X-Request-Id`: the client's, or a new UUID.",
+      signingGuide(),
+    ].join('\n\n'),
+    license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+  };
+}
+
+/** The X-Request-Id request header, which makes a POST idempotent. */
+function requestIdParameter(): Json {
+  return {
+    name: 'X-Request-Id',
+    in: 'header',
+    required: false,
+    description: 'Makes a POST idempotent for 72 hours (1 to 128 of `A-Z a-z 0-9 . _ : -`). Echoed on every response.',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+  };
+}
+
+/** The response headers responses refer to: the request id, and the rate limit's. */
+function responseHeaders(): Json {
+  return {
+    RequestId: {
+      description: "The client's X-Request-Id, or a new UUID.",
+      required: true,
+      schema: { type: 'string' },
     },
-    servers: [{ url: '.', description: 'This deployment (relative to where this document is served)' }],
-    security: SIGNED,
-    tags,
-    paths,
-    ...(options.webhooks && { webhooks: options.webhooks }),
-    components: {
-      schemas: Object.fromEntries(Object.entries(schemas.components).sort(([a], [b]) => a.localeCompare(b))),
-      responses,
-      parameters: {
-        RequestId: {
-          name: 'X-Request-Id',
-          in: 'header',
-          required: false,
-          description:
-            'Makes a POST idempotent for 72 hours (1 to 128 of `A-Z a-z 0-9 . _ : -`). Echoed on every response.',
-          schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
-        },
-      },
-      headers: {
-        RequestId: {
-          description: "The client's X-Request-Id, or a new UUID.",
-          required: true,
-          schema: { type: 'string' },
-        },
-        RetryAfter: {
-          description: 'Seconds to wait before retrying.',
-          required: true,
-          schema: { type: 'string', pattern: '^\\d+$' },
-        },
-        RetryAfterOptional: {
-          description: "Seconds to wait before retrying (absent on API Gateway's stage throttle).",
-          required: false,
-          schema: { type: 'string', pattern: '^\\d+$' },
-        },
-        RateLimitPolicy: {
-          description: "The key's quota policies (IETF draft-09 syntax).",
-          required: false,
-          schema: { type: 'string' },
-        },
-        RateLimit: {
-          description: 'The policy that is exhausted, what remains of it (0) and seconds until it resets.',
-          required: false,
-          schema: { type: 'string' },
-        },
-      },
-      securitySchemes: SECURITY_SCHEMES,
+    RetryAfter: {
+      description: 'Seconds to wait before retrying.',
+      required: true,
+      schema: { type: 'string', pattern: '^\\d+$' },
+    },
+    RetryAfterOptional: {
+      description: "Seconds to wait before retrying (absent on API Gateway's stage throttle).",
+      required: false,
+      schema: { type: 'string', pattern: '^\\d+$' },
+    },
+    RateLimitPolicy: {
+      description: "The key's quota policies (IETF draft-09 syntax).",
+      required: false,
+      schema: { type: 'string' },
+    },
+    RateLimit: {
+      description: 'The policy that is exhausted, what remains of it (0) and seconds until it resets.',
+      required: false,
+      schema: { type: 'string' },
     },
   };
 }
