@@ -71,7 +71,7 @@ export interface DistributionResult {
   confirms: (Recipient & { trade_ids_list: string[] })[];
 }
 
-export function awardsPoolAccount(auth: Pick<AuthContext, 'platformCode' | 'participantCode'>, asset: string): Holder {
+function awardsPoolAccount(auth: Pick<AuthContext, 'platformCode' | 'participantCode'>, asset: string): Holder {
   return {
     account: {
       participant_code: auth.participantCode,

@@ -25,7 +25,7 @@ import type { AchTransferType, PaymentStatus } from './payments.js';
  * recovers that from its customer outside the service); a failed credit leaves the proceeds in clearing.
  */
 export const ACH_CLEARING_LABEL = 'ach_clearing';
-export const ACH_BOUNDARY_GROUP = 'ach';
+const ACH_BOUNDARY_GROUP = 'ach';
 /** ACH is a US dollar network; a quote in another currency can't be funded through it. */
 export const ACH_ASSET = 'USD';
 

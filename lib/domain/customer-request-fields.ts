@@ -15,7 +15,7 @@ import { isValidEmail } from './email.js';
  * fields are in `customer-request-rules.ts`; `customers.ts` puts both together into one schema per body.
  */
 
-export const ID_NUMBER_TYPES = [
+const ID_NUMBER_TYPES = [
   'aadhar_card',
   'in_driving_license',
   'in_passport',
@@ -26,7 +26,7 @@ export const ID_NUMBER_TYPES = [
 export type SpecIdNumberType = (typeof ID_NUMBER_TYPES)[number];
 /** Minors take the spec's ID types only; adults also take the reference API's. */
 export type IdNumberType = SpecIdNumberType | ReferenceIdNumberType;
-export const ADULT_ID_NUMBER_TYPES = [...ID_NUMBER_TYPES, ...REFERENCE_ID_NUMBER_TYPES] as const;
+const ADULT_ID_NUMBER_TYPES = [...ID_NUMBER_TYPES, ...REFERENCE_ID_NUMBER_TYPES] as const;
 
 export const SCREENING_RESULTS = ['pass', 'fail'] as const;
 export type ScreeningResult = (typeof SCREENING_RESULTS)[number];
@@ -43,7 +43,7 @@ export const ADULT_AGE_YEARS = 18;
 export const MAX_TEXT_LENGTH = 200;
 
 /** Keeps a customer item far below DynamoDB's 400 KB item limit whatever the platform puts in metadata. */
-export const MAX_METADATA_JSON_LENGTH = 16 * 1024;
+const MAX_METADATA_JSON_LENGTH = 16 * 1024;
 
 /**
  * A millisecond timestamp below this (2001-09-09) is almost surely seconds sent by mistake; read as
@@ -52,7 +52,7 @@ export const MAX_METADATA_JSON_LENGTH = 16 * 1024;
 const MIN_PLAUSIBLE_MS = 1_000_000_000_000;
 
 /** Older than any living person: an earlier date is a typo (`0980-...`) or a placeholder, not a birthday. */
-export const EARLIEST_DATE_OF_BIRTH = '1900-01-01';
+const EARLIEST_DATE_OF_BIRTH = '1900-01-01';
 
 // ---- single-field rules, exported for direct tests ----------------------------------------------------
 
@@ -60,7 +60,7 @@ export const EARLIEST_DATE_OF_BIRTH = '1900-01-01';
 const isoDateSchema = z.iso.date();
 
 /** `YYYY-MM-DD` naming a real calendar day. */
-export function isValidIsoDate(date: string): boolean {
+function isValidIsoDate(date: string): boolean {
   return isoDateSchema.safeParse(date).success;
 }
 

@@ -186,7 +186,7 @@ function stateRules(
   return stateCode ?? jurisdiction.state.code;
 }
 
-export const US_ZIP_PATTERN = /^\d{5}(?:-\d{4})?$/;
+const US_ZIP_PATTERN = /^\d{5}(?:-\d{4})?$/;
 
 /** A postal code outside the US: 3 to 12 letters and digits, optionally grouped (`SW1A 1AA`, `10115`). */
 const POSTAL_CODE_PATTERN = /^(?=(?:[ -]?[A-Za-z0-9]){3,12}$)[A-Za-z0-9](?:[ -]?[A-Za-z0-9])*$/;
@@ -213,7 +213,7 @@ function postalCodeRules(given: GivenFields, isUs: boolean, problems: Problems):
  * customer who does not say they are a US citizen presents a document as before. A US citizen who gives no
  * tax id is told only that `tax_id` is required: an SSN there is all that is missing.
  */
-export function identityDocumentRule(
+function identityDocumentRule(
   citizenship: string | undefined,
   taxText: string | undefined,
 ): { required: boolean; whenMissing: string } {
@@ -224,7 +224,7 @@ export function identityDocumentRule(
 }
 
 /** The ID type whose free-form description travels in `non_us_other_type`. */
-export const OTHER_ID_NUMBER_TYPE: IdNumberType = 'non_in_other';
+const OTHER_ID_NUMBER_TYPE: IdNumberType = 'non_in_other';
 /** Types that need `non_us_other_type`: the spec's `non_in_other` and the reference API's `non_us_other`. */
 const OTHER_ID_NUMBER_TYPES: ReadonlySet<string> = new Set([OTHER_ID_NUMBER_TYPE, REFERENCE_OTHER_ID_NUMBER_TYPE]);
 
@@ -320,8 +320,8 @@ function screeningRules({ given, failed }: BodyReading, problems: Problems): voi
  * The reference API's window for the agreement, KYC and screening times (`signed_timestamp`,
  * `kyc_timestamp`, `sanction_screening_timestamp`): at most a year old, at most a day ahead.
  */
-export const REFERENCE_MAX_AGE_MS = 365 * 24 * 3_600_000;
-export const REFERENCE_MAX_AHEAD_MS = 24 * 3_600_000;
+const REFERENCE_MAX_AGE_MS = 365 * 24 * 3_600_000;
+const REFERENCE_MAX_AHEAD_MS = 24 * 3_600_000;
 
 /**
  * Whole years between `dateOfBirth` (`YYYY-MM-DD`) and the UTC calendar day of `nowMs`; a birthday

@@ -26,15 +26,9 @@ import { formatIssues } from './validation.js';
 
 export {
   ADULT_AGE_YEARS,
-  ADULT_ID_NUMBER_TYPES,
-  CUSTODIAN_RELATIONSHIPS,
   type CustodianRelationship,
-  EARLIEST_DATE_OF_BIRTH,
-  ID_NUMBER_TYPES,
   type IdNumberType,
   isPoBoxAddress,
-  isValidIsoDate,
-  MAX_METADATA_JSON_LENGTH,
   MAX_TEXT_LENGTH,
   SCREENING_RESULTS,
   type ScreeningResult,
@@ -42,11 +36,6 @@ export {
 } from './customer-request-fields.js';
 export {
   ageInYearsOn,
-  identityDocumentRule,
-  OTHER_ID_NUMBER_TYPE,
-  REFERENCE_MAX_AGE_MS,
-  REFERENCE_MAX_AHEAD_MS,
-  US_ZIP_PATTERN,
 } from './customer-request-rules.js';
 
 /** Fields shared by adults and minors, echoed as the client sent them (trimmed). */

@@ -48,7 +48,7 @@ export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
  * Field names that carry personal data somewhere in the service. Event data is built from allow-listed
  * fields, and this list is the second line of defence: an event whose data holds one of these is a bug.
  */
-export const PERSONAL_DATA_FIELDS = [
+const PERSONAL_DATA_FIELDS = [
   'first_name',
   'last_name',
   'middle_name',

@@ -91,7 +91,7 @@ export function accountKey(account: AccountRef): string {
  * Account groups a platform names itself: at most 50 letters, digits, `_` and `-`, as
  * the reference API's clients use them. The default group of a participant's accounts is its platform code.
  */
-export const ACCOUNT_GROUP_PATTERN = /^[A-Za-z0-9_-]{1,50}$/;
+const ACCOUNT_GROUP_PATTERN = /^[A-Za-z0-9_-]{1,50}$/;
 
 /** Why `group` can't name an account group, or undefined when it can. */
 export function accountGroupProblem(field: string, group: string): string | undefined {

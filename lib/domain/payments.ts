@@ -27,7 +27,7 @@ const ACH_FIELDS = ['external_account_id', 'description', 'bank_fee'] as const;
 const INBOUND_FIELDS = ['inbound_reference_id'] as const;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The ACH record carries the description in a fixed 10-character field. */
-export const ACH_DESCRIPTION_MAX_CHARS = 10;
+const ACH_DESCRIPTION_MAX_CHARS = 10;
 /** NACHA records are ASCII; anything outside printable ASCII could not travel with the transaction. */
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const BANK_FEE_DECIMALS = 2;

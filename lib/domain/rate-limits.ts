@@ -18,7 +18,7 @@ export interface RateLimit {
 export const SUSTAINED_WINDOW_SECONDS = 10;
 
 /** The largest rps or burst ops may set: one counter item takes about 1,000 writes per second on AWS. */
-export const MAX_RATE_LIMIT = 1000;
+const MAX_RATE_LIMIT = 1000;
 
 /** Why a limit is not valid (positive integers, burst at least rps, within MAX_RATE_LIMIT), or undefined. */
 export function rateLimitProblem(limit: RateLimit): string | undefined {

@@ -85,13 +85,13 @@ export interface TradeReport {
 
 export type TradeReportResult = { ok: true; value: TradeReport } | { ok: false; errors: string[] };
 
-export const DEFAULT_ACCOUNT_LABEL = 'general';
+const DEFAULT_ACCOUNT_LABEL = 'general';
 
 /**
  * The schema a report is validated with: the body's fields and the rules across them, which need the caller
  * and the time, hence one per call (the API description shows `tradeReportBody`, the same fields).
  */
-export function tradeReportSchema(ctx: TradeReportContext) {
+function tradeReportSchema(ctx: TradeReportContext) {
   return tradeReportBody.check(rulesAcrossFields(ctx));
 }
 

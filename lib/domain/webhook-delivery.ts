@@ -12,10 +12,10 @@ export const DEFAULT_RETRY_SCHEDULE_SECONDS: readonly number[] = [
 export const DELIVERY_TIMEOUT_MS = 15_000;
 
 /** An endpoint whose every attempt has failed for this long is disabled. */
-export const ENDPOINT_FAILURE_DISABLE_MS = 5 * 24 * 60 * 60 * 1000;
+const ENDPOINT_FAILURE_DISABLE_MS = 5 * 24 * 60 * 60 * 1000;
 
 /** A `Retry-After` is honoured up to this, so a receiver can't park a delivery for longer than the schedule. */
-export const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
+const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
 
 /** `WEBHOOK_RETRY_SCHEDULE_SECONDS`: comma-separated positive numbers of seconds. */
 export function parseRetrySchedule(text: string | undefined): number[] {

@@ -5,7 +5,7 @@ import ipaddr from 'ipaddr.js';
  * here to an IP literal or `localhost` when the endpoint is created or changed, and again by the sender to
  * every address the name resolves to at delivery time (a name can be re-pointed after it was accepted).
  */
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
+const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 export interface OutboundPolicy {
   /** Loopback, private, link-local and the other non-public ranges are reachable (`npm start`, tests). */

@@ -43,7 +43,7 @@ export interface DepositBooking {
 const REFERENCE = /^[A-Za-z0-9._:/-]{1,100}$/;
 
 /** The same reference with different details is a mistake to stop on, not a repeat to answer. */
-export class DepositReferenceTakenError extends ValidationError {
+class DepositReferenceTakenError extends ValidationError {
   constructor(
     reference: string,
     readonly original: DepositBooking,

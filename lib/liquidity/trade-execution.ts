@@ -18,7 +18,7 @@ import type { TaggedItem } from '../store/table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /** The group of the liquidity provider's accounts (one per asset; they may go negative, see ledger.ts). */
-export const LIQUIDITY_PROVIDER_GROUP = 'liquidity';
+const LIQUIDITY_PROVIDER_GROUP = 'liquidity';
 
 export function liquidityProviderAccount(asset: string): PlatformAccount {
   return {

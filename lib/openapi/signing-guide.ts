@@ -17,7 +17,7 @@ export const SIGNING_EXAMPLE = {
   get: { method: 'GET', target: '/transfers?page=2&page_size=10', body: '{}' },
 } as const;
 
-export function exampleSignature(request: { method: string; target: string; body: string }): string {
+function exampleSignature(request: { method: string; target: string; body: string }): string {
   return sign(
     Buffer.from(SIGNING_EXAMPLE.secret, 'base64'),
     SIGNING_EXAMPLE.timestamp,

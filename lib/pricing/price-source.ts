@@ -22,7 +22,7 @@ const STALE_PRICE_RETRY_AFTER_SECONDS = 30;
  * The reference price of a pair, refused with 503 when there is none or it is older than
  * PRICE_MAX_AGE_SECONDS: quoting on an old price would hand the client (or the house) a free option.
  */
-export async function freshReferencePrice(
+async function freshReferencePrice(
   ctx: AppContext,
   underlying: string,
   quotedCurrency: string,
@@ -71,9 +71,9 @@ const MAX_PRICE_DIGITS = 38;
  * Decimal places a reference price may carry. No market quotes a pair finer than 10^-12 of the quoted
  * currency; more is a typo or a floating-point artefact (`0.30000000000000004`), so it is refused.
  */
-export const MAX_PRICE_DECIMALS = 12;
+const MAX_PRICE_DECIMALS = 12;
 /** A move larger than this from the stored price is more likely a typo than the market: `--force` confirms it. */
-export const MAX_UNFORCED_PRICE_MOVE = new Money('0.5');
+const MAX_UNFORCED_PRICE_MOVE = new Money('0.5');
 
 /**
  * `price set`: validates the pair and the price (positive, at most 12 decimals), refuses a move of more than

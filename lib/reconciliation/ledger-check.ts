@@ -62,7 +62,7 @@ export interface Discrepancy {
 const MASK = (1n << 64n) - 1n;
 
 /** A 64-bit hash of the parts, as a bigint; the fingerprints are sums of these modulo 2^64. */
-export function fingerprintOf(...parts: (string | number)[]): bigint {
+function fingerprintOf(...parts: (string | number)[]): bigint {
   return createHash('sha256').update(parts.join('\u0000')).digest().readBigUInt64BE(0);
 }
 
@@ -118,7 +118,7 @@ export interface LedgerAggregates {
 }
 
 /** At most this many discrepancies are kept and printed; the summary counts them all. */
-export const MAX_REPORTED = 1000;
+const MAX_REPORTED = 1000;
 
 export function newAggregates(scope: CheckScope, options: CheckOptions): LedgerAggregates {
   return {
@@ -365,7 +365,7 @@ export function accountDiscrepancies(
 }
 
 /** An account no booking has numbered: written before versions (and entries) existed, so it can't be replayed. */
-export function isLegacy(account: AccountAggregate): boolean {
+function isLegacy(account: AccountAggregate): boolean {
   return account.item !== undefined && account.item.version === null;
 }
 

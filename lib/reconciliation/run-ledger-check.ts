@@ -36,9 +36,9 @@ import {
  */
 
 /** Clock difference allowed between the hosts that book and the one that checks. */
-export const MOVED_MARGIN_MS = 60_000;
+const MOVED_MARGIN_MS = 60_000;
 /** Accounts and counters rechecked at most per run; the rest are reported as the scan saw them. */
-export const RECHECK_LIMIT = 200;
+const RECHECK_LIMIT = 200;
 const CHECKPOINT_FORMAT = 1;
 
 /** Where a resumable run keeps its progress (the CLI: a file). */

@@ -3,9 +3,9 @@ import { recordLedgerCheck } from '../observability/metrics.js';
 import { runLedgerCheck, type LedgerCheckReport } from './run-ledger-check.js';
 
 /** Segments of the scheduled scan: parallel pages in one invocation (each up to 1 MB in memory at once). */
-export const SCHEDULED_SEGMENTS = 8;
+const SCHEDULED_SEGMENTS = 8;
 /** The scan stops this long before the invocation's end, to recheck, report and emit its metrics. */
-export const STOP_BEFORE_TIMEOUT_MS = 60_000;
+const STOP_BEFORE_TIMEOUT_MS = 60_000;
 
 /**
  * The hourly check: the whole table, unscoped; `LedgerDiscrepancies` (alarmed) and `LedgerCheckIncomplete`

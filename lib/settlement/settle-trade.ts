@@ -32,7 +32,7 @@ import type { AppContext } from '../context.js';
  */
 
 /** Where legs of a side we don't settle are booked. */
-export const EXTERNAL_SETTLEMENT_GROUP = 'external_settlement';
+const EXTERNAL_SETTLEMENT_GROUP = 'external_settlement';
 
 /** Time moves on the service clock, which tests can move; `now` is read once per task for one decision. */
 function now(ctx: AppContext): number {
@@ -160,7 +160,7 @@ function deliveryAccount(trade: Trade, obligation: Obligation): AccountRef {
  * bought. When the counterparty settles too, its own obligation supplies the matching legs; when it doesn't,
  * the external boundary stands in for it.
  */
-export function settlementMovement(trade: Trade): Movement {
+function settlementMovement(trade: Trade): Movement {
   const owed = obligations(trade);
   const legs: Leg[] = [];
   const external = (asset: string) => ({

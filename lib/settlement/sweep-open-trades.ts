@@ -26,13 +26,13 @@ import type { AppContext } from '../context.js';
  */
 
 /** When a visited trade is looked at again if nothing else moves it (its execution should by then). */
-export const RECHECK_MS = 10 * 60_000;
+const RECHECK_MS = 10 * 60_000;
 
 /** Shorter than the schedule's 5 minutes: a trade stuck past its deadline is counted by every run. */
-export const PAST_DEADLINE_RECHECK_MS = 60_000;
+const PAST_DEADLINE_RECHECK_MS = 60_000;
 
 /** Trades visited at once: each costs one DescribeExecution (plus a start or redrive) and one small update. */
-export const SWEEP_CONCURRENCY = 8;
+const SWEEP_CONCURRENCY = 8;
 
 /** No new trade is taken once the invocation has less than this left: a visit's worst case is 3 calls of ~9 s. */
 export const STOP_BEFORE_TIMEOUT_MS = 60_000;

@@ -264,7 +264,7 @@ export async function completeDistribution(
  * A completed distribution as its event shows it: what the request asked for and what was paid (the
  * recipients' trades have trade.status_changed events of their own; GET /trades lists them).
  */
-export function completedDistributionView(distribution: Distribution) {
+function completedDistributionView(distribution: Distribution) {
   return {
     request_id: distribution.distribution_id,
     asset: distribution.asset,

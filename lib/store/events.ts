@@ -31,14 +31,14 @@ export interface NewEvent {
 export const DUE_SHARDS = 8;
 
 /** An event the stream hasn't dispatched this long after its commit is dispatched by the sweep. */
-export const DISPATCH_GRACE_MS = 60_000;
+const DISPATCH_GRACE_MS = 60_000;
 
 /** `evt_` + milliseconds (base 36, fixed width, so ids sort by time) + 16 random hex digits. No dots (Standard Webhooks). */
-export function newEventId(nowMs: number): string {
+function newEventId(nowMs: number): string {
   return `evt_${nowMs.toString(36).padStart(9, '0')}${randomBytes(8).toString('hex')}`;
 }
 
-export function envelopeOf(event: NewEvent, eventId: string, createdAtMs: number): EventEnvelope {
+function envelopeOf(event: NewEvent, eventId: string, createdAtMs: number): EventEnvelope {
   return {
     id: eventId,
     type: event.type,

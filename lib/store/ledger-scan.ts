@@ -78,7 +78,7 @@ export interface CounterRef {
 }
 
 /** The lists whose `all` counter the scan can check: it sees every record they count (lib/store/README.md "Counters"). */
-export const CHECKED_LISTS = ['transfers', 'movements', 'accounts', 'participants'] as const;
+const CHECKED_LISTS = ['transfers', 'movements', 'accounts', 'participants'] as const;
 type CheckedList = (typeof CHECKED_LISTS)[number];
 
 const counterOf = (platformCode: string, list: CheckedList): CounterRef => ({
@@ -136,7 +136,7 @@ export async function scanLedgerPage(
 }
 
 /** What one stored item tells the check, or undefined for an item it doesn't read. */
-export function factOf(item: Record<string, any>): LedgerFact | undefined {
+function factOf(item: Record<string, any>): LedgerFact | undefined {
   switch (item.type) {
     case 'account':
       return accountFact(item);

@@ -135,7 +135,7 @@ export async function getParticipantStatusState(
 }
 
 /** Another status change committed between the read and this one. */
-export class ParticipantStatusMovedError extends ConflictError {
+class ParticipantStatusMovedError extends ConflictError {
   constructor(participantCode: string) {
     super([`status: participant ${participantCode} changed status meanwhile; read it again`]);
     this.name = 'ParticipantStatusMovedError';
@@ -146,7 +146,7 @@ export class ParticipantStatusMovedError extends ConflictError {
  * A participant as its status event shows it: who and what status, nothing personal (no names, e-mails,
  * addresses or ID numbers; GET /participants has those for a platform that needs them).
  */
-export function participantStatusView(participant: Participant, status: ParticipantStatus) {
+function participantStatusView(participant: Participant, status: ParticipantStatus) {
   return {
     participant_code: participant.participant_code,
     platform_code: participant.platform_code,
@@ -211,7 +211,7 @@ export async function changeParticipantStatus(
 export const EMAIL_TAKEN = 'email: already used by another customer of this platform';
 
 /** The custodian stopped qualifying between the use case's read and the write (e.g. locked meanwhile). */
-export const CUSTODIAN_NO_LONGER_ELIGIBLE =
+const CUSTODIAN_NO_LONGER_ELIGIBLE =
   'custodian_participant_code: the custodian is no longer an approved adult customer of this platform';
 
 /** An adult customer as stored: the tax id only encrypted (`tax_id_encrypted`, see secret-cipher.ts). */

@@ -40,7 +40,7 @@ import { writtenUnlessConditionFailed } from './table/conditional.js';
  */
 
 /** Raised by the trade item's condition: the id was already taken (a programming error with random ids). */
-export class TradeIdTakenError extends Error {
+class TradeIdTakenError extends Error {
   override readonly name = 'TradeIdTakenError';
 }
 

@@ -13,7 +13,7 @@ import { writtenUnlessConditionFailed } from './table/conditional.js';
  * `expires_at_ms` has passed: DynamoDB's TTL deletes late (up to days), so the condition, not the deletion,
  * ends the window.
  */
-export const HOURS_72_MS = 72 * 60 * 60 * 1000;
+const HOURS_72_MS = 72 * 60 * 60 * 1000;
 
 const FREE_OR_EXPIRED = 'attribute_not_exists(pk) OR expires_at_ms <= :now';
 
@@ -181,7 +181,7 @@ export async function beginIdempotentRequest(
 }
 
 /** This run no longer owns its request: another run took it over after the lease lapsed, or answered it. */
-export class RequestTakenOverError extends ConflictError {
+class RequestTakenOverError extends ConflictError {
   constructor() {
     super(['X-Request-Id: another run of this request took it over; retry to get its answer']);
     this.name = 'RequestTakenOverError';

@@ -38,7 +38,7 @@ export interface EndpointInput {
 const CREATE_RESOLVE_TIMEOUT_MS = 2_000;
 
 /** The endpoint as the platform sees it: never its secret (shown once, on create and rotate). */
-export function endpointView(endpoint: StoredEndpoint) {
+function endpointView(endpoint: StoredEndpoint) {
   return {
     id: endpoint.endpoint_id,
     url: endpoint.url,

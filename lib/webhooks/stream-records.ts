@@ -7,7 +7,7 @@ import type { DispatchRequest } from './dispatch-events.js';
  * is the event source mapping's filter (Lambda drops the rest before invoking); the local poller applies the
  * same pattern with `matchesDispatchFilter`, so both see the same records.
  */
-export const DISPATCHED_ITEM_TYPES = ['event', 'event_redelivery'] as const;
+const DISPATCHED_ITEM_TYPES = ['event', 'event_redelivery'] as const;
 
 export const DISPATCH_FILTER_PATTERN = {
   eventName: ['INSERT'],

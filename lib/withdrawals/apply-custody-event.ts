@@ -21,7 +21,7 @@ export interface CustodyEventResult {
 }
 
 /** The withdrawal as a custody event's outcome reports it (the ops command and the consumer's log), not the API's view. */
-export function custodyOutcomeView(withdrawal: Withdrawal) {
+function custodyOutcomeView(withdrawal: Withdrawal) {
   return {
     withdrawal_request_id: withdrawal.withdrawal_request_id,
     participant_code: withdrawal.participant_code,

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { described, epochMs, messageOf, pageOf, signedAmount } from './common.js';
 
-export const accountSchema = z
+const accountSchema = z
   .object({
     asset: z.string(),
     account_owner: described(z.string(), 'Participant code of the holder.'),

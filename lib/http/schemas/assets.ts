@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { described, messageOf } from './common.js';
 
-export const assetSchema = z
+const assetSchema = z
   .object({
     symbol: described(z.string(), 'Ticker, e.g. `BTC`.'),
     name: z.string(),

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { described, epochMs, pageOf, signedAmount } from './common.js';
 
 /** What a movement did to one of the platform's (or its customers') accounts. */
-export const movementChangeSchema = z
+const movementChangeSchema = z
   .object({
     account_id: described(z.string(), 'Stable id of the account (GET /accounts/{account_id}).'),
     account_owner: described(z.string(), 'Participant code of the holder.'),
@@ -13,7 +13,7 @@ export const movementChangeSchema = z
   })
   .check(z.meta({ id: 'MovementChange' }));
 
-export const movementSchema = z
+const movementSchema = z
   .object({
     movement_id: z.string(),
     movement_timestamp: epochMs('Booked'),
@@ -29,7 +29,7 @@ export const movementSchema = z
   })
   .check(z.meta({ id: 'Movement' }));
 
-export const accountMovementSchema = z
+const accountMovementSchema = z
   .object({
     movement_id: z.string(),
     movement_timestamp: epochMs('Booked'),

@@ -52,7 +52,7 @@ export const createdCustomerResponse = messageOf(
   }),
 );
 
-export const participantSchema = z
+const participantSchema = z
   .object({
     participant_code: z.string(),
     platform_code: z.string(),

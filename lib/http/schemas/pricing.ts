@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { amount, described, epochMs, messageOf } from './common.js';
 
-export const indexPriceSchema = z
+const indexPriceSchema = z
   .object({
     underlying: z.string(),
     quoted_currency: z.string(),

@@ -31,9 +31,9 @@ const quoteFields = {
   payment_processor: z.null(),
 };
 
-export const quoteSchema = z.object(quoteFields).check(z.meta({ id: 'Quote' }));
+const quoteSchema = z.object(quoteFields).check(z.meta({ id: 'Quote' }));
 
-export const convertQuoteSchema = z
+const convertQuoteSchema = z
   .object({
     ...quoteFields,
     total_notional: amount('Everything the participant pays: the asset cost plus the network fee notional.'),
@@ -44,7 +44,7 @@ export const convertQuoteSchema = z
   })
   .check(z.meta({ id: 'ConvertQuote' }));
 
-export const instantQuoteSchema = z
+const instantQuoteSchema = z
   .object({
     ...quoteFields,
     underlying_currency: described(z.string(), 'The underlying, under the name the spec uses.'),

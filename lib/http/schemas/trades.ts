@@ -6,7 +6,7 @@ const settlementState = z.nullable(
 );
 const nullableMs = (description: string) => z.nullable(epochMs(description));
 
-export const tradePartySchema = z
+const tradePartySchema = z
   .object({
     side: z.enum(['buy', 'sell']),
     participant_code: described(z.string(), 'The party, or `Anonymous`.'),

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { amount, described, isoInstant, messageOf, pageOf } from './common.js';
 
-export const transferSchema = z
+const transferSchema = z
   .object({
     id: described(z.int(), 'Transfer id.'),
     created_at: isoInstant('When the transfer was booked.'),

@@ -20,7 +20,7 @@ const endpointFields = {
   created_at: epochMs('Created'),
   updated_at: epochMs('Last changed'),
 };
-export const webhookEndpointSchema = z.object(endpointFields).check(z.meta({ id: 'WebhookEndpoint' }));
+const webhookEndpointSchema = z.object(endpointFields).check(z.meta({ id: 'WebhookEndpoint' }));
 
 const secretField = {
   secret: described(z.string().check(z.regex(/^whsec_/)), 'The signing secret, shown in this answer only.'),
@@ -39,7 +39,7 @@ export const rotatedEndpointResponse = messageOf(
 export const endpointListResponse = pageOf(webhookEndpointSchema);
 export const endpointDeletedResponse = messageOf(z.object({ id: z.string(), deleted: z.literal(true) }));
 
-export const attemptSchema = z
+const attemptSchema = z
   .object({
     event_id: z.string(),
     attempt: z.int().check(z.minimum(1)),

@@ -39,7 +39,7 @@ export const withdrawalRequestFields = {
   recipient_instructions: z.null(),
 };
 
-export const withdrawalRequestSchema = z.object(withdrawalRequestFields).check(z.meta({ id: 'WithdrawalRequest' }));
+const withdrawalRequestSchema = z.object(withdrawalRequestFields).check(z.meta({ id: 'WithdrawalRequest' }));
 
 export const withdrawalRequestResponse = messageOf(withdrawalRequestSchema);
 

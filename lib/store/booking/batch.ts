@@ -522,7 +522,7 @@ function movementAccountEntry(table: string, movement: Movement, change: NetChan
 }
 
 /** How long contention keeps an account's bookings in its queue after a batch of more than one. */
-export const HOT_FOR_MS = 10_000;
+const HOT_FOR_MS = 10_000;
 
 /**
  * One account's update for the batch. A platform or customer account is conditioned on the version read

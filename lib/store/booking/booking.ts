@@ -30,7 +30,7 @@ export function newBookingId(nowMs: number): string {
   return `${nowMs.toString(36).padStart(9, '0')}${randomBytes(8).toString('hex')}`;
 }
 
-export function refusalOf(error: Error): Refusal {
+function refusalOf(error: Error): Refusal {
   if (error instanceof ValidationError) return { status: 400, errors: error.errors };
   if (error instanceof ConflictError) return { status: 409, errors: error.errors };
   return { status: 409, errors: [error.message || error.name] };

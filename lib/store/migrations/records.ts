@@ -30,7 +30,7 @@ export interface MigrationProgress {
   skipped: number;
 }
 
-export const NO_PROGRESS: MigrationProgress = { pages: 0, read: 0, migrated: 0, written: 0, already: 0, skipped: 0 };
+const NO_PROGRESS: MigrationProgress = { pages: 0, read: 0, migrated: 0, written: 0, already: 0, skipped: 0 };
 
 export interface MigrationRun {
   name: string;
@@ -204,7 +204,7 @@ export async function saveMigrationProgress(
 }
 
 /** How long a context believes a migration not applied before reading its record again. */
-export const MIGRATION_RECHECK_MS = 30_000;
+const MIGRATION_RECHECK_MS = 30_000;
 
 const cacheKey = (name: string, platformCode: string | undefined) => `${name}#${platformCode ?? ''}`;
 

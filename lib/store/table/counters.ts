@@ -15,7 +15,7 @@ import type { AppContext } from '../../context.js';
  */
 
 /** See lib/store/README.md ("Counters") for how this follows from DynamoDB's limits. */
-export const COUNTER_SHARDS = 8;
+const COUNTER_SHARDS = 8;
 
 /** The counter `bucket` for records whose `field` has `value`, and the one every record of a list is in. */
 export const ALL = 'all';

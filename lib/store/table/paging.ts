@@ -65,7 +65,7 @@ export interface Page {
 export const PAGE_READ_BUDGET = 1_000;
 
 /** `page=N` reaches this many records at most (page x page_size); deeper is reached with `cursor`. */
-export const PAGE_WINDOW = 10_000;
+const PAGE_WINDOW = 10_000;
 
 /** The most records a count without a stored counter evaluates; beyond, the count is null (unknown). */
 export const COUNT_BUDGET = 10_000;
@@ -185,7 +185,7 @@ function queryInput(ctx: Pick<AppContext, 'tables'>, index: ListIndex): QueryCom
 }
 
 /** The attributes that make up a start key on this index: the table's keys and the index's. */
-export function startKeyAttributes(index: ListIndex): string[] {
+function startKeyAttributes(index: ListIndex): string[] {
   const attributes = ['pk', 'sk'];
   if (index.indexName) attributes.push(index.partition.attribute, index.sortAttribute);
   return attributes;
@@ -241,7 +241,7 @@ function windowProblem(): string {
  * page exists). Filtered without an index: Queries evaluating at most PAGE_READ_BUDGET records; a page that
  * runs out of budget comes back short, with a cursor where the read stopped.
  */
-export async function queryPage(
+async function queryPage(
   ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
   index: ListIndex,
   request: PageRequest,
@@ -318,7 +318,7 @@ function cursorStart(
  * (unknown): a filter combination with no counter never costs more than the budget, however long the
  * platform's history.
  */
-export async function boundedCount(
+async function boundedCount(
   ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   index: ListIndex,
 ): Promise<number | null> {
