@@ -21,7 +21,7 @@ import { tableRateLimiter } from './store/rate-limits.js';
  * store's adapters (the rate limiter's table) into the context every layer below takes as a parameter.
  */
 
-export interface ContextOverrides {
+interface ContextOverrides {
   clock?: Clock;
   db?: DynamoDBDocumentClient;
   workflow?: SettlementWorkflow;

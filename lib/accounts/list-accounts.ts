@@ -5,7 +5,7 @@ import { pageOfAccounts } from '../store/ledger.js';
 import { accountView } from './account-view.js';
 import type { AppContext } from '../context.js';
 
-export interface AccountFilters {
+interface AccountFilters {
   account_owner?: string;
   account_group?: string;
   account_label?: string;

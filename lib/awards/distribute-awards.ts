@@ -58,14 +58,14 @@ const RECIPIENTS_PER_CHUNK = recipientsPerChunk(MAX_TRANSACTION_ITEMS);
 /** An account on one side of a movement leg, with the platform it is listed under (none for system accounts). */
 type Holder = { account: AccountRef; platform_code: string | null };
 
-export interface DistributeRequest {
+interface DistributeRequest {
   asset: string;
   quantity: string;
   participant_codes: string[];
   quoted_currency?: string;
 }
 
-export interface DistributionResult {
+interface DistributionResult {
   request_id: string;
   /** One per recipient; `trade_ids_list` is the reference API's list of the confirm's trades, first = `trade_id`. */
   confirms: (Recipient & { trade_ids_list: string[] })[];

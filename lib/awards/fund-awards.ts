@@ -6,7 +6,7 @@ import { purchaseNow, type InstantPurchaseResult } from '../rewards/instant-purc
 import { AWARDS_ACCOUNT_LABEL } from './distribute-awards.js';
 import type { AppContext } from '../context.js';
 
-export interface FundRequest {
+interface FundRequest {
   underlying?: string;
   /** The spec's sample code sends `asset` for `underlying`; it is accepted as an alias. */
   asset?: string;

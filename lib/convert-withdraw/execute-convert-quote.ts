@@ -16,7 +16,7 @@ import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js
 import { CONVERT_WITHDRAW_PRODUCT } from './request-convert-quote.js';
 import type { AppContext } from '../context.js';
 
-export interface ConvertExecutionResult {
+interface ConvertExecutionResult {
   request_id: string;
   quote: ConvertQuoteView;
   trade_id: string;

@@ -14,7 +14,7 @@ import type { AppContext } from '../context.js';
 
 export const CONVERT_WITHDRAW_PRODUCT = 'convert_withdraw';
 
-export interface ConvertQuoteRequest extends QuoteRequest {
+interface ConvertQuoteRequest extends QuoteRequest {
   withdrawal_address: string;
 }
 

@@ -73,7 +73,7 @@ const EEA_ALPHA2: ReadonlySet<string> = new Set([
   'NO',
 ]);
 
-export interface IdentityFacts {
+interface IdentityFacts {
   /** ISO alpha-2 of the customer's country of residence. */
   countryAlpha2: string;
   /** ISO alpha-2 of the citizenship, when the client gave it. */

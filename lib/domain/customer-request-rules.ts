@@ -27,7 +27,7 @@ export interface Problem {
 }
 
 /** The fields the rules read, with the types their own checks guarantee. */
-export interface GivenFields {
+interface GivenFields {
   date_of_birth?: string;
   state?: string;
   postal_code?: string;
@@ -47,7 +47,7 @@ export interface GivenFields {
   sanction_screening_timestamp?: number;
 }
 
-export interface BodyReading<Given = GivenFields> {
+interface BodyReading<Given = GivenFields> {
   /** The fields that passed their own checks and carry a value (absent, `null` and blank ones left out). */
   given: Given;
   /** Fields refused by their own checks: their problem is listed already, and rules take them as not given. */

@@ -32,14 +32,13 @@ export {
   MAX_TEXT_LENGTH,
   SCREENING_RESULTS,
   type ScreeningResult,
-  type SpecIdNumberType,
 } from './customer-request-fields.js';
 export {
   ageInYearsOn,
 } from './customer-request-rules.js';
 
 /** Fields shared by adults and minors, echoed as the client sent them (trimmed). */
-export interface CustomerFields {
+interface CustomerFields {
   first_name: string;
   last_name: string;
   email: string;

@@ -22,7 +22,7 @@ export interface AccountChange {
   guarded: boolean;
 }
 
-export type AppliedBooking =
+type AppliedBooking =
   /** `after`: each changed account's balance and version just after this booking. */
   | { kind: 'booked'; after: Array<{ key: string; balance: Money; version: number }> }
   /** The debit of `key` was not covered: this booking alone is refused, nothing of it is applied. */

@@ -193,7 +193,7 @@ export function isPaymentStatus(value: unknown): value is PaymentStatus {
   return typeof value === 'string' && (PAYMENT_STATUSES as readonly string[]).includes(value);
 }
 
-export type PaymentEventOutcome = { kind: 'apply' } | { kind: 'noop' } | { kind: 'illegal'; message: string };
+type PaymentEventOutcome = { kind: 'apply' } | { kind: 'noop' } | { kind: 'illegal'; message: string };
 
 /**
  * Decides what a bank event does to a payment. Banks redeliver events, so a repeat of the current status is

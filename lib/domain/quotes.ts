@@ -34,7 +34,7 @@ export function validateQuantityXorTotal(input: { quantity?: unknown; total?: un
   return [];
 }
 
-export interface QuoteInput {
+interface QuoteInput {
   side: QuoteSide;
   underlying: Asset;
   quoted: Asset;
@@ -84,7 +84,7 @@ export function computeQuote(input: QuoteInput): QuoteAmounts {
   throw new ValidationError(validateQuantityXorTotal(input));
 }
 
-export interface ConvertQuoteInput {
+interface ConvertQuoteInput {
   underlying: Asset;
   quoted: Asset;
   /** The buy price (convert-withdraw only buys). */
@@ -95,7 +95,7 @@ export interface ConvertQuoteInput {
   total?: Money;
 }
 
-export interface ConvertQuoteAmounts extends QuoteAmounts {
+interface ConvertQuoteAmounts extends QuoteAmounts {
   networkFeeQuantity: Money;
   /** `networkFeeQuantity × price`, rounded half-even to the quoted currency. */
   networkFeeNotional: Money;

@@ -83,7 +83,7 @@ export interface TradeReport {
   parties: [TradeReportParty, TradeReportParty];
 }
 
-export type TradeReportResult = { ok: true; value: TradeReport } | { ok: false; errors: string[] };
+type TradeReportResult = { ok: true; value: TradeReport } | { ok: false; errors: string[] };
 
 const DEFAULT_ACCOUNT_LABEL = 'general';
 

@@ -38,7 +38,7 @@ export interface Trade extends Omit<TradeReport, 'parties' | 'amount_method'> {
 }
 
 /** What a caller knows about each party beyond the report: where its accounts live. */
-export interface PartyAccounts {
+interface PartyAccounts {
   /** Per party, in report order: the participant's platform code, or null for `Anonymous`. */
   accountGroups: [string | null, string | null];
 }

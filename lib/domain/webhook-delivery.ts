@@ -33,7 +33,7 @@ export type AttemptResult =
   | { kind: 'response'; statusCode: number; retryAfter?: string | null }
   | { kind: 'error'; error: string };
 
-export type AttemptVerdict =
+type AttemptVerdict =
   | { outcome: 'succeeded' }
   /** 410 Gone: the receiver asks us to stop; the endpoint is disabled. */
   | { outcome: 'gone' }

@@ -24,7 +24,7 @@ export function withdrawalStatusSequence(status: WithdrawalStatus): number {
   return status === 'PENDING' ? 1 : 2;
 }
 
-export type CustodyDecision =
+type CustodyDecision =
   | { kind: 'apply'; next: CustodyOutcome }
   | { kind: 'noop' }
   | { kind: 'illegal'; message: string };
@@ -71,7 +71,7 @@ export function onChainBoundaryAccount(asset: string): AccountRef {
   return systemAccount(SYSTEM_PARTICIPANTS.externalBoundary, 'withdrawals', asset);
 }
 
-export interface WithdrawalAmounts {
+interface WithdrawalAmounts {
   /** The participant's account the quantity comes from (and returns to on FAILED). */
   source: { account: AccountRef; platform_code: string };
   escrow: AccountRef;
@@ -82,7 +82,7 @@ export interface WithdrawalAmounts {
 
 const system = (account: AccountRef) => ({ account, platform_code: null });
 
-export interface NetworkFeePurchase {
+interface NetworkFeePurchase {
   /** The participant's quoted-currency account, which pays the fee's notional. */
   payer: { account: AccountRef; platform_code: string };
   /** The liquidity provider's accounts: it sells the fee's quantity for the notional, as it sells the rest. */

@@ -5,7 +5,7 @@ import { listEnvelope } from '../domain/list-envelope.js';
 import { eventsIndex, storedEventFrom } from '../store/events.js';
 import { pageWithCount } from '../store/table/paging.js';
 
-export interface EventListQuery {
+interface EventListQuery {
   type?: string;
   resource_id?: string;
   /** UNIX milliseconds. */

@@ -23,7 +23,7 @@ export type DescriptionSchema = () => Promise<z.ZodMiniType>;
 
 type Parsed<S extends z.ZodMiniType | undefined> = S extends z.ZodMiniType ? z.output<S> : undefined;
 
-export interface HandlerOptions<
+interface HandlerOptions<
   Q extends z.ZodMiniType | undefined,
   B extends z.ZodMiniType | undefined,
   P extends z.ZodMiniType | undefined,
@@ -73,7 +73,7 @@ export interface HandlerDescription {
   secretInResponse: boolean;
 }
 
-export interface HandlerInput<Q, B, P> {
+interface HandlerInput<Q, B, P> {
   /** The context the handler was bound to (clock, DynamoDB, workflow, logger, configuration). */
   ctx: AppContext;
   query: Q;

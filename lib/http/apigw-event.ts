@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 
-export interface HttpRequestParts {
+interface HttpRequestParts {
   method: string;
   /** The path as requested, without the query string. */
   path: string;

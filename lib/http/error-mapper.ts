@@ -9,7 +9,7 @@ import {
   ValidationError,
 } from '../domain/errors.js';
 
-export interface HttpResult {
+interface HttpResult {
   statusCode: number;
   headers?: Record<string, string>;
   body: unknown;

@@ -26,7 +26,7 @@ export function signaturesEqual(expectedBase64: string, presentedBase64: string)
   return expected.length === presented.length && timingSafeEqual(expected, presented);
 }
 
-export interface SignedRequestParts {
+interface SignedRequestParts {
   /** Paths the client may have signed: API Gateway's path, and the stage-prefixed one when there is one. */
   paths: string[];
   /** The query string as sent, in the spellings it may have had (see `queryStringVariants`); empty when none. */

@@ -17,7 +17,7 @@ import { getParticipant } from '../store/participants.js';
 import type { TaggedItem } from '../store/table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
-export interface DepositRequest {
+interface DepositRequest {
   participantCode: string;
   asset: string;
   amount: string;
@@ -27,7 +27,7 @@ export interface DepositRequest {
   accountLabel?: string;
 }
 
-export interface DepositBooking {
+interface DepositBooking {
   movement_id: string;
   reference: string;
   participant_code: string;

@@ -27,12 +27,12 @@ import { type BookedExecution, tradeExecutionItems } from './trade-execution.js'
 import type { AppContext } from '../context.js';
 import { recordPaymentStatus, recordTradesAccepted } from '../observability/metrics.js';
 
-export interface ExecuteRequest {
+interface ExecuteRequest {
   quote_id: string;
   funding_details?: unknown;
 }
 
-export interface ExecutionResult {
+interface ExecutionResult {
   request_id: string;
   quote: QuoteView;
   trade_id: string;

@@ -7,7 +7,7 @@ import { newId } from '../store/codes.js';
 import type { StoredQuote } from '../store/quotes.js';
 import type { AppContext } from '../context.js';
 
-export interface OpenQuoteInput {
+interface OpenQuoteInput {
   product: StoredQuote['product'];
   requestId: string;
   platformCode: string;

@@ -32,7 +32,7 @@ export function liquidityProviderAccount(asset: string): PlatformAccount {
  * same shape for rewards, awards and convert-withdraw. Each of those decides whose accounts pay and receive;
  * this builds the balanced movement and the terminated/settled trade record for one transaction.
  */
-export interface TradeExecution {
+interface TradeExecution {
   tradeId: string;
   platformCode: string;
   /** Saved as the trade's `client_trade_id` (a quote's `quote_id`). */

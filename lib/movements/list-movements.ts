@@ -10,7 +10,7 @@ import { isMigrationApplied } from '../store/migrations/records.js';
 import { movementsById, pageOfAccountMovements, pageOfMovements, type StoredMovement } from '../store/movements.js';
 import type { AppContext } from '../context.js';
 
-export interface MovementTimeBounds {
+interface MovementTimeBounds {
   /** The reference API's bracket operators on the movement time (ms)... */
   'movement_timestamp[gt]'?: number;
   'movement_timestamp[gte]'?: number;
@@ -18,7 +18,7 @@ export interface MovementTimeBounds {
   'movement_timestamp[lte]'?: number;
 }
 
-export interface MovementFilters extends MovementTimeBounds {
+interface MovementFilters extends MovementTimeBounds {
   account_id?: string;
   participant_code?: string;
   asset?: string;

@@ -7,7 +7,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 
-export interface Observability {
+interface Observability {
   logger: Logger;
   metrics: Metrics;
   /** Present when tracing is on (`TRACING=active`). */

@@ -41,7 +41,7 @@ function emit(
 }
 
 /** How a trade came to be booked: each booking path counts its trades under `TradesAccepted`. */
-export type TradeBooking =
+type TradeBooking =
   | 'reported'
   | 'quote_execution'
   | 'reward'

@@ -26,7 +26,7 @@ export type LoadedDescription = Omit<HandlerDescription, 'response' | 'documente
 
 type Json = Record<string, unknown>;
 
-export interface DocumentOptions {
+interface DocumentOptions {
   version: string;
   /** Extra top-level `webhooks` (OpenAPI 3.1): the events the service delivers. */
   webhooks?: Json;

@@ -6,7 +6,7 @@ import { customerCodeByEmail, getParticipantOfPlatform, pageOfParticipants } fro
 import { echoStoredCustomer } from './customer-fields.js';
 import type { AppContext } from '../context.js';
 
-export interface ParticipantFilters {
+interface ParticipantFilters {
   /** Case-insensitive exact match on a customer's e-mail. */
   email?: string;
   participant_code?: string;

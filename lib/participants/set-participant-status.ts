@@ -4,7 +4,7 @@ import { changeParticipantStatus, getParticipantStatusState } from '../store/par
 import type { TaggedItem } from '../store/table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
-export interface StatusChange {
+interface StatusChange {
   platform_code: string;
   participant_code: string;
   status: ParticipantStatus;

@@ -14,12 +14,12 @@ import { formatIssues, isPlainObject, messageId, nonEmptyString } from '../domai
 import type { AppContext } from '../context.js';
 import { recordNegativeClearingBalance, recordPaymentStatus } from '../observability/metrics.js';
 
-export interface BankEvent {
+interface BankEvent {
   transaction_id: string;
   status: string;
 }
 
-export interface BankEventResult {
+interface BankEventResult {
   /** `applied`: the status moved (and money with it where the status moves money); `noop`: a redelivery. */
   outcome: 'applied' | 'noop';
   payment: PaymentView;
@@ -111,7 +111,7 @@ async function warnIfOverdrawn(
  */
 const bankEventMessage = z.object({ transaction_id: messageId(), status: nonEmptyString() });
 
-export type BankEventReply =
+type BankEventReply =
   | { result: 'applied' | 'noop'; payment: PaymentView }
   | { result: 'rejected'; errors: string[] };
 

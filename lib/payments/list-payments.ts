@@ -7,7 +7,7 @@ import { hasRelationship } from '../store/relationships.js';
 import { paymentView } from '../domain/payments.js';
 import type { AppContext } from '../context.js';
 
-export interface PaymentFilters {
+interface PaymentFilters {
   /** UNIX seconds, inclusive, on created_at. */
   start_date?: number;
   end_date?: number;

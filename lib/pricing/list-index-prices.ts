@@ -3,7 +3,7 @@ import { ValidationError } from '../domain/errors.js';
 import { getReferencePrices } from '../store/prices.js';
 import type { AppContext } from '../context.js';
 
-export interface IndexFilters {
+interface IndexFilters {
   underlying?: string;
   quoted_currency?: string;
 }

@@ -473,7 +473,7 @@ function eventProblems(account: AccountAggregate): EventProblem[] {
   return [...sequenceProblems(account, consecutive, recent), ...balanceProblems(account, consecutive)];
 }
 
-export interface CheckFindings {
+interface CheckFindings {
   /** Confirmed as far as the aggregates go; accounts and counters among them may still be rechecked. */
   discrepancies: Discrepancy[];
   total: number;

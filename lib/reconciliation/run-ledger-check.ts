@@ -47,7 +47,7 @@ export interface CheckpointStore {
   save(state: unknown): Promise<void>;
 }
 
-export interface LedgerCheckRequest {
+interface LedgerCheckRequest {
   scope: CheckScope;
   totalSegments: number;
   /** Items per scan page (DynamoDB's 1 MB page when unset). */

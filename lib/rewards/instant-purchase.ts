@@ -22,7 +22,7 @@ import type { AppContext } from '../context.js';
  * booking as `POST /liquidity/execute`: one transaction holds the quote (already executed), the movement
  * against the liquidity provider and the settled trade, so nothing can be half-booked.
  */
-export interface InstantPurchase {
+interface InstantPurchase {
   product: 'reward' | 'award_fund';
   movementType: MovementType;
   /** Always a buy of the underlying, with exactly one of quantity / total. */

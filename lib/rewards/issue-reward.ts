@@ -8,7 +8,7 @@ import { getParticipantOfPlatform } from '../store/participants.js';
 import { purchaseNow, type InstantPurchaseResult } from './instant-purchase.js';
 import type { AppContext } from '../context.js';
 
-export interface RewardRequest {
+interface RewardRequest {
   underlying: string;
   quoted_currency: string;
   quantity?: string;

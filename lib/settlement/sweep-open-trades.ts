@@ -48,7 +48,7 @@ export interface SweepReport extends Record<SweepOutcome | 'failed', number> {
   more: boolean;
 }
 
-export interface SweepOptions {
+interface SweepOptions {
   /** The invocation's remaining time (Lambda's `getRemainingTimeInMillis`); unbounded when absent. */
   remainingMs?: () => number;
 }

@@ -16,7 +16,7 @@ export interface ApiKeyCredentials {
   passphrase: string;
 }
 
-export interface StoredApiKey {
+interface StoredApiKey {
   api_key: string;
   platform_code: string;
   permissions: PermissionArea[];

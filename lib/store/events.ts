@@ -14,7 +14,7 @@ import { type TaggedItem } from './table/transaction-items.js';
  * `TransactWriteItems` as the change, so an event exists exactly when its change committed. The envelope is
  * serialized once, here: every delivery sends (and signs) exactly these bytes.
  */
-export interface NewEvent {
+interface NewEvent {
   type: EventType;
   platformCode: string;
   resource: { type: ResourceType; id: string };
@@ -116,7 +116,7 @@ export function eventIdOfKey(pk: string): string {
   return pk.slice(keys.event('').pk.length);
 }
 
-export interface StoredEvent {
+interface StoredEvent {
   envelope: EventEnvelope;
   /** The exact bytes deliveries send. */
   body: string;
@@ -169,7 +169,7 @@ export async function markEventDispatched(ctx: Pick<AppContext, 'db' | 'tables'>
   );
 }
 
-export interface EventFilters {
+interface EventFilters {
   type?: EventType;
   resourceId?: string;
   /** Only events created strictly after this (ms). */

@@ -14,7 +14,7 @@ import { withRetry } from './table/retry.js';
  */
 
 /** One scan page: the facts of its items and where the segment goes on (undefined: the segment is done). */
-export interface ScanPage {
+interface ScanPage {
   facts: LedgerFact[];
   next: Record<string, unknown> | undefined;
   /** Items the page read, and how many were ledger items (the rest were filtered out by DynamoDB). */
@@ -90,7 +90,7 @@ const counterOf = (platformCode: string, list: CheckedList): CounterRef => ({
 /** The item types the check reads; everything else is filtered out by DynamoDB (still read, not sent). */
 const LEDGER_TYPES = ['account', 'movement', 'movement_account_entry', 'counter', 'transfer', 'participant'] as const;
 
-export interface ScanSegmentRequest {
+interface ScanSegmentRequest {
   segment: number;
   totalSegments: number;
   startKey?: Record<string, unknown>;

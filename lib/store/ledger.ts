@@ -212,7 +212,7 @@ export async function getAccountById(
 }
 
 /** The filters of `GET /accounts`: exact matches on the account's four parts. */
-export interface AccountListFilters {
+interface AccountListFilters {
   participant_code?: string;
   account_group?: string;
   account_label?: string;

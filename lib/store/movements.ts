@@ -61,7 +61,7 @@ function toMovement(item: Record<string, any>): StoredMovement {
   };
 }
 
-export interface MovementListFilters {
+interface MovementListFilters {
   account_id?: string;
   participant_code?: string;
   asset?: string;
@@ -82,7 +82,7 @@ function containsFilter(name: string, attribute: string, value: string | undefin
 }
 
 /** A movement as one account's entry holds it: the movement and that account's net change. */
-export interface StoredAccountMovement {
+interface StoredAccountMovement {
   movement_id: string;
   movement_type: string;
   reference: string;

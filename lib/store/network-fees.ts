@@ -9,7 +9,7 @@ import type { AppContext } from '../context.js';
  * ops (`fee set`); a convert-withdraw quote reads it and fixes the fee for its lifetime, so a change applies
  * to quotes made after it. One item per asset, overwritten in place.
  */
-export interface NetworkFee {
+interface NetworkFee {
   asset: string;
   /** Fixed-point text with the asset's decimals. */
   quantity: string;

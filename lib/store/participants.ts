@@ -114,7 +114,7 @@ export function participantActiveChecks(
 }
 
 /** The participant's status as a change conditions on it: read consistently, with its change counter. */
-export interface ParticipantStatusState {
+interface ParticipantStatusState {
   participant: Participant;
   /** How many status changes it has had (0 for one never changed): the sequence of its last event. */
   statusVersion: number;
@@ -215,9 +215,9 @@ const CUSTODIAN_NO_LONGER_ELIGIBLE =
   'custodian_participant_code: the custodian is no longer an approved adult customer of this platform';
 
 /** An adult customer as stored: the tax id only encrypted (`tax_id_encrypted`, see secret-cipher.ts). */
-export type SealedCustomer = Omit<NormalizedCustomer, 'tax_id'> & { tax_id_encrypted?: string };
+type SealedCustomer = Omit<NormalizedCustomer, 'tax_id'> & { tax_id_encrypted?: string };
 
-export interface CreatedCustomer {
+interface CreatedCustomer {
   participant_code: string;
   status: 'approved';
   created_at: number;

@@ -137,7 +137,7 @@ export async function getPayment(
 }
 
 /** The filters of `GET /payments/status` besides the creation-time range (which is the key range). */
-export interface PaymentListFilters {
+interface PaymentListFilters {
   participant_code?: string;
   transaction_id?: string;
   trade_id?: string;

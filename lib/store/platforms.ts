@@ -8,7 +8,7 @@ import { transactWrite } from './table/transactions.js';
 import type { AppContext } from '../context.js';
 import { writtenUnlessConditionFailed } from './table/conditional.js';
 
-export interface Platform {
+interface Platform {
   platform_code: string;
   /** The platform's own participant (it holds the platform's accounts). Equal to the platform code. */
   participant_code: string;

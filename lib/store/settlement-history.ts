@@ -13,7 +13,7 @@ import { writtenUnlessConditionFailed } from './table/conditional.js';
 
 export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT' | 'INTERRUPTED';
 
-export interface SettlementExecution {
+interface SettlementExecution {
   trade_id: string;
   execution_id: string;
   /** What Step Functions would name it: the trade id, `<trade_id>-<n>` for leg n of a long settlement. */

@@ -473,7 +473,7 @@ export async function postponeDue(
 // State changes
 
 /** The fields a settlement step may change; `last_update` is always set. */
-export interface TradeChanges {
+interface TradeChanges {
   trade_state?: TradeState;
   settlement_state?: SettlementState;
   current_obligations_met_timestamp?: number | null;

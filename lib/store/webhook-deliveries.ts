@@ -20,7 +20,7 @@ import { writtenUnlessConditionFailed } from './table/conditional.js';
  *
  * States: pending -> in_flight -> succeeded | scheduled (-> in_flight ...) | failed.
  */
-export type DeliveryState = 'pending' | 'in_flight' | 'scheduled' | 'succeeded' | 'failed';
+type DeliveryState = 'pending' | 'in_flight' | 'scheduled' | 'succeeded' | 'failed';
 
 export interface Delivery {
   event_id: string;
@@ -189,7 +189,7 @@ export interface AttemptRecord {
   next_retry_at: number | null;
 }
 
-export type AttemptEnd =
+type AttemptEnd =
   | { state: 'succeeded' }
   /** `dueAtMs`: when the sweep should pick it up if nothing else has. */
   | { state: 'scheduled'; nextAttemptAtMs: number; dueAtMs: number }
@@ -271,7 +271,7 @@ class LostClaimError extends Error {
   }
 }
 
-export interface StoredAttempt extends AttemptRecord {
+interface StoredAttempt extends AttemptRecord {
   event_id: string;
   attempt: number;
 }
@@ -301,7 +301,7 @@ export function attemptFrom(item: Record<string, any>): StoredAttempt {
 }
 
 /** What the sweep finds due: undispatched events and deliveries whose next step is late. */
-export type DueWork = { kind: 'event'; eventId: string } | { kind: 'delivery'; eventId: string; endpointId: string };
+type DueWork = { kind: 'event'; eventId: string } | { kind: 'delivery'; eventId: string; endpointId: string };
 
 export async function dueWork(
   ctx: Pick<AppContext, 'db' | 'tables'>,

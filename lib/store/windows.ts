@@ -49,7 +49,7 @@ export function clientIdClaim(
   };
 }
 
-export type SignatureClaim = { fresh: true } | { fresh: false; requestId: string | null };
+type SignatureClaim = { fresh: true } | { fresh: false; requestId: string | null };
 
 /**
  * Records an accepted signature with the X-Request-Id it came with. A repeat inside the window is not fresh,
@@ -95,7 +95,7 @@ export interface StoredResponse {
   body: string;
 }
 
-export type IdempotencyStart =
+type IdempotencyStart =
   | { kind: 'started' }
   | { kind: 'completed'; response: StoredResponse }
   | { kind: 'in_progress' }

@@ -152,7 +152,7 @@ export async function getWithdrawal(
 }
 
 /** The filters of `GET /withdrawals/requests`: exact matches. */
-export interface WithdrawalListFilters {
+interface WithdrawalListFilters {
   participant_code?: string;
   asset?: string;
   status?: WithdrawalStatus;

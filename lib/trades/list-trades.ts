@@ -5,7 +5,7 @@ import { tradeView } from '../domain/trade.js';
 import type { AppContext } from '../context.js';
 
 /** The index-carried filters (the store's) plus the time bounds and paging of `GET /trades`. */
-export interface TradeFilters extends TradeListFilters {
+interface TradeFilters extends TradeListFilters {
   /** Transaction-time bounds in ms: the reference API's bracket operators... */
   'transaction_timestamp[gt]'?: number;
   'transaction_timestamp[gte]'?: number;

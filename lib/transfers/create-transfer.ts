@@ -20,7 +20,7 @@ import { clientIdClaim, NO_REQUEST_CLAIM, type RequestClaim } from '../store/win
 import { publicTransfer } from './list-transfers.js';
 import type { AppContext } from '../context.js';
 
-export interface TransferRequest {
+interface TransferRequest {
   client_transfer_id?: string;
   from_participant_code: string;
   from_account_group?: string;

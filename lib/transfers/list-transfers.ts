@@ -3,7 +3,7 @@ import { listEnvelope } from '../domain/list-envelope.js';
 import { getTransfer, pageOfTransfers, type Transfer, type TransferListFilters } from '../store/transfers.js';
 import type { AppContext } from '../context.js';
 
-export interface TransferFilters extends TransferListFilters {
+interface TransferFilters extends TransferListFilters {
   page: number;
   page_size: number;
   cursor?: string;

@@ -22,7 +22,7 @@ export interface DispatchRequest {
 }
 
 /** Where a dispatch finds a platform's endpoints: a fresh read each time, or one read per stream batch. */
-export type EndpointSource = (platformCode: string) => Promise<StoredEndpoint[]>;
+type EndpointSource = (platformCode: string) => Promise<StoredEndpoint[]>;
 
 /**
  * The endpoints of each platform read once (strongly consistent) for the events of one stream batch: a busy

@@ -27,7 +27,7 @@ import { systemResolver, type ResolveHost } from './send-webhook.js';
  * The platform's own webhook endpoints (permission area `webhooks`). URLs are checked when
  * they are set, and again by the sender at every delivery, since a name can be re-pointed later.
  */
-export interface EndpointInput {
+interface EndpointInput {
   url?: unknown;
   event_types?: unknown;
   description?: string | null;

@@ -11,19 +11,19 @@ export type ResolveHost = (hostname: string) => Promise<string[]>;
 export const systemResolver: ResolveHost = async (hostname) =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
-export interface WebhookRequest {
+interface WebhookRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
 }
 
-export interface SendOptions {
+interface SendOptions {
   policy: OutboundPolicy;
   resolve?: ResolveHost;
   timeoutMs?: number;
 }
 
-export interface SendResult {
+interface SendResult {
   result: AttemptResult;
   latencyMs: number;
   /** The address rule refused the destination: nothing was sent. */

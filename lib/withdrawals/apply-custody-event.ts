@@ -8,13 +8,13 @@ import { type Withdrawal } from '../domain/withdrawals.js';
 import { formatIssues, isPlainObject, messageId, nonEmptyString } from '../domain/validation.js';
 import type { AppContext } from '../context.js';
 
-export interface CustodyEvent {
+interface CustodyEvent {
   withdrawal_request_id: string;
   status: string;
   transaction_hash?: string | null;
 }
 
-export interface CustodyEventResult {
+interface CustodyEventResult {
   /** `applied`: the outcome was booked; `noop`: a redelivery of the outcome already booked. */
   outcome: 'applied' | 'noop';
   withdrawal: CustodyOutcomeView;
@@ -39,7 +39,7 @@ function custodyOutcomeView(withdrawal: Withdrawal) {
   };
 }
 
-export type CustodyOutcomeView = ReturnType<typeof custodyOutcomeView>;
+type CustodyOutcomeView = ReturnType<typeof custodyOutcomeView>;
 
 /** Two deliveries racing on one request re-decide on what the winner left; a few rounds settle any race. */
 const MAX_ROUNDS = 5;
@@ -108,7 +108,7 @@ const custodyEventMessage = z.object({
   ),
 });
 
-export type CustodyEventReply =
+type CustodyEventReply =
   | { result: 'applied' | 'noop'; withdrawal: CustodyOutcomeView }
   | { result: 'rejected'; errors: string[] };
 

@@ -3,7 +3,7 @@ import { pageOfWithdrawals } from '../store/withdrawals.js';
 import { withdrawalView } from '../domain/withdrawals.js';
 import type { AppContext } from '../context.js';
 
-export interface WithdrawalFilters {
+interface WithdrawalFilters {
   participant_code?: string;
   asset?: string;
   /** Upper case, as the reference API's filter values are. */

@@ -5,7 +5,7 @@ import { AuthenticationError } from '../../domain/errors.js';
 import { METRIC, REQUEST_DIMENSION_SETS } from '../../observability/metric-names.js';
 import type { ServiceRequest } from '../types.js';
 
-export interface RequestLogLine {
+interface RequestLogLine {
   request_id: string;
   /** The signing platform; absent when the request was refused before its signature was verified. */
   platform_code?: string;

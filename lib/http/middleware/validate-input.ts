@@ -5,7 +5,7 @@ import { formatIssues } from '../../domain/validation.js';
 import '../zod.js';
 import type { ServiceMiddleware } from '../types.js';
 
-export interface InputSchemas {
+interface InputSchemas {
   query?: z.ZodMiniType;
   body?: z.ZodMiniType;
   path?: z.ZodMiniType;

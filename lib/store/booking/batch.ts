@@ -64,7 +64,7 @@ const isVersioned = (change: Pick<NetChange, 'platform_code'>) => change.platfor
 const isGuarded = (change: NetChange) =>
   change.change.isNegative() && !isUnguarded(change.account.participant_code) && !change.mayOverdraw;
 
-export interface PlannedBooking {
+interface PlannedBooking {
   booking: StoredBooking;
   /** Position in the batch's order (what the transaction's origins name). */
   position: number;
@@ -73,7 +73,7 @@ export interface PlannedBooking {
     | { kind: 'refused'; refusal: Refusal };
 }
 
-export interface BatchPlan {
+interface BatchPlan {
   planned: PlannedBooking[];
   /** Bookings left for a later batch (the transaction is full, or one names an item another of the batch names). */
   deferred: StoredBooking[];

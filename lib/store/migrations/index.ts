@@ -11,13 +11,10 @@ export function findMigration(name: string): Migration | undefined {
   return MIGRATIONS.find((migration) => migration.name === name);
 }
 
-export { runMigration, type Migration, type MigrationOutcome } from './run.js';
+export { runMigration } from './run.js';
 export {
   ConcurrentMigrationRunError,
-  getMigrationRun,
-  isMigrationApplied,
   migrationRuns,
-  type MigrationProgress,
   type MigrationRun,
 } from './records.js';
 export { MOVEMENT_ACCOUNT_ENTRIES } from './names.js';

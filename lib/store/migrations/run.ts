@@ -25,7 +25,7 @@ export interface Migration {
   ): Promise<Record<string, unknown> | undefined>;
 }
 
-export interface MigrationOutcome {
+interface MigrationOutcome {
   name: string;
   scope: string;
   /** `applied` by this run, `already applied` (a no-op), or `stopped` (the signal fired; run again to continue). */

@@ -49,7 +49,7 @@ export interface ListBinding {
   filters: Record<string, string | number | boolean | undefined>;
 }
 
-export interface Page {
+interface Page {
   /** The page's items as stored, in the list's order. */
   items: Record<string, any>[];
   /** The page number this page is (from the request, or carried by the cursor). */

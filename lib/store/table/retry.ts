@@ -28,7 +28,7 @@ const THROTTLING_REASONS: ReadonlySet<string> = new Set([
   'RequestLimitExceeded',
 ]);
 
-export type RetryReason = 'conflict' | 'throttled';
+type RetryReason = 'conflict' | 'throttled';
 
 /**
  * Why an error is worth another attempt, or undefined when it isn't. A cancelled transaction is retried only
@@ -53,7 +53,7 @@ export function retryReason(error: unknown): RetryReason | undefined {
   return undefined;
 }
 
-export interface RetryOptions {
+interface RetryOptions {
   /** What is being done, for the log line when the attempts run out (e.g. "transaction", "price read"). */
   what: string;
   /** Overrides of the context's policy for this call (e.g. more attempts for reads gone stale). */
@@ -68,7 +68,7 @@ export interface RetryOptions {
 }
 
 /** The slice of the context the helper uses (so a unit test needs no DynamoDB client). */
-export interface RetryContext {
+interface RetryContext {
   retry: Retrying;
   logger: { warn(message: string, ...extra: unknown[]): void };
 }
