@@ -146,8 +146,8 @@ const PINNED_KIB: Record<string, number> = {
   // The trade rules, and the Step Functions client loaded during init rather than on the first request.
   'functions/trades/report-trade.ts': 388,
   // The booking engine and the trade and withdrawal rules.
-  'functions/convert-withdraw/execute-quote.ts': 381,
-  'functions/awards/distribute-awards.ts': 378,
+  'functions/convert-withdraw/execute-quote.ts': 382,
+  'functions/awards/distribute-awards.ts': 379,
 };
 
 describe('function bundle sizes (infra/bundling.ts, every deployed function)', () => {
