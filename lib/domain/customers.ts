@@ -33,9 +33,7 @@ export {
   SCREENING_RESULTS,
   type ScreeningResult,
 } from './customer-request-fields.js';
-export {
-  ageInYearsOn,
-} from './customer-request-rules.js';
+export { ageInYearsOn } from './customer-request-rules.js';
 
 /** Fields shared by adults and minors, echoed as the client sent them (trimmed). */
 interface CustomerFields {

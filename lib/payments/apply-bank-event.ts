@@ -111,9 +111,7 @@ async function warnIfOverdrawn(
  */
 const bankEventMessage = z.object({ transaction_id: messageId(), status: nonEmptyString() });
 
-type BankEventReply =
-  | { result: 'applied' | 'noop'; payment: PaymentView }
-  | { result: 'rejected'; errors: string[] };
+type BankEventReply = { result: 'applied' | 'noop'; payment: PaymentView } | { result: 'rejected'; errors: string[] };
 
 /**
  * The bank-event Lambda's whole job, kept here so the function file stays wiring. A malformed event, an

@@ -37,7 +37,13 @@ describe('clients made on first use', () => {
     const calls: string[] = [];
     let made = 0;
     const kms = kmsCipher(
-      { AWS_REGION: 'us-east-1', AWS_CONNECT_TIMEOUT_MS: 1000, AWS_REQUEST_TIMEOUT_MS: 2000, AWS_MAX_ATTEMPTS: 3, AWS_MAX_SOCKETS: 50 },
+      {
+        AWS_REGION: 'us-east-1',
+        AWS_CONNECT_TIMEOUT_MS: 1000,
+        AWS_REQUEST_TIMEOUT_MS: 2000,
+        AWS_MAX_ATTEMPTS: 3,
+        AWS_MAX_SOCKETS: 50,
+      },
       (client) => {
         made++;
         return fakeKms(client, calls);
