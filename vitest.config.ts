@@ -21,6 +21,9 @@ const shared: TestProjectInlineConfiguration['test'] = {
   testTimeout: 60_000,
   hookTimeout: 60_000,
   pool: 'forks',
+  // An `expect.poll` waits for what a background loop (webhook delivery, the settlement runner) does next: 1 s,
+  // vitest's default, is less than such a loop's turn takes under the suite's load (a CI run timed one out).
+  expect: { poll: { timeout: 10_000 } },
   // Metrics (EMF lines on stdout) stay off: every request would print one. The request-log test turns them on.
   env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_METRICS_DISABLED: 'true' },
 };
