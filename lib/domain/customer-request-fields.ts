@@ -8,6 +8,7 @@ import {
   type ReferenceIdNumberType,
 } from './customer-identity.js';
 import { isValidEmail } from './email.js';
+import { refusedFirst } from './validation.js';
 
 /**
  * The fields of the customer onboarding bodies (`POST /participants/customers/new` and `/minor`), each with
@@ -188,19 +189,11 @@ function screeningResult(description: string, failed: string) {
 
 const NOT_MILLISECONDS = 'must be an integer UNIX time in milliseconds';
 
-/**
- * An integer time in milliseconds with `checks`, read by `z.int`. zod takes a number with a fraction for
- * fatal to the whole body (its issue stops every later check, the cross-field rules included), so it is
- * refused first, as one problem among the others.
- */
+/** An integer time in milliseconds with `checks`; a number with a fraction is refused first (`refusedFirst`). */
 function integerMs(whenRefused: (input: unknown) => string, ...checks: z.core.$ZodCheck<number>[]) {
-  const refuseFractions = (value: unknown, payload: z.core.ParsePayload) => {
-    if (typeof value === 'number' && Number.isFinite(value) && !Number.isInteger(value))
-      payload.issues.push({ code: 'custom', message: NOT_MILLISECONDS, input: value, continue: true });
-    return value;
-  };
-  const time = z.int({ error: (issue) => whenRefused(issue.input) }).check(...checks);
-  return z.pipe(z.transform(refuseFractions), time);
+  const fraction = (value: unknown) =>
+    typeof value === 'number' && Number.isFinite(value) && !Number.isInteger(value) ? NOT_MILLISECONDS : undefined;
+  return refusedFirst(fraction, z.int({ error: (issue) => whenRefused(issue.input) }).check(...checks));
 }
 
 /** When an agreement was signed: required, in milliseconds (its window is a rule of the request time). */

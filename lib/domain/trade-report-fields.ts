@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { findAsset, type Asset } from './assets.js';
 import { AMOUNT_PATTERN, Money, decimalPlaces } from './money.js';
+import { refusedFirst } from './validation.js';
 
 /**
  * The fields of a reported trade (`POST /trades`), each with the checks that need nothing but its own value,
@@ -92,19 +93,11 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
 const INTEGER_MS = 'must be a UNIX timestamp in milliseconds (an integer)';
 const OUT_OF_RANGE_MS = 'must be a UNIX timestamp in milliseconds (out of range)';
 
-/**
- * A whole number of milliseconds. `z.int()` answers a fraction with an issue that stops every later check,
- * the rules across fields among them, so a value that isn't a whole number is reported first, here, as an
- * ordinary issue; what reaches `z.int()` is one (it still catches integers beyond 2^53, as out of range).
- */
+/** A whole number of milliseconds: anything else is refused before `z.int()` (see `refusedFirst`). */
 function timestampMs(description: string) {
-  return z.pipe(
-    z.transform((value: unknown, payload) => {
-      if (!Number.isInteger(value)) {
-        payload.issues.push({ code: 'custom', message: isAbsent(value) ? REQUIRED : INTEGER_MS, input: value });
-      }
-      return value as number;
-    }),
+  return refusedFirst(
+    (value) => (Number.isInteger(value) ? undefined : isAbsent(value) ? REQUIRED : INTEGER_MS),
+    // Only an integer reaches it; it still refuses one beyond 2^53, as out of range.
     z
       .int({ error: OUT_OF_RANGE_MS })
       .check(

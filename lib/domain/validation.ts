@@ -36,3 +36,18 @@ const MAX_MESSAGE_ID_CHARS = 100;
  */
 export const messageId = () =>
   nonEmptyString().check(z.maxLength(MAX_MESSAGE_ID_CHARS, `at most ${MAX_MESSAGE_ID_CHARS} characters`));
+
+/**
+ * `schema` behind a step that reports what `problem` names as an ordinary issue, before `schema` sees the
+ * value (any issue stops the pipe there). For `z.int()`: it answers a number with a fraction with an issue
+ * that stops every later check of the body, the rules across fields included, so a field refuses a fraction
+ * this way and its other problems still reach the client with everyone else's.
+ */
+export function refusedFirst<Out>(problem: (value: unknown) => string | undefined, schema: z.core.$ZodType<Out>) {
+  const refuse = (value: unknown, payload: z.core.ParsePayload) => {
+    const message = problem(value);
+    if (message !== undefined) payload.issues.push({ code: 'custom', message, input: value });
+    return value;
+  };
+  return z.pipe(z.transform(refuse), schema);
+}
