@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { geographyData } from '../../infra/write-geography-data.js';
 import geographyDataFile from '../../lib/domain/geography-data.json' with { type: 'json' };
 import { type Country, resolveCountry, resolveUsState, type UsState } from '../../lib/domain/geography.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 countries.registerLocale(en);
 
@@ -45,17 +46,6 @@ const diacriticsMap = (
   }
 ).diacriticsMap;
 
-/** A seeded generator (mulberry32), so a failure names an input that fails again. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const englishNames = Object.values(en.countries).flatMap((names) => (Array.isArray(names) ? names : [names]));
 
 describe('country and state tables (lib/domain/geography-data.json)', () => {
@@ -83,7 +73,7 @@ describe('country and state tables (lib/domain/geography-data.json)', () => {
   });
 
   it('find or refuse names typed with letters of the diacritics table as the library does (20,000 variants)', () => {
-    const next = random(27);
+    const next = seededRandom(27);
     const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!;
     const letters = Object.keys(diacriticsMap);
     const lettersByPlain = new Map<string, string[]>();

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { phoneValidationMetadata } from '../../infra/write-phone-metadata.js';
 import { parsePhoneNumber } from '../../lib/domain/customer-identity.js';
 import phoneMetadata from '../../lib/domain/phone-metadata.json' with { type: 'json' };
+import { seededRandom } from '../support/seeded-random.js';
 
 /**
  * `parsePhoneNumber` as it was with the whole `min` build (formats included) in the package's ES5 build: the
@@ -14,17 +15,6 @@ function withMinBuild(input: string): string | undefined {
   if (!/^\+?[\d\s().-]{6,25}$/.test(text)) return undefined;
   const phone = parsePhoneNumberFromString(text.startsWith('+') ? text : `+${text}`);
   return phone?.isPossible() ? phone.number : undefined;
-}
-
-/** A seeded generator (mulberry32), so a failure names an input that fails again. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('phone metadata (lib/domain/phone-metadata.json)', () => {
@@ -78,7 +68,7 @@ describe('phone metadata (lib/domain/phone-metadata.json)', () => {
     // Which of the countries sharing a code a number belongs to decides the lengths `isPossible()` allows
     // (+1 310 1234 is Canadian and possible, 7 digits being too short for the US): every start of the
     // national number, at every length one of those countries has.
-    const next = random(6);
+    const next = seededRandom(6);
     const countries = phoneMetadata.countries as Record<string, unknown[]>;
     let compared = 0;
     for (const [callingCode, sharing] of Object.entries(phoneMetadata.country_calling_codes)) {
@@ -101,7 +91,7 @@ describe('phone metadata (lib/domain/phone-metadata.json)', () => {
   }, 60_000);
 
   it('accepts and refuses 200,000 generated numbers exactly as the min build does, for every calling code', () => {
-    const next = random(27);
+    const next = seededRandom(27);
     const callingCodes = Object.keys(phoneMetadata.country_calling_codes);
     const digits = (count: number) => Array.from({ length: count }, () => Math.floor(next() * 10)).join('');
     let accepted = 0;
