@@ -6,7 +6,12 @@ import { networkFeeAccount, withdrawalEscrowAccount, withdrawalExecutionLegs } f
 import type { AuthContext } from '../domain/caller.js';
 import { recordTradesAccepted } from '../observability/metrics.js';
 import { commitQuoteExecution, executableQuote } from '../liquidity/execute-quote.js';
-import { type BookedExecution, liquidityProviderAccount, tradeExecutionItems } from '../liquidity/trade-execution.js';
+import {
+  type BookedExecution,
+  liquidityProviderAccount,
+  quoteExecutionTerms,
+  tradeExecutionItems,
+} from '../liquidity/trade-execution.js';
 import type { QuoteWithdrawal, StoredQuote } from '../store/quotes.js';
 import { newId } from '../store/codes.js';
 import { participantActiveCheck } from '../store/participants.js';
@@ -87,21 +92,14 @@ function convertTradeExecution(
   return tradeExecutionItems(ctx, {
     tradeId,
     platformCode: auth.platformCode,
-    clientTradeId: quote.quote_id,
+    ...quoteExecutionTerms(quote),
     side: 'buy',
     underlying,
     quoted,
     quantity,
     total: new Money(quote.total),
-    price: new Money(quote.price),
-    participant: {
-      participant_code: quote.participant_code,
-      platform_code: quote.account_group,
-      account_label: quote.account_label,
-    },
     underlyingAccount: source,
     quotedAccount: payer,
-    amountMethod: quote.quoted_by === 'quantity' ? 'price_and_quantity' : 'amounts_per_party',
     reporter: auth.platformCode,
     movementType: 'withdrawal',
     extraLegs: withdrawalExecutionLegs(

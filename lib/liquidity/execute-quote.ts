@@ -23,7 +23,7 @@ import { newBookingId } from '../store/booking/booking.js';
 import type { Movement } from '../domain/ledger.js';
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { quoteView, type QuoteView } from './quote-view.js';
-import { type BookedExecution, tradeExecutionItems } from './trade-execution.js';
+import { type BookedExecution, quoteExecutionTerms, tradeExecutionItems } from './trade-execution.js';
 import type { AppContext } from '../context.js';
 import { recordPaymentStatus, recordTradesAccepted } from '../observability/metrics.js';
 
@@ -168,22 +168,15 @@ function quoteTradeExecution(
   return tradeExecutionItems(ctx, {
     tradeId,
     platformCode: auth.platformCode,
-    clientTradeId: quote.quote_id,
+    ...quoteExecutionTerms(quote),
     side: quote.side,
     underlying: terms.underlying,
     quoted: terms.quoted,
     quantity: terms.quantity,
     total: terms.total,
-    price: new Money(quote.price),
-    participant: {
-      participant_code: quote.participant_code,
-      platform_code: quote.account_group,
-      account_label: quote.account_label,
-    },
     underlyingAccount: ownAccount(terms.underlying.symbol),
     // ACH-funded: the fiat leg is the platform's clearing account, not the participant's fiat balance.
     quotedAccount: funding ? clearing : ownAccount(terms.quoted.symbol),
-    amountMethod: quote.quoted_by === 'quantity' ? 'price_and_quantity' : 'amounts_per_party',
     reporter: auth.platformCode,
     bankFee: funding?.kind === 'ach_debit_credit' ? funding.bank_fee : null,
     nowMs,

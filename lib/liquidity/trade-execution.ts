@@ -7,13 +7,14 @@ import {
   type Movement,
   type MovementType,
 } from '../domain/ledger.js';
-import { formatAmount, type Money } from '../domain/money.js';
+import { formatAmount, Money } from '../domain/money.js';
 import type { QuoteSide } from '../domain/quotes.js';
 import type { AmountMethod, TradeReport, TradeReportParty } from '../domain/trade-report.js';
 import type { PlatformAccount } from '../domain/ach-clearing.js';
 import { newId } from '../store/codes.js';
 import { clientTradeIdClaim, tradeItems } from '../store/trades.js';
 import { settledTrade, type Trade } from '../domain/trade.js';
+import type { StoredQuote } from '../store/quotes.js';
 import type { TaggedItem } from '../store/table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
@@ -65,6 +66,26 @@ interface TradeExecution {
    */
   extraLegs?: readonly Leg[];
   nowMs: number;
+}
+
+/**
+ * What executing a stored quote takes from the quote itself, the same for every product that executes one:
+ * its id as the trade's `client_trade_id`, its price, the participant it was quoted for, and how its amounts
+ * were fixed (by quantity or by total).
+ */
+export function quoteExecutionTerms(
+  quote: StoredQuote,
+): Pick<TradeExecution, 'clientTradeId' | 'price' | 'participant' | 'amountMethod'> {
+  return {
+    clientTradeId: quote.quote_id,
+    price: new Money(quote.price),
+    participant: {
+      participant_code: quote.participant_code,
+      platform_code: quote.account_group,
+      account_label: quote.account_label,
+    },
+    amountMethod: quote.quoted_by === 'quantity' ? 'price_and_quantity' : 'amounts_per_party',
+  };
 }
 
 export interface BookedExecution {
