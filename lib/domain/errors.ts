@@ -107,12 +107,20 @@ export class RateLimitedError extends Error {
   }
 }
 
+/** Where a queued booking waits: its account's key, the queue shard holding it, and its id. */
+export interface QueuedBookingRef {
+  account: string;
+  queuePk: string;
+  bookingId: string;
+}
+
 /**
  * 503: the request's booking waits in a busy account's queue longer than a request may wait. It is still
- * booked or refused exactly once; a retry with the same `X-Request-Id` gets that outcome.
+ * booked or refused exactly once; a retry with the same `X-Request-Id` gets that outcome (and, finding it
+ * still queued, commits the queue itself: `queued` says where).
  */
 export class BookingQueuedError extends ServiceUnavailableError {
-  constructor() {
+  constructor(readonly queued?: QueuedBookingRef) {
     super(
       'the booking is queued behind other bookings of a busy account; retry with the same X-Request-Id for its outcome',
       1,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand, type DeleteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ttlKeys } from './keys.js';
-import { ConflictError } from '../domain/errors.js';
+import { ConflictError, type QueuedBookingRef } from '../domain/errors.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-cipher.js';
 import type { TaggedItem, TransactItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
@@ -98,7 +98,8 @@ export interface StoredResponse {
 type IdempotencyStart =
   | { kind: 'started' }
   | { kind: 'completed'; response: StoredResponse }
-  | { kind: 'in_progress' }
+  /** `queued`: the run's booking waits in a hot account's queue (its first run answered 503). */
+  | { kind: 'in_progress'; queued?: QueuedBookingRef }
   | { kind: 'mismatch' };
 
 /** How long an in-progress record blocks duplicates before a retry may take over (longer than a Lambda run). */
@@ -176,7 +177,8 @@ export async function beginIdempotentRequest(
     if (existing.status?.S === 'COMPLETED' && existing.response?.S) {
       return { kind: 'completed', response: await readStoredResponse(ctx, existing.response.S) };
     }
-    return { kind: 'in_progress' };
+    const queued = existing.queued_booking?.S;
+    return queued ? { kind: 'in_progress', queued: JSON.parse(queued) as QueuedBookingRef } : { kind: 'in_progress' };
   }
 }
 
@@ -257,6 +259,33 @@ export async function abandonIdempotentRequest(
   run: IdempotentRun,
 ): Promise<void> {
   await writtenUnlessConditionFailed(ctx.db.send(new DeleteCommand(abandonment(ctx, run))));
+}
+
+/**
+ * Notes on a run's in-progress record where its booking waits (a hot account's queue), so a retry can commit
+ * the queue rather than only hear the run is in progress. Only its owner's, only while in progress.
+ */
+export async function noteQueuedBooking(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  run: IdempotentRun,
+  queued: QueuedBookingRef,
+): Promise<void> {
+  await writtenUnlessConditionFailed(
+    ctx.db.send(
+      new UpdateCommand({
+        TableName: ctx.tables.ttl,
+        Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
+        UpdateExpression: 'SET queued_booking = :queued',
+        ConditionExpression: '#status = :inProgress AND #owner = :owner',
+        ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+        ExpressionAttributeValues: {
+          ':queued': JSON.stringify(queued),
+          ':inProgress': 'IN_PROGRESS',
+          ':owner': run.owner,
+        },
+      }),
+    ),
+  );
 }
 
 /**

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
+import { BookingQueuedError } from '../../lib/domain/errors.js';
 import { accountIdOf, accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { keys } from '../../lib/store/keys.js';
@@ -159,12 +160,14 @@ describe('a request that waits past its bound', () => {
     });
     expect(first.status, first.text).toBe(503);
     expect(first.headers.get('retry-after')).toBe('1');
-    // The booking is still queued: the request's id stays taken.
+    // The booking is still queued, its committer stalled: a retry waits its turn, then hears it is queued.
     const meanwhile = await platform.post('/transfers', payout(platform, 1), {
       headers: { 'X-Request-Id': requestId },
+      via: impatient,
     });
-    expect(meanwhile.status).toBe(409);
-    expect(meanwhile.body.errors).toEqual(['X-Request-Id: a request with this id is still in progress']);
+    expect(meanwhile.status, meanwhile.text).toBe(503);
+    expect(meanwhile.headers.get('retry-after')).toBe('1');
+    expect(meanwhile.body.errors).toEqual([new BookingQueuedError().message]);
 
     await committerGone(general);
     const next = await platform.post('/transfers', payout(platform, 2));
@@ -214,20 +217,60 @@ describe('a request that waits past its bound', () => {
     expect(throttled).toBeGreaterThan(0);
     expect(first.status, first.text).toBe(503);
     expect(first.headers.get('retry-after')).toBe('1');
-    const meanwhile = await platform.post('/transfers', payout(platform, 1), {
-      headers: { 'X-Request-Id': requestId },
-    });
-    expect(meanwhile.status, meanwhile.text).toBe(409);
-
-    // The next booking of the account commits the queue, the throttled request's booking with it.
+    // The retry commits the queue itself (the lease is free), the throttled request's booking with it.
+    const retry = await platform.post('/transfers', payout(platform, 1), { headers: { 'X-Request-Id': requestId } });
+    expect(retry.status, retry.text).toBe(201);
+    expect(retry.body.message.to_account_label).toBe('payee-1');
+    const again = await platform.post('/transfers', payout(platform, 1), { headers: { 'X-Request-Id': requestId } });
+    expect(again.text).toBe(retry.text);
     const next = await platform.post('/transfers', payout(platform, 2));
     expect(next.status, next.text).toBe(201);
+    const after = await balances(platform);
+    expect(after[`${platform.participantCode}/general/USD`]).toBe('8.00');
+    expect((await platform.get('/transfers')).body.count).toBe(2);
+  });
+
+  it('a retry commits its queued booking itself once the committer is gone, though the account has cooled and nothing else books', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '10');
+    const general = generalOf(platform);
+    await hotWithStalledCommitter(general);
+    const requestId = randomUUID();
+    const first = await platform.post('/transfers', payout(platform, 1), {
+      headers: { 'X-Request-Id': requestId },
+      via: impatient,
+    });
+    expect(first.status, first.text).toBe(503);
+    await committerGone(general);
+    // The hot mark lapses: the account's next bookings would go the cold way, past the queue.
+    await ctx.db.send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: keys.account(general),
+        UpdateExpression: 'SET hot_until_ms = :past',
+        ExpressionAttributeValues: { ':past': 0 },
+      }),
+    );
     const retry = await platform.post('/transfers', payout(platform, 1), { headers: { 'X-Request-Id': requestId } });
     expect(retry.status, retry.text).toBe(201);
     expect(retry.body.message.to_account_label).toBe('payee-1');
     const after = await balances(platform);
-    expect(after[`${platform.participantCode}/general/USD`]).toBe('8.00');
-    expect((await platform.get('/transfers')).body.count).toBe(2);
+    expect([
+      after[`${platform.participantCode}/general/USD`],
+      after[`${platform.participantCode}/payee-1/USD`],
+    ]).toEqual(['9.00', '1.00']);
+    expect((await platform.get('/transfers')).body.count).toBe(1);
+    // Nothing left queued in any shard of the account's queue.
+    for (const shard of [0, 1, 2, 3]) {
+      const queue = await ctx.db.send(
+        new QueryCommand({
+          TableName: ctx.tables.main,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :queued)',
+          ExpressionAttributeValues: { ':pk': keys.bookingQueueShard(accountKey(general), shard), ':queued': 'Q#' },
+        }),
+      );
+      expect(queue.Items ?? []).toEqual([]);
+    }
   });
 
   it('a queued booking the balance does not cover is refused alone and frees its request id: the retry runs again', async () => {

@@ -1,6 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { BookingQueuedError, ConflictError, IdempotencyMismatchError, ValidationError } from '../../domain/errors.js';
-import { abandonIdempotentRequest, beginIdempotentRequest, completeIdempotentRequest } from '../../store/windows.js';
+import { driveQueuedBooking } from '../../store/booking/engine.js';
+import {
+  abandonIdempotentRequest,
+  beginIdempotentRequest,
+  completeIdempotentRequest,
+  noteQueuedBooking,
+} from '../../store/windows.js';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { ServiceMiddleware, ServiceRequest } from '../types.js';
 import type { AppContext } from '../../context.js';
@@ -32,7 +38,15 @@ async function beginRun(
 
   const hash = requestHash(event);
   const run = { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID(), sealResponse };
-  const start = await beginIdempotentRequest(ctx, run, hash, ctx.clock.nowMs());
+  let start = await beginIdempotentRequest(ctx, run, hash, ctx.clock.nowMs());
+  if (start.kind === 'in_progress' && start.queued) {
+    // The first run left its booking queued behind a hot account: commit the queue as a waiter would, then
+    // answer with the outcome (stored with the booking, or the id freed by a refusal and this run starts).
+    const { queued } = start;
+    await driveQueuedBooking(ctx, queued);
+    start = await beginIdempotentRequest(ctx, run, hash, ctx.clock.nowMs());
+    if (start.kind === 'in_progress') throw new BookingQueuedError(queued);
+  }
   switch (start.kind) {
     case 'started':
       svc.idempotentRun = run;
@@ -78,8 +92,20 @@ async function completeRun(ctx: AppContext, request: ServiceRequest): Promise<vo
 async function releaseRun(ctx: AppContext, request: ServiceRequest): Promise<void> {
   const run = request.context.svc?.idempotentRun;
   // A booking still queued behind a hot account's others keeps the id: it commits (storing its answer)
-  // or is refused (freeing the id) on its own, and a retry meanwhile hears it is in progress.
-  if (request.error instanceof BookingQueuedError) return;
+  // or is refused (freeing the id), and a retry meanwhile commits the queue itself, from the note of where
+  // the booking waits. Should the note fail, a retry hears the request is in progress until the next
+  // booking of the account commits the queue or the record's lease lapses.
+  if (request.error instanceof BookingQueuedError) {
+    const { queued } = request.error;
+    if (run && queued)
+      await noteQueuedBooking(ctx, run, queued).catch((error: Error) =>
+        ctx.logger.warn('queued booking not noted on its X-Request-Id', {
+          requestId: run.requestId,
+          error: error.message,
+        }),
+      );
+    return;
+  }
   // Conditioned on the record still being in progress and ours: a booking that committed its answer
   // keeps it, whatever failed afterwards.
   if (!run) return;

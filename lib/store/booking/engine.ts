@@ -10,7 +10,7 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { AppContext, HotAccountTurns } from '../../context.js';
-import { BookingQueuedError, InsufficientFundsError } from '../../domain/errors.js';
+import { BookingQueuedError, InsufficientFundsError, type QueuedBookingRef } from '../../domain/errors.js';
 import { accountKey, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
 import { Money } from '../../domain/money.js';
 import { keys } from '../keys.js';
@@ -252,7 +252,6 @@ async function bookHot(
   hot: AccountRead,
 ): Promise<void> {
   const account = accountKey(hot.account);
-  const base = keys.bookingQueue(account);
   const pk = keys.bookingQueueShard(account, randomInt(QUEUE_SHARDS));
   const nowMs = ctx.clock.nowMs();
   await ctx.db.send(
@@ -270,17 +269,34 @@ async function bookHot(
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
+  const queued = { account, queuePk: pk, bookingId: booking.id };
+  const result = await waitForResult(ctx, queued, (error) => {
+    throw stillQueued(ctx, queued, error);
+  });
+  if (!result) throw new BookingQueuedError(queued);
+  settle(booking, result);
+}
+
+/**
+ * Takes turns on the booking's account until a round has its result, or the wait bound passes (undefined).
+ * A turn that throws ends the wait with what `onTurnFailed` returns.
+ */
+async function waitForResult(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  queued: QueuedBookingRef,
+  onTurnFailed: (error: unknown) => undefined,
+): Promise<BookingResult | undefined> {
+  const base = keys.bookingQueue(queued.account);
   const turns = turnsOf(ctx, base);
   turns.waiting += 1;
   const { timing } = ctx.retry;
   const deadline = timing.elapsedMs() + ctx.config.HOT_ACCOUNT_WAIT_MS;
+  const queue = { account: queued.account, base, pk: queued.queuePk };
   try {
     for (let pause = 2; ; pause = Math.min(pause * 2, 40)) {
-      const result = await takeTurn(ctx, turns, { account, base, pk }, booking.id).catch((error: unknown) => {
-        throw stillQueued(ctx, account, error);
-      });
-      if (result) return settle(booking, result);
-      if (timing.elapsedMs() > deadline) throw new BookingQueuedError();
+      const result = await takeTurn(ctx, turns, queue, queued.bookingId).catch(onTurnFailed);
+      if (result) return result;
+      if (timing.elapsedMs() > deadline) return undefined;
       await timing.sleep(pause / 2 + timing.random() * pause);
     }
   } finally {
@@ -290,15 +306,31 @@ async function bookHot(
 }
 
 /**
+ * A retry of a request whose booking was left queued (its first run answered 503): it commits the account's
+ * queue itself, as a waiting request does, until the booking has its result or the wait bound passes. Without
+ * it a queued booking would wait for the account's next booking, which may never come once its traffic stops.
+ * The retry then reads the request's outcome from its idempotency record (stored, or freed by a refusal).
+ */
+export async function driveQueuedBooking(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  queued: QueuedBookingRef,
+): Promise<void> {
+  await waitForResult(ctx, queued, (error) => {
+    stillQueued(ctx, queued, error);
+    return undefined;
+  });
+}
+
+/**
  * A turn that failed (DynamoDB throttling past the SDK's retries, a round's transaction in doubt) leaves the
  * booking queued: another committer books or refuses it, and its request's id stays in progress for the
  * retry to find that outcome. So the request hears what the wait bound answers, never a 500 or a release
  * of its id.
  */
-function stillQueued(ctx: Pick<AppContext, 'logger'>, account: string, error: unknown): BookingQueuedError {
+function stillQueued(ctx: Pick<AppContext, 'logger'>, queued: QueuedBookingRef, error: unknown): BookingQueuedError {
   const log = retryReason(error) ? ctx.logger.warn : ctx.logger.error;
-  log.call(ctx.logger, 'hot account: a turn failed; the booking stays queued', { account, error });
-  return new BookingQueuedError();
+  log.call(ctx.logger, 'hot account: a turn failed; the booking stays queued', { account: queued.account, error });
+  return new BookingQueuedError(queued);
 }
 
 function turnsOf(ctx: Pick<AppContext, 'caches'>, pk: string): HotAccountTurns {
