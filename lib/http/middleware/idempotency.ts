@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { BookingQueuedError, ConflictError, IdempotencyMismatchError, ValidationError } from '../../domain/errors.js';
-import { driveQueuedBooking } from '../../store/booking/engine.js';
 import {
   abandonIdempotentRequest,
   beginIdempotentRequest,
@@ -43,6 +42,8 @@ async function beginRun(
     // The first run left its booking queued behind a hot account: commit the queue as a waiter would, then
     // answer with the outcome (stored with the booking, or the id freed by a refusal and this run starts).
     const { queued } = start;
+    // Loaded here, on this rare path: routes that never book (customer onboarding) stay light to import.
+    const { driveQueuedBooking } = await import('../../store/booking/engine.js');
     await driveQueuedBooking(ctx, queued);
     start = await beginIdempotentRequest(ctx, run, hash, ctx.clock.nowMs());
     if (start.kind === 'in_progress') throw new BookingQueuedError(queued);
