@@ -4,7 +4,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { usCustomerBody, validSsn } from '../support/customer-bodies.js';
 import { freePort } from '../../infra/local/dynamodb.js';
 import { sign } from '../../lib/http/signature.js';
@@ -106,10 +106,17 @@ const newDataDir = () => {
 vi.setConfig({ testTimeout: 240_000 });
 
 describe('npm start', () => {
-  it('refuses a busy port and a data directory in use within seconds, touching nothing of the running instance; SIGTERM stops it and DynamoDB Local', async () => {
-    const port = await freePort();
-    const dataDir = newDataDir();
-    const first = await running(port, dataDir);
+  // One instance serves the first tests (a JVM start is seconds on a loaded machine); the last one stops it.
+  let first: Instance;
+  let port: number;
+  let dataDir: string;
+  beforeAll(async () => {
+    port = await freePort();
+    dataDir = newDataDir();
+    first = await running(port, dataDir);
+  }, 120_000);
+
+  it('refuses a busy port and a data directory in use within seconds, touching nothing of the running instance', async () => {
     const info = stackInfo(dataDir);
     expect(info.pid).toBeGreaterThan(0);
     const dynamoPort = Number(new URL(info.dynamodb_endpoint).port);
@@ -129,146 +136,141 @@ describe('npm start', () => {
     expect(stackInfo(dataDir)).toEqual(info);
     expect(existsSync(join(dataDir, 'instance.lock'))).toBe(true);
     expect(await time(port)).toBe(200);
-
-    first.child.kill('SIGTERM');
-    await within(first.exited, 20_000, 'stopping on SIGTERM');
-    await until('DynamoDB Local to stop', async () => ((await portOpen(dynamoPort)) ? undefined : true), 10_000);
-    expect(await portOpen(port)).toBe(false);
-    expect(existsSync(join(dataDir, 'local-stack.json'))).toBe(false);
-    expect(existsSync(join(dataDir, 'instance.lock'))).toBe(false);
   });
 
-  it('two instances on two data directories each run their own DynamoDB Local; SIGINT stops one cleanly, and the data directory can be used again', async () => {
-    const [portA, portB] = [await freePort(), await freePort()];
-    const [dirA, dirB] = [newDataDir(), newDataDir()];
-    const a = await running(portA, dirA);
+  it('writes one JSON line per request, as on Lambda (a 200, a 400, a 403), and no line carries the secret, the passphrase or a tax id', async () => {
+    const instance = first;
+    // The walkthrough's first step: the ops CLI finds the running instance through DATA_DIR.
+    const { stdout } = await execFileAsync(
+      'npm',
+      ['run', '-s', 'admin', '--', 'platform', 'create', '--name', 'Log Check', '--reason', 'test'],
+      {
+        cwd: REPO,
+        env: { ...process.env, DATA_DIR: dataDir },
+      },
+    );
+    const platform = JSON.parse(stdout) as {
+      platform_code: string;
+      api_key: string;
+      api_secret: string;
+      passphrase: string;
+    };
+    const call = async (method: string, path: string, body?: unknown, passphrase = platform.passphrase) => {
+      const text = body === undefined ? undefined : JSON.stringify(body);
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+        method,
+        body: text,
+        headers: {
+          'Content-Type': 'application/json',
+          'X-SVC-API-KEY': platform.api_key,
+          'X-SVC-PASSPHRASE': passphrase,
+          'X-SVC-TIMESTAMP': timestamp,
+          'X-SVC-SIGNED': sign(Buffer.from(platform.api_secret, 'base64'), timestamp, method, path, text ?? '{}'),
+        },
+      });
+      return { status: response.status, requestId: response.headers.get('x-request-id')! };
+    };
+
+    // A valid SSN: area 500-599, group 01-99, serial 0001-9999.
+    const taxId = validSsn();
+    const customer = usCustomerBody(taxId, Date.now());
+    const calls = [
+      { route: 'GET /accounts', expected: 200, ...(await call('GET', '/accounts')) },
+      {
+        route: 'POST /participants/customers/new',
+        expected: 201,
+        ...(await call('POST', '/participants/customers/new', customer)),
+      },
+      // A refused body carrying the tax id: a log of bodies or of the problems' values would show it.
+      {
+        route: 'POST /participants/customers/new',
+        expected: 400,
+        ...(await call('POST', '/participants/customers/new', { tax_id: taxId, first_name: 'x' })),
+      },
+      { route: 'POST /transfers', expected: 400, ...(await call('POST', '/transfers', { amount: 'lots' })) },
+      {
+        route: 'GET /accounts',
+        expected: 403,
+        ...(await call('GET', '/accounts', undefined, `${platform.passphrase}x`)),
+      },
+    ];
+    expect(calls.map((made) => made.status)).toEqual(calls.map((made) => made.expected));
+
+    // Each line is written when its request ends; give the pipe a moment.
+    const lines = await until(
+      'the request lines',
+      () => {
+        const requestLines = instance
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .filter((line) => line.message === 'request');
+        return calls.every((made) => requestLines.some((line) => line.request_id === made.requestId))
+          ? requestLines
+          : undefined;
+      },
+      10_000,
+    );
+    for (const made of calls) {
+      const mine = lines.filter((line) => line.request_id === made.requestId);
+      expect(mine, made.route).toHaveLength(1);
+      expect(mine[0]).toMatchObject({
+        route: made.route,
+        status: made.expected,
+        latency_ms: expect.any(Number),
+        service: expect.any(String),
+        timestamp: expect.any(String),
+      });
+      if (made.expected === 403) {
+        expect(mine[0]).toMatchObject({
+          level: 'WARN',
+          error_kind: 'AuthenticationError',
+          auth_failure: 'invalid passphrase',
+        });
+        // Refused before the signature held: no platform is named on the caller's word.
+        expect(mine[0]).not.toHaveProperty('platform_code');
+      } else expect(mine[0]).toMatchObject({ platform_code: platform.platform_code });
+      if (made.expected === 400) expect(mine[0]).toMatchObject({ level: 'INFO', error_kind: 'ValidationError' });
+      if (made.expected < 300) expect(mine[0]).toMatchObject({ level: 'INFO' });
+      if (made.expected < 300) expect(mine[0]).not.toHaveProperty('error_kind');
+    }
+    const everything = instance.output();
+    for (const secret of [platform.api_secret, platform.passphrase, taxId]) expect(everything).not.toContain(secret);
+  });
+
+  it('a second instance on another data directory runs its own DynamoDB Local; SIGINT stops the first cleanly, its data directory can be used again, and SIGTERM stops an instance and its DynamoDB Local', async () => {
+    const portB = await freePort();
+    const dirB = newDataDir();
     const b = await running(portB, dirB);
-    const dynamoA = Number(new URL(stackInfo(dirA).dynamodb_endpoint).port);
+    const dynamoA = Number(new URL(stackInfo(dataDir).dynamodb_endpoint).port);
     const dynamoB = Number(new URL(stackInfo(dirB).dynamodb_endpoint).port);
     expect(dynamoA).not.toBe(dynamoB);
 
-    a.child.kill('SIGINT');
-    await within(a.exited, 20_000, 'stopping on SIGINT');
+    first.child.kill('SIGINT');
+    await within(first.exited, 20_000, 'stopping on SIGINT');
     await until(
       'DynamoDB Local of the first to stop',
       async () => ((await portOpen(dynamoA)) ? undefined : true),
       10_000,
     );
+    expect(existsSync(join(dataDir, 'local-stack.json'))).toBe(false);
+    expect(existsSync(join(dataDir, 'instance.lock'))).toBe(false);
     expect(await time(portB)).toBe(200);
 
-    const again = await running(portA, dirA);
-    expect(await time(portA)).toBe(200);
+    const again = await running(port, dataDir);
+    expect(await time(port)).toBe(200);
     again.child.kill('SIGTERM');
     b.child.kill('SIGTERM');
-    await within(Promise.all([again.exited, b.exited]), 20_000, 'stopping both');
-  });
-
-  it('writes one JSON line per request, as on Lambda (a 200, a 400, a 403), and no line carries the secret, the passphrase or a tax id', async () => {
-    const port = await freePort();
-    const dataDir = newDataDir();
-    const instance = await running(port, dataDir);
-    try {
-      // The walkthrough's first step: the ops CLI finds the running instance through DATA_DIR.
-      const { stdout } = await execFileAsync(
-        'npm',
-        ['run', '-s', 'admin', '--', 'platform', 'create', '--name', 'Log Check', '--reason', 'test'],
-        {
-          cwd: REPO,
-          env: { ...process.env, DATA_DIR: dataDir },
-        },
-      );
-      const platform = JSON.parse(stdout) as {
-        platform_code: string;
-        api_key: string;
-        api_secret: string;
-        passphrase: string;
-      };
-      const call = async (method: string, path: string, body?: unknown, passphrase = platform.passphrase) => {
-        const text = body === undefined ? undefined : JSON.stringify(body);
-        const timestamp = String(Math.floor(Date.now() / 1000));
-        const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-          method,
-          body: text,
-          headers: {
-            'Content-Type': 'application/json',
-            'X-SVC-API-KEY': platform.api_key,
-            'X-SVC-PASSPHRASE': passphrase,
-            'X-SVC-TIMESTAMP': timestamp,
-            'X-SVC-SIGNED': sign(Buffer.from(platform.api_secret, 'base64'), timestamp, method, path, text ?? '{}'),
-          },
-        });
-        return { status: response.status, requestId: response.headers.get('x-request-id')! };
-      };
-
-      // A valid SSN: area 500-599, group 01-99, serial 0001-9999.
-      const taxId = validSsn();
-      const customer = usCustomerBody(taxId, Date.now());
-      const calls = [
-        { route: 'GET /accounts', expected: 200, ...(await call('GET', '/accounts')) },
-        {
-          route: 'POST /participants/customers/new',
-          expected: 201,
-          ...(await call('POST', '/participants/customers/new', customer)),
-        },
-        // A refused body carrying the tax id: a log of bodies or of the problems' values would show it.
-        {
-          route: 'POST /participants/customers/new',
-          expected: 400,
-          ...(await call('POST', '/participants/customers/new', { tax_id: taxId, first_name: 'x' })),
-        },
-        { route: 'POST /transfers', expected: 400, ...(await call('POST', '/transfers', { amount: 'lots' })) },
-        {
-          route: 'GET /accounts',
-          expected: 403,
-          ...(await call('GET', '/accounts', undefined, `${platform.passphrase}x`)),
-        },
-      ];
-      expect(calls.map((made) => made.status)).toEqual(calls.map((made) => made.expected));
-
-      // Each line is written when its request ends; give the pipe a moment.
-      const lines = await until(
-        'the request lines',
-        () => {
-          const requestLines = instance
-            .output()
-            .split('\n')
-            .filter((line) => line.startsWith('{'))
-            .map((line) => JSON.parse(line) as Record<string, unknown>)
-            .filter((line) => line.message === 'request');
-          return calls.every((made) => requestLines.some((line) => line.request_id === made.requestId))
-            ? requestLines
-            : undefined;
-        },
-        10_000,
-      );
-      for (const made of calls) {
-        const mine = lines.filter((line) => line.request_id === made.requestId);
-        expect(mine, made.route).toHaveLength(1);
-        expect(mine[0]).toMatchObject({
-          route: made.route,
-          status: made.expected,
-          latency_ms: expect.any(Number),
-          service: expect.any(String),
-          timestamp: expect.any(String),
-        });
-        if (made.expected === 403) {
-          expect(mine[0]).toMatchObject({
-            level: 'WARN',
-            error_kind: 'AuthenticationError',
-            auth_failure: 'invalid passphrase',
-          });
-          // Refused before the signature held: no platform is named on the caller's word.
-          expect(mine[0]).not.toHaveProperty('platform_code');
-        } else expect(mine[0]).toMatchObject({ platform_code: platform.platform_code });
-        if (made.expected === 400) expect(mine[0]).toMatchObject({ level: 'INFO', error_kind: 'ValidationError' });
-        if (made.expected < 300) expect(mine[0]).toMatchObject({ level: 'INFO' });
-        if (made.expected < 300) expect(mine[0]).not.toHaveProperty('error_kind');
-      }
-      const everything = instance.output();
-      for (const secret of [platform.api_secret, platform.passphrase, taxId]) expect(everything).not.toContain(secret);
-    } finally {
-      instance.child.kill('SIGTERM');
-      await within(instance.exited, 20_000, 'stopping');
-    }
+    await within(Promise.all([again.exited, b.exited]), 20_000, 'stopping both on SIGTERM');
+    await until(
+      'DynamoDB Local of the second to stop',
+      async () => ((await portOpen(dynamoB)) ? undefined : true),
+      10_000,
+    );
+    expect(await portOpen(portB)).toBe(false);
+    expect(existsSync(join(dirB, 'local-stack.json'))).toBe(false);
+    expect(existsSync(join(dirB, 'instance.lock'))).toBe(false);
   });
 });
