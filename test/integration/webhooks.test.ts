@@ -19,12 +19,37 @@ import { newPlatform, serviceFor, type TestPlatform } from '../support/service.j
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { itemSizeBytes } from '../support/item-size.js';
 
-// Retries a second apart, so failing receivers get their next try within a test's patience.
-process.env.WEBHOOK_RETRY_SCHEDULE_SECONDS = '1,1,1';
-const webhookCtx = testContext({ env: { WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1' } });
+/**
+ * Retries a tenth of a second apart (jittered +/-20 %), so a failing receiver's next try is due at once: what
+ * the retry tests wait for is the attempts themselves, not the schedule (a second apart, the exhausted
+ * delivery alone waited 3 s for its retries). The schedule's own values are the domain's unit tests'.
+ */
+const SCHEDULE = '0.1,0.1,0.1';
+process.env.WEBHOOK_RETRY_SCHEDULE_SECONDS = SCHEDULE;
+const webhookCtx = testContext({ env: { WEBHOOK_RETRY_SCHEDULE_SECONDS: SCHEDULE } });
 
 let runtime: LocalWebhooks;
 const receivers: WebhookReceiver[] = [];
+
+/**
+ * The platforms this file's runtime dispatches. DynamoDB Local's stream carries the whole run's events (the
+ * other file running beside this one books thousands): dispatching them all made this runtime query each of
+ * their platforms' endpoints and mark each event dispatched, load on the shared DynamoDB Local that slowed
+ * every test of both files. No sweep either: the shared table's undispatched events are the other files'.
+ */
+const ours = new Set<string>();
+const runtimeOptions = {
+  pollIntervalMs: 50,
+  sweepIntervalMs: 3_600_000,
+  acceptsPlatform: (code: string) => ours.has(code),
+};
+
+/** A platform of this file, whose events this file's runtime delivers. */
+async function ownPlatform(): Promise<TestPlatform> {
+  const platform = await newPlatform();
+  ours.add(platform.platformCode);
+  return platform;
+}
 
 async function receiver(): Promise<WebhookReceiver> {
   const started = await new WebhookReceiver().start();
@@ -33,7 +58,7 @@ async function receiver(): Promise<WebhookReceiver> {
 }
 
 beforeAll(async () => {
-  runtime = await startLocalWebhooks(webhookCtx, { pollIntervalMs: 50, sweepIntervalMs: 60_000 });
+  runtime = await startLocalWebhooks(webhookCtx, runtimeOptions);
 });
 
 afterAll(async () => {
@@ -49,7 +74,7 @@ const call = (platform: TestPlatform) => ({
 });
 
 async function subscribedPlatform(options: { eventTypes?: string[] } = {}) {
-  const platform = await newPlatform();
+  const platform = await ownPlatform();
   const api = call(platform);
   const target = await receiver();
   const created = await api.post('/webhooks/endpoints', {
@@ -74,7 +99,7 @@ async function transfer(platform: TestPlatform, amount: string) {
 
 describe('webhook endpoints', () => {
   it('are created with a whsec_ secret shown once, listed and read without it, changed and deleted', async () => {
-    const platform = await newPlatform();
+    const [platform, otherPlatform] = await Promise.all([ownPlatform(), ownPlatform()]);
     const api = call(platform);
     const created = await api.post('/webhooks/endpoints', {
       url: 'http://127.0.0.1:9/in',
@@ -91,10 +116,12 @@ describe('webhook endpoints', () => {
       enabled: true,
     });
 
-    const listed = await api.get('/webhooks/endpoints');
+    const [listed, read] = await Promise.all([
+      api.get('/webhooks/endpoints'),
+      api.get(`/webhooks/endpoints/${endpoint.id}`),
+    ]);
     expect(listed.body.message).toHaveLength(1);
     expect(listed.text).not.toContain(endpoint.secret);
-    const read = await api.get(`/webhooks/endpoints/${endpoint.id}`);
     expect(read.body.message.secret).toBeUndefined();
 
     const patched = await api.patch(`/webhooks/endpoints/${endpoint.id}`, {
@@ -103,16 +130,20 @@ describe('webhook endpoints', () => {
     });
     expect(patched.body.message).toMatchObject({ enabled: false, event_types: ['trade.status_changed'] });
 
-    const other = call(await newPlatform());
-    expect((await other.get(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(404);
-    expect((await other.delete(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(404);
+    const other = call(otherPlatform);
+    const [otherRead, otherDelete] = await Promise.all([
+      other.get(`/webhooks/endpoints/${endpoint.id}`),
+      other.delete(`/webhooks/endpoints/${endpoint.id}`),
+    ]);
+    expect(otherRead.status).toBe(404);
+    expect(otherDelete.status).toBe(404);
 
     expect((await api.delete(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(200);
     expect((await api.get(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(404);
   });
 
   it('keeps the answer of a create or a rotation for X-Request-Id retries only encrypted: the retry gets the same secret, the table never shows it', async () => {
-    const platform = await newPlatform();
+    const platform = await ownPlatform();
     const storedAnswer = async (requestId: string) => {
       const key = { pk: ttlKeys.idempotency(platform.platformCode, requestId) };
       return JSON.stringify(
@@ -150,18 +181,21 @@ describe('webhook endpoints', () => {
   });
 
   it('refuses bad URLs and unknown event types with 400 naming them, all at once', async () => {
-    const api = call(await newPlatform());
-    for (const url of [
+    const api = call(await ownPlatform());
+    const urls = [
       undefined,
       'not a url',
       'ftp://example.com/x',
       'http://user:pw@example.com/x',
       `http://example.com/${'a'.repeat(2050)}`,
-    ]) {
-      const response = await api.post('/webhooks/endpoints', url === undefined ? {} : { url });
-      expect(response.status, String(url)).toBe(400);
+    ];
+    const responses = await Promise.all(
+      urls.map((url) => api.post('/webhooks/endpoints', url === undefined ? {} : { url })),
+    );
+    responses.forEach((response, i) => {
+      expect(response.status, String(urls[i])).toBe(400);
       expect(response.body.errors.join(' ')).toMatch(/^url: /);
-    }
+    });
     const both = await api.post('/webhooks/endpoints', {
       url: 'nope',
       event_types: ['trade.status_changed', 'trade.exploded'],
@@ -174,7 +208,7 @@ describe('webhook endpoints', () => {
   });
 
   it('allows 20 endpoints per platform, however many creations race; the 21st is a 400', async () => {
-    const api = call(await newPlatform());
+    const api = call(await ownPlatform());
     const responses = await Promise.all(
       Array.from({ length: 24 }, (_, i) => api.post('/webhooks/endpoints', { url: `http://127.0.0.1:9/in/${i}` })),
     );
@@ -185,7 +219,7 @@ describe('webhook endpoints', () => {
 
   it('refuses loopback, private, link-local and mapped addresses at create when private URLs are not allowed', async () => {
     const strict = testContext({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'false' } });
-    const platform = await newPlatform();
+    const platform = await ownPlatform();
     for (const url of [
       'http://127.0.0.1/x',
       'http://localhost/x',
@@ -289,9 +323,18 @@ describe('webhook delivery', () => {
     const { api, target, endpoint } = await subscribedPlatform();
     target.reply = () => ({ status: 503 });
     const sent = (await api.post(`/webhooks/endpoints/${endpoint.id}/test`)).body.message;
-    // The first try and three retries.
+    // The first try and three retries, the last recorded as failed with no retry planned.
     await target.waitFor((received) => received.length === 4, 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const attempts = async () => (await api.get(`/webhooks/endpoints/${endpoint.id}/attempts`)).body.message;
+    await expect.poll(async () => (await attempts()).length).toBe(4);
+    expect((await attempts()).map((a: any) => [a.status_code, a.outcome, a.next_retry_at === null])).toEqual([
+      [503, 'failed', false],
+      [503, 'failed', false],
+      [503, 'failed', false],
+      [503, 'failed', true],
+    ]);
+    // Several of the schedule's intervals: a fifth try would have come by now.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     expect(target.received).toHaveLength(4);
     target.reply = () => ({ status: 200 });
     expect((await api.post(`/events/${sent.id}/redeliver`)).status).toBe(200);
@@ -310,17 +353,26 @@ describe('webhook delivery', () => {
       .toBe(false);
     expect((await api.get('/webhooks/endpoints')).body.message[0].disabled_reason).toMatch(/410/);
     expect((await api.post(`/webhooks/endpoints/${endpoint.id}/test`)).status).toBe(400);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Its one attempt plans no retry, and none comes (several of the schedule's intervals later).
+    const attempts = (await api.get(`/webhooks/endpoints/${endpoint.id}/attempts`)).body.message;
+    expect(attempts.map((a: any) => [a.status_code, a.outcome, a.next_retry_at])).toEqual([[410, 'gone', null]]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
     expect(target.received).toHaveLength(1);
   });
 
   it('waits at least Retry-After before trying again after a 429', async () => {
     const { api, target, endpoint } = await subscribedPlatform();
+    // A second, ten times the schedule's interval (0.1 s +/-20 %): the wait is Retry-After's, not the schedule's.
     target.reply = (_request, index) =>
-      index === 0 ? { status: 429, headers: { 'Retry-After': '3' } } : { status: 204 };
+      index === 0 ? { status: 429, headers: { 'Retry-After': '1' } } : { status: 204 };
     await api.post(`/webhooks/endpoints/${endpoint.id}/test`);
     await target.waitFor((received) => received.length === 2, 20_000);
-    expect(target.received[1]!.at - target.received[0]!.at).toBeGreaterThanOrEqual(2900);
+    expect(target.received[1]!.at - target.received[0]!.at).toBeGreaterThanOrEqual(950);
+    // The retry was planned a second after the answer: the schedule alone plans it 0.12 s at most after the
+    // answer, however long the database calls around the attempts take under load.
+    const [first] = (await api.get(`/webhooks/endpoints/${endpoint.id}/attempts`)).body.message;
+    expect(first).toMatchObject({ status_code: 429, outcome: 'failed' });
+    expect(first.next_retry_at - target.received[0]!.at).toBeGreaterThanOrEqual(950);
   });
 
   it('does not follow a redirect: a 3xx is a failed attempt', async () => {
@@ -349,29 +401,37 @@ describe('webhook delivery', () => {
 
   it('sends nothing to a disabled or deleted endpoint', async () => {
     const { platform, api, target, endpoint } = await subscribedPlatform();
-    const second = await receiver();
-    const secondEndpoint = (await api.post('/webhooks/endpoints', { url: second.url })).body.message;
+    const [second, control] = await Promise.all([receiver(), receiver()]);
+    const [secondEndpoint] = await Promise.all(
+      [second, control].map(async (r) => (await api.post('/webhooks/endpoints', { url: r.url })).body.message),
+    );
     await api.patch(`/webhooks/endpoints/${endpoint.id}`, { enabled: false });
     await api.delete(`/webhooks/endpoints/${secondEndpoint.id}`);
     await fund(platform.participantCode, 'USD', '10');
-    await transfer(platform, '1');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const booked = await transfer(platform, '1');
+    // An enabled endpoint of the platform gets the transfer's two events: they were dispatched, and what the
+    // same dispatch queued for the other two would have arrived with them.
+    await control.waitFor(
+      (received) =>
+        received.filter((r) => JSON.parse(r.body).data?.movement?.reference === `transfer:${booked.id}`).length === 2,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(target.received).toHaveLength(0);
     expect(second.received).toHaveLength(0);
   });
 
   it('refuses at send time a name that resolves to loopback when private URLs are not allowed', async () => {
     const strict = testContext({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'false', WEBHOOK_RETRY_SCHEDULE_SECONDS: '1' } });
-    // This file's runtime allows private addresses: the strict one alone delivers meanwhile.
-    await runtime.stop();
+    // This file's runtime allows private addresses: the strict one alone delivers this platform's events (it
+    // is not one of `ours`, so the file's runtime leaves them alone; it used to be stopped and restarted).
+    const [target, platform] = await Promise.all([receiver(), newPlatform()]);
     const strictRuntime = await startLocalWebhooks(strict, {
       pollIntervalMs: 50,
-      sweepIntervalMs: 60_000,
+      sweepIntervalMs: 3_600_000,
       resolve: async () => ['127.0.0.1'],
+      acceptsPlatform: (code) => code === platform.platformCode,
     });
     try {
-      const target = await receiver();
-      const platform = await newPlatform();
       const api = call(platform);
       // Created while the name pointed elsewhere (or did not resolve yet), then re-pointed at loopback.
       const endpoint = (
@@ -391,7 +451,6 @@ describe('webhook delivery', () => {
       expect(target.received).toHaveLength(0);
     } finally {
       await strictRuntime.stop();
-      runtime = await startLocalWebhooks(webhookCtx, { pollIntervalMs: 50, sweepIntervalMs: 60_000 });
     }
   });
 
@@ -400,7 +459,7 @@ describe('webhook delivery', () => {
     // table holds the whole run's (other files run no dispatcher).
     const tables = { main: `sweep-main-${process.pid}`, ttl: `sweep-ttl-${process.pid}` };
     await ensureTables(testEndpoint(), tables);
-    const sweepCtx = testContext({ tables, env: { WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1' } });
+    const sweepCtx = testContext({ tables, env: { WEBHOOK_RETRY_SCHEDULE_SECONDS: SCHEDULE } });
     const home = serviceFor(sweepCtx);
     const platform = await newPlatform({ on: home });
     const target = await receiver();
@@ -437,7 +496,7 @@ describe('webhook delivery', () => {
 
 describe('GET /events', () => {
   it('walks every event once across pages, oldest first, filters by type and resource, and shows none to another platform', async () => {
-    const platform = await newPlatform();
+    const platform = await ownPlatform();
     const api = call(platform);
     await fund(platform.participantCode, 'USD', '100');
     for (let i = 0; i < 3; i++) await transfer(platform, '1');
@@ -464,14 +523,14 @@ describe('GET /events', () => {
     expect((await api.get('/events?type=nope')).status).toBe(400);
     expect((await api.get(`/events/${seen[0].id}`)).body.message).toEqual(seen[0]);
 
-    const other = call(await newPlatform());
+    const other = call(await ownPlatform());
     expect((await other.get(`/events/${seen[0].id}`)).status).toBe(404);
     expect((await other.post(`/events/${seen[0].id}/redeliver`)).status).toBe(404);
     expect((await other.get('/events')).body.message).toEqual([]);
   });
 
   it('keeps each event item of a transfer under 1 KB (2 write units in its transaction, not 4), and shows it until its TTL second', async () => {
-    const platform = await newPlatform();
+    const platform = await ownPlatform();
     const api = call(platform);
     await fund(platform.participantCode, 'USD', '987654321.98', 'operating-reserve');
     const moved = await api.post('/transfers', {
@@ -516,7 +575,7 @@ describe('GET /events', () => {
   });
 
   it('records one account_balance.changed per account a booking touches (property)', async () => {
-    const platform = await newPlatform();
+    const platform = await ownPlatform();
     const api = call(platform);
     const labels = ['a', 'b', 'c'];
     for (const label of labels) await fund(platform.participantCode, 'USD', '1000', label);
