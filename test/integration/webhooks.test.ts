@@ -33,9 +33,9 @@ const receivers: WebhookReceiver[] = [];
 
 /**
  * The platforms this file's runtime dispatches. DynamoDB Local's stream carries the whole run's events (the
- * other file running beside this one books thousands): dispatching them all made this runtime query each of
- * their platforms' endpoints and mark each event dispatched, load on the shared DynamoDB Local that slowed
- * every test of both files. No sweep either: the shared table's undispatched events are the other files'.
+ * files running beside this one book thousands): dispatching them all made this runtime query each of their
+ * platforms' endpoints and mark each event dispatched, load on the shared DynamoDB Local that slowed this
+ * file and its neighbours. No sweep either: the shared table's undispatched events are the other files'.
  */
 const ours = new Set<string>();
 const runtimeOptions = {
