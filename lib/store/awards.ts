@@ -74,6 +74,13 @@ export interface DistributionChunk {
   credited_recipients?: number;
 }
 
+/**
+ * The award chunk item's schema version (lib/store/README.md, "Item versions"). 2: it carries `escrow`, the
+ * lane it pays from. 1 (no `item_version`): recorded before lanes, without `escrow`: it pays from its
+ * distribution's.
+ */
+export const AWARD_CHUNK_ITEM_VERSION = 2;
+
 /** Phase 1's records, for the transaction that also moves pool -> escrow. New ids only. */
 export function distributionCreationItems(
   ctx: Pick<AppContext, 'tables'>,
@@ -109,6 +116,7 @@ export function distributionCreationItems(
             type: 'award_distribution_chunk',
             platform_code: platform,
             distribution_id: id,
+            item_version: AWARD_CHUNK_ITEM_VERSION,
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
@@ -312,6 +320,16 @@ function toDistribution(item: Record<string, any>): Distribution {
   };
 }
 
+/**
+ * The lane a chunk pays from: version 2 carries it; version 1 (recorded before lanes) has none and pays from
+ * its distribution's escrow. Read by presence for now, not by version: test/integration/awards.test.ts makes a
+ * pre-lane chunk by removing `escrow` from a version 2 one; once it removes `item_version` too, a version 2
+ * chunk without `escrow` can be refused (`guaranteed`), as the other entities' readers do.
+ */
+function chunkEscrow(item: Record<string, any>, distributionEscrow: AccountRef): AccountRef {
+  return item.escrow === undefined ? distributionEscrow : accountRef(item.escrow);
+}
+
 function toChunk(item: Record<string, any>, distributionEscrow: AccountRef): DistributionChunk {
   return {
     index: readInteger(item.index),
@@ -320,7 +338,7 @@ function toChunk(item: Record<string, any>, distributionEscrow: AccountRef): Dis
       trade_id: recipient.trade_id,
     })),
     movement_id: item.movement_id,
-    escrow: item.escrow === undefined ? distributionEscrow : accountRef(item.escrow),
+    escrow: chunkEscrow(item, distributionEscrow),
     status: item.status,
     credited_at: readOptionalInteger(item.credited_at),
     ...(item.credited_recipients !== undefined && { credited_recipients: readInteger(item.credited_recipients) }),

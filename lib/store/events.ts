@@ -5,6 +5,7 @@ import { writtenUnlessConditionFailed } from './table/conditional.js';
 import { EVENT_RETENTION_MS, type EventEnvelope, type EventType, type ResourceType } from '../domain/events.js';
 import { keys } from './keys.js';
 import { readInteger } from './table/integers.js';
+import { guaranteedInteger, itemVersionOf } from './table/item-versions.js';
 import { equalityFilter, type ListIndex } from './table/paging.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
@@ -26,6 +27,12 @@ interface NewEvent {
   /** Deliver to this endpoint only, whatever it subscribes to (webhook.test). */
   onlyEndpointId?: string;
 }
+
+/**
+ * The event item's schema version (lib/store/README.md, "Item versions"). 2: its expiry is its `ttl` (whole
+ * seconds). 1 (no `item_version`): either that, or (written before the items were trimmed) `expires_at_ms`.
+ */
+export const EVENT_ITEM_VERSION = 2;
 
 /** Shards of the due index; the sweep reads them all. */
 export const DUE_SHARDS = 8;
@@ -79,6 +86,7 @@ export function eventItem(
           body: JSON.stringify(envelope),
           ...(event.onlyEndpointId !== undefined && { only_endpoint_id: event.onlyEndpointId }),
           ttl: eventExpirySeconds(nowMs),
+          item_version: EVENT_ITEM_VERSION,
           gsi1pk: keys.eventsOfPlatform(event.platformCode),
           gsi1sk: keys.eventSortKey(nowMs, eventId),
           gsi2pk: keys.eventsOfPlatformByType(event.platformCode, event.type),
@@ -111,6 +119,13 @@ function eventExpirySeconds(nowMs: number): number {
   return Math.ceil((nowMs + EVENT_RETENTION_MS) / 1000);
 }
 
+/** When a stored event expires (ms), read by its item version. */
+function eventExpiryMs(item: Record<string, any>): number {
+  if (itemVersionOf(item) >= EVENT_ITEM_VERSION) return guaranteedInteger(item, 'ttl') * 1000;
+  // Version 1: events written before their items were trimmed carry the instant in milliseconds.
+  return item.expires_at_ms === undefined ? readInteger(item.ttl) * 1000 : readInteger(item.expires_at_ms);
+}
+
 /** The id of the event an event item (or a redelivery request, in the same partition) belongs to, from its key. */
 export function eventIdOfKey(pk: string): string {
   return pk.slice(keys.event('').pk.length);
@@ -131,8 +146,7 @@ export function storedEventFrom(item: Record<string, any>): StoredEvent {
     body: item.body as string,
     dispatched: item.dispatched === true,
     onlyEndpointId: item.only_endpoint_id ?? undefined,
-    // Events written before their items were trimmed carry the instant in milliseconds.
-    expiresAtMs: item.expires_at_ms === undefined ? readInteger(item.ttl) * 1000 : readInteger(item.expires_at_ms),
+    expiresAtMs: eventExpiryMs(item),
   };
 }
 

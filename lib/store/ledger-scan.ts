@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { accountKey } from '../domain/ledger.js';
 import { readCount, ALL } from './table/counters.js';
 import { keys } from './keys.js';
+import { accountCountersOf } from './ledger.js';
 import { readInteger } from './table/integers.js';
 import { withRetry } from './table/retry.js';
 
@@ -169,6 +170,7 @@ function factOf(item: Record<string, any>): LedgerFact | undefined {
 /** An account: its balance, version and movement count; a platform account counts in its platform's accounts. */
 function accountFact(item: Record<string, any>): LedgerFact {
   const platformCode: string | null = item.platform_code ?? null;
+  const counters = accountCountersOf(item);
   return {
     kind: 'account',
     accountKey: accountKey(item as never),
@@ -176,9 +178,10 @@ function accountFact(item: Record<string, any>): LedgerFact {
     asset: item.asset,
     platformCode,
     balance: textOf(item.balance),
-    version: item.version === undefined ? null : readInteger(item.version),
-    movementCount: item.movement_count === undefined ? null : readInteger(item.movement_count),
-    lastUpdateMs: item.last_update === undefined ? 0 : readInteger(item.last_update),
+    // null: no booking has numbered it (from before versions), so the check can't replay it.
+    version: counters.version === 0 ? null : counters.version,
+    movementCount: counters.movementCount,
+    lastUpdateMs: counters.lastUpdateMs,
     system: platformCode === null,
     counts: platformCode === null ? [] : [counterOf(platformCode, 'accounts')],
   };

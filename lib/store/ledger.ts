@@ -7,6 +7,7 @@ import { keys } from './keys.js';
 import { moneyAttr, readInteger, readMoney } from './table/numbers.js';
 import { ALL, readCount } from './table/counters.js';
 import type { TaggedItem } from './table/transaction-items.js';
+import { guaranteedInteger, itemVersionOf } from './table/item-versions.js';
 import type { AppContext } from '../context.js';
 
 /** The counter of `GET /accounts`, moved by the booking that opens an account. */
@@ -21,6 +22,43 @@ export interface Account extends AccountRef {
   last_update: number;
   /** Movements that changed the account since it carries the count (see README "Lists"); 0 for system accounts. */
   movement_count: number;
+}
+
+/**
+ * The account item's schema version (lib/store/README.md, "Item versions"). 2: every account item carries
+ * `version` (its balance changes, which number its `account_balance.changed` events; 0 when no booking has
+ * numbered it: a system account, whose balance is unversioned, or an account from before versions that
+ * migration 0002 upgraded), `movement_count` (its movement entries; 0 for a system account) and
+ * `last_update`. 1 (no `item_version`): written before, any of the three may be absent. Every booking's
+ * account update writes all three (`accountAttributes` stamps the version), so it may stamp a legacy item.
+ */
+export const ACCOUNT_ITEM_VERSION = 2;
+
+interface AccountCounters {
+  /** Balance changes numbered so far; 0: none (see ACCOUNT_ITEM_VERSION). */
+  version: number;
+  movementCount: number;
+  lastUpdateMs: number;
+}
+
+/** An account item's counters, read by its item version. */
+export function accountCountersOf(item: Record<string, unknown>): AccountCounters {
+  if (itemVersionOf(item) < ACCOUNT_ITEM_VERSION) return legacyAccountCounters(item);
+  return {
+    version: guaranteedInteger(item, 'version'),
+    movementCount: guaranteedInteger(item, 'movement_count'),
+    lastUpdateMs: guaranteedInteger(item, 'last_update'),
+  };
+}
+
+/** Version 1: an account written before versions or movement counts reads them as 0 (none numbered, none counted). */
+function legacyAccountCounters(item: Record<string, unknown>): AccountCounters {
+  const orZero = (value: unknown) => (value === undefined ? 0 : readInteger(value));
+  return {
+    version: orZero(item.version),
+    movementCount: orZero(item.movement_count),
+    lastUpdateMs: orZero(item.last_update),
+  };
 }
 
 /**
@@ -42,6 +80,7 @@ export function accountAttributes(
     account_label: account.account_label,
     asset: account.asset,
     type: 'account',
+    item_version: ACCOUNT_ITEM_VERSION,
     ...(platformCode && {
       gsi1pk: keys.accountsOfPlatform(platformCode),
       gsi1sk: keys.accountSortKey(account),
@@ -121,6 +160,7 @@ export async function getMovement(
 }
 
 function toAccount(item: Record<string, any>): Account {
+  const counters = accountCountersOf(item);
   return {
     participant_code: item.participant_code,
     account_group: item.account_group,
@@ -129,8 +169,8 @@ function toAccount(item: Record<string, any>): Account {
     account_id: item.account_id,
     balance: readMoney(item.balance),
     platform_code: item.platform_code ?? null,
-    last_update: readInteger(item.last_update),
-    movement_count: item.movement_count === undefined ? 0 : readInteger(item.movement_count),
+    last_update: counters.lastUpdateMs,
+    movement_count: counters.movementCount,
   };
 }
 

@@ -8,6 +8,7 @@ import { batchGetItems } from './table/batch-get.js';
 import { eventItem } from './events.js';
 import { keys } from './keys.js';
 import { readInteger } from './table/integers.js';
+import { guaranteedInteger, itemVersionOf } from './table/item-versions.js';
 import { ALL, readCount } from './table/counters.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
@@ -16,6 +17,22 @@ import type { AppContext } from '../context.js';
 export const PARTICIPANTS_LIST = 'participants';
 
 export type ParticipantKind = 'platform' | 'customer';
+
+/**
+ * The participant item's schema version (lib/store/README.md, "Item versions"). 2: it carries
+ * `status_version` (its status changes, 0 for none), written 0 at creation. 1 (no `item_version`): written
+ * before, without `status_version` until its first status change.
+ */
+export const PARTICIPANT_ITEM_VERSION = 2;
+
+/** What a new participant item starts with besides its own fields. */
+export const NEW_PARTICIPANT_ATTRIBUTES = { status_version: 0, item_version: PARTICIPANT_ITEM_VERSION } as const;
+
+function statusVersionOf(item: Record<string, unknown>): number {
+  if (itemVersionOf(item) >= PARTICIPANT_ITEM_VERSION) return guaranteedInteger(item, 'status_version');
+  // Version 1: never changed until it has one.
+  return item.status_version === undefined ? 0 : readInteger(item.status_version);
+}
 
 export interface Participant {
   participant_code: string;
@@ -130,7 +147,7 @@ export async function getParticipantStatusState(
   if (!out.Item) return undefined;
   return {
     participant: toParticipant(out.Item),
-    statusVersion: out.Item.status_version === undefined ? 0 : readInteger(out.Item.status_version),
+    statusVersion: statusVersionOf(out.Item),
   };
 }
 
@@ -173,10 +190,13 @@ export async function changeParticipantStatus(
       Update: {
         TableName: ctx.tables.main,
         Key: keys.participant(participant.participant_code),
-        UpdateExpression: 'SET #status = :status, status_version = :next, status_changed_at = :now',
+        // It writes `status_version`, all that version 2 adds: a legacy item leaves it upgraded.
+        UpdateExpression:
+          'SET #status = :status, status_version = :next, status_changed_at = :now, item_version = :itemVersion',
         ConditionExpression:
           statusVersion === 0
-            ? '#status = :previous AND attribute_not_exists(status_version)'
+            ? // Never changed: a legacy item without the counter, or one written (or migrated) with 0.
+              '#status = :previous AND (attribute_not_exists(status_version) OR status_version = :version)'
             : '#status = :previous AND status_version = :version',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -184,7 +204,8 @@ export async function changeParticipantStatus(
           ':previous': participant.status,
           ':next': statusVersion + 1,
           ':now': nowMs,
-          ...(statusVersion !== 0 && { ':version': statusVersion }),
+          ':itemVersion': PARTICIPANT_ITEM_VERSION,
+          ':version': statusVersion,
         },
       },
     },
@@ -285,6 +306,7 @@ export function customerItems(
           status: 'approved',
           is_minor: custodianCode !== undefined,
           created_at: now,
+          ...NEW_PARTICIPANT_ATTRIBUTES,
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       },

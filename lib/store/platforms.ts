@@ -3,7 +3,7 @@ import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
 import { readInteger } from './table/integers.js';
 import { ALL } from './table/counters.js';
-import { PARTICIPANTS_LIST } from './participants.js';
+import { NEW_PARTICIPANT_ATTRIBUTES, PARTICIPANTS_LIST } from './participants.js';
 import { transactWrite } from './table/transactions.js';
 import type { AppContext } from '../context.js';
 import { writtenUnlessConditionFailed } from './table/conditional.js';
@@ -71,6 +71,7 @@ export async function createPlatform(
                 kind: 'platform',
                 status: 'approved',
                 created_at: now,
+                ...NEW_PARTICIPANT_ATTRIBUTES,
               },
               ConditionExpression: 'attribute_not_exists(pk)',
             },

@@ -28,6 +28,7 @@ import { balanceOf, MOVEMENTS_LIST, openedAccountItem } from '../../lib/store/le
 import {
   ConcurrentMigrationRunError,
   findMigration,
+  ITEM_VERSIONS,
   migrationRuns,
   MOVEMENT_ACCOUNT_ENTRIES,
   runMigration,
@@ -109,7 +110,11 @@ async function writeHistory(
   for (const account of between) {
     const tagged = openedAccountItem(on, account, platformCode, new Money(0), startMs, count);
     const opened = tagged.item.Put!.Item as Record<string, unknown>;
-    if (oldWay) delete opened.movement_count;
+    if (oldWay) {
+      // Written before accounts carried a movement count, and before item versions.
+      delete opened.movement_count;
+      delete opened.item_version;
+    }
     items.push(opened);
     counts.push(...(tagged.counts ?? []));
   }
@@ -428,6 +433,7 @@ describe('migration 0001-movement-account-entries', () => {
     const notYet = (await runAdmin(['migrate', 'list'], { ctx: own })) as any;
     expect(notYet.migrations).toEqual([
       expect.objectContaining({ name: NAME, applied: false, status: 'not run', platforms: [] }),
+      expect.objectContaining({ name: ITEM_VERSIONS, applied: false, status: 'not run', platforms: [] }),
     ]);
     const done = (await runAdmin(['migrate', 'run', NAME, '--reason', 'deploy 2026-11-27'], { ctx: own })) as any;
     expect(done).toMatchObject({ scope: 'table', outcome: 'applied', progress: { migrated: 120, written: 240 } });
@@ -464,7 +470,7 @@ describe('migrate CLI: bad input', () => {
     for (const [argv, problem] of [
       [
         ['migrate', 'run', 'no-such-migration', '--reason', 'r'],
-        /unknown migration 'no-such-migration' \(known: 0001-movement-account-entries\)/,
+        /unknown migration 'no-such-migration' \(known: 0001-movement-account-entries, 0002-item-versions\)/,
       ],
       [['migrate', 'run', '--reason', 'r'], /NAME is required/],
       [['migrate', 'run', NAME, 'extra', '--reason', 'r'], /unexpected argument 'extra'/],

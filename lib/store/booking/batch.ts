@@ -35,7 +35,7 @@ export interface AccountRead {
   platformCode: string | null;
   exists: boolean;
   balance: Money;
-  /** Balance changes so far: -1 never written, 0 written before accounts carried a version. */
+  /** Balance changes so far: -1 never written, 0 none numbered yet (`accountCountersOf`). */
   version: number;
   /** Until when contention keeps the account's bookings in its queue (ms); 0 when it is not hot. */
   hotUntilMs: number;
@@ -593,6 +593,9 @@ function blindUpdate(
   { sets, names, values, conditions }: UpdateExpression,
   { guarded }: { guarded: boolean },
 ): TransactItem {
+  // What the item version (`accountAttributes`) guarantees: an unversioned account numbers nothing and has no entries.
+  sets.push('version = if_not_exists(version, :none)', 'movement_count = if_not_exists(movement_count, :none)');
+  values[':none'] = 0;
   return {
     Update: {
       TableName: ctx.tables.main,
@@ -624,7 +627,9 @@ function versionedUpdate(
   values[':none'] = 0;
   values[':entries'] = batch.bookings;
   if (!exists) conditions.push('attribute_not_exists(pk)');
-  else if (version === 0) conditions.push('attribute_exists(pk) AND attribute_not_exists(version)');
+  // None numbered: the legacy item lacks `version`, or (migrated, or read before the migration wrote it) holds 0.
+  else if (version === 0)
+    conditions.push('attribute_exists(pk) AND (attribute_not_exists(version) OR version = :none)');
   else {
     conditions.push('version = :readVersion');
     values[':readVersion'] = version;

@@ -14,6 +14,7 @@ import { BookingQueuedError, InsufficientFundsError, type QueuedBookingRef } fro
 import { accountKey, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
 import { Money } from '../../domain/money.js';
 import { keys } from '../keys.js';
+import { accountCountersOf } from '../ledger.js';
 import { batchGetItems } from '../table/batch-get.js';
 import { readInteger, readMoney } from '../table/numbers.js';
 import { retryReason, withRetry } from '../table/retry.js';
@@ -199,7 +200,7 @@ async function readAccounts(
       platformCode: entry.platformCode,
       exists: item !== undefined,
       balance: item ? readMoney(item.balance) : new Money(0),
-      version: !item ? -1 : item.version === undefined ? 0 : readInteger(item.version),
+      version: !item ? -1 : accountCountersOf(item).version,
       hotUntilMs: item?.hot_until_ms === undefined ? 0 : readInteger(item.hot_until_ms),
     });
   }

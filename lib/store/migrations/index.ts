@@ -1,3 +1,4 @@
+import { itemVersions } from './item-versions.js';
 import { movementAccountEntries } from './movement-account-entries.js';
 import type { Migration } from './run.js';
 
@@ -5,7 +6,7 @@ import type { Migration } from './run.js';
  * Every migration, in version order (README "Migrations"). A name is never reused; a migration, once
  * shipped, is never changed (its record says it ran).
  */
-export const MIGRATIONS: readonly Migration[] = [movementAccountEntries];
+export const MIGRATIONS: readonly Migration[] = [movementAccountEntries, itemVersions];
 
 export function findMigration(name: string): Migration | undefined {
   return MIGRATIONS.find((migration) => migration.name === name);
@@ -17,4 +18,4 @@ export {
   migrationRuns,
   type MigrationRun,
 } from './records.js';
-export { MOVEMENT_ACCOUNT_ENTRIES } from './names.js';
+export { ITEM_VERSIONS, MOVEMENT_ACCOUNT_ENTRIES } from './names.js';

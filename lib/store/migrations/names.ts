@@ -3,3 +3,4 @@
  * bundling the migration itself into every function that reads.
  */
 export const MOVEMENT_ACCOUNT_ENTRIES = '0001-movement-account-entries';
+export const ITEM_VERSIONS = '0002-item-versions';

@@ -1,0 +1,178 @@
+import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '../keys.js';
+import { writtenUnlessConditionFailed } from '../table/conditional.js';
+import { readInteger } from '../table/integers.js';
+import { withRetry } from '../table/retry.js';
+import { ITEM_VERSIONS } from './names.js';
+import type { MigrationProgress } from './records.js';
+import type { Migration } from './run.js';
+import type { AppContext } from '../../context.js';
+
+/**
+ * 0002: items of the entities whose readers had compatibility branches (accounts, participants, award chunks,
+ * events) written before they carried `item_version` (version 1) are brought to version 2 (lib/store/README.md,
+ * "Item versions"): the attributes version 2 guarantees are written explicitly, with the values a version 1
+ * reader gave them when absent, and `item_version` is stamped, in one update conditioned on
+ * `attribute_not_exists(item_version)`. So a page done twice, two runs at once, or a booking that stamped the
+ * item first change nothing twice; the defaults are `if_not_exists`, so a live writer's value (a booking's
+ * version and movement count, a status change's counter) is never overwritten, and a writer racing the update
+ * still finds what it read (bookings and status changes accept 0 where they read an absent counter).
+ *
+ * It stamps 2, not the entities' current constants: once shipped a migration never changes, and a later
+ * version is a later migration's.
+ *
+ * The whole table: a Scan of 100 items a page, filtered to those types without `item_version`. One platform:
+ * the same Scan, filtered to items carrying its `platform_code` (system accounts and outside-world shards carry
+ * none: only the whole-table run upgrades them).
+ */
+
+const TO_VERSION = 2;
+/** Items a page reads (evaluated, before the filter): bounds a page's memory and time. */
+const PAGE_ITEMS = 100;
+/** Items upgraded at once within a page. */
+const CONCURRENCY = 8;
+
+type Ctx = Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>;
+type Result = 'migrated' | 'already' | 'skipped';
+
+/** An update of one item conditioned on its still being version 1; 'already' when it was not (or is gone). */
+async function upgrade(
+  ctx: Ctx,
+  item: Record<string, any>,
+  update: {
+    set: string[];
+    remove?: string[];
+    condition?: string;
+    names?: Record<string, string>;
+    values?: Record<string, unknown>;
+  },
+): Promise<Result> {
+  const remove = update.remove?.length ? ` REMOVE ${update.remove.join(', ')}` : '';
+  const written = await withRetry(ctx, { what: 'item version upgrade' }, () =>
+    writtenUnlessConditionFailed(
+      ctx.db.send(
+        new UpdateCommand({
+          TableName: ctx.tables.main,
+          Key: { pk: item.pk, sk: item.sk },
+          UpdateExpression: `SET ${[...update.set, 'item_version = :itemVersion'].join(', ')}${remove}`,
+          ConditionExpression: [
+            'attribute_exists(pk) AND attribute_not_exists(item_version)',
+            ...(update.condition ? [update.condition] : []),
+          ].join(' AND '),
+          ...(update.names && { ExpressionAttributeNames: update.names }),
+          ExpressionAttributeValues: { ':itemVersion': TO_VERSION, ...update.values },
+        }),
+      ),
+    ),
+  );
+  return written ? 'migrated' : 'already';
+}
+
+/** An account: `version` and `movement_count` (0: none numbered, none counted) and `last_update` (0: unknown). */
+function upgradeAccount(ctx: Ctx, item: Record<string, any>): Promise<Result> {
+  return upgrade(ctx, item, {
+    set: [
+      'version = if_not_exists(version, :zero)',
+      'movement_count = if_not_exists(movement_count, :zero)',
+      'last_update = if_not_exists(last_update, :zero)',
+    ],
+    values: { ':zero': 0 },
+  });
+}
+
+/** A participant: `status_version` (0: never changed). */
+function upgradeParticipant(ctx: Ctx, item: Record<string, any>): Promise<Result> {
+  return upgrade(ctx, item, {
+    set: ['status_version = if_not_exists(status_version, :zero)'],
+    values: { ':zero': 0 },
+  });
+}
+
+/** An award chunk: `escrow`, its distribution's (what a chunk recorded before lanes pays from). */
+async function upgradeChunk(ctx: Ctx, item: Record<string, any>): Promise<Result> {
+  if (item.escrow !== undefined) return upgrade(ctx, item, { set: [] });
+  const out = await ctx.db.send(
+    new GetCommand({
+      TableName: ctx.tables.main,
+      Key: keys.awardDistribution(item.platform_code, item.distribution_id),
+      ConsistentRead: true,
+    }),
+  );
+  if (out.Item?.escrow === undefined) return skipped(ctx, item, 'its distribution (and its escrow) not found');
+  return upgrade(ctx, item, {
+    set: ['escrow = if_not_exists(escrow, :escrow)'],
+    values: { ':escrow': out.Item.escrow },
+  });
+}
+
+/**
+ * An event: its expiry in `ttl`. One written before the items were trimmed holds it in `expires_at_ms`: that
+ * becomes its `ttl` (rounded up to the second, as events are written now) and goes.
+ */
+function upgradeEvent(ctx: Ctx, item: Record<string, any>): Promise<Result> {
+  if (item.expires_at_ms !== undefined) {
+    const expiresAtMs = readInteger(item.expires_at_ms);
+    return upgrade(ctx, item, {
+      set: ['#ttl = :ttl'],
+      remove: ['expires_at_ms'],
+      condition: 'expires_at_ms = :expiresAtMs',
+      names: { '#ttl': 'ttl' },
+      values: { ':ttl': Math.ceil(expiresAtMs / 1000), ':expiresAtMs': item.expires_at_ms },
+    });
+  }
+  if (item.ttl === undefined) return Promise.resolve(skipped(ctx, item, 'an event without an expiry'));
+  return upgrade(ctx, item, { set: [] });
+}
+
+function skipped(ctx: Ctx, item: Record<string, any>, why: string): Result {
+  ctx.logger.warn(`migration: ${why}; left alone`, { migration: ITEM_VERSIONS, pk: item.pk, sk: item.sk });
+  return 'skipped';
+}
+
+const UPGRADES: Record<string, (ctx: Ctx, item: Record<string, any>) => Promise<Result>> = {
+  account: upgradeAccount,
+  participant: upgradeParticipant,
+  award_distribution_chunk: upgradeChunk,
+  event: upgradeEvent,
+};
+
+function readPage(ctx: Ctx, platformCode: string | undefined, position: Record<string, unknown> | undefined) {
+  const types = Object.keys(UPGRADES);
+  const typeValues = Object.fromEntries(types.map((type, i) => [`:t${i}`, type]));
+  return ctx.db.send(
+    new ScanCommand({
+      TableName: ctx.tables.main,
+      Limit: PAGE_ITEMS,
+      FilterExpression: [
+        'attribute_not_exists(item_version)',
+        `#type IN (${Object.keys(typeValues).join(', ')})`,
+        ...(platformCode === undefined ? [] : ['platform_code = :platform']),
+      ].join(' AND '),
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ...typeValues, ...(platformCode !== undefined && { ':platform': platformCode }) },
+      ExclusiveStartKey: position,
+    }),
+  );
+}
+
+export const itemVersions: Migration = {
+  name: ITEM_VERSIONS,
+  description:
+    'accounts, participants, award chunks and events written before they carried item_version: the attributes version 2 guarantees written explicitly (their legacy defaults), item_version 2 stamped',
+  async page(ctx, { platformCode }, position, progress: MigrationProgress) {
+    const out = await readPage(ctx, platformCode, position);
+    const items = out.Items ?? [];
+    progress.read += items.length;
+    const queue = [...items];
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        for (let item = queue.shift(); item; item = queue.shift()) {
+          const result = await UPGRADES[item.type]!(ctx, item);
+          progress[result] += 1;
+          if (result === 'migrated') progress.written += 1;
+        }
+      }),
+    );
+    return out.LastEvaluatedKey;
+  },
+};
