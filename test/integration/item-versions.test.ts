@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import {
   BatchWriteCommand,
   GetCommand,
@@ -9,7 +10,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { ensureTables } from '../../infra/local/dynamodb.js';
+import { localClient } from '../../infra/local/dynamodb.js';
 import { awardsEscrowAccount } from '../../lib/awards/distribute-awards.js';
 import type { AppContext } from '../../lib/context.js';
 import { accountIdOf, SYSTEM_PARTICIPANTS, systemAccount, type AccountRef } from '../../lib/domain/ledger.js';
@@ -34,6 +35,7 @@ import {
   PARTICIPANT_ITEM_VERSION,
 } from '../../lib/store/participants.js';
 import { createPlatform } from '../../lib/store/platforms.js';
+import { createTableInput, MAIN_TABLE, TTL_TABLE } from '../../lib/store/table/tables.js';
 import { transactWrite } from '../../lib/store/table/transactions.js';
 import { testContext, testEndpoint } from '../support/context.js';
 
@@ -49,8 +51,26 @@ const own = testContext({ tables });
 const migration = findMigration(ITEM_VERSIONS)!;
 const BOUNDARY = SYSTEM_PARTICIPANTS.externalBoundary;
 
+/**
+ * The tables `ensureTables` makes, without the main table's stream, which nothing here reads: in DynamoDB Local
+ * (one database for every table) a table whose stream starts once the run's data is there writes about 40 times
+ * slower (see test/integration/migrations.test.ts).
+ */
+async function createTablesWithoutStream(names: { main: string; ttl: string }): Promise<void> {
+  const client = localClient(testEndpoint());
+  for (const [name, table] of [
+    [names.main, MAIN_TABLE],
+    [names.ttl, TTL_TABLE],
+  ] as const) {
+    const input = createTableInput(name, table);
+    delete (input as { StreamSpecification?: unknown }).StreamSpecification;
+    await client.send(new CreateTableCommand(input));
+  }
+  client.destroy();
+}
+
 beforeAll(async () => {
-  await ensureTables(testEndpoint(), tables);
+  await createTablesWithoutStream(tables);
 });
 
 const usd = (platformCode: string, label: string): AccountRef => ({
@@ -460,7 +480,7 @@ describe('migration 0002-item-versions over the whole table', () => {
   }, async () => {
     // Tables of its own: the whole-table run is recorded once per table.
     const whole = { main: `item-versions-whole-${process.pid}`, ttl: `item-versions-whole-ttl-${process.pid}` };
-    await ensureTables(testEndpoint(), whole);
+    await createTablesWithoutStream(whole);
     const on = testContext({ tables: whole });
     const { code, account } = await platformWithItems(on);
     // An escrow account (guarded, unversioned), credited from the platform's account.
