@@ -5,7 +5,6 @@ import { writtenUnlessConditionFailed } from './table/conditional.js';
 import { EVENT_RETENTION_MS, type EventEnvelope, type EventType, type ResourceType } from '../domain/events.js';
 import { keys } from './keys.js';
 import { readInteger } from './table/integers.js';
-import { guaranteedInteger, itemVersionOf } from './table/item-versions.js';
 import { equalityFilter, type ListIndex } from './table/paging.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
@@ -119,11 +118,13 @@ function eventExpirySeconds(nowMs: number): number {
   return Math.ceil((nowMs + EVENT_RETENTION_MS) / 1000);
 }
 
-/** When a stored event expires (ms), read by its item version. */
+/**
+ * When a stored event expires (ms): its `ttl`; a version 1 item (no `item_version`) written before the trim
+ * carries `expires_at_ms`. Not through table/item-versions.ts: every function writing events would load it.
+ */
 function eventExpiryMs(item: Record<string, any>): number {
-  if (itemVersionOf(item) >= EVENT_ITEM_VERSION) return guaranteedInteger(item, 'ttl') * 1000;
-  // Version 1: events written before their items were trimmed carry the instant in milliseconds.
-  return item.expires_at_ms === undefined ? readInteger(item.ttl) * 1000 : readInteger(item.expires_at_ms);
+  if (item.item_version === undefined && item.expires_at_ms !== undefined) return readInteger(item.expires_at_ms);
+  return readInteger(item.ttl) * 1000;
 }
 
 /** The id of the event an event item (or a redelivery request, in the same partition) belongs to, from its key. */

@@ -4,10 +4,10 @@ import { Money } from '../domain/money.js';
 import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './table/paging.js';
 import { batchGetItems } from './table/batch-get.js';
 import { keys } from './keys.js';
-import { moneyAttr, readInteger, readMoney } from './table/numbers.js';
+import { moneyAttr, readMoney } from './table/numbers.js';
 import { ALL, readCount } from './table/counters.js';
 import type { TaggedItem } from './table/transaction-items.js';
-import { guaranteedInteger, itemVersionOf } from './table/item-versions.js';
+import { integerSince } from './table/item-versions.js';
 import type { AppContext } from '../context.js';
 
 /** The counter of `GET /accounts`, moved by the booking that opens an account. */
@@ -25,12 +25,13 @@ export interface Account extends AccountRef {
 }
 
 /**
- * The account item's schema version (lib/store/README.md, "Item versions"). 2: every account item carries
- * `version` (its balance changes, which number its `account_balance.changed` events; 0 when no booking has
- * numbered it: a system account, whose balance is unversioned, or an account from before versions that
- * migration 0002 upgraded), `movement_count` (its movement entries; 0 for a system account) and
- * `last_update`. 1 (no `item_version`): written before, any of the three may be absent. Every booking's
- * account update writes all three (`accountAttributes` stamps the version), so it may stamp a legacy item.
+ * The account item's schema version (lib/store/README.md, "Item versions"). 2: it carries `last_update` and, a
+ * platform or customer account (one with `platform_code`), `version` (its balance changes, which number its
+ * `account_balance.changed` events; 0 when no booking has numbered it: an account from before versions, which
+ * migration 0002 upgraded) and `movement_count` (its movement entries). A system account or outside-world shard
+ * is unversioned: it need carry neither, at any version, and reads both as 0. 1 (no `item_version`): written
+ * before, any of them may be absent (read as 0). Every booking's account update writes what 2 guarantees for
+ * its kind (`accountAttributes` stamps it), so it may stamp a legacy item.
  */
 export const ACCOUNT_ITEM_VERSION = 2;
 
@@ -41,23 +42,14 @@ interface AccountCounters {
   lastUpdateMs: number;
 }
 
-/** An account item's counters, read by its item version. */
+/** An account item's counters, by its item version and kind (see ACCOUNT_ITEM_VERSION). */
 export function accountCountersOf(item: Record<string, unknown>): AccountCounters {
-  if (itemVersionOf(item) < ACCOUNT_ITEM_VERSION) return legacyAccountCounters(item);
+  const numbered = item.platform_code === undefined ? Number.POSITIVE_INFINITY : ACCOUNT_ITEM_VERSION;
+  const read = (attribute: string, since = numbered) => integerSince(item, attribute, since, 0);
   return {
-    version: guaranteedInteger(item, 'version'),
-    movementCount: guaranteedInteger(item, 'movement_count'),
-    lastUpdateMs: guaranteedInteger(item, 'last_update'),
-  };
-}
-
-/** Version 1: an account written before versions or movement counts reads them as 0 (none numbered, none counted). */
-function legacyAccountCounters(item: Record<string, unknown>): AccountCounters {
-  const orZero = (value: unknown) => (value === undefined ? 0 : readInteger(value));
-  return {
-    version: orZero(item.version),
-    movementCount: orZero(item.movement_count),
-    lastUpdateMs: orZero(item.last_update),
+    version: read('version'),
+    movementCount: read('movement_count'),
+    lastUpdateMs: read('last_update', ACCOUNT_ITEM_VERSION),
   };
 }
 

@@ -3,7 +3,7 @@ import { newParticipantCode } from './codes.js';
 import { keys } from './keys.js';
 import { readInteger } from './table/integers.js';
 import { ALL } from './table/counters.js';
-import { NEW_PARTICIPANT_ATTRIBUTES, PARTICIPANTS_LIST } from './participants.js';
+import { PARTICIPANT_ITEM_VERSION, PARTICIPANTS_LIST } from './participants.js';
 import { transactWrite } from './table/transactions.js';
 import type { AppContext } from '../context.js';
 import { writtenUnlessConditionFailed } from './table/conditional.js';
@@ -71,7 +71,8 @@ export async function createPlatform(
                 kind: 'platform',
                 status: 'approved',
                 created_at: now,
-                ...NEW_PARTICIPANT_ATTRIBUTES,
+                status_version: 0,
+                item_version: PARTICIPANT_ITEM_VERSION,
               },
               ConditionExpression: 'attribute_not_exists(pk)',
             },

@@ -593,9 +593,6 @@ function blindUpdate(
   { sets, names, values, conditions }: UpdateExpression,
   { guarded }: { guarded: boolean },
 ): TransactItem {
-  // What the item version (`accountAttributes`) guarantees: an unversioned account numbers nothing and has no entries.
-  sets.push('version = if_not_exists(version, :none)', 'movement_count = if_not_exists(movement_count, :none)');
-  values[':none'] = 0;
   return {
     Update: {
       TableName: ctx.tables.main,
