@@ -54,6 +54,14 @@ export class TradeStateChangedError extends Error {
  * visibility pointer per other platform that may see it. An open trade also enters the sparse index of
  * trades to resume, a terminated one doesn't.
  */
+/**
+ * The trade item's schema version (lib/store/README.md, "Item versions"). 2: it carries `status_sequence` (its
+ * events' number, 1 at creation) and `visible_to`. 1 (no `item_version`): a trade reported before status events
+ * has no `status_sequence` (its creation counts as 1), one reported before cross-platform visibility no
+ * `visible_to` (only its reporter sees it).
+ */
+export const TRADE_ITEM_VERSION = 2;
+
 export function tradeItems(ctx: Pick<AppContext, 'tables'>, trade: Trade): TaggedItem[] {
   const table = ctx.tables.main;
   const tradeItem: TaggedItem = {
@@ -66,6 +74,7 @@ export function tradeItems(ctx: Pick<AppContext, 'tables'>, trade: Trade): Tagge
           ...listingEntry(trade, trade.platform_code),
           ...(trade.trade_state !== 'terminated' && openIndex(trade)),
           type: 'trade',
+          item_version: TRADE_ITEM_VERSION,
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
@@ -244,9 +253,20 @@ function toTrade(item: Record<string, any>): Trade {
     defaulted_timestamp: readOptionalInteger(item.defaulted_timestamp),
     last_update: readInteger(item.last_update),
     parties: [parties[0] as TradeParty, parties[1] as TradeParty],
-    visible_to: item.visible_to ?? [item.platform_code],
-    status_sequence: readOptionalInteger(item.status_sequence) ?? undefined,
+    ...versionedTradeFields(item),
   };
+}
+
+/** What version 2 guarantees; a version 1 trade (no `item_version`) may lack either (see TRADE_ITEM_VERSION). */
+function versionedTradeFields(item: Record<string, any>): Pick<Trade, 'visible_to' | 'status_sequence'> {
+  if (item.item_version === undefined)
+    return {
+      visible_to: item.visible_to ?? [item.platform_code],
+      status_sequence: readOptionalInteger(item.status_sequence) ?? undefined,
+    };
+  if (item.visible_to === undefined || item.status_sequence === undefined)
+    throw new Error(`trade ${item.trade_id}: item_version ${item.item_version} without visible_to or status_sequence`);
+  return { visible_to: item.visible_to, status_sequence: readInteger(item.status_sequence) };
 }
 
 /** One trade. Settlement tasks read consistently: they decide on the state they are about to condition on. */
@@ -581,8 +601,11 @@ function numberStatusChange(trade: Trade, after: Trade, { names, values, sets, c
   names['#status_sequence'] = 'status_sequence';
   values[':next_sequence'] = after.status_sequence;
   sets.push('#status_sequence = :next_sequence');
-  if (trade.status_sequence === undefined) conditions.push('attribute_not_exists(#status_sequence)');
-  else {
+  // Read without one (version 1): still without, or given 1 by migration 0002 since.
+  if (trade.status_sequence === undefined) {
+    values[':first_sequence'] = 1;
+    conditions.push('(attribute_not_exists(#status_sequence) OR #status_sequence = :first_sequence)');
+  } else {
     values[':read_sequence'] = trade.status_sequence;
     conditions.push('#status_sequence = :read_sequence');
   }

@@ -37,6 +37,8 @@ import {
 import { createPlatform } from '../../lib/store/platforms.js';
 import { createTableInput, MAIN_TABLE, TTL_TABLE } from '../../lib/store/table/tables.js';
 import { transactWrite } from '../../lib/store/table/transactions.js';
+import { getTrade, TRADE_ITEM_VERSION, updateTrade } from '../../lib/store/trades.js';
+import { storeUnfundedTrade } from '../support/trades.js';
 import { testContext, testEndpoint } from '../support/context.js';
 
 /**
@@ -189,9 +191,13 @@ const noProgress = (): MigrationProgress => ({ pages: 0, read: 0, migrated: 0, w
 
 describe('items written now', () => {
   it('carry item_version 2 and every attribute it guarantees', async () => {
-    expect([ACCOUNT_ITEM_VERSION, PARTICIPANT_ITEM_VERSION, AWARD_CHUNK_ITEM_VERSION, EVENT_ITEM_VERSION]).toEqual([
-      2, 2, 2, 2,
-    ]);
+    expect([
+      ACCOUNT_ITEM_VERSION,
+      PARTICIPANT_ITEM_VERSION,
+      AWARD_CHUNK_ITEM_VERSION,
+      EVENT_ITEM_VERSION,
+      TRADE_ITEM_VERSION,
+    ]).toEqual([2, 2, 2, 2, 2]);
     const { code, account, distribution } = await platformWithItems(own);
 
     const accountItem = (await stored(own, keys.account(account)))!;
@@ -219,10 +225,35 @@ describe('items written now', () => {
     const [event] = await eventItemsOf(own, code);
     expect(num(event!.item_version)).toBe(2);
     expect(event!.expires_at_ms).toBeUndefined();
+
+    const trade = (await stored(own, keys.trade((await storeUnfundedTrade(own, own.clock.nowMs())).trade_id)))!;
+    expect([trade.item_version, trade.status_sequence].map(num)).toEqual([2, 1]);
+    expect(trade.visible_to).toEqual(['PLAT01']);
   });
 });
 
+/** A legacy trade (from before status events and cross-platform visibility), read back. */
+async function legacyTrade(on: AppContext) {
+  const { trade_id } = await storeUnfundedTrade(on, on.clock.nowMs());
+  await makeLegacy(on, keys.trade(trade_id), ['item_version', 'status_sequence', 'visible_to']);
+  return (await getTrade(on, trade_id, { consistent: true }))!;
+}
+
+const ACTIVATE = { trade_state: 'active', settlement_state: 'obligations_outstanding' } as const;
+
 describe('readers branch on the item version', () => {
+  it("a trade: a legacy one has no sequence yet and is its reporter's alone; its status change numbers 2; stamped 2 without them is refused", async () => {
+    const trade = await legacyTrade(own);
+    expect(trade.status_sequence).toBeUndefined();
+    expect(trade.visible_to).toEqual(['PLAT01']);
+    expect(await updateTrade(own, trade, ['accepted'], ACTIVATE, own.clock.nowMs())).toBe(true);
+    const changed = (await stored(own, keys.trade(trade.trade_id)))!;
+    expect([changed.item_version, changed.status_sequence].map(num)).toEqual([undefined, 2]);
+
+    await makeLegacy(own, keys.trade(trade.trade_id), ['status_sequence'], { item_version: 2 });
+    await expect(getTrade(own, trade.trade_id)).rejects.toThrow(/item_version 2 without visible_to or status_sequence/);
+  });
+
   it('an account: a legacy item reads what is absent as 0 and what is there as stored; books on either', async () => {
     const { code, account } = await platformWithItems(own);
     const numbered = usd(code, 'numbered');
@@ -474,6 +505,27 @@ describe('migration 0002-item-versions between a read and its write', () => {
   });
 });
 
+describe('migration 0002-item-versions between a read and its write: a trade', () => {
+  it('a status change that read a legacy trade commits on the upgraded item', async () => {
+    const trade = await legacyTrade(own);
+    const transactions = { count: 0 };
+    const changing = beforeFirstTransaction(
+      own,
+      async () => {
+        let position: Record<string, unknown> | undefined;
+        do position = await migration.page(own, {}, position, noProgress());
+        while (position !== undefined);
+      },
+      transactions,
+    );
+    expect(await updateTrade(changing, trade, ['accepted'], ACTIVATE, own.clock.nowMs())).toBe(true);
+    expect(transactions.count).toBe(1);
+    const item = (await stored(own, keys.trade(trade.trade_id)))!;
+    expect([item.item_version, item.status_sequence].map(num)).toEqual([2, 2]);
+    expect(item.visible_to).toEqual(['PLAT01']);
+  });
+});
+
 describe('migration 0002-item-versions over the whole table', () => {
   it('upgrades system accounts too, and the ledger check finds the same before and after', {
     timeout: 120_000,
@@ -504,6 +556,7 @@ describe('migration 0002-item-versions over the whole table', () => {
       await makeLegacy(on, { pk: item!.pk, sk: item!.sk }, ['item_version', 'version', 'movement_count']);
     // An account no booking numbered: the check can't replay it, before or after.
     await makeLegacy(on, keys.account(account), ['item_version', 'version', 'movement_count']);
+    const trade = await legacyTrade(on);
 
     const kinds = async () => {
       const { discrepancies } = await runLedgerCheck(on, { scope: {}, totalSegments: 1 });
@@ -514,7 +567,10 @@ describe('migration 0002-item-versions over the whole table', () => {
     const before = await kinds();
     const done = (await runAdmin(['migrate', 'run', ITEM_VERSIONS, '--reason', 'item versions'], { ctx: on })) as any;
     expect(done).toMatchObject({ scope: 'table', outcome: 'applied' });
-    expect(done.progress.migrated).toBe((await systemItems()).length + 1);
+    expect(done.progress.migrated).toBe((await systemItems()).length + 2);
+    const upgradedTrade = (await stored(on, keys.trade(trade.trade_id)))!;
+    expect([upgradedTrade.item_version, upgradedTrade.status_sequence].map(num)).toEqual([2, 1]);
+    expect(upgradedTrade.visible_to).toEqual(['PLAT01']);
     for (const item of await systemItems())
       expect([item!.item_version, item!.version, item!.movement_count].map(num)).toEqual([2, 0, 0]);
     expect(await kinds()).toEqual(before);

@@ -10,13 +10,13 @@ import type { AppContext } from '../../context.js';
 
 /**
  * 0002: items of the entities whose readers had compatibility branches (accounts, participants, award chunks,
- * events) written before they carried `item_version` (version 1) are brought to version 2 (lib/store/README.md,
+ * events, trades) written before they carried `item_version` (version 1) are brought to version 2 (lib/store/README.md,
  * "Item versions"): the attributes version 2 guarantees are written explicitly, with the values a version 1
  * reader gave them when absent, and `item_version` is stamped, in one update conditioned on
  * `attribute_not_exists(item_version)`. So a page done twice, two runs at once, or a booking that stamped the
  * item first change nothing twice; the defaults are `if_not_exists`, so a live writer's value (a booking's
  * version and movement count, a status change's counter) is never overwritten, and a writer racing the update
- * still finds what it read (bookings and status changes accept 0 where they read an absent counter).
+ * still finds what it read (bookings and status changes accept the default where they read an absent counter).
  *
  * It stamps 2, not the entities' current constants: once shipped a migration never changes, and a later
  * version is a later migration's.
@@ -129,11 +129,23 @@ function skipped(ctx: Ctx, item: Record<string, any>, why: string): Result {
   return 'skipped';
 }
 
+/** A trade: `status_sequence` (1: its creation's) and `visible_to` (its reporter alone). */
+function upgradeTrade(ctx: Ctx, item: Record<string, any>): Promise<Result> {
+  return upgrade(ctx, item, {
+    set: [
+      'status_sequence = if_not_exists(status_sequence, :one)',
+      'visible_to = if_not_exists(visible_to, :reporter)',
+    ],
+    values: { ':one': 1, ':reporter': [item.platform_code] },
+  });
+}
+
 const UPGRADES: Record<string, (ctx: Ctx, item: Record<string, any>) => Promise<Result>> = {
   account: upgradeAccount,
   participant: upgradeParticipant,
   award_distribution_chunk: upgradeChunk,
   event: upgradeEvent,
+  trade: upgradeTrade,
 };
 
 function readPage(ctx: Ctx, platformCode: string | undefined, position: Record<string, unknown> | undefined) {
@@ -158,7 +170,7 @@ function readPage(ctx: Ctx, platformCode: string | undefined, position: Record<s
 export const itemVersions: Migration = {
   name: ITEM_VERSIONS,
   description:
-    'accounts, participants, award chunks and events written before they carried item_version: the attributes version 2 guarantees written explicitly (their legacy defaults), item_version 2 stamped',
+    'accounts, participants, award chunks, events and trades written before they carried item_version: the attributes version 2 guarantees written explicitly (their legacy defaults), item_version 2 stamped',
   async page(ctx, { platformCode }, position, progress: MigrationProgress) {
     const out = await readPage(ctx, platformCode, position);
     const items = out.Items ?? [];
