@@ -324,7 +324,7 @@ function toDistribution(item: Record<string, any>): Distribution {
  * The lane a chunk pays from: version 2 carries it; version 1 (recorded before lanes) has none and pays from
  * its distribution's escrow. Read by presence for now, not by version: test/integration/awards.test.ts makes a
  * pre-lane chunk by removing `escrow` from a version 2 one; once it removes `item_version` too, a version 2
- * chunk without `escrow` can be refused (`guaranteed`), as the other entities' readers do.
+ * chunk without `escrow` can be refused, as the other entities' readers refuse what their version guarantees.
  */
 function chunkEscrow(item: Record<string, any>, distributionEscrow: AccountRef): AccountRef {
   return item.escrow === undefined ? distributionEscrow : accountRef(item.escrow);
