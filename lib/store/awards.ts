@@ -7,6 +7,7 @@ import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 import { eventItem } from './events.js';
+import { itemVersionOf } from './table/item-versions.js';
 
 /**
  * Award distributions. A distribution can credit more recipients than one transaction holds, so it is
@@ -321,12 +322,16 @@ function toDistribution(item: Record<string, any>): Distribution {
 }
 
 /**
- * The lane a chunk pays from: version 2 carries it; version 1 (recorded before lanes) has none and pays from
- * its distribution's escrow. Read by presence for now, not by version: test/integration/awards.test.ts makes a
- * pre-lane chunk by removing `escrow` from a version 2 one; once it removes `item_version` too, a version 2
- * chunk without `escrow` can be refused, as the other entities' readers refuse what their version guarantees.
+ * The lane a chunk pays from. Version 2 carries it. Version 1 is either shape written before item versions: a
+ * chunk recorded after lanes carries its lane too; one recorded before lanes has none and pays from its
+ * distribution's escrow.
  */
 function chunkEscrow(item: Record<string, any>, distributionEscrow: AccountRef): AccountRef {
+  if (itemVersionOf(item) >= AWARD_CHUNK_ITEM_VERSION) {
+    if (item.escrow === undefined)
+      throw new Error(`no escrow in ${item.pk} ${item.sk} at item_version ${item.item_version}`);
+    return accountRef(item.escrow);
+  }
   return item.escrow === undefined ? distributionEscrow : accountRef(item.escrow);
 }
 

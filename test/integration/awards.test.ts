@@ -456,7 +456,10 @@ describe('POST /awards/distribute across chunks', () => {
         }),
       );
     for (const chunk of recorded!.chunks)
-      await update(keys.awardDistributionChunk(platform.platformCode, requestId, chunk.index), 'REMOVE escrow');
+      await update(
+        keys.awardDistributionChunk(platform.platformCode, requestId, chunk.index),
+        'REMOVE escrow, item_version',
+      );
     const [first, ...others] = escrowLanes(platform);
     // The first lane is the escrow account distributions used before lanes.
     expect(first).toEqual({

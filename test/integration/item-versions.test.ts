@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import {
   BatchWriteCommand,
   GetCommand,
@@ -10,7 +9,6 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { localClient } from '../../infra/local/dynamodb.js';
 import { awardsEscrowAccount } from '../../lib/awards/distribute-awards.js';
 import type { AppContext } from '../../lib/context.js';
 import { accountIdOf, SYSTEM_PARTICIPANTS, systemAccount, type AccountRef } from '../../lib/domain/ledger.js';
@@ -35,11 +33,11 @@ import {
   PARTICIPANT_ITEM_VERSION,
 } from '../../lib/store/participants.js';
 import { createPlatform } from '../../lib/store/platforms.js';
-import { createTableInput, MAIN_TABLE, TTL_TABLE } from '../../lib/store/table/tables.js';
 import { transactWrite } from '../../lib/store/table/transactions.js';
 import { getTrade, TRADE_ITEM_VERSION, updateTrade } from '../../lib/store/trades.js';
 import { storeUnfundedTrade } from '../support/trades.js';
-import { testContext, testEndpoint } from '../support/context.js';
+import { testContext } from '../support/context.js';
+import { createTablesWithoutStream } from '../support/stream-free-tables.js';
 
 /**
  * Item versions (lib/store/README.md, "Item versions"): what writers stamp, how readers branch on the version
@@ -52,24 +50,6 @@ const tables = { main: `item-versions-main-${process.pid}`, ttl: `item-versions-
 const own = testContext({ tables });
 const migration = findMigration(ITEM_VERSIONS)!;
 const BOUNDARY = SYSTEM_PARTICIPANTS.externalBoundary;
-
-/**
- * The tables `ensureTables` makes, without the main table's stream, which nothing here reads: in DynamoDB Local
- * (one database for every table) a table whose stream starts once the run's data is there writes about 40 times
- * slower (see test/integration/migrations.test.ts).
- */
-async function createTablesWithoutStream(names: { main: string; ttl: string }): Promise<void> {
-  const client = localClient(testEndpoint());
-  for (const [name, table] of [
-    [names.main, MAIN_TABLE],
-    [names.ttl, TTL_TABLE],
-  ] as const) {
-    const input = createTableInput(name, table);
-    delete (input as { StreamSpecification?: unknown }).StreamSpecification;
-    await client.send(new CreateTableCommand(input));
-  }
-  client.destroy();
-}
 
 beforeAll(async () => {
   await createTablesWithoutStream(tables);
@@ -297,12 +277,15 @@ describe('readers branch on the item version', () => {
     await expect(getParticipantStatusState(own, code)).rejects.toThrow(/no status_version in .* at item_version 2/);
   });
 
-  it("an award chunk: a legacy one without escrow pays from the distribution's, one with its lane from that", async () => {
+  it("an award chunk: a legacy one without escrow pays from the distribution's, one with its lane from that; stamped 2 without it is refused", async () => {
     const { code, distribution } = await platformWithItems(own);
     await makeLegacy(own, distribution.chunkKey(0), ['item_version', 'escrow']);
     await makeLegacy(own, distribution.chunkKey(1), ['item_version']);
     const read = (await getDistribution(own, code, distribution.id))!;
     expect(read.chunks.map((chunk) => chunk.escrow)).toEqual([distribution.escrow, distribution.chunks[1]!.escrow]);
+    // Stamped 2 without its lane: refused, never paid from the distribution's escrow by default.
+    await makeLegacy(own, distribution.chunkKey(0), [], { item_version: 2 });
+    await expect(getDistribution(own, code, distribution.id)).rejects.toThrow(/no escrow in .* at item_version 2/);
   });
 
   it("an event: a legacy one's expires_at_ms is its expiry; version 2's is its ttl, whatever else it holds", async () => {

@@ -1,13 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { UsageError } from '../../infra/ops/command.js';
-import { localClient } from '../../infra/local/dynamodb.js';
-import { createTableInput, MAIN_TABLE, TTL_TABLE } from '../../lib/store/table/tables.js';
 import { awardsEscrowAccount, resumeDistribution } from '../../lib/awards/distribute-awards.js';
 import type { AppContext } from '../../lib/context.js';
 import { chunked, distributionFingerprint, recipientsPerChunk } from '../../lib/domain/awards.js';
@@ -40,7 +37,8 @@ import { MAX_TRANSACTION_ITEMS, type CountChange } from '../../lib/store/table/t
 import { customersViaStore } from '../support/customers.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
-import { clientWith, ctx, testContext, testEndpoint } from '../support/context.js';
+import { clientWith, ctx, testContext } from '../support/context.js';
+import { createTablesWithoutStream } from '../support/stream-free-tables.js';
 
 /**
  * Migrations (README "Migrations"), on items written the old way: movement records without their account
@@ -166,26 +164,6 @@ async function walk(platform: TestPlatform, path: string): Promise<string[]> {
     next = `${query}&cursor=${encodeURIComponent(response.body.next_cursor)}`;
   }
   throw new Error(`${path}: no end after 100 pages`);
-}
-
-/**
- * Tables of a test's own, as `ensureTables` makes them but without the main table's stream, which nothing here
- * reads. DynamoDB Local keeps every table in one database, and a table whose stream starts once that database
- * holds the run's data writes slowly: with 100,000 items in the worker's tables, 200 puts took 20 s on such a table
- * (0.4 s without the stream, 0.6 s on a table created before the data), and the whole-table test below 110 s on
- * `ensureTables`'s tables (47 s in a full run), 2.3 s on these.
- */
-async function createTablesWithoutStream(names: { main: string; ttl: string }): Promise<void> {
-  const client = localClient(testEndpoint());
-  for (const [name, table] of [
-    [names.main, MAIN_TABLE],
-    [names.ttl, TTL_TABLE],
-  ] as const) {
-    const input = createTableInput(name, table);
-    delete (input as { StreamSpecification?: unknown }).StreamSpecification;
-    await client.send(new CreateTableCommand(input));
-  }
-  client.destroy();
 }
 
 describe('migration 0001-movement-account-entries', () => {
