@@ -15,7 +15,21 @@ const PACED = [
   'test/integration/ledger-properties.test.ts',
 ];
 
-/** What both groups share: the set-up of each test process, time limits, one process per file. */
+/**
+ * Files that learn of events from the main table's stream (webhook deliveries, status events): they run on the
+ * worker tables that have one (TEST_TABLE_STREAM, test/support/tables.ts), every other file on tables without
+ * it, which DynamoDB Local writes faster.
+ */
+const STREAMS = [
+  'test/integration/webhooks.test.ts',
+  'test/integration/status-events.test.ts',
+  'test/integration/participant-status.test.ts',
+  'test/integration/rewards.test.ts',
+  'test/integration/liquidity.test.ts',
+  'test/integration/convert-withdraw.test.ts',
+];
+
+/** What every project shares: the set-up of each test process, time limits, one process per file. */
 const shared: TestProjectInlineConfiguration['test'] = {
   setupFiles: ['test/support/setup-env.ts'],
   testTimeout: 60_000,
@@ -32,7 +46,7 @@ const shared: TestProjectInlineConfiguration['test'] = {
  * One DynamoDB Local for the whole run (the root's global setup, which gives each worker tables of its own:
  * DynamoDB Local serves each table behind one lock); each test file gets its own in-process HTTP server and
  * its own platforms and ids, so nothing is reset between tests. The paced files first, one at a time (group 1),
- * then the rest two at a time (group 2). Three at a time overloaded DynamoDB Local's JVM: 13 minutes, failures.
+ * then the rest two at a time (group 2: the stream files and the others share its two workers). Three at a time overloaded DynamoDB Local's JVM: 13 minutes, failures.
  */
 export default defineConfig({
   test: {
@@ -43,9 +57,19 @@ export default defineConfig({
       {
         test: {
           ...shared,
+          name: 'streams',
+          include: STREAMS,
+          env: { ...shared.env, TEST_TABLE_STREAM: '1' },
+          maxWorkers: 2,
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        test: {
+          ...shared,
           name: 'parallel',
           include: ['test/**/*.test.ts'],
-          exclude: PACED,
+          exclude: [...PACED, ...STREAMS],
           maxWorkers: 2,
           sequence: { groupOrder: 2 },
         },

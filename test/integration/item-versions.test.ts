@@ -36,8 +36,8 @@ import { createPlatform } from '../../lib/store/platforms.js';
 import { transactWrite } from '../../lib/store/table/transactions.js';
 import { getTrade, TRADE_ITEM_VERSION, updateTrade } from '../../lib/store/trades.js';
 import { storeUnfundedTrade } from '../support/trades.js';
-import { testContext } from '../support/context.js';
-import { createTablesWithoutStream } from '../support/stream-free-tables.js';
+import { testContext, testEndpoint } from '../support/context.js';
+import { createStreamFreeTables } from '../support/tables.js';
 
 /**
  * Item versions (lib/store/README.md, "Item versions"): what writers stamp, how readers branch on the version
@@ -52,7 +52,7 @@ const migration = findMigration(ITEM_VERSIONS)!;
 const BOUNDARY = SYSTEM_PARTICIPANTS.externalBoundary;
 
 beforeAll(async () => {
-  await createTablesWithoutStream(tables);
+  await createStreamFreeTables(testEndpoint(), tables);
 });
 
 const usd = (platformCode: string, label: string): AccountRef => ({
@@ -515,7 +515,7 @@ describe('migration 0002-item-versions over the whole table', () => {
   }, async () => {
     // Tables of its own: the whole-table run is recorded once per table.
     const whole = { main: `item-versions-whole-${process.pid}`, ttl: `item-versions-whole-ttl-${process.pid}` };
-    await createTablesWithoutStream(whole);
+    await createStreamFreeTables(testEndpoint(), whole);
     const on = testContext({ tables: whole });
     const { code, account } = await platformWithItems(on);
     // An escrow account (guarded, unversioned), credited from the platform's account.

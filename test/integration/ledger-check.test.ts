@@ -20,7 +20,7 @@ import { setPrice } from '../support/pricing.js';
 import { newPlatform, serviceFor, type TestPlatform } from '../support/service.js';
 import { testContext, testEndpoint } from '../support/context.js';
 import { TEST_SECRETS_KEY } from '../support/tables.js';
-import { createTablesWithoutStream } from '../support/stream-free-tables.js';
+import { createStreamFreeTables } from '../support/tables.js';
 
 /**
  * The ledger check on tables of this file's own: a check scoped to a platform (`--platform`) still scans the
@@ -35,7 +35,7 @@ const home = serviceFor(ctx);
 
 // Nothing here reads the stream: tables without it write at full speed however late in the run they are made.
 beforeAll(async () => {
-  await createTablesWithoutStream(tables);
+  await createStreamFreeTables(testEndpoint(), tables);
 });
 const check = async (platformCode: string, ...more: string[]) =>
   (await runAdmin(['ledger', 'check', '--platform', platformCode, ...more], { ctx })) as LedgerCheckReport;

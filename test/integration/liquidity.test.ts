@@ -414,11 +414,12 @@ describe('price set (ops)', () => {
 
   it('never lets an older observation replace a newer price', async () => {
     const now = ctx.clock.nowMs();
-    await setReferencePrice(ctx, 'ETH', 'EUR', '3000', {}, now);
-    await expect(setReferencePrice(ctx, 'ETH', 'EUR', '2000', { force: true }, now - 1_000)).rejects.toThrow(
-      'a newer price for ETH/EUR is already stored',
+    // DOGE/EUR: a pair no other file prices (ETH/EUR here once made a convert-withdraw test pay 3,000 a coin).
+    await setReferencePrice(ctx, 'DOGE', 'EUR', '3000', {}, now);
+    await expect(setReferencePrice(ctx, 'DOGE', 'EUR', '2000', { force: true }, now - 1_000)).rejects.toThrow(
+      'a newer price for DOGE/EUR is already stored',
     );
-    expect((await getReferencePrice(ctx, 'ETH', 'EUR'))?.price.toFixed()).toBe('3000');
+    expect((await getReferencePrice(ctx, 'DOGE', 'EUR'))?.price.toFixed()).toBe('3000');
   });
 
   it('refuses a spread of 10000 bps or more, and an unknown platform', async () => {

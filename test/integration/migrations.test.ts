@@ -37,8 +37,8 @@ import { MAX_TRANSACTION_ITEMS, type CountChange } from '../../lib/store/table/t
 import { customersViaStore } from '../support/customers.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
-import { clientWith, ctx, testContext } from '../support/context.js';
-import { createTablesWithoutStream } from '../support/stream-free-tables.js';
+import { clientWith, ctx, testContext, testEndpoint } from '../support/context.js';
+import { createStreamFreeTables } from '../support/tables.js';
 
 /**
  * Migrations (README "Migrations"), on items written the old way: movement records without their account
@@ -413,7 +413,7 @@ describe('migration 0001-movement-account-entries', () => {
   }, async () => {
     // Tables of its own: a whole-table run scans everything in them.
     const tables = { main: `migrate-main-${process.pid}`, ttl: `migrate-ttl-${process.pid}` };
-    await createTablesWithoutStream(tables);
+    await createStreamFreeTables(testEndpoint(), tables);
     const own = testContext({ tables });
     const platform = await createPlatform(own, 'migrating', '0');
     const accounts: [AccountRef, AccountRef] = [

@@ -11,13 +11,13 @@ import { getEvent } from '../../lib/store/events.js';
 import { keys, ttlKeys } from '../../lib/store/keys.js';
 import { createEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 import { startLocalWebhooks, type LocalWebhooks } from '../../infra/local/webhook-runtime.js';
-import { ensureTables } from '../../infra/local/dynamodb.js';
 import { deposit } from '../../lib/ledger/deposit.js';
-import { ctx, testContext, testEndpoint } from '../support/context.js';
+import { ctx, testContext } from '../support/context.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform, serviceFor, type TestPlatform } from '../support/service.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { itemSizeBytes } from '../support/item-size.js';
+import { spareStreamTables } from '../support/tables.js';
 
 /**
  * Retries a tenth of a second apart (jittered +/-20 %), so a failing receiver's next try is due at once: what
@@ -457,8 +457,8 @@ describe('webhook delivery', () => {
   it('loses nothing when the process dies between the commit and the delivery: the sweep delivers it', async () => {
     // Tables of its own: the sweep dispatches every undispatched event of its table, and the shared test
     // table holds the whole run's (other files run no dispatcher).
-    const tables = { main: `sweep-main-${process.pid}`, ttl: `sweep-ttl-${process.pid}` };
-    await ensureTables(testEndpoint(), tables);
+    // The worker's spare stream tables, made at the start of the run: one made now would write very slowly.
+    const tables = spareStreamTables();
     const sweepCtx = testContext({ tables, env: { WEBHOOK_RETRY_SCHEDULE_SECONDS: SCHEDULE } });
     const home = serviceFor(sweepCtx);
     const platform = await newPlatform({ on: home });

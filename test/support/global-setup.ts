@@ -3,7 +3,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import type { TestProject } from 'vitest/node';
 import { ensureTables, freePort, startDynamoLocal } from '../../infra/local/dynamodb.js';
-import { testTablesOf } from './tables.js';
+import { createStreamFreeTables, plainTablesOf, spareStreamTablesOf, streamTablesOf } from './tables.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -11,11 +11,15 @@ declare module 'vitest' {
   }
 }
 
-/** Starts DynamoDB Local once per run (in memory) and creates each worker's tables. */
+/** Starts DynamoDB Local once per run (in memory) and creates each worker's tables, before anything is written (see tables.ts). */
 export default async function setup(project: TestProject) {
   const dynamo = await startDynamoLocal({ port: await freePort() });
   const workers = Math.max(1, Number(project.config.maxWorkers) || 1);
-  for (let worker = 1; worker <= workers; worker++) await ensureTables(dynamo.endpoint, testTablesOf(worker));
+  for (let worker = 1; worker <= workers; worker++) {
+    await ensureTables(dynamo.endpoint, streamTablesOf(worker));
+    await ensureTables(dynamo.endpoint, spareStreamTablesOf(worker));
+    await createStreamFreeTables(dynamo.endpoint, plainTablesOf(worker));
+  }
   project.provide('dynamoEndpoint', dynamo.endpoint);
   return async () => {
     await dynamo.stop();
