@@ -58,6 +58,9 @@ const shared: TestProjectInlineConfiguration['test'] = {
  */
 export default defineConfig({
   test: {
+    // Transformed modules kept on disk: the four projects each transform every file they import, and with this
+    // the first one's work serves the others (and the next run).
+    experimental: { fsModuleCache: true },
     globalSetup: ['test/support/global-setup.ts'],
     maxWorkers: 2,
     projects: [
