@@ -5,7 +5,7 @@ import { readInteger } from '../table/integers.js';
 import { withRetry } from '../table/retry.js';
 import { ITEM_VERSIONS } from './names.js';
 import type { MigrationProgress } from './records.js';
-import type { Migration } from './run.js';
+import { migrateEach, type Migration } from './run.js';
 import type { AppContext } from '../../context.js';
 
 /**
@@ -29,8 +29,6 @@ import type { AppContext } from '../../context.js';
 const TO_VERSION = 2;
 /** Items a page reads (evaluated, before the filter): bounds a page's memory and time. */
 const PAGE_ITEMS = 100;
-/** Items upgraded at once within a page. */
-const CONCURRENCY = 8;
 
 type Ctx = Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>;
 type Result = 'migrated' | 'already' | 'skipped';
@@ -175,16 +173,11 @@ export const itemVersions: Migration = {
     const out = await readPage(ctx, platformCode, position);
     const items = out.Items ?? [];
     progress.read += items.length;
-    const queue = [...items];
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        for (let item = queue.shift(); item; item = queue.shift()) {
-          const result = await UPGRADES[item.type]!(ctx, item);
-          progress[result] += 1;
-          if (result === 'migrated') progress.written += 1;
-        }
-      }),
-    );
+    await migrateEach(items, async (item) => {
+      const result = await UPGRADES[item.type]!(ctx, item);
+      progress[result] += 1;
+      if (result === 'migrated') progress.written += 1;
+    });
     return out.LastEvaluatedKey;
   },
 };

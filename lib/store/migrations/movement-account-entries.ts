@@ -9,7 +9,7 @@ import { MAX_TRANSACTION_ITEMS, type CountChange, type TaggedItem } from '../tab
 import { movementRecordItems } from '../booking/batch.js';
 import { MOVEMENT_ACCOUNT_ENTRIES } from './names.js';
 import type { MigrationProgress } from './records.js';
-import type { Migration } from './run.js';
+import { migrateEach, type Migration } from './run.js';
 import type { AppContext } from '../../context.js';
 
 /**
@@ -27,8 +27,6 @@ import type { AppContext } from '../../context.js';
 
 /** Items a page reads (evaluated, before the filter): bounds a page's memory and time. */
 const PAGE_ITEMS = 100;
-/** Movements migrated at once within a page. */
-const CONCURRENCY = 8;
 /** Entries per transaction: each with its account's update, plus the counters (a movement touches at most two platforms). */
 const ENTRIES_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - 2) / 2);
 const ATTEMPTS = 3;
@@ -202,16 +200,11 @@ export const movementAccountEntries: Migration = {
     const out = await readPage(ctx, platformCode, position);
     const items = (out.Items ?? []).filter((item) => item.type === 'movement' || item.type === 'movement_entry');
     progress.read += items.length;
-    const queue = [...items];
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        for (let item = queue.shift(); item; item = queue.shift()) {
-          const { result, written } = await migrateMovement(ctx, item);
-          progress[result] += 1;
-          progress.written += written;
-        }
-      }),
-    );
+    await migrateEach(items, async (item) => {
+      const { result, written } = await migrateMovement(ctx, item);
+      progress[result] += 1;
+      progress.written += written;
+    });
     return out.LastEvaluatedKey;
   },
 };

@@ -7,6 +7,19 @@ import {
 } from './records.js';
 import type { AppContext } from '../../context.js';
 
+/** Items of a page migrated at once. */
+const PAGE_CONCURRENCY = 8;
+
+/** Runs `migrate` on every item of a page, `PAGE_CONCURRENCY` at a time (a migration's page, in any order). */
+export async function migrateEach<T>(items: readonly T[], migrate: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...items];
+  await Promise.all(
+    Array.from({ length: PAGE_CONCURRENCY }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await migrate(item);
+    }),
+  );
+}
+
 /**
  * A versioned, named backfill. `page` does one bounded page of work from `position` (undefined: the start)
  * and returns where the next page starts (undefined: done); every write it makes is conditional, so a page
