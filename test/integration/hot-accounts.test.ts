@@ -147,18 +147,27 @@ async function committerGone(account: AccountRef): Promise<void> {
 /** A server whose requests wait at most 300 ms for their queued bookings. */
 const impatient = serviceFor(testContext({ env: { HOT_ACCOUNT_WAIT_MS: '300' } }));
 
+/**
+ * A platform funded with `funds` whose payout of `amount` (to payee-1) is left queued behind a stalled committer:
+ * its request (through the impatient server) answered 503, its id still in progress.
+ */
+async function payoutLeftQueued(funds: string, amount = '1') {
+  const platform = await newPlatform();
+  await fund(platform.participantCode, 'USD', funds);
+  const general = generalOf(platform);
+  await hotWithStalledCommitter(general);
+  const requestId = randomUUID();
+  const first = await platform.post('/transfers', payout(platform, 1, amount), {
+    headers: { 'X-Request-Id': requestId },
+    via: impatient,
+  });
+  expect(first.status, first.text).toBe(503);
+  return { platform, general, requestId, first };
+}
+
 describe('a request that waits past its bound', () => {
   it('answers 503 with Retry-After; its booking still commits once, and a retry with the same X-Request-Id gets its answer', async () => {
-    const platform = await newPlatform();
-    await fund(platform.participantCode, 'USD', '10');
-    const general = generalOf(platform);
-    await hotWithStalledCommitter(general);
-    const requestId = randomUUID();
-    const first = await platform.post('/transfers', payout(platform, 1), {
-      headers: { 'X-Request-Id': requestId },
-      via: impatient,
-    });
-    expect(first.status, first.text).toBe(503);
+    const { platform, general, requestId, first } = await payoutLeftQueued('10');
     expect(first.headers.get('retry-after')).toBe('1');
     // The booking is still queued, its committer stalled: a retry waits its turn, then hears it is queued.
     const meanwhile = await platform.post('/transfers', payout(platform, 1), {
@@ -231,16 +240,7 @@ describe('a request that waits past its bound', () => {
   });
 
   it('a retry commits its queued booking itself once the committer is gone, though the account has cooled and nothing else books', async () => {
-    const platform = await newPlatform();
-    await fund(platform.participantCode, 'USD', '10');
-    const general = generalOf(platform);
-    await hotWithStalledCommitter(general);
-    const requestId = randomUUID();
-    const first = await platform.post('/transfers', payout(platform, 1), {
-      headers: { 'X-Request-Id': requestId },
-      via: impatient,
-    });
-    expect(first.status, first.text).toBe(503);
+    const { platform, general, requestId } = await payoutLeftQueued('10');
     await committerGone(general);
     // The hot mark lapses: the account's next bookings would go the cold way, past the queue.
     await ctx.db.send(
@@ -274,16 +274,7 @@ describe('a request that waits past its bound', () => {
   });
 
   it('a queued booking the balance does not cover is refused alone and frees its request id: the retry runs again', async () => {
-    const platform = await newPlatform();
-    await fund(platform.participantCode, 'USD', '0.50');
-    const general = generalOf(platform);
-    await hotWithStalledCommitter(general);
-    const requestId = randomUUID();
-    const queued = await platform.post('/transfers', payout(platform, 1, '1.00'), {
-      headers: { 'X-Request-Id': requestId },
-      via: impatient,
-    });
-    expect(queued.status).toBe(503);
+    const { platform, general, requestId } = await payoutLeftQueued('0.50', '1.00');
     await committerGone(general);
     // The next booking commits the queue: the waiting transfer (first in line) is refused, this one books.
     const next = await platform.post('/transfers', payout(platform, 2, '0.10'));
