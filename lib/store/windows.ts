@@ -190,19 +190,24 @@ class RequestTakenOverError extends ConflictError {
   }
 }
 
-const completion = (ctx: Pick<AppContext, 'tables'>, run: IdempotentRun, storedText: string) => ({
+/** The key of a run's record and the condition that it is still in progress and the run's own. */
+const ownRecord = (ctx: Pick<AppContext, 'tables'>, run: IdempotentRun) => ({
   TableName: ctx.tables.ttl,
   Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
-  UpdateExpression: 'SET #status = :completed, #response = :response REMOVE in_progress_until_ms',
   ConditionExpression: '#status = :inProgress AND #owner = :owner',
-  ExpressionAttributeNames: { '#status': 'status', '#response': 'response', '#owner': 'owner' },
-  ExpressionAttributeValues: {
-    ':completed': 'COMPLETED',
-    ':inProgress': 'IN_PROGRESS',
-    ':owner': run.owner,
-    ':response': storedText,
-  },
+  ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+  ExpressionAttributeValues: { ':inProgress': 'IN_PROGRESS', ':owner': run.owner },
 });
+
+const completion = (ctx: Pick<AppContext, 'tables'>, run: IdempotentRun, storedText: string) => {
+  const own = ownRecord(ctx, run);
+  return {
+    ...own,
+    UpdateExpression: 'SET #status = :completed, #response = :response REMOVE in_progress_until_ms',
+    ExpressionAttributeNames: { ...own.ExpressionAttributeNames, '#response': 'response' },
+    ExpressionAttributeValues: { ...own.ExpressionAttributeValues, ':completed': 'COMPLETED', ':response': storedText },
+  };
+};
 
 /**
  * The request's claim on what it books: the transaction item that completes its idempotency record with
@@ -245,13 +250,7 @@ export async function completeIdempotentRequest(
   return writtenUnlessConditionFailed(ctx.db.send(new UpdateCommand(completion(ctx, run, text))));
 }
 
-const abandonment = (ctx: Pick<AppContext, 'tables'>, run: IdempotentRun): DeleteCommandInput => ({
-  TableName: ctx.tables.ttl,
-  Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
-  ConditionExpression: '#status = :inProgress AND #owner = :owner',
-  ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
-  ExpressionAttributeValues: { ':inProgress': 'IN_PROGRESS', ':owner': run.owner },
-});
+const abandonment = (ctx: Pick<AppContext, 'tables'>, run: IdempotentRun): DeleteCommandInput => ownRecord(ctx, run);
 
 /** A failed request releases its key, so the client can retry (a retry of a partial run resumes it). Only its owner's, only while in progress. */
 export async function abandonIdempotentRequest(
@@ -270,19 +269,13 @@ export async function noteQueuedBooking(
   run: IdempotentRun,
   queued: QueuedBookingRef,
 ): Promise<void> {
+  const own = ownRecord(ctx, run);
   await writtenUnlessConditionFailed(
     ctx.db.send(
       new UpdateCommand({
-        TableName: ctx.tables.ttl,
-        Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
+        ...own,
         UpdateExpression: 'SET queued_booking = :queued',
-        ConditionExpression: '#status = :inProgress AND #owner = :owner',
-        ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
-        ExpressionAttributeValues: {
-          ':queued': JSON.stringify(queued),
-          ':inProgress': 'IN_PROGRESS',
-          ':owner': run.owner,
-        },
+        ExpressionAttributeValues: { ...own.ExpressionAttributeValues, ':queued': JSON.stringify(queued) },
       }),
     ),
   );
