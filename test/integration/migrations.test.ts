@@ -38,6 +38,7 @@ import { customersViaStore } from '../support/customers.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { clientWith, ctx, testContext, testEndpoint } from '../support/context.js';
+import { dropResponse } from '../support/raw-response.js';
 import { createStreamFreeTables } from '../support/tables.js';
 
 /**
@@ -345,8 +346,10 @@ describe('migration 0001-movement-account-entries', () => {
     const crashing = clientWith(
       (next: any, context: any) => async (args: any) => {
         const result = await next(args);
-        if (context.commandName === 'TransactWriteItemsCommand' && ++transactions === 130)
+        if (context.commandName === 'TransactWriteItemsCommand' && ++transactions === 130) {
+          dropResponse(result);
           throw new Error('the process died after this commit');
+        }
         return result;
       },
       'crash-after-commit',

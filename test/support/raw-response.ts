@@ -1,0 +1,13 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * Drops the raw HTTP response a `deserialize`-step middleware got from `next`, as a broken connection would.
+ * That step runs inside the SDK's deserializer, so a middleware that throws after `next` (a lost answer, a
+ * crash after the commit) leaves the response body unread, and Node's agent keeps its socket busy until the
+ * server closes it: with a few dozen such faults every socket of the client's pool is held and all of its
+ * calls queue for seconds (the simulation spent most of its time there). Destroying the body frees the socket.
+ */
+export function dropResponse(result: unknown): void {
+  const body = (result as { response?: { body?: Partial<Readable> } } | undefined)?.response?.body;
+  body?.destroy?.();
+}
