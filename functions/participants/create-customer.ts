@@ -12,7 +12,7 @@ import { createCustomer } from '../../lib/participants/create-customer.js';
 export const bind = apiHandler(
   {
     body: z.unknown(),
-    documentedBody: async () => (await import('../../lib/http/schemas/customer-requests.js')).customerRequest,
+    documentedBody: async () => (await import('../../lib/http/schemas/customer-request.js')).customerRequest,
     successStatus: 201,
     response: async () => (await import('../../lib/http/schemas/participants.js')).createdCustomerResponse,
     summary: 'Create a customer',

@@ -10,7 +10,7 @@ import { createMinor } from '../../lib/participants/create-minor.js';
 export const bind = apiHandler(
   {
     body: z.unknown(),
-    documentedBody: async () => (await import('../../lib/http/schemas/customer-requests.js')).minorRequest,
+    documentedBody: async () => (await import('../../lib/http/schemas/minor-request.js')).minorRequest,
     successStatus: 201,
     response: async () => (await import('../../lib/http/schemas/participants.js')).createdCustomerResponse,
     summary: 'Create a minor customer',

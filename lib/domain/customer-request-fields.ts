@@ -109,6 +109,7 @@ const TOO_LONG = `must be at most ${MAX_TEXT_LENGTH} characters`;
 const UNTIL_A_PROBLEM = { when: (payload: z.core.ParsePayload) => payload.issues.length === 0 };
 
 /** A check of a field's value, listed with `message` when `holds` is false. */
+/* @__NO_SIDE_EFFECTS__ */
 function rule<T>(holds: (value: T) => boolean, message: string) {
   return z.refine<T>(holds, { error: message, ...UNTIL_A_PROBLEM });
 }
@@ -146,16 +147,19 @@ function text(description: string, checks: readonly TextCheck[]) {
 }
 
 /** A required text field: absent or `null` is `is required`, blank is `must not be empty`. */
+/* @__NO_SIDE_EFFECTS__ */
 function requiredText(description: string, ...checks: TextCheck[]) {
   return z.pipe(z.transform(readText), text(description, checks));
 }
 
 /** An optional text field: absent, `null` and blank are all not given (`null` in the parsed body means blank). */
+/* @__NO_SIDE_EFFECTS__ */
 function optionalText(description: string, ...checks: TextCheck[]) {
   return z.pipe(z.transform(readText), z.optional(z.nullable(text(description, checks))));
 }
 
 /** One of `values`, read as text is (trimmed), with the text messages before `must be one of`. */
+/* @__NO_SIDE_EFFECTS__ */
 function oneOf<const T extends readonly [string, ...string[]]>(values: T, description?: string) {
   const schema = z.enum(values, {
     error: (issue) => {
@@ -167,16 +171,19 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T, descri
   return description === undefined ? schema : schema.check(z.describe(description));
 }
 
+/* @__NO_SIDE_EFFECTS__ */
 function requiredOneOf<const T extends readonly [string, ...string[]]>(values: T, description?: string) {
   return z.pipe(z.transform(readText), oneOf(values, description));
 }
 
 /** Optional, blank read as not given: `null` in the parsed body means blank, for rules that require it after all. */
+/* @__NO_SIDE_EFFECTS__ */
 function optionalOneOf<const T extends readonly [string, ...string[]]>(values: T, description: string) {
   return z.pipe(z.transform(readText), z.optional(z.nullable(oneOf(values, description))));
 }
 
 /** A platform check (`kyc`, `sanction_screening`): optional, but when sent not blank, and never `fail`. */
+/* @__NO_SIDE_EFFECTS__ */
 function screeningResult(description: string, failed: string) {
   const result = oneOf(SCREENING_RESULTS, description).check(
     rule((value) => value !== 'fail', `a customer who ${failed} cannot be onboarded`),
@@ -197,6 +204,7 @@ function integerMs(whenRefused: (input: unknown) => string, ...checks: z.core.$Z
 }
 
 /** When an agreement was signed: required, in milliseconds (its window is a rule of the request time). */
+/* @__NO_SIDE_EFFECTS__ */
 function signedAt(description: string) {
   return integerMs(
     (input) => (input === undefined || input === null ? 'is required' : NOT_MILLISECONDS),
@@ -207,6 +215,7 @@ function signedAt(description: string) {
 }
 
 /** When a platform check ran: optional (its pairing with the result and its window are rules of their own). */
+/* @__NO_SIDE_EFFECTS__ */
 function screenedAt(description: string) {
   const time = integerMs(
     () => NOT_MILLISECONDS,
@@ -217,6 +226,7 @@ function screenedAt(description: string) {
 }
 
 /** `YYYY-MM-DD` naming a real day, not before 1900 (not in the future, and the age, are rules of the request time). */
+/* @__NO_SIDE_EFFECTS__ */
 function dateOfBirth() {
   const notADate = 'must be a real calendar date in the form YYYY-MM-DD';
   const date = z.string({ error: (issue) => textProblem(issue.input, 'is required') }).check(
@@ -241,29 +251,66 @@ const COUNTRY =
   'Country: English short name (`United States`), ISO alpha-2 or alpha-3; comprehensively sanctioned jurisdictions are refused.';
 
 /**
+ * Fields both bodies share, each built once. Every helper building a field is marked free of side effects
+ * (`@__NO_SIDE_EFFECTS__`), so a bundle keeps only the fields its body uses: the minor's function builds
+ * none of the adult-only fields, and leaves out the phone parser and its metadata that only they need.
+ */
+const firstName = requiredText('First name.');
+const lastName = requiredText('Last name.');
+const email = requiredText(
+  'E-mail, unique per platform (compared in lowercase) across all its customers.',
+  rule(isValidEmail, 'must be a valid e-mail address'),
+);
+const addressOne = requiredText('Street address; a PO box is refused.', notAPoBox);
+const addressTwo = optionalText('Second address line.', notAPoBox);
+const city = requiredText('City.');
+const state = optionalText(
+  'US state name or USPS code; required for the United States (adults: unless `jurisdiction_code` says it).',
+);
+const zip = optionalText(
+  'US ZIP code (`12345` or `12345-6789`); required for the United States (adults: or `postal_code`).',
+);
+const idNumber = optionalText(
+  'The ID document number: required unless `id_number_type` is `ssn` (whose number may come as `tax_id`) or, for an adult, the customer is a US citizen (`citizenship_code` `US`) whose `tax_id` is an SSN.',
+);
+const nonUsOtherType = optionalText('What the document is, required for `non_in_other` / `non_us_other`.');
+const idIssuingAuthority = optionalText('Who issued the document.');
+const dateOfBirthField = dateOfBirth();
+const metadata = metadataField();
+
+/** Any JSON object, at most `MAX_METADATA_JSON_LENGTH` characters as JSON. */
+/* @__NO_SIDE_EFFECTS__ */
+function metadataField() {
+  return z.optional(
+    z.nullable(
+      z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).check(
+        rule(
+          (metadata: Record<string, unknown>) => JSON.stringify(metadata).length <= MAX_METADATA_JSON_LENGTH,
+          `must be at most ${MAX_METADATA_JSON_LENGTH} characters as JSON`,
+        ),
+        z.describe(`Any JSON object, at most ${MAX_METADATA_JSON_LENGTH} characters as JSON; echoed as sent.`),
+      ),
+    ),
+  );
+}
+
+/**
  * The adult body's fields in the order their problems are listed: the spec's table order, the reference
  * API's fields beside their kin, `state` and `zip` before `country` though their rules depend on it, the tax
  * id after the identity document it may stand in for. The request time's rules are not the fields' own, so
  * the fields are built once.
  */
 export const ADULT_FIELDS = {
-  first_name: requiredText('First name.'),
+  first_name: firstName,
   middle_name: optionalText('Middle name.'),
-  last_name: requiredText('Last name.'),
-  email: requiredText(
-    'E-mail, unique per platform (compared in lowercase) across all its customers.',
-    rule(isValidEmail, 'must be a valid e-mail address'),
-  ),
-  address_one: requiredText('Street address; a PO box is refused.', notAPoBox),
-  address_two: optionalText('Second address line.', notAPoBox),
-  city: requiredText('City.'),
-  state: optionalText(
-    'US state name or USPS code; required for the United States (adults: unless `jurisdiction_code` says it).',
-  ),
+  last_name: lastName,
+  email,
+  address_one: addressOne,
+  address_two: addressTwo,
+  city,
+  state,
   postal_code: optionalText('Postal code (in place of `zip`).'),
-  zip: optionalText(
-    'US ZIP code (`12345` or `12345-6789`); required for the United States (adults: or `postal_code`).',
-  ),
+  zip,
   jurisdiction_code: optionalText('ISO 3166-2 (e.g. `US-CA`), in place of or agreeing with `state` and `country`.'),
   // Required unless `jurisdiction_code` names the country (an address rule).
   country: optionalText(COUNTRY),
@@ -278,17 +325,15 @@ export const ADULT_FIELDS = {
       'must be a phone number with its country code (E.164, e.g. +15557778888)',
     ),
   ),
-  date_of_birth: dateOfBirth(),
+  date_of_birth: dateOfBirthField,
   // Required unless the customer is a US citizen whose tax id is an SSN (an identity rule).
   id_number_type: optionalOneOf(
     ADULT_ID_NUMBER_TYPES,
     'The ID document type. Required, except for a US citizen (`citizenship_code` `US`) whose `tax_id` is an SSN, who needs no document; required with `id_number`.',
   ),
-  id_number: optionalText(
-    'The ID document number: required unless `id_number_type` is `ssn` (whose number may come as `tax_id`) or, for an adult, the customer is a US citizen (`citizenship_code` `US`) whose `tax_id` is an SSN.',
-  ),
-  non_us_other_type: optionalText('What the document is, required for `non_in_other` / `non_us_other`.'),
-  id_issuing_authority: optionalText('Who issued the document.'),
+  id_number: idNumber,
+  non_us_other_type: nonUsOtherType,
+  id_issuing_authority: idIssuingAuthority,
   tax_id: optionalText(
     'SSN/ITIN for US citizens and residents, a foreign TIN otherwise; required for US citizens. An ITIN (nine digits starting with 9) needs `id_number_type` and `id_number`. Stored encrypted, answered as its last four characters.',
   ),
@@ -304,37 +349,27 @@ export const ADULT_FIELDS = {
   sanction_screening_timestamp: screenedAt(
     'When the platform screened (UNIX milliseconds). With `sanction_screening`.',
   ),
-  metadata: z.optional(
-    z.nullable(
-      z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).check(
-        rule(
-          (metadata: Record<string, unknown>) => JSON.stringify(metadata).length <= MAX_METADATA_JSON_LENGTH,
-          `must be at most ${MAX_METADATA_JSON_LENGTH} characters as JSON`,
-        ),
-        z.describe(`Any JSON object, at most ${MAX_METADATA_JSON_LENGTH} characters as JSON; echoed as sent.`),
-      ),
-    ),
-  ),
+  metadata,
 };
 
 /** The minor body's fields in the order their problems are listed: the spec's, shared ones as the adult's. */
 export const MINOR_FIELDS = {
-  first_name: ADULT_FIELDS.first_name,
-  last_name: ADULT_FIELDS.last_name,
-  email: ADULT_FIELDS.email,
-  address_one: ADULT_FIELDS.address_one,
-  address_two: ADULT_FIELDS.address_two,
-  city: ADULT_FIELDS.city,
-  state: ADULT_FIELDS.state,
-  zip: ADULT_FIELDS.zip,
+  first_name: firstName,
+  last_name: lastName,
+  email,
+  address_one: addressOne,
+  address_two: addressTwo,
+  city,
+  state,
+  zip,
   country: requiredText(COUNTRY),
-  date_of_birth: ADULT_FIELDS.date_of_birth,
+  date_of_birth: dateOfBirthField,
   id_number_type: requiredOneOf(ID_NUMBER_TYPES, "The ID document type (the spec's types)."),
-  id_number: ADULT_FIELDS.id_number,
-  non_us_other_type: ADULT_FIELDS.non_us_other_type,
-  id_issuing_authority: ADULT_FIELDS.id_issuing_authority,
+  id_number: idNumber,
+  non_us_other_type: nonUsOtherType,
+  id_issuing_authority: idIssuingAuthority,
   utma_signed_timestamp: signedAt('When the UTMA agreement was signed (UNIX milliseconds, not in the future).'),
   custodian_participant_code: requiredText('An approved adult customer of the same platform.'),
   custodian_relationship: requiredOneOf(CUSTODIAN_RELATIONSHIPS),
-  metadata: ADULT_FIELDS.metadata,
+  metadata,
 };

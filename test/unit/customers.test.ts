@@ -12,7 +12,8 @@ import { isValidEmail } from '../../lib/domain/email.js';
 import { isSanctionedCountry, resolveCountry, resolveUsState } from '../../lib/domain/geography.js';
 import { ValidationError } from '../../lib/domain/errors.js';
 import { formatIssues } from '../../lib/domain/validation.js';
-import { customerRequest, minorRequest } from '../../lib/http/schemas/customer-requests.js';
+import { customerRequest } from '../../lib/http/schemas/customer-request.js';
+import { minorRequest } from '../../lib/http/schemas/minor-request.js';
 
 // 2026-06-15 12:00 UTC: every test pins the request time so ages and "future" never drift.
 const NOW_MS = Date.UTC(2026, 5, 15, 12, 0, 0);
