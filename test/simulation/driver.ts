@@ -186,9 +186,14 @@ export async function simulate(options: SimulationOptions): Promise<SimulationSu
     await run.operate(operations, options.concurrency ?? 12);
     for (const watch of watches) clearInterval(watch);
     injector.active = false;
-    log(`seed ${options.seed}: operations done in ${((Date.now() - started) / 1000).toFixed(1)} s; draining`);
+    const seconds = (since: number) => ((Date.now() - since) / 1000).toFixed(1);
+    log(`seed ${options.seed}: operations done in ${seconds(started)} s; draining`);
+    const draining = Date.now();
     await run.drain(workflows, webhooks, receiver);
+    log(`seed ${options.seed}: drained in ${seconds(draining)} s; checking`);
+    const checking = Date.now();
     await run.check(endpoint, tables.main);
+    log(`seed ${options.seed}: checked in ${seconds(checking)} s`);
     const summary = run.summary(options.ops, Date.now() - started);
     if (run.violations.length > 0) {
       const first = run.violations[0]!;
