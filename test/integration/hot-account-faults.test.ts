@@ -13,7 +13,7 @@ import { serviceWith } from '../support/faults.js';
 import { fund } from '../support/ledger.js';
 import { achFunding } from '../support/payments.js';
 import { setPrice } from '../support/pricing.js';
-import { dropResponse } from '../support/raw-response.js';
+import { lostAnswer } from '../support/raw-response.js';
 import { newPlatform, type Response, type TestPlatform, type TestService } from '../support/service.js';
 
 /**
@@ -83,8 +83,7 @@ function faultyService(seed: number) {
       if (random() < 0.1) {
         // Committed, but the answer never arrived: the SDK sends the very same request (same token) again.
         injected.lostResponses += 1;
-        dropResponse(result);
-        throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+        throw lostAnswer(result);
       }
       return result;
     },

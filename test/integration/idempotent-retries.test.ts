@@ -8,7 +8,7 @@ import { ctx } from '../support/context.js';
 import { serviceCrashingAfterCommit, serviceWith } from '../support/faults.js';
 import { fund, transferBody } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
-import { dropResponse } from '../support/raw-response.js';
+import { lostAnswer } from '../support/raw-response.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
 import { newCustomer } from '../support/trade-parties.js';
 import { tradeBody } from '../support/trades.js';
@@ -214,8 +214,7 @@ describe('a claim whose answer was lost', () => {
         );
         if (context.commandName === 'PutItemCommand' && key.startsWith(prefix) && lost.count === 0) {
           lost.count += 1;
-          dropResponse(result);
-          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+          throw lostAnswer(result);
         }
         return result;
       },

@@ -1,7 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { serviceWith } from '../support/faults.js';
-import { dropResponse } from '../support/raw-response.js';
+import { lostAnswer } from '../support/raw-response.js';
 import { fund, transferBody, usdBalancesOf } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 
@@ -28,8 +28,7 @@ function serviceInjecting(fault: { conflicts?: number; lostResponses?: number })
       if ((fault.lostResponses ?? 0) > 0) {
         // The write committed but the answer never arrived; the SDK retries the very same request.
         fault.lostResponses!--;
-        dropResponse(result);
-        throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+        throw lostAnswer(result);
       }
       return result;
     },

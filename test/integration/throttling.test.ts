@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { clientWith } from '../support/context.js';
 import { serviceWith as faultyService } from '../support/faults.js';
 import { fund, transferBody, usdBalancesOf } from '../support/ledger.js';
-import { dropResponse } from '../support/raw-response.js';
+import { lostAnswer } from '../support/raw-response.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 
 /**
@@ -109,8 +109,7 @@ describe('a booking under throttling', () => {
         call++;
         if (call === 1) {
           // Committed, but the answer never arrives; the SDK retries the same request...
-          dropResponse(await next(args));
-          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+          throw lostAnswer(await next(args));
         }
         // ...and its remaining attempts are throttled, so the SDK gives up on a call that did commit.
         if (call <= SDK_ATTEMPTS) throw throttlingException();

@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DeliveryWorker, StreamDispatcher } from '../../infra/local/webhook-runtime.js';
-import { dropResponse } from '../support/raw-response.js';
+import { dropResponse, lostAnswer } from '../support/raw-response.js';
 import { keyedDraw } from './prng.js';
 
 /**
@@ -187,11 +187,7 @@ export class FaultInjector {
       if (!this.active) return result;
       if (LOSABLE.has(command) && this.draw(key, 'lost') < this.rates.lostResponse) {
         this.record('lost_response', scope, command);
-        dropResponse(result);
-        throw Object.assign(new Error('socket hang up (simulated: the answer was lost after the write committed)'), {
-          name: 'TimeoutError',
-          $metadata: {},
-        });
+        throw lostAnswer(result, 'socket hang up (simulated: the answer was lost after the write committed)');
       }
       if (transaction && this.draw(key, 'crash-after') < this.rates.crashAfterCommit) {
         this.record('crash_after_commit', scope, command);

@@ -11,3 +11,12 @@ export function dropResponse(result: unknown): void {
   const body = (result as { response?: { body?: Partial<Readable> } } | undefined)?.response?.body;
   body?.destroy?.();
 }
+
+/**
+ * A write that committed but whose answer never arrived: drops the response (`dropResponse`) and returns the
+ * error to throw, a `TimeoutError` the SDK retries by sending the very same request again.
+ */
+export function lostAnswer(result: unknown, message = 'socket hang up'): Error {
+  dropResponse(result);
+  return Object.assign(new Error(message), { name: 'TimeoutError', $metadata: {} });
+}
