@@ -55,6 +55,7 @@ export async function startDynamoLocal(options: {
 }): Promise<LocalDynamo> {
   assertJava();
   const child = spawn({ port: options.port, path: options.dataDir ?? null, sharedDb: true, stdio: 'pipe' });
+  killOnExit(child);
   // The caller may have to stop it before it answers (a signal during start-up).
   options.onSpawn?.(child);
   let output = '';
@@ -64,7 +65,8 @@ export async function startDynamoLocal(options: {
   const client = localClient(endpoint);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}):\n${output}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`DynamoDB Local exited (${child.exitCode ?? child.signalCode}):\n${output}`);
     try {
       await client.send(new DescribeTableCommand({ TableName: '__probe__' }));
       break;
@@ -78,17 +80,35 @@ export async function startDynamoLocal(options: {
     }
   }
   client.destroy();
-  return {
-    endpoint,
-    process: child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-      }),
-  };
+  return { endpoint, process: child, stop: () => stopChild(child) };
+}
+
+/**
+ * Kills `child` when this process exits without having stopped it: by `process.exit`, or by an uncaught error
+ * (a benchmark whose output was piped into `head` died of EPIPE and left its DynamoDB Local running, 6 GB
+ * and a port). A process killed by a signal runs no exit handler; its terminal's Ctrl-C reaches the child too.
+ */
+export function killOnExit(child: ChildProcess): void {
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  child.once('exit', () => process.removeListener('exit', kill));
+}
+
+/**
+ * Asks `child` to stop and kills it if it is still running `graceMs` later. A child that has already ended,
+ * by a signal too (the kernel's out-of-memory killer ends a JVM with SIGKILL: no exit code), is stopped at
+ * once; waiting for its `exit` event then would wait for ever.
+ */
+export function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
 }
 
 export function localClient(endpoint: string): DynamoDBClient {
