@@ -65,8 +65,7 @@ export async function startDynamoLocal(options: {
   const client = localClient(endpoint);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(`DynamoDB Local exited (${child.exitCode ?? child.signalCode}):\n${output}`);
+    if (hasEnded(child)) throw new Error(`DynamoDB Local exited (${child.exitCode ?? child.signalCode}):\n${output}`);
     try {
       await client.send(new DescribeTableCommand({ TableName: '__probe__' }));
       break;
@@ -83,6 +82,11 @@ export async function startDynamoLocal(options: {
   return { endpoint, process: child, stop: () => stopChild(child) };
 }
 
+/** Whether `child` has ended, by exiting or by a signal (then it has no exit code). */
+function hasEnded(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
 /**
  * Kills `child` when this process exits without having stopped it: by `process.exit`, or by an uncaught error
  * (a benchmark whose output was piped into `head` died of EPIPE and left its DynamoDB Local running, 6 GB
@@ -96,12 +100,12 @@ export function killOnExit(child: ChildProcess): void {
 
 /**
  * Asks `child` to stop and kills it if it is still running `graceMs` later. A child that has already ended,
- * by a signal too (the kernel's out-of-memory killer ends a JVM with SIGKILL: no exit code), is stopped at
- * once; waiting for its `exit` event then would wait for ever.
+ * by a signal too (the kernel's out-of-memory killer ends a JVM with SIGKILL), is stopped at once: its `exit`
+ * event has fired already.
  */
 export function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
   return new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    if (hasEnded(child)) return resolve();
     const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
     child.once('exit', () => {
       clearTimeout(kill);

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createContext } from '../../lib/edge.js';
-import { ensureTables, freePort, startDynamoLocal, type LocalDynamo } from './dynamodb.js';
+import { ensureTables, freePort, startDynamoLocal, stopChild, type LocalDynamo } from './dynamodb.js';
 import { assertPortFree, lockDataDir, type DataDirLock } from './instance-lock.js';
 import { dataDir, LOCAL_TABLES, localConfig, removeStackInfo, writeStackInfo } from './local-env.js';
 import { requestsPerKeyFrom } from './key-gate.js';
@@ -49,7 +49,6 @@ type HttpServer = Awaited<ReturnType<typeof startHttpServer>>;
 interface Running {
   lock?: DataDirLock;
   dynamoChild?: ChildProcess;
-  dynamo?: LocalDynamo;
   http?: HttpServer;
   stopWorkflows?: () => Promise<void>;
   stopWebhooks?: () => Promise<void>;
@@ -64,10 +63,8 @@ interface Running {
 async function stopRunning(running: Running, code: number): Promise<void> {
   if (running.stopping) return;
   running.stopping = true;
-  setTimeout(() => {
-    running.dynamoChild?.kill('SIGKILL');
-    process.exit(code);
-  }, STOP_TIMEOUT_MS).unref();
+  // Exiting kills DynamoDB Local too (`killOnExit`).
+  setTimeout(() => process.exit(code), STOP_TIMEOUT_MS).unref();
   if (running.wroteStackInfo) removeStackInfo();
   const { http } = running;
   http?.server.closeAllConnections();
@@ -76,14 +73,8 @@ async function stopRunning(running: Running, code: number): Promise<void> {
     running.stopWebhooks?.(),
     new Promise((r) => (http ? http.server.close(r) : r(undefined))),
   ]);
-  if (running.dynamo) await running.dynamo.stop();
-  else if (running.dynamoChild && running.dynamoChild.exitCode === null) {
-    const child = running.dynamoChild;
-    await new Promise<void>((r) => {
-      child.once('exit', () => r());
-      child.kill('SIGTERM');
-    });
-  }
+  // Started, or only spawned when the stop came during its start-up.
+  if (running.dynamoChild) await stopChild(running.dynamoChild);
   running.lock?.release();
   process.exit(code);
 }
@@ -108,7 +99,6 @@ async function startService(
     dataDir: resolve(dir, 'dynamodb'),
     onSpawn: (child) => (running.dynamoChild = child),
   });
-  running.dynamo = dynamo;
   if (running.stopping) return undefined;
   await ensureTables(dynamo.endpoint, LOCAL_TABLES);
   // The local runtime's edge: one context for the server and the settlement runner.
