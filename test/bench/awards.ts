@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { localClient } from '../../infra/local/dynamodb.js';
+import { ESCROW_LANES } from '../../lib/domain/awards.js';
 import { parseCustomer } from '../../lib/domain/customers.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { setReferencePrice } from '../../lib/pricing/price-source.js';
@@ -14,6 +17,9 @@ export interface AwardsResult {
   recipients: number;
   callsPerRequest: number;
   calls: string;
+  /** The control: seconds for the request's own transactions sent straight to DynamoDB Local (`replayRaw`). */
+  rawSeconds: number;
+  transactions: number;
 }
 
 const EACH = '0.0001';
@@ -27,6 +33,7 @@ export async function measureAwards(
   platform: BenchPlatform,
   meter: DynamoMeter,
   recipients: number,
+  dynamoEndpoint: string,
 ): Promise<AwardsResult> {
   await setReferencePrice(benchCtx(), 'BTC', 'USD', '40000');
   await deposit(benchCtx(), {
@@ -53,6 +60,8 @@ export async function measureAwards(
   }
 
   const before = meter.snapshot();
+  const transactions: TransactWriteCommandInput[] = [];
+  meter.transactions = transactions;
   const response = await platform.client.request(
     'POST',
     '/awards/distribute',
@@ -61,6 +70,7 @@ export async function measureAwards(
   );
   expectStatus(response, 201, 'POST /awards/distribute');
   const spent = meter.since(before);
+  meter.transactions = undefined;
   if (response.body.message.confirms.length !== recipients)
     throw new Error(`POST /awards/distribute confirmed ${response.body.message.confirms.length} of ${recipients}`);
   return {
@@ -68,5 +78,81 @@ export async function measureAwards(
     recipients,
     callsPerRequest: spent.calls,
     calls: describeCalls(spent.byCommand),
+    rawSeconds: await replayRaw(dynamoEndpoint, transactions),
+    transactions: transactions.length,
+  };
+}
+
+/**
+ * The control of awards_1000_s, measured in the same run: the distribution's own transactions, as the
+ * handler sent them, sent again straight to DynamoDB Local, `ESCROW_LANES` at a time as the chunks' lanes
+ * send them, into the same tables (same indexes, same stream: DynamoDB Local keeps every stream's records in
+ * one SQLite table, and a second streamed table writes far slower than the first). Each item is set aside
+ * under a partition key of its own (`CONTROL#…`, its index keys too, so no list shows it), its conditions are
+ * left out (nothing they guard exists under those keys) and each transaction gets a token of its own. What
+ * the distribution takes beyond this is the service's: its reads, its code, its waits between calls.
+ */
+async function replayRaw(dynamoEndpoint: string, transactions: readonly TransactWriteCommandInput[]): Promise<number> {
+  // A client of its own: the service's gives up on a call after AWS_REQUEST_TIMEOUT_MS and retries it.
+  const db = DynamoDBDocumentClient.from(localClient(dynamoEndpoint), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  const aside = <T extends Record<string, unknown> | undefined>(item: T): T => {
+    const moved: Record<string, unknown> = { ...item };
+    for (const key of ['pk', 'gsi1pk', 'gsi2pk', 'gsi3pk'])
+      if (typeof moved[key] === 'string') moved[key] = `CONTROL#${moved[key]}`;
+    return moved as T;
+  };
+  const unconditioned = transactions.map(
+    (input): TransactWriteCommandInput => ({
+      TransactItems: (input.TransactItems ?? []).map(({ Put, Update, Delete, ConditionCheck }) => {
+        if (Put) return { Put: { TableName: Put.TableName, Item: aside(Put.Item) } };
+        if (Delete) return { Delete: { TableName: Delete.TableName, Key: aside(Delete.Key) } };
+        if (Update)
+          return {
+            Update: {
+              TableName: Update.TableName,
+              Key: aside(Update.Key),
+              UpdateExpression: Update.UpdateExpression,
+              ...namesAndValuesOf(Update.UpdateExpression!, Update),
+            },
+          };
+        // Still a read of the item named, with a condition that always holds.
+        return {
+          ConditionCheck: {
+            TableName: ConditionCheck!.TableName,
+            Key: aside(ConditionCheck!.Key),
+            ConditionExpression: 'attribute_exists(pk) OR attribute_not_exists(pk)',
+          },
+        };
+      }),
+      ClientRequestToken: randomUUID(),
+    }),
+  );
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: ESCROW_LANES }, async () => {
+      while (next < unconditioned.length) await db.send(new TransactWriteCommand(unconditioned[next++]!));
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  db.destroy();
+  return seconds;
+}
+
+/** The attribute names and values `expression` refers to: DynamoDB refuses any that are sent unused. */
+function namesAndValuesOf(
+  expression: string,
+  from: { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> },
+) {
+  const used = (placeholders: Record<string, unknown> | undefined) =>
+    placeholders &&
+    Object.fromEntries(Object.entries(placeholders).filter(([name]) => new RegExp(`${name}\\b`).test(expression)));
+  const names = used(from.ExpressionAttributeNames) as Record<string, string> | undefined;
+  const values = used(from.ExpressionAttributeValues);
+  return {
+    ...(names && Object.keys(names).length > 0 && { ExpressionAttributeNames: names }),
+    ...(values && Object.keys(values).length > 0 && { ExpressionAttributeValues: values }),
   };
 }

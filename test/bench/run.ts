@@ -10,6 +10,7 @@ process.env.LOG_LEVEL ??= 'warn';
 
 import { cpus, loadavg } from 'node:os';
 import { measureAwards, type AwardsResult } from './awards.js';
+import { ESCROW_LANES } from '../../lib/domain/awards.js';
 import {
   bundleWorkspace,
   IMPORT_ROUNDS,
@@ -200,7 +201,12 @@ async function main(): Promise<void> {
       progress(`local stack: DynamoDB Local ${stack.dynamoEndpoint}, HTTP ${stack.baseUrl}`);
       const measureAwardsScenario = () =>
         attempt(`POST /awards/distribute to ${SETTINGS.awardRecipients} recipients`, failures, async () =>
-          measureAwards(await newBenchPlatform(stack.baseUrl, 'bench awards'), stack.meter, SETTINGS.awardRecipients),
+          measureAwards(
+            await newBenchPlatform(stack.baseUrl, 'bench awards'),
+            stack.meter,
+            SETTINGS.awardRecipients,
+            stack.dynamoEndpoint,
+          ),
         );
       const otherScenarios = async () => {
         const setup = await attempt(
@@ -578,7 +584,8 @@ async function main(): Promise<void> {
     flows.push([
       `POST /awards/distribute, ${awards.recipients} recipients`,
       `${fmt(awards.seconds, 2)} s`,
-      `${awards.callsPerRequest} DynamoDB calls: ${awards.calls}`,
+      `${awards.callsPerRequest} DynamoDB calls: ${awards.calls}; its ${awards.transactions} transactions sent raw, ` +
+        `${ESCROW_LANES} at a time (control): ${fmt(awards.rawSeconds, 2)} s, ratio ${fmt(awards.seconds / awards.rawSeconds, 2)}`,
     ]);
   if (settlement) {
     flows.push([

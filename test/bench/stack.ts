@@ -7,7 +7,7 @@ import { startHttpServer } from '../../infra/local/server.js';
 import { type AppContext } from '../../lib/context.js';
 import { documentClient } from '../../lib/runtime/aws-clients.js';
 import { createContext } from '../../lib/edge.js';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { WRITE_COMMANDS, writeUnits } from './capacity.js';
 
 /** Its own table names, so the benchmark's data is never mistaken for anyone else's. */
@@ -30,6 +30,8 @@ export class DynamoMeter {
   /** While on: read units of reads (Query, GetItem, BatchGetItem) as DynamoDB Local reports them. */
   readCapacity = false;
   readUnits = 0;
+  /** While set: every TransactWriteItems input the handlers send, as they send it (awards.ts replays them raw). */
+  transactions: TransactWriteCommandInput[] | undefined;
 
   snapshot() {
     return {
@@ -78,6 +80,7 @@ export function installMeter(endpoint: string, db: DynamoDBDocumentClient): Dyna
     (next, context) => async (args) => {
       const command = String(context.commandName ?? 'unknown').replace(/Command$/, '');
       meter.record(command);
+      if (command === 'TransactWriteItems') meter.transactions?.push(args.input as TransactWriteCommandInput);
       const pricing = meter.capacity && WRITE_COMMANDS.has(command);
       const reading = meter.readCapacity && READ_COMMANDS.has(command);
       if (pricing || reading) (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
