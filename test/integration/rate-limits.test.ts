@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
+import { startHttpServer } from '../../infra/local/server.js';
 import { UsageError } from '../../infra/ops/command.js';
 import { SUSTAINED_WINDOW_SECONDS } from '../../lib/domain/rate-limits.js';
 import { sign } from '../../lib/http/signature.js';
@@ -142,6 +143,56 @@ describe('per-platform rate limits', () => {
     const [savings] = await usdBalancesOf(flooder, 'savings');
     const booked = admitted.reduce((sum, { response }) => sum + Number(response.body.message.amount), 0);
     expect(Number(savings)).toBeCloseTo(booked, 2);
+  });
+
+  it("turns a key it has refused away at the local server's door: the same 429, no handler run", async () => {
+    // The server's `around` hook runs for each request a handler serves: the door answers before it.
+    const served: string[] = [];
+    const started = await startHttpServer(ctx, 0, '127.0.0.1', {
+      around: async (request, handle) => {
+        served.push(`${request.method} ${request.url}`);
+        await handle();
+      },
+    });
+    const door: TestService = { ctx, baseUrl: async () => started.baseUrl };
+    try {
+      const platform = await newPlatform({ on: door });
+      await setLimit(platform, 1, 1);
+      startOfWindow(ctx.clock);
+      const policy = `"burst";q=1;w=1, "sustained";q=${SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`;
+
+      expect((await platform.get('/accounts?page_size=10')).status).toBe(200);
+      const byHandler = await platform.get('/accounts?page_size=10', {
+        headers: { 'X-Request-Id': 'refused-by-handler' },
+      });
+      expectRateLimited(byHandler, policy);
+      expect(served).toHaveLength(2);
+
+      // Refused once, the key's requests no longer reach a handler until its window ends, and hear the same answer.
+      const atDoor = await platform.post('/transfers', transferBody(platform, { amount: '1.00' }), {
+        headers: { 'X-Request-Id': 'refused-at-door' },
+      });
+      expectRateLimited(atDoor, policy);
+      expect(served).toHaveLength(2);
+      expect(atDoor.body).toEqual(byHandler.body);
+      expect(atDoor.headers.get('content-type')).toBe(byHandler.headers.get('content-type'));
+      expect(atDoor.headers.get('x-request-id')).toBe('refused-at-door');
+      expect(await ttlItem(ttlKeys.idempotency(platform.platformCode, 'refused-at-door'))).toBeUndefined();
+
+      // What the signature middleware answers before it looks at a limit is still answered by it: an unsigned
+      // route serves the key, a stale timestamp is a 403.
+      expect((await platform.get('/time')).status).toBe(200);
+      expect((await platform.get('/accounts', { timestamp: ctx.clock.nowSeconds() - 3_600 })).status).toBe(403);
+      expect(served).toHaveLength(4);
+
+      // Past the window the key is served again.
+      ctx.clock.advance(SUSTAINED_WINDOW_SECONDS * 1000);
+      expect((await platform.get('/accounts?page_size=10')).status).toBe(200);
+      expect(served).toHaveLength(5);
+    } finally {
+      started.server.closeAllConnections();
+      await new Promise((resolveClose) => started.server.close(resolveClose));
+    }
   });
 
   it('refuses by the sustained window once the bursts add up, and names it', async () => {

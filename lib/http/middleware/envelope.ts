@@ -4,6 +4,11 @@ import type { ServiceMiddleware, ServiceRequest } from '../types.js';
 
 const USABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Whether a client's `X-Request-Id` can be the request's id (else the request gets a new UUID). */
+export function usableRequestId(presented: string): boolean {
+  return USABLE_REQUEST_ID.test(presented);
+}
+
 export const JSON_HEADERS = { 'Content-Type': 'application/json' };
 
 /**
@@ -23,7 +28,7 @@ export function envelope(): ServiceMiddleware {
         if (value !== undefined) headers[name.toLowerCase()] = value;
       }
       const presented = headers['x-request-id'];
-      const requestId = presented && USABLE_REQUEST_ID.test(presented) ? presented : randomUUID();
+      const requestId = presented && usableRequestId(presented) ? presented : randomUUID();
       request.context.svc = { requestId, headers };
     },
     after: withRequestId,

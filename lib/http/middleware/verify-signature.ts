@@ -72,7 +72,7 @@ interface SignatureHeaders {
 }
 
 /** The four headers, present, with a timestamp inside the window and exactly one signature; else 403. */
-function signatureHeaders(headers: Record<string, string | undefined>, nowSeconds: number): SignatureHeaders {
+export function signatureHeaders(headers: Record<string, string | undefined>, nowSeconds: number): SignatureHeaders {
   const missing = REQUIRED_HEADERS.filter((name) => !headers[name]);
   if (missing.length) throw new AuthenticationError(`missing headers: ${missing.join(', ')}`);
   const timestamp = headers['x-svc-timestamp']!;
