@@ -6,9 +6,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { AppContext } from '../../lib/context.js';
 import type { BindApiHandler } from '../../lib/http/api-handler.js';
 import { KeyGate } from './key-gate.js';
-import { apiGatewayEvent } from '../../lib/http/apigw-event.js';
-import { errorToHttp } from '../../lib/http/error-mapper.js';
-import { JSON_HEADERS, usableRequestId } from '../../lib/http/middleware/envelope.js';
+import { apiGatewayEvent, singleValueHeaders } from '../../lib/http/apigw-event.js';
+import { errorResponse, requestIdFrom } from '../../lib/http/middleware/envelope.js';
 import { RateLimitedError } from '../../lib/domain/errors.js';
 import { signatureHeaders } from '../../lib/http/middleware/verify-signature.js';
 import { routes, type Route } from '../../lib/routes.js';
@@ -33,6 +32,18 @@ function compile(route: Route): CompiledRoute {
 }
 
 const compiled = routes.map(compile);
+
+/** The path a request routes by: a trailing slash routes like the path without it, as on API Gateway. */
+function routablePath(url: URL): string {
+  const path = url.pathname;
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+/** The routes whose path matches, and among them the one of `method`, with its path's captures. */
+function matchRoute(method: string, routable: string) {
+  const matches = compiled.map((entry) => ({ entry, match: entry.pattern.exec(routable) })).filter((m) => m.match);
+  return { matches, hit: matches.find((m) => m.entry.route.method === method) };
+}
 
 /**
  * Each route's handler bound to `ctx`, loaded on first use: the function module's `bind` is what its Lambda
@@ -117,7 +128,7 @@ async function handleHttp(
 ): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://local');
   const path = url.pathname;
-  const routable = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  const routable = routablePath(url);
   const method = request.method ?? 'GET';
   const body = await readBody(request);
   if (body === null) {
@@ -129,8 +140,7 @@ async function handleHttp(
     return;
   }
 
-  const matches = compiled.map((entry) => ({ entry, match: entry.pattern.exec(routable) })).filter((m) => m.match);
-  const hit = matches.find((m) => m.entry.route.method === method);
+  const { matches, hit } = matchRoute(method, routable);
   if (!hit) {
     const status = matches.length ? 405 : 404;
     send(response, {
@@ -180,36 +190,25 @@ async function handleHttp(
 function refusedAtTheDoor(ctx: AppContext, key: string, request: IncomingMessage, response: ServerResponse): boolean {
   const full = ctx.rateLimiter.knownFull(key, ctx.clock.nowMs());
   if (!full) return false;
-  const path = new URL(request.url ?? '/', 'http://local').pathname;
-  const routable = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  const route = compiled.find((entry) => entry.route.method === request.method && entry.pattern.test(routable))?.route;
+  const route = matchRoute(request.method ?? 'GET', routablePath(new URL(request.url ?? '/', 'http://local'))).hit
+    ?.entry.route;
   // Unsigned routes (the API description, health) serve anyone, as the signature middleware lets them.
   if (!route || route.area === null) return false;
   // The middleware answers 403 to missing headers or a stale timestamp before it looks at the key's limit.
   try {
-    signatureHeaders(lowerCased(request.headers), ctx.clock.nowSeconds());
+    signatureHeaders(singleValueHeaders(request.headers), ctx.clock.nowSeconds());
   } catch {
     return false;
   }
-  const mapped = errorToHttp(new RateLimitedError(full.retryAfterSeconds, full.policy, full.remaining));
   const presented = request.headers['x-request-id'];
-  send(response, {
-    statusCode: mapped.statusCode,
-    headers: {
-      ...JSON_HEADERS,
-      ...mapped.headers,
-      'X-Request-Id': typeof presented === 'string' && usableRequestId(presented) ? presented : randomUUID(),
-    },
-    body: JSON.stringify(mapped.body),
-  });
-  return true;
-}
-
-/** Node's headers as the middleware sees them: lower-cased names (Node's already are), one value each. */
-function lowerCased(headers: IncomingMessage['headers']): Record<string, string | undefined> {
-  return Object.fromEntries(
-    Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : value]),
+  send(
+    response,
+    errorResponse(
+      new RateLimitedError(full.retryAfterSeconds, full.policy, full.remaining),
+      requestIdFrom(typeof presented === 'string' ? presented : undefined),
+    ),
   );
+  return true;
 }
 
 export interface HttpServerOptions {

@@ -16,18 +16,24 @@ interface HttpRequestParts {
   stage?: string;
 }
 
+/** Headers as the event's `headers` holds them: one value each, a repeated header's values joined by commas. */
+export function singleValueHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const single: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) single[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return single;
+}
+
 /**
  * The API Gateway REST (v1) proxy event for a request, as the handler gets it on AWS. The local server and
  * the tests both build events here, so every handler runs against one event shape everywhere.
  */
 export function apiGatewayEvent(parts: HttpRequestParts): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
+  const headers = singleValueHeaders(parts.headers ?? {});
   const multiValueHeaders: Record<string, string[]> = {};
   for (const [name, value] of Object.entries(parts.headers ?? {})) {
-    if (value === undefined) continue;
-    const values = Array.isArray(value) ? value : [value];
-    headers[name] = values.join(',');
-    multiValueHeaders[name] = values;
+    if (value !== undefined) multiValueHeaders[name] = Array.isArray(value) ? value : [value];
   }
   const multiValueQuery: Record<string, string[]> = {};
   for (const [name, value] of new URLSearchParams(parts.query ?? '')) {

@@ -18,7 +18,7 @@ export interface AwardsResult {
   callsPerRequest: number;
   calls: string;
   /** The control, when asked for: the request's own transactions sent straight to DynamoDB Local (`replayRaw`). */
-  control?: { seconds: number; transactions: number };
+  control?: { seconds: number; transactions: number; inFlight: number };
 }
 
 const EACH = '0.0001';
@@ -78,7 +78,11 @@ export async function measureAwards(
     callsPerRequest: spent.calls,
     calls: describeCalls(spent.byCommand),
     ...(control && {
-      control: { seconds: await replayRaw(control.dynamoEndpoint, transactions), transactions: transactions.length },
+      control: {
+        seconds: await replayRaw(control.dynamoEndpoint, transactions),
+        transactions: transactions.length,
+        inFlight: ESCROW_LANES,
+      },
     }),
   };
 }

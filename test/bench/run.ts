@@ -10,7 +10,6 @@ process.env.LOG_LEVEL ??= 'warn';
 
 import { cpus, loadavg } from 'node:os';
 import { measureAwards, type AwardsResult } from './awards.js';
-import { ESCROW_LANES } from '../../lib/domain/awards.js';
 import {
   bundleWorkspace,
   IMPORT_ROUNDS,
@@ -586,7 +585,7 @@ async function main(): Promise<void> {
       `${fmt(awards.seconds, 2)} s`,
       `${awards.callsPerRequest} DynamoDB calls: ${awards.calls}; ` +
         (awards.control
-          ? `its ${awards.control.transactions} transactions sent raw, ${ESCROW_LANES} at a time (control): ` +
+          ? `its ${awards.control.transactions} transactions sent raw, ${awards.control.inFlight} at a time (control): ` +
             `${fmt(awards.control.seconds, 2)} s, ratio ${fmt(awards.seconds / awards.control.seconds, 2)}`
           : 'its control (the transactions sent raw) runs in BENCH_ONLY=awards only'),
     ]);

@@ -4,12 +4,25 @@ import type { ServiceMiddleware, ServiceRequest } from '../types.js';
 
 const USABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Whether a client's `X-Request-Id` can be the request's id (else the request gets a new UUID). */
-export function usableRequestId(presented: string): boolean {
-  return USABLE_REQUEST_ID.test(presented);
+export const JSON_HEADERS = { 'Content-Type': 'application/json' };
+
+/** The request's id: the client's `X-Request-Id` when it is usable, else a new UUID. */
+export function requestIdFrom(presented: string | undefined): string {
+  return presented && USABLE_REQUEST_ID.test(presented) ? presented : randomUUID();
 }
 
-export const JSON_HEADERS = { 'Content-Type': 'application/json' };
+/**
+ * An error's one HTTP form, with the request's id; the local server's door answers a refused key with it too.
+ * Internal errors are a bare 500.
+ */
+export function errorResponse(error: unknown, requestId: string) {
+  const mapped = errorToHttp(error);
+  return {
+    statusCode: mapped.statusCode,
+    headers: { ...JSON_HEADERS, ...mapped.headers, 'X-Request-Id': requestId },
+    body: JSON.stringify(mapped.body),
+  };
+}
 
 /**
  * Outermost middleware: normalises headers, fixes the request id (the client's `X-Request-Id` or a new
@@ -27,23 +40,15 @@ export function envelope(): ServiceMiddleware {
       for (const [name, value] of Object.entries(request.event.headers ?? {})) {
         if (value !== undefined) headers[name.toLowerCase()] = value;
       }
-      const presented = headers['x-request-id'];
-      const requestId = presented && usableRequestId(presented) ? presented : randomUUID();
-      request.context.svc = { requestId, headers };
+      request.context.svc = { requestId: requestIdFrom(headers['x-request-id']), headers };
     },
     after: withRequestId,
     onError: (request) => {
       // An error thrown before `before` ran (not expected) still gets an id.
       request.context.svc ??= { requestId: randomUUID(), headers: {} };
-      const mapped = errorToHttp(request.error);
       // Logged once per request, with the outcome, by the request log (`request-log.ts`): an authentication
       // failure's reason and an internal error's stack go on that line.
-      request.response = {
-        statusCode: mapped.statusCode,
-        headers: mapped.headers ?? {},
-        body: JSON.stringify(mapped.body),
-      };
-      withRequestId(request);
+      request.response = errorResponse(request.error, request.context.svc.requestId);
     },
   };
 }
