@@ -1,4 +1,5 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
 import { ThrottledError, withRetry } from './retry.js';
 import type { AppContext } from '../../context.js';
 
@@ -6,8 +7,14 @@ import type { AppContext } from '../../context.js';
 const MAX_BATCH_KEYS = 100;
 
 /**
- * The items stored under `keys` in the main table (absent keys are simply missing from the answer), 100 keys
- * per BatchGetItem. Keys DynamoDB leaves unprocessed (it does so when throttled) are asked for again under the
+ * BatchGetItems of one read in flight at once. An award distribution reads its 1,000 recipients in ten;
+ * sent one after another they took 120-190 ms on the local stack before its first write.
+ */
+const BATCHES_IN_FLIGHT = 8;
+
+/**
+ * The items stored under `keys` in the main table (absent keys are simply missing from the answer, and the
+ * order is DynamoDB's), 100 keys per BatchGetItem, up to `BATCHES_IN_FLIGHT` of them at once. Keys DynamoDB leaves unprocessed (it does so when throttled) are asked for again under the
  * store's retry policy, keeping what earlier rounds returned; when they stay unprocessed, a 503.
  */
 export async function batchGetItems(
@@ -17,16 +24,23 @@ export async function batchGetItems(
 ): Promise<Record<string, any>[]> {
   const table = ctx.tables.main;
   const found: Record<string, any>[] = [];
+  const inFlight = pLimit(BATCHES_IN_FLIGHT);
+  const batches: Promise<void>[] = [];
   for (let start = 0; start < keys.length; start += MAX_BATCH_KEYS) {
     let pending = keys.slice(start, start + MAX_BATCH_KEYS);
-    await withRetry(ctx, { what: options.what }, async () => {
-      const out = await ctx.db.send(
-        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: options.consistent } } }),
-      );
-      found.push(...(out.Responses?.[table] ?? []));
-      pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
-      if (pending.length > 0) throw new ThrottledError(`${pending.length} key(s) left unprocessed`);
-    });
+    batches.push(
+      inFlight(() =>
+        withRetry(ctx, { what: options.what }, async () => {
+          const out = await ctx.db.send(
+            new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: options.consistent } } }),
+          );
+          found.push(...(out.Responses?.[table] ?? []));
+          pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
+          if (pending.length > 0) throw new ThrottledError(`${pending.length} key(s) left unprocessed`);
+        }),
+      ),
+    );
   }
+  await Promise.all(batches);
   return found;
 }

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { batchGetItems } from '../../lib/store/table/batch-get.js';
+import { clientWith, ctx, testContext } from '../support/context.js';
+
+/**
+ * The store's batch read (`lib/store/table/batch-get.ts`) against DynamoDB Local: more keys than one
+ * BatchGetItem takes go out as several calls at once, and a call DynamoDB answers with unprocessed keys is
+ * asked again without losing what the others returned.
+ */
+
+/** `count` items under keys of this test's own, written with BatchWriteItem; their keys. */
+async function storedItems(count: number): Promise<Record<string, string>[]> {
+  const prefix = `TEST#batch-read#${randomUUID()}`;
+  const keys = Array.from({ length: count }, (_, i) => ({ pk: `${prefix}#${i}`, sk: 'item' }));
+  for (let start = 0; start < keys.length; start += 25) {
+    const items = keys.slice(start, start + 25).map((key) => ({ ...key, n: key.pk.split('#').at(-1) }));
+    await ctx.db.send(
+      new BatchWriteCommand({ RequestItems: { [ctx.tables.main]: items.map((Item) => ({ PutRequest: { Item } })) } }),
+    );
+  }
+  return keys;
+}
+
+/** A DynamoDB answer to a BatchGetItem that processed none of its keys (what a throttled read gets). */
+function nothingProcessed(body: string | Uint8Array) {
+  const sent = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body)) as {
+    RequestItems: Record<string, unknown>;
+  };
+  const [table] = Object.keys(sent.RequestItems);
+  const answer = JSON.stringify({ Responses: { [table!]: [] }, UnprocessedKeys: sent.RequestItems });
+  return {
+    response: {
+      statusCode: 200,
+      reason: 'OK',
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': randomUUID() },
+      body: Readable.from([Buffer.from(answer)]),
+    },
+  };
+}
+
+describe('batch reads of more than 100 keys', () => {
+  it('sends the BatchGetItems of one read side by side and returns every stored item once', async () => {
+    const keys = await storedItems(450);
+    const absent = Array.from({ length: 30 }, (_, i) => ({
+      pk: `TEST#batch-read#absent#${randomUUID()}#${i}`,
+      sk: 'item',
+    }));
+    const calls = { now: 0, most: 0, total: 0 };
+    const db = clientWith(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'BatchGetItemCommand') return next(args);
+        calls.total++;
+        calls.most = Math.max(calls.most, ++calls.now);
+        try {
+          return await next(args);
+        } finally {
+          calls.now--;
+        }
+      },
+      'countBatchReads',
+      'initialize',
+    );
+
+    const found = await batchGetItems(testContext({ db }), [...keys, ...absent], {
+      consistent: true,
+      what: 'test read',
+    });
+
+    expect(calls.total).toBe(5);
+    expect(calls.most).toBeGreaterThan(1);
+    expect(found.map((item) => item.pk).sort()).toEqual(keys.map((key) => key.pk).sort());
+  });
+
+  it('asks again for the keys one of the calls left unprocessed, keeping what the others returned', async () => {
+    const keys = await storedItems(250);
+    let throttled = 0;
+    const db = clientWith(
+      (next, context) => async (args) => {
+        // The first attempt of the second call comes back with nothing processed; every other call goes through.
+        if (context.commandName === 'BatchGetItemCommand' && ++throttled === 2)
+          return nothingProcessed(
+            (args as unknown as { request: { body: string | Uint8Array } }).request.body,
+          ) as never;
+        return next(args);
+      },
+      'leaveOneBatchUnprocessed',
+    );
+
+    const found = await batchGetItems(testContext({ db }), keys, { consistent: true, what: 'test read' });
+
+    expect(throttled).toBe(4);
+    expect(found).toHaveLength(250);
+    expect(new Set(found.map((item) => item.pk))).toEqual(new Set(keys.map((key) => key.pk)));
+  });
+});
