@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { batchGetItems } from '../../lib/store/table/batch-get.js';
 import { clientWith, ctx, testContext } from '../support/context.js';
+import { nothingProcessed } from '../support/raw-response.js';
 
 /**
  * The store's batch read (`lib/store/table/batch-get.ts`) against DynamoDB Local: more keys than one
@@ -22,23 +22,6 @@ async function storedItems(count: number): Promise<Record<string, string>[]> {
     );
   }
   return keys;
-}
-
-/** A DynamoDB answer to a BatchGetItem that processed none of its keys (what a throttled read gets). */
-function nothingProcessed(body: string | Uint8Array) {
-  const sent = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body)) as {
-    RequestItems: Record<string, unknown>;
-  };
-  const [table] = Object.keys(sent.RequestItems);
-  const answer = JSON.stringify({ Responses: { [table!]: [] }, UnprocessedKeys: sent.RequestItems });
-  return {
-    response: {
-      statusCode: 200,
-      reason: 'OK',
-      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': randomUUID() },
-      body: Readable.from([Buffer.from(answer)]),
-    },
-  };
 }
 
 describe('batch reads of more than 100 keys', () => {
@@ -80,10 +63,7 @@ describe('batch reads of more than 100 keys', () => {
     const db = clientWith(
       (next, context) => async (args) => {
         // The first attempt of the second call comes back with nothing processed; every other call goes through.
-        if (context.commandName === 'BatchGetItemCommand' && ++throttled === 2)
-          return nothingProcessed(
-            (args as unknown as { request: { body: string | Uint8Array } }).request.body,
-          ) as never;
+        if (context.commandName === 'BatchGetItemCommand' && ++throttled === 2) return nothingProcessed(args) as never;
         return next(args);
       },
       'leaveOneBatchUnprocessed',

@@ -1,10 +1,9 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { clientWith } from '../support/context.js';
 import { serviceWith as faultyService } from '../support/faults.js';
 import { fund, transferBody, usdBalancesOf } from '../support/ledger.js';
-import { lostAnswer } from '../support/raw-response.js';
+import { lostAnswer, nothingProcessed } from '../support/raw-response.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 
 /**
@@ -192,26 +191,6 @@ describe('a booking whose balance read went stale', () => {
 });
 
 describe('a read under throttling', () => {
-  /**
-   * What DynamoDB answers a throttled batch read: success, every key it was asked for left unprocessed. Built
-   * as the HTTP answer (this step sits below the SDK's deserializer), from the request as sent.
-   */
-  const unprocessed = (request: { body: string | Uint8Array }) => {
-    const sent = JSON.parse(
-      typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body),
-    ) as { RequestItems: Record<string, unknown> };
-    const [table] = Object.keys(sent.RequestItems);
-    const body = JSON.stringify({ Responses: { [table!]: [] }, UnprocessedKeys: sent.RequestItems });
-    return {
-      response: {
-        statusCode: 200,
-        reason: 'OK',
-        headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': crypto.randomUUID() },
-        body: Readable.from([Buffer.from(body)]),
-      },
-    };
-  };
-
   function batchReadsLeftUnprocessed(times: number) {
     const calls = { count: 0 };
     let left = times;
@@ -221,7 +200,7 @@ describe('a read under throttling', () => {
         calls.count++;
         if (left > 0) {
           left--;
-          return unprocessed((args as unknown as { request: { body: string | Uint8Array } }).request) as never;
+          return nothingProcessed(args) as never;
         }
         return next(args);
       },
