@@ -57,6 +57,33 @@ describe('batch reads of more than 100 keys', () => {
     expect(found.map((item) => item.pk).sort()).toEqual(keys.map((key) => key.pk).sort());
   });
 
+  it('fails only once every call of the read has ended, so none goes on after its caller answered', async () => {
+    const keys = await storedItems(300);
+    const calls = { now: 0 };
+    const db = clientWith(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'BatchGetItemCommand') return next(args);
+        calls.now++;
+        try {
+          const asked = (args.input as { RequestItems: Record<string, { Keys: { pk: string }[] }> }).RequestItems;
+          // The call holding the first key fails at once; the others take a while.
+          if (Object.values(asked)[0]!.Keys.some((key) => key.pk === keys[0]!.pk)) throw new Error('connection reset');
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          return await next(args);
+        } finally {
+          calls.now--;
+        }
+      },
+      'failOneBatchRead',
+      'initialize',
+    );
+
+    await expect(batchGetItems(testContext({ db }), keys, { consistent: true, what: 'test read' })).rejects.toThrow(
+      'connection reset',
+    );
+    expect(calls.now).toBe(0);
+  });
+
   it('asks again for the keys one of the calls left unprocessed, keeping what the others returned', async () => {
     const keys = await storedItems(250);
     let throttled = 0;

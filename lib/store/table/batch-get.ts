@@ -35,6 +35,8 @@ export async function batchGetItems(
       }),
     );
   }
-  await Promise.all(batches);
+  // Every call ends before the read does, a failed one too: none goes on retrying after its caller has answered.
+  const failed = (await Promise.allSettled(batches)).find((batch) => batch.status === 'rejected');
+  if (failed) throw failed.reason;
   return found;
 }
