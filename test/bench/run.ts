@@ -616,7 +616,9 @@ async function main(): Promise<void> {
           [
             'events lost, receiver failing 30 % of attempts',
             String(events.lost),
-            `${events.lossEvents} events, ${events.attempts} attempts of which ${events.failedAttempts} failed; retries 1 s apart, 8 of them`,
+            `${events.lossEvents} events, ${events.attempts} attempts of which ${events.failedAttempts} failed; retries 1 s apart, 8 of them` +
+              (events.lost ? `; attempts seen of each lost event: ${events.lostAttempts.join(', ')}` : '') +
+              `; refused on all 9 attempts (failed for good, redeliverable; not lost): ${events.exhausted}`,
           ],
         ],
       ),
