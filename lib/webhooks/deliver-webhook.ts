@@ -30,7 +30,7 @@ import { sendWebhook, type ResolveHost } from './send-webhook.js';
 import { recordWebhookDeliveryFailed } from '../observability/metrics.js';
 
 /** Longer than a send can take, so a live worker's claim never runs out under it. */
-const LEASE_MS = DELIVERY_TIMEOUT_MS + 45_000;
+export const LEASE_MS = DELIVERY_TIMEOUT_MS + 45_000;
 
 export interface DeliveryDeps {
   queue: DeliveryQueue;

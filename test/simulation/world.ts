@@ -3,7 +3,7 @@ import { inspect } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type AppContext } from '../../lib/context.js';
+import type { AppContext, Clock } from '../../lib/context.js';
 import { awsRequestHandler, wrapDocumentClient } from '../../lib/runtime/aws-clients.js';
 import { SERVICE_NAME } from '../../lib/observability/metric-names.js';
 import { createContext } from '../../lib/edge.js';
@@ -18,12 +18,14 @@ export const inFlight = new Set<{ command: string; startedMs: number; input: unk
 /**
  * The simulation's context: a configuration like `npm start`'s on the simulation's own tables, with short
  * settlement sessions and deadlines (so trades finish within a run), quick webhook retries, prices that stay
- * fresh for the run, and a DynamoDB client carrying the fault injector's middleware.
+ * fresh for the run, and a DynamoDB client carrying the fault injector's middleware. The clock is the run's,
+ * which the drain moves on (`Run.drain`).
  */
 export function simulationContext(
   endpoint: string,
   tables: { main: string; ttl: string },
   faults: FaultInjector,
+  clock: Clock,
 ): AppContext {
   const config = localConfig(endpoint, tables, randomBytes(32).toString('base64'), {
     LOG_LEVEL: process.env.SIM_LOG_LEVEL ?? 'silent',
@@ -65,6 +67,7 @@ export function simulationContext(
       { step: 'finalizeRequest', name: 'simulationInFlight' },
     );
   return createContext(config, {
+    clock,
     db: wrapDocumentClient(base),
     logger: new RecordingLogger(config.LOG_LEVEL, (line) => faults.noteError(line)),
     // Production's policy with the tests' longer time bound (DynamoDB Local under load, see test/support/context.ts).

@@ -1,36 +1,16 @@
 import { inject } from 'vitest';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type AppContext, type Clock } from '../../lib/context.js';
+import { type AppContext } from '../../lib/context.js';
 import { type SettlementWorkflow } from '../../lib/runtime/settlement-workflow.js';
 import { wrapDocumentClient } from '../../lib/runtime/aws-clients.js';
 import { createContext } from '../../lib/edge.js';
 import { localConfig } from '../../infra/local/local-env.js';
 import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from '../../lib/runtime/retry-policy.js';
 import { TEST_SECRETS_KEY, TEST_TABLES } from './tables.js';
+import { TestClock } from './clock.js';
 
-/** A clock tests can move: real time plus an offset. */
-export class TestClock implements Clock {
-  private offsetMs = 0;
-
-  nowMs(): number {
-    return Date.now() + this.offsetMs;
-  }
-
-  nowSeconds(): number {
-    return Math.floor(this.nowMs() / 1000);
-  }
-
-  /** Shifts the clock by `ms` relative to real time (cumulative). */
-  advance(ms: number): void {
-    this.offsetMs += ms;
-  }
-
-  /** Back to real time. */
-  reset(): void {
-    this.offsetMs = 0;
-  }
-}
+export { TestClock };
 
 export type TestContext = AppContext & { clock: TestClock };
 
