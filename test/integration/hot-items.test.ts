@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { deposit } from '../../lib/ledger/deposit.js';
@@ -8,7 +8,19 @@ import { keys } from '../../lib/store/keys.js';
 import { balanceOf, OUTSIDE_ACCOUNT_SHARDS, scanLedger } from '../../lib/store/ledger.js';
 import { readMoney } from '../../lib/store/table/numbers.js';
 import { createPlatform } from '../../lib/store/platforms.js';
-import { ctx } from '../support/context.js';
+import { testContext, testEndpoint } from '../support/context.js';
+import { createStreamFreeTables } from '../support/tables.js';
+
+/**
+ * Tables of this file's own: the test scans the whole ledger, and the shared test table holds every earlier
+ * file's items by the time it runs (its scan took over 30 s late in the suite and starved the file beside it).
+ */
+const tables = { main: `hot-items-main-${process.pid}`, ttl: `hot-items-ttl-${process.pid}` };
+const ctx = testContext({ tables });
+
+beforeAll(async () => {
+  await createStreamFreeTables(testEndpoint(), tables);
+});
 
 /**
  * The outside world's balances ("hot items", lib/store/README.md): every platform's deposits debit the external
