@@ -9,13 +9,13 @@ import { balanceOf, OUTSIDE_ACCOUNT_SHARDS, scanLedger } from '../../lib/store/l
 import { readMoney } from '../../lib/store/table/numbers.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { testContext, testEndpoint } from '../support/context.js';
-import { createStreamFreeTables } from '../support/tables.js';
+import { createStreamFreeTables, ownTableNames } from '../support/tables.js';
 
 /**
  * Tables of this file's own: the test scans the whole ledger, and the shared test table holds every earlier
  * file's items by the time it runs (its scan took over 30 s late in the suite and starved the file beside it).
  */
-const tables = { main: `hot-items-main-${process.pid}`, ttl: `hot-items-ttl-${process.pid}` };
+const tables = ownTableNames('hot-items');
 const ctx = testContext({ tables });
 
 beforeAll(async () => {

@@ -37,7 +37,7 @@ import { transactWrite } from '../../lib/store/table/transactions.js';
 import { getTrade, TRADE_ITEM_VERSION, updateTrade } from '../../lib/store/trades.js';
 import { storeUnfundedTrade } from '../support/trades.js';
 import { testContext, testEndpoint } from '../support/context.js';
-import { createStreamFreeTables } from '../support/tables.js';
+import { createStreamFreeTables, ownTableNames } from '../support/tables.js';
 
 /**
  * Item versions (lib/store/README.md, "Item versions"): what writers stamp, how readers branch on the version
@@ -46,7 +46,7 @@ import { createStreamFreeTables } from '../support/tables.js';
  * whole-table run and the ledger check scan everything in them.
  */
 
-const tables = { main: `item-versions-main-${process.pid}`, ttl: `item-versions-ttl-${process.pid}` };
+const tables = ownTableNames('item-versions');
 const own = testContext({ tables });
 const migration = findMigration(ITEM_VERSIONS)!;
 const BOUNDARY = SYSTEM_PARTICIPANTS.externalBoundary;
@@ -514,7 +514,7 @@ describe('migration 0002-item-versions over the whole table', () => {
     timeout: 120_000,
   }, async () => {
     // Tables of its own: the whole-table run is recorded once per table.
-    const whole = { main: `item-versions-whole-${process.pid}`, ttl: `item-versions-whole-ttl-${process.pid}` };
+    const whole = ownTableNames('item-versions-whole');
     await createStreamFreeTables(testEndpoint(), whole);
     const on = testContext({ tables: whole });
     const { code, account } = await platformWithItems(on);

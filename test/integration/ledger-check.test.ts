@@ -19,8 +19,7 @@ import { transferBody } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, serviceFor, type TestPlatform } from '../support/service.js';
 import { testContext, testEndpoint } from '../support/context.js';
-import { TEST_SECRETS_KEY } from '../support/tables.js';
-import { createStreamFreeTables } from '../support/tables.js';
+import { createStreamFreeTables, ownTableNames, TEST_SECRETS_KEY } from '../support/tables.js';
 
 /**
  * The ledger check on tables of this file's own: a check scoped to a platform (`--platform`) still scans the
@@ -29,7 +28,7 @@ import { createStreamFreeTables } from '../support/tables.js';
  * while the service books.
  */
 const REPO = resolve(import.meta.dirname, '..', '..');
-const tables = { main: `ledger-check-main-${process.pid}`, ttl: `ledger-check-ttl-${process.pid}` };
+const tables = ownTableNames('ledger-check');
 const ctx = testContext({ tables });
 const home = serviceFor(ctx);
 

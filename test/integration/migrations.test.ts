@@ -39,7 +39,7 @@ import { fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { clientWith, ctx, testContext, testEndpoint } from '../support/context.js';
 import { dropResponse } from '../support/raw-response.js';
-import { createStreamFreeTables } from '../support/tables.js';
+import { createStreamFreeTables, ownTableNames } from '../support/tables.js';
 
 /**
  * Migrations (README "Migrations"), on items written the old way: movement records without their account
@@ -415,7 +415,7 @@ describe('migration 0001-movement-account-entries', () => {
     timeout: 240_000,
   }, async () => {
     // Tables of its own: a whole-table run scans everything in them.
-    const tables = { main: `migrate-main-${process.pid}`, ttl: `migrate-ttl-${process.pid}` };
+    const tables = ownTableNames('migrate');
     await createStreamFreeTables(testEndpoint(), tables);
     const own = testContext({ tables });
     const platform = await createPlatform(own, 'migrating', '0');

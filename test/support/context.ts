@@ -10,8 +10,6 @@ import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from '../../lib/runti
 import { TEST_SECRETS_KEY, TEST_TABLES } from './tables.js';
 import { TestClock } from './clock.js';
 
-export { TestClock };
-
 export type TestContext = AppContext & { clock: TestClock };
 
 export interface TestContextOptions {

@@ -34,6 +34,15 @@ const WORKER = Number(process.env.VITEST_POOL_ID ?? '1');
 export const TEST_TABLES = process.env.TEST_TABLE_STREAM === '1' ? streamTablesOf(WORKER) : plainTablesOf(WORKER);
 export const spareStreamTables = () => spareStreamTablesOf(WORKER);
 
+/**
+ * Names for tables of a test file's own (`name-main-<pid>`, `name-ttl-<pid>`), for a file that scans a whole
+ * table: the shared worker tables hold every earlier file's items by the time it runs. Make them with
+ * `createStreamFreeTables`.
+ */
+export function ownTableNames(name: string): { main: string; ttl: string } {
+  return { main: `${name}-main-${process.pid}`, ttl: `${name}-ttl-${process.pid}` };
+}
+
 /** A fixed AES key: test data is thrown away with the in-memory database. */
 export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
