@@ -41,8 +41,9 @@ export interface EventsResult {
 }
 
 const CALLERS = 8;
-/** The loss scenario's retry schedule: 8 retries 1 s apart, so 9 attempts in all. */
-const LOSS_RETRY_SCHEDULE_SECONDS = Array.from({ length: 8 }, () => 1);
+/** The loss scenario's retries, 1 s apart: `LOSS_RETRIES + 1` attempts in all. */
+export const LOSS_RETRIES = 8;
+const LOSS_RETRY_SCHEDULE_SECONDS = Array.from({ length: LOSS_RETRIES }, () => 1);
 /** How long the latency scenario waits for its last delivery. */
 const MISSING_AFTER_MS = 120_000;
 
@@ -174,7 +175,7 @@ export async function measureEvents(
     const attemptsOf = (id: string) =>
       failing.received.filter((entry) => String(entry.headers['webhook-id']) === id).length;
     const undelivered = [...expected].filter((id) => !delivered.has(id)).map(attemptsOf);
-    const lostAttempts = undelivered.filter((attempts) => attempts < LOSS_RETRY_SCHEDULE_SECONDS.length + 1);
+    const lostAttempts = undelivered.filter((attempts) => attempts < LOSS_RETRIES + 1);
     const failedAttempts = failing.received.filter((entry) => !(entry as Answered).ok).length;
     return {
       deliveries: samples.length - missing,

@@ -44,7 +44,7 @@ import {
   type Isolation,
   type ListScaling,
 } from './lists.js';
-import { measureEvents, type EventsResult } from './events.js';
+import { LOSS_RETRIES, measureEvents, type EventsResult } from './events.js';
 
 /**
  * `npm run bench`: the performance goals of the service, measured on this machine against the local stack
@@ -616,9 +616,9 @@ async function main(): Promise<void> {
           [
             'events lost, receiver failing 30 % of attempts',
             String(events.lost),
-            `${events.lossEvents} events, ${events.attempts} attempts of which ${events.failedAttempts} failed; retries 1 s apart, 8 of them` +
+            `${events.lossEvents} events, ${events.attempts} attempts of which ${events.failedAttempts} failed; retries 1 s apart, ${LOSS_RETRIES} of them` +
               (events.lost ? `; attempts seen of each lost event: ${events.lostAttempts.join(', ')}` : '') +
-              `; refused on all 9 attempts (failed for good, redeliverable; not lost): ${events.exhausted}`,
+              `; refused on all ${LOSS_RETRIES + 1} attempts (failed for good, redeliverable; not lost): ${events.exhausted}`,
           ],
         ],
       ),
