@@ -60,6 +60,80 @@ describe('KeyGate (npm start: fair shares per API key)', () => {
     await Promise.all([...more, ...later]);
   });
 
+  it('holds a key with a backlog back while a key calling one at a time is present: its next request waits as long as its last took', async () => {
+    let now = 0;
+    const naps: { ms: number; wake: () => void }[] = [];
+    const sleep = (ms: number) => new Promise<void>((wake) => naps.push({ ms, wake }));
+    const gate = new KeyGate(1, () => now, sleep);
+    const { started, task, release } = tasks();
+    const quiet = gate.run('key-b', task('b1'));
+    const batch = ['a1', 'a2', 'a3'].map((name) => gate.run('key-a', task(name)));
+    await settle();
+    expect(started).toEqual(['b1', 'a1']);
+
+    release('b1');
+    await quiet;
+    now = 30;
+    release('a1');
+    await settle();
+    // a1 took 30 ms and a2, a3 wait: a2 starts 30 ms later, not at once.
+    expect(naps.map((nap) => nap.ms)).toEqual([30]);
+    expect(started).toEqual(['b1', 'a1']);
+
+    // Meanwhile the quiet key's next request goes straight in: it has no backlog, so it never waits.
+    const next = gate.run('key-b', task('b2'));
+    await settle();
+    expect(started).toEqual(['b1', 'a1', 'b2']);
+    release('b2');
+    await next;
+
+    now = 60;
+    naps.shift()!.wake();
+    await settle();
+    expect(started).toEqual(['b1', 'a1', 'b2', 'a2']);
+
+    // Once the quiet key has been silent past PRESENT_FOR_MS, nobody is left to yield to.
+    now = 30 + PRESENT_FOR_MS + 1;
+    release('a2');
+    await settle();
+    expect(naps).toEqual([]);
+    expect(started).toEqual(['b1', 'a1', 'b2', 'a2', 'a3']);
+    release('a3');
+    await Promise.all(batch);
+  });
+
+  it('holds nobody back when every key present has a backlog: they share the machine as before', async () => {
+    let now = 0;
+    const naps: number[] = [];
+    const gate = new KeyGate(
+      1,
+      () => now,
+      async (ms) => {
+        naps.push(ms);
+      },
+    );
+    const { started, task, release } = tasks();
+    const b = [gate.run('key-b', task('b1'))];
+    const a = ['a1', 'a2', 'a3'].map((name) => gate.run('key-a', task(name)));
+    b.push(...['b2', 'b3'].map((name) => gate.run('key-b', task(name))));
+    await settle();
+    // One each runs; the rest wait behind their own keys.
+    expect(started).toEqual(['b1', 'a1']);
+    now = 50;
+    release('b1');
+    await settle();
+    expect(started).toEqual(['b1', 'a1', 'b2']);
+    now = 100;
+    release('a1');
+    await settle();
+    expect(started).toEqual(['b1', 'a1', 'b2', 'a2']);
+    expect(naps).toEqual([]);
+    release('a2', 'b2');
+    await settle();
+    release('a3', 'b3');
+    await Promise.all([...a, ...b]);
+  });
+
   it('passes a failure through and frees the slot', async () => {
     const gate = new KeyGate(1);
     await expect(
