@@ -43,30 +43,41 @@ export interface ListScaling {
   readUnitsRatioMax: number;
 }
 
-async function measurePage(
-  platform: BenchPlatform,
+type PageFigures = { p50: number; readUnits: number; count: number | null };
+
+/**
+ * Page 1 of `list` on each platform, `samples` requests each, alternating request by request (which goes first
+ * alternating too), so that a stretch of noise on the shared machine falls on both sizes alike rather than on
+ * whichever was being measured then (measured in blocks, one run gave 1.27 for a list and the next run 0.92).
+ */
+async function measurePages(
+  platforms: readonly BenchPlatform[],
   meter: DynamoMeter,
   list: List,
   samples: number,
-): Promise<{ p50: number; readUnits: number; count: number | null }> {
-  const latencies: number[] = [];
-  let count: number | null = null;
+): Promise<PageFigures[]> {
+  const seen = platforms.map(() => ({ latencies: [] as number[], readUnits: 0, count: null as number | null }));
   // A few requests first: the first calls of a handler pay for compiling its code, at whichever size is first.
-  for (let i = 0; i < 3; i++) expectStatus(await platform.client.get(`${list}?${PAGE[list]}`), 200, `GET ${list}`);
+  for (const platform of platforms)
+    for (let i = 0; i < 3; i++) expectStatus(await platform.client.get(`${list}?${PAGE[list]}`), 200, `GET ${list}`);
   meter.readCapacity = true;
-  const before = meter.readUnits;
   try {
     for (let i = 0; i < samples; i++) {
-      const response = await platform.client.get(`${list}?${PAGE[list]}`);
-      expectStatus(response, 200, `GET ${list}`);
-      latencies.push(response.ms);
-      count = response.body.count;
+      const order = i % 2 === 0 ? platforms.map((_, at) => at) : platforms.map((_, at) => platforms.length - 1 - at);
+      for (const at of order) {
+        const before = meter.readUnits;
+        const response = await platforms[at]!.client.get(`${list}?${PAGE[list]}`);
+        expectStatus(response, 200, `GET ${list}`);
+        seen[at]!.latencies.push(response.ms);
+        seen[at]!.readUnits += meter.readUnits - before;
+        seen[at]!.count = response.body.count;
+      }
     }
   } finally {
     meter.readCapacity = false;
   }
   // The API key read of the signature check is the same at any size; it is part of the request's cost.
-  return { p50: median(latencies), readUnits: (meter.readUnits - before) / samples, count };
+  return seen.map((one) => ({ p50: median(one.latencies), readUnits: one.readUnits / samples, count: one.count }));
 }
 
 /**
@@ -101,10 +112,9 @@ export async function measureListPages(
     );
     seedSeconds[records] = (Date.now() - started) / 1000;
   }
-  // Interleaved, so machine noise hits both sizes alike.
   for (const list of LISTS) {
-    for (const records of [sizes.small, sizes.large])
-      rows.push({ list, records, ...(await measurePage(platforms[records]!, meter, list, samples)) });
+    const [small, large] = await measurePages([platforms[sizes.small]!, platforms[sizes.large]!], meter, list, samples);
+    rows.push({ list, records: sizes.small, ...small! }, { list, records: sizes.large, ...large! });
   }
   const ratio = (pick: (row: ListScaleRow) => number) =>
     Math.max(

@@ -68,7 +68,7 @@ const SETTINGS = {
   /** Records per list of the small and the large platform (issue 13: 1,000 and 100,000). */
   listRecordsSmall: 1_000,
   listRecordsLarge: Number(process.env.BENCH_LIST_RECORDS ?? 100_000),
-  listSamples: 20,
+  listSamples: 40,
   /** Issue 13's isolation: the seeded platform lists on this many connections while another reads its accounts. */
   isolationConnections: 20,
   isolationSamples: Number(process.env.BENCH_ISOLATION_SAMPLES ?? 200),
