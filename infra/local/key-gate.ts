@@ -66,10 +66,8 @@ export class KeyGate {
       });
     } finally {
       // A key with nothing running or waiting keeps no line (keys never seen again leave nothing behind).
-      if (line.activeCount === 0 && line.pendingCount === 0 && this.lines.get(key) === line) {
-        this.lines.delete(key);
-        this.resumeAtMs.delete(key);
-      }
+      // (Its last request found none waiting, so `yieldIfBacklogged` already dropped its resume time.)
+      if (line.activeCount === 0 && line.pendingCount === 0 && this.lines.get(key) === line) this.lines.delete(key);
     }
   }
 

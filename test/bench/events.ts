@@ -167,14 +167,18 @@ export async function measureEvents(
         });
         return [...expected].every((id) => delivered.has(id));
       };
-      // Let every retry schedule run out (9 attempts 1 s apart, jittered) before counting what never arrived.
+      // Let every retry schedule run out (LOSS_RETRIES + 1 attempts 1 s apart, jittered) before counting what
+      // never arrived.
       await waitFor('every event delivered to the failing receiver', succeeded, 60_000).catch(() => undefined);
     } finally {
       await lossRuntime.stop();
     }
-    const attemptsOf = (id: string) =>
-      failing.received.filter((entry) => String(entry.headers['webhook-id']) === id).length;
-    const undelivered = [...expected].filter((id) => !delivered.has(id)).map(attemptsOf);
+    const attemptsOf = new Map<string, number>();
+    for (const entry of failing.received) {
+      const id = String(entry.headers['webhook-id']);
+      attemptsOf.set(id, (attemptsOf.get(id) ?? 0) + 1);
+    }
+    const undelivered = [...expected].filter((id) => !delivered.has(id)).map((id) => attemptsOf.get(id) ?? 0);
     const lostAttempts = undelivered.filter((attempts) => attempts < LOSS_RETRIES + 1);
     const failedAttempts = failing.received.filter((entry) => !(entry as Answered).ok).length;
     return {
