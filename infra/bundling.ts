@@ -29,8 +29,8 @@ export const ENTRY_FILE = 'index.mjs';
  *   off, the KMS and Step Functions clients until first used, the SDK's browser-only code) goes to a chunk of
  *   its own that Node loads when the `import()` runs, so a cold start compiles only what the function runs.
  * - The SDK is bundled, not taken from the runtime: one minified, tree-shaken module graph loads in about a
- *   third of the time Node needs to resolve and evaluate the runtime's CommonJS SDK packages (README,
- *   "Performance"), and the deployed SDK is the version the tests ran. Left out are only the credential
+ *   third of the time Node needs to resolve and evaluate the runtime's CommonJS SDK packages (docs/performance.md,
+ *   "Import time"), and the deployed SDK is the version the tests ran. Left out are only the credential
  *   providers the SDK imports when the environment holds no credentials, which Lambda's always does.
  */
 export function esbuildOptionsFor(entry: string, outdir: string): BuildOptions {

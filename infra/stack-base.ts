@@ -30,7 +30,7 @@ export interface StackBase {
 /**
  * Reserved concurrency: what these functions keep for themselves, so API traffic using the
  * account's Lambda concurrency cannot throttle them, and their ceiling. 117 in all; Lambda keeps at least 100
- * unreserved, so the account needs a concurrency quota of 217 or more (the default is 1,000; README, Deploy).
+ * unreserved, so the account needs a concurrency quota of 217 or more (the default is 1,000; README, "Deploying").
  */
 export const RESERVED_CONCURRENCY = {
   /**

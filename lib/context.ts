@@ -11,7 +11,7 @@ import type { SettlementWorkflow } from './runtime/settlement-workflow.js';
 
 /**
  * Everything the service's code depends on from outside, built once at the edge and passed in as a
- * parameter (conventions 10, 11, 16): the Lambda handler factory builds it from `process.env` on a
+ * parameter (docs/decisions.md, "Shape"): the Lambda handler factory builds it from `process.env` on a
  * container's first invocation, the local runtime (`infra/local`) builds it for `npm start`, and each test
  * file builds its own (with a clock it can move, or a DynamoDB client that injects faults). No module of
  * `lib/` keeps a client, a clock or the configuration of its own.

@@ -20,7 +20,7 @@ export const PRESENT_FOR_MS = 1_000;
  *   there is nobody to protect, and a single platform's parallel calls stay parallel;
  * - while other keys are present, every key runs at most `perKey` (1 by default) at once: each key's further
  *   requests wait in line behind their own key, and another key's request shares the machine with one of
- *   theirs, not with a burst (isolation_ratio in the README's performance section: 2 with one each, 4.2
+ *   theirs, not with a burst (isolation_ratio in docs/performance.md: 2 with one each, 4.2
  *   with two, 12 with four);
  * - a key with requests waiting in its line yields half the time to a present key with none waiting: after
  *   each of its requests, its next starts only once as long again has passed. A platform calling one request

@@ -182,7 +182,7 @@ async function handleHttp(
  * A key this process has already refused in its current window (the signature middleware's memory of it,
  * `RateLimiter.knownFull`) is answered here, before its request is read, queued behind its key or turned into
  * an event: the same 429, headers and body as the handler's refusal, for any route that checks signatures. On
- * AWS, WAF turns a flooding key away before API Gateway (README, "Rate limits") and the other platforms'
+ * AWS, WAF turns a flooding key away before API Gateway (docs/api.md, "Rate limits") and the other platforms'
  * requests run in Lambdas of their own; here one event loop serves every platform, and a refusal that went
  * through the whole handler cost the server a third of a millisecond of that loop, which the other platforms
  * waited for (`flood_isolation_ratio`). Like WAF's, these refusals leave no request log line or metric.

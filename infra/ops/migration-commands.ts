@@ -23,7 +23,7 @@ function runView(run: MigrationRun) {
 }
 
 /**
- * Versioned backfills of stored items (README "Migrations"): `migrate list` shows each and how far it got;
+ * Versioned backfills of stored items (docs/operations.md, "Migrations"): `migrate list` shows each and how far it got;
  * `migrate run NAME` runs one over the whole table (or, with --platform, that platform's items), resuming
  * where an interrupted run stopped. Ctrl-C stops after the page in hand (exit 3; run again to continue).
  */

@@ -2,7 +2,7 @@ import { findAsset } from '../domain/assets.js';
 import { formatAmount } from '../domain/money.js';
 import type { Account } from '../store/ledger.js';
 
-/** An account as clients see it: the reference API's account shape (anchor-api.md, `AccountsResponseEntity`). */
+/** An account as clients see it: the reference API's account shape (`AccountsResponseEntity`). */
 export function accountView(account: Account) {
   return {
     asset: account.asset,

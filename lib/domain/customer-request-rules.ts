@@ -207,7 +207,7 @@ function postalCodeRules(given: GivenFields, isUs: boolean, problems: Problems):
 
 /**
  * Whether the customer must present an identity document (`id_number_type` and `id_number`), and what a
- * missing one is told. The reference API (anchor-api.md 1.1) identifies a US citizen by the SSN in `tax_id`:
+ * missing one is told. The reference API identifies a US citizen by the SSN in `tax_id`:
  * its US-citizen track has no `id_number` and an optional `id_number_type`. An ITIN as the tax id needs the
  * document again, and non-US citizens always present one. `citizenship_code` is optional here, so a
  * customer who does not say they are a US citizen presents a document as before. A US citizen who gives no

@@ -2,7 +2,7 @@
  * A participant's status and what it allows. Customers are created `approved`; ops move a participant to
  * `locked` (held, e.g. while a compliance question is open) or `disabled` (closed), and back to `approved`.
  * Only an approved participant may be quoted for, trade, send or receive a transfer, or receive a reward or
- * an award. Reading its data stays allowed, and what is already under way continues (see the README).
+ * an award. Reading its data stays allowed, and what is already under way continues (docs/api.md, "Participant status").
  */
 export const PARTICIPANT_STATUSES = ['approved', 'locked', 'disabled'] as const;
 export type ParticipantStatus = (typeof PARTICIPANT_STATUSES)[number];

@@ -38,7 +38,7 @@ export function parseTaxId(input: string, us: boolean): { value: string } | { pr
 }
 
 /**
- * An ITIN as the reference API tells it from an SSN (anchor-api.md 1.1): nine digits starting with 9, here
+ * An ITIN as the reference API tells it from an SSN: nine digits starting with 9, here
  * also in the `NNN-NN-NNNN` form `parseTaxId` takes. The IRS issues ITINs to people who cannot have an SSN.
  */
 export function isItin(input: string): boolean {

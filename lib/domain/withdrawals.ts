@@ -155,7 +155,7 @@ export interface Withdrawal {
 }
 
 /**
- * A withdrawal request as clients see it: the reference API's withdrawal request fields (anchor-api.md 4.4),
+ * A withdrawal request as clients see it: the reference API's withdrawal request fields,
  * every one present, null where this service has no value (approvals, gas, UMA, fiat), plus the address,
  * network and quote it came from. `status` is this service's (PENDING until custody answers, then CONFIRMED
  * or FAILED); `on_chain_status` tells the chain's side the reference way.

@@ -17,7 +17,7 @@ import type { AuthContext } from '../domain/caller.js';
  * A schema only the API description and the contract tests read, imported when they ask for it:
  * `async () => (await import('../../lib/http/schemas/transfers.js')).transferResponse`. The bundles split such
  * an `import()` off, so a function never builds the response schemas it does not check: building zod schemas
- * was the largest part of a cold start's own work (README, "Import time").
+ * was the largest part of a cold start's own work (docs/performance.md, "Import time").
  */
 export type DescriptionSchema = () => Promise<z.ZodMiniType>;
 
@@ -104,7 +104,7 @@ export type BindApiHandler = ((
 
 /**
  * Builds a route's handler, for a context, with the one middleware stack every route shares, in the order of
- * `conventions.md`: request id and error mapping -> body size and nesting limits -> signature on the raw body -> JSON -> zod -> idempotency
+ * the request's life: request id and error mapping -> body size and nesting limits -> signature on the raw body -> JSON -> zod -> idempotency
  * -> the use case. `run` returns the response body (`{ message, ... }`); everything else is done here. A
  * function module exports the result as `bind` and `handler = onLambda(bind)` for Lambda.
  */

@@ -167,7 +167,7 @@ async function accountPage(
  * `GET /movements`: every movement on the platform's and its customers' accounts, newest first, filtered by
  * account, participant, asset, type and time. Filtered by one of the platform's accounts, it reads that
  * account's own list (full pages, and the account's count) once the migration `0001-movement-account-entries`
- * has run (README "Migrations"); before, the platform's list filtered under the read budget.
+ * has run (docs/operations.md, "Migrations"); before, the platform's list filtered under the read budget.
  */
 export async function listMovements(ctx: AppContext, platformCode: string, filters: MovementFilters) {
   const account = await accountListOf(ctx, platformCode, filters);

@@ -1,5 +1,5 @@
 /**
- * The one retry policy of the store (conventions 17): which DynamoDB failures are worth another attempt,
+ * The one retry policy of the store (lib/store/README.md, "Retries"): which DynamoDB failures are worth another attempt,
  * how long to wait before it, and when to give up with a 503 the client may retry.
  *
  * How it composes with the SDK's own retries: every DynamoDB call already goes through the SDK's standard

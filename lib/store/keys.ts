@@ -25,7 +25,7 @@ export const keys = {
   }),
   /**
    * One shard of an account whose balance is spread over several items (the liquidity provider's and the
-   * external boundary's: see README "Hot items"); its balance is the sum of its shards. Each shard is its
+   * external boundary's: see lib/store/README.md "Hot items"); its balance is the sum of its shards. Each shard is its
    * own partition, so the shards share no partition's write limit.
    */
   accountShard: (

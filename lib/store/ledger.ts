@@ -20,7 +20,7 @@ export interface Account extends AccountRef {
   balance: Money;
   platform_code: string | null;
   last_update: number;
-  /** Movements that changed the account since it carries the count (see README "Lists"); 0 for system accounts. */
+  /** Movements that changed the account since it carries the count (see lib/store/README.md "Lists"); 0 for system accounts. */
   movement_count: number;
 }
 
@@ -168,7 +168,7 @@ function toAccount(item: Record<string, any>): Account {
 
 /**
  * Shards of each outside-world balance (liquidity provider, external boundary, per group and asset). From
- * DynamoDB's documented limits; the arithmetic is in README "Hot items".
+ * DynamoDB's documented limits; the arithmetic is in lib/store/README.md "Hot items".
  */
 export const OUTSIDE_ACCOUNT_SHARDS = 16;
 

@@ -164,7 +164,7 @@ export async function bundle(
 }
 
 /**
- * The control of issue 13's import_ratio: a function holding only the DynamoDB document client, built like
+ * The control of import_ratio (docs/performance.md): a function holding only the DynamoDB document client, built like
  * every function: the client made on the first invocation, as `onLambda` makes the context, so importing
  * it loads and evaluates the SDK modules and nothing else. Every handler needs at least this much.
  */
@@ -190,7 +190,7 @@ export const CONTROL_NAME = 'document client only (control)';
  * for money, zod/mini with its English messages for every input and the configuration, Powertools Logger
  * and Metrics through middy at the edge), with one small schema built at import as every function builds
  * at least its configuration's. Nothing of our own. Its ratio to the control is how much of import_ratio
- * those libraries take before any of the service's code (README, "Import time").
+ * those libraries take before any of the service's code (docs/performance.md, "Import time").
  */
 const LIBRARIES_SOURCE = [
   "import { Logger } from '@aws-lambda-powertools/logger';",
@@ -245,7 +245,7 @@ export interface ImportRound {
   librariesRatio: number;
 }
 
-/** Rounds of the round-robin (issue 27: one round can't decide import_ratio; the median round's figures are reported). */
+/** Rounds of the round-robin (one round can't decide import_ratio; the median round's figures are reported). */
 export const IMPORT_ROUNDS = 3;
 
 export function importRound(report: BundleReport): ImportRound {

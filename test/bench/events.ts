@@ -7,7 +7,7 @@ import { percentile } from './stats.js';
 import { makeLanes, transferBody } from './transfers.js';
 
 /**
- * Events and webhooks (issue 14, Benchmark): the delivery pipeline `npm start` runs (DynamoDB Local's stream
+ * Events and webhooks (docs/performance.md, event_delivery_*): the delivery pipeline `npm start` runs (DynamoDB Local's stream
  * -> the dispatcher -> the in-process queue -> the delivery worker, the Lambdas' own code) against a real
  * receiver on 127.0.0.1.
  *

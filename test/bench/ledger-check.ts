@@ -7,7 +7,7 @@ import { keys } from '../../lib/store/keys.js';
 import { runLedgerCheck } from '../../lib/reconciliation/run-ledger-check.js';
 
 /**
- * How long `ledger check` takes per million items on DynamoDB Local (README "Ledger check"): a consistent
+ * How long `ledger check` takes per million items on DynamoDB Local (docs/simulation.md, "The ledger check"): a consistent
  * ledger written with BatchWriteItem (accounts, each with its movements, movement entries and balance events,
  * the counters), then one unscoped check timed. `npx tsx test/bench/ledger-check.ts [accounts] [segments]`.
  */

@@ -20,7 +20,7 @@ import { runAdmin } from '../../infra/ops/cli.js';
 import type { RateLimit } from '../../lib/domain/rate-limits.js';
 
 /**
- * Issue 13's list scaling and tenant isolation: page 1 (100 records) of each list at a small and a large
+ * List scaling and tenant isolation (docs/performance.md): page 1 (100 records) of each list at a small and a large
  * history of one platform, seeded through the store's own item builders in parallel batches (seed.ts,
  * not through HTTP); then another platform's GET /accounts while the large one lists on many connections.
  */
@@ -48,7 +48,7 @@ type PageFigures = { p50: number; readUnits: number; count: number | null };
 /**
  * Page 1 of `list` on each platform, `samples` requests each, alternating request by request (which goes first
  * alternating too), so that a stretch of noise on the shared machine falls on both sizes alike rather than on
- * whichever was being measured then (README, "Lists at 100,000 records").
+ * whichever was being measured then (docs/performance.md, "Lists at 100,000 records").
  */
 async function measurePages(
   platforms: readonly BenchPlatform[],
@@ -187,7 +187,7 @@ async function sampleWithCpu(orders: SampleOrders): Promise<{ report: SampleRepo
  * `samples` while `lister` walks its lists (cursor after cursor, five pages a list, list after list) on
  * `connections` connections at once, each phase measured once DynamoDB Local's JIT has settled on its load
  * (jvm-warmup.ts). Both platforms are client processes of their own (client-process.ts); this process only
- * serves. The ratio of the two p50s is issue 13's isolation_ratio. A request
+ * serves. The ratio of the two p50s is isolation_ratio. A request
  * the overloaded service refuses (a 503 after a DynamoDB timeout) is counted, not fatal: it is the finding.
  */
 export async function measureIsolation(
@@ -257,7 +257,7 @@ export async function measureIsolation(
   };
 }
 
-/** `rounds` runs of `measure`, and the run whose ratio is their median (issue 27: one run can't decide the goal). */
+/** `rounds` runs of `measure`, and the run whose ratio is their median (one run can't decide the goal). */
 export async function medianOfRounds(
   rounds: number,
   measure: (round: number) => Promise<Isolation>,
@@ -269,7 +269,7 @@ export async function medianOfRounds(
 }
 
 /**
- * Issue 27's flood row: the quiet platform's GET /accounts, idle and then while another platform sends GET
+ * The flood row (flood_isolation_ratio): the quiet platform's GET /accounts, idle and then while another platform sends GET
  * /accounts on `connections` connections far past the limit ops set for it (`platform limits`): its
  * requests over the limit are answered 429 (counted as the listing's failures) without reaching a use case.
  */

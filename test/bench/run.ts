@@ -48,7 +48,7 @@ import { LOSS_RETRIES, measureEvents, type EventsResult } from './events.js';
 
 /**
  * `npm run bench`: the performance goals of the service, measured on this machine against the local stack
- * (see README, "Performance"). Progress goes to stderr; stdout gets the tables and, as its last line, one
+ * (see docs/performance.md). Progress goes to stderr; stdout gets the tables and, as its last line, one
  * JSON object with the metrics. A metric that can't be measured (its feature isn't built yet, or its
  * scenario failed) is null, and the table says why.
  */
@@ -65,18 +65,18 @@ const SETTINGS = {
   settlePairs: 100,
   settleReporters: 16,
   settleTimeoutMs: 180_000,
-  /** Records per list of the small and the large platform (issue 13: 1,000 and 100,000). */
+  /** Records per list of the small and the large platform (1,000 and 100,000). */
   listRecordsSmall: 1_000,
   listRecordsLarge: Number(process.env.BENCH_LIST_RECORDS ?? 100_000),
   listSamples: 40,
-  /** Issue 13's isolation: the seeded platform lists on this many connections while another reads its accounts. */
+  /** Isolation: the seeded platform lists on this many connections while another reads its accounts. */
   isolationConnections: 20,
   isolationSamples: Number(process.env.BENCH_ISOLATION_SAMPLES ?? 200),
-  /** Issue 27: the isolation phases run this many times; isolation_ratio is the median ratio (1.57 to 2.98 across single runs). */
+  /** The isolation phases run this many times; isolation_ratio is the median ratio (1.57 to 2.98 across single runs). */
   isolationRounds: 3,
-  /** Issue 27: the flooding platform's limit (`platform limits`), and the connections it floods on. */
+  /** The flooding platform's limit (`platform limits`), and the connections it floods on. */
   floodLimit: { rps: 20, burst: 40 },
-  /** Issue 14: transfers whose account_balance.changed are timed, and transfers (two events each) sent to a failing receiver. */
+  /** Event delivery: transfers whose account_balance.changed are timed, and transfers (two events each) sent to a failing receiver. */
   eventTransfers: Number(process.env.BENCH_EVENT_TRANSFERS ?? 1000),
   eventLossTransfers: Number(process.env.BENCH_EVENT_TRANSFERS ?? 1000) / 2,
 };

@@ -22,7 +22,7 @@ import { withdrawalCreationItems } from '../../lib/store/withdrawals.js';
 import { adultBody, tradeBody } from './fixtures.js';
 
 /**
- * A platform's history written in bulk (issue 13's benchmark: "through the store's own write functions in
+ * A platform's history written in bulk (as the list benchmark asks: "through the store's own write functions in
  * parallel batches, not through HTTP"). Every record is built by the store function its booking path uses
  * (`transferRecordItem`, `tradeItems`, `paymentCreationItem`, `withdrawalCreationItems`, `customerItems`,
  * `movementRecordItems`, `openedAccountItem`), so record, index entries and attributes are what production

@@ -128,14 +128,14 @@ describe('function assets (ServiceFunction, bundling on as in `cdk synth`)', () 
 });
 
 /**
- * Issue 27's bundle_kb_max: what a cold start compiles stays within 400 KiB for every function the stack
+ * bundle_kb_max (docs/performance.md): what a cold start compiles stays within 400 KiB for every function the stack
  * deploys (the benchmark's list: every route, workflow task and event handler). The bytes are the benchmark's
  * (`test/bench/bundles.ts`): the entry file and the chunks it imports statically.
  */
 const MAX_KIB = 400;
 
 /**
- * The five heaviest functions, each held to its size since issue 27's part 6 brought them within MAX_KIB
+ * The five heaviest functions, each held to its size since the import-time work brought them within MAX_KIB
  * (libphonenumber-js's ES6 build, no `keepNames`, generated country tables, leaner phone metadata), so that the
  * room won under it is not spent unnoticed: a row is raised only by a commit that says what the bytes buy.
  */

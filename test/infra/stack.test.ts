@@ -593,7 +593,7 @@ describe('tenants: the per-key rate guard and reserved concurrency', () => {
     ]);
     for (const fn of stack.routeFunctions.values())
       expect(resources[idOf(fn.function)].Properties.ReservedConcurrentExecutions).toBeUndefined();
-    // Lambda keeps 100 unreserved: the README's Deploy section names the quota this needs.
+    // Lambda keeps 100 unreserved: the README's Deploying section names the quota this needs.
     const total = ofType(resources, 'AWS::Lambda::Function').reduce(
       (sum, [, fn]) => sum + (fn.Properties.ReservedConcurrentExecutions ?? 0),
       0,

@@ -23,7 +23,7 @@ const { METRIC, METRICS_NAMESPACE, SERVICE_NAME } = await import('../../lib/obse
 const { sweepOpenTrades } = await import('../../lib/settlement/sweep-open-trades.js');
 
 /**
- * Design section 10's business counts, read off what the service writes (CloudWatch's embedded metric
+ * The business counts (docs/operations.md, "Metrics and traces"), read off what the service writes (CloudWatch's embedded metric
  * format), named by the constants the stack's alarms and dashboard use (`lib/observability/metric-names.ts`;
  * test/infra/operations.test.ts checks the alarms' side): each is emitted where the business happens, once
  * per committed change, in the `TradingSettlement` namespace with the `service` dimension the alarms name.

@@ -14,7 +14,7 @@ import { newCustomer } from '../support/trade-parties.js';
 import { tradeBody } from '../support/trades.js';
 
 /**
- * Design sections 3 and 4: a client that times out resends the very same bytes, often inside the same
+ * Replays (docs/api.md, "Idempotency and replays"): a client that times out resends the very same bytes, often inside the same
  * second. With the first request's X-Request-Id it gets the first answer byte for byte; without it (or with
  * another id) a 409 `request already received`; never a second booking, never a 403. And a run that
  * committed its booking but died before answering leaves the retry that booking's answer. For every POST.

@@ -42,7 +42,7 @@ import { dropResponse } from '../support/raw-response.js';
 import { createStreamFreeTables, ownTableNames } from '../support/tables.js';
 
 /**
- * Migrations (README "Migrations"), on items written the old way: movement records without their account
+ * Migrations (docs/operations.md, "Migrations"), on items written the old way: movement records without their account
  * entries, accounts without `movement_count`, platforms' movement counters without those movements.
  */
 

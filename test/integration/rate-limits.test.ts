@@ -23,7 +23,7 @@ import {
 } from '../support/service.js';
 
 /**
- * Design section 14: each API key has a request rate limit, the default or its platform's as ops set it. Over
+ * Rate limits (docs/api.md): each API key has a request rate limit, the default or its platform's as ops set it. Over
  * it a request is answered 429 with Retry-After and the IETF RateLimit-Policy and RateLimit fields, having
  * written nothing: no replay entry, no idempotency claim, no booking. Other platforms are unaffected.
  */

@@ -9,7 +9,7 @@ import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
 
 /**
- * Accounts and participants as reference API clients read them (`shared/reference/anchor-api.md` 1.10, 1.16,
+ * Accounts and participants as reference API clients read them (the reference API's account reads,
  * the Account entity, and the reference API's read routes): a stable `account_id`, account groups a
  * platform names itself, the reference's `GET /accounts` filters with a trailing slash signed as sent,
  * `GET /accounts/{account_id}` and `GET /participants/{email}`. Another platform's records read exactly as

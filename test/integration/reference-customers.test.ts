@@ -6,7 +6,7 @@ import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
 
 /**
- * Customers as clients of the reference API create them (`shared/reference/anchor-api.md` section 1.1, the
+ * Customers as clients of the reference API create them (its customer creation, the
  * US and non-US variants), through HTTP with signed requests. The tax id must appear nowhere but as its
  * last four digits: every line this process writes while the file runs is scanned for it.
  */
@@ -36,7 +36,7 @@ function freshItin(): string {
 }
 
 /**
- * The reference API's US-citizen body as its "USrel" variant requires it (anchor-api.md 1.1): `zip`,
+ * The reference API's US-citizen body as its "USrel" variant requires it: `zip`,
  * `jurisdiction_code`, `citizenship_code` US and an SSN as `tax_id`, no identity document; the W-form
  * fields are the reference's, not kept here.
  */

@@ -7,7 +7,7 @@ import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 
 /**
- * The response fields the reference API documents (`shared/reference/anchor-api.md` 1.0-1.8, 1.13-1.15),
+ * The response fields the reference API documents (trades, quotes, executions, rewards, awards),
  * asserted key by key on what this service answers through HTTP: `trade_ids_list` (first = `trade_id`) on
  * every execution, reward and award response, `asset_cost_notional` on rewards, the trade object's fields,
  * and every optional field present, null when it has no value.
@@ -18,7 +18,7 @@ import { newPlatform, type TestPlatform } from '../support/service.js';
 // EIP-55's own example address, valid for USDC (an ERC-20 here).
 const ETH_ADDRESS = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 
-/** The RFQQuote fields of anchor-api.md 1.2 (the GET form's 200 body). */
+/** The reference API's RFQQuote fields (the GET form's 200 body). */
 const RFQ_QUOTE_FIELDS = [
   'request_id',
   'participant_code',
@@ -43,7 +43,7 @@ const RFQ_QUOTE_FIELDS = [
   'payment_processor',
 ];
 
-/** The Trade fields of anchor-api.md 1.0 ("All fields" variant). */
+/** The reference API's Trade fields ("All fields" variant). */
 const TRADE_FIELDS = [
   'trade_id',
   'batch_trade_id',
@@ -91,7 +91,7 @@ const TRADE_FIELDS = [
   'asset_cost_notional',
 ];
 
-/** The TradeParty fields of anchor-api.md 1.0. */
+/** The reference API's TradeParty fields. */
 const PARTY_FIELDS = [
   'side',
   'participant_code',

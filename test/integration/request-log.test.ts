@@ -16,7 +16,7 @@ const { fund } = await import('../support/ledger.js');
 const { captureOutput } = await import('../support/output.js');
 
 /**
- * Design section 10 through the local server: every API request writes one JSON line with its request id,
+ * The request log (docs/operations.md, "Logs") through the local server: every API request writes one JSON line with its request id,
  * platform, route, status, latency and error kind, a 4xx (a 403 too) as much as a 200, and no line this
  * process writes carries a secret, a passphrase or a tax id. Request and business metrics come out in
  * CloudWatch's embedded metric format. What is asserted is what reaches stdout, not calls to a mock.

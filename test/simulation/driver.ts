@@ -31,7 +31,7 @@ import { keyedDraw } from './prng.js';
 import { cleanClient, customerBody, inFlight, scanTable, simulationContext } from './world.js';
 
 /**
- * The seeded simulation (issue 25): the operations drawn from the seed run against the
+ * The seeded simulation (docs/simulation.md): the operations drawn from the seed run against the
  * real handlers (`npm start`'s HTTP server, workflow runner and webhook runtime, the bank and custody queue
  * consumers) on DynamoDB Local, with the seeded faults on; then faults stop, everything drains, and the
  * invariants are checked.

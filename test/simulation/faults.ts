@@ -86,7 +86,7 @@ type Middleware = Parameters<DynamoDBClient['middlewareStack']['add']>[0];
  * Writes whose answer may be lost. Not PutItem: the request's idempotency claim and the signature replay
  * cache are conditional puts that don't recognise their own resent put (the SDK's retry finds the item and
  * answers "in progress" / "already received"), which holds the id for its 60-s lease: a liveness gap noted
- * in the README, left to the owners of those files.
+ * here, left to the owners of those files.
  */
 const LOSABLE = new Set(['TransactWriteItemsCommand', 'UpdateItemCommand']);
 

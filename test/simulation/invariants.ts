@@ -45,7 +45,7 @@ export interface BalanceChange {
 }
 
 /**
- * No guarded balance below zero after any change. The one exception the service allows (README): a bank's
+ * No guarded balance below zero after any change. The one exception the service allows (docs/ledger.md): a bank's
  * event (a `payment` movement) on a platform's ACH clearing account is booked even when the account can't
  * cover it; every other debit of that account stays guarded.
  */

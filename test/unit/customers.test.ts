@@ -502,7 +502,7 @@ describe('validateCustomer (adult / custodian)', () => {
 });
 
 describe('validateCustomer: the reference API US vocabulary', () => {
-  /** A US customer as reference clients send it (anchor-api.md 1.1): jurisdiction_code instead of state/country. */
+  /** A US customer as reference clients send it: jurisdiction_code instead of state/country. */
   const referenceBody = (overrides: Record<string, unknown> = {}) => {
     const { state: _s, country: _c, zip: _z, id_number_type: _t, id_number: _n, ...rest } = adultBody();
     return {
@@ -722,7 +722,7 @@ describe('validateCustomer: the reference API US vocabulary', () => {
   });
 });
 
-describe('validateCustomer: the reference API identity document and agreement time rules (anchor-api.md 1.1)', () => {
+describe('validateCustomer: the reference API identity document and agreement time rules', () => {
   const DAY_MS = 24 * HOUR_MS;
   const OUTSIDE_WINDOW = 'signed_timestamp: must be within the last year (and at most a day ahead of server time)';
   /**

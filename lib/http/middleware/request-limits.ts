@@ -1,9 +1,9 @@
 import { PayloadTooLargeError, ValidationError } from '../../domain/errors.js';
 import type { ServiceMiddleware } from '../types.js';
 
-/** Design section 3: a body over 1 MiB is refused before anything reads it further. */
+/** A body over 1 MiB is refused before anything reads it further. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-/** Design section 3: JSON nested deeper than this is a 400 (no request of ours needs more than a few levels). */
+/** JSON nested deeper than this is a 400 (no request of ours needs more than a few levels). */
 export const MAX_JSON_DEPTH = 32;
 
 /**

@@ -3,7 +3,7 @@ import { movementAccountEntries } from './movement-account-entries.js';
 import type { Migration } from './run.js';
 
 /**
- * Every migration, in version order (README "Migrations"). A name is never reused; a migration, once
+ * Every migration, in version order (docs/operations.md, "Migrations"). A name is never reused; a migration, once
  * shipped, is never changed (its record says it ran).
  */
 export const MIGRATIONS: readonly Migration[] = [movementAccountEntries, itemVersions];

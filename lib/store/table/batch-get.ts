@@ -9,7 +9,7 @@ const MAX_BATCH_KEYS = 100;
  * The items stored under `keys` in the main table (absent keys are simply missing from the answer, and the
  * order is DynamoDB's), 100 keys per BatchGetItem, the calls sent side by side: an award distribution reads
  * its 1,000 recipients in ten before its first write, which one after another took about half as long again
- * (README, "Award distributions"). The callers read at most 1,000 keys, and the client's socket limit
+ * (docs/performance.md, "Award distributions"). The callers read at most 1,000 keys, and the client's socket limit
  * (AWS_MAX_SOCKETS) queues any calls past it. Keys DynamoDB leaves unprocessed (it does so when throttled) are
  * asked for again under the store's retry policy, keeping what earlier rounds returned; when they stay
  * unprocessed, a 503.
