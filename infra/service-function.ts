@@ -30,8 +30,12 @@ export type ServiceEnvironment = {
   WEBHOOK_QUEUE_URL?: string;
 };
 
-/** API Gateway gives up on an integration after 29 s; a function running longer would only burn money. */
-export const API_FUNCTION_TIMEOUT = Duration.seconds(29);
+/**
+ * API Gateway gives up on an integration after 29 s. The function stops a second before, so a request that runs
+ * out of time still ends in the function (503 with Retry-After, its idempotency claim released) rather than in
+ * API Gateway's 504 with the claim left in progress. The request's deadline is read from this value.
+ */
+export const API_FUNCTION_TIMEOUT = Duration.seconds(28);
 
 export interface ServiceFunctionProps {
   /** Handler module relative to the repository root (a route's `handler`); it exports `handler`. */
