@@ -12,7 +12,8 @@ import { loadedAtImport } from '../support/bundle-graph.js';
 
 /**
  * What a function's cold start compiles: its bundle's entry file and the chunks it imports statically. The
- * Tracer (X-Ray SDK), the KMS and Step Functions clients and the response schemas sit behind `import()`s and
+ * Tracer (X-Ray SDK), the KMS, Step Functions and Secrets Manager clients (with Powertools Parameters) and the
+ * response schemas sit behind `import()`s and
  * must stay there: a static import of any of them anywhere in a function's module graph would put it back in
  * every import of that function, silently (the benchmark would show it, the tests would not).
  */
@@ -46,16 +47,20 @@ const DEFERRED = {
   xray: 'node_modules/aws-xray-sdk-core/',
   kms: 'node_modules/@aws-sdk/client-kms/',
   stepFunctions: 'node_modules/@aws-sdk/client-sfn/',
+  // The cursor key's secret, read by lists on their first page (lib/runtime/cursor-key.ts).
+  secretsManager: 'node_modules/@aws-sdk/client-secrets-manager/',
+  parameters: 'node_modules/@aws-lambda-powertools/parameters/',
   responseSchemas: 'lib/http/schemas/',
 };
 const holding = (inputs: string[], part: string) => inputs.some((input) => input.includes(part));
 
 describe('function bundles (infra/bundling.ts, as the stack builds them)', () => {
-  it('import neither the tracer, the KMS and Step Functions clients nor the response schemas, and still carry them for later', async () => {
-    // A signed route that encrypts a secret, one that books, and the unsigned clock.
+  it('import neither the tracer, the KMS, Step Functions and Secrets Manager clients nor the response schemas, and still carry them for later', async () => {
+    // A signed route that encrypts a secret, one that books, a list, and the unsigned clock.
     for (const handler of [
       'functions/webhooks/create-endpoint.ts',
       'functions/transfers/create-transfer.ts',
+      'functions/transfers/list-transfers.ts',
       'functions/system/get-time.ts',
     ]) {
       const { atImport, all } = await bundleOf(handler);

@@ -427,6 +427,15 @@ describe('the route table and the handlers it names', () => {
     }
     expect(routes.filter((route) => route.encryptsSecrets).length).toBeGreaterThan(0);
   });
+
+  it('marks lists (the cursor key) on exactly the routes whose query takes a cursor', async () => {
+    const described = await describeRoutes(routes);
+    for (const [i, route] of routes.entries()) {
+      const shape = (described[i]!.api?.query as { _zod?: { def?: { shape?: object } } } | undefined)?._zod?.def?.shape;
+      expect(route.lists === true, `${route.method} ${route.path}`).toBe(shape !== undefined && 'cursor' in shape);
+    }
+    expect(routes.filter((route) => route.lists).length).toBeGreaterThan(5);
+  });
 });
 
 describe('the service stack, with a fixture route table and workflow', () => {
@@ -721,6 +730,24 @@ describe('the deployed stack, against the limits AWS enforces', () => {
     }
     // The service stack itself, counted separately: it is where routes add resources.
     expect(Object.keys(resources).length).toBeLessThanOrEqual(400);
+  });
+
+  it('lets the listing routes, and no other function, read the cursor key from its secret at run time', () => {
+    const secretRef = { Ref: idOf(stack.listCursorKey) };
+    for (const [id, fn] of ofType(resources, 'AWS::Lambda::Function')) {
+      const variables = fn.Properties.Environment.Variables;
+      // Never the key itself, resolved into the environment (plaintext there, and a dynamic reference each).
+      expect(variables.LIST_CURSOR_KEY, id).toBeUndefined();
+      const route = [...stack.routeFunctions].find(([, each]) => idOf(each.function) === id)?.[0];
+      const lists = route?.lists === true;
+      expect(variables.LIST_CURSOR_SECRET_ARN, id).toEqual(lists ? secretRef : undefined);
+      const reads = statementsOf(resources, fn.Properties.Role['Fn::GetAtt'][0]).filter((statement) =>
+        actionsOf(statement).some((action) => action.startsWith('secretsmanager:')),
+      );
+      expect(reads.flatMap(actionsOf), id).toEqual(lists ? ['secretsmanager:GetSecretValue'] : []);
+      expect(reads.flatMap(resourcesOf), id).toEqual(lists ? [secretRef] : []);
+    }
+    expect(JSON.stringify(resources)).not.toContain('{{resolve:secretsmanager');
   });
 
   it('logs the state machine under /aws/vendedlogs/states/', () => {
