@@ -4,7 +4,7 @@ import { awsRequestHandler, type AwsClientConfig } from './aws-clients.js';
 
 /**
  * Reads the list cursor key from Secrets Manager, kept `maxAgeSeconds` by Powertools' cache. Only
- * `cursor-key.ts` imports this module, with `import()`: the Secrets Manager client stays out of what a
+ * `cursor-key-source.ts` imports this module, with `import()`: the Secrets Manager client stays out of what a
  * function loads at its start. The client has the same timeouts and attempts as every other (`aws-clients.ts`).
  */
 export function secretReader(

@@ -145,15 +145,18 @@ const MAX_KIB = 400;
  * room won under it is not spent unnoticed: a row is raised only by a commit that says what the bytes buy.
  */
 const PINNED_KIB: Record<string, number> = {
+  // Raised by 1 KiB for all but report-trade (issue 38, the cursor key read at run time): 0.4 to 0.5 KiB each
+  // for the provider's stub that loads the key on a container's first list, cursor sealing made async, and
+  // the route table's `lists` flag that limits the secret to the listing functions.
   // The customer rules: libphonenumber-js with its metadata (51 KiB) and the country tables (12 KiB).
-  'functions/participants/create-customer.ts': 396,
+  'functions/participants/create-customer.ts': 397,
   // The minor's rules: the country tables, but neither the adult-only fields nor the phone parser they need.
-  'functions/participants/create-minor.ts': 345,
+  'functions/participants/create-minor.ts': 346,
   // The trade rules, and the Step Functions client loaded during init rather than on the first request.
   'functions/trades/report-trade.ts': 390,
   // The booking engine and the trade and withdrawal rules.
-  'functions/convert-withdraw/execute-quote.ts': 384,
-  'functions/awards/distribute-awards.ts': 381,
+  'functions/convert-withdraw/execute-quote.ts': 385,
+  'functions/awards/distribute-awards.ts': 382,
 };
 
 describe('function bundle sizes (infra/bundling.ts, every deployed function)', () => {
