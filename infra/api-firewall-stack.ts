@@ -22,8 +22,8 @@ const RETRY_AFTER_SECONDS = '60';
  * check instead (`lib/domain/rate-limits.ts`); this is the coarse guard above them. Requests without the header
  * are not counted here (the functions refuse them with 403).
  *
- * A nested stack because the service's stack is at CloudFormation's 500-resource limit: this adds one resource
- * there instead of two.
+ * A nested stack, so the service's stack keeps its headroom under CloudFormation's 500 resources: this adds
+ * one resource there instead of two.
  */
 export class ApiFirewallStack extends NestedStack {
   readonly webAcl: CfnWebACL;

@@ -113,7 +113,11 @@ function addRoutes(base: StackBase, api: RestApi, requestValidator: RequestValid
     }
 
     const pathParameters = [...route.path.matchAll(/\{([^}]+)\}/g)].map((match) => `method.request.path.${match[1]}`);
-    api.root.resourceForPath(route.path).addMethod(route.method, new LambdaIntegration(fn.function), {
+    // One invoke permission per function, on its one method of the deployed stage. Without allowTestInvoke
+    // the CDK would add a second one per method for the console's test button (`test-invoke-stage`): 42
+    // resources of CloudFormation's 500.
+    const integration = new LambdaIntegration(fn.function, { allowTestInvoke: false });
+    api.root.resourceForPath(route.path).addMethod(route.method, integration, {
       requestValidator,
       requestParameters: Object.fromEntries(pathParameters.map((name) => [name, true])),
     });

@@ -69,7 +69,16 @@ export function addEventConsumers(base: StackBase): EventConsumers {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
     });
-    fn.function.addEventSource(new SqsEventSource(queue, { batchSize: 10, reportBatchItemFailures: true }));
+    // A FIFO mapping scales with the queue's message groups, whatever the function's reserved concurrency:
+    // past it, batches are throttled and return with their receive count raised, and after EVENT_MAX_RECEIVES
+    // an event lands in the dead-letter queue unapplied. Capped at the reservation, the mapping never exceeds it.
+    fn.function.addEventSource(
+      new SqsEventSource(queue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: RESERVED_CONCURRENCY.eventConsumer,
+      }),
+    );
     queues.set(id, { queue, deadLetters });
     new CfnOutput(stack, `${id}QueueUrl`, { value: queue.queueUrl });
     new CfnOutput(stack, `${id}FunctionName`, { value: fn.function.functionName });

@@ -25,8 +25,9 @@ export interface LedgerCheckStackProps {
 const PERIOD = Duration.hours(1);
 
 /**
- * The hourly ledger check: its function, schedule, dead-letter queue and alarms. A nested stack because the
- * service's stack is at CloudFormation's 500-resource limit; this adds one resource there. It reads only:
+ * The hourly ledger check: its function, schedule, dead-letter queue and alarms. A nested stack, so the
+ * service's stack keeps its headroom under CloudFormation's 500 resources (test/infra/stack.test.ts); this
+ * adds one resource there. Its alarms notify the service's topic, whose policy lets this account's alarms publish. It reads only:
  * Scan and DescribeTable on the main table, GetItem and Query (table and indexes) for its rechecks.
  */
 export class LedgerCheckStack extends NestedStack {

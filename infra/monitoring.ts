@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, NestedStack, Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   Alarm,
@@ -14,6 +14,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -66,19 +67,38 @@ export interface ServiceMonitoringProps {
  * recovery), the alarms, each saying in its description what it means and what to do, and one dashboard.
  * Dead-letter queues are added with `watchDeadLetterQueue`, so a queue added later (webhooks) is watched the
  * same way.
+ *
+ * The topic stays in the service's stack (the ledger check's alarms notify it too); the alarms and the
+ * dashboard are in a nested stack of their own, `alarmStack`: an alarm per function would otherwise hold a
+ * seventh of the service stack's 500 resources, and grow with every route.
  */
 export class ServiceMonitoring extends Construct {
   readonly topic: Topic;
+  /** The nested stack the alarms and the dashboard are in. */
+  readonly alarmStack: NestedStack;
   readonly dashboard: Dashboard;
   readonly alarms: Alarm[] = [];
   private readonly deadLetterGraph: GraphWidget;
 
   constructor(scope: Construct, id: string, props: ServiceMonitoringProps) {
     super(scope, id);
+    this.alarmStack = new NestedStack(this, 'Alarms', { description: 'Alarms and dashboard of the service' });
     this.topic = new Topic(this, 'AlarmTopic', {
       displayName: 'Trading settlement service alarms',
       enforceSSL: true,
     });
+    // enforceSSL gives the topic a policy of its own, which replaces SNS's default one (the account may
+    // publish): without this statement CloudWatch is refused every alarm's notification, silently. Only this
+    // account's alarms (the ledger check's nested stack included) may publish.
+    this.topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchAlarmsPublish',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+    );
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
 
     this.alarmOnApi(props.api);
@@ -218,7 +238,7 @@ export class ServiceMonitoring extends Construct {
     id: string,
     options: { metric: IMetric; threshold: number; description: string; evaluationPeriods?: number },
   ): Alarm {
-    const alarm = new Alarm(this, id, {
+    const alarm = new Alarm(this.alarmStack, id, {
       metric: options.metric,
       threshold: options.threshold,
       evaluationPeriods: options.evaluationPeriods ?? 1,
@@ -238,7 +258,7 @@ export class ServiceMonitoring extends Construct {
    * business moving, is anything piling up. Dead letters join the last row as queues are watched.
    */
   private buildDashboard(props: ServiceMonitoringProps): Dashboard {
-    const dashboard = new Dashboard(this, 'Dashboard');
+    const dashboard = new Dashboard(this.alarmStack, 'Dashboard');
     dashboard.addWidgets(dashboardHeader());
     dashboard.addWidgets(...apiRow(props.api));
     dashboard.addWidgets(...lambdaRow(props.functions));

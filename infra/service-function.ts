@@ -18,20 +18,29 @@ export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /**
  * The variables `lib/config.ts` reads, as the stack must set them. Derived from `Config` so a variable added
  * there fails type-checking here until the stack sets it. Left out: what Lambda provides (AWS_REGION) and
- * what only the local stack uses.
+ * what only the local stack uses (LIST_CURSOR_KEY too: deployed, the key is read from its secret at run time).
  */
-type LocalOnly = 'AWS_REGION' | 'DYNAMODB_ENDPOINT' | 'SECRETS_LOCAL_KEY';
+type LocalOnly = 'AWS_REGION' | 'DYNAMODB_ENDPOINT' | 'SECRETS_LOCAL_KEY' | 'LIST_CURSOR_KEY';
 export type ServiceEnvironment = {
-  [K in Exclude<keyof Config, LocalOnly | 'STATE_MACHINE_ARN' | 'WEBHOOK_QUEUE_URL'>]-?: string;
+  [K in Exclude<
+    keyof Config,
+    LocalOnly | 'STATE_MACHINE_ARN' | 'WEBHOOK_QUEUE_URL' | 'LIST_CURSOR_SECRET_ARN'
+  >]-?: string;
 } & {
   /** Only on the functions that start settlement executions. */
   STATE_MACHINE_ARN?: string;
   /** Only on the functions that queue webhook deliveries (dispatcher, delivery worker, sweep). */
   WEBHOOK_QUEUE_URL?: string;
+  /** Only on the functions that page lists by cursor (the routes marked `lists`). */
+  LIST_CURSOR_SECRET_ARN?: string;
 };
 
-/** API Gateway gives up on an integration after 29 s; a function running longer would only burn money. */
-export const API_FUNCTION_TIMEOUT = Duration.seconds(29);
+/**
+ * API Gateway gives up on an integration after 29 s. The function stops a second before, so a request that runs
+ * out of time still ends in the function (503 with Retry-After, its idempotency claim released) rather than in
+ * API Gateway's 504 with the claim left in progress. The request's deadline is read from this value.
+ */
+export const API_FUNCTION_TIMEOUT = Duration.seconds(28);
 
 export interface ServiceFunctionProps {
   /** Handler module relative to the repository root (a route's `handler`); it exports `handler`. */

@@ -106,7 +106,13 @@ function addSettlementStateMachine(base: StackBase, tasks: SettlementTasks, stat
     { taskTimeoutSeconds: SETTLEMENT_TASK_TIMEOUT.plus(SETTLEMENT_TASK_TIMEOUT_MARGIN).toSeconds() },
   );
 
-  const logs = new LogGroup(stack, 'SettlementWorkflowLogs', { retention: RetentionDays.ONE_MONTH });
+  // Under /aws/vendedlogs/, as AWS advises for Step Functions: its log delivery lists every other group it
+  // writes to in the account's CloudWatch Logs resource policy (5,120 characters, shared by every service that
+  // delivers logs), and a full policy makes a deploy fail; this prefix is covered by one entry for all groups.
+  const logs = new LogGroup(stack, 'SettlementWorkflowLogs', {
+    logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
+    retention: RetentionDays.ONE_MONTH,
+  });
   const stateMachine = new StateMachine(stack, 'SettlementWorkflow', {
     stateMachineName,
     stateMachineType: StateMachineType.STANDARD,

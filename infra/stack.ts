@@ -8,6 +8,7 @@ import {
   Table,
   type TableProps,
 } from 'aws-cdk-lib/aws-dynamodb';
+import { Grant } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -103,7 +104,8 @@ export class TradingSettlementStack extends Stack {
   private readonly monitoredFunctions: MonitoredFunction[] = [];
 
   constructor(scope: Construct, id: string, props: TradingSettlementStackProps = {}) {
-    // No CDKMetadata resource: the stack is at CloudFormation's 500 resources, and that one only reports the CDK's version to AWS.
+    // No CDKMetadata resource: it only reports the CDK's version to AWS, and resources are kept well under
+    // CloudFormation's 500 per template (test/infra/stack.test.ts holds 400).
     super(scope, id, { analyticsReporting: false, ...props });
     const settings = { ...DEFAULT_SETTINGS, ...props.settings };
 
@@ -135,16 +137,13 @@ export class TradingSettlementStack extends Stack {
     Validations.of(this.listCursorKey).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SMG4',
       reason:
-        'Cursor tamper evidence only, resolved into the environment at deploy: rotating would need a redeploy and void open cursors.',
+        'Cursor tamper evidence only (read by the listing functions, cached 15 minutes): rotating would void every open cursor.',
     });
 
     const environment: ServiceEnvironment = {
       TABLE_NAME: this.mainTable.tableName,
       TTL_TABLE_NAME: this.ttlTable.tableName,
       SECRETS_KMS_KEY_ID: this.secretsKey.keyArn,
-      // Cursors only need tamper evidence: which platform's data a list reads comes from the signed request,
-      // never from the cursor. So the key may sit in the function's environment, resolved at deploy time.
-      LIST_CURSOR_KEY: this.listCursorKey.secretValue.unsafeUnwrap(),
       // A stalled DynamoDB or Step Functions call fails well inside the functions' timeouts (503, Retry-After).
       AWS_CONNECT_TIMEOUT_MS: '1000',
       AWS_REQUEST_TIMEOUT_MS: '2000',
@@ -188,6 +187,7 @@ export class TradingSettlementStack extends Stack {
     };
     // In this order: the settlement workflow and the webhooks extend route functions the API made.
     this.api = addApi(base, props.routes ?? routes);
+    letListsReadCursorKey(this.routeFunctions, this.listCursorKey);
     this.apiFirewall = new ApiFirewallStack(this, 'ApiFirewall', {
       api: this.api,
       stageName: API_STAGE,
@@ -265,6 +265,24 @@ export class TradingSettlementStack extends Stack {
     new CfnOutput(this, 'SettlementStateMachineArn', { value: this.settlementWorkflow.stateMachineArn });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
+  }
+}
+
+/**
+ * The routes that page by cursor read the cursor key from its secret at run time (`lib/runtime/cursor-key.ts`),
+ * GetSecretValue on that secret alone. Not resolved into every function's environment: there it would be
+ * plaintext in the function's configuration, and each function's copy a dynamic reference of the template's 60.
+ */
+function letListsReadCursorKey(routeFunctions: Map<Route, ServiceFunction>, secret: Secret): void {
+  for (const [route, fn] of routeFunctions) {
+    if (!route.lists) continue;
+    const variable: keyof ServiceEnvironment = 'LIST_CURSOR_SECRET_ARN';
+    fn.function.addEnvironment(variable, secret.secretArn);
+    Grant.addToPrincipal({
+      grantee: fn.function,
+      actions: ['secretsmanager:GetSecretValue'],
+      resourceArns: [secret.secretArn],
+    });
   }
 }
 

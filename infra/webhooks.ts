@@ -110,7 +110,12 @@ function addDeliveryWorker(base: StackBase, environment: ServiceEnvironment, del
   // Endpoint secrets are encrypted like API secrets; the worker decrypts them to sign.
   base.secretsKey.grantDecrypt(worker.function);
   worker.function.addEventSource(
-    new SqsEventSource(deliveries, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 50 }),
+    // At most the reservation: a mapping above it would have its batches throttled back to the queue.
+    new SqsEventSource(deliveries, {
+      batchSize: 10,
+      reportBatchItemFailures: true,
+      maxConcurrency: RESERVED_CONCURRENCY.webhookDelivery,
+    }),
   );
   return worker;
 }

@@ -24,7 +24,12 @@ const schema = z.object({
   SECRETS_KMS_KEY_ID: z.optional(nonEmpty),
   /** Locally, a base64 AES-256 key (the local stack keeps one in DATA_DIR). */
   SECRETS_LOCAL_KEY: z.optional(nonEmpty),
-  /** HMAC key of list cursors; on AWS a generated secret. Locally derived from SECRETS_LOCAL_KEY. */
+  /**
+   * On AWS, the Secrets Manager secret holding the HMAC key of list cursors (the stack's generated secret),
+   * set on the functions that list; read at run time, not resolved into the environment.
+   */
+  LIST_CURSOR_SECRET_ARN: z.optional(nonEmpty),
+  /** HMAC key of list cursors given directly; unset, it is derived from SECRETS_LOCAL_KEY (the local stack). */
   LIST_CURSOR_KEY: z.optional(z.string().check(z.minLength(32))),
   /**
    * AWS SDK timeouts (DynamoDB and Step Functions): a stalled connection fails after these instead of

@@ -5,6 +5,7 @@ import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { Config } from './config.js';
 import type { BookingResult } from './domain/group-commit.js';
 import type { RateLimiter } from './domain/rate-limits.js';
+import type { CursorKey } from './runtime/cursor-key.js';
 import type { KmsCipher } from './runtime/kms.js';
 import type { Retrying } from './runtime/retry-policy.js';
 import type { SettlementWorkflow } from './runtime/settlement-workflow.js';
@@ -36,6 +37,8 @@ export interface AppContext {
   retry: Retrying;
   /** Counts each API key's requests against its limit (RATE_LIMIT_COUNTER: in the table on AWS, in memory locally). */
   rateLimiter: RateLimiter;
+  /** The list cursors' HMAC key: on AWS read from Secrets Manager on first use and cached; locally a local key. */
+  cursorKey: CursorKey;
 }
 
 /** Values worth keeping for a context's life because they cost a call or a derivation; never state. */
@@ -44,8 +47,6 @@ export interface ContextCaches {
   apiSecrets: Map<string, { secret: Buffer; untilMs: number }>;
   /** Decrypted webhook endpoint secrets by their ciphertext, each until `untilMs`. */
   webhookSecrets: Map<string, { secret: string; untilMs: number }>;
-  /** The list cursors' signing key, derived once per configuration (tests give a context a new one). */
-  cursorKeys: WeakMap<Config, Buffer>;
   /** Per hot account's queue, this process's waiters taking turns (lib/store/booking/engine.ts). */
   hotAccounts: Map<string, HotAccountTurns>;
   /** Whether a migration has run (for the whole table or a platform), by `<name>#<platform>`; a yes forever, a no until `untilMs`. */

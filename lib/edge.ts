@@ -10,6 +10,7 @@ import { loadTracer, withPowertools } from './observability/lambda-edge.js';
 import { SERVICE_NAME } from './observability/metric-names.js';
 import { serviceMetrics } from './observability/metrics.js';
 import { documentClient, serviceLogger } from './runtime/aws-clients.js';
+import { cursorKeyProvider } from './runtime/cursor-key.js';
 import { kmsCipher } from './runtime/kms.js';
 import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from './runtime/retry-policy.js';
 import { NO_SETTLEMENT_WORKFLOW, type SettlementWorkflow } from './runtime/settlement-workflow.js';
@@ -60,12 +61,12 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     caches: {
       apiSecrets: new Map(),
       webhookSecrets: new Map(),
-      cursorKeys: new WeakMap(),
       hotAccounts: new Map(),
       migrations: new Map(),
     },
     retry: overrides.retry ?? { policy: DEFAULT_RETRY_POLICY, timing: realTiming },
     rateLimiter: config.RATE_LIMIT_COUNTER === 'memory' ? memoryRateLimiter() : tableRateLimiter({ db, tables }),
+    cursorKey: cursorKeyProvider(config, (client) => (tracer ? tracer.captureAWSv3Client(client) : client)),
   };
 }
 

@@ -22,6 +22,11 @@ export interface Route {
    * stack test holds the two together).
    */
   encryptsSecrets?: true;
+  /**
+   * A list paged by cursor (its query takes `cursor`), so its function reads the cursor key (on AWS a Secrets
+   * Manager secret; the stack test holds the flag to the handler's query).
+   */
+  lists?: true;
 }
 
 export const routes: readonly Route[] = [
@@ -44,6 +49,7 @@ export const routes: readonly Route[] = [
     path: '/participants',
     handler: 'functions/participants/list-participants.ts',
     area: 'participants',
+    lists: true,
   },
   {
     method: 'GET',
@@ -51,20 +57,33 @@ export const routes: readonly Route[] = [
     handler: 'functions/participants/get-participant.ts',
     area: 'participants',
   },
-  { method: 'GET', path: '/accounts', handler: 'functions/accounts/list-accounts.ts', area: 'accounts' },
+  { method: 'GET', path: '/accounts', handler: 'functions/accounts/list-accounts.ts', area: 'accounts', lists: true },
   { method: 'GET', path: '/accounts/{account_id}', handler: 'functions/accounts/get-account.ts', area: 'accounts' },
   {
     method: 'GET',
     path: '/accounts/{account_id}/movements',
     handler: 'functions/accounts/list-account-movements.ts',
     area: 'accounts',
+    lists: true,
   },
-  { method: 'GET', path: '/movements', handler: 'functions/movements/list-movements.ts', area: 'accounts' },
+  {
+    method: 'GET',
+    path: '/movements',
+    handler: 'functions/movements/list-movements.ts',
+    area: 'accounts',
+    lists: true,
+  },
   { method: 'POST', path: '/transfers', handler: 'functions/transfers/create-transfer.ts', area: 'transfers' },
-  { method: 'GET', path: '/transfers', handler: 'functions/transfers/list-transfers.ts', area: 'transfers' },
+  {
+    method: 'GET',
+    path: '/transfers',
+    handler: 'functions/transfers/list-transfers.ts',
+    area: 'transfers',
+    lists: true,
+  },
   { method: 'GET', path: '/transfers/{id}', handler: 'functions/transfers/get-transfer.ts', area: 'transfers' },
   { method: 'POST', path: '/trades', handler: 'functions/trades/report-trade.ts', area: 'trades' },
-  { method: 'GET', path: '/trades', handler: 'functions/trades/list-trades.ts', area: 'trades' },
+  { method: 'GET', path: '/trades', handler: 'functions/trades/list-trades.ts', area: 'trades', lists: true },
   { method: 'GET', path: '/trades/{trade_id}', handler: 'functions/trades/get-trade.ts', area: 'trades' },
   {
     method: 'GET',
@@ -76,7 +95,13 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/liquidity/rfq', handler: 'functions/liquidity/request-quote-body.ts', area: 'liquidity' },
   { method: 'GET', path: '/index', handler: 'functions/pricing/list-index-prices.ts', area: 'liquidity' },
   { method: 'POST', path: '/liquidity/execute', handler: 'functions/liquidity/execute-quote.ts', area: 'liquidity' },
-  { method: 'GET', path: '/payments/status', handler: 'functions/payments/list-payment-status.ts', area: 'payments' },
+  {
+    method: 'GET',
+    path: '/payments/status',
+    handler: 'functions/payments/list-payment-status.ts',
+    area: 'payments',
+    lists: true,
+  },
   { method: 'POST', path: '/rewards', handler: 'functions/rewards/issue-reward.ts', area: 'rewards' },
   { method: 'POST', path: '/awards/fund', handler: 'functions/awards/fund-awards.ts', area: 'awards' },
   { method: 'POST', path: '/awards/distribute', handler: 'functions/awards/distribute-awards.ts', area: 'awards' },
@@ -92,6 +117,7 @@ export const routes: readonly Route[] = [
     path: '/withdrawals/requests',
     handler: 'functions/withdrawals/list-withdrawal-requests.ts',
     area: 'withdrawals',
+    lists: true,
   },
   {
     method: 'GET',
@@ -108,7 +134,7 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/openapi.json', handler: 'functions/docs/get-openapi.ts', area: null },
   { method: 'GET', path: '/docs', handler: 'functions/docs/get-docs.ts', area: null },
   { method: 'GET', path: '/docs/redoc.standalone.js', handler: 'functions/docs/get-docs-script.ts', area: null },
-  { method: 'GET', path: '/events', handler: 'functions/events/list-events.ts', area: 'webhooks' },
+  { method: 'GET', path: '/events', handler: 'functions/events/list-events.ts', area: 'webhooks', lists: true },
   { method: 'GET', path: '/events/{id}', handler: 'functions/events/get-event.ts', area: 'webhooks' },
   { method: 'POST', path: '/events/{id}/redeliver', handler: 'functions/events/redeliver-event.ts', area: 'webhooks' },
   {
@@ -151,6 +177,7 @@ export const routes: readonly Route[] = [
     path: '/webhooks/endpoints/{id}/attempts',
     handler: 'functions/webhooks/list-attempts.ts',
     area: 'webhooks',
+    lists: true,
   },
 ];
 

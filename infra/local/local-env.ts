@@ -35,7 +35,7 @@ export function localSecretsKey(): string {
 
 /**
  * The configuration of a process working on a local DynamoDB: the environment's settings, with the endpoint,
- * tables and local secrets key replaced (and no KMS key, which is AWS's). `overrides` set other variables
+ * tables and local secrets key replaced (and no KMS key or cursor key secret, which are AWS's). `overrides` set other variables
  * (tests shorten settlement sessions this way).
  */
 export function localConfig(
@@ -52,6 +52,8 @@ export function localConfig(
     TTL_TABLE_NAME: tables.ttl,
     SECRETS_LOCAL_KEY: secretsKey,
     SECRETS_KMS_KEY_ID: undefined,
+    // The cursor key is local too: LIST_CURSOR_KEY if set, else derived from the local secrets key.
+    LIST_CURSOR_SECRET_ARN: undefined,
     STATE_MACHINE_ARN: undefined,
     // Locally webhook receivers run on this machine (127.0.0.1, plain http).
     WEBHOOK_ALLOW_PRIVATE_URLS: process.env.WEBHOOK_ALLOW_PRIVATE_URLS ?? 'true',

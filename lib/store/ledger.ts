@@ -257,7 +257,7 @@ interface AccountListFilters {
  * key, so they narrow the key range rather than the read.
  */
 export async function pageOfAccounts(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
   platformCode: string,
   filters: AccountListFilters,
   request: PageRequest,

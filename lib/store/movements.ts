@@ -124,7 +124,7 @@ function timeRange(filters: { fromMs?: number; toMs?: number }): Pick<ListIndex,
  * requests are counted within the count budget over the account's own entries.
  */
 export async function pageOfAccountMovements(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
   account: { accountId: string; movementCount: number },
   filters: Omit<MovementListFilters, 'account_id'>,
   request: PageRequest,
@@ -150,7 +150,7 @@ export async function pageOfAccountMovements(
 
 /** One page of the movements that touch the platform's (or its customers') accounts, newest first. */
 export async function pageOfMovements(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
   platformCode: string,
   filters: MovementListFilters,
   request: PageRequest,

@@ -410,7 +410,7 @@ export async function customerCodeByEmail(
 
 /** One page of a platform's participants (its own participant and its customers), oldest first, as stored. */
 export async function pageOfParticipants(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
   platformCode: string,
   request: PageRequest,
 ) {

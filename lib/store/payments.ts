@@ -149,7 +149,7 @@ interface PaymentListFilters {
  * first, with the count of those matching.
  */
 export async function pageOfPayments(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
   platformCode: string,
   range: { fromMs?: number; toMs?: number },
   filters: PaymentListFilters,

@@ -370,7 +370,7 @@ function tradeListIndex(
  * entries, and one batch read for the trades other platforms reported.
  */
 export async function pageOfTrades(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
   platformCode: string,
   range: { fromMs?: number; toMs?: number },
   filters: TradeListFilters,

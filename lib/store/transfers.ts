@@ -84,7 +84,7 @@ export interface TransferListFilters {
 
 /** One page of a platform's transfers, newest first, with the count of those matching the filters. */
 export async function pageOfTransfers(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
   platformCode: string,
   filters: TransferListFilters,
   request: PageRequest,

@@ -160,7 +160,7 @@ interface WithdrawalListFilters {
 
 /** One page of a platform's withdrawal requests, newest first, with the count of those matching. */
 export async function pageOfWithdrawals(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
   platformCode: string,
   filters: WithdrawalListFilters,
   request: PageRequest,

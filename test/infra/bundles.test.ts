@@ -12,7 +12,8 @@ import { loadedAtImport } from '../support/bundle-graph.js';
 
 /**
  * What a function's cold start compiles: its bundle's entry file and the chunks it imports statically. The
- * Tracer (X-Ray SDK), the KMS and Step Functions clients and the response schemas sit behind `import()`s and
+ * Tracer (X-Ray SDK), the KMS, Step Functions and Secrets Manager clients (with Powertools Parameters) and the
+ * response schemas sit behind `import()`s and
  * must stay there: a static import of any of them anywhere in a function's module graph would put it back in
  * every import of that function, silently (the benchmark would show it, the tests would not).
  */
@@ -46,16 +47,20 @@ const DEFERRED = {
   xray: 'node_modules/aws-xray-sdk-core/',
   kms: 'node_modules/@aws-sdk/client-kms/',
   stepFunctions: 'node_modules/@aws-sdk/client-sfn/',
+  // The cursor key's secret, read by lists on their first page (lib/runtime/cursor-key.ts).
+  secretsManager: 'node_modules/@aws-sdk/client-secrets-manager/',
+  parameters: 'node_modules/@aws-lambda-powertools/parameters/',
   responseSchemas: 'lib/http/schemas/',
 };
 const holding = (inputs: string[], part: string) => inputs.some((input) => input.includes(part));
 
 describe('function bundles (infra/bundling.ts, as the stack builds them)', () => {
-  it('import neither the tracer, the KMS and Step Functions clients nor the response schemas, and still carry them for later', async () => {
-    // A signed route that encrypts a secret, one that books, and the unsigned clock.
+  it('import neither the tracer, the KMS, Step Functions and Secrets Manager clients nor the response schemas, and still carry them for later', async () => {
+    // A signed route that encrypts a secret, one that books, a list, and the unsigned clock.
     for (const handler of [
       'functions/webhooks/create-endpoint.ts',
       'functions/transfers/create-transfer.ts',
+      'functions/transfers/list-transfers.ts',
       'functions/system/get-time.ts',
     ]) {
       const { atImport, all } = await bundleOf(handler);
@@ -140,15 +145,18 @@ const MAX_KIB = 400;
  * room won under it is not spent unnoticed: a row is raised only by a commit that says what the bytes buy.
  */
 const PINNED_KIB: Record<string, number> = {
+  // Raised by 1 KiB for all but report-trade (issue 38, the cursor key read at run time): 0.4 to 0.5 KiB each
+  // for the provider's stub that loads the key on a container's first list, cursor sealing made async, and
+  // the route table's `lists` flag that limits the secret to the listing functions.
   // The customer rules: libphonenumber-js with its metadata (51 KiB) and the country tables (12 KiB).
-  'functions/participants/create-customer.ts': 396,
+  'functions/participants/create-customer.ts': 397,
   // The minor's rules: the country tables, but neither the adult-only fields nor the phone parser they need.
-  'functions/participants/create-minor.ts': 345,
+  'functions/participants/create-minor.ts': 346,
   // The trade rules, and the Step Functions client loaded during init rather than on the first request.
   'functions/trades/report-trade.ts': 390,
   // The booking engine and the trade and withdrawal rules.
-  'functions/convert-withdraw/execute-quote.ts': 384,
-  'functions/awards/distribute-awards.ts': 381,
+  'functions/convert-withdraw/execute-quote.ts': 385,
+  'functions/awards/distribute-awards.ts': 382,
 };
 
 describe('function bundle sizes (infra/bundling.ts, every deployed function)', () => {

@@ -3,7 +3,16 @@ import { routes } from '../../infra/routes.js';
 import { EVENT_HANDLERS } from '../../infra/event-consumers.js';
 import { MAIN_TABLE } from '../../lib/store/table/tables.js';
 import { METRIC, METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability/metric-names.js';
-import { actionsOf, arnOf, type Json, ofType, resourcesOf, statementsOf, synth } from '../support/template.js';
+import {
+  actionsOf,
+  arnOf,
+  type Json,
+  nestedResources,
+  ofType,
+  resourcesOf,
+  statementsOf,
+  synth,
+} from '../support/template.js';
 
 /** The only actions AWS grants on nothing narrower than `*`: X-Ray, and the log delivery Step Functions logging uses. */
 const WILDCARD_ONLY_ACTIONS = new Set([
@@ -35,7 +44,10 @@ describe('the stack, as operations see it', () => {
   // With the AWS Solutions checks, as `npm run synth`: an unacknowledged finding throws here with the report.
   const { stack, resources, idOf } = synth({}, { context: { alarmEmail: 'oncall@example.com' }, bestPractices: true });
   const topicId = idOf(stack.monitoring.topic);
-  const alarms = ofType(resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
+  // The alarms and the dashboard are in a nested stack of their own, which takes the parent's resources as parameters.
+  const monitoring = nestedResources(stack, resources, stack.monitoring.alarmStack);
+  expect(ofType(resources, 'AWS::CloudWatch::Alarm')).toEqual([]);
+  const alarms = ofType(monitoring, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
   const functions = ofType(resources, 'AWS::Lambda::Function');
   const alarmOn = (metricName: string) =>
     alarms.filter(
@@ -180,7 +192,7 @@ describe('the stack, as operations see it', () => {
   });
 
   it('has one dashboard with request, error, latency and business graphs', () => {
-    const dashboards = ofType(resources, 'AWS::CloudWatch::Dashboard');
+    const dashboards = ofType(monitoring, 'AWS::CloudWatch::Dashboard');
     expect(dashboards).toHaveLength(1);
     const body = JSON.stringify(dashboards[0]![1].Properties.DashboardBody);
     for (const title of [

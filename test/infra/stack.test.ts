@@ -8,11 +8,22 @@ import { SETTLEMENT_TASK_HANDLERS } from '../../infra/settlement.js';
 import { DEFAULT_SETTINGS } from '../../infra/stack.js';
 import { RESERVED_CONCURRENCY } from '../../infra/stack-base.js';
 import { LEDGER_CHECK_HANDLER } from '../../infra/ledger-check-stack.js';
+import { API_FUNCTION_TIMEOUT } from '../../infra/service-function.js';
 import { Template } from 'aws-cdk-lib/assertions';
 import { METRIC, METRICS_NAMESPACE } from '../../lib/observability/metric-names.js';
 import { describeRoutes } from '../../lib/openapi/route-table-document.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../../lib/store/table/tables.js';
-import { actionsOf, arnOf, type Json, ofType, resourcesOf, statementsOf, synth } from '../support/template.js';
+import {
+  actionsOf,
+  arnOf,
+  type Json,
+  nestedResources,
+  ofType,
+  resourcesOf,
+  statementsOf,
+  synth,
+  templatesOf,
+} from '../support/template.js';
 
 /** `METHOD /path` for every API Gateway method, with the path rebuilt from the resource tree. */
 function apiMethods(resources: Record<string, Json>): Map<string, Json> {
@@ -89,6 +100,7 @@ describe('the service stack, from the real route table', () => {
       nestedStacks: [
         'ApiFirewallNestedStackApiFirewallNestedStackResource104A822F',
         'LedgerCheckNestedStackLedgerCheckNestedStackResourceA6F6B30A',
+        'MonitoringAlarmsNestedStackAlarmsNestedStackResource3572E6E9',
       ],
       topics: ['MonitoringAlarmTopicAF62D4F1'],
     });
@@ -128,7 +140,7 @@ describe('the service stack, from the real route table', () => {
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
-        Timeout: 29,
+        Timeout: API_FUNCTION_TIMEOUT.toSeconds(),
         MemorySize: 512,
         TracingConfig: { Mode: 'Active' },
         LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
@@ -356,8 +368,8 @@ describe('the service stack, from the real route table', () => {
   });
 
   it('checks the ledger hourly (a nested stack), reading only, and alarms on its discrepancies to the ops topic', () => {
-    // Two nested stacks: this one and the API's firewall.
-    expect(ofType(resources, 'AWS::CloudFormation::Stack')).toHaveLength(2);
+    // Three nested stacks: this one, the API's firewall and the alarms.
+    expect(ofType(resources, 'AWS::CloudFormation::Stack')).toHaveLength(3);
     const nested = stack.ledgerCheck;
     const inner = Template.fromStack(nested).toJSON().Resources as Record<string, Json>;
     const innerId = (construct: { node: { defaultChild?: unknown } }) =>
@@ -414,6 +426,15 @@ describe('the route table and the handlers it names', () => {
       );
     }
     expect(routes.filter((route) => route.encryptsSecrets).length).toBeGreaterThan(0);
+  });
+
+  it('marks lists (the cursor key) on exactly the routes whose query takes a cursor', async () => {
+    const described = await describeRoutes(routes);
+    for (const [i, route] of routes.entries()) {
+      const shape = (described[i]!.api?.query as { _zod?: { def?: { shape?: object } } } | undefined)?._zod?.def?.shape;
+      expect(route.lists === true, `${route.method} ${route.path}`).toBe(shape !== undefined && 'cursor' in shape);
+    }
+    expect(routes.filter((route) => route.lists).length).toBeGreaterThan(5);
   });
 });
 
@@ -600,8 +621,141 @@ describe('tenants: the per-key rate guard and reserved concurrency', () => {
     );
     expect(total).toBe(117);
   });
+});
 
-  it("stays under CloudFormation's 500 resources", () => {
-    expect(Object.keys(resources).length).toBeLessThan(500);
+/**
+ * What AWS enforces on the deployed stack and one machine never shows (design, "Deployed as run"): the alarm
+ * topic's policy, event source mappings against reserved concurrency, the API functions' timeout under API
+ * Gateway's, CloudFormation's ceilings, and where Step Functions may deliver logs.
+ */
+describe('the deployed stack, against the limits AWS enforces', () => {
+  const { stack, template, resources, idOf } = synth();
+
+  it('lets CloudWatch, for this account only, publish to the alarm topic (its own policy replaces SNS default one)', () => {
+    const topicId = idOf(stack.monitoring.topic);
+    const policies = ofType(resources, 'AWS::SNS::TopicPolicy');
+    expect(policies).toHaveLength(1);
+    const [[, policy]] = policies as [[string, Json]];
+    expect(policy.Properties.Topics).toEqual([{ Ref: topicId }]);
+    const statements: Json[] = policy.Properties.PolicyDocument.Statement;
+    const allows = statements.filter((statement) => statement.Effect === 'Allow');
+    expect(allows).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: 'sns:Publish',
+        Resource: { Ref: topicId },
+        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+      }),
+    ]);
+    // enforceSSL's Deny stays: it only refuses plain-http requests, which CloudWatch does not make.
+    expect(statements.filter((statement) => statement.Effect === 'Deny')).toEqual([
+      expect.objectContaining({ Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    ]);
+    // Every alarm, the alarms stack's and the ledger check's, notifies that topic and no other.
+    const alarms = [stack.monitoring.alarmStack, stack.ledgerCheck].flatMap((nested) =>
+      ofType(nestedResources(stack, resources, nested), 'AWS::CloudWatch::Alarm'),
+    );
+    expect(alarms.length).toBeGreaterThan(60);
+    for (const [id, alarm] of alarms) {
+      expect(alarm.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
+      expect(alarm.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
+    }
+  });
+
+  it("caps every queue's event source mapping at its function's reserved concurrency (bank and custody FIFO queues included)", () => {
+    const sqsMappings = ofType(resources, 'AWS::Lambda::EventSourceMapping').filter(
+      ([, mapping]) => !JSON.stringify(mapping.Properties.EventSourceArn).includes('StreamArn'),
+    );
+    // Bank and custody, and the webhook deliveries.
+    expect(sqsMappings).toHaveLength(stack.eventQueues.size + 1);
+    for (const [id, mapping] of sqsMappings) {
+      const reserved = resources[mapping.Properties.FunctionName.Ref].Properties.ReservedConcurrentExecutions;
+      const maximum = mapping.Properties.ScalingConfig?.MaximumConcurrency;
+      expect(reserved, id).toBeGreaterThanOrEqual(2);
+      // SQS's lowest MaximumConcurrency is 2.
+      expect(maximum, id).toBeGreaterThanOrEqual(2);
+      expect(maximum, id).toBeLessThanOrEqual(reserved);
+    }
+    for (const [id, { queue }] of stack.eventQueues) {
+      const [[, mapping]] = sqsMappings.filter(
+        ([, m]) => JSON.stringify(m.Properties.EventSourceArn) === JSON.stringify(arnOf(idOf(queue))),
+      ) as [[string, Json]];
+      expect(mapping.Properties.ScalingConfig, id).toEqual({ MaximumConcurrency: RESERVED_CONCURRENCY.eventConsumer });
+    }
+  });
+
+  it("times API functions out before API Gateway's 29 s, so a request out of time still answers from the function", () => {
+    expect(API_FUNCTION_TIMEOUT.toSeconds()).toBeLessThanOrEqual(28);
+    for (const [route, fn] of stack.routeFunctions)
+      expect(resources[idOf(fn.function)].Properties.Timeout, `${route.method} ${route.path}`).toBeLessThanOrEqual(28);
+  });
+
+  it('lets API Gateway invoke each route function by one permission, for its own method on the deployed stage', () => {
+    const permissions = ofType(resources, 'AWS::Lambda::Permission');
+    for (const route of routes) {
+      const fnId = idOf(stack.routeFunctions.get(route)!.function);
+      const own = permissions.filter(
+        ([, permission]) => permission.Properties.FunctionName['Fn::GetAtt']?.[0] === fnId,
+      );
+      expect(own, `${route.method} ${route.path}`).toHaveLength(1);
+      const [[, permission]] = own as [[string, Json]];
+      expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
+      // `<api>/<the v1 stage>/GET/transfers/*`: the method's path with `*` for its parameters; no test-invoke-stage.
+      const arn = JSON.stringify(permission.Properties.SourceArn);
+      expect(arn, `${route.method} ${route.path}`).toContain(
+        `{"Ref":"${idOf(stack.api.deploymentStage)}"},"/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}"`,
+      );
+      expect(arn).not.toContain('test-invoke-stage');
+    }
+    // Besides the routes', only the two schedules' (EventBridge invoking the sweeps).
+    expect(permissions).toHaveLength(routes.length + 2);
+  });
+
+  it("keeps every template well inside CloudFormation's ceilings: 400 of 500 resources, 40 of 60 dynamic references", () => {
+    const templates = templatesOf(stack);
+    expect(templates.map(([path]) => path).sort()).toEqual(
+      [
+        stack.node.path,
+        stack.apiFirewall.node.path,
+        stack.ledgerCheck.node.path,
+        stack.monitoring.alarmStack.node.path,
+      ].sort(),
+    );
+    for (const [path, body] of templates) {
+      expect(Object.keys(body.Resources).length, `${path}: resources`).toBeLessThanOrEqual(400);
+      const dynamicReferences = JSON.stringify(body).match(/\{\{resolve:/g) ?? [];
+      expect(dynamicReferences.length, `${path}: dynamic references`).toBeLessThanOrEqual(40);
+      // A nested stack takes the parent's values as parameters: 200 at most per template.
+      expect(Object.keys(body.Parameters ?? {}).length, `${path}: parameters`).toBeLessThanOrEqual(160);
+    }
+    // The service stack itself, counted separately: it is where routes add resources.
+    expect(Object.keys(resources).length).toBeLessThanOrEqual(400);
+  });
+
+  it('lets the listing routes, and no other function, read the cursor key from its secret at run time', () => {
+    const secretRef = { Ref: idOf(stack.listCursorKey) };
+    for (const [id, fn] of ofType(resources, 'AWS::Lambda::Function')) {
+      const variables = fn.Properties.Environment.Variables;
+      // Never the key itself, resolved into the environment (plaintext there, and a dynamic reference each).
+      expect(variables.LIST_CURSOR_KEY, id).toBeUndefined();
+      const route = [...stack.routeFunctions].find(([, each]) => idOf(each.function) === id)?.[0];
+      const lists = route?.lists === true;
+      expect(variables.LIST_CURSOR_SECRET_ARN, id).toEqual(lists ? secretRef : undefined);
+      const reads = statementsOf(resources, fn.Properties.Role['Fn::GetAtt'][0]).filter((statement) =>
+        actionsOf(statement).some((action) => action.startsWith('secretsmanager:')),
+      );
+      expect(reads.flatMap(actionsOf), id).toEqual(lists ? ['secretsmanager:GetSecretValue'] : []);
+      expect(reads.flatMap(resourcesOf), id).toEqual(lists ? [secretRef] : []);
+    }
+    expect(JSON.stringify(resources)).not.toContain('{{resolve:secretsmanager');
+  });
+
+  it('logs the state machine under /aws/vendedlogs/states/', () => {
+    const destination =
+      resources[idOf(stack.settlementWorkflow)].Properties.LoggingConfiguration.Destinations[0].CloudWatchLogsLogGroup
+        .LogGroupArn;
+    const logGroupId = destination['Fn::GetAtt'][0];
+    expect(resources[logGroupId].Properties.LogGroupName).toBe(`/aws/vendedlogs/states/${stack.stackName}-settlement`);
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
   });
 });

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, type CfnResource } from 'aws-cdk-lib';
+import { App, type CfnResource, NestedStack, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll } from 'vitest';
 import { addBestPracticeChecks } from '../../infra/best-practices.js';
@@ -53,3 +53,31 @@ export function statementsOf(resources: Record<string, Json>, roleId: string): J
 
 export const actionsOf = (statement: Json): string[] => [statement.Action].flat();
 export const resourcesOf = (statement: Json): Json[] => [statement.Resource].flat();
+
+/**
+ * A nested stack's resources as the parent deploys them: every `{ Ref: parameter }` replaced by what the
+ * parent passes for it (`{ Ref: <the parent's logical id> }` and the like), so assertions can name the
+ * parent's resources as they do in the parent's own template.
+ */
+export function nestedResources(
+  parent: Stack,
+  parentResources: Record<string, Json>,
+  nested: NestedStack,
+): Record<string, Json> {
+  const passed: Record<string, Json> =
+    parentResources[parent.getLogicalId(nested.nestedStackResource!)].Properties.Parameters ?? {};
+  const substitute = (value: Json): Json => {
+    if (Array.isArray(value)) return value.map(substitute);
+    if (value === null || typeof value !== 'object') return value;
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === 'Ref' && value.Ref in passed) return passed[value.Ref];
+    return Object.fromEntries(keys.map((key) => [key, substitute(value[key])]));
+  };
+  return substitute(Template.fromStack(nested).toJSON().Resources);
+}
+
+/** Every template of the stack (its own and each nested stack's), by a name for messages. */
+export function templatesOf(stack: Stack): [string, Json][] {
+  const nested = stack.node.findAll().filter((construct) => NestedStack.isNestedStack(construct)) as NestedStack[];
+  return [stack, ...nested].map((each) => [each.node.path, Template.fromStack(each).toJSON()]);
+}

@@ -92,24 +92,24 @@ interface CursorPayload {
 }
 
 function encodeCursor(
-  ctx: Pick<AppContext, 'config' | 'caches'>,
+  ctx: Pick<AppContext, 'cursorKey'>,
   payload: CursorPayload,
   binding: ListBinding,
   index: ListIndex,
-): string {
+): Promise<string> {
   return sealCursor(ctx, JSON.stringify(payload), bindingText(binding, index.partition.value));
 }
 
 /** The start key and page number of a cursor this list issued for this binding; anything else is a 400. */
-function decodeCursor(
-  ctx: Pick<AppContext, 'config' | 'caches'>,
+async function decodeCursor(
+  ctx: Pick<AppContext, 'cursorKey'>,
   cursor: string,
   binding: ListBinding,
   index: ListIndex,
   keyAttributes: readonly string[],
-): { startKey: Record<string, string>; page: number } {
+): Promise<{ startKey: Record<string, string>; page: number }> {
   const refuse = () => new ValidationError([CURSOR_PROBLEM]);
-  const text = openCursor(ctx, cursor, bindingText(binding, index.partition.value));
+  const text = await openCursor(ctx, cursor, bindingText(binding, index.partition.value));
   if (text === undefined) throw refuse();
   let payload: unknown;
   try {
@@ -242,7 +242,7 @@ function windowProblem(): string {
  * runs out of budget comes back short, with a cursor where the read stopped.
  */
 async function queryPage(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
   index: ListIndex,
   request: PageRequest,
   binding: ListBinding,
@@ -251,7 +251,7 @@ async function queryPage(
   let startKey: Record<string, any> | undefined;
   let page = request.page;
   if (request.cursor !== undefined) {
-    ({ startKey, page } = decodeCursor(ctx, request.cursor, binding, index, keyAttributes));
+    ({ startKey, page } = await decodeCursor(ctx, request.cursor, binding, index, keyAttributes));
   } else {
     if (request.page * request.pageSize > PAGE_WINDOW) throw new ValidationError([windowProblem()]);
     const skipped = await skipTo(ctx, index, request, keyAttributes);
@@ -281,7 +281,7 @@ async function queryPage(
       return {
         items: shown,
         page,
-        nextCursor: encodeCursor(
+        nextCursor: await encodeCursor(
           ctx,
           { n: page + 1, k: cursorStart(shown.at(-1)!, keyAttributes, index) },
           binding,
@@ -296,7 +296,12 @@ async function queryPage(
       return {
         items,
         page,
-        nextCursor: encodeCursor(ctx, { n: page + 1, k: cursorStart(startKey, keyAttributes, index) }, binding, index),
+        nextCursor: await encodeCursor(
+          ctx,
+          { n: page + 1, k: cursorStart(startKey, keyAttributes, index) },
+          binding,
+          index,
+        ),
       };
     }
   }
@@ -345,7 +350,7 @@ async function boundedCount(
  * one (`counter`), else `boundedCount`.
  */
 export async function pageWithCount(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
   index: ListIndex,
   request: PageRequest,
   binding: ListBinding,

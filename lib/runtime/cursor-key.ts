@@ -1,0 +1,27 @@
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { CursorKeyConfig } from './cursor-key-source.js';
+
+/** The HMAC key of list cursors, asked for each time a list seals or opens a cursor. */
+export type CursorKey = () => Promise<Buffer>;
+
+/**
+ * The cursor key as the configuration names it, built at the edge (`cursor-key-source.ts` says where it comes
+ * from). That module is loaded, by an `import()` the bundles split off, on the first list a container
+ * serves: a function that never lists carries this stub alone. A failed load is not kept.
+ */
+export function cursorKeyProvider(
+  config: CursorKeyConfig,
+  capture: (client: SecretsManagerClient) => SecretsManagerClient,
+): CursorKey {
+  let loading: Promise<CursorKey> | undefined;
+  return async () =>
+    (
+      await (loading ??= import('./cursor-key-source.js').then(
+        (source) => source.cursorKeySource(config, capture),
+        (error: unknown) => {
+          loading = undefined;
+          throw error;
+        },
+      ))
+    )();
+}
