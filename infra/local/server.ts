@@ -11,6 +11,7 @@ import { errorResponse, requestIdFrom } from '../../lib/http/middleware/envelope
 import { RateLimitedError } from '../../lib/domain/errors.js';
 import { signatureHeaders } from '../../lib/http/middleware/verify-signature.js';
 import { routes, type Route } from '../../lib/routes.js';
+import { API_FUNCTION_TIMEOUT } from '../service-function.js';
 
 type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -64,8 +65,13 @@ function handlerLoader(ctx: AppContext): (route: Route) => Promise<LambdaHandler
   };
 }
 
-function lambdaContext(route: Route): Context {
+/**
+ * The Lambda context of one invocation, with the function's deployed timeout: its remaining time runs down from
+ * the moment the invocation starts, so the handler's deadline (`lib/runtime/deadline.ts`) is what it is on AWS.
+ */
+function lambdaContext(route: Route, timeoutMs: number): Context {
   const name = route.handler.replace(/\.ts$/, '');
+  const endsAtMs = performance.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: name,
@@ -75,7 +81,7 @@ function lambdaContext(route: Route): Context {
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${name}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => 29_000,
+    getRemainingTimeInMillis: () => Math.max(0, Math.floor(endsAtMs - performance.now())),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,
@@ -122,6 +128,7 @@ function send(response: ServerResponse, result: APIGatewayProxyResult): void {
  */
 async function handleHttp(
   loadHandler: (route: Route) => Promise<LambdaHandler>,
+  functionTimeoutMs: number,
   ctx: AppContext,
   request: IncomingMessage,
   response: ServerResponse,
@@ -167,7 +174,7 @@ async function handleHttp(
   });
   try {
     const handler = await loadHandler(hit.entry.route);
-    send(response, await handler(event, lambdaContext(hit.entry.route)));
+    send(response, await handler(event, lambdaContext(hit.entry.route, functionTimeoutMs)));
   } catch (error) {
     ctx.logger.error('local server: handler failed', { error: error as Error });
     send(response, {
@@ -222,6 +229,8 @@ export interface HttpServerOptions {
    * operation there, through AsyncLocalStorage); `npm start` passes none.
    */
   around?: (request: IncomingMessage, handle: () => Promise<void>) => Promise<void>;
+  /** Each invocation's timeout: the API functions' deployed one unless a test shortens it. */
+  functionTimeoutMs?: number;
 }
 
 /** Serves the route table on `port` (0: any free one) with every handler bound to `ctx`. */
@@ -232,11 +241,12 @@ export function startHttpServer(
   options: HttpServerOptions = {},
 ): Promise<{ server: Server; baseUrl: string }> {
   const loadHandler = handlerLoader(ctx);
+  const functionTimeoutMs = options.functionTimeoutMs ?? API_FUNCTION_TIMEOUT.toMilliseconds();
   const gate = options.requestsPerKey === undefined ? undefined : new KeyGate(options.requestsPerKey);
   const serve = (request: IncomingMessage, response: ServerResponse) => {
     const key = request.headers['x-svc-api-key'];
     if (typeof key === 'string' && refusedAtTheDoor(ctx, key, request, response)) return Promise.resolve();
-    const run = () => handleHttp(loadHandler, ctx, request, response);
+    const run = () => handleHttp(loadHandler, functionTimeoutMs, ctx, request, response);
     const handle = options.around ? () => options.around!(request, run) : run;
     return gate && typeof key === 'string' ? gate.run(key, handle) : handle();
   };

@@ -18,6 +18,7 @@ import { accountCountersOf } from '../ledger.js';
 import { batchGetItems } from '../table/batch-get.js';
 import { readInteger, readMoney } from '../table/numbers.js';
 import { retryReason, withRetry } from '../table/retry.js';
+import { DeadlineExceededError } from '../../runtime/deadline.js';
 import type { TaggedItem } from '../table/transaction-items.js';
 import {
   decodeBooking,
@@ -56,7 +57,7 @@ import { writtenUnlessConditionFailed } from '../table/conditional.js';
  * waiting request is a candidate committer, so there is no worker to run or to lose).
  */
 export async function book(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,
   booking: Booking,
 ): Promise<void> {
   const settled: Booking = { ...booking, items: await settleItems(booking.items) };
@@ -248,7 +249,7 @@ const QUEUE_SHARDS = 4;
 
 /** The booking queued under its hot account; commits it (and whatever else is queued) or waits for its result. */
 async function bookHot(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,
   booking: Booking,
   hot: AccountRead,
 ): Promise<void> {
@@ -283,7 +284,7 @@ async function bookHot(
  * A turn that throws ends the wait with what `onTurnFailed` returns.
  */
 async function waitForResult(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,
   queued: QueuedBookingRef,
   onTurnFailed: (error: unknown) => undefined,
 ): Promise<BookingResult | undefined> {
@@ -291,7 +292,9 @@ async function waitForResult(
   const turns = turnsOf(ctx, base);
   turns.waiting += 1;
   const { timing } = ctx.retry;
-  const deadline = timing.elapsedMs() + ctx.config.HOT_ACCOUNT_WAIT_MS;
+  // The wait's own bound, or the invocation's deadline if sooner: a request that must stop answers 503 with its
+  // booking still queued, and a retry with its X-Request-Id finds the outcome.
+  const deadline = timing.elapsedMs() + Math.min(ctx.config.HOT_ACCOUNT_WAIT_MS, ctx.deadlines.remainingMs());
   const queue = { account: queued.account, base, pk: queued.queuePk };
   try {
     for (let pause = 2; ; pause = Math.min(pause * 2, 40)) {
@@ -313,7 +316,7 @@ async function waitForResult(
  * The retry then reads the request's outcome from its idempotency record (stored, or freed by a refusal).
  */
 export async function driveQueuedBooking(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,
   queued: QueuedBookingRef,
 ): Promise<void> {
   await waitForResult(ctx, queued, (error) => {
@@ -329,7 +332,8 @@ export async function driveQueuedBooking(
  * of its id.
  */
 function stillQueued(ctx: Pick<AppContext, 'logger'>, queued: QueuedBookingRef, error: unknown): BookingQueuedError {
-  const log = retryReason(error) ? ctx.logger.warn : ctx.logger.error;
+  // Out of time or busy: expected under load; anything else is worth an error line.
+  const log = retryReason(error) || error instanceof DeadlineExceededError ? ctx.logger.warn : ctx.logger.error;
   log.call(ctx.logger, 'hot account: a turn failed; the booking stays queued', { account: queued.account, error });
   return new BookingQueuedError(queued);
 }
@@ -564,7 +568,7 @@ async function releaseClaims(ctx: Pick<AppContext, 'db'>, stored: StoredBooking)
 
 /** Books one movement with the items that must commit with it (a booking built on the spot: ops, tests). */
 export async function bookMovement(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,
   movement: Movement,
   alongWith: readonly TaggedItem[] = [],
   nowMs = ctx.clock.nowMs(),
