@@ -11,7 +11,6 @@ import { errorResponse, requestIdFrom } from '../../lib/http/middleware/envelope
 import { RateLimitedError } from '../../lib/domain/errors.js';
 import { signatureHeaders } from '../../lib/http/middleware/verify-signature.js';
 import { routes, type Route } from '../../lib/routes.js';
-import { API_FUNCTION_TIMEOUT } from '../service-function.js';
 
 type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -233,15 +232,24 @@ export interface HttpServerOptions {
   functionTimeoutMs?: number;
 }
 
+/**
+ * The API functions' timeout as the stack deploys them, read from the construct that sets it; loaded only when a
+ * server needs it (the stack's module brings the CDK library, which tests with a timeout of their own skip).
+ */
+async function deployedApiTimeoutMs(): Promise<number> {
+  const { API_FUNCTION_TIMEOUT } = await import('../service-function.js');
+  return API_FUNCTION_TIMEOUT.toMilliseconds();
+}
+
 /** Serves the route table on `port` (0: any free one) with every handler bound to `ctx`. */
-export function startHttpServer(
+export async function startHttpServer(
   ctx: AppContext,
   port: number,
   host = '127.0.0.1',
   options: HttpServerOptions = {},
 ): Promise<{ server: Server; baseUrl: string }> {
   const loadHandler = handlerLoader(ctx);
-  const functionTimeoutMs = options.functionTimeoutMs ?? API_FUNCTION_TIMEOUT.toMilliseconds();
+  const functionTimeoutMs = options.functionTimeoutMs ?? (await deployedApiTimeoutMs());
   const gate = options.requestsPerKey === undefined ? undefined : new KeyGate(options.requestsPerKey);
   const serve = (request: IncomingMessage, response: ServerResponse) => {
     const key = request.headers['x-svc-api-key'];
