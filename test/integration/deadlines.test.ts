@@ -2,14 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Context } from 'aws-lambda';
 import { startHttpServer } from '../../infra/local/server.js';
 import type { AppContext } from '../../lib/context.js';
+import { onLambda } from '../../lib/edge.js';
+import { DEADLINE_RESERVE_MS } from '../../lib/runtime/deadline.js';
 import { BookingQueuedError } from '../../lib/domain/errors.js';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { keys } from '../../lib/store/keys.js';
 import { ctx, testContext, testEndpoint } from '../support/context.js';
 import { balances, fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform, type TestService } from '../support/service.js';
+import { TEST_SECRETS_KEY, TEST_TABLES } from '../support/tables.js';
 
 /**
  * Every wait inside an invocation is bounded by its remaining time (lib/runtime/deadline.ts): a request that runs
@@ -199,5 +203,24 @@ describe('a hot account whose committer stalls, with little time left', () => {
       '9.00',
       '1.00',
     ]);
+  });
+});
+
+describe('a function that is not an API route, on Lambda', () => {
+  it('runs within its invocation deadline too: what it waits on stops the reserve before its timeout', async () => {
+    // The configuration a deployed function reads (setup-env puts the environment back after the file).
+    Object.assign(process.env, {
+      DYNAMODB_ENDPOINT: testEndpoint(),
+      TABLE_NAME: TEST_TABLES.main,
+      TTL_TABLE_NAME: TEST_TABLES.ttl,
+      SECRETS_LOCAL_KEY: TEST_SECRETS_KEY,
+      LOG_LEVEL: 'silent',
+    });
+    // A settlement task or queue consumer: what its waits would read, reported instead.
+    const handler = onLambda((functionCtx) => async () => functionCtx.deadlines.remainingMs());
+    const context = { functionName: 'task', awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 60_000 };
+    const remainingMs = await handler({}, context as unknown as Context);
+    expect(remainingMs).toBeLessThanOrEqual(60_000 - DEADLINE_RESERVE_MS);
+    expect(remainingMs).toBeGreaterThan(0);
   });
 });
