@@ -234,6 +234,8 @@ async function markHot(
 const HOT_MARK_MS = 10_000;
 /** A committer's lease: long enough for one round, short enough that a dead committer is replaced quickly. */
 const LEASE_MS = 2_000;
+/** A bound for a timer on the turn ahead when the wait has none of its own (setTimeout's limit is 2^31 - 1 ms). */
+const MAX_TURN_WAIT_MS = 2 ** 31 - 1;
 /** Bookings one round looks at (a transaction takes fewer: it stops at 100 items). */
 const ROUND_READ = 40;
 /** How long a queue entry and its result are kept: far past any wait, and a retry's window to find its result. */
@@ -298,7 +300,8 @@ async function waitForResult(
   const queue = { account: queued.account, base, pk: queued.queuePk };
   try {
     for (let pause = 2; ; pause = Math.min(pause * 2, 40)) {
-      const result = await takeTurn(ctx, turns, queue, queued.bookingId).catch(onTurnFailed);
+      const turnWithinMs = deadline - timing.elapsedMs();
+      const result = await takeTurn(ctx, turns, queue, queued.bookingId, turnWithinMs).catch(onTurnFailed);
       if (result) return result;
       if (timing.elapsedMs() > deadline) return undefined;
       await timing.sleep(pause / 2 + timing.random() * pause);
@@ -367,12 +370,18 @@ async function takeTurn(
   turns: HotAccountTurns,
   queue: { account: string; base: string; pk: string },
   bookingId: string,
+  withinMs: number,
 ): Promise<BookingResult | undefined> {
   const { base, pk } = queue;
   const previous = turns.turn;
   let done!: () => void;
   turns.turn = new Promise<void>((resolve) => (done = resolve));
-  await previous;
+  // A waiter whose time runs out before the turn ahead ends gives up its own: the next waiter's turn then
+  // follows that one, and this booking stays queued for a round to commit.
+  if (!(await settlesWithin(previous, withinMs))) {
+    void previous.then(done);
+    return undefined;
+  }
   try {
     const local = turns.results.get(bookingId);
     if (local) return local;
@@ -407,6 +416,19 @@ async function takeTurn(
   } finally {
     turns.results.delete(bookingId);
     done();
+  }
+}
+
+/** Whether `turn` ends within `ms`. */
+async function settlesWithin(turn: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, Math.min(ms, MAX_TURN_WAIT_MS)));
+  });
+  try {
+    return await Promise.race([turn.then(() => true), expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
