@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import type { BookingResult } from './domain/group-commit.js';
 import type { RateLimiter } from './domain/rate-limits.js';
 import type { CursorKey } from './runtime/cursor-key.js';
+import type { Deadlines } from './runtime/deadline.js';
 import type { KmsCipher } from './runtime/kms.js';
 import type { Retrying } from './runtime/retry-policy.js';
 import type { SettlementWorkflow } from './runtime/settlement-workflow.js';
@@ -35,6 +36,8 @@ export interface AppContext {
   caches: ContextCaches;
   /** The store's retry policy for conflicts and throttling, and where its pauses and jitter come from (`lib/store/table/retry.ts`). */
   retry: Retrying;
+  /** The current invocation's deadline, which bounds every wait below the edge (`lib/runtime/deadline.ts`). */
+  deadlines: Deadlines;
   /** Counts each API key's requests against its limit (RATE_LIMIT_COUNTER: in the table on AWS, in memory locally). */
   rateLimiter: RateLimiter;
   /** The list cursors' HMAC key: on AWS read from Secrets Manager on first use and cached; locally a local key. */

@@ -11,6 +11,7 @@ import { SERVICE_NAME } from './observability/metric-names.js';
 import { serviceMetrics } from './observability/metrics.js';
 import { documentClient, serviceLogger } from './runtime/aws-clients.js';
 import { cursorKeyProvider } from './runtime/cursor-key.js';
+import { Deadlines, remainingTimeOf } from './runtime/deadline.js';
 import { kmsCipher } from './runtime/kms.js';
 import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from './runtime/retry-policy.js';
 import { NO_SETTLEMENT_WORKFLOW, type SettlementWorkflow } from './runtime/settlement-workflow.js';
@@ -31,6 +32,8 @@ interface ContextOverrides {
   retry?: Retrying;
   /** The Lambda edge's tracer when tracing is on (`loadTracer`): the context's SDK clients are captured by it. */
   tracer?: Tracer;
+  /** The deadlines the context's clients are built with (`loadContext` builds the Step Functions client first). */
+  deadlines?: Deadlines;
 }
 
 /**
@@ -44,7 +47,8 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     throw new Error(
       'STATE_MACHINE_ARN is set: build the context with loadContext, which loads the Step Functions client',
     );
-  const db = overrides.db ?? documentClient(config, tracer);
+  const deadlines = overrides.deadlines ?? new Deadlines();
+  const db = overrides.db ?? documentClient(config, tracer, deadlines);
   const tables = { main: config.TABLE_NAME, ttl: config.TTL_TABLE_NAME };
   return {
     clock: overrides.clock ?? systemClock,
@@ -52,7 +56,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     tables,
     workflow: overrides.workflow ?? NO_SETTLEMENT_WORKFLOW,
     kms: config.SECRETS_KMS_KEY_ID
-      ? kmsCipher(config, (client) => (tracer ? tracer.captureAWSv3Client(client) : client))
+      ? kmsCipher(config, (client) => (tracer ? tracer.captureAWSv3Client(client) : client), deadlines)
       : undefined,
     logger,
     metrics: overrides.metrics ?? serviceMetrics(logger),
@@ -65,8 +69,9 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
       migrations: new Map(),
     },
     retry: overrides.retry ?? { policy: DEFAULT_RETRY_POLICY, timing: realTiming },
+    deadlines,
     rateLimiter: config.RATE_LIMIT_COUNTER === 'memory' ? memoryRateLimiter() : tableRateLimiter({ db, tables }),
-    cursorKey: cursorKeyProvider(config, (client) => (tracer ? tracer.captureAWSv3Client(client) : client)),
+    cursorKey: cursorKeyProvider(config, (client) => (tracer ? tracer.captureAWSv3Client(client) : client), deadlines),
   };
 }
 
@@ -78,8 +83,9 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
  */
 export async function loadContext(
   config: Config,
-  overrides: Omit<ContextOverrides, 'tracer' | 'workflow'> = {},
+  overrides: Omit<ContextOverrides, 'tracer' | 'workflow' | 'deadlines'> = {},
 ): Promise<AppContext> {
+  const deadlines = new Deadlines();
   // Both loaded at once: a cold start waits for the slower, not the sum.
   const [tracer, stepFunctions] = await Promise.all([
     config.TRACING === 'active' ? loadTracer(SERVICE_NAME) : undefined,
@@ -87,9 +93,9 @@ export async function loadContext(
   ]);
   const workflow =
     stepFunctions && config.STATE_MACHINE_ARN
-      ? stepFunctions.stepFunctionsWorkflow(config, config.STATE_MACHINE_ARN, tracer)
+      ? stepFunctions.stepFunctionsWorkflow(config, config.STATE_MACHINE_ARN, tracer, deadlines)
       : undefined;
-  return createContext(config, { ...overrides, tracer, workflow });
+  return createContext(config, { ...overrides, tracer, workflow, deadlines });
 }
 
 /**
@@ -105,7 +111,9 @@ export function onLambda<E, R>(
   const build = async (): Promise<Handler> => {
     const ctx = await loadContext(parseConfig(process.env));
     // Powertools (logger context, cold-start metric, tracing when on) around every function, API or not.
-    return withPowertools(bind(ctx) as (event: E, context: LambdaContext) => Promise<R> | R, ctx);
+    const bound = withPowertools(bind(ctx) as (event: E, context: LambdaContext) => Promise<R> | R, ctx);
+    // Every function's waits end before its invocation does (an API handler sets the same deadline itself).
+    return async (event, context) => ctx.deadlines.within(remainingTimeOf(context), async () => bound(event, context));
   };
   return async (event, context) => {
     // A failed start (a bad configuration) is not kept: the next invocation tries again and fails as loudly.

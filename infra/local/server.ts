@@ -64,8 +64,13 @@ function handlerLoader(ctx: AppContext): (route: Route) => Promise<LambdaHandler
   };
 }
 
-function lambdaContext(route: Route): Context {
+/**
+ * The Lambda context of one invocation, with the function's deployed timeout: its remaining time runs down from
+ * the moment the invocation starts, so the handler's deadline (`lib/runtime/deadline.ts`) is what it is on AWS.
+ */
+function lambdaContext(route: Route, timeoutMs: number): Context {
   const name = route.handler.replace(/\.ts$/, '');
+  const endsAtMs = performance.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: name,
@@ -75,7 +80,7 @@ function lambdaContext(route: Route): Context {
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${name}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => 29_000,
+    getRemainingTimeInMillis: () => Math.max(0, Math.floor(endsAtMs - performance.now())),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,
@@ -122,6 +127,7 @@ function send(response: ServerResponse, result: APIGatewayProxyResult): void {
  */
 async function handleHttp(
   loadHandler: (route: Route) => Promise<LambdaHandler>,
+  functionTimeoutMs: number,
   ctx: AppContext,
   request: IncomingMessage,
   response: ServerResponse,
@@ -167,7 +173,7 @@ async function handleHttp(
   });
   try {
     const handler = await loadHandler(hit.entry.route);
-    send(response, await handler(event, lambdaContext(hit.entry.route)));
+    send(response, await handler(event, lambdaContext(hit.entry.route, functionTimeoutMs)));
   } catch (error) {
     ctx.logger.error('local server: handler failed', { error: error as Error });
     send(response, {
@@ -222,21 +228,33 @@ export interface HttpServerOptions {
    * operation there, through AsyncLocalStorage); `npm start` passes none.
    */
   around?: (request: IncomingMessage, handle: () => Promise<void>) => Promise<void>;
+  /** Each invocation's timeout: the API functions' deployed one unless a test shortens it. */
+  functionTimeoutMs?: number;
+}
+
+/**
+ * The API functions' timeout as the stack deploys them, read from the construct that sets it; loaded only when a
+ * server needs it (the stack's module brings the CDK library, which tests with a timeout of their own skip).
+ */
+async function deployedApiTimeoutMs(): Promise<number> {
+  const { API_FUNCTION_TIMEOUT } = await import('../service-function.js');
+  return API_FUNCTION_TIMEOUT.toMilliseconds();
 }
 
 /** Serves the route table on `port` (0: any free one) with every handler bound to `ctx`. */
-export function startHttpServer(
+export async function startHttpServer(
   ctx: AppContext,
   port: number,
   host = '127.0.0.1',
   options: HttpServerOptions = {},
 ): Promise<{ server: Server; baseUrl: string }> {
   const loadHandler = handlerLoader(ctx);
+  const functionTimeoutMs = options.functionTimeoutMs ?? (await deployedApiTimeoutMs());
   const gate = options.requestsPerKey === undefined ? undefined : new KeyGate(options.requestsPerKey);
   const serve = (request: IncomingMessage, response: ServerResponse) => {
     const key = request.headers['x-svc-api-key'];
     if (typeof key === 'string' && refusedAtTheDoor(ctx, key, request, response)) return Promise.resolve();
-    const run = () => handleHttp(loadHandler, ctx, request, response);
+    const run = () => handleHttp(loadHandler, functionTimeoutMs, ctx, request, response);
     const handle = options.around ? () => options.around!(request, run) : run;
     return gate && typeof key === 'string' ? gate.run(key, handle) : handle();
   };

@@ -1,5 +1,5 @@
-import middy, { type MiddyfiedHandler } from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import type { AppContext } from '../context.js';
 import { envelope, JSON_HEADERS } from './middleware/envelope.js';
@@ -10,6 +10,7 @@ import { requestLog } from './middleware/request-log.js';
 import { validateInput } from './middleware/validate-input.js';
 import { verifySignature } from './middleware/verify-signature.js';
 import { requestCompletionItem, type RequestClaim } from '../store/windows.js';
+import { BACKSTOP_MS, DeadlineExceededError, remainingTimeOf } from '../runtime/deadline.js';
 import type { ServiceContext } from './types.js';
 import type { AuthContext } from '../domain/caller.js';
 
@@ -96,11 +97,12 @@ interface HandlerInput<Q, B, P> {
  * Makes a route's Lambda handler for a context: the Lambda edge, the local server and tests each bind their
  * own. `api` describes the route for the API description (`lib/openapi`).
  */
-export type BindApiHandler = ((
-  ctx: AppContext,
-) => MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>) & {
+export type BindApiHandler = ((ctx: AppContext) => ApiLambdaHandler) & {
   api: HandlerDescription;
 };
+
+/** A route's Lambda handler: an API Gateway proxy event and a Lambda context (its remaining time is the deadline). */
+export type ApiLambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 /**
  * Builds a route's handler, for a context, with the one middleware stack every route shares, in the order of
@@ -155,7 +157,15 @@ export function apiHandler<
         body: JSON.stringify(body),
       };
     };
-    return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>(requestLog(ctx))
+    const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ServiceContext>({
+      ...requestLog(ctx),
+      // The last guard, for work that overran its deadline without waiting on anything the deadline bounds: the
+      // use case is abandoned early enough for the error path to answer 503 and release the request's claim.
+      timeoutEarlyInMillis: BACKSTOP_MS,
+      timeoutEarlyResponse: () => {
+        throw new DeadlineExceededError('handler');
+      },
+    })
       .use(envelope())
       .use(requestLimits())
       .use(verifySignature(ctx))
@@ -163,6 +173,11 @@ export function apiHandler<
       .use(validateInput({ query: options.query, body: options.body, path: options.path }))
       .use(idempotency(ctx, { sealResponse: options.secretInResponse }))
       .handler(core);
+    // Each invocation runs within its deadline: the Lambda context's remaining time, less the reserve for the
+    // answer and the claim's release (`lib/runtime/deadline.ts`). Every wait below reads it.
+    const bound: ApiLambdaHandler = (event, context) =>
+      ctx.deadlines.within(remainingTimeOf(context), () => handler(event, context as ServiceContext));
+    return bound;
   };
   const api: HandlerDescription = {
     query: options.query,

@@ -1,6 +1,7 @@
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { awsRequestHandler, type AwsClientConfig } from './aws-clients.js';
+import type { Deadlines } from './deadline.js';
 
 /**
  * Reads the list cursor key from Secrets Manager, kept `maxAgeSeconds` by Powertools' cache. Only
@@ -12,13 +13,14 @@ export function secretReader(
   secretArn: string,
   maxAgeSeconds: number,
   capture: (client: SecretsManagerClient) => SecretsManagerClient,
+  deadlines?: Deadlines,
 ): () => Promise<string> {
   const provider = new SecretsProvider({
     awsSdkV3Client: capture(
       new SecretsManagerClient({
         region: config.AWS_REGION,
         maxAttempts: config.AWS_MAX_ATTEMPTS,
-        requestHandler: awsRequestHandler(config),
+        requestHandler: awsRequestHandler(config, deadlines),
       }),
     ),
   });

@@ -3,6 +3,7 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Config } from '../config.js';
 import type { AwsClientConfig } from './aws-clients.js';
 import type { CursorKey } from './cursor-key.js';
+import type { Deadlines } from './deadline.js';
 
 /**
  * How long a container keeps the key it read from Secrets Manager: one GetSecretValue per container per
@@ -24,9 +25,10 @@ export type CursorKeyConfig = AwsClientConfig &
 export function cursorKeySource(
   config: CursorKeyConfig,
   capture: (client: SecretsManagerClient) => SecretsManagerClient,
+  deadlines?: Deadlines,
 ): CursorKey {
   const secretArn = config.LIST_CURSOR_SECRET_ARN;
-  if (secretArn) return secretCursorKey(config, secretArn, capture);
+  if (secretArn) return secretCursorKey(config, secretArn, capture, deadlines);
   let key: Buffer | undefined;
   return async () => (key ??= configuredCursorKey(config));
 }
@@ -45,12 +47,13 @@ function secretCursorKey(
   config: AwsClientConfig,
   secretArn: string,
   capture: (client: SecretsManagerClient) => SecretsManagerClient,
+  deadlines: Deadlines | undefined,
 ): CursorKey {
   let loading: Promise<() => Promise<string>> | undefined;
   let last: { text: string; key: Buffer } | undefined;
   return async () => {
     const read = await (loading ??= import('./cursor-key-secret.js').then(
-      (module) => module.secretReader(config, secretArn, CURSOR_KEY_MAX_AGE_SECONDS, capture),
+      (module) => module.secretReader(config, secretArn, CURSOR_KEY_MAX_AGE_SECONDS, capture, deadlines),
       (error: unknown) => {
         loading = undefined;
         throw error;

@@ -1,5 +1,6 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CursorKeyConfig } from './cursor-key-source.js';
+import type { Deadlines } from './deadline.js';
 
 /** The HMAC key of list cursors, asked for each time a list seals or opens a cursor. */
 export type CursorKey = () => Promise<Buffer>;
@@ -12,12 +13,13 @@ export type CursorKey = () => Promise<Buffer>;
 export function cursorKeyProvider(
   config: CursorKeyConfig,
   capture: (client: SecretsManagerClient) => SecretsManagerClient,
+  deadlines?: Deadlines,
 ): CursorKey {
   let loading: Promise<CursorKey> | undefined;
   return async () =>
     (
       await (loading ??= import('./cursor-key-source.js').then(
-        (source) => source.cursorKeySource(config, capture),
+        (source) => source.cursorKeySource(config, capture, deadlines),
         (error: unknown) => {
           loading = undefined;
           throw error;

@@ -8,8 +8,9 @@
  * whole store operation: after the SDK gave up on a throttling exception, or after answers the SDK never
  * retries because they are not errors of the request (a transaction cancelled by a conflict or by
  * throttling, a batch read leaving keys unprocessed). So a call costs at most `maxAttempts` x
- * AWS_MAX_ATTEMPTS requests, and no new attempt starts once `maxElapsedMs` have passed. A timeout (a stalled
- * dependency) is not retried here: the SDK retried it already, and waiting longer only delays the 503.
+ * AWS_MAX_ATTEMPTS requests, and no new attempt starts once `maxElapsedMs` have passed, nor when it could not
+ * start before the invocation's deadline (`deadline.ts`, which also bounds each SDK attempt). A timeout (a
+ * stalled dependency) is not retried here: the SDK retried it already, and waiting longer only delays the 503.
  */
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -17,7 +18,7 @@ export interface RetryPolicy {
   /** The pause before attempt n+1 is drawn uniformly from [0, min(maxDelayMs, baseDelayMs x 2^n)) ("full jitter"). */
   baseDelayMs: number;
   maxDelayMs: number;
-  /** No attempt starts later than this after the first began (API Gateway gives a request 29 s in all). */
+  /** No attempt starts later than this after the first began; the invocation's deadline may end them sooner. */
   maxElapsedMs: number;
   /** The 503's Retry-After when the attempts run out. */
   retryAfterSeconds: number;
@@ -41,7 +42,7 @@ export interface Retrying {
 /**
  * 5 attempts: at most 50 + 100 + 200 + 400 ms of pauses (half that on average), so a conflict between a
  * handful of concurrent bookings of one account resolves well inside a request; 10 s bounds the slow case
- * (the SDK's throttling backoff inside each attempt) far inside API Gateway's 29 s.
+ * (the SDK's throttling backoff inside each attempt), and the invocation's deadline bounds whatever is left.
  */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
   maxAttempts: 5,

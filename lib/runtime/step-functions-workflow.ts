@@ -9,6 +9,7 @@ import {
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { executionNameOfInput, type EnsureOutcome, type SettlementExecutionInput } from '../domain/workflow-io.js';
 import { awsRequestHandler, type AwsClientConfig } from './aws-clients.js';
+import type { Deadlines } from './deadline.js';
 import type { SettlementWorkflow } from './settlement-workflow.js';
 
 /** The ARN of the execution named `name` (a trade id, or a trade id and leg). */
@@ -67,18 +68,19 @@ export class StepFunctionsWorkflow implements SettlementWorkflow {
 
 /**
  * The settlement workflow on AWS, through a Step Functions client with the same timeouts and attempts as
- * DynamoDB's, captured by the tracer when tracing is on. Loaded by `loadContext` only where the configuration
+ * DynamoDB's (each attempt bounded by the invocation's deadline), captured by the tracer when tracing is on. Loaded by `loadContext` only where the configuration
  * names the state machine, so other functions never load the client.
  */
 export function stepFunctionsWorkflow(
   config: AwsClientConfig,
   stateMachineArn: string,
   tracer?: Tracer,
+  deadlines?: Deadlines,
 ): StepFunctionsWorkflow {
   const client = new SFNClient({
     region: config.AWS_REGION,
     maxAttempts: config.AWS_MAX_ATTEMPTS,
-    requestHandler: awsRequestHandler(config),
+    requestHandler: awsRequestHandler(config, deadlines),
   });
   return new StepFunctionsWorkflow(tracer ? tracer.captureAWSv3Client(client) : client, stateMachineArn);
 }

@@ -11,7 +11,7 @@ export function queueFor(ctx: AppContext): DeliveryQueue {
     new SQSClient({
       region: ctx.config.AWS_REGION,
       maxAttempts: ctx.config.AWS_MAX_ATTEMPTS,
-      requestHandler: awsRequestHandler(ctx.config),
+      requestHandler: awsRequestHandler(ctx.config, ctx.deadlines),
     }),
     url,
   );

@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startHttpServer } from '../../infra/local/server.js';
 import { testContext } from '../support/context.js';
 import { newPlatform, serviceFor, type TestPlatform, type TestService } from '../support/service.js';
 
@@ -59,5 +60,56 @@ describe('a stalled DynamoDB', () => {
     const response = await platform.post('/transfers', body, { via });
     expect(response.status).toBe(503);
     expect(response.text).not.toMatch(/smithy|timed out|127\.0\.0\.1/);
+  });
+});
+
+/**
+ * The same stall with the SDK's timeouts far longer than the invocation (the test context's: 30 s a request, 6
+ * attempts): only the invocation's deadline (lib/runtime/deadline.ts) can end the wait. The local server gives the
+ * handler a short function timeout, so its Lambda context has little remaining time.
+ */
+describe('a stalled DynamoDB with little time left in the invocation', () => {
+  let stalled: Server;
+  const sockets = new Set<Socket>();
+  /** Connections holding a request the server never answers (an idle pooled connection is not one). */
+  const waiting = new Set<Socket>();
+  let platform: TestPlatform;
+  let via: TestService;
+
+  beforeAll(async () => {
+    platform = await newPlatform();
+    stalled = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('data', () => waiting.add(socket));
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        sockets.delete(socket);
+        waiting.delete(socket);
+      });
+    });
+    await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+    const { port } = stalled.address() as { port: number };
+    const serviceCtx = testContext({ env: { DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}` } });
+    const server = startHttpServer(serviceCtx, 0, '127.0.0.1', { functionTimeoutMs: 4000 });
+    afterAll(async () => {
+      const { server: http } = await server;
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    });
+    via = { ctx: serviceCtx, baseUrl: async () => (await server).baseUrl };
+  });
+
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => stalled.close(resolve));
+  });
+
+  it('answers a signed read 503 with Retry-After at the deadline and abandons the stalled calls', async () => {
+    const response = await platform.get('/accounts', { via });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(response.body).toEqual({ errors: ['the request ran out of time; retry shortly'] });
+    // The stalled request was aborted at the deadline, not left open for the SDK's 30 s request timeout.
+    await vi.waitFor(() => expect(waiting.size).toBe(0));
   });
 });

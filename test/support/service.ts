@@ -8,6 +8,14 @@ import { startHttpServer } from '../../infra/local/server.js';
 import { assertConformsToContract } from './contract.js';
 import { ctx } from './context.js';
 
+/**
+ * The invocations' timeout in the tests' servers. The deployed one (28-29 s) is sized for DynamoDB; here every
+ * concurrent request shares one process and one DynamoDB Local on a loaded 2-core machine (160 concurrent bookings
+ * of one account can take a minute), as the test context's longer SDK timeouts and hot-account wait allow for.
+ * Tests of the deadline itself start a server with a short one (deadlines.test.ts).
+ */
+export const TEST_FUNCTION_TIMEOUT_MS = 180_000;
+
 /** A local HTTP server bound to one context, started in this test file's process on first use and stopped when the file is done. */
 export interface TestService {
   ctx: AppContext;
@@ -20,7 +28,7 @@ export function serviceFor(serviceCtx: AppContext): TestService {
     ctx: serviceCtx,
     async baseUrl() {
       if (!server) {
-        server = startHttpServer(serviceCtx, 0);
+        server = startHttpServer(serviceCtx, 0, '127.0.0.1', { functionTimeoutMs: TEST_FUNCTION_TIMEOUT_MS });
         const started = server;
         afterAll(async () => {
           const { server: http } = await started;

@@ -123,7 +123,8 @@ async function releaseRun(ctx: AppContext, request: ServiceRequest): Promise<voi
 /**
  * `X-Request-Id` on a POST makes it idempotent for 72 hours: the same id and request get
  * the stored first response, byte for byte; the same id with another request gets 422; a duplicate that
- * arrives while the first is still running gets 409. A failed request releases its id so it can be retried.
+ * arrives while the first is still running gets 409. A failed request releases its id so it can be retried,
+ * one that ran out of time (503, `lib/runtime/deadline.ts`) included.
  *
  * The use case stores the response itself, in its booking's transaction (the handler hands it the
  * request's claim, see `api-handler.ts`): the booking and its answer commit together. A request that booked
@@ -133,7 +134,9 @@ async function releaseRun(ctx: AppContext, request: ServiceRequest): Promise<voi
 export function idempotency(ctx: AppContext, options: { sealResponse?: boolean } = {}): ServiceMiddleware {
   return {
     before: (request) => beginRun(ctx, request, options.sealResponse),
-    after: (request) => completeRun(ctx, request),
-    onError: (request) => releaseRun(ctx, request),
+    // Both run in the time the deadline keeps in reserve: a request that ran out of time still stores its answer
+    // or frees its id, so a retry is processed rather than told for a minute that the first is in progress.
+    after: (request) => ctx.deadlines.cleanup(() => completeRun(ctx, request)),
+    onError: (request) => ctx.deadlines.cleanup(() => releaseRun(ctx, request)),
   };
 }

@@ -18,6 +18,7 @@ import { accountCountersOf } from '../ledger.js';
 import { batchGetItems } from '../table/batch-get.js';
 import { readInteger, readMoney } from '../table/numbers.js';
 import { retryReason, withRetry } from '../table/retry.js';
+import { DeadlineExceededError } from '../../runtime/deadline.js';
 import type { TaggedItem } from '../table/transaction-items.js';
 import {
   decodeBooking,
@@ -56,7 +57,7 @@ import { writtenUnlessConditionFailed } from '../table/conditional.js';
  * waiting request is a candidate committer, so there is no worker to run or to lose).
  */
 export async function book(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,
   booking: Booking,
 ): Promise<void> {
   const settled: Booking = { ...booking, items: await settleItems(booking.items) };
@@ -233,6 +234,8 @@ async function markHot(
 const HOT_MARK_MS = 10_000;
 /** A committer's lease: long enough for one round, short enough that a dead committer is replaced quickly. */
 const LEASE_MS = 2_000;
+/** A bound for a timer on the turn ahead when the wait has none of its own (setTimeout's limit is 2^31 - 1 ms). */
+const MAX_TURN_WAIT_MS = 2 ** 31 - 1;
 /** Bookings one round looks at (a transaction takes fewer: it stops at 100 items). */
 const ROUND_READ = 40;
 /** How long a queue entry and its result are kept: far past any wait, and a retry's window to find its result. */
@@ -248,7 +251,7 @@ const QUEUE_SHARDS = 4;
 
 /** The booking queued under its hot account; commits it (and whatever else is queued) or waits for its result. */
 async function bookHot(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,
   booking: Booking,
   hot: AccountRead,
 ): Promise<void> {
@@ -283,7 +286,7 @@ async function bookHot(
  * A turn that throws ends the wait with what `onTurnFailed` returns.
  */
 async function waitForResult(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,
   queued: QueuedBookingRef,
   onTurnFailed: (error: unknown) => undefined,
 ): Promise<BookingResult | undefined> {
@@ -291,11 +294,14 @@ async function waitForResult(
   const turns = turnsOf(ctx, base);
   turns.waiting += 1;
   const { timing } = ctx.retry;
-  const deadline = timing.elapsedMs() + ctx.config.HOT_ACCOUNT_WAIT_MS;
+  // The wait's own bound, or the invocation's deadline if sooner: a request that must stop answers 503 with its
+  // booking still queued, and a retry with its X-Request-Id finds the outcome.
+  const deadline = timing.elapsedMs() + Math.min(ctx.config.HOT_ACCOUNT_WAIT_MS, ctx.deadlines.remainingMs());
   const queue = { account: queued.account, base, pk: queued.queuePk };
   try {
     for (let pause = 2; ; pause = Math.min(pause * 2, 40)) {
-      const result = await takeTurn(ctx, turns, queue, queued.bookingId).catch(onTurnFailed);
+      const turnWithinMs = deadline - timing.elapsedMs();
+      const result = await takeTurn(ctx, turns, queue, queued.bookingId, turnWithinMs).catch(onTurnFailed);
       if (result) return result;
       if (timing.elapsedMs() > deadline) return undefined;
       await timing.sleep(pause / 2 + timing.random() * pause);
@@ -313,7 +319,7 @@ async function waitForResult(
  * The retry then reads the request's outcome from its idempotency record (stored, or freed by a refusal).
  */
 export async function driveQueuedBooking(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,
   queued: QueuedBookingRef,
 ): Promise<void> {
   await waitForResult(ctx, queued, (error) => {
@@ -329,7 +335,8 @@ export async function driveQueuedBooking(
  * of its id.
  */
 function stillQueued(ctx: Pick<AppContext, 'logger'>, queued: QueuedBookingRef, error: unknown): BookingQueuedError {
-  const log = retryReason(error) ? ctx.logger.warn : ctx.logger.error;
+  // Out of time or busy: expected under load; anything else is worth an error line.
+  const log = retryReason(error) || error instanceof DeadlineExceededError ? ctx.logger.warn : ctx.logger.error;
   log.call(ctx.logger, 'hot account: a turn failed; the booking stays queued', { account: queued.account, error });
   return new BookingQueuedError(queued);
 }
@@ -363,12 +370,18 @@ async function takeTurn(
   turns: HotAccountTurns,
   queue: { account: string; base: string; pk: string },
   bookingId: string,
+  withinMs: number,
 ): Promise<BookingResult | undefined> {
   const { base, pk } = queue;
   const previous = turns.turn;
   let done!: () => void;
   turns.turn = new Promise<void>((resolve) => (done = resolve));
-  await previous;
+  // A waiter whose time runs out before the turn ahead ends gives up its own: the next waiter's turn then
+  // follows that one, and this booking stays queued for a round to commit.
+  if (!(await settlesWithin(previous, withinMs))) {
+    void previous.then(done);
+    return undefined;
+  }
   try {
     const local = turns.results.get(bookingId);
     if (local) return local;
@@ -403,6 +416,19 @@ async function takeTurn(
   } finally {
     turns.results.delete(bookingId);
     done();
+  }
+}
+
+/** Whether `turn` ends within `ms`. */
+async function settlesWithin(turn: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, Math.min(ms, MAX_TURN_WAIT_MS)));
+  });
+  try {
+    return await Promise.race([turn.then(() => true), expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -564,7 +590,7 @@ async function releaseClaims(ctx: Pick<AppContext, 'db'>, stored: StoredBooking)
 
 /** Books one movement with the items that must commit with it (a booking built on the spot: ops, tests). */
 export async function bookMovement(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,
   movement: Movement,
   alongWith: readonly TaggedItem[] = [],
   nowMs = ctx.clock.nowMs(),

@@ -1,5 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { ServiceUnavailableError } from '../../domain/errors.js';
+import { type Deadlines, MIN_ATTEMPT_MS } from '../../runtime/deadline.js';
 import { backoffDelayMs, type RetryPolicy, type Retrying } from '../../runtime/retry-policy.js';
 
 /**
@@ -71,11 +72,14 @@ interface RetryOptions {
 interface RetryContext {
   retry: Retrying;
   logger: { warn(message: string, ...extra: unknown[]): void };
+  /** The invocation's deadline: no attempt starts that could not finish before it (none: only the policy bounds). */
+  deadlines?: Pick<Deadlines, 'remainingMs'>;
 }
 
 /**
  * Runs `operation` until it succeeds, fails for a reason that isn't retried (which propagates as it is), or
- * the policy's attempts or time run out: then a `ServiceUnavailableError` (503 with Retry-After), the
+ * the policy's attempts or time run out, or the next attempt could not start before the invocation's deadline:
+ * then a `ServiceUnavailableError` (503 with Retry-After), the
  * service's "try again" answer. `operation` gets the attempt number (1 = first) and the reason the previous
  * attempt failed, so it can rebuild what must differ (fresh counter shards, a new read) or resend exactly
  * what must not (the same ClientRequestToken).
@@ -104,7 +108,9 @@ export async function withRetry<T>(
       failures.set(budget, failed);
       const limits = { ...policy, ...own };
       const delayMs = backoffDelayMs(limits, failed, timing.random);
-      const outOfTime = timing.elapsedMs() - startedMs + delayMs > policy.maxElapsedMs;
+      const outOfTime =
+        timing.elapsedMs() - startedMs + delayMs > policy.maxElapsedMs ||
+        (ctx.deadlines?.remainingMs() ?? Number.POSITIVE_INFINITY) < delayMs + MIN_ATTEMPT_MS;
       if (failed >= limits.maxAttempts || outOfTime) {
         ctx.logger.warn(`${options.what}: gave up after ${attempt} attempt(s) (${reason})`, {
           reason,
