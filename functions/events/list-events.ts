@@ -7,7 +7,18 @@ import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 const query = z.object({
   type: queryFilter(60),
   resource_id: queryFilter(100),
-  created_after: queryFilter(20),
+  created_after: z.optional(
+    z
+      .string()
+      .check(
+        z.maxLength(20, 'must be at most 20 characters'),
+        z.describe(
+          'UNIX milliseconds: catch up from the created_at of the last event you applied. The list starts 2 minutes ' +
+            'before it (an event can show after later ones: its change committed later, the index is eventually ' +
+            'consistent), so events you have seen come again: skip the ids you have applied.',
+        ),
+      ),
+  ),
   ...pageQuery(100),
 });
 

@@ -8,7 +8,7 @@ import { pageWithCount } from '../store/table/paging.js';
 interface EventListQuery {
   type?: string;
   resource_id?: string;
-  /** UNIX milliseconds. */
+  /** UNIX milliseconds: a catch-up from there, overlapping it (`CATCH_UP_OVERLAP_MS`). */
   created_after?: string;
   page: number;
   page_size: number;
@@ -17,7 +17,10 @@ interface EventListQuery {
 
 /**
  * GET /events: the platform's events of the last 30 days, oldest first, so a consumer back from downtime
- * walks forward from where it stopped with `next_cursor` (or from `created_after`).
+ * walks forward from where it stopped with `next_cursor` (or from `created_after`). An event can show in the
+ * list after later ones (its transaction committed later, and the index is eventually consistent), so a read
+ * from `created_after` starts `CATCH_UP_OVERLAP_MS` before it: a catch-up from the last `created_at` seen
+ * lists again what it may have missed, and the consumer skips ids it has applied.
  */
 export async function listEvents(ctx: AppContext, platformCode: string, query: EventListQuery) {
   const problems: string[] = [];
