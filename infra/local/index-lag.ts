@@ -2,16 +2,19 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 /**
  * Global secondary indexes are eventually consistent on AWS: a write shows in an index some time after it
- * commits (usually well under a second), and DynamoDB Local shows it at once. This middleware puts the lag
- * back: every write's items (PutItem, UpdateItem, DeleteItem, TransactWriteItems, BatchWriteItem) stay out
- * of index reads (a Query or Scan naming an `IndexName`) until their lag, drawn per write by `lagOf`, has
- * passed. The table itself, and consistent reads of it, see the write at once, as on AWS.
+ * commits (usually well under a second), and DynamoDB Local shows it at once. This middleware puts that lag
+ * back for new items: an item created (its first write this middleware sees, or the first after a delete;
+ * by PutItem, UpdateItem, TransactWriteItems or BatchWriteItem) stays out of index reads (a Query or Scan
+ * naming an `IndexName`) until its lag, drawn per write by `lagOf`, has passed. The table itself, and
+ * consistent reads of it, see the write at once, as on AWS.
  *
- * The model is a little harsher than AWS: during its lag an item is missing from the index, where AWS may
- * show its previous version. For a reader expecting a new item, both are the same; one expecting an item to
- * stay listed sees it vanish for the lag. `Select: 'COUNT'` index reads are not adjusted (they return no
- * items to hold back). The simulation runs with it (test/simulation/world.ts); a test can too, with a clock
- * of its own so nothing depends on timing.
+ * Later writes of an item show at once. On AWS an index shows the item's previous version for the lag (or
+ * still shows a deleted item); this middleware has no previous version to show, and hiding the item instead
+ * would make anomalies AWS does not have (a listed item vanishing). So it holds what AWS is most often found
+ * doing to code that reads its own writes: a new item missing from an index read made just after it, and a
+ * list by time that shows a later item before an earlier one. `Select: 'COUNT'` index reads are not
+ * adjusted (they return no items to hold back). The simulation runs with it (test/simulation/world.ts); a
+ * test can too, with a clock of its own so nothing depends on timing.
  */
 
 /** Shaped as the SDK's last `add` overload; added at `initialize`, whose handlers see the same `input` and `output`. */
@@ -20,8 +23,8 @@ type Item = Record<string, unknown>;
 
 export interface IndexLagOptions {
   /**
-   * The lag of one write of one item, ms. `place` names the item and the write (table, key, the item's
-   * write count), so a seeded draw from it gives the same lag to the same write whatever ran beside it.
+   * The lag of one new item, ms. `place` names the item and its creation (table, key, how many times it has
+   * been created), so a seeded draw from it gives the same lag to the same write whatever ran beside it.
    */
   lagOf(place: string): number;
   /** The clock the lag runs on (wall time unless a test moves its own). */
@@ -42,9 +45,12 @@ const WRITE_COMMANDS = new Set([
 const KEY_ALIAS_PREFIX = '#indexLagKey';
 
 export class IndexLag {
-  /** When each written item shows in the indexes, by table and key; entries past it are dropped. */
+  /** When each new item shows in the indexes, by table and key; entries past it are dropped. */
   private readonly visibleAtMs = new Map<string, number>();
-  private readonly writes = new Map<string, number>();
+  /** Items written and not deleted since: a write of one of these is not a creation. */
+  private readonly existing = new Set<string>();
+  /** Times each item was created (a draw's place, so a re-creation after a delete draws anew). */
+  private readonly creations = new Map<string, number>();
   private readonly nowMs: () => number;
   private readonly keyAttributes: readonly string[];
   /** Items index reads held back so far (a run's summary, or a test's check that the lag did anything). */
@@ -55,7 +61,7 @@ export class IndexLag {
     this.keyAttributes = options.keyAttributes ?? ['pk', 'sk'];
   }
 
-  /** Items written whose lag has not passed yet. */
+  /** New items whose lag has not passed yet. */
   pending(): number {
     this.prune();
     return this.visibleAtMs.size;
@@ -100,15 +106,15 @@ export class IndexLag {
   }
 
   private recordWrite(command: string, input: Record<string, any>, output: Record<string, any>): void {
-    const written: { table: string; key: Record<string, unknown> }[] = [];
+    const written: { table: string; key: Record<string, unknown>; deleted?: true }[] = [];
     if (command === 'PutItemCommand') written.push({ table: input.TableName, key: input.Item });
-    else if (command === 'UpdateItemCommand' || command === 'DeleteItemCommand')
-      written.push({ table: input.TableName, key: input.Key });
+    else if (command === 'UpdateItemCommand') written.push({ table: input.TableName, key: input.Key });
+    else if (command === 'DeleteItemCommand') written.push({ table: input.TableName, key: input.Key, deleted: true });
     else if (command === 'TransactWriteItemsCommand') {
       for (const action of input.TransactItems ?? []) {
         if (action.Put) written.push({ table: action.Put.TableName, key: action.Put.Item });
         else if (action.Update) written.push({ table: action.Update.TableName, key: action.Update.Key });
-        else if (action.Delete) written.push({ table: action.Delete.TableName, key: action.Delete.Key });
+        else if (action.Delete) written.push({ table: action.Delete.TableName, key: action.Delete.Key, deleted: true });
       }
     } else {
       // BatchWriteItem: what DynamoDB left unprocessed was not written.
@@ -119,16 +125,23 @@ export class IndexLag {
       for (const [table, requests] of Object.entries(input.RequestItems ?? {}))
         for (const request of requests as any[]) {
           const key = request.PutRequest?.Item ?? request.DeleteRequest?.Key;
-          if (!unprocessed.has(this.itemId(table, key))) written.push({ table, key });
+          if (unprocessed.has(this.itemId(table, key))) continue;
+          written.push(request.DeleteRequest ? { table, key, deleted: true } : { table, key });
         }
     }
     const now = this.nowMs();
-    for (const { table, key } of written) {
+    for (const { table, key, deleted } of written) {
       const id = this.itemId(table, key);
-      const count = (this.writes.get(id) ?? 0) + 1;
-      this.writes.set(id, count);
-      const lagMs = this.options.lagOf(`${id} write ${count}`);
-      if (lagMs > 0) this.visibleAtMs.set(id, Math.max(this.visibleAtMs.get(id) ?? 0, now + lagMs));
+      if (deleted) {
+        this.existing.delete(id);
+        this.visibleAtMs.delete(id);
+        continue;
+      }
+      if (this.existing.has(id)) continue;
+      this.existing.add(id);
+      const lagMs = this.options.lagOf(`${id} created ${(this.creations.get(id) ?? 0) + 1}`);
+      this.creations.set(id, (this.creations.get(id) ?? 0) + 1);
+      if (lagMs > 0) this.visibleAtMs.set(id, now + lagMs);
     }
   }
 
@@ -186,8 +199,5 @@ export class IndexLag {
   private prune(): void {
     const now = this.nowMs();
     for (const [id, until] of this.visibleAtMs) if (until <= now) this.visibleAtMs.delete(id);
-    // Write counts only name draws; an item no longer lagging starts again from the count it had.
-    if (this.writes.size > 100_000)
-      for (const id of this.writes.keys()) if (!this.visibleAtMs.has(id)) this.writes.delete(id);
   }
 }
