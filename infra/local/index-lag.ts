@@ -41,6 +41,8 @@ const WRITE_COMMANDS = new Set([
   'BatchWriteItemCommand',
 ]);
 
+const MIDDLEWARE_NAME = 'localIndexLag';
+
 /** Attribute aliases the middleware adds to a projection so it can tell which item an index read returned. */
 const KEY_ALIAS_PREFIX = '#indexLagKey';
 
@@ -99,10 +101,15 @@ export class IndexLag {
   attach(client: Pick<DynamoDBClient, 'middlewareStack'>): this {
     client.middlewareStack.add(this.middleware() as never, {
       step: 'initialize',
-      name: 'localIndexLag',
+      name: MIDDLEWARE_NAME,
       override: true,
     });
     return this;
+  }
+
+  /** Takes it off again (a test sharing its client with later files). */
+  detach(client: Pick<DynamoDBClient, 'middlewareStack'>): void {
+    client.middlewareStack.remove(MIDDLEWARE_NAME);
   }
 
   private recordWrite(command: string, input: Record<string, any>, output: Record<string, any>): void {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { IndexLag } from '../../infra/local/index-lag.js';
 import { CATCH_UP_OVERLAP_MS, eventItem, markEventDispatched } from '../../lib/store/events.js';
 import { keys } from '../../lib/store/keys.js';
@@ -18,6 +18,8 @@ let lagClockMs = 0;
 let lagging = false;
 const LAG_MS = 10_000;
 const lag = new IndexLag({ lagOf: () => (lagging ? LAG_MS : 0), nowMs: () => lagClockMs }).attach(ctx.db);
+// The context is shared with the worker's later files (vitest.config.ts, "parallel").
+afterAll(() => lag.detach(ctx.db));
 
 /** The platform's `webhook.test` events by GET /events (walked to the end), whatever else it has. */
 async function listEvents(platform: TestPlatform, query = '') {
