@@ -15,7 +15,7 @@ import { keyedDraw } from './prng.js';
 import { IndexLag } from '../../infra/local/index-lag.js';
 import { attachDynamoDbLimits } from '../../infra/local/dynamodb-limits.js';
 
-/** The most a write takes to show in index reads (SIM_INDEX_LAG_MS, ms); 1.5 s unless set. */
+/** The most a new item takes to show in index reads (SIM_INDEX_LAG_MS, ms); 1.5 s unless set. */
 export const SIM_INDEX_LAG_MS = Number(process.env.SIM_INDEX_LAG_MS ?? 1_500);
 
 /** DynamoDB calls (attempts) in flight, when SIM_SLOW asks for stall reports. */
@@ -59,8 +59,8 @@ export function simulationContext(
   });
   // At `deserialize`, inside the SDK's retry loop: every attempt is a place a fault may fall.
   base.middlewareStack.add(faults.middleware(), { step: 'deserialize', name: 'simulationFaults' });
-  // Index reads lag writes as on AWS (up to SIM_INDEX_LAG_MS, drawn from the seed per write), and DynamoDB's
-  // limits the local stack adds (infra/local/index-lag.ts, dynamodb-limits.ts).
+  // New items show in index reads late, as on AWS (up to SIM_INDEX_LAG_MS, drawn from the seed per item), and
+  // DynamoDB's limits the local stack adds (infra/local/index-lag.ts, dynamodb-limits.ts).
   new IndexLag({ lagOf: (place) => Math.floor(keyedDraw(faults.seed, place) * SIM_INDEX_LAG_MS) }).attach(base);
   attachDynamoDbLimits(base, tables);
   if (process.env.SIM_SLOW)
