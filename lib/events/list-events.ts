@@ -2,8 +2,11 @@ import type { AppContext } from '../context.js';
 import { ValidationError } from '../domain/errors.js';
 import { isEventType } from '../domain/events.js';
 import { listEnvelope } from '../domain/list-envelope.js';
-import { eventsIndex, storedEventFrom } from '../store/events.js';
+import { CATCH_UP_OVERLAP_MS, eventsIndex, storedEventFrom } from '../store/events.js';
 import { pageWithCount } from '../store/table/paging.js';
+
+/** How far before `created_after` the list starts (the parameter's description states it). */
+export { CATCH_UP_OVERLAP_MS };
 
 interface EventListQuery {
   type?: string;
