@@ -1,13 +1,25 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { listEvents } from '../../lib/events/list-events.js';
+import { CATCH_UP_OVERLAP_MS, listEvents } from '../../lib/events/list-events.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 
 const query = z.object({
   type: queryFilter(60),
   resource_id: queryFilter(100),
-  created_after: queryFilter(20),
+  created_after: z.optional(
+    z
+      .string()
+      .check(
+        z.maxLength(20, 'must be at most 20 characters'),
+        z.describe(
+          'UNIX milliseconds: catch up from the created_at of the last event you applied. The list starts ' +
+            `${CATCH_UP_OVERLAP_MS / 60_000} minutes ` +
+            'before it (an event can show after later ones: its change committed later, the index is eventually ' +
+            'consistent), so events you have seen come again: skip the ids you have applied.',
+        ),
+      ),
+  ),
   ...pageQuery(100),
 });
 

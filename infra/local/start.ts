@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createContext } from '../../lib/edge.js';
+import { attachDynamoDbLimits } from './dynamodb-limits.js';
 import { ensureTables, freePort, startDynamoLocal, stopChild, type LocalDynamo } from './dynamodb.js';
 import { assertPortFree, lockDataDir, type DataDirLock } from './instance-lock.js';
 import { dataDir, LOCAL_TABLES, localConfig, removeStackInfo, writeStackInfo } from './local-env.js';
@@ -106,7 +107,10 @@ async function startService(
     SETTLEMENT_SESSION_SECONDS: process.env.SETTLEMENT_SESSION_SECONDS ?? '5',
   });
   const { startLocalWorkflows } = await import('./workflow-runner.js');
-  const workflows = await startLocalWorkflows(createContext(config));
+  const ctx = createContext(config);
+  // What DynamoDB refuses and DynamoDB Local doesn't (dynamodb-limits.ts).
+  attachDynamoDbLimits(ctx.db, ctx.tables);
+  const workflows = await startLocalWorkflows(ctx);
   running.stopWorkflows = workflows.stop;
   // Webhooks: the stream poller, the in-process delivery queue and the sweep timer.
   const { startLocalWebhooks } = await import('./webhook-runtime.js');

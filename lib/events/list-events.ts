@@ -2,13 +2,16 @@ import type { AppContext } from '../context.js';
 import { ValidationError } from '../domain/errors.js';
 import { isEventType } from '../domain/events.js';
 import { listEnvelope } from '../domain/list-envelope.js';
-import { eventsIndex, storedEventFrom } from '../store/events.js';
+import { CATCH_UP_OVERLAP_MS, eventsIndex, storedEventFrom } from '../store/events.js';
 import { pageWithCount } from '../store/table/paging.js';
+
+/** How far before `created_after` the list starts (the parameter's description states it). */
+export { CATCH_UP_OVERLAP_MS };
 
 interface EventListQuery {
   type?: string;
   resource_id?: string;
-  /** UNIX milliseconds. */
+  /** UNIX milliseconds: a catch-up from there, overlapping it (`CATCH_UP_OVERLAP_MS`). */
   created_after?: string;
   page: number;
   page_size: number;
@@ -17,7 +20,10 @@ interface EventListQuery {
 
 /**
  * GET /events: the platform's events of the last 30 days, oldest first, so a consumer back from downtime
- * walks forward from where it stopped with `next_cursor` (or from `created_after`).
+ * walks forward from where it stopped with `next_cursor` (or from `created_after`). An event can show in the
+ * list after later ones (its transaction committed later, and the index is eventually consistent), so a read
+ * from `created_after` starts `CATCH_UP_OVERLAP_MS` before it: a catch-up from the last `created_at` seen
+ * lists again what it may have missed, and the consumer skips ids it has applied.
  */
 export async function listEvents(ctx: AppContext, platformCode: string, query: EventListQuery) {
   const problems: string[] = [];

@@ -184,21 +184,35 @@ export async function markEventDispatched(ctx: Pick<AppContext, 'db' | 'tables'>
   );
 }
 
+/**
+ * How far before `created_after` a catch-up reads: the longest an event can take, after its `created_at`, to
+ * show in the events index. `created_at` is the writer's clock when it built the change's transaction; the
+ * transaction commits before its function times out (60 s at most: settlement tasks; API functions and the
+ * queue consumers less), and the index shows it after its replication lag (on AWS usually well under a
+ * second; a minute allowed). An event listed after a later one was read, by a consumer that then asks for
+ * `created_after=<the later one's created_at>`, is inside this window: read again, not skipped. The consumer
+ * skips the ids it has already applied, as it does for webhook retries.
+ */
+export const CATCH_UP_OVERLAP_MS = 120_000;
+
 interface EventFilters {
   type?: EventType;
   resourceId?: string;
-  /** Only events created strictly after this (ms). */
+  /** A catch-up from here: events created after it, and those of `CATCH_UP_OVERLAP_MS` before it again (ms). */
   createdAfterMs?: number;
 }
 
 /**
  * A platform's events as a list (oldest first): its events index partition, or the partition of one type
- * when the list is filtered by type; the 30-day horizon and `created_after` are a key range; `resource_id`
- * narrows the read with a filter (under the paging read budget).
+ * when the list is filtered by type; the 30-day horizon and `created_after` (less the overlap) are a key
+ * range; `resource_id` narrows the read with a filter (under the paging read budget).
  */
 export function eventsIndex(ctx: Pick<AppContext, 'clock'>, platformCode: string, filters: EventFilters): ListIndex {
   const horizonMs = ctx.clock.nowMs() - EVENT_RETENTION_MS;
-  const fromMs = Math.max(horizonMs, filters.createdAfterMs !== undefined ? filters.createdAfterMs + 1 : horizonMs);
+  const fromMs = Math.max(
+    horizonMs,
+    filters.createdAfterMs !== undefined ? filters.createdAfterMs + 1 - CATCH_UP_OVERLAP_MS : horizonMs,
+  );
   const index = filters.type ? 'gsi2' : 'gsi1';
   return {
     indexName: index,

@@ -28,7 +28,7 @@ import { FaultInjector, type FaultRates, type InjectedFault } from './faults.js'
 import { generateOperations, type Operation, type OperationKind, type Party } from './generator.js';
 import { AnswerLedger, negativeBalance, type BalanceChange, type Violation } from './invariants.js';
 import { keyedDraw } from './prng.js';
-import { cleanClient, customerBody, inFlight, scanTable, simulationContext } from './world.js';
+import { cleanClient, customerBody, inFlight, SIM_INDEX_LAG_MS, scanTable, simulationContext } from './world.js';
 
 /**
  * The seeded simulation (docs/simulation.md): the operations drawn from the seed run against the
@@ -603,7 +603,10 @@ class Run {
     const answer = await this.request(index, op.platform, 'POST', '/liquidity/execute', body, op.requestId);
     if (answer.status === 200 && op.ach) {
       const tradeId = this.json(answer).message.trade_id as string;
-      const listed = await this.request(index, op.platform, 'GET', `/payments/status?trade_id=${tradeId}`, undefined);
+      const lookUp = () => this.request(index, op.platform, 'GET', `/payments/status?trade_id=${tradeId}`, undefined);
+      let listed = await lookUp();
+      // The list is an index, eventually consistent: once the longest lag has passed, the payment must show.
+      if (!this.json(listed)?.message?.[0]) listed = await sleep(SIM_INDEX_LAG_MS).then(lookUp);
       const payment = this.json(listed)?.message?.[0]?.transaction_id as string | undefined;
       if (!payment)
         this.violate(

@@ -11,6 +11,12 @@ import { localClient } from '../../infra/local/dynamodb.js';
 import { localConfig } from '../../infra/local/local-env.js';
 import { DEFAULT_RETRY_POLICY, realTiming } from '../../lib/runtime/retry-policy.js';
 import type { FaultInjector } from './faults.js';
+import { keyedDraw } from './prng.js';
+import { IndexLag } from '../../infra/local/index-lag.js';
+import { attachDynamoDbLimits } from '../../infra/local/dynamodb-limits.js';
+
+/** The most a new item takes to show in index reads (SIM_INDEX_LAG_MS, ms); 1.5 s unless set. */
+export const SIM_INDEX_LAG_MS = Number(process.env.SIM_INDEX_LAG_MS ?? 1_500);
 
 /** DynamoDB calls (attempts) in flight, when SIM_SLOW asks for stall reports. */
 export const inFlight = new Set<{ command: string; startedMs: number; input: unknown }>();
@@ -53,6 +59,10 @@ export function simulationContext(
   });
   // At `deserialize`, inside the SDK's retry loop: every attempt is a place a fault may fall.
   base.middlewareStack.add(faults.middleware(), { step: 'deserialize', name: 'simulationFaults' });
+  // New items show in index reads late, as on AWS (up to SIM_INDEX_LAG_MS, drawn from the seed per item), and
+  // DynamoDB's limits the local stack adds (infra/local/index-lag.ts, dynamodb-limits.ts).
+  new IndexLag({ lagOf: (place) => Math.floor(keyedDraw(faults.seed, place) * SIM_INDEX_LAG_MS) }).attach(base);
+  attachDynamoDbLimits(base, tables);
   if (process.env.SIM_SLOW)
     base.middlewareStack.add(
       (next, context) => async (args) => {

@@ -6,6 +6,7 @@ import { type SettlementWorkflow } from '../../lib/runtime/settlement-workflow.j
 import { wrapDocumentClient } from '../../lib/runtime/aws-clients.js';
 import { createContext } from '../../lib/edge.js';
 import { localConfig } from '../../infra/local/local-env.js';
+import { attachDynamoDbLimits } from '../../infra/local/dynamodb-limits.js';
 import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from '../../lib/runtime/retry-policy.js';
 import { TEST_SECRETS_KEY, TEST_TABLES } from './tables.js';
 import { TestClock } from './clock.js';
@@ -62,12 +63,15 @@ export function testContext(options: TestContextOptions = {}): TestContext {
     HOT_ACCOUNT_WAIT_MS: '30000',
     ...options.env,
   });
-  return createContext(config, {
+  const context = createContext(config, {
     clock: new TestClock(),
     db: options.db,
     workflow: options.workflow,
     retry: options.retry ?? TEST_RETRY,
   }) as TestContext;
+  // What DynamoDB refuses and DynamoDB Local doesn't (infra/local/dynamodb-limits.ts), as `npm start` does.
+  attachDynamoDbLimits(context.db, context.tables);
+  return context;
 }
 
 /**
