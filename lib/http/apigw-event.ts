@@ -10,6 +10,11 @@ interface HttpRequestParts {
   pathParameters?: Record<string, string> | null;
   /** The raw query string (without `?`), or empty. */
   query?: string;
+  /**
+   * The request target exactly as received (the request line's path and query bytes), when the caller has
+   * it: the local server does. Kept on the event as `rawPath` and `rawQueryString` (see `ExactTargetEvent`).
+   */
+  rawTarget?: string;
   headers?: Record<string, string | string[] | undefined>;
   body?: string | null;
   sourceIp?: string;
@@ -26,10 +31,33 @@ export function singleValueHeaders(headers: Record<string, string | string[] | u
 }
 
 /**
+ * A REST event that also says what exactly was requested, under the names API Gateway's HTTP API (payload 2.0)
+ * events use. API Gateway's REST events carry only the decoded parameters (and not their order), so on AWS these
+ * are absent and the signature check rebuilds the query instead (`lib/http/signature.ts`); the local server,
+ * which has the bytes, sets them. API Gateway builds the event itself, so a client can't supply them.
+ */
+export type ExactTargetEvent = APIGatewayProxyEvent & { rawPath?: string; rawQueryString?: string };
+
+/** The target as received (`/accounts?account_owner=%2A`), where the event carries it; else undefined. */
+export function rawTargetOf(event: APIGatewayProxyEvent): string | undefined {
+  const { rawPath, rawQueryString } = event as ExactTargetEvent;
+  if (typeof rawPath !== 'string') return undefined;
+  return typeof rawQueryString === 'string' && rawQueryString !== '' ? `${rawPath}?${rawQueryString}` : rawPath;
+}
+
+/** The path and query of a request line's target, split at its first `?` (a fragment is never sent). */
+function splitTarget(target: string): { rawPath: string; rawQueryString: string } {
+  const mark = target.indexOf('?');
+  return mark < 0
+    ? { rawPath: target, rawQueryString: '' }
+    : { rawPath: target.slice(0, mark), rawQueryString: target.slice(mark + 1) };
+}
+
+/**
  * The API Gateway REST (v1) proxy event for a request, as the handler gets it on AWS. The local server and
  * the tests both build events here, so every handler runs against one event shape everywhere.
  */
-export function apiGatewayEvent(parts: HttpRequestParts): APIGatewayProxyEvent {
+export function apiGatewayEvent(parts: HttpRequestParts): ExactTargetEvent {
   const headers = singleValueHeaders(parts.headers ?? {});
   const multiValueHeaders: Record<string, string[]> = {};
   for (const [name, value] of Object.entries(parts.headers ?? {})) {
@@ -43,6 +71,7 @@ export function apiGatewayEvent(parts: HttpRequestParts): APIGatewayProxyEvent {
   const stage = parts.stage ?? 'local';
   const now = Date.now();
   return {
+    ...(parts.rawTarget !== undefined && splitTarget(parts.rawTarget)),
     resource: parts.resource,
     path: parts.path,
     httpMethod: parts.method,
