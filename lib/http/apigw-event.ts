@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { ExactTargetEvent } from './signature.js';
 
 interface HttpRequestParts {
   method: string;
@@ -28,21 +29,6 @@ export function singleValueHeaders(headers: Record<string, string | string[] | u
     if (value !== undefined) single[name] = Array.isArray(value) ? value.join(',') : value;
   }
   return single;
-}
-
-/**
- * A REST event that also says what exactly was requested, under the names API Gateway's HTTP API (payload 2.0)
- * events use. API Gateway's REST events carry only the decoded parameters (and not their order), so on AWS these
- * are absent and the signature check rebuilds the query instead (`lib/http/signature.ts`); the local server,
- * which has the bytes, sets them. API Gateway builds the event itself, so a client can't supply them.
- */
-export type ExactTargetEvent = APIGatewayProxyEvent & { rawPath?: string; rawQueryString?: string };
-
-/** The target as received (`/accounts?account_owner=%2A`), where the event carries it; else undefined. */
-export function rawTargetOf(event: APIGatewayProxyEvent): string | undefined {
-  const { rawPath, rawQueryString } = event as ExactTargetEvent;
-  if (typeof rawPath !== 'string') return undefined;
-  return typeof rawQueryString === 'string' && rawQueryString !== '' ? `${rawPath}?${rawQueryString}` : rawPath;
 }
 
 /** The path and query of a request line's target, split at its first `?` (a fragment is never sent). */

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 
 /**
  * Request signing as clients do it: HMAC-SHA256 over `timestamp + METHOD + request target + body`, keyed with the
@@ -103,4 +104,19 @@ export function queryStringVariants(params: Record<string, string[] | undefined>
   if (entries.every(([key, value]) => RAW_SAFE.test(key) && RAW_SAFE.test(value)))
     variants.add(entries.map(([key, value]) => `${key}=${value}`).join('&'));
   return [...variants];
+}
+
+/**
+ * A REST event that also says what exactly was requested, under the names API Gateway's HTTP API (payload 2.0)
+ * events use. API Gateway's REST events carry only the decoded parameters (and not their order), so on AWS these
+ * are absent and the signature check rebuilds the query instead (`queryStringVariants`); the local server,
+ * which has the bytes, sets them. API Gateway builds the event itself, so a client can't supply them.
+ */
+export type ExactTargetEvent = APIGatewayProxyEvent & { rawPath?: string; rawQueryString?: string };
+
+/** The target as received (`/accounts?account_owner=%2A`), where the event carries it; else undefined. */
+export function rawTargetOf(event: APIGatewayProxyEvent): string | undefined {
+  const { rawPath, rawQueryString } = event as ExactTargetEvent;
+  if (typeof rawPath !== 'string') return undefined;
+  return typeof rawQueryString === 'string' && rawQueryString !== '' ? `${rawPath}?${rawQueryString}` : rawPath;
 }

@@ -3,8 +3,14 @@ import { AuthenticationError, ConflictError, ForbiddenError, RateLimitedError } 
 import { getApiKey, passphraseMatches, secretBytes } from '../../store/api-keys.js';
 import { claimSignature } from '../../store/windows.js';
 import { routeFor, type Route } from '../../routes.js';
-import { rawTargetOf } from '../apigw-event.js';
-import { isOneSignature, queryStringVariants, sign, signaturesEqual, signedTextCandidates } from '../signature.js';
+import {
+  isOneSignature,
+  queryStringVariants,
+  rawTargetOf,
+  sign,
+  signaturesEqual,
+  signedTextCandidates,
+} from '../signature.js';
 import type { ServiceMiddleware } from '../types.js';
 import type { AppContext } from '../../context.js';
 
