@@ -222,6 +222,27 @@ describe('a GET that creates a quote is claimed like a POST', () => {
     expect(await quotesOf(platform.platformCode)).toEqual([first.body.message.quote_id]);
   });
 
+  it('ten sends of one bare-path signature at once, each with another total: one quote, the rest 409', async () => {
+    const quoter = await newPlatform();
+    const timestamp = ctx.clock.nowSeconds();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        signedAs(
+          quoter,
+          'GET',
+          '/liquidity/rfq',
+          `/liquidity/rfq?side=buy&underlying=DOGE&quoted_currency=USD&total=${10 + i}`,
+          { timestamp },
+        ),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(statuses.filter((status) => status !== 200).every((status) => status === 409)).toBe(true);
+    const made = answers.find((answer) => answer.status === 200)!;
+    expect(await quotesOf(quoter.platformCode)).toEqual([made.body.message.quote_id]);
+  });
+
   it('a repeat with the first X-Request-Id gets the first quote; another query under that id is a 422', async () => {
     const quoter = await newPlatform();
     const requestId = randomUUID();
