@@ -83,8 +83,8 @@ function createApi(stack: Stack): { api: RestApi; requestValidator: RequestValid
 /**
  * One function and one API Gateway method per route, each granted what its row of the route table implies:
  * the unsigned route nothing; a signed route reads its API key (main table) and decrypts the key's secret;
- * a POST, or a GET marked `writes`, writes the main table; only POSTs keep replay, idempotency and client-id
- * records in the TTL table.
+ * a POST, or a GET marked `writes`, writes the main table and keeps replay and idempotency records (and a
+ * POST client-id records) in the TTL table.
  */
 function addRoutes(base: StackBase, api: RestApi, requestValidator: RequestValidator, table: readonly Route[]): void {
   const ids = new Set<string>();
@@ -107,7 +107,8 @@ function addRoutes(base: StackBase, api: RestApi, requestValidator: RequestValid
         route.deletes ? 'delete' : mutates || route.writes ? 'write' : 'read',
       );
       // Releasing an idempotency key after a failure deletes it: the TTL table's only delete.
-      if (mutates) grantTable(fn.function, base.ttlTable, TTL_TABLE, 'delete');
+      // A GET that creates something (a quote) is claimed and made idempotent like a POST.
+      if (mutates || route.writes) grantTable(fn.function, base.ttlTable, TTL_TABLE, 'delete');
       // Decrypt only: API secrets are created by the ops CLI, never through the API.
       base.secretsKey.grantDecrypt(fn.function);
     }

@@ -2,12 +2,12 @@ import * as z from 'zod/mini';
 import { listAccounts } from '../../lib/accounts/list-accounts.js';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { pageQuery, queryFilter } from '../../lib/http/zod.js';
+import { accountLabelField, pageQuery, queryFilter } from '../../lib/http/zod.js';
 
 const query = z.object({
   account_owner: queryFilter(),
   account_group: queryFilter(),
-  account_label: queryFilter(),
+  account_label: accountLabelField(),
   asset: queryFilter(),
   ...pageQuery(100),
 });

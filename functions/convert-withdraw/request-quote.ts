@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { requestConvertQuote } from '../../lib/convert-withdraw/request-convert-quote.js';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { amountText, text } from '../../lib/http/zod.js';
+import { accountLabelField, amountText, text } from '../../lib/http/zod.js';
 
 // The side, amounts and address stay plain strings here so the use case reports every problem in one list.
 const query = z.object({
@@ -13,7 +13,7 @@ const query = z.object({
   quantity: z.optional(amountText()),
   total: z.optional(amountText()),
   participant_code: z.optional(text(50)),
-  account_label: z.optional(text(40)),
+  account_label: accountLabelField(),
 });
 
 /** GET /convert_withdraw/rfq: a buy quote with the network fee of a withdrawal to the given address. */

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
+import { EVENT_VISIBILITY_DESCRIPTION } from '../../lib/events/visibility.js';
 import { CATCH_UP_OVERLAP_MS, listEvents } from '../../lib/events/list-events.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
@@ -29,8 +30,9 @@ export const bind = apiHandler(
     query,
     response: async () => (await import('../../lib/http/schemas/webhooks.js')).eventListResponse,
     summary: 'List events',
+    description: EVENT_VISIBILITY_DESCRIPTION,
   },
-  async ({ ctx, query, auth }) => listEvents(ctx, auth.platformCode, query),
+  async ({ ctx, query, auth }) => listEvents(ctx, auth, query),
 );
 
 export const handler = onLambda(bind);

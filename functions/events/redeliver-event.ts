@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
+import { EVENT_VISIBILITY_DESCRIPTION } from '../../lib/events/visibility.js';
 import { redeliverEvent } from '../../lib/events/events-api.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
 
@@ -9,8 +10,9 @@ export const bind = apiHandler(
     path: z.object({ id: z.string().check(z.maxLength(100)) }),
     response: async () => (await import('../../lib/http/schemas/webhooks.js')).redeliveryResponse,
     summary: 'Redeliver an event',
+    description: EVENT_VISIBILITY_DESCRIPTION,
   },
-  async ({ ctx, path, auth, claim }) => redeliverEvent(ctx, auth.platformCode, path.id, claim),
+  async ({ ctx, path, auth, claim }) => redeliverEvent(ctx, auth, path.id, claim),
 );
 
 export const handler = onLambda(bind);

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { amountText, text } from '../../lib/http/zod.js';
+import { accountLabelField, amountText, text } from '../../lib/http/zod.js';
 import { requestQuote } from '../../lib/liquidity/request-quote.js';
 
 // Amounts and the side stay plain strings here so the use case reports every problem in one list.
@@ -13,7 +13,7 @@ export const quoteRequestFields = z.object({
   quantity: z.optional(amountText()),
   total: z.optional(amountText()),
   participant_code: z.optional(text(50)),
-  account_label: z.optional(text(40)),
+  account_label: accountLabelField(),
 });
 
 /** GET /liquidity/rfq: a quote for the platform or one of its customers, valid for QUOTE_TTL_SECONDS. */

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { amountText, text } from '../../lib/http/zod.js';
+import { accountLabelField, amountText, text } from '../../lib/http/zod.js';
 import { issueReward } from '../../lib/rewards/issue-reward.js';
 
 // Amounts stay plain strings here so the use case reports every problem (both amounts, precision) in one list.
@@ -11,7 +11,7 @@ const body = z.object({
   quantity: z.optional(amountText()),
   total: z.optional(amountText()),
   participant_code: text(50),
-  account_label: z.optional(text(40)),
+  account_label: accountLabelField(),
 });
 
 /** POST /rewards: buys an asset for one customer, paid by the platform; idempotent with X-Request-Id. */

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { pageQuery, queryFilter } from '../../lib/http/zod.js';
+import { accountLabelField, pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTrades } from '../../lib/trades/list-trades.js';
 
 /**
@@ -29,7 +29,7 @@ const query = z.object({
   ),
   party_code: queryFilter(),
   reporting_party: queryFilter(),
-  account_label: queryFilter(),
+  account_label: accountLabelField(),
   market_identifier_code: queryFilter(),
   // The reference API's operators, with the brackets literally in the parameter name...
   'transaction_timestamp[gt]': z.optional(timestamp()),

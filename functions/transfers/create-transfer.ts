@@ -1,17 +1,17 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { amountText, text } from '../../lib/http/zod.js';
+import { accountLabelField, amountText, text } from '../../lib/http/zod.js';
 import { createTransfer } from '../../lib/transfers/create-transfer.js';
 
 const body = z.object({
   client_transfer_id: z.optional(text(100)),
   from_participant_code: text(50),
   from_account_group: z.optional(text(50)),
-  from_account_label: z.optional(text(100)),
+  from_account_label: accountLabelField(),
   to_participant_code: text(50),
   to_account_group: z.optional(text(50)),
-  to_account_label: z.optional(text(100)),
+  to_account_label: accountLabelField(),
   asset: text(25),
   amount: amountText(),
 });

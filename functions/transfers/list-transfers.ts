@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
-import { pageQuery, queryFilter } from '../../lib/http/zod.js';
+import { accountLabelField, pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTransfers } from '../../lib/transfers/list-transfers.js';
 
 const query = z.object({
@@ -10,8 +10,8 @@ const query = z.object({
   to_participant_code: queryFilter(),
   from_account_group: queryFilter(),
   to_account_group: queryFilter(),
-  from_account_label: queryFilter(),
-  to_account_label: queryFilter(),
+  from_account_label: accountLabelField(),
+  to_account_label: accountLabelField(),
   asset: queryFilter(),
   ...pageQuery(100),
 });

@@ -1,12 +1,14 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
+import { SUBSCRIPTION_VISIBILITY_DESCRIPTION } from '../../lib/events/visibility.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
+import { optionalFreeText } from '../../lib/http/zod.js';
 import { changeEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 
 const body = z.object({
   url: z.optional(z.unknown()),
   event_types: z.optional(z.unknown()),
-  description: z.optional(z.nullable(z.string().check(z.maxLength(500)))),
+  description: optionalFreeText(500),
   enabled: z.optional(z.boolean()),
 });
 
@@ -17,8 +19,9 @@ export const bind = apiHandler(
     path: z.object({ id: z.string().check(z.maxLength(100)) }),
     response: async () => (await import('../../lib/http/schemas/webhooks.js')).endpointResponse,
     summary: 'Change a webhook endpoint',
+    description: SUBSCRIPTION_VISIBILITY_DESCRIPTION,
   },
-  async ({ ctx, body, path, auth }) => changeEndpoint(ctx, auth.platformCode, path.id, body),
+  async ({ ctx, body, path, auth }) => changeEndpoint(ctx, auth, path.id, body),
 );
 
 export const handler = onLambda(bind);

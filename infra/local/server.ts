@@ -167,6 +167,8 @@ async function handleHttp(
     resource: hit.entry.route.path,
     pathParameters,
     query: url.search.slice(1),
+    // The target as the request line had it: the URL parser above re-encodes some characters of the query.
+    rawTarget: request.url ?? path,
     headers: request.headers,
     body,
     sourceIp: request.socket.remoteAddress,

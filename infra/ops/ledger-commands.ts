@@ -1,6 +1,12 @@
 import { deposit } from '../../lib/ledger/deposit.js';
-import { grantRelationship, RELATIONSHIP_KINDS, type RelationshipKind } from '../../lib/store/relationships.js';
+import {
+  grantRelationship,
+  RELATIONSHIP_KINDS,
+  revokeRelationship,
+  type RelationshipKind,
+} from '../../lib/store/relationships.js';
 import { optional, required, UsageError, type Commands } from './command.js';
+import { accountLabelProblem } from '../../lib/domain/validation.js';
 
 /** Money in from outside, and the relationships that let a platform act for a participant. */
 export const ledgerCommands: Commands = {
@@ -17,6 +23,9 @@ export const ledgerCommands: Commands = {
     },
     mutates: true,
     run: async (flags, ctx, audit) => {
+      const label = optional(flags, 'account-label');
+      const labelProblem = label === undefined ? undefined : accountLabelProblem('--account-label', label);
+      if (labelProblem) throw new UsageError(labelProblem);
       const request = {
         participantCode: required(flags, 'participant'),
         asset: required(flags, 'asset'),
@@ -59,6 +68,29 @@ export const ledgerCommands: Commands = {
         alongWith: [audit.item({ platform_code: platformCode, participant_code: participantCode, kind })],
       });
       return { platform_code: platformCode, participant_code: participantCode, kind, granted: true };
+    },
+  },
+  'relationship revoke': {
+    usage: `relationship revoke --platform CODE --participant CODE [--kind ${RELATIONSHIP_KINDS.join('|')}]`,
+    options: {
+      platform: { type: 'string', required: true },
+      participant: { type: 'string', required: true },
+      kind: { type: 'string' },
+    },
+    mutates: true,
+    run: async (flags, ctx, audit) => {
+      const kind = (optional(flags, 'kind') ?? 'submits_platform_transfers_for') as RelationshipKind;
+      if (!RELATIONSHIP_KINDS.includes(kind))
+        throw new UsageError(`unknown relationship kind ${kind} (known: ${RELATIONSHIP_KINDS.join(', ')})`);
+      const platformCode = required(flags, 'platform');
+      const participantCode = required(flags, 'participant');
+      // The grant's removal and the operator's record commit together; a grant that isn't there is a 404 (nothing recorded).
+      await revokeRelationship(ctx, platformCode, kind, participantCode, {
+        alongWith: [
+          audit.item({ platform_code: platformCode, participant_code: participantCode, kind, revoked: true }),
+        ],
+      });
+      return { platform_code: platformCode, participant_code: participantCode, kind, revoked: true };
     },
   },
 };

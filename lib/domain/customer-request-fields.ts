@@ -8,7 +8,7 @@ import {
   type ReferenceIdNumberType,
 } from './customer-identity.js';
 import { isValidEmail } from './email.js';
-import { refusedFirst } from './validation.js';
+import { CONTROL_CHARACTER_MESSAGE, isPrintableText, refusedFirst } from './validation.js';
 
 /**
  * The fields of the customer onboarding bodies (`POST /participants/customers/new` and `/minor`), each with
@@ -141,6 +141,7 @@ function text(description: string, checks: readonly TextCheck[]) {
     .string({ error: (issue) => textProblem(issue.input, 'is required') })
     .check(
       z.maxLength(MAX_TEXT_LENGTH, { error: TOO_LONG, ...UNTIL_A_PROBLEM }),
+      rule(isPrintableText, CONTROL_CHARACTER_MESSAGE),
       ...checks,
       z.describe(`${description} Trimmed; at most ${MAX_TEXT_LENGTH} characters.`),
     );

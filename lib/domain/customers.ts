@@ -179,7 +179,10 @@ function customerFields(body: AdultBody | MinorBody, given: Given, derived: Deri
     address_one: body.address_one,
     ...(given.address_two !== undefined && { address_two: given.address_two }),
     city: body.city,
-    ...(given.state !== undefined && { state: given.state }),
+    // The state as sent; from `jurisdiction_code` alone, its USPS code (`US-IL` -> `IL`), as the country is derived.
+    ...(given.state !== undefined
+      ? { state: given.state }
+      : derived.stateCode !== undefined && { state: derived.stateCode }),
     ...(given.zip !== undefined && { zip: given.zip }),
     country: guaranteed(derived.countryName),
     date_of_birth: body.date_of_birth,

@@ -1,7 +1,13 @@
 import * as z from 'zod/mini';
 import { findAsset, type Asset } from './assets.js';
 import { AMOUNT_PATTERN, Money, decimalPlaces } from './money.js';
-import { refusedFirst } from './validation.js';
+import {
+  ACCOUNT_LABEL_PATTERN,
+  ACCOUNT_LABEL_RULE,
+  CONTROL_CHARACTER_MESSAGE,
+  isPrintableText,
+  refusedFirst,
+} from './validation.js';
 
 /**
  * The fields of a reported trade (`POST /trades`), each with the checks that need nothing but its own value,
@@ -19,7 +25,6 @@ export const TRADE_REPORT_LIMITS = {
   symbolMaxLength: 25,
   commentMaxLength: 500,
   settlementPriceIndexIdMaxLength: 20,
-  accountLabelMaxLength: 40,
   clientOrderIdMaxLength: 36,
   orderIdMaxLength: 100,
   executionIdMaxLength: 100,
@@ -73,13 +78,17 @@ const optional = <T extends z.ZodMiniType>(schema: T) => z.optional(z.nullable(s
 
 const atMost = (max: number) => z.maxLength(max, firstProblem(`at most ${max} characters`));
 
+const printable = () => z.refine<string>(isPrintableText, firstProblem(CONTROL_CHARACTER_MESSAGE));
+
 function text(max: number) {
-  return z.string(typeError('must be a string')).check(z.minLength(1, firstProblem('must not be empty')), atMost(max));
+  return z
+    .string(typeError('must be a string'))
+    .check(z.minLength(1, firstProblem('must not be empty')), atMost(max), printable());
 }
 
 /** Text that may be empty (`session_id`, `comment`). */
 function emptyOrText(max: number) {
-  return z.string(typeError('must be a string')).check(atMost(max));
+  return z.string(typeError('must be a string')).check(atMost(max), printable());
 }
 
 function decimal(max: number) {
@@ -188,7 +197,11 @@ const party = z.object(
         .union([z.boolean(), z.enum(['true', 'false'])], { error: TRUE_OR_FALSE })
         .check(z.describe('Default true (false for an anonymous party, which cannot settle).')),
     ),
-    account_label: optional(text(L.accountLabelMaxLength).check(z.describe('`general` when absent.'))),
+    account_label: optional(
+      z
+        .string(typeError('must be a string'))
+        .check(z.regex(ACCOUNT_LABEL_PATTERN, firstProblem(ACCOUNT_LABEL_RULE)), z.describe('`general` when absent.')),
+    ),
     liquidity_indicator: optional(oneOf(['added', 'removed'])),
     client_order_id: optional(text(L.clientOrderIdMaxLength)),
     order_id: optional(text(L.orderIdMaxLength)),

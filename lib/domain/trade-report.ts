@@ -52,7 +52,14 @@ export interface TradeReportParty {
 
 export interface TradeReport {
   client_trade_id: string;
+  /** The order book session; empty when the trade came from none (shown as null, `tradeView`). */
   session_id: string;
+  /**
+   * A quote's spread, on the trade its execution made: the quote's `spread_notional` (in the quoted currency)
+   * and `spread_bps`. Absent on reported trades, rewards and awards (shown as null).
+   */
+  spread_notional?: string;
+  spread_bps?: string;
   trade_reporter: string;
   reporting_party: string | null;
   settlement_schedule: string | null;

@@ -120,7 +120,8 @@ export function tradeView(trade: Trade) {
     trade_id: trade.trade_id,
     batch_trade_id: null,
     client_trade_id: trade.client_trade_id,
-    session_id: trade.session_id,
+    // No session (an empty one included) is null, as every optional field without a value is.
+    session_id: trade.session_id === '' ? null : trade.session_id,
     trade_reporter: trade.trade_reporter,
     trade_reporter_code: null,
     reporting_party: trade.reporting_party,
@@ -153,10 +154,11 @@ export function tradeView(trade: Trade) {
     last_update: trade.last_update,
     total_notional: notional,
     asset_cost_notional: notional,
-    // Documented reference fields for products this service doesn't have (issuer fees, payment
-    // processors, dynamic fees, on-chain network fees on the trade itself): present, with no value.
-    spread_notional: null,
-    spread_bps: null,
+    // A trade made from a quote keeps the quote's spread. Documented reference fields for products this
+    // service doesn't have (issuer fees, payment processors, dynamic fees, on-chain network fees on the trade
+    // itself): present, with no value.
+    spread_notional: trade.spread_notional ?? null,
+    spread_bps: trade.spread_bps ?? null,
     issuer_fee_rate: null,
     issuer_fee_amount: null,
     issuer_fee_payor_type: null,

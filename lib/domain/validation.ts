@@ -51,3 +51,40 @@ export function refusedFirst<Out>(problem: (value: unknown) => string | undefine
   };
   return z.pipe(z.transform(refuse), schema);
 }
+
+/**
+ * Account labels follow the rule of account groups: 1 to 50 letters, digits, `_` and `-`, kept as given and
+ * compared as stored (`General` and `general` are two labels). Nothing else: `#` separates an account's key
+ * parts, and a space, a dot or a slash would make a label that only looks like another.
+ */
+export const ACCOUNT_LABEL_MAX_LENGTH = 50;
+export const ACCOUNT_LABEL_PATTERN = /^[A-Za-z0-9_-]{1,50}$/;
+export const ACCOUNT_LABEL_RULE = 'must be 1 to 50 letters, digits, _ or - (an account label)';
+
+/** Why `label` can't name an account label, or undefined when it can. */
+export function accountLabelProblem(field: string, label: string): string | undefined {
+  return ACCOUNT_LABEL_PATTERN.test(label) ? undefined : `${field}: ${ACCOUNT_LABEL_RULE}`;
+}
+
+/** An account label in a body or a query (see `accountLabelProblem`), never trimmed or folded. */
+export const accountLabel = () => z.string().check(z.regex(ACCOUNT_LABEL_PATTERN, ACCOUNT_LABEL_RULE));
+
+/**
+ * Characters free text must not hold: C0 and C1 controls (NUL, escape, line breaks and tabs included) and
+ * DEL; the invisible formatting characters that make text read other than it is stored (the bidirectional
+ * embeddings, overrides and isolates U+202A-202E and U+2066-2069, the marks U+200E/U+200F/U+061C, zero-width
+ * characters U+200B-200D and U+2060, the byte-order mark U+FEFF); line and paragraph separators
+ * U+2028/U+2029; and lone surrogates (not text at all).
+ */
+const FORBIDDEN_IN_TEXT =
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export const CONTROL_CHARACTER_MESSAGE = 'must not contain control or invisible formatting characters';
+
+/** Whether `value` is free of the characters free text must not hold (`FORBIDDEN_IN_TEXT`). */
+export function isPrintableText(value: string): boolean {
+  return !FORBIDDEN_IN_TEXT.test(value);
+}
+
+/** The check every free-text field carries: a name, an address, a description. */
+export const printableText = () => z.refine<string>(isPrintableText, CONTROL_CHARACTER_MESSAGE);

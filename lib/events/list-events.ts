@@ -1,6 +1,8 @@
 import type { AppContext } from '../context.js';
 import { ValidationError } from '../domain/errors.js';
-import { isEventType } from '../domain/events.js';
+import { isEventType, type EventType } from '../domain/events.js';
+import type { AuthContext } from '../domain/caller.js';
+import { requireEventTypes, seesEveryEventType, visibleEventTypes } from './visibility.js';
 import { listEnvelope } from '../domain/list-envelope.js';
 import { CATCH_UP_OVERLAP_MS, eventsIndex, storedEventFrom } from '../store/events.js';
 import { pageWithCount } from '../store/table/paging.js';
@@ -25,15 +27,23 @@ interface EventListQuery {
  * from `created_after` starts `CATCH_UP_OVERLAP_MS` before it: a catch-up from the last `created_at` seen
  * lists again what it may have missed, and the consumer skips ids it has applied.
  */
-export async function listEvents(ctx: AppContext, platformCode: string, query: EventListQuery) {
+export async function listEvents(
+  ctx: AppContext,
+  caller: Pick<AuthContext, 'platformCode' | 'permissions'>,
+  query: EventListQuery,
+) {
+  const { platformCode, permissions } = caller;
   const problems: string[] = [];
   if (query.type !== undefined && !isEventType(query.type))
     problems.push(`type: unknown event type ${JSON.stringify(query.type)}`);
   if (query.created_after !== undefined && !/^\d{1,15}$/.test(query.created_after))
     problems.push('created_after: must be UNIX milliseconds');
   if (problems.length) throw new ValidationError(problems);
+  // A key sees the events of the areas it holds (an event's data is the resource its area's routes show).
+  if (query.type !== undefined) requireEventTypes(permissions, [query.type as EventType]);
   const filters = {
-    type: query.type as never,
+    type: query.type as EventType | undefined,
+    types: seesEveryEventType(permissions) ? undefined : visibleEventTypes(permissions),
     resourceId: query.resource_id,
     createdAfterMs: query.created_after !== undefined ? Number(query.created_after) : undefined,
   };
@@ -44,7 +54,13 @@ export async function listEvents(ctx: AppContext, platformCode: string, query: E
     {
       list: 'events',
       platformCode,
-      filters: { type: query.type, resource_id: query.resource_id, created_after: query.created_after },
+      filters: {
+        type: query.type,
+        resource_id: query.resource_id,
+        created_after: query.created_after,
+        // A cursor is bound to what the key that asked may see.
+        types: filters.types?.join(','),
+      },
     },
   );
   return listEnvelope(

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { ExactTargetEvent } from './signature.js';
 
 interface HttpRequestParts {
   method: string;
@@ -10,6 +11,11 @@ interface HttpRequestParts {
   pathParameters?: Record<string, string> | null;
   /** The raw query string (without `?`), or empty. */
   query?: string;
+  /**
+   * The request target exactly as received (the request line's path and query bytes), when the caller has
+   * it: the local server does. Kept on the event as `rawPath` and `rawQueryString` (see `ExactTargetEvent`).
+   */
+  rawTarget?: string;
   headers?: Record<string, string | string[] | undefined>;
   body?: string | null;
   sourceIp?: string;
@@ -25,11 +31,19 @@ export function singleValueHeaders(headers: Record<string, string | string[] | u
   return single;
 }
 
+/** The path and query of a request line's target, split at its first `?` (a fragment is never sent). */
+function splitTarget(target: string): { rawPath: string; rawQueryString: string } {
+  const mark = target.indexOf('?');
+  return mark < 0
+    ? { rawPath: target, rawQueryString: '' }
+    : { rawPath: target.slice(0, mark), rawQueryString: target.slice(mark + 1) };
+}
+
 /**
  * The API Gateway REST (v1) proxy event for a request, as the handler gets it on AWS. The local server and
  * the tests both build events here, so every handler runs against one event shape everywhere.
  */
-export function apiGatewayEvent(parts: HttpRequestParts): APIGatewayProxyEvent {
+export function apiGatewayEvent(parts: HttpRequestParts): ExactTargetEvent {
   const headers = singleValueHeaders(parts.headers ?? {});
   const multiValueHeaders: Record<string, string[]> = {};
   for (const [name, value] of Object.entries(parts.headers ?? {})) {
@@ -43,6 +57,7 @@ export function apiGatewayEvent(parts: HttpRequestParts): APIGatewayProxyEvent {
   const stage = parts.stage ?? 'local';
   const now = Date.now();
   return {
+    ...(parts.rawTarget !== undefined && splitTarget(parts.rawTarget)),
     resource: parts.resource,
     path: parts.path,
     httpMethod: parts.method,

@@ -1,16 +1,35 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
+import { accountLabel, printableText } from '../domain/validation.js';
 
 // zod/mini keeps each Lambda bundle small (the classic API alone is ~450 KB minified); it ships without
 // messages, so the English ones are registered once here, which every handler loads.
 // Modules import `* as z from 'zod/mini'` themselves: re-exporting the namespace would defeat tree-shaking.
 z.config(en());
 
-/** A required non-empty string (trimmed length ≥ 1) of at most `max` characters. */
+/**
+ * A required non-empty string (trimmed length ≥ 1) of at most `max` characters, free of control and invisible
+ * formatting characters (`isPrintableText`).
+ */
 export const text = (max = 200) =>
   z
     .string()
-    .check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(max, `must be at most ${max} characters`));
+    .check(
+      z.trim(),
+      z.minLength(1, 'must not be empty'),
+      z.maxLength(max, `must be at most ${max} characters`),
+      printableText(),
+    );
+
+/** Free text a client may leave out or clear (a description): bounded, free of control characters. */
+export const optionalFreeText = (max: number) =>
+  z.optional(z.nullable(z.string().check(z.maxLength(max, `must be at most ${max} characters`), printableText())));
+
+/**
+ * An account label, in a body or as a query filter: 1 to 50 letters, digits, `_` or `-`, as account groups
+ * (`lib/domain/validation.ts`). Never trimmed: `general ` is refused, not read as `general`.
+ */
+export const accountLabelField = () => z.optional(accountLabel());
 
 /**
  * A page number or size from the query string: digits only (so `1e2`, `0x10`, ` 5` and `5.0` are refused,

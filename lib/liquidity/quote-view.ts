@@ -6,7 +6,7 @@ import type { StoredQuote } from '../store/quotes.js';
  * What the spread added to (buy) or took from (sell) the reference price, over the whole quantity, in the
  * quoted currency: |price - reference price| x quantity, rounded half to even at its precision.
  */
-function spreadNotional(quote: StoredQuote): string {
+export function spreadNotional(quote: StoredQuote): string {
   const quoted = findAsset(quote.quoted_currency);
   if (!quoted) throw new Error(`quote ${quote.quote_id}: unknown quoted currency ${quote.quoted_currency}`);
   return formatAmount(new Money(quote.price).minus(quote.reference_price).abs().times(quote.quantity), quoted);

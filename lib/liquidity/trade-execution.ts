@@ -15,6 +15,7 @@ import { newId } from '../store/codes.js';
 import { clientTradeIdClaim, tradeItems } from '../store/trades.js';
 import { settledTrade, type Trade } from '../domain/trade.js';
 import type { StoredQuote } from '../store/quotes.js';
+import { spreadNotional } from './quote-view.js';
 import type { TaggedItem } from '../store/table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
@@ -56,6 +57,8 @@ interface TradeExecution {
   /** `trade_reporter` of the trade: who booked it. */
   reporter: string;
   bankFee?: Money | null;
+  /** The executed quote's spread, kept on the trade (`quoteExecutionTerms`). */
+  spread?: { notional: string; bps: string };
   movementType?: MovementType;
   /** Claim `client_trade_id` for 72 hours (default), so a reported trade can't reuse it in that window. */
   claimClientTradeId?: boolean;
@@ -75,9 +78,11 @@ interface TradeExecution {
  */
 export function quoteExecutionTerms(
   quote: StoredQuote,
-): Pick<TradeExecution, 'clientTradeId' | 'price' | 'participant' | 'amountMethod'> {
+): Pick<TradeExecution, 'clientTradeId' | 'price' | 'participant' | 'amountMethod' | 'spread'> {
   return {
     clientTradeId: quote.quote_id,
+    // The spread as the quote showed it (`quoteView`), so the trade and its quote agree.
+    spread: { notional: spreadNotional(quote), bps: quote.spread_bps },
     price: new Money(quote.price),
     participant: {
       participant_code: quote.participant_code,
@@ -143,8 +148,9 @@ function executionReport(execution: TradeExecution): TradeReport {
   const counterSide: QuoteSide = side === 'buy' ? 'sell' : 'buy';
   return {
     client_trade_id: execution.clientTradeId,
-    // The reference API leaves session_id empty for trades that did not come from an order book.
+    // No order book session (shown as null).
     session_id: '',
+    ...(execution.spread && { spread_notional: execution.spread.notional, spread_bps: execution.spread.bps }),
     trade_reporter: execution.reporter,
     reporting_party: null,
     settlement_schedule: null,

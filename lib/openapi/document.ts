@@ -10,6 +10,8 @@ export interface RouteRow {
   path: string;
   /** Permission area; null for the unsigned routes. */
   area: string | null;
+  /** A GET that creates something (a quote): claimed against replays and idempotent like a POST. */
+  writes?: true;
 }
 
 export interface DescribedRoute {
@@ -198,18 +200,19 @@ function parameters(objectSchema: Json | undefined, location: 'query' | 'path'):
  * The error answers an operation can give. A malformed JSON body (400) or an oversized one (413) can reach
  * any route; the rest follow from the route: signed routes authenticate (403), are rate limited per key (429) and depend on the store (503),
  * addressed resources and referenced ones (a POST naming a quote) can be missing (404), and POSTs carry the
- * client-id windows, replays and X-Request-Id idempotency (409, 422).
+ * client-id windows, replays and X-Request-Id idempotency (409, 422), as do the GETs that create a quote.
  */
 function errorStatuses(route: RouteRow): string[] {
   const signed = route.area !== null;
   const post = route.method === 'POST';
+  const claimed = post || route.writes === true;
   const statuses = [
     '400',
     signed && '403',
     signed && (post || route.path.includes('{')) && '404',
-    signed && post && '409',
+    signed && claimed && '409',
     '413',
-    signed && post && '422',
+    signed && claimed && '422',
     signed && '429',
     '500',
     signed && '503',
@@ -230,6 +233,9 @@ function operation(described: DescribedRoute, schemas: SchemaCollector): Json {
     signed ? `Permission area: \`${route.area}\`.` : 'Unsigned: needs no authentication headers.',
     route.method === 'POST' && signed
       ? 'Idempotent for 72 hours with `X-Request-Id`: the same id and body return the first response.'
+      : undefined,
+    route.writes && signed
+      ? 'Creates a quote, so it is claimed like a POST: its signature is accepted once (the same headers sent again, whatever their query, are a 409 and make nothing), and with `X-Request-Id` it is idempotent for 72 hours (the same id and query return the first quote; another query under that id is a 422).'
       : undefined,
   ].filter(Boolean);
 
@@ -255,7 +261,7 @@ function operation(described: DescribedRoute, schemas: SchemaCollector): Json {
     parameters: [
       ...parameters(path, 'path'),
       ...parameters(query, 'query'),
-      ...(route.method === 'POST' && signed ? [{ $ref: '#/components/parameters/RequestId' }] : []),
+      ...((route.method === 'POST' || route.writes) && signed ? [{ $ref: '#/components/parameters/RequestId' }] : []),
     ],
     ...(api?.body && {
       requestBody: {

@@ -25,7 +25,12 @@ export async function describeRoutes(
         bind?: { api?: HandlerDescription };
       };
       return {
-        route: { method: route.method, path: route.path, area: route.area },
+        route: {
+          method: route.method,
+          path: route.path,
+          area: route.area,
+          ...(route.writes && { writes: route.writes }),
+        },
         api: module.bind?.api && (await loadDescription(module.bind.api)),
       };
     }),

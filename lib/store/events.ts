@@ -5,7 +5,7 @@ import { writtenUnlessConditionFailed } from './table/conditional.js';
 import { EVENT_RETENTION_MS, type EventEnvelope, type EventType, type ResourceType } from '../domain/events.js';
 import { keys } from './keys.js';
 import { readInteger } from './table/integers.js';
-import { equalityFilter, type ListIndex } from './table/paging.js';
+import { combineFilters, equalityFilter, type ListFilter, type ListIndex } from './table/paging.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
 
@@ -197,6 +197,8 @@ export const CATCH_UP_OVERLAP_MS = 120_000;
 
 interface EventFilters {
   type?: EventType;
+  /** Only events of these types (the ones the caller's key may see), when not every type. */
+  types?: readonly EventType[];
   resourceId?: string;
   /** A catch-up from here: events created after it, and those of `CATCH_UP_OVERLAP_MS` before it again (ms). */
   createdAfterMs?: number;
@@ -225,8 +227,22 @@ export function eventsIndex(ctx: Pick<AppContext, 'clock'>, platformCode: string
     sortAttribute: `${index}sk`,
     sortRange: { between: [keys.eventSortKey(fromMs, ''), keys.eventSortKey(Number.MAX_SAFE_INTEGER, '~')] },
     descending: false,
-    filter: equalityFilter({ resource_id: filters.resourceId }),
+    filter: combineFilters([equalityFilter({ resource_id: filters.resourceId }), typesFilter(platformCode, filters)]),
   };
+}
+
+/**
+ * The types a list of every type may show, as a filter on the type's own index partition key (the item
+ * carries its type there only); undefined when the list is of one type already, or of every type.
+ */
+function typesFilter(platformCode: string, filters: EventFilters): ListFilter | undefined {
+  if (filters.type || !filters.types) return undefined;
+  const values = Object.fromEntries(
+    filters.types.map((type, i) => [`:type${i}`, keys.eventsOfPlatformByType(platformCode, type)]),
+  );
+  // A key that may see no type at all still reads a valid (empty) list.
+  if (filters.types.length === 0) return { expression: 'attribute_not_exists(pk)' };
+  return { expression: `#typekey IN (${Object.keys(values).join(', ')})`, names: { '#typekey': 'gsi2pk' }, values };
 }
 
 /** Asks for an event to be sent again to the platform's endpoints: an insert the dispatcher picks up from the stream. */

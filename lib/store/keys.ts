@@ -90,6 +90,11 @@ export const keys = {
   migrationPartition: (name: string) => `MIGRATION#${name}`,
 
   transfer: (transferId: number | string) => ({ pk: `TRANSFER#${transferId}`, sk: 'TRANSFER' }),
+  /** The copy of a transfer listed for the platform whose participant it debits (`transferViewItem`). */
+  transferView: (transferId: number | string, platformCode: string) => ({
+    pk: `TRANSFER#${transferId}`,
+    sk: `VIEW#${platformCode}`,
+  }),
   /** gsi1: a platform's transfers, oldest first. */
   transfersOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#TRANSFERS`,
   transferSortKey: (createdAtMs: number, transferId: number | string) =>

@@ -47,6 +47,35 @@ export async function grantRelationship(
   ]);
 }
 
+/**
+ * Revokes a grant (ops only): the relationship's delete, conditioned on it existing (revoking what was never
+ * granted is a 404, so a mistyped code says so), in one transaction with `alongWith` (the operator's audit
+ * record). What the platform did under the grant stays booked; from the commit on, it may not act for the
+ * participant again.
+ */
+export async function revokeRelationship(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  platformCode: string,
+  kind: RelationshipKind,
+  participantCode: string,
+  options: { alongWith?: readonly TaggedItem[] } = {},
+): Promise<void> {
+  await transactWrite(ctx, [
+    {
+      item: {
+        Delete: {
+          TableName: ctx.tables.main,
+          Key: keys.relationship(platformCode, kind, participantCode),
+          ConditionExpression: 'attribute_exists(pk)',
+        },
+      },
+      onConditionFailed: () =>
+        new NotFoundError(`no ${kind} relationship of platform ${platformCode} with participant ${participantCode}`),
+    },
+    ...(options.alongWith ?? []),
+  ]);
+}
+
 export async function hasRelationship(
   ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string,

@@ -236,6 +236,8 @@ function toTrade(item: Record<string, any>): Trade {
     physical_delivery: true,
     transaction_timestamp: readInteger(item.transaction_timestamp),
     comment: item.comment ?? null,
+    ...(item.spread_notional !== undefined && { spread_notional: item.spread_notional }),
+    ...(item.spread_bps !== undefined && { spread_bps: item.spread_bps }),
     parties_anonymous: item.parties_anonymous,
     settlement_price_index_id: item.settlement_price_index_id ?? null,
     settlement_timestamp: readOptionalInteger(item.settlement_timestamp),

@@ -60,14 +60,70 @@ export function transferRecordItem(
   };
 }
 
+/**
+ * The transfer as listed for another platform: the one whose participant it debits, when the transfer was
+ * booked by a platform acting for that participant under a grant. A copy of the record in the transfer's own
+ * partition, in that platform's list (and counted there), so `GET /transfers` and `GET /transfers/{id}` show
+ * it to both. Its `platform_code` is the platform it is listed for, as every listed record's is (the ledger
+ * check counts records by it); `booked_by_platform_code` keeps who booked it.
+ */
+export function transferViewItem(
+  ctx: Pick<AppContext, 'tables'>,
+  transfer: Transfer,
+  createdAtMs: number,
+  viewerPlatformCode: string,
+): TaggedItem {
+  return {
+    item: {
+      Put: {
+        TableName: ctx.tables.main,
+        Item: {
+          ...keys.transferView(transfer.id, viewerPlatformCode),
+          gsi1pk: keys.transfersOfPlatform(viewerPlatformCode),
+          gsi1sk: keys.transferSortKey(createdAtMs, transfer.id),
+          type: 'transfer',
+          ...transfer,
+          id: String(transfer.id),
+          platform_code: viewerPlatformCode,
+          booked_by_platform_code: transfer.platform_code,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    onConditionFailed: () => new TransferIdTakenError(),
+    counts: [{ platformCode: viewerPlatformCode, list: TRANSFERS_LIST, bucket: ALL, delta: 1 }],
+  };
+}
+
 function toTransfer(item: Record<string, any>): Transfer {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g1s, type: _type, ...rest } = item;
+  const {
+    pk: _pk,
+    sk: _sk,
+    gsi1pk: _g1,
+    gsi1sk: _g1s,
+    type: _type,
+    booked_by_platform_code: _bookedBy,
+    ...rest
+  } = item;
   return { ...(rest as Transfer), id: readInteger(item.id) };
 }
 
-export async function getTransfer(ctx: Pick<AppContext, 'db' | 'tables'>, id: string): Promise<Transfer | undefined> {
+/**
+ * The transfer `id` as `platformCode` may see it: the record of the platform that booked it, or the copy
+ * listed for the platform whose participant it debits; undefined when neither is this platform's.
+ */
+export async function getTransfer(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  id: string,
+  platformCode: string,
+): Promise<Transfer | undefined> {
   const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.transfer(id) }));
-  return out.Item ? toTransfer(out.Item) : undefined;
+  if (!out.Item) return undefined;
+  if (out.Item.platform_code === platformCode) return toTransfer(out.Item);
+  const view = await ctx.db.send(
+    new GetCommand({ TableName: ctx.tables.main, Key: keys.transferView(id, platformCode) }),
+  );
+  return view.Item ? toTransfer(view.Item) : undefined;
 }
 
 /** The filters of `GET /transfers`, all exact matches on the transfer's own fields. */

@@ -15,7 +15,8 @@ import { hasRelationship } from '../store/relationships.js';
 import { book } from '../store/booking/engine.js';
 import { type Booking, newBookingId } from '../store/booking/booking.js';
 import type { TaggedItem } from '../store/table/transaction-items.js';
-import { transferRecordItem, TransferIdTakenError, type Transfer } from '../store/transfers.js';
+import { transferRecordItem, TransferIdTakenError, transferViewItem, type Transfer } from '../store/transfers.js';
+import { accountLabelProblem } from '../domain/validation.js';
 import { clientIdClaim, NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
 import { publicTransfer } from './list-transfers.js';
 import type { AppContext } from '../context.js';
@@ -60,6 +61,9 @@ function resolveSide(
 ) {
   const groupProblem = group === undefined ? undefined : accountGroupProblem(`${side}_account_group`, group);
   if (groupProblem) errors.push(groupProblem);
+  // The route's schema holds labels to this already; the rule is the ledger's, so the use case keeps it too.
+  const labelProblem = label === undefined ? undefined : accountLabelProblem(`${side}_account_label`, label);
+  if (labelProblem) errors.push(labelProblem);
   if (!participant) {
     errors.push(`${side}_participant_code: no participant '${code}' that this platform may transfer for`);
     return undefined;
@@ -68,7 +72,7 @@ function resolveSide(
     errors.push(participantNotActive(`${side}_participant_code`, code, participant.status));
     return undefined;
   }
-  if (groupProblem) return undefined;
+  if (groupProblem || labelProblem) return undefined;
   // A participant's accounts default to the group named by its platform's code; a platform may name its own
   // groups for the participants it acts for, as the reference API's clients do.
   const account: AccountRef = {
@@ -208,6 +212,10 @@ function transferBooking(
         { code: to.account.participant_code, field: 'to_participant_code' },
       ]),
       transferRecordItem(ctx, transfer, nowMs),
+      // A transfer out of another platform's participant (under a grant) is listed for that platform too.
+      ...(from.platform_code && from.platform_code !== transfer.platform_code
+        ? [transferViewItem(ctx, transfer, nowMs, from.platform_code)]
+        : []),
     ],
   };
 }

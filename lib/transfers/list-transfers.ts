@@ -21,9 +21,12 @@ export async function listTransfers(ctx: AppContext, platformCode: string, query
   });
 }
 
-/** A platform sees only its own transfers; anyone else's id is simply not found. */
+/**
+ * A platform sees the transfers it booked and those out of its participants booked under a grant; anyone
+ * else's id is simply not found.
+ */
 export async function findTransfer(ctx: AppContext, platformCode: string, id: string) {
-  const transfer = /^\d{1,17}$/.test(id) ? await getTransfer(ctx, id) : undefined;
+  const transfer = /^\d{1,17}$/.test(id) ? await getTransfer(ctx, id, platformCode) : undefined;
   if (!transfer || transfer.platform_code !== platformCode) throw new NotFoundError(`transfer not found: ${id}`);
   return { message: publicTransfer(transfer) };
 }

@@ -1,7 +1,9 @@
 import type { AppContext } from '../context.js';
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
-import { ValidationError } from '../domain/errors.js';
-import { isEventType, type EventType } from '../domain/events.js';
+import { ForbiddenError, ValidationError } from '../domain/errors.js';
+import { EVENT_TYPES, isEventType, type EventType } from '../domain/events.js';
+import type { AuthContext, PermissionArea } from '../domain/caller.js';
+import { requireEventTypes, seesEveryEventType, visibleEventTypes } from '../events/visibility.js';
 import { newWebhookSecret } from '../domain/webhook-signing.js';
 import { isRefusedAddress, ipLiteralOf, webhookUrlProblems } from '../domain/webhook-url.js';
 import { eventItem } from '../store/events.js';
@@ -33,6 +35,9 @@ interface EndpointInput {
   description?: string | null;
   enabled?: boolean;
 }
+
+/** The key asking: its platform and its permission areas. */
+type Caller = Pick<AuthContext, 'platformCode' | 'permissions'>;
 
 /** A name's resolution is given this long at create time; a name that doesn't resolve yet is accepted. */
 const CREATE_RESOLVE_TIMEOUT_MS = 2_000;
@@ -87,15 +92,34 @@ function uniqueTypes(value: unknown): EventType[] | null {
   return value === undefined || value === null ? null : [...new Set(value as EventType[])];
 }
 
+/**
+ * An endpoint receives events' data, so the key that decides what it receives (its url, its types) must see
+ * every type it subscribes to (`lib/events/visibility.ts`). One without `event_types` receives every type, so
+ * only a key that sees them all may leave them out; any other key names the types it may see. 403 otherwise.
+ */
+function requireSubscription(permissions: readonly PermissionArea[], types: readonly EventType[] | null): void {
+  if (types !== null) return requireEventTypes(permissions, types);
+  if (seesEveryEventType(permissions)) return;
+  try {
+    requireEventTypes(permissions, EVENT_TYPES);
+  } catch (error) {
+    throw new ForbiddenError(
+      `${(error as Error).message}: an endpoint without event_types receives every type; list in event_types the types this key may see (${visibleEventTypes(permissions).join(', ') || 'none'})`,
+    );
+  }
+}
+
 export async function createEndpoint(
   ctx: AppContext,
-  platformCode: string,
+  caller: Caller,
   input: EndpointInput,
   resolve: ResolveHost = systemResolver,
   claim: RequestClaim = NO_REQUEST_CLAIM,
 ) {
+  const { platformCode } = caller;
   const problems = [...(await validUrl(ctx, input.url, resolve)), ...eventTypeProblems(input.event_types)];
   if (problems.length) throw new ValidationError(problems);
+  requireSubscription(caller.permissions, uniqueTypes(input.event_types));
   const secret = newWebhookSecret();
   const nowMs = ctx.clock.nowMs();
   const endpoint = {
@@ -139,17 +163,25 @@ export async function getEndpointView(ctx: AppContext, platformCode: string, end
 
 export async function changeEndpoint(
   ctx: AppContext,
-  platformCode: string,
+  caller: Caller,
   endpointId: string,
   input: EndpointInput,
   resolve: ResolveHost = systemResolver,
 ) {
+  const { platformCode } = caller;
   const problems = [
     ...(input.url !== undefined ? await validUrl(ctx, input.url, resolve) : []),
     ...eventTypeProblems(input.event_types),
   ];
   if (problems.length) throw new ValidationError(problems);
-  await requireEndpoint(ctx, platformCode, endpointId);
+  const current = await requireEndpoint(ctx, platformCode, endpointId);
+  // Re-pointing an endpoint or changing its types decides who receives what: the key must see all it will
+  // receive. Its description and `enabled` are housekeeping any `webhooks` key may do.
+  if (input.url !== undefined || input.event_types !== undefined)
+    requireSubscription(
+      caller.permissions,
+      input.event_types !== undefined ? uniqueTypes(input.event_types) : current.event_types,
+    );
   const changes: EndpointChanges = {
     ...(input.url !== undefined && { url: input.url as string }),
     ...(input.event_types !== undefined && { event_types: uniqueTypes(input.event_types) }),

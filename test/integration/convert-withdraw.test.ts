@@ -395,7 +395,7 @@ describe('events of a convert-withdraw', () => {
     for (const event of withdrawals) expect(event.resource).toEqual({ type: 'withdrawal', id: withdrawalId });
     // The request as GET /withdrawals/requests/{id} shows it, less the participant's address.
     const { withdrawal_address: address, ...shown } = (await platform.get(`/withdrawals/requests/${withdrawalId}`)).body
-      .message;
+      .message[0];
     expect(address).toBe(ETH_ADDRESS);
     expect(withdrawals[1]!.data).toEqual(shown);
     expect(subscription.receiver.received.map((entry) => entry.body.toLowerCase()).join('\n')).not.toContain(

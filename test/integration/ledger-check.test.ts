@@ -182,6 +182,39 @@ describe('npm run admin -- ledger check', () => {
     expect(report.summary.assets_summed).toBe(0);
   });
 
+  it('passes after a transfer under a grant: the copy listed for the debited platform is counted in its list', async () => {
+    const [owner, grantee] = [await newPlatform({ on: home }), await newPlatform({ on: home })];
+    await deposit(owner.participantCode, 'USD', '30');
+    await runAdmin(
+      [
+        'relationship',
+        'grant',
+        '--platform',
+        grantee.platformCode,
+        '--participant',
+        owner.participantCode,
+        '--reason',
+        'test',
+      ],
+      { ctx },
+    );
+    await ok(
+      grantee.post('/transfers', {
+        from_participant_code: owner.participantCode,
+        from_account_group: owner.platformCode,
+        to_participant_code: grantee.participantCode,
+        asset: 'USD',
+        amount: '10',
+      }),
+    );
+    expect((await owner.get('/transfers')).body.count).toBe(1);
+    for (const platform of [owner, grantee]) {
+      const report = await check(platform.platformCode);
+      expect(report.discrepancies, platform.platformCode).toEqual([]);
+      expect(report.clean).toBe(true);
+    }
+  });
+
   it('names an account whose balance was changed behind the ledger, and exits 1', async () => {
     const platform = await newPlatform({ on: home });
     await deposit(platform.participantCode, 'USD', '100');

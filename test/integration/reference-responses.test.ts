@@ -126,7 +126,7 @@ async function expectTradeShape(platform: TestPlatform, tradeId: string): Promis
   for (const party of trade.parties) expectFields(party, PARTY_FIELDS, 'trade party');
   expect(trade).toMatchObject({
     trade_id: tradeId,
-    session_id: '',
+    session_id: null,
     fees: [],
     batch_trade_id: null,
     payment_processor: null,
@@ -321,7 +321,9 @@ describe('reference read routes and the JSON-body quote', () => {
 
     const response = await platform.get(`/withdrawals/requests/${id}`);
     expect(response.status, response.text).toBe(200);
-    expect(response.body.message).toEqual({
+    // A one-element array, as the reference answers: its clients read `message[0]`.
+    expect(response.body.message).toHaveLength(1);
+    expect(response.body.message[0]).toEqual({
       id,
       withdrawal_account_id: null,
       participant_code: customer,
@@ -394,7 +396,7 @@ describe('GET /withdrawals/requests', () => {
     expect(response.body.message.map((w: any) => w.id)).toEqual([...ids].reverse());
     expect(response.body.message.map((w: any) => w.requested_amount)).toEqual(['4.000000', '3.000000', '2.000000']);
     const single = await lister.get(`/withdrawals/requests/${ids[0]}`);
-    expect(response.body.message[2]).toEqual(single.body.message);
+    expect([response.body.message[2]]).toEqual(single.body.message);
 
     const filtered = await lister.get(`/withdrawals/requests?participant_code=${buyer}&asset=USDC&status=PENDING`);
     expect(filtered.body.count).toBe(3);

@@ -187,14 +187,14 @@ describe('POST /trades, then settlement', () => {
 });
 
 describe('POST /trades: client_trade_id', () => {
-  it('takes a report without session_id, as reference clients send it, and answers session_id ""', async () => {
+  it('takes a report without session_id, as reference clients send it, and answers session_id null', async () => {
     const { platform, buyer, seller } = await market();
     const { session_id: _absent, ...body } = tradeBody(platform, { buyer, seller });
     const response = await platform.post('/trades', body);
     expect(response.status, response.text).toBe(200);
-    expect(response.body.message.session_id).toBe('');
+    expect(response.body.message.session_id).toBeNull();
     const read = await platform.get(`/trades/${response.body.message.trade_id}`);
-    expect(read.body.message.session_id).toBe('');
+    expect(read.body.message.session_id).toBeNull();
     const withSession = await platform.post(
       '/trades',
       tradeBody(platform, { buyer, seller, overrides: { session_id: '20261125' } }),

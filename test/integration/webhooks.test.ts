@@ -10,6 +10,7 @@ import { EVENT_RETENTION_MS } from '../../lib/domain/events.js';
 import { getEvent } from '../../lib/store/events.js';
 import { keys, ttlKeys } from '../../lib/store/keys.js';
 import { createEndpoint } from '../../lib/webhooks/manage-endpoints.js';
+import { PERMISSION_AREAS } from '../../lib/domain/caller.js';
 import { startLocalWebhooks, type LocalWebhooks } from '../../infra/local/webhook-runtime.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { ctx, testContext } from '../support/context.js';
@@ -18,6 +19,9 @@ import { newPlatform, serviceFor, type TestPlatform } from '../support/service.j
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { itemSizeBytes } from '../support/item-size.js';
 import { spareStreamTables } from '../support/tables.js';
+
+/** A caller holding every area, for the use case called directly. */
+const fullKey = (platformCode: string) => ({ platformCode, permissions: PERMISSION_AREAS });
 
 /**
  * Retries a tenth of a second apart (jittered +/-20 %), so a failing receiver's next try is due at once: what
@@ -230,7 +234,7 @@ describe('webhook endpoints', () => {
       'http://100.64.1.1/x',
       'http://[fd00::1]/x',
     ]) {
-      const refused = await createEndpoint(strict, platform.platformCode, { url }).catch((error) => error);
+      const refused = await createEndpoint(strict, fullKey(platform.platformCode), { url }).catch((error) => error);
       expect(refused, url).toBeInstanceOf(ValidationError);
       expect((refused as ValidationError).errors, url).toEqual([
         'url: points to a private, loopback or otherwise non-public address',
@@ -239,7 +243,7 @@ describe('webhook endpoints', () => {
     // A name resolving to loopback is refused too.
     const resolvedLoopback = await createEndpoint(
       strict,
-      platform.platformCode,
+      fullKey(platform.platformCode),
       { url: 'http://hooks.test/x' },
       async () => ['127.0.0.1'],
     ).catch((error) => error);
@@ -437,7 +441,7 @@ describe('webhook delivery', () => {
       const endpoint = (
         await createEndpoint(
           strict,
-          platform.platformCode,
+          fullKey(platform.platformCode),
           { url: target.url.replace('127.0.0.1', 'hooks.test') },
           async () => ['93.184.216.34'],
         )

@@ -76,8 +76,38 @@ describe('request signature', () => {
     }
   });
 
-  it('rebuilds the query string encoded and raw, in the order sent', () => {
-    expect(queryStringVariants({ b: ['x y'], a: ['1', '2'] })).toEqual(['b=x%20y&a=1&a=2', 'b=x y&a=1&a=2']);
+  it('rebuilds the query string in the encodings clients use, and raw, in the order sent', () => {
+    expect(queryStringVariants({ b: ['x y'], a: ['1', '2'] })).toEqual([
+      'b=x%20y&a=1&a=2',
+      'b=x+y&a=1&a=2',
+      'b=x y&a=1&a=2',
+    ]);
+    // JavaScript's encodeURIComponent, RFC 3986 strict, WHATWG/Java form encoding, Python/Go form encoding.
+    expect(queryStringVariants({ q: ["*'~ "] })).toEqual([
+      "q=*'~%20",
+      'q=%2A%27~%20',
+      'q=*%27%7E+',
+      'q=%2A%27~+',
+      "q=*'~ ",
+    ]);
+    // Raw only where it would decode to the same parameters.
+    expect(queryStringVariants({ q: ['a&b=c'] })).not.toContain('q=a&b=c');
     expect(queryStringVariants(null)).toEqual([]);
+  });
+
+  it('accepts the target exactly as received besides the rebuilt ones', () => {
+    const candidates = signedTextCandidates('GET', '1', {
+      paths: ['/accounts'],
+      queries: queryStringVariants({ account_owner: ['A'] }),
+      exactTargets: ['/accounts?account_owner=%41'],
+      bodies: ['{}'],
+    }).map((parts) => parts.join(''));
+    expect(candidates).toEqual(
+      expect.arrayContaining([
+        '1GET/accounts?account_owner=%41{}',
+        '1GET/accounts?account_owner=A{}',
+        '1GET/accounts{}',
+      ]),
+    );
   });
 });

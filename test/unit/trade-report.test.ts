@@ -460,11 +460,16 @@ describe('parties', () => {
     expect(errorsOf(neither)).toEqual(['parties: at least one party must be settling']);
   });
 
-  it('account_label: optional, defaults to general', () => {
+  it('account_label: optional, defaults to general, held to the rule of account labels', () => {
     expect(ok(methodA()).parties.map((p) => p.account_label)).toEqual(['general', 'general']);
-    expect(errorsOf(withParty(methodA(), 0, { account_label: 'l'.repeat(41) }))).toContain(
-      'parties[0].account_label: at most 40 characters',
+    expect(ok(withParty(methodA(), 0, { account_label: 'l'.repeat(50) })).parties[0].account_label).toBe(
+      'l'.repeat(50),
     );
+    // The rule of account groups: letters, digits, _ and -, at most 50 (nothing that could be a key separator).
+    for (const label of ['l'.repeat(51), 'general#x', 'general ', 'a/b', ''])
+      expect(errorsOf(withParty(methodA(), 0, { account_label: label })), label).toContain(
+        'parties[0].account_label: must be 1 to 50 letters, digits, _ or - (an account label)',
+      );
   });
 
   it('reporting-only fields are checked when present', () => {

@@ -8,16 +8,32 @@ import {
 } from '../../store/windows.js';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { ServiceMiddleware, ServiceRequest } from '../types.js';
+import { routeFor } from '../../routes.js';
+import { answersRetries } from './verify-signature.js';
 import type { AppContext } from '../../context.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** What "the same request" means: method, route, path parameters and the body's exact bytes. */
+/**
+ * What "the same request" means: method, route, path parameters and the body's exact bytes; for a GET that
+ * creates something, its decoded query too (keys sorted: API Gateway doesn't keep their order). A POST's hash
+ * leaves the query out, as it always has, so ids stored before stay comparable.
+ */
 function requestHash(event: ServiceRequest['event']): string {
-  return createHash('sha256')
+  const hash = createHash('sha256')
     .update(`${event.httpMethod} ${event.resource} ${JSON.stringify(event.pathParameters ?? {})}\n`)
-    .update(event.body ?? '')
-    .digest('base64');
+    .update(event.body ?? '');
+  if (event.httpMethod === 'GET') {
+    const query = event.multiValueQueryStringParameters ?? {};
+    hash.update(
+      `\n${JSON.stringify(
+        Object.keys(query)
+          .sort()
+          .map((key) => [key, query[key]]),
+      )}`,
+    );
+  }
+  return hash.digest('base64');
 }
 
 /**
@@ -32,7 +48,12 @@ async function beginRun(
   const { event } = request;
   const svc = request.context.svc;
   const presented = svc.headers['x-request-id'];
-  if (event.httpMethod !== 'POST' || presented === undefined || !svc.auth) return;
+  if (
+    !answersRetries(event.httpMethod, routeFor(event.httpMethod, event.resource)) ||
+    presented === undefined ||
+    !svc.auth
+  )
+    return;
   if (!UUID.test(presented)) throw new ValidationError(['X-Request-Id: must be a UUID']);
 
   const hash = requestHash(event);
@@ -121,7 +142,7 @@ async function releaseRun(ctx: AppContext, request: ServiceRequest): Promise<voi
 }
 
 /**
- * `X-Request-Id` on a POST makes it idempotent for 72 hours: the same id and request get
+ * `X-Request-Id` on a POST (or a GET that creates something, a quote) makes it idempotent for 72 hours: the same id and request get
  * the stored first response, byte for byte; the same id with another request gets 422; a duplicate that
  * arrives while the first is still running gets 409. A failed request releases its id so it can be retried,
  * one that ran out of time (503, `lib/runtime/deadline.ts`) included.

@@ -2,8 +2,15 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { AuthenticationError, ConflictError, ForbiddenError, RateLimitedError } from '../../domain/errors.js';
 import { getApiKey, passphraseMatches, secretBytes } from '../../store/api-keys.js';
 import { claimSignature } from '../../store/windows.js';
-import { routeFor } from '../../routes.js';
-import { isOneSignature, queryStringVariants, sign, signaturesEqual, signedTextCandidates } from '../signature.js';
+import { routeFor, type Route } from '../../routes.js';
+import {
+  isOneSignature,
+  queryStringVariants,
+  rawTargetOf,
+  sign,
+  signaturesEqual,
+  signedTextCandidates,
+} from '../signature.js';
 import type { ServiceMiddleware } from '../types.js';
 import type { AppContext } from '../../context.js';
 
@@ -51,8 +58,10 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       if (!route || !route.area || !key.permissions.includes(route.area)) {
         throw new ForbiddenError(`API key lacks the '${route?.area ?? 'unknown'}' permission`);
       }
-      if (!SAFE_METHODS.has(event.httpMethod))
-        await claimOnce(ctx, event.httpMethod, headers, matched, svc.headers['x-request-id']);
+      // A GET that creates something (a quote) is claimed like a POST: it may be signed over its bare path, so
+      // its headers sent again with another query must not make a second one.
+      if (!SAFE_METHODS.has(event.httpMethod) || route.writes)
+        await claimOnce(ctx, answersRetries(event.httpMethod, route), headers, matched, svc.headers['x-request-id']);
 
       svc.auth = {
         platformCode: key.platform_code,
@@ -62,6 +71,14 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       };
     },
   };
+}
+
+/**
+ * Whether a repeat with the first request's X-Request-Id is answered by idempotency (`idempotency.ts`): a POST,
+ * and a GET that creates something.
+ */
+export function answersRetries(method: string, route: Route | undefined): boolean {
+  return method === 'POST' || (method === 'GET' && route?.writes === true);
 }
 
 interface SignatureHeaders {
@@ -92,6 +109,7 @@ function matchingSignature(event: APIGatewayProxyEvent, headers: SignatureHeader
   const candidates = signedTextCandidates(event.httpMethod, headers.timestamp, {
     paths: [event.path, event.requestContext?.path].filter((path): path is string => Boolean(path)),
     queries: queryStringVariants(event.multiValueQueryStringParameters),
+    exactTargets: [rawTargetOf(event)].filter((target): target is string => target !== undefined),
     bodies: rawBody === '' ? ['{}', ''] : [rawBody],
   });
   // Check every candidate so timing does not reveal which variant matched.
@@ -112,7 +130,7 @@ function matchingSignature(event: APIGatewayProxyEvent, headers: SignatureHeader
  */
 async function claimOnce(
   ctx: AppContext,
-  method: string,
+  idempotent: boolean,
   headers: SignatureHeaders,
   matched: string,
   requestId: string | undefined,
@@ -128,7 +146,7 @@ async function claimOnce(
     Math.max(1000, windowEndsMs - nowMs),
     requestId,
   );
-  const retry = !claim.fresh && method === 'POST' && requestId !== undefined && claim.requestId === requestId;
+  const retry = !claim.fresh && idempotent && requestId !== undefined && claim.requestId === requestId;
   if (!claim.fresh && !retry) {
     throw new ConflictError([
       'request already received: a request with this signature was accepted already; send the same X-Request-Id to get its answer, or sign a new request with a new timestamp',

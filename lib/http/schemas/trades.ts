@@ -34,7 +34,7 @@ export const tradeSchema = z
     trade_id: z.string(),
     batch_trade_id: z.null(),
     client_trade_id: described(z.string(), "The reporter's id (a quote's `quote_id` for executions)."),
-    session_id: described(z.string(), '`""` for a trade outside a trading session.'),
+    session_id: described(z.nullable(z.string()), 'null for a trade outside a trading session.'),
     trade_reporter: z.string(),
     trade_reporter_code: z.null(),
     reporting_party: z.nullable(z.string()),
@@ -67,9 +67,13 @@ export const tradeSchema = z
     last_update: epochMs('Last change'),
     total_notional: amount('What the quote-currency side receives: price x quantity at its precision.'),
     asset_cost_notional: amount('The same: no fee is charged on top of a trade.'),
+    spread_notional: z.nullable(
+      amount(
+        "A quote execution's: the quote's spread_notional (|price - reference price| x quantity, quoted currency).",
+      ),
+    ),
+    spread_bps: described(z.nullable(z.string()), "A quote execution's: the quote's spread_bps; null otherwise."),
     // The reference API's fields for products this service does not have: present, with no value.
-    spread_notional: z.null(),
-    spread_bps: z.null(),
     issuer_fee_rate: z.null(),
     issuer_fee_amount: z.null(),
     issuer_fee_payor_type: z.null(),

@@ -41,6 +41,17 @@ export const withdrawalRequestFields = {
 
 const withdrawalRequestSchema = z.object(withdrawalRequestFields).check(z.meta({ id: 'WithdrawalRequest' }));
 
-export const withdrawalRequestResponse = messageOf(withdrawalRequestSchema);
+/**
+ * One request, as the reference answers it: `message` is a one-element array (its clients read `message[0]`).
+ */
+export const withdrawalRequestResponse = messageOf(
+  z
+    .array(withdrawalRequestSchema)
+    .check(
+      z.minLength(1),
+      z.maxLength(1),
+      z.meta({ description: 'Exactly one withdrawal request, as the reference API answers it.' }),
+    ),
+);
 
 export const withdrawalRequestListResponse = pageOf(withdrawalRequestSchema);
