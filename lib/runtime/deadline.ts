@@ -43,7 +43,7 @@ interface Bounds {
  * the Lambda edge) runs each invocation `within` its remaining time, and whatever waits below it (the SDK clients'
  * request handler, the store's retries, a hot account's queue) asks `remainingMs()`. Carried by AsyncLocalStorage
  * because the SDK's request handler sees only the request, not the caller that sent it; the storage is the
- * context's own (built at the edge, conventions 16), not a module's. Outside any invocation (the ops CLI, a test
+ * context's own (built at the edge and passed in), not a module's. Outside any invocation (the ops CLI, a test
  * calling a use case directly) there is no deadline.
  */
 export class Deadlines {
