@@ -150,9 +150,12 @@ function seedTransfers({ ctx, platformCode, participantCode }: SeedTarget, count
 }
 
 function seedTrades({ ctx, platformCode, reporterPlatformCode }: SeedTarget, count: number, nowMs: number) {
-  // Validated once per reporter; each record is that report at its own time with its own ids.
+  // Validated once per reporter; each record is that report at its own time with its own ids. The body is dated
+  // by the seeding's clock, not the live one: `nowMs` was taken when the seeding began, and once the seeders before
+  // this one had run past the allowed skew, a body dated now was refused as from the future.
   const reportOf = (reporter: string) => {
-    const report = validateTradeReport(tradeBody(reporter, 'BUYER1', 'SELLR1'), { platformCode: reporter, nowMs });
+    const body = { ...tradeBody(reporter, 'BUYER1', 'SELLR1'), transaction_timestamp: nowMs - 1_000 };
+    const report = validateTradeReport(body, { platformCode: reporter, nowMs });
     if (!report.ok) throw new Error(report.errors.join('; '));
     return report.value;
   };
