@@ -105,8 +105,12 @@ async function startService(
   const config = localConfig(dynamo.endpoint, LOCAL_TABLES, undefined, {
     SETTLEMENT_SESSION_SECONDS: process.env.SETTLEMENT_SESSION_SECONDS ?? '5',
   });
+  // Every function runs under its deployed role: the stack's constructs are built once (a few seconds) to read them.
+  const { deployedRoles } = await import('./iam/deployed-roles.js');
+  const { enforce } = await import('./iam/enforcement.js');
+  const ctx = enforce(createContext(config), deployedRoles());
   const { startLocalWorkflows } = await import('./workflow-runner.js');
-  const workflows = await startLocalWorkflows(createContext(config));
+  const workflows = await startLocalWorkflows(ctx);
   running.stopWorkflows = workflows.stop;
   // Webhooks: the stream poller, the in-process delivery queue and the sweep timer.
   const { startLocalWebhooks } = await import('./webhook-runtime.js');

@@ -3,16 +3,25 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import type { TestProject } from 'vitest/node';
 import { ensureTables, freePort, startDynamoLocal } from '../../infra/local/dynamodb.js';
+import { deployedRolesInChild } from '../../infra/local/iam/deployed-roles.js';
+import type { DeployedRoles } from '../../infra/local/iam/roles.js';
 import { createStreamFreeTables, plainTablesOf, spareStreamTablesOf, streamTablesOf } from './tables.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamoEndpoint: string;
+    /** Every function's deployed role, read once per run from the stack's constructs (test/support/context.ts). */
+    deployedRoles: DeployedRoles;
   }
 }
 
-/** Starts DynamoDB Local once per run (in memory) and creates each worker's tables, before anything is written (see tables.ts). */
+/**
+ * Starts DynamoDB Local once per run (in memory) and creates each worker's tables, before anything is written
+ * (see tables.ts); reads the functions' deployed roles while DynamoDB Local starts.
+ */
 export default async function setup(project: TestProject) {
+  // In a child process (the CDK's construct stack traces fail under vitest's module runner), meanwhile.
+  const roles = deployedRolesInChild();
   const dynamo = await startDynamoLocal({ port: await freePort() });
   const workers = Math.max(1, Number(project.config.maxWorkers) || 1);
   for (let worker = 1; worker <= workers; worker++) {
@@ -21,6 +30,7 @@ export default async function setup(project: TestProject) {
     await createStreamFreeTables(dynamo.endpoint, plainTablesOf(worker));
   }
   project.provide('dynamoEndpoint', dynamo.endpoint);
+  project.provide('deployedRoles', await roles);
   return async () => {
     await dynamo.stop();
   };
