@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { runsAs } from '../support/functions.js';
 import type { IncomingMessage } from 'node:http';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
@@ -7,8 +8,10 @@ import { startHttpServer } from '../../infra/local/server.js';
 import { startLocalWebhooks, type LocalWebhooks } from '../../infra/local/webhook-runtime.js';
 import { startLocalWorkflows, type LocalWorkflows } from '../../infra/local/workflow-runner.js';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { bind as bindBankEvents } from '../../functions/payments/apply-bank-event.js';
-import { bind as bindCustodyEvents } from '../../functions/withdrawals/apply-custody-event.js';
+import { bind as bindBankEventsModule } from '../../functions/payments/apply-bank-event.js';
+const bindBankEvents = runsAs('functions/payments/apply-bank-event.ts', bindBankEventsModule);
+import { bind as bindCustodyEventsModule } from '../../functions/withdrawals/apply-custody-event.js';
+const bindCustodyEvents = runsAs('functions/withdrawals/apply-custody-event.ts', bindCustodyEventsModule);
 import type { AppContext } from '../../lib/context.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { runLedgerCheck } from '../../lib/reconciliation/run-ledger-check.js';

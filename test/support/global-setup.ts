@@ -3,8 +3,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import type { TestProject } from 'vitest/node';
 import { ensureTables, freePort, startDynamoLocal } from '../../infra/local/dynamodb.js';
-import { deployedRolesInChild } from '../../infra/local/iam/deployed-roles.js';
-import type { DeployedRoles } from '../../infra/local/iam/roles.js';
+import { type DeployedRoles, deployedRolesInChild } from '../../infra/local/iam/roles.js';
 import { createStreamFreeTables, plainTablesOf, spareStreamTablesOf, streamTablesOf } from './tables.js';
 
 declare module 'vitest' {
@@ -17,12 +16,15 @@ declare module 'vitest' {
 
 /**
  * Starts DynamoDB Local once per run (in memory) and creates each worker's tables, before anything is written
- * (see tables.ts); reads the functions' deployed roles while DynamoDB Local starts.
+ * (see tables.ts); reads the functions' deployed roles meanwhile.
  */
 export default async function setup(project: TestProject) {
-  // In a child process (the CDK's construct stack traces fail under vitest's module runner), meanwhile.
-  const roles = deployedRolesInChild();
   const dynamo = await startDynamoLocal({ port: await freePort() });
+  // In a child process (the CDK's construct stack traces fail under vitest's module runner) while the tables
+  // are made; started once DynamoDB Local is up, whose JVM start has a deadline. Awaited below, so a failure
+  // meanwhile does not count as unhandled.
+  const roles = deployedRolesInChild();
+  roles.catch(() => undefined);
   const workers = Math.max(1, Number(project.config.maxWorkers) || 1);
   for (let worker = 1; worker <= workers; worker++) {
     await ensureTables(dynamo.endpoint, streamTablesOf(worker));

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -161,25 +160,6 @@ function localAttribute(stack: TradingSettlementStack, resource: CfnResource, na
       return arn('sns', id);
   }
   return arn('cloudformation', `local/${resource.cfnResourceType}/${id}/${name}`);
-}
-
-/**
- * The deployed roles read in a child process (`node --import tsx` on this module): for a host whose module
- * loader cannot run the CDK's construct stack traces in-process (vitest's global setup), and asynchronous, so
- * the caller starts other work (DynamoDB Local) meanwhile.
- */
-export function deployedRolesInChild(): Promise<DeployedRoles> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', fileURLToPath(import.meta.url), '--print'],
-      { cwd: PROJECT_ROOT, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (error) reject(new Error(`deployed roles: ${stderr || error.message}`));
-        else resolve(JSON.parse(stdout) as DeployedRoles);
-      },
-    );
-  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === '--print')

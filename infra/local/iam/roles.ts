@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
 /**
  * Every function's role as the stack deploys it, read from the same CDK constructs `cdk deploy` synthesizes
  * (no second list of permissions): each ServiceFunction's role policy, with CloudFormation's intrinsics
@@ -33,3 +36,22 @@ export const LOCAL_NAMES = { region: '{{Region}}', mainTable: '{{MainTable}}', t
 
 /** The account every local ARN is in (the SDK's and LocalStack's stand-in account). */
 export const LOCAL_ACCOUNT = '000000000000';
+
+/**
+ * The deployed roles read in a child process (`node --import tsx deployed-roles.ts --print`): for a host whose module
+ * loader cannot run the CDK's construct stack traces in-process (vitest's global setup), and asynchronous, so
+ * the caller starts other work (DynamoDB Local) meanwhile.
+ */
+export function deployedRolesInChild(): Promise<DeployedRoles> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(new URL('./deployed-roles.ts', import.meta.url)), '--print'],
+      { cwd: fileURLToPath(new URL('../../..', import.meta.url)), maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`deployed roles: ${stderr || error.message}`));
+        else resolve(JSON.parse(stdout) as DeployedRoles);
+      },
+    );
+  });
+}
