@@ -4,6 +4,8 @@ import type { IncomingMessage } from 'node:http';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { ensureTables, freePort, startDynamoLocal, type LocalDynamo } from '../../infra/local/dynamodb.js';
+import { enforce } from '../../infra/local/iam/enforcement.js';
+import { type DeployedRoles, deployedRolesInChild } from '../../infra/local/iam/roles.js';
 import { startHttpServer } from '../../infra/local/server.js';
 import { startLocalWebhooks, type LocalWebhooks } from '../../infra/local/webhook-runtime.js';
 import { startLocalWorkflows, type LocalWorkflows } from '../../infra/local/workflow-runner.js';
@@ -54,6 +56,8 @@ export interface SimulationOptions {
   rates?: FaultRates;
   /** Progress lines (the CLI prints them). */
   log?: (line: string) => void;
+  /** The functions' deployed roles every handler runs under (tests: the suite's); otherwise read from the stack. */
+  roles?: DeployedRoles;
 }
 
 export interface SimulationSummary {
@@ -140,6 +144,9 @@ export async function simulate(options: SimulationOptions): Promise<SimulationSu
   let webhooks: LocalWebhooks | undefined;
   let http: Awaited<ReturnType<typeof startHttpServer>> | undefined;
   const receiver = new WebhookReceiver();
+  // Read from the stack's constructs in a child process while DynamoDB Local starts (awaited below).
+  const roles = options.roles ? Promise.resolve(options.roles) : deployedRolesInChild();
+  roles.catch(() => undefined);
   try {
     dynamo = options.endpoint ? undefined : await startDynamoLocal({ port: await freePort() });
     // A run stopped by a signal exits without its finally: its DynamoDB Local must not outlive it.
@@ -149,7 +156,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationSu
     const tables = options.tables ?? { main: 'sim-main', ttl: 'sim-windows' };
     await ensureTables(endpoint, tables);
     const clock = new TestClock();
-    const base = simulationContext(endpoint, tables, injector, clock);
+    // Every handler runs under its function's deployed role (infra/local/iam): a missing grant is a 5xx here too.
+    const base = enforce(simulationContext(endpoint, tables, injector, clock), await roles);
     // Failed tasks retried quickly (the definition's own Retry, shortened as the tests do), so a run drains in seconds.
     workflows = await startLocalWorkflows(base, {
       resume: false,
