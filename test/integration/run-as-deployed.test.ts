@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import type { DeployedRoles } from '../../infra/local/iam/roles.js';
 import { testContext } from '../support/context.js';
+import { fund, transferBody } from '../support/ledger.js';
 import { newPlatform, serviceFor } from '../support/service.js';
 
 /**
@@ -17,6 +18,16 @@ function withoutTtlGrant(handler: string): DeployedRoles {
   const role = roles.functions[handler]!;
   role.statements = role.statements.filter(
     (statement) => ![statement.Resource].flat().some((resource) => resource.endsWith('table/{{TtlTable}}')),
+  );
+  return roles;
+}
+
+/** The deployed roles with `handler`'s delete on the booking queue's keys removed. */
+function withoutBookingQueueGrant(handler: string): DeployedRoles {
+  const roles = structuredClone(inject('deployedRoles'));
+  const role = roles.functions[handler]!;
+  role.statements = role.statements.filter(
+    (statement) => !JSON.stringify(statement.Condition ?? {}).includes('BOOKINGS#'),
   );
   return roles;
 }
@@ -54,6 +65,34 @@ describe('the local runtime under the deployed roles', () => {
     const logged = errors.mock.calls.filter(([, detail]) => (detail as any)?.error_kind === 'AccessDeniedException');
     expect(logged).toHaveLength(1);
     expect(errors.mock.calls.filter(([message]) => String(message).startsWith('access denied'))).toHaveLength(1);
+  });
+
+  it('cannot group-commit a hot account once POST /transfers may not delete its booking queue entries', async () => {
+    // Queued requests give up waiting after a second (503), not the tests' 30 s: the queue never commits here.
+    const ctx = testContext({
+      roles: withoutBookingQueueGrant('functions/transfers/create-transfer.ts'),
+      env: { HOT_ACCOUNT_WAIT_MS: '1000' },
+    });
+    const errors = vi.spyOn(ctx.logger, 'error').mockImplementation(() => undefined);
+    const platform = await newPlatform({ on: serviceFor(ctx) });
+    await fund(platform.participantCode, 'USD', '100');
+
+    // Concurrent debits of one account make it hot: its bookings queue, and a commit round deletes their entries.
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        platform.post('/transfers', transferBody(platform, { amount: '1', client_transfer_id: `c-${i}` })),
+      ),
+    );
+
+    const refusals = errors.mock.calls
+      .filter(([message]) => String(message).startsWith('access denied'))
+      .map(([, detail]) => detail as { function: string; action: string; leadingKeys: string[] });
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const refusal of refusals) {
+      expect(refusal).toMatchObject({ function: 'PostTransfers', action: 'dynamodb:DeleteItem' });
+      expect(refusal.leadingKeys.every((key) => key.startsWith('BOOKINGS#'))).toBe(true);
+    }
+    expect(results.filter((result) => result.status === 201).length).toBeLessThan(40);
   });
 
   it('leaves set-up code outside any function unchecked: ops credentials', async () => {
