@@ -109,6 +109,19 @@ describe('deployed roles, as the evaluator reads them', () => {
     expect(retryReason(refusal)).toBeUndefined();
   });
 
+  it("let the webhook functions' event sources read under their roles: the stream, the delivery queue", async () => {
+    const { mainTableStream, webhookDeliveries } = iam.resources;
+    expect(mainTableStream).toBe(`${mainArn}/stream/local`);
+    for (const action of ['dynamodb:DescribeStream', 'dynamodb:GetShardIterator', 'dynamodb:GetRecords'])
+      expect(await allowed(WEBHOOK_HANDLERS.dispatcher, { action, resource: mainTableStream }), action).toBe(true);
+    for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage'])
+      expect(await allowed(WEBHOOK_HANDLERS.delivery, { action, resource: webhookDeliveries }), action).toBe(true);
+    // A route reads neither.
+    expect(await allowed(BOOKING_FUNCTIONS[0]!, { action: 'sqs:ReceiveMessage', resource: webhookDeliveries })).toBe(
+      false,
+    );
+  });
+
   it('name every function the local runtime runs: each route, task, sweep and webhook function has a role', () => {
     expect(LOCAL_TASK_HANDLERS).toEqual(SETTLEMENT_TASK_HANDLERS);
     expect(LOCAL_SWEEP_HANDLER).toBe(SETTLEMENT_SWEEP_HANDLER);

@@ -55,6 +55,9 @@ export function rolesOf(stack: TradingSettlementStack): DeployedRoles {
     resources: {
       settlementStateMachine: resolver(stack.resolve(stack.settlementWorkflow.stateMachineArn)) as string,
       webhookDeliveries: resolver({ 'Fn::GetAtt': [stack.getLogicalId(deliveries), 'Arn'] }) as string,
+      mainTableStream: resolver({
+        'Fn::GetAtt': [stack.getLogicalId(stack.mainTable.node.defaultChild as CfnResource), 'StreamArn'],
+      }) as string,
     },
   };
 }

@@ -14,7 +14,7 @@ export interface DeployedRoles {
   /** By handler module (`functions/transfers/create-transfer.ts`): the local runtime knows which it runs. */
   functions: Record<string, FunctionRole>;
   /** ARNs of the local stand-ins for the AWS services a function calls outside DynamoDB. */
-  resources: { settlementStateMachine: string; webhookDeliveries: string };
+  resources: { settlementStateMachine: string; webhookDeliveries: string; mainTableStream: string };
 }
 
 export interface FunctionRole {
