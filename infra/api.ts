@@ -13,7 +13,21 @@ import {
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { MAIN_TABLE, TTL_TABLE } from '../lib/store/table/tables.js';
 import { routeId, type Route } from './routes.js';
-import { grantTable, type StackBase } from './stack-base.js';
+import { grantBookingQueue, grantRateLimitCounter, grantTable, type StackBase } from './stack-base.js';
+
+/**
+ * Routes whose use case books through the group-commit engine (lib/store/booking/engine.ts): they delete the
+ * booking queue's entries and lease (`grantBookingQueue`). The local runtime runs every test under these
+ * roles, so a booking route missing here fails its tests with AccessDeniedException.
+ */
+export const BOOKING_ROUTES: readonly Pick<Route, 'method' | 'path'>[] = [
+  { method: 'POST', path: '/transfers' },
+  { method: 'POST', path: '/rewards' },
+  { method: 'POST', path: '/awards/fund' },
+  { method: 'POST', path: '/awards/distribute' },
+  { method: 'POST', path: '/liquidity/execute' },
+  { method: 'POST', path: '/convert_withdraw/execute' },
+];
 
 /** The API's one stage (the first segment of every URL). */
 export const API_STAGE = 'v1';
@@ -84,7 +98,8 @@ function createApi(stack: Stack): { api: RestApi; requestValidator: RequestValid
  * One function and one API Gateway method per route, each granted what its row of the route table implies:
  * the unsigned route nothing; a signed route reads its API key (main table) and decrypts the key's secret;
  * a POST, or a GET marked `writes`, writes the main table and keeps replay and idempotency records (and a
- * POST client-id records) in the TTL table.
+ * POST client-id records) in the TTL table, where every signed route counts its rate limit
+ * (RATE_LIMIT_COUNTER=table); a booking route deletes its booking queue's entries.
  */
 function addRoutes(base: StackBase, api: RestApi, requestValidator: RequestValidator, table: readonly Route[]): void {
   const ids = new Set<string>();
@@ -109,6 +124,9 @@ function addRoutes(base: StackBase, api: RestApi, requestValidator: RequestValid
       // Releasing an idempotency key after a failure deletes it: the TTL table's only delete.
       // A GET that creates something (a quote) is claimed and made idempotent like a POST.
       if (mutates || route.writes) grantTable(fn.function, base.ttlTable, TTL_TABLE, 'delete');
+      else if (base.environment.RATE_LIMIT_COUNTER === 'table') grantRateLimitCounter(fn.function, base.ttlTable);
+      if (BOOKING_ROUTES.some((r) => r.method === route.method && r.path === route.path))
+        grantBookingQueue(fn.function, base.mainTable);
       // Decrypt only: API secrets are created by the ops CLI, never through the API.
       base.secretsKey.grantDecrypt(fn.function);
     }

@@ -3,7 +3,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { MAIN_TABLE } from '../lib/store/table/tables.js';
 import { API_FUNCTION_TIMEOUT, type ServiceFunction } from './service-function.js';
-import { grantTable, RESERVED_CONCURRENCY, type StackBase } from './stack-base.js';
+import { grantBookingQueue, grantTable, RESERVED_CONCURRENCY, type StackBase } from './stack-base.js';
 
 /**
  * Functions that outside systems reach with events rather than HTTP requests, each through an SQS FIFO queue
@@ -48,6 +48,8 @@ export function addEventConsumers(base: StackBase): EventConsumers {
       reservedConcurrentExecutions: RESERVED_CONCURRENCY.eventConsumer,
     });
     grantTable(fn.function, base.mainTable, MAIN_TABLE, 'write');
+    // Both book (a posted payment, a confirmed or failed withdrawal) through the group-commit engine.
+    grantBookingQueue(fn.function, base.mainTable);
     functions.set(id, fn);
 
     // FIFO, grouped by payment or withdrawal: a resource's events are applied in the order sent (a `posted`

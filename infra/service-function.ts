@@ -73,9 +73,12 @@ const FILES_BESIDE_BUNDLE: Record<string, (outputDir: string) => string[]> = {
 export class ServiceFunction extends Construct {
   readonly function: LambdaFunction;
   readonly logGroup: LogGroup;
+  /** The handler module it runs: how the local runtime names the function whose role it acts under. */
+  readonly handler: string;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
+    this.handler = props.handler;
     const entry = join(PROJECT_ROOT, props.handler);
     if (!existsSync(entry)) {
       // Name the route table's value, not only the absolute path esbuild would report.

@@ -9,7 +9,7 @@ import { MAIN_TABLE } from '../lib/store/table/tables.js';
 import type { Route } from './routes.js';
 import type { ServiceEnvironment, ServiceFunction } from './service-function.js';
 import { settlementWorkflowDefinition, type SettlementWorkflowResources } from './settlement-workflow.js';
-import { grantTable, RESERVED_CONCURRENCY, type StackBase } from './stack-base.js';
+import { grantBookingQueue, grantTable, RESERVED_CONCURRENCY, type StackBase } from './stack-base.js';
 
 /** The workflow's task handlers, by the resource name `settlementWorkflowDefinition` expects. */
 export const SETTLEMENT_TASK_HANDLERS: Record<keyof SettlementWorkflowResources, string> = {
@@ -79,6 +79,8 @@ function addSettlementTasks(
     });
     // Tasks move trades and balances; they neither authenticate callers nor keep request windows.
     grantTable(fn.function, base.mainTable, MAIN_TABLE, 'write');
+    // The attempt books the trade's settlement through the group-commit engine.
+    if (name === 'attempt') grantBookingQueue(fn.function, base.mainTable);
     if (startsExecutions)
       fn.function.addToRolePolicy(
         new PolicyStatement({ actions: ['states:StartExecution'], resources: [stateMachineArn] }),

@@ -78,3 +78,41 @@ export function grantTable(grantee: IGrantable, table: Table, definition: TableD
     resourceArns: [table.tableArn, ...definition.globalIndexes.map((index) => `${table.tableArn}/index/${index.name}`)],
   });
 }
+
+/**
+ * The partition keys of a hot account's booking queue (lib/store/keys.ts `bookingQueue`, `bookingQueueShard`):
+ * its committer's lease and its queued entries. `test/infra/iam-grants.test.ts` builds keys with those
+ * functions and asks the policy evaluator, so the pattern cannot drift from them.
+ */
+export const BOOKING_QUEUE_KEYS = 'BOOKINGS#*';
+
+/** The partition keys of the rate-limit windows in the TTL table (lib/store/keys.ts `ttlKeys.rateWindow`). */
+export const RATE_WINDOW_KEYS = 'RATE#*';
+
+/**
+ * A function that books through the group-commit engine (lib/store/booking/engine.ts) deletes main-table
+ * items in two places: a commit round removes its queue entries inside its TransactWriteItems (IAM authorizes
+ * each item of a transaction as its own action) and the committer releases its lease. DeleteItem on those
+ * keys only: `dynamodb:LeadingKeys` holds every partition key a request names, and a DeleteItem names one.
+ */
+export function grantBookingQueue(grantee: IGrantable, table: Table): void {
+  Grant.addToPrincipal({
+    grantee,
+    actions: ['dynamodb:DeleteItem'],
+    resourceArns: [table.tableArn],
+    conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [BOOKING_QUEUE_KEYS] } },
+  });
+}
+
+/**
+ * With RATE_LIMIT_COUNTER=table the signature check counts each request with one UpdateItem of its key's
+ * window in the TTL table: every signed route needs it, a GET included (which otherwise never writes there).
+ */
+export function grantRateLimitCounter(grantee: IGrantable, table: Table): void {
+  Grant.addToPrincipal({
+    grantee,
+    actions: ['dynamodb:UpdateItem'],
+    resourceArns: [table.tableArn],
+    conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [RATE_WINDOW_KEYS] } },
+  });
+}

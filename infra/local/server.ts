@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { AppContext } from '../../lib/context.js';
 import type { BindApiHandler } from '../../lib/http/api-handler.js';
+import { runAs } from './iam/enforcement.js';
 import { KeyGate } from './key-gate.js';
 import { apiGatewayEvent, singleValueHeaders } from '../../lib/http/apigw-event.js';
 import { errorResponse, requestIdFrom } from '../../lib/http/middleware/envelope.js';
@@ -174,8 +175,10 @@ async function handleHttp(
     sourceIp: request.socket.remoteAddress,
   });
   try {
-    const handler = await loadHandler(hit.entry.route);
-    send(response, await handler(event, lambdaContext(hit.entry.route, functionTimeoutMs)));
+    const { route } = hit.entry;
+    const handler = await loadHandler(route);
+    // As the route's function: its AWS calls are authorized against its deployed role (iam/enforcement.ts).
+    send(response, await runAs(route.handler, () => handler(event, lambdaContext(route, functionTimeoutMs))));
   } catch (error) {
     ctx.logger.error('local server: handler failed', { error: error as Error });
     send(response, {

@@ -106,8 +106,11 @@ async function startService(
   const config = localConfig(dynamo.endpoint, LOCAL_TABLES, undefined, {
     SETTLEMENT_SESSION_SECONDS: process.env.SETTLEMENT_SESSION_SECONDS ?? '5',
   });
+  // Every function runs under its deployed role: the stack's constructs are built once (a few seconds) to read them.
+  const { deployedRoles } = await import('./iam/deployed-roles.js');
+  const { enforce } = await import('./iam/enforcement.js');
+  const ctx = enforce(createContext(config), deployedRoles());
   const { startLocalWorkflows } = await import('./workflow-runner.js');
-  const ctx = createContext(config);
   // What DynamoDB refuses and DynamoDB Local doesn't (dynamodb-limits.ts).
   attachDynamoDbLimits(ctx.db, ctx.tables);
   const workflows = await startLocalWorkflows(ctx);

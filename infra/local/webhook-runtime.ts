@@ -17,6 +17,18 @@ import { bindDeliveryWorker, bindDispatcher, bindWebhookSweep } from '../../lib/
 import type { DeliveryMessage, DeliveryQueue } from '../../lib/webhooks/queue.js';
 import type { ResolveHost } from '../../lib/webhooks/send-webhook.js';
 import { matchesDispatchFilter } from '../../lib/webhooks/stream-records.js';
+import type { AwsRequest } from './iam/dynamodb-requests.js';
+import { asFunction, asService, authorizeLocal, type LocalIam } from './iam/enforcement.js';
+
+/**
+ * The webhook functions' handler modules (infra/webhooks.ts `WEBHOOK_HANDLERS`): each runs here under its
+ * function's deployed role (test/infra/local-iam.test.ts holds the two lists together).
+ */
+export const LOCAL_WEBHOOK_HANDLERS = {
+  dispatcher: 'functions/webhooks/dispatch-events.ts',
+  delivery: 'functions/webhooks/deliver-webhooks.ts',
+  sweep: 'functions/webhooks/sweep-webhooks.ts',
+} as const;
 
 /**
  * Webhooks under `npm start` (and in tests), running the same dispatcher, worker and sweep functions as the
@@ -24,6 +36,33 @@ import { matchesDispatchFilter } from '../../lib/webhooks/stream-records.js';
  * in-process queue (timers for SQS's delay, re-delivery of failed messages like a visibility timeout) feeds
  * the worker; an interval runs the sweep.
  */
+/**
+ * What Lambda's event source mapping does under the function's own role before it invokes it with a batch:
+ * read the table's stream (the dispatcher), receive and delete the queue's messages (the delivery worker).
+ */
+const STREAM_READS = (iam: LocalIam) =>
+  ['dynamodb:DescribeStream', 'dynamodb:GetShardIterator', 'dynamodb:GetRecords'].map((action) => ({
+    action,
+    resource: iam.resources.mainTableStream,
+  }));
+const QUEUE_READS = (iam: LocalIam) =>
+  ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'].map((action) => ({
+    action,
+    resource: iam.resources.webhookDeliveries,
+  }));
+
+/** `handler` invoked only once its function's role allows the event source's reads (run inside `asFunction`). */
+function readingFirst<E, R>(
+  ctx: AppContext,
+  reads: (iam: LocalIam) => AwsRequest[],
+  handler: (event: E) => Promise<R>,
+): (event: E) => Promise<R> {
+  return async (event) => {
+    await authorizeLocal(ctx, reads);
+    return handler(event);
+  };
+}
+
 export interface LocalWebhookOptions {
   /** Tests resolve names themselves (no DNS). */
   resolve?: ResolveHost;
@@ -62,12 +101,15 @@ const MAX_RECEIVES = 5;
 export async function startLocalWebhooks(ctx: AppContext, options: LocalWebhookOptions = {}): Promise<LocalWebhooks> {
   const life = new Lifecycle();
   const queue = startDeliveryQueue(ctx, options, life);
-  const boundDispatcher = bindDispatcher(ctx, queue);
+  const boundDispatcher = asFunction(
+    LOCAL_WEBHOOK_HANDLERS.dispatcher,
+    readingFirst(ctx, STREAM_READS, bindDispatcher(ctx, queue)),
+  );
   const dispatcher = options.wrapDispatcher ? options.wrapDispatcher(boundDispatcher) : boundDispatcher;
   const poller = await startStreamPoller(ctx, dispatcher, options, life);
 
   // ---- schedule -> sweep ----
-  const sweeper = bindWebhookSweep(ctx, queue);
+  const sweeper = asFunction(LOCAL_WEBHOOK_HANDLERS.sweep, bindWebhookSweep(ctx, queue));
   let sweeping: Promise<{ events: number; deliveries: number }> | undefined;
   const sweep = () => (sweeping ??= life.track(sweeper()).finally(() => (sweeping = undefined)));
   const sweepInterval = setInterval(() => void sweep().catch(() => undefined), options.sweepIntervalMs ?? 5_000);
@@ -121,13 +163,20 @@ function startDeliveryQueue(ctx: AppContext, options: LocalWebhookOptions, life:
   const waiting: { message: DeliveryMessage; receives: number }[] = [];
   let active = 0;
   const queue: DeliveryQueue = {
+    // SendMessage under the sending function's role; the queue then holds the message on its own behalf.
     async send(messages, delaySeconds = 0) {
-      for (const message of messages)
-        life.later(Math.max(0, delaySeconds * 1000), () => enqueue({ message, receives: 0 }));
+      await authorizeLocal(ctx, (iam) => [{ action: 'sqs:SendMessage', resource: iam.resources.webhookDeliveries }]);
+      asService(() => {
+        for (const message of messages)
+          life.later(Math.max(0, delaySeconds * 1000), () => enqueue({ message, receives: 0 }));
+      });
     },
   };
   const deps: DeliveryDeps = { queue, resolve: options.resolve, random: options.random };
-  const boundWorker = bindDeliveryWorker(ctx, deps);
+  const boundWorker = asFunction(
+    LOCAL_WEBHOOK_HANDLERS.delivery,
+    readingFirst(ctx, QUEUE_READS, bindDeliveryWorker(ctx, deps)),
+  );
   const worker = options.wrapWorker ? options.wrapWorker(boundWorker) : boundWorker;
   const enqueue = (entry: { message: DeliveryMessage; receives: number }) => {
     waiting.push(entry);

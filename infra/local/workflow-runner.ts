@@ -26,6 +26,7 @@ import { bind as bindContinue } from '../../functions/settlement/continue-settle
 import { bind as bindDefault } from '../../functions/settlement/default-trade.js';
 import { bind as bindSweep } from '../../functions/settlement/sweep-open-trades.js';
 import type { EnsureOutcome } from '../../lib/domain/workflow-io.js';
+import { asFunction, asService, authorizeLocal } from './iam/enforcement.js';
 import {
   SETTLEMENT_STATE_NAMES,
   settlementWorkflowDefinition,
@@ -66,6 +67,18 @@ const LOCAL_RESOURCES: SettlementWorkflowResources = {
   default: 'arn:aws:lambda:us-east-1:000000000000:function:settlement-default',
   continue: 'arn:aws:lambda:us-east-1:000000000000:function:settlement-continue',
 };
+
+/**
+ * The handler module of each task function and of the settlement sweep (infra/settlement.ts names the same:
+ * a task runs under that function's deployed role; test/infra/local-iam.test.ts holds the two together).
+ */
+export const LOCAL_TASK_HANDLERS: Record<keyof SettlementWorkflowResources, string> = {
+  activate: 'functions/settlement/activate-trade.ts',
+  attempt: 'functions/settlement/attempt-settlement.ts',
+  default: 'functions/settlement/default-trade.ts',
+  continue: 'functions/settlement/continue-settlement.ts',
+};
+export const LOCAL_SWEEP_HANDLER = 'functions/settlement/sweep-open-trades.ts';
 
 /** The task functions' handlers, bound to the runner's context as Lambda binds them to its own. */
 const defaultTasks = (ctx: AppContext): Record<keyof SettlementWorkflowResources, TaskHandler> => ({
@@ -154,11 +167,13 @@ export class LocalSettlementRunner {
     ) as unknown as StateMachineDefinition;
     this.machine = new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } });
     const tasks = { ...defaultTasks(ctx), ...options.tasks };
+    // Each task as its function, under its deployed role, as Step Functions invokes the task's Lambda.
+    const task = (name: keyof SettlementWorkflowResources) => asFunction(LOCAL_TASK_HANDLERS[name], tasks[name]);
     this.tasks = {
-      [SETTLEMENT_STATE_NAMES.activateTrade]: tasks.activate,
-      [SETTLEMENT_STATE_NAMES.attemptSettlement]: tasks.attempt,
-      [SETTLEMENT_STATE_NAMES.defaultTrade]: tasks.default,
-      [SETTLEMENT_STATE_NAMES.continueInNextExecution]: tasks.continue,
+      [SETTLEMENT_STATE_NAMES.activateTrade]: task('activate'),
+      [SETTLEMENT_STATE_NAMES.attemptSettlement]: task('attempt'),
+      [SETTLEMENT_STATE_NAMES.defaultTrade]: task('default'),
+      [SETTLEMENT_STATE_NAMES.continueInNextExecution]: task('continue'),
     };
     liveOwners.add(this.owner);
   }
@@ -210,7 +225,7 @@ export class LocalSettlementRunner {
    */
   startSweeping(intervalMs: number, filter?: TradeIdFilter): void {
     clearInterval(this.sweepTimer);
-    const sweepOverdue = bindSweep(this.ctx);
+    const sweepOverdue = asFunction(LOCAL_SWEEP_HANDLER, bindSweep(this.ctx));
     this.sweepTimer = setInterval(() => {
       this.sweepStranded(filter)
         .then(async () => {
@@ -229,12 +244,18 @@ export class LocalSettlementRunner {
    * trade, which its history shows beside the failed one).
    */
   async ensure(input: SettlementExecutionInput): Promise<EnsureOutcome> {
-    const name = executionNameOfInput(input);
-    const existing = this.executions.get(name);
+    const plan = this.ensurePlan(input);
+    if (plan === 'running' || plan === 'finished') return plan;
+    if (plan === 'redriven') this.executions.delete(executionNameOfInput(input));
+    await this.start(input);
+    return plan;
+  }
+
+  /** What `ensure` would do now: the caller's permission for it (Step Functions') is checked first. */
+  ensurePlan(input: SettlementExecutionInput): EnsureOutcome {
+    const existing = this.executions.get(executionNameOfInput(input));
     if (existing && existing.end === undefined) return 'running';
     if (existing && (existing.end === 'SUCCEEDED' || existing.end === 'SKIPPED')) return 'finished';
-    if (existing) this.executions.delete(name);
-    await this.start(input);
     return existing ? 'redriven' : 'started';
   }
 
@@ -515,10 +536,7 @@ export async function startLocalWorkflows(
   options: StartLocalWorkflowsOptions = {},
 ): Promise<LocalWorkflows> {
   let runner!: LocalSettlementRunner;
-  const withRunner: AppContext = {
-    ...ctx,
-    workflow: { start: (input) => runner.start(input), ensure: (input) => runner.ensure(input) },
-  };
+  const withRunner: AppContext = { ...ctx, workflow: authorizedWorkflow(ctx, () => runner) };
   runner = new LocalSettlementRunner(withRunner, options);
   const resume = options.resume ?? true;
   const tradeFilter = typeof resume === 'function' ? resume : undefined;
@@ -530,4 +548,36 @@ export async function startLocalWorkflows(
   const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
   if (sweepIntervalMs > 0) runner.startSweeping(sweepIntervalMs, sweepFilter);
   return { ctx: withRunner, runner, stop: () => runner.stop() };
+}
+
+/**
+ * The runner as a function reaches Step Functions: the calling function's role must allow what the call
+ * does on AWS (StartExecution; DescribeExecution and then StartExecution or RedriveExecution for `ensure`).
+ * Once allowed, the runner works as Step Functions does, on its own behalf (`asService`): its history
+ * records are not the caller's calls, and its tasks run as their own functions.
+ */
+function authorizedWorkflow(ctx: AppContext, runner: () => LocalSettlementRunner): AppContext['workflow'] {
+  const executionArn = (machine: string, input: SettlementExecutionInput) =>
+    `${machine.replace(':stateMachine:', ':execution:')}:${executionNameOfInput(input)}`;
+  return {
+    async start(input) {
+      await authorizeLocal(ctx, (iam) => [
+        { action: 'states:StartExecution', resource: iam.resources.settlementStateMachine },
+      ]);
+      return asService(() => runner().start(input));
+    },
+    async ensure(input) {
+      const plan = runner().ensurePlan(input);
+      await authorizeLocal(ctx, (iam) => {
+        const machine = iam.resources.settlementStateMachine;
+        const execution = executionArn(machine, input);
+        return [
+          { action: 'states:DescribeExecution', resource: execution },
+          ...(plan === 'started' ? [{ action: 'states:StartExecution', resource: machine }] : []),
+          ...(plan === 'redriven' ? [{ action: 'states:RedriveExecution', resource: execution }] : []),
+        ];
+      });
+      return asService(() => runner().ensure(input));
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { ArnFormat } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { BOOKING_ROUTES } from '../../infra/api.js';
 import { routes, type Route } from '../../infra/routes.js';
 import { SETTLEMENT_STATE_NAMES } from '../../infra/settlement-workflow.js';
 import { EVENT_HANDLERS } from '../../infra/event-consumers.js';
@@ -269,12 +270,38 @@ describe('the service stack, from the real route table', () => {
         ).toBe(writesMain);
       }
       // Replay, idempotency and client-id records are kept for mutating requests and the GETs that store a
-      // quote (claimed against replays and idempotent like a POST) only.
-      expect(touchesTtl, name).toBe(writesMain);
+      // quote (claimed against replays and idempotent like a POST); every signed route counts its rate limit
+      // there (RATE_LIMIT_COUNTER=table), so any other GET may update its rate windows and nothing else.
+      expect(touchesTtl, name).toBe(true);
       if (writesMain) {
         for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'])
           expect(granted(action), `${name} ${action}`).toContainEqual(arnOf(ttlId));
+      } else {
+        const onTtl = statements.filter((statement) => JSON.stringify(resourcesOf(statement)).includes(`"${ttlId}"`));
+        expect(
+          onTtl.map((statement) => [actionsOf(statement), resourcesOf(statement), statement.Condition]),
+          name,
+        ).toEqual([
+          [
+            ['dynamodb:UpdateItem'],
+            [arnOf(ttlId)],
+            { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] } },
+          ],
+        ]);
       }
+      // DeleteItem on the main table: unconditioned for a route that deletes, only the booking queue's keys for
+      // a route that books through the group-commit engine, none otherwise.
+      const deletesMain = statements.filter(
+        (statement) =>
+          actionsOf(statement).includes('dynamodb:DeleteItem') &&
+          JSON.stringify(resourcesOf(statement)).includes(`"${mainId}"`),
+      );
+      const books = BOOKING_ROUTES.some((r) => r.method === route.method && r.path === route.path);
+      expect(deletesMain.filter((statement) => !statement.Condition).length > 0, name).toBe(route.deletes === true);
+      expect(
+        deletesMain.filter((statement) => statement.Condition).map((statement) => statement.Condition),
+        name,
+      ).toEqual(books ? [{ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['BOOKINGS#*'] } }] : []);
     }
     // Every kind of route is in the table, so none of the branches above went unchecked.
     expect([...kinds].sort()).toEqual(['post', 'reading get', 'storing get', 'unsigned']);

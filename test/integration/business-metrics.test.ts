@@ -18,7 +18,9 @@ const { newCustomer } = await import('../support/trade-parties.js');
 const { isTerminated, startTestWorkflows, tradeBody, waitForTrade } = await import('../support/trades.js');
 const { record } = await import('../support/sqs.js');
 const { runAdmin } = await import('../../infra/ops/cli.js');
-const { bind: bindBankEventQueue } = await import('../../functions/payments/apply-bank-event.js');
+const { runsAs } = await import('../support/functions.js');
+const bankEvents = await import('../../functions/payments/apply-bank-event.js');
+const bindBankEventQueue = runsAs('functions/payments/apply-bank-event.ts', bankEvents.bind);
 const { METRIC, METRICS_NAMESPACE, SERVICE_NAME } = await import('../../lib/observability/metric-names.js');
 const { sweepOpenTrades } = await import('../../lib/settlement/sweep-open-trades.js');
 

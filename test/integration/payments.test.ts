@@ -1,4 +1,6 @@
-import { bind as bindBankEventQueue } from '../../functions/payments/apply-bank-event.js';
+import { bind as bindBankEventQueueModule } from '../../functions/payments/apply-bank-event.js';
+import { runsAs } from '../support/functions.js';
+const bindBankEventQueue = runsAs('functions/payments/apply-bank-event.ts', bindBankEventQueueModule);
 import { replyToBankEvent } from '../../lib/payments/apply-bank-event.js';
 import { record } from '../support/sqs.js';
 import { randomUUID } from 'node:crypto';

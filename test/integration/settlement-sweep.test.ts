@@ -1,10 +1,13 @@
 import { ExecutionAlreadyExists, ExecutionDoesNotExist, type SFNClient } from '@aws-sdk/client-sfn';
+import { runsAs } from '../support/functions.js';
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { storeUnfundedTrade } from '../support/trades.js';
 import { startLocalWorkflows, type LocalRunnerOptions } from '../../infra/local/workflow-runner.js';
-import { bind as bindAttempt } from '../../functions/settlement/attempt-settlement.js';
-import { bind as bindSweep } from '../../functions/settlement/sweep-open-trades.js';
+import { bind as bindAttemptModule } from '../../functions/settlement/attempt-settlement.js';
+const bindAttempt = runsAs('functions/settlement/attempt-settlement.ts', bindAttemptModule);
+import { bind as bindSweepModule } from '../../functions/settlement/sweep-open-trades.js';
+const bindSweep = runsAs('functions/settlement/sweep-open-trades.ts', bindSweepModule);
 import type { AppContext } from '../../lib/context.js';
 import { ensureSettlementRunning, settlementInputFor } from '../../lib/settlement/start-settlement.js';
 import { STOP_BEFORE_TIMEOUT_MS } from '../../lib/settlement/sweep-open-trades.js';

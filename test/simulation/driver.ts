@@ -1,14 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import { runsAs } from '../support/functions.js';
 import type { IncomingMessage } from 'node:http';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { ensureTables, freePort, startDynamoLocal, type LocalDynamo } from '../../infra/local/dynamodb.js';
+import { enforce } from '../../infra/local/iam/enforcement.js';
+import { type DeployedRoles, deployedRolesInChild } from '../../infra/local/iam/roles.js';
 import { startHttpServer } from '../../infra/local/server.js';
 import { startLocalWebhooks, type LocalWebhooks } from '../../infra/local/webhook-runtime.js';
 import { startLocalWorkflows, type LocalWorkflows } from '../../infra/local/workflow-runner.js';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { bind as bindBankEvents } from '../../functions/payments/apply-bank-event.js';
-import { bind as bindCustodyEvents } from '../../functions/withdrawals/apply-custody-event.js';
+import { bind as bindBankEventsModule } from '../../functions/payments/apply-bank-event.js';
+const bindBankEvents = runsAs('functions/payments/apply-bank-event.ts', bindBankEventsModule);
+import { bind as bindCustodyEventsModule } from '../../functions/withdrawals/apply-custody-event.js';
+const bindCustodyEvents = runsAs('functions/withdrawals/apply-custody-event.ts', bindCustodyEventsModule);
 import type { AppContext } from '../../lib/context.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { runLedgerCheck } from '../../lib/reconciliation/run-ledger-check.js';
@@ -51,6 +56,8 @@ export interface SimulationOptions {
   rates?: FaultRates;
   /** Progress lines (the CLI prints them). */
   log?: (line: string) => void;
+  /** The functions' deployed roles every handler runs under (tests: the suite's); otherwise read from the stack. */
+  roles?: DeployedRoles;
 }
 
 export interface SimulationSummary {
@@ -137,6 +144,9 @@ export async function simulate(options: SimulationOptions): Promise<SimulationSu
   let webhooks: LocalWebhooks | undefined;
   let http: Awaited<ReturnType<typeof startHttpServer>> | undefined;
   const receiver = new WebhookReceiver();
+  // Read from the stack's constructs in a child process while DynamoDB Local starts (awaited below).
+  const roles = options.roles ? Promise.resolve(options.roles) : deployedRolesInChild();
+  roles.catch(() => undefined);
   try {
     dynamo = options.endpoint ? undefined : await startDynamoLocal({ port: await freePort() });
     // A run stopped by a signal exits without its finally: its DynamoDB Local must not outlive it.
@@ -146,7 +156,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationSu
     const tables = options.tables ?? { main: 'sim-main', ttl: 'sim-windows' };
     await ensureTables(endpoint, tables);
     const clock = new TestClock();
-    const base = simulationContext(endpoint, tables, injector, clock);
+    // Every handler runs under its function's deployed role (infra/local/iam): a missing grant is a 5xx here too.
+    const base = enforce(simulationContext(endpoint, tables, injector, clock), await roles);
     // Failed tasks retried quickly (the definition's own Retry, shortened as the tests do), so a run drains in seconds.
     workflows = await startLocalWorkflows(base, {
       resume: false,

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { testEndpoint } from '../support/context.js';
 import { generateOperations } from './generator.js';
 import { simulate, SimulationFailure } from './driver.js';
@@ -33,6 +33,7 @@ describe('seeded simulation (short profile)', () => {
           endpoint: testEndpoint(),
           tables: { main: `sim-${seed}-main`, ttl: `sim-${seed}-windows` },
           concurrency: 12,
+          roles: inject('deployedRoles'),
         });
         expect(Object.values(summary.faults).reduce((sum, n) => sum + n, 0)).toBeGreaterThan(0);
         expect(summary.invariants.balance_changes).toBeGreaterThan(0);

@@ -7,9 +7,11 @@ import { wrapDocumentClient } from '../../lib/runtime/aws-clients.js';
 import { createContext } from '../../lib/edge.js';
 import { localConfig } from '../../infra/local/local-env.js';
 import { attachDynamoDbLimits } from '../../infra/local/dynamodb-limits.js';
+import { enforce } from '../../infra/local/iam/enforcement.js';
 import { DEFAULT_RETRY_POLICY, realTiming, type Retrying } from '../../lib/runtime/retry-policy.js';
 import { TEST_SECRETS_KEY, TEST_TABLES } from './tables.js';
 import { TestClock } from './clock.js';
+import type { DeployedRoles } from '../../infra/local/iam/roles.js';
 
 export type TestContext = AppContext & { clock: TestClock };
 
@@ -23,6 +25,8 @@ export interface TestContextOptions {
   retry?: Retrying;
   /** Tables of the test's own (a file whose checks scan a whole table); the shared test tables otherwise. */
   tables?: { main: string; ttl: string };
+  /** The functions' roles (a test removing a grant); the deployed stack's otherwise. */
+  roles?: DeployedRoles;
 }
 
 /**
@@ -40,7 +44,11 @@ export function testEndpoint(): string {
   return endpoint;
 }
 
-/** A context on the test tables with a clock of its own. Logs errors only unless LOG_LEVEL says otherwise. */
+/**
+ * A context on the test tables with a clock of its own. Logs errors only unless LOG_LEVEL says otherwise.
+ * Every handler the local runtime runs with it acts under its function's deployed role (docs/run-as-deployed.md):
+ * a call its role does not allow fails with AccessDeniedException, so every test exercises IAM too.
+ */
 export function testContext(options: TestContextOptions = {}): TestContext {
   // Production's connection and request timeouts (1 s, 2 s) are for DynamoDB's own service; DynamoDB Local on a
   // loaded 2-core test machine can take longer to accept, so tests allow more unless a test sets its own.
@@ -71,7 +79,7 @@ export function testContext(options: TestContextOptions = {}): TestContext {
   }) as TestContext;
   // What DynamoDB refuses and DynamoDB Local doesn't (infra/local/dynamodb-limits.ts), as `npm start` does.
   attachDynamoDbLimits(context.db, context.tables);
-  return context;
+  return enforce(context, options.roles ?? inject('deployedRoles'));
 }
 
 /**

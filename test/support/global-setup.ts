@@ -3,17 +3,28 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import type { TestProject } from 'vitest/node';
 import { ensureTables, freePort, startDynamoLocal } from '../../infra/local/dynamodb.js';
+import { type DeployedRoles, deployedRolesInChild } from '../../infra/local/iam/roles.js';
 import { createStreamFreeTables, plainTablesOf, spareStreamTablesOf, streamTablesOf } from './tables.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamoEndpoint: string;
+    /** Every function's deployed role, read once per run from the stack's constructs (test/support/context.ts). */
+    deployedRoles: DeployedRoles;
   }
 }
 
-/** Starts DynamoDB Local once per run (in memory) and creates each worker's tables, before anything is written (see tables.ts). */
+/**
+ * Starts DynamoDB Local once per run (in memory) and creates each worker's tables, before anything is written
+ * (see tables.ts); reads the functions' deployed roles meanwhile.
+ */
 export default async function setup(project: TestProject) {
   const dynamo = await startDynamoLocal({ port: await freePort() });
+  // In a child process (the CDK's construct stack traces fail under vitest's module runner) while the tables
+  // are made; started once DynamoDB Local is up, whose JVM start has a deadline. Awaited below, so a failure
+  // meanwhile does not count as unhandled.
+  const roles = deployedRolesInChild();
+  roles.catch(() => undefined);
   const workers = Math.max(1, Number(project.config.maxWorkers) || 1);
   for (let worker = 1; worker <= workers; worker++) {
     await ensureTables(dynamo.endpoint, streamTablesOf(worker));
@@ -21,6 +32,7 @@ export default async function setup(project: TestProject) {
     await createStreamFreeTables(dynamo.endpoint, plainTablesOf(worker));
   }
   project.provide('dynamoEndpoint', dynamo.endpoint);
+  project.provide('deployedRoles', await roles);
   return async () => {
     await dynamo.stop();
   };
