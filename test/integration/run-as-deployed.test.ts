@@ -5,9 +5,9 @@ import { fund, transferBody } from '../support/ledger.js';
 import { newPlatform, serviceFor } from '../support/service.js';
 
 /**
- * Design section 15: the local stack runs every function under its deployed role. A grant taken away from
- * the roles the stack deploys makes the route that needs it fail here as it would on AWS, with the refusal
- * logged naming function, action and resource (issue: every signed GET answered 500 on its first deploy,
+ * The local stack runs every function under its deployed role (docs/run-as-deployed.md). A grant taken away
+ * from the roles the stack deploys makes the route that needs it fail here as it would on AWS, with the refusal
+ * logged naming function, action and resource (as every signed GET would have answered 500 on a first deploy,
  * its role lacking the TTL table's UpdateItem that counts its rate limit).
  */
 const LIST_ASSETS = 'functions/assets/list-assets.ts';
