@@ -56,6 +56,9 @@ const MEMO_LIMIT = 50_000;
 
 interface Role {
   id: string;
+  /** The role's ARN, the principal the evaluator is asked about. */
+  roleArn: string;
+  /** The role's session as AWS names the caller in a refusal. */
   principal: string;
   policy: { Version: string; Statement: PolicyStatementJson[] };
   /** Actions of statements conditioned on `dynamodb:LeadingKeys`: only their decisions depend on the keys. */
@@ -92,6 +95,7 @@ export class LocalIam {
     for (const [handler, role] of Object.entries(local.functions)) {
       this.roles.set(handler, {
         id: role.id,
+        roleArn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/${role.id}Role`,
         principal: `arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${role.id}Role/${role.id}`,
         policy: { Version: '2012-10-17', Statement: role.statements },
         keyedActions: role.statements
@@ -174,7 +178,7 @@ async function evaluate(role: Role, request: AwsRequest): Promise<Decision> {
   const result = await runSimulation(
     {
       request: {
-        principal: role.principal.replace(/^arn:aws:sts::(\d+):assumed-role\/([^/]+)\/.*$/, 'arn:aws:iam::$1:role/$2'),
+        principal: role.roleArn,
         action: request.action,
         resource: { resource: request.resource, accountId: LOCAL_ACCOUNT },
         contextVariables: request.leadingKeys ? { 'dynamodb:LeadingKeys': request.leadingKeys } : {},
@@ -196,7 +200,8 @@ async function evaluate(role: Role, request: AwsRequest): Promise<Decision> {
 
 /**
  * The error AWS answers a refused call with, as the SDK gives it to the caller: named AccessDeniedException,
- * a client fault with HTTP status 400 (the store's retry policy retries neither).
+ * a client fault with HTTP status 400, which the store's retry policy does not retry. A DynamoDB service
+ * exception for every service: the local Step Functions and SQS stand-ins have no SDK client of their own.
  */
 export function accessDenied(message: string): DynamoDBServiceException {
   return new DynamoDBServiceException({
@@ -232,11 +237,6 @@ export function enforce<C extends Pick<AppContext, 'db' | 'tables' | 'config' | 
   enforced.set(ctx.db, iam);
   addAuthorizer(ctx.db, iam);
   return ctx;
-}
-
-/** The LocalIam `ctx` is enforced with, if any. */
-export function iamOf(ctx: Pick<AppContext, 'db'>): LocalIam | undefined {
-  return enforced.get(ctx.db);
 }
 
 /**
