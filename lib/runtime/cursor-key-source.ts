@@ -2,7 +2,6 @@ import { hkdfSync } from 'node:crypto';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Config } from '../config.js';
 import type { AwsClientConfig } from './aws-clients.js';
-import type { CursorKey } from './cursor-key.js';
 import type { Deadlines } from './deadline.js';
 
 /**
@@ -11,6 +10,9 @@ import type { Deadlines } from './deadline.js';
  * old key are then refused with a 400 that says to start the list again).
  */
 export const CURSOR_KEY_MAX_AGE_SECONDS = 900;
+
+/** The HMAC key of list cursors, asked for each time a list seals or opens a cursor. */
+export type CursorKey = () => Promise<Buffer>;
 
 export type CursorKeyConfig = AwsClientConfig &
   Pick<Config, 'LIST_CURSOR_SECRET_ARN' | 'LIST_CURSOR_KEY' | 'SECRETS_LOCAL_KEY'>;

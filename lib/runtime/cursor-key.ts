@@ -1,9 +1,8 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { CursorKeyConfig } from './cursor-key-source.js';
+import type { CursorKey, CursorKeyConfig } from './cursor-key-source.js';
 import type { Deadlines } from './deadline.js';
 
-/** The HMAC key of list cursors, asked for each time a list seals or opens a cursor. */
-export type CursorKey = () => Promise<Buffer>;
+export type { CursorKey } from './cursor-key-source.js';
 
 /**
  * The cursor key as the configuration names it, built at the edge (`cursor-key-source.ts` says where it comes

@@ -199,6 +199,8 @@ describe('per-platform rate limits', () => {
     const platform = await newPlatform();
     await setLimit(platform, 1, 4);
     startOfWindow(ctx.clock);
+    // Each four requests share one second of the service's time (the shared clock is reset after the file).
+    ctx.clock.hold();
     const answers: Response[] = [];
     // Four a second, within the burst, until the window's 10 are used: the 11th is refused by the sustained quota.
     for (let i = 0; i < 11; i++) {
@@ -212,6 +214,7 @@ describe('per-platform rate limits', () => {
     // The window began 2 s (plus the test's time) ago: its end is 7 to 8 s away.
     expect(Number(last.headers.get('retry-after'))).toBeGreaterThanOrEqual(7);
     expect(Number(last.headers.get('retry-after'))).toBeLessThanOrEqual(8);
+    ctx.clock.reset();
   });
 
   it('counts in the TTL table with one conditional UpdateItem per request on AWS (RATE_LIMIT_COUNTER=table)', async () => {
@@ -231,6 +234,9 @@ describe('per-platform rate limits', () => {
     await setLimit(platform, 1, 2);
     startOfWindow(tableCtx.clock);
     memoryCtx.clock.advance(tableCtx.clock.nowMs() - memoryCtx.clock.nowMs());
+    // The three requests must share one second of the service's time, however long the machine makes them take.
+    tableCtx.clock.hold();
+    memoryCtx.clock.hold();
 
     const callsOf = async (via: TestService) => {
       calls.length = 0;

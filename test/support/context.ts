@@ -78,7 +78,8 @@ export function testContext(options: TestContextOptions = {}): TestContext {
     retry: options.retry ?? TEST_RETRY,
   }) as TestContext;
   // What DynamoDB refuses and DynamoDB Local doesn't (infra/local/dynamodb-limits.ts), as `npm start` does.
-  attachDynamoDbLimits(context.db, context.tables);
+  // A stand-in without a middleware stack (a test's wrapper forwarding to a client) is limited where it forwards to.
+  if (context.db.middlewareStack) attachDynamoDbLimits(context.db, context.tables);
   return enforce(context, options.roles ?? inject('deployedRoles'));
 }
 
