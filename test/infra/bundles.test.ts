@@ -147,19 +147,22 @@ const MAX_KIB = 400;
 // Raised by 1 to 2 KiB each (the security findings): every signed function now checks the signature over the target as
 // received and over the query rebuilt in four client encodings, claims the quote GETs, and holds free text and
 // account labels to their rules (lib/http/signature.ts, lib/domain/validation.ts); a quote's trade keeps its spread.
+// And by 1 to 2 KiB more when the three were merged, for the invocation's deadline (lib/runtime/deadline.ts: the
+// SDK handler that bounds every attempt, the per-invocation storage, the backstop): create-customer now sits
+// at 399.4 of the 400 KiB ceiling, so its next byte needs one found elsewhere.
 const PINNED_KIB: Record<string, number> = {
   // Raised by 1 KiB for all but report-trade (the cursor key read at run time): 0.4 to 0.5 KiB each
   // for the provider's stub that loads the key on a container's first list, cursor sealing made async, and
   // the route table's `lists` flag that limits the secret to the listing functions.
   // The customer rules: libphonenumber-js with its metadata (51 KiB) and the country tables (12 KiB).
-  'functions/participants/create-customer.ts': 398,
+  'functions/participants/create-customer.ts': 400,
   // The minor's rules: the country tables, but neither the adult-only fields nor the phone parser they need.
-  'functions/participants/create-minor.ts': 346,
+  'functions/participants/create-minor.ts': 348,
   // The trade rules, and the Step Functions client loaded during init rather than on the first request.
-  'functions/trades/report-trade.ts': 391,
+  'functions/trades/report-trade.ts': 393,
   // The booking engine and the trade and withdrawal rules.
-  'functions/convert-withdraw/execute-quote.ts': 386,
-  'functions/awards/distribute-awards.ts': 383,
+  'functions/convert-withdraw/execute-quote.ts': 389,
+  'functions/awards/distribute-awards.ts': 386,
 };
 
 describe('function bundle sizes (infra/bundling.ts, every deployed function)', () => {
