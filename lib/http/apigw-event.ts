@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { ExactTargetEvent } from './signature.js';
 
 interface HttpRequestParts {
