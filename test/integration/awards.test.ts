@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { awardsEscrowAccount, distributeAwards } from '../../lib/awards/distribute-awards.js';
+import { awardsEscrowAccount, distributeAwards, resumeDistribution } from '../../lib/awards/distribute-awards.js';
+import { ServiceUnavailableError } from '../../lib/domain/errors.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { ESCROW_LANES, MAX_RECIPIENTS, recipientsPerChunk } from '../../lib/domain/awards.js';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -381,7 +382,10 @@ describe('POST /awards/distribute across chunks', () => {
       ),
     );
     const answered = results.flatMap((result) => (result.status === 'fulfilled' ? [JSON.stringify(result.value)] : []));
-    // A run may give up with a 503 when the others keep it busy; any that answers gives the same confirms.
+    // A run may give up with a 503 when the others keep it busy (and nothing else: a lost chunk race is not an
+    // error, the chunk is paid); any that answers gives the same confirms.
+    for (const result of results)
+      if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(ServiceUnavailableError);
     expect(answered.length).toBeGreaterThanOrEqual(1);
     expect(new Set(answered).size).toBe(1);
     const final = await distributeAwards(
@@ -399,6 +403,50 @@ describe('POST /awards/distribute across chunks', () => {
     expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(
       new Money('0.00000011').mul(RECIPIENTS).toFixed(),
     );
+  });
+
+  /**
+   * The chunk's `pending` -> `credited` raced: resumes of one crashed distribution run side by side (two
+   * operators, or an operator and the client's retry), each crediting the chunks it read as pending. Planted
+   * without the chunk's condition (lib/store/awards.ts `chunkCreditedItem`), the losers fail on the chunk's
+   * movement id instead (a 500, not a 503) and this test fails.
+   */
+  it('resumes of one crashed distribution racing each other credit each recipient once; a loser may only answer 503', async () => {
+    quietCrashLogs();
+    const recipients = customers;
+    const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    const poolBefore = await balanceOf(ctx, pool(platform));
+    const escrowBefore = await escrowBalance(platform);
+    const crashed = await platform.post(
+      DISTRIBUTE,
+      { asset: 'BTC', quantity: '0.00000013', participant_codes: recipients },
+      { via: crashingAfterChunks(1) },
+    );
+    expect(crashed.status).toBe(500);
+    const requestId = crashed.headers.get('x-request-id')!;
+    const partial = await getDistribution(ctx, platform.platformCode, requestId);
+    expect(partial!.chunks.some((chunk) => chunk.status === 'pending')).toBe(true);
+
+    const results = await Promise.allSettled(
+      Array.from({ length: 4 }, () => resumeDistribution(ctx, platform.platformCode, requestId)),
+    );
+    for (const result of results)
+      if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(ServiceUnavailableError);
+    const answered = results.flatMap((result) => (result.status === 'fulfilled' ? [JSON.stringify(result.value)] : []));
+    expect(answered.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(answered).size).toBe(1);
+
+    const done = await getDistribution(ctx, platform.platformCode, requestId);
+    expect(done!.distribution.status).toBe('completed');
+    expect(done!.chunks.every((chunk) => chunk.status === 'credited')).toBe(true);
+    const after = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(
+      Array(recipients.length).fill('0.00000013'),
+    );
+    expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(
+      new Money('0.00000013').mul(recipients.length).toFixed(),
+    );
+    expect((await escrowBalance(platform)).eq(escrowBefore)).toBe(true);
   });
 
   it('without X-Request-Id, a crashed distribution is found by `awards open` and finished by `awards resume`', async () => {
