@@ -408,8 +408,9 @@ describe('POST /awards/distribute across chunks', () => {
   /**
    * The chunk's `pending` -> `credited` raced: resumes of one crashed distribution run side by side (two
    * operators, or an operator and the client's retry), each crediting the chunks it read as pending. Planted
-   * without the chunk's condition (lib/store/awards.ts `chunkCreditedItem`), the losers fail on the chunk's
-   * movement id instead (a 500, not a 503) and this test fails.
+   * without the chunk's condition (lib/store/awards.ts `chunkCreditedItem`, its `:pending` value dropped with
+   * it), the losers fail on the chunk's trades already stored (TradeIdTakenError, a 500, not a 503) and this
+   * test fails.
    */
   it('resumes of one crashed distribution racing each other credit each recipient once; a loser may only answer 503', async () => {
     quietCrashLogs();

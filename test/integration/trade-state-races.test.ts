@@ -18,10 +18,12 @@ import { ctx } from '../support/context.js';
 /**
  * The trade's state transitions raced, as duplicate workers run them (a task retried while its first run is
  * still going, a second execution of the same trade, a stale write from a worker that read the trade before
- * it settled). Each transition is a write conditioned on the state (and status sequence) it read; these tests
- * fail when that condition is dropped (lib/store/trades.ts `changeExpression`): planted, the stale write below
- * went through and put a settled trade back in the open-trades index with its parties' states overwritten, and
- * racing settlements answered other than the one outcome. No workflow runs here: the tasks are called by hand.
+ * it settled). Each transition is a write conditioned on the state (and status sequence) it read. Planted
+ * without the state condition (lib/store/trades.ts `changeExpression`, its name and value dropped with it),
+ * every test here fails on the engine's own assertion (an update not conditioned on the state it read); with
+ * that assertion removed too, the stale write below goes through (a session's record, which changes no
+ * status, is guarded by the state alone), while the racing settlements still hold on the status sequence's
+ * condition. No workflow runs here: the tasks are called by hand.
  */
 
 interface Market {

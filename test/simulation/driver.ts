@@ -58,6 +58,25 @@ import { cleanClient, customerBody, inFlight, scanTable, simulationContext } fro
  * real handlers (`npm start`'s HTTP server, workflow runner and webhook runtime, the bank and custody queue
  * consumers) on DynamoDB Local, with the seeded faults on; then faults stop, everything drains, and the
  * invariants are checked.
+ *
+ * The checks of issue 41, each seen failing on a bug planted in the money paths (one run of seed 20261128
+ * with 150 operations each, the plant reverted after):
+ * - `amounts match the model` (model.ts): the network fee rounded before it was priced
+ *   (`roundToAsset(fee, quoted).mul(price)` in lib/domain/quotes.ts): every convert quote's fee 0.00 and
+ *   its total 5.01 EUR short, and each such booking's EUR leg.
+ * - `a replayed signature is refused`: the signature cache letting a POST through under any X-Request-Id
+ *   (lib/http/middleware/verify-signature.ts): a resent transfer booked again (201) under another id.
+ * - `a client id books once`: the client_transfer_id claim left out of the transfer's transaction.
+ * - `a locked participant's booking is refused`: the participant-active check left out of the quote
+ *   execution's transaction (lib/liquidity/execute-quote.ts): a locked customer's quote executed (200).
+ * - `ledger check` (negative_balance) and `no guarded balance below zero`: the debit guard broken
+ *   (lib/store/booking/batch.ts `isGuarded`): a customer account at -41,976.97.
+ * - `a stale settlement write is refused`: the trade update no longer conditioned on the state it read
+ *   (lib/store/trades.ts, its assertion removed too; with the assertion in place the engine refuses the
+ *   write itself): every reported trade's stale session record went through after it terminated.
+ * `trade state matches the ledger` and `payment state matches the ledger` were not seen failing on a plant of
+ * their own: a stale default is still stopped by the trade's status-sequence condition, and a bank event
+ * applied twice by the movement id it derives from the payment.
  */
 
 export interface SimulationOptions {
