@@ -21,6 +21,7 @@ import { transactWrite } from '../../lib/store/table/transactions.js';
 import { createApiKey } from '../../lib/store/api-keys.js';
 import { PERMISSION_AREAS } from '../../lib/domain/caller.js';
 import { getPayment } from '../../lib/store/payments.js';
+import { listOpenDistributions } from '../../lib/store/awards.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { keys } from '../../lib/store/keys.js';
 import { getTrade, TradeStateChangedError, tradeUpdateItems, updateTrade } from '../../lib/store/trades.js';
@@ -321,6 +322,8 @@ class Run {
   private readonly staleTrades = new Map<string, { op: number; trade: Trade }>();
   /** Duplicate workers started beside an operation, awaited before the drain. */
   private readonly duplicates: Promise<void>[] = [];
+  /** Every award distribution asked for, by request id: what it must pay once it completes. */
+  private readonly distributions = new Map<string, { op: number; net: Net }>();
   /** Lock operations on one customer run one after another (an unlock must not end another's lock). */
   private readonly lockChains = new Map<string, Promise<unknown>>();
   private platforms: SimPlatform[] = [];
@@ -644,14 +647,15 @@ class Run {
           body,
           operation.requestId,
         );
+        // The pool pays quantity x N, each recipient gets the quantity: the escrow movement and every chunk's.
+        const net = new Net().add(
+          holding(platform.participant, 'awards', 'BTC'),
+          amount(operation.quantity).times(operation.customers.length).negated(),
+        );
+        for (const c of operation.customers)
+          net.add(holding(platform.customers[c]!, 'general', 'BTC'), operation.quantity);
+        this.distributions.set(operation.requestId, { op: index, net });
         if (answer.status === 201) {
-          // The pool pays quantity x N, each recipient gets the quantity: the escrow movement and every chunk's.
-          const net = new Net().add(
-            holding(platform.participant, 'awards', 'BTC'),
-            amount(operation.quantity).times(operation.customers.length).negated(),
-          );
-          for (const c of operation.customers)
-            net.add(holding(platform.customers[c]!, 'general', 'BTC'), operation.quantity);
           this.expect(
             index,
             `award distribution ${operation.requestId}`,
@@ -1257,6 +1261,7 @@ class Run {
     for (const tradeId of open)
       this.violate('every settlement terminal', undefined, `trade ${tradeId} still open after the drain`);
     await this.staleWrites();
+    await this.resumeOpenDistributions();
 
     // Deliveries: wait for every event; after a while ask for the missing ones again (POST /events/{id}/redeliver).
     // The table is scanned for undelivered events only to start and to confirm: in between, the ones found
@@ -1335,6 +1340,32 @@ class Run {
         );
       else this.invariantCounts.stale_writes_refused += 2;
     }
+  }
+
+  /**
+   * Distributions a locked recipient stopped part-way (a 400 to the client; every customer is approved again
+   * by now): two operators resume each at once (`awards resume`), and once finished it must have paid what
+   * the model says. A loser may only answer 503.
+   */
+  private async resumeOpenDistributions(): Promise<void> {
+    for (const open of await listOpenDistributions(this.ctx)) {
+      const asked = this.distributions.get(open.distribution_id);
+      const op = asked?.op ?? -3;
+      this.beside(op, 'two resumes of an open award distribution', () =>
+        Promise.allSettled([
+          resumeDistribution(this.ctx, open.platform_code, open.distribution_id),
+          resumeDistribution(this.ctx, open.platform_code, open.distribution_id),
+        ]),
+      );
+      if (asked)
+        this.expect(
+          op,
+          `award distribution ${open.distribution_id} (resumed)`,
+          `award_distribution:${open.platform_code}:${open.distribution_id}`,
+          { net: asked.net, prefix: true },
+        );
+    }
+    await Promise.all(this.duplicates);
   }
 
   /** What the table and the receiver know of an undelivered event: its dispatch, deliveries and attempts. */
