@@ -324,6 +324,9 @@ class Run {
   private readonly duplicates: Promise<void>[] = [];
   /** Every award distribution asked for, by request id: what it must pay once it completes. */
   private readonly distributions = new Map<string, { op: number; net: Net }>();
+  /** Customers locked now, and how many times each was locked so far (a lock that came and went meanwhile). */
+  private readonly lockedNow = new Set<string>();
+  private readonly lockCounts = new Map<string, number>();
   /** Lock operations on one customer run one after another (an unlock must not end another's lock). */
   private readonly lockChains = new Map<string, Promise<unknown>>();
   private platforms: SimPlatform[] = [];
@@ -1090,6 +1093,8 @@ class Run {
     if (withIds.length === 0) return 'no client id yet';
     const earlier = withIds[Math.floor(op.pick * withIds.length)]!;
     const field = earlier.path === '/transfers' ? 'client_transfer_id' : 'client_trade_id';
+    const locksBefore = new Map(this.lockCounts);
+    const lockedBefore = new Set(this.lockedNow);
     const answer = await this.request(
       index,
       earlier.platform,
@@ -1100,9 +1105,18 @@ class Run {
       earlier.text,
     );
     this.invariantCounts.client_ids_reused += 1;
-    // 409 naming the client id; or 400 when a party is locked meanwhile (checked first): never booked again.
+    // 409 naming the client id; or 400 naming a party locked meanwhile (checked first; a trade report words it
+    // "no participant ... this platform may report trades for"): never booked again.
     const duplicate = answer.status === 409 && answer.text.includes(`${field}: already used`);
-    const locked = answer.status === 400 && /participant \w+ is (locked, )?not approved/.test(answer.text);
+    const named = [...answer.text.matchAll(/participant '?([A-Z0-9]{6})'?/g)].map((match) => match[1]!);
+    const locked =
+      answer.status === 400 &&
+      named.some(
+        (code) =>
+          lockedBefore.has(code) ||
+          this.lockedNow.has(code) ||
+          (this.lockCounts.get(code) ?? 0) !== (locksBefore.get(code) ?? 0),
+      );
     if (!duplicate && !locked)
       this.violate(
         'a client id books once',
@@ -1147,6 +1161,8 @@ class Run {
         participant_code: customer,
       });
       const quote = await this.request(index, op.platform, 'GET', `/liquidity/rfq?${query}`, undefined);
+      this.lockedNow.add(customer);
+      this.lockCounts.set(customer, (this.lockCounts.get(customer) ?? 0) + 1);
       await admin('locked');
       try {
         // "is not approved (locked or disabled)" or "is locked, not approved", as the route words it.
@@ -1193,6 +1209,7 @@ class Run {
         return `locked: execute ${executed?.status ?? `quote ${quote.status}`}, transfer ${transfer.status}`;
       } finally {
         await admin('approved');
+        this.lockedNow.delete(customer);
       }
     };
     const previous = this.lockChains.get(customer) ?? Promise.resolve();
