@@ -8,7 +8,13 @@ import {
   recipientListProblems,
   recipientsPerChunk,
 } from '../domain/awards.js';
-import { IdempotencyMismatchError, NotFoundError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
+import {
+  IdempotencyMismatchError,
+  InsufficientFundsError,
+  NotFoundError,
+  ServiceUnavailableError,
+  ValidationError,
+} from '../domain/errors.js';
 import {
   accountIdOf,
   DEFAULT_ACCOUNT_LABEL,
@@ -415,10 +421,20 @@ async function creditChunk(
   } catch (error) {
     // Another run of this distribution credited the chunk first: its recipients are paid, nothing to do.
     if (error instanceof ChunkAlreadyCreditedError) return;
+    // So too when the lane's escrow can't cover the chunk: the run that credited it first took the escrow's
+    // part with it, and the booking names the first condition that failed, which may be the lane's guard
+    // rather than the chunk's marker. Only a chunk found credited is taken as that; anything else stands.
+    if (error instanceof InsufficientFundsError && (await creditedMeanwhile(ctx, distribution, chunk.index))) return;
     throw error;
   }
   // Counted by the run whose transaction credited the chunk, so a resumed or raced distribution counts each trade once.
   recordTradesAccepted(ctx.metrics, 'award_distribution', chunk.recipients.length, distribution.distribution_id);
+}
+
+/** Whether the chunk is credited now (read consistently): another run of the distribution got there first. */
+async function creditedMeanwhile(ctx: AppContext, distribution: Distribution, index: number): Promise<boolean> {
+  const now = await getDistributionChunk(ctx, distribution, index);
+  return now?.status === 'credited';
 }
 
 /**
@@ -479,7 +495,8 @@ async function creditOversizedChunk(
       recordTradesAccepted(ctx.metrics, 'award_distribution', recipients.length, distribution.distribution_id);
       from = to;
     } catch (error) {
-      if (!(error instanceof ChunkAlreadyCreditedError)) throw error;
+      // A short escrow lane is a lost race too when the chunk moved on meanwhile (see `creditChunk`).
+      if (!(error instanceof ChunkAlreadyCreditedError) && !(error instanceof InsufficientFundsError)) throw error;
       // Another run credited this part (or the whole chunk): go on from where the chunk now says.
       const now = await getDistributionChunk(ctx, distribution, chunk.index);
       if (!now || now.status === 'credited') return;

@@ -16,7 +16,11 @@ import type { CounterRef, LedgerFact } from '../store/ledger-scan.js';
  *   expire after 30 days: an entry and its event share the booking's time, so entries older than the
  *   retention cutoff are set aside with their events, and the retained events must then start right after
  *   them, from the balance those older entries sum to;
- * - each checked list counter (its shards summed) equals the records the scan found for it.
+ * - each checked list counter (its shards summed) equals the records the scan found for it;
+ * - no guarded account stands below zero: every account but the outside world's (liquidity provider,
+ *   external boundary) and a platform's own ACH clearing account (design section 5). Escrow and fees, which
+ *   belong to no platform, are checked in unscoped runs; a platform's and its customers' accounts in its
+ *   scoped runs too.
  *
  * Order-free, so segments may feed facts in any order: the events' sequences are checked by count, sum and
  * sum of squares over min..max, and the running balance by 64-bit fingerprints (sums of hashes): the set of
@@ -44,6 +48,7 @@ export type DiscrepancyKind =
   | 'account_missing'
   | 'balance_events'
   | 'movement_unbalanced'
+  | 'negative_balance'
   | 'counter';
 
 export interface Discrepancy {
@@ -73,7 +78,14 @@ const money = (text: string) => plain(new Money(text));
 export interface AccountAggregate {
   platformCode: string;
   /** From the account item (absent until the scan reaches it). */
-  item?: { balance: Money; version: number | null; movementCount: number | null; lastUpdateMs: number };
+  item?: {
+    balance: Money;
+    version: number | null;
+    movementCount: number | null;
+    lastUpdateMs: number;
+    /** Exempt from the guard: may stand below zero. */
+    mayBeNegative?: boolean;
+  };
   entries: number;
   entrySum: Money;
   oldEntries: number;
@@ -198,6 +210,9 @@ function addAccountFact(agg: LedgerAggregates, fact: FactOf<'account'>): void {
   }
   if (fact.system) {
     agg.stats.systemAccountItems += 1;
+    // A guarded system account (escrow, fees) has no aggregate of its own: its sign is checked here.
+    if (agg.scope.platformCode === undefined && !fact.mayBeNegative && new Money(fact.balance).lt(0))
+      report(agg, negativeBalance(fact.accountId, null, fact.balance, fact.accountKey));
     return;
   }
   if (!inScope(agg, fact.platformCode)) return;
@@ -207,6 +222,7 @@ function addAccountFact(agg: LedgerAggregates, fact: FactOf<'account'>): void {
     version: fact.version,
     movementCount: fact.movementCount,
     lastUpdateMs: fact.lastUpdateMs,
+    mayBeNegative: fact.mayBeNegative,
   };
   countRecord(agg, fact.counts);
 }
@@ -321,9 +337,12 @@ export function accountDiscrepancies(
       },
     ];
   }
-  // Written before accounts carried a version: its history predates the entries too (see isLegacy).
-  if (isLegacy(account)) return [];
   const found: Discrepancy[] = [];
+  // Whatever its history, a guarded account below zero is wrong: a debit went through that its guard refuses.
+  if (!item.mayBeNegative && item.balance.lt(0))
+    found.push(negativeBalance(accountId, account.platformCode, plain(item.balance)));
+  // Written before accounts carried a version: its history predates the entries too (see isLegacy).
+  if (isLegacy(account)) return found;
   if (!item.balance.eq(account.entrySum)) {
     found.push({
       kind: 'account_balance',
@@ -362,6 +381,22 @@ export function accountDiscrepancies(
     });
   }
   return found;
+}
+
+function negativeBalance(
+  accountId: string,
+  platformCode: string | null,
+  balance: string,
+  accountKey?: string,
+): Discrepancy {
+  return {
+    kind: 'negative_balance',
+    account_id: accountId,
+    ...(platformCode !== null && { platform_code: platformCode }),
+    expected: '>= 0',
+    found: balance,
+    detail: `account ${accountId}${accountKey ? ` (${accountKey})` : ''}: balance ${balance}, but it is guarded and never below zero`,
+  };
 }
 
 /** An account no booking has numbered: written before versions (and entries) existed, so it can't be replayed. */

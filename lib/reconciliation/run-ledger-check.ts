@@ -39,7 +39,8 @@ import {
 const MOVED_MARGIN_MS = 60_000;
 /** Accounts and counters rechecked at most per run; the rest are reported as the scan saw them. */
 const RECHECK_LIMIT = 200;
-const CHECKPOINT_FORMAT = 1;
+// 2: accounts carry whether they may stand below zero (a format-1 checkpoint would take every one as guarded).
+const CHECKPOINT_FORMAT = 2;
 
 /** Where a resumable run keeps its progress (the CLI: a file). */
 export interface CheckpointStore {

@@ -1,3 +1,4 @@
+import { assert } from '../domain/assert.js';
 import { InsufficientFundsError } from '../domain/errors.js';
 import { SYSTEM_PARTICIPANTS, systemAccount, type AccountRef, type Leg, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
@@ -50,6 +51,21 @@ async function readTrade(ctx: AppContext, tradeId: string): Promise<Trade> {
   return trade;
 }
 
+/**
+ * A task whose update lost (updateTrade false): the trade has left the open states, so it is terminated, and
+ * a terminated trade is settled with its settlement movement or defaulted without one. Which of the two the
+ * workflow reports is what the ledger holds, so a broken state condition shows here, not in the books later.
+ */
+async function closedAfterLostUpdate(ctx: AppContext, tradeId: string): Promise<SettlementTaskResult> {
+  const current = await readTrade(ctx, tradeId);
+  assert(current.trade_state === 'terminated', () => `trade ${tradeId}: update lost, yet ${current.trade_state}`);
+  assert(
+    current.settlement_state === 'settled' || current.settlement_state === 'defaulted',
+    () => `trade ${tradeId}: terminated as ${current.settlement_state}`,
+  );
+  return closed(current);
+}
+
 function closed(trade: Trade): SettlementTaskResult {
   return { outcome: 'terminated', trade_state: trade.trade_state, settlement_state: trade.settlement_state };
 }
@@ -62,6 +78,8 @@ export async function activateTrade(ctx: AppContext, tradeId: string): Promise<S
     const moved = await updateTrade(ctx, trade, ['accepted'], { trade_state: 'active' }, now(ctx));
     if (!moved) {
       const current = await readTrade(ctx, tradeId);
+      // updateTrade gives up only once the trade has left `accepted`, and states only move forward.
+      assert(current.trade_state !== 'accepted', () => `trade ${tradeId}: activation lost, yet still accepted`);
       if (current.trade_state === 'terminated') return closed(current);
     }
   }
@@ -118,7 +136,7 @@ export async function defaultTrade(ctx: AppContext, tradeId: string): Promise<Se
     { trade_state: 'terminated', settlement_state: 'defaulted', defaulted_timestamp: at, parties },
     at,
   );
-  if (!moved) return closed(await readTrade(ctx, tradeId));
+  if (!moved) return closedAfterLostUpdate(ctx, tradeId);
   recordTradeDefaulted(ctx.metrics, tradeId);
   return { outcome: 'defaulted', settlement_state: 'defaulted', defaulted_timestamp: at };
 }
@@ -181,9 +199,36 @@ function settlementMovement(trade: Trade): Movement {
       );
     }
   }
+  assertSettlementLegs(trade, legs);
   // One settlement per trade: the id is derived from the trade, so the movement record's own
   // attribute_not_exists condition backs up the trade-state condition.
   return { movement_id: `settlement-${trade.trade_id}`, type: 'settlement', reference: trade.trade_id, legs };
+}
+
+/**
+ * The settlement's postconditions, before it is written: each asset's legs sum to zero, and what each settling
+ * party gives and gets is exactly the trade's amount of each party's asset (the buyer gets the seller's
+ * asset at the seller's amount and the reverse), nothing rounded or netted away.
+ */
+function assertSettlementLegs(trade: Trade, legs: readonly Leg[]): void {
+  const sums = new Map<string, Money>();
+  for (const leg of legs) sums.set(leg.account.asset, (sums.get(leg.account.asset) ?? new Money(0)).plus(leg.amount));
+  for (const [asset, sum] of sums)
+    assert(sum.isZero(), () => `trade ${trade.trade_id}: settlement legs of ${asset} sum to ${sum.toFixed()}`);
+  for (const [index, party] of trade.parties.entries()) {
+    if (!party.settling || party.participant_code === 'Anonymous') continue;
+    const counterparty = trade.parties[1 - index]!;
+    const own = (asset: string) =>
+      legs
+        .filter((leg) => leg.account.participant_code === party.participant_code && leg.account.asset === asset)
+        .reduce((sum, leg) => sum.plus(leg.amount), new Money(0));
+    if (party.participant_code === counterparty.participant_code) continue;
+    assert(
+      own(party.asset).eq(party.amount) && own(counterparty.asset).eq(new Money(counterparty.amount).negated()),
+      () =>
+        `trade ${trade.trade_id}: party ${index} (${party.participant_code}) gets ${own(party.asset).toFixed()} ${party.asset} and pays ${own(counterparty.asset).negated().toFixed()} ${counterparty.asset}, the trade says ${party.amount} and ${counterparty.amount}`,
+    );
+  }
 }
 
 function partiesAfter(trade: Trade, decisions: readonly PartyDecision[], at: number): TradeParty[] {
@@ -285,7 +330,7 @@ async function recordOutstanding(
     },
     at,
   );
-  if (!moved) return closed(await readTrade(ctx, trade.trade_id));
+  if (!moved) return closedAfterLostUpdate(ctx, trade.trade_id);
   return {
     outcome: 'outstanding',
     settlement_state: state,

@@ -1,4 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { assert } from '../domain/assert.js';
 import type { AccountRef } from '../domain/ledger.js';
 import { queryAll } from './table/query.js';
 import { keys } from './keys.js';
@@ -179,6 +180,10 @@ export function chunkPartCreditedItem(
   part: { from: number; to: number; total: number },
   nowMs: number,
 ): TaggedItem {
+  assert(
+    part.from >= 0 && part.from < part.to && part.to <= part.total,
+    () => `chunk ${index} of award distribution ${distributionId}: part ${part.from}..${part.to} of ${part.total}`,
+  );
   const last = part.to >= part.total;
   return {
     item: {
@@ -377,6 +382,13 @@ export async function getDistribution(
   const chunks = items
     .filter((item) => item.type === 'award_distribution_chunk')
     .map((item) => toChunk(item, distribution.escrow));
+  // A distribution completes only after every chunk's `pending` -> `credited` committed (distribute-awards.ts
+  // `finish`): a completed one with a pending chunk means a recipient was never paid, or paid by a run that
+  // skipped the chunk's condition.
+  assert(
+    distribution.status !== 'completed' || chunks.every((chunk) => chunk.status === 'credited'),
+    () => `award distribution ${platformCode}/${distributionId} is completed with a chunk still pending`,
+  );
   return { distribution, chunks: chunks.sort((a, b) => a.index - b.index) };
 }
 

@@ -1,7 +1,8 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { AppContext } from '../context.js';
-import { accountKey } from '../domain/ledger.js';
+import { ACH_CLEARING_LABEL } from '../domain/ach-clearing.js';
+import { accountKey, isUnguarded } from '../domain/ledger.js';
 import { readCount, ALL } from './table/counters.js';
 import { keys } from './keys.js';
 import { accountCountersOf } from './ledger.js';
@@ -38,6 +39,12 @@ export type LedgerFact =
       lastUpdateMs: number;
       /** One shard of an outside-world balance (or another system account): no entries, events or count of its own. */
       system: boolean;
+      /**
+       * Whether the account may stand below zero (design section 5): the outside world's accounts (liquidity
+       * provider, external boundary) and a platform's own ACH clearing account (through bank events). Every
+       * other account, escrow and fees included, is guarded and never below zero.
+       */
+      mayBeNegative: boolean;
       /** Counters whose count includes this item (an opened platform account counts in `accounts`). */
       counts: CounterRef[];
     }
@@ -183,8 +190,25 @@ function accountFact(item: Record<string, any>): LedgerFact {
     movementCount: counters.movementCount,
     lastUpdateMs: counters.lastUpdateMs,
     system: platformCode === null,
+    mayBeNegative: mayBeNegative(item),
     counts: platformCode === null ? [] : [counterOf(platformCode, 'accounts')],
   };
+}
+
+/**
+ * The accounts exempt from the guard: the outside world's (their debits are never guarded, lib/store/booking),
+ * and a platform's ACH clearing account, which is the platform's own participant's (a platform's participant
+ * code is its platform code), in its platform's group, labelled `ach_clearing`: a customer's account with that
+ * label is guarded like any other.
+ */
+function mayBeNegative(item: Record<string, any>): boolean {
+  if (isUnguarded(String(item.participant_code))) return true;
+  return (
+    item.account_label === ACH_CLEARING_LABEL &&
+    item.platform_code !== undefined &&
+    item.participant_code === item.platform_code &&
+    item.account_group === item.platform_code
+  );
 }
 
 /** A movement record: its legs, and the platforms whose movements count it. */

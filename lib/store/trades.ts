@@ -1,4 +1,5 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { assert } from '../domain/assert.js';
 import { ConflictError } from '../domain/errors.js';
 import { dueAfterAcceptanceMs, dueAfterStepMs } from '../domain/settlement-schedule.js';
 import type { SettlementState, TradeState } from '../domain/settlement.js';
@@ -527,7 +528,17 @@ export function tradeUpdateItems(
   const tradeId = trade.trade_id;
   const stateChanged = () => new TradeStateChangedError(`trade ${tradeId} is no longer ${expected.join(' or ')}`);
   if (!expected.includes(trade.trade_state)) throw stateChanged();
+  // States only move forward: a change back (terminated -> active, say) is a bug in its caller.
+  assert(
+    changes.trade_state === undefined || STATE_ORDER[changes.trade_state] >= STATE_ORDER[trade.trade_state],
+    () => `trade ${tradeId}: ${trade.trade_state} -> ${changes.trade_state} moves backwards`,
+  );
   const { names, values, sets, conditions, after } = changeExpression(trade, changes, nowMs);
+  // What makes a duplicated or stale worker harmless: the write holds only while the trade is in the state read.
+  assert(
+    conditions.includes(STATE_READ_CONDITION) && values[':read'] === trade.trade_state,
+    () => `trade ${tradeId}: an update not conditioned on the state it read`,
+  );
   const statusChanged = after.trade_state !== trade.trade_state || after.settlement_state !== trade.settlement_state;
   if (statusChanged) numberStatusChange(trade, after, { names, values, sets, conditions });
   // A trade that stays open is next due a session from now; a terminated one leaves the open-trades index.
@@ -565,6 +576,9 @@ export function tradeUpdateItems(
   return [update, ...entries, ...events];
 }
 
+const STATE_READ_CONDITION = '#trade_state = :read';
+const STATE_ORDER: Record<TradeState, number> = { accepted: 0, active: 1, terminated: 2 };
+
 /** A trade update's parts, joined once every step has added to them. */
 interface TradeUpdateExpression {
   names: Record<string, string>;
@@ -582,7 +596,7 @@ function changeExpression(
   const names: Record<string, string> = { '#trade_state': 'trade_state' };
   const values: Record<string, unknown> = { ':now': nowMs, ':read': trade.trade_state };
   const sets = ['last_update = :now'];
-  const conditions = ['attribute_exists(pk)', '#trade_state = :read'];
+  const conditions = ['attribute_exists(pk)', STATE_READ_CONDITION];
   const after: Trade = { ...trade, last_update: nowMs };
   for (const [field, value] of Object.entries(changes)) {
     if (value === undefined) continue;

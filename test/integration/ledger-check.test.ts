@@ -3,11 +3,12 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { NumberValue, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { exitCodeOf, UsageError } from '../../infra/ops/command.js';
-import { accountIdOf } from '../../lib/domain/ledger.js';
+import { accountIdOf, SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
+import { accountAttributes } from '../../lib/store/ledger.js';
 import { keys } from '../../lib/store/keys.js';
 import {
   runLedgerCheck,
@@ -317,6 +318,88 @@ describe('npm run admin -- ledger check', () => {
       }),
     ]);
     expect(exitCodeOf(report)).toBe(1);
+  });
+
+  /**
+   * Planted as a broken guard would leave them (issue 41: with the guard broken a guarded account stood at
+   * -82,385 and the check said nothing). Each balance is set behind the ledger, so the accounts are also off
+   * against their entries; what matters here is the sign rule, which holds whatever the history says.
+   * Catches: a debit's `balance >= amount` condition dropped (lib/store/booking/batch.ts).
+   */
+  it('names a guarded account below zero with its id, in scoped and unscoped runs, and not the exempt ones', async () => {
+    const platform = await newPlatform({ on: home });
+    const [customer] = await customersViaHttp(platform, 1);
+    await Promise.all([
+      deposit(platform.participantCode, 'USD', '100'),
+      deposit(platform.participantCode, 'USD', '30', 'ach_clearing'),
+      // A customer's account that happens to carry the clearing label is guarded like any other.
+      deposit(customer!, 'USD', '20', 'ach_clearing'),
+    ]);
+    const account = (participant: string, label: string) => ({
+      participant_code: participant,
+      account_group: platform.platformCode,
+      account_label: label,
+      asset: 'USD',
+    });
+    const general = account(platform.participantCode, 'general');
+    const clearing = account(platform.participantCode, 'ach_clearing');
+    const customerClearing = account(customer!, 'ach_clearing');
+    expect((await check(platform.platformCode)).clean).toBe(true);
+
+    const setBalance = (ref: Record<string, string>, balance: string) =>
+      ctx.db.send(
+        new UpdateCommand({
+          TableName: ctx.tables.main,
+          Key: keys.account(ref as never),
+          UpdateExpression: 'SET balance = :b',
+          ExpressionAttributeValues: { ':b': NumberValue.from(balance) },
+        }),
+      );
+    await setBalance(general, '-82385');
+    // The platform's clearing account may go negative (through bank events): exempt.
+    await setBalance(clearing, '-7.5');
+    await setBalance(customerClearing, '-1');
+    // A guarded system account (escrow) of no platform: an unscoped run names it.
+    const escrow = systemAccount(SYSTEM_PARTICIPANTS.escrow, 'awards', 'SOL');
+    await ctx.db.send(
+      new PutCommand({
+        TableName: ctx.tables.main,
+        Item: {
+          ...keys.account(escrow),
+          ...accountAttributes(escrow, null, Date.now()),
+          balance: NumberValue.from('-3'),
+        },
+      }),
+    );
+
+    const negatives = (report: LedgerCheckReport) =>
+      report.discrepancies.filter((found) => found.kind === 'negative_balance').map((found) => found.account_id);
+    const scoped = await check(platform.platformCode);
+    expect(scoped.clean).toBe(false);
+    expect(exitCodeOf(scoped)).toBe(1);
+    expect(negatives(scoped).sort()).toEqual([accountIdOf(general), accountIdOf(customerClearing)].sort());
+    expect(scoped.discrepancies).toContainEqual(
+      expect.objectContaining({
+        kind: 'negative_balance',
+        account_id: accountIdOf(general),
+        platform_code: platform.platformCode,
+        found: '-82385',
+      }),
+    );
+
+    // Unscoped: the escrow too; never the outside world's accounts (every deposit took the external boundary
+    // below zero) nor the clearing account.
+    const all = (await runAdmin(['ledger', 'check'], { ctx })) as LedgerCheckReport;
+    expect(negatives(all)).toEqual(
+      expect.arrayContaining([accountIdOf(general), accountIdOf(customerClearing), accountIdOf(escrow)]),
+    );
+    expect(negatives(all)).not.toContain(accountIdOf(clearing));
+    expect(negatives(all)).toHaveLength(3);
+
+    // The real entry point prints the id and exits 1.
+    const run = adminProcess(['ledger', 'check', '--platform', platform.platformCode]);
+    expect(run.status, run.stderr).toBe(1);
+    expect(run.stdout).toContain(accountIdOf(general));
   });
 
   it('resumes an interrupted run where it stopped, to the same result', async () => {

@@ -9,6 +9,17 @@ export interface Answer {
   retryAfter: string | null;
   /** The request attempt (1 = first) of its operation. */
   attempt: number;
+  /** What was sent, exactly: a resend replays these bytes and signing headers. */
+  signed: SignedRequest;
+}
+
+/** A request as it went out: method, target, body text and the signing headers (timestamp and signature). */
+export interface SignedRequest {
+  method: string;
+  path: string;
+  text: string | undefined;
+  timestamp: number;
+  headers: Record<string, string>;
 }
 
 export interface SendOptions {
@@ -59,12 +70,40 @@ export class PlatformClient {
       [OPERATION_HEADER]: `${op}.${attempt}`,
       ...(options.requestId && { 'X-Request-Id': options.requestId }),
     };
-    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body: text });
+    return this.fetch({ method, path, text, timestamp, headers }, attempt);
+  }
+
+  /**
+   * The captured bytes sent again as they were (signature and timestamp included: what someone who saw them
+   * can send), with the request id `requestId` (undefined: none) and the operation header of this attempt.
+   */
+  resend(signed: SignedRequest, requestId: string | undefined, op: number, attempt: number): Promise<Answer> {
+    const { 'X-Request-Id': _dropped, ...headers } = signed.headers;
+    return this.fetch(
+      {
+        ...signed,
+        headers: {
+          ...headers,
+          [OPERATION_HEADER]: `${op}.${attempt}`,
+          ...(requestId !== undefined && { 'X-Request-Id': requestId }),
+        },
+      },
+      attempt,
+    );
+  }
+
+  private async fetch(signed: SignedRequest, attempt: number): Promise<Answer> {
+    const response = await fetch(`${this.baseUrl}${signed.path}`, {
+      method: signed.method,
+      headers: signed.headers,
+      body: signed.text,
+    });
     return {
       status: response.status,
       text: await response.text(),
       retryAfter: response.headers.get('retry-after'),
       attempt,
+      signed,
     };
   }
 }

@@ -18,18 +18,42 @@ import type { AppContext } from '../../lib/context.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import { runLedgerCheck } from '../../lib/reconciliation/run-ledger-check.js';
 import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
+import { attemptSettlement } from '../../lib/settlement/settle-trade.js';
+import { resumeDistribution } from '../../lib/awards/distribute-awards.js';
+import { ServiceUnavailableError, ValidationError } from '../../lib/domain/errors.js';
+import type { Trade } from '../../lib/domain/trade.js';
+import { transactWrite } from '../../lib/store/table/transactions.js';
 import { createApiKey } from '../../lib/store/api-keys.js';
 import { PERMISSION_AREAS } from '../../lib/domain/caller.js';
 import { getPayment } from '../../lib/store/payments.js';
+import { listOpenDistributions } from '../../lib/store/awards.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { keys } from '../../lib/store/keys.js';
-import { getTrade } from '../../lib/store/trades.js';
+import { getTrade, TradeStateChangedError, tradeUpdateItems, updateTrade } from '../../lib/store/trades.js';
 import { QUEUED_GRACE_MS } from '../../lib/store/webhook-deliveries.js';
 import { LEASE_MS } from '../../lib/webhooks/deliver-webhook.js';
 import { TestClock } from '../support/clock.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
-import { isTransient, OPERATION_HEADER, PlatformClient, type Answer } from './client.js';
-import { FaultInjector, type FaultRates, type InjectedFault } from './faults.js';
+import { isTransient, OPERATION_HEADER, PlatformClient, type Answer, type SignedRequest } from './client.js';
+import { FaultInjector, SimulatedCrash, type FaultRates, type InjectedFault } from './faults.js';
+import {
+  buyByQuantity,
+  buyByTotal,
+  convertByQuantity,
+  fieldDiffers,
+  holding,
+  Net,
+  NETWORK_FEES,
+  netOfLegs,
+  REFERENCE_PRICES,
+  SPREAD_BPS,
+  tradeNotional,
+  amount,
+  type Amount,
+  type QuoteModel,
+  type StoredLeg,
+} from './model.js';
+import { SIGNATURE_WINDOW_SECONDS } from '../../lib/http/middleware/verify-signature.js';
 import { generateOperations, type Operation, type OperationKind, type Party } from './generator.js';
 import { AnswerLedger, negativeBalance, type BalanceChange, type Violation } from './invariants.js';
 import { keyedDraw } from './prng.js';
@@ -40,6 +64,25 @@ import { cleanClient, customerBody, inFlight, SIM_INDEX_LAG_MS, scanTable, simul
  * real handlers (`npm start`'s HTTP server, workflow runner and webhook runtime, the bank and custody queue
  * consumers) on DynamoDB Local, with the seeded faults on; then faults stop, everything drains, and the
  * invariants are checked.
+ *
+ * The checks of issue 41, each seen failing on a bug planted in the money paths (one run of seed 20261128
+ * with 150 operations each, the plant reverted after):
+ * - `amounts match the model` (model.ts): the network fee rounded before it was priced
+ *   (`roundToAsset(fee, quoted).mul(price)` in lib/domain/quotes.ts): every convert quote's fee 0.00 and
+ *   its total 5.01 EUR short, and each such booking's EUR leg.
+ * - `a replayed signature is refused`: the signature cache letting a POST through under any X-Request-Id
+ *   (lib/http/middleware/verify-signature.ts): a resent transfer booked again (201) under another id.
+ * - `a client id books once`: the client_transfer_id claim left out of the transfer's transaction.
+ * - `a locked participant's booking is refused`: the participant-active check left out of the quote
+ *   execution's transaction (lib/liquidity/execute-quote.ts): a locked customer's quote executed (200).
+ * - `ledger check` (negative_balance) and `no guarded balance below zero`: the debit guard broken
+ *   (lib/store/booking/batch.ts `isGuarded`): a customer account at -41,976.97.
+ * - `a stale settlement write is refused`: the trade update no longer conditioned on the state it read
+ *   (lib/store/trades.ts, its assertion removed too; with the assertion in place the engine refuses the
+ *   write itself): every reported trade's stale session record went through after it terminated.
+ * `trade state matches the ledger` and `payment state matches the ledger` were not seen failing on a plant of
+ * their own: a stale default is still stopped by the trade's status-sequence condition, and a bank event
+ * applied twice by the movement id it derives from the payment.
  */
 
 export interface SimulationOptions {
@@ -129,6 +172,29 @@ interface Sent {
   path: string;
   text: string;
   requestId: string;
+  /** The bytes and signing headers of the attempt that got the 2xx. */
+  signed: SignedRequest;
+}
+
+/** What an accepted operation must have booked (the reference model's), found by its movements' reference. */
+interface Expectation {
+  op: number;
+  what: string;
+  /** The movements: this exact reference, or (`prefix`) every reference starting with it. */
+  reference: string;
+  prefix?: boolean;
+  net: Net;
+  /** Compare only the holdings of these assets (the others the model doesn't price). */
+  assets?: string[];
+}
+
+/** A reported trade's terms: what its settlement movement must move, if it settled. */
+interface ReportedTrade {
+  op: number;
+  buyer: string;
+  seller: string;
+  quantity: string;
+  price: string;
 }
 
 export async function simulate(options: SimulationOptions): Promise<SimulationSummary> {
@@ -251,7 +317,29 @@ class Run {
     settlements_terminal: 0,
     one_booking_per_id: 0,
     five_xx_allowed: 0,
+    amounts_modelled: 0,
+    movements_modelled: 0,
+    trades_matched_to_ledger: 0,
+    payments_matched_to_ledger: 0,
+    signed_resends: 0,
+    client_ids_reused: 0,
+    locked_refusals: 0,
+    duplicate_workers: 0,
+    stale_writes_refused: 0,
   };
+  private readonly expectations: Expectation[] = [];
+  private readonly tradeTerms = new Map<string, ReportedTrade>();
+  /** Each reported trade as a worker read it early on: written again after it settled, it must be refused. */
+  private readonly staleTrades = new Map<string, { op: number; trade: Trade }>();
+  /** Duplicate workers started beside an operation, awaited before the drain. */
+  private readonly duplicates: Promise<void>[] = [];
+  /** Every award distribution asked for, by request id: what it must pay once it completes. */
+  private readonly distributions = new Map<string, { op: number; net: Net }>();
+  /** Customers locked now, and how many times each was locked so far (a lock that came and went meanwhile). */
+  private readonly lockedNow = new Set<string>();
+  private readonly lockCounts = new Map<string, number>();
+  /** Lock operations on one customer run one after another (an unlock must not end another's lock). */
+  private readonly lockChains = new Map<string, Promise<unknown>>();
   private platforms: SimPlatform[] = [];
   private readonly sent: Sent[] = [];
   private readonly payments: { id: string; chain: Promise<unknown> }[] = [];
@@ -331,13 +419,7 @@ class Run {
     shape: { platforms: number; customersPerPlatform: number },
   ): Promise<void> {
     const admin = (args: string[]) => runAdmin([...args, '--reason', 'simulation'], { ctx: this.ctx });
-    for (const [underlying, quoted, price] of [
-      ['BTC', 'USD', '50000'],
-      ['ETH', 'USD', '2000'],
-      ['LTC', 'USD', '100'],
-      ['SOL', 'USD', '150'],
-      ['ETH', 'EUR', '2500'],
-    ] as const) {
+    for (const [underlying, quoted, price] of REFERENCE_PRICES) {
       await admin([
         'price',
         'set',
@@ -350,9 +432,9 @@ class Run {
         '--force',
       ]);
     }
-    await admin(['fee', 'set', '--asset', 'ETH', '--quantity', '0.002']);
+    await admin(['fee', 'set', '--asset', 'ETH', '--quantity', NETWORK_FEES.ETH]);
     for (let p = 0; p < shape.platforms; p++) {
-      const platform = await createPlatform(this.ctx, `simulated platform ${p}`, '25');
+      const platform = await createPlatform(this.ctx, `simulated platform ${p}`, SPREAD_BPS);
       const credentials = await createApiKey(this.ctx, platform.platform_code, PERMISSION_AREAS);
       const client = new PlatformClient(baseUrl, credentials, this.ctx.clock);
       const endpointCreatedAtMs = this.ctx.clock.nowMs();
@@ -469,7 +551,7 @@ class Run {
           answer.status >= 200 &&
           answer.status < 300
         ) {
-          this.sent.push({ op, platform: platformIndex, path, text: bodyText, requestId });
+          this.sent.push({ op, platform: platformIndex, path, text: bodyText, requestId, signed: answer.signed });
         }
         return answer;
       }
@@ -527,21 +609,42 @@ class Run {
           total: operation.total,
           participant_code: platform.customers[operation.customer],
         };
-        return this.status(
-          await this.request(index, operation.platform, 'POST', '/rewards', body, operation.requestId),
-        );
+        const answer = await this.request(index, operation.platform, 'POST', '/rewards', body, operation.requestId);
+        if (answer.status === 201) {
+          const model = buyByTotal(operation.underlying, 'USD', operation.total);
+          const message = this.json(answer)?.message;
+          this.checkQuote(index, 'reward', message?.quote, model);
+          const customer = platform.customers[operation.customer]!;
+          this.expect(index, `reward ${message?.trade_id}`, `trade:${message?.trade_id}`, {
+            net: new Net()
+              .add(holding(platform.participant, 'general', 'USD'), model.total.negated())
+              .add(holding(customer, 'general', operation.underlying), model.quantity),
+          });
+        }
+        return this.status(answer);
       }
-      case 'award_fund':
-        return this.status(
-          await this.request(
-            index,
-            operation.platform,
-            'POST',
-            '/awards/fund',
-            { underlying: 'BTC', quoted_currency: 'USD', quantity: operation.quantity },
-            operation.requestId,
-          ),
+      case 'award_fund': {
+        const platform = this.platforms[operation.platform]!;
+        const answer = await this.request(
+          index,
+          operation.platform,
+          'POST',
+          '/awards/fund',
+          { underlying: 'BTC', quoted_currency: 'USD', quantity: operation.quantity },
+          operation.requestId,
         );
+        if (answer.status === 201) {
+          const model = buyByQuantity('BTC', 'USD', operation.quantity);
+          const message = this.json(answer)?.message;
+          this.checkQuote(index, 'award funding', message?.quote, model);
+          this.expect(index, `award funding ${message?.trade_id}`, `trade:${message?.trade_id}`, {
+            net: new Net()
+              .add(holding(platform.participant, 'general', 'USD'), model.total.negated())
+              .add(holding(platform.participant, 'awards', 'BTC'), model.quantity),
+          });
+        }
+        return this.status(answer);
+      }
       case 'award_distribute': {
         const platform = this.platforms[operation.platform]!;
         const body = {
@@ -550,9 +653,38 @@ class Run {
           quoted_currency: 'USD',
           participant_codes: operation.customers.map((c) => platform.customers[c]),
         };
-        return this.status(
-          await this.request(index, operation.platform, 'POST', '/awards/distribute', body, operation.requestId),
+        const answer = await this.request(
+          index,
+          operation.platform,
+          'POST',
+          '/awards/distribute',
+          body,
+          operation.requestId,
         );
+        // The pool pays quantity x N, each recipient gets the quantity: the escrow movement and every chunk's.
+        const net = new Net().add(
+          holding(platform.participant, 'awards', 'BTC'),
+          amount(operation.quantity).times(operation.customers.length).negated(),
+        );
+        for (const c of operation.customers)
+          net.add(holding(platform.customers[c]!, 'general', 'BTC'), operation.quantity);
+        this.distributions.set(operation.requestId, { op: index, net });
+        if (answer.status === 201) {
+          this.expect(
+            index,
+            `award distribution ${operation.requestId}`,
+            `award_distribution:${platform.code}:${operation.requestId}`,
+            { net, prefix: true },
+          );
+          // Duplicate workers: two resumes of the finished distribution at once change nothing.
+          this.beside(index, 'two resumes of one award distribution', () =>
+            Promise.allSettled([
+              resumeDistribution(this.ctx, platform.code, operation.requestId),
+              resumeDistribution(this.ctx, platform.code, operation.requestId),
+            ]),
+          );
+        }
+        return this.status(answer);
       }
       case 'trade_report':
         return this.report(index, operation);
@@ -566,6 +698,12 @@ class Run {
         return this.opsDeposit(index, operation);
       case 'replay':
         return this.replay(index, operation);
+      case 'resend':
+        return this.resend(index, operation);
+      case 'reuse_client_id':
+        return this.reuseClientId(index, operation);
+      case 'lock':
+        return this.lock(index, operation);
     }
   }
 
@@ -590,6 +728,12 @@ class Run {
     if (answer.status === 201) {
       this.transferRequests.add(op.requestId);
       if (op.clientTransferId) this.clientTransferIds.add(op.clientTransferId);
+      const id = this.json(answer)?.message?.id;
+      this.expect(index, `transfer ${id}`, `transfer:${id}`, {
+        net: new Net()
+          .add(holding(from.code, from.label, op.asset), `-${op.amount}`)
+          .add(holding(to.code, to.label, op.asset), op.amount),
+      });
     }
     return this.status(answer);
   }
@@ -605,6 +749,8 @@ class Run {
     });
     const quote = await this.request(index, op.platform, 'GET', `/liquidity/rfq?${query}`, undefined);
     if (quote.status !== 200) return `quote ${quote.status}`;
+    const model = buyByTotal(op.underlying, 'USD', op.total);
+    this.checkQuote(index, 'quote', this.json(quote)?.message, model);
     const body = {
       quote_id: this.json(quote).message.quote_id,
       ...(op.ach && {
@@ -612,6 +758,17 @@ class Run {
       }),
     };
     const answer = await this.request(index, op.platform, 'POST', '/liquidity/execute', body, op.requestId);
+    if (answer.status === 200) {
+      const tradeId = this.json(answer)?.message?.trade_id;
+      const customer = platform.customers[op.customer]!;
+      // An ACH buy is fronted by the platform's clearing account (design section 5); otherwise the customer pays.
+      const payer = op.ach ? holding(platform.participant, 'ach_clearing', 'USD') : holding(customer, 'general', 'USD');
+      this.expect(index, `execution ${tradeId}`, `trade:${tradeId}`, {
+        net: new Net()
+          .add(holding(customer, 'general', op.underlying), model.quantity)
+          .add(payer, model.total.negated()),
+      });
+    }
     if (answer.status === 200 && op.ach) {
       const tradeId = this.json(answer).message.trade_id as string;
       const lookUp = () => this.request(index, op.platform, 'GET', `/payments/status?trade_id=${tradeId}`, undefined);
@@ -670,8 +827,17 @@ class Run {
     };
     const answer = await this.request(index, op.platform, 'POST', '/trades', body, op.requestId);
     if (answer.status === 200 || answer.status === 201) {
-      this.reportedTrades.add(this.json(answer).message.trade_id);
+      const tradeId = this.json(answer).message.trade_id as string;
+      this.reportedTrades.add(tradeId);
       this.clientTradeIds.add(op.clientTradeId);
+      this.tradeTerms.set(tradeId, { op: index, buyer, seller, quantity: op.quantity, price: '50000' });
+      this.beside(index, 'settlement steps of one trade at once', async () => {
+        // A worker reads the trade now (a write of it after the trade settled must be refused, see `staleWrites`)...
+        const read = await getTrade(this.ctx, tradeId, { consistent: true }).catch(() => undefined);
+        if (read && read.trade_state !== 'terminated') this.staleTrades.set(tradeId, { op: index, trade: read });
+        // ...and two settlement steps run beside the trade's own workflow.
+        return Promise.allSettled([attemptSettlement(this.ctx, tradeId), attemptSettlement(this.ctx, tradeId)]);
+      });
     }
     return `${op.funded ? 'funded' : 'unfunded'} ${answer.status}`;
   }
@@ -686,6 +852,13 @@ class Run {
     });
     const quote = await this.request(index, op.platform, 'GET', `/convert_withdraw/rfq?${query}`, undefined);
     if (quote.status !== 200) return `quote ${quote.status}`;
+    const model = convertByQuantity('ETH', 'EUR', op.quantity);
+    const quoted = this.json(quote)?.message;
+    this.checkQuote(index, 'convert quote', quoted, model, model.totalNotional);
+    this.checkAmounts(index, 'convert quote', [
+      fieldDiffers('network_fee_quantity', model.networkFeeQuantity, quoted?.network_fee_quantity),
+      fieldDiffers('network_fee_notional', model.networkFeeNotional, quoted?.network_fee_notional),
+    ]);
     const answer = await this.request(
       index,
       op.platform,
@@ -694,8 +867,16 @@ class Run {
       { quote_id: this.json(quote).message.quote_id },
       op.requestId,
     );
-    if (answer.status === 200)
+    if (answer.status === 200) {
       this.withdrawals.push({ id: this.json(answer).message.withdrawal_request_id, chain: Promise.resolve() });
+      const tradeId = this.json(answer).message.trade_id;
+      const platform = this.platforms[op.platform]!;
+      // The platform pays the asset's cost and the fee; what it bought goes on to the withdrawal's escrow.
+      this.expect(index, `convert-withdraw ${tradeId}`, `trade:${tradeId}`, {
+        net: new Net().add(holding(platform.participant, 'general', 'EUR'), model.totalNotional.negated()),
+        assets: ['EUR', 'ETH'],
+      });
+    }
     return this.status(answer);
   }
 
@@ -817,6 +998,243 @@ class Run {
     });
   }
 
+  /** A quote's amounts against the model: price, quantity and what the client pays (`total_notional`). */
+  private checkQuote(op: number, what: string, quote: any, model: QuoteModel, totalNotional?: Amount): void {
+    this.checkAmounts(op, what, [
+      fieldDiffers('price', model.price, quote?.price),
+      fieldDiffers('quantity', model.quantity, quote?.quantity),
+      fieldDiffers('total_notional', totalNotional ?? model.total, quote?.total_notional),
+    ]);
+  }
+
+  private checkAmounts(op: number, what: string, problems: (string | undefined)[]): void {
+    this.invariantCounts.amounts_modelled += 1;
+    const found = problems.filter(Boolean);
+    if (found.length > 0) this.violate('amounts match the model', op, `${what}: ${found.join('; ')}`);
+  }
+
+  /** What an accepted operation must have booked, checked against its movements after the drain. */
+  private expect(
+    op: number,
+    what: string,
+    reference: string,
+    expected: { net: Net; prefix?: boolean; assets?: string[] },
+  ): void {
+    this.expectations.push({ op, what, reference, ...expected });
+  }
+
+  /**
+   * Duplicate workers beside an operation (a task retried while its first run still works, two operators):
+   * each may finish, or lose with a 503 (ServiceUnavailableError), or die in an injected crash; anything else
+   * (a 500 of another kind, a TradeIdTakenError, a movement booked twice) is what a dropped condition gives.
+   */
+  private beside(op: number, what: string, work: () => Promise<PromiseSettledResult<unknown>[]>): void {
+    this.duplicates.push(
+      work().then(
+        (results) => {
+          for (const result of results) {
+            this.invariantCounts.duplicate_workers += 1;
+            if (result.status === 'fulfilled') continue;
+            const error = result.reason as Error;
+            // A recipient locked meanwhile stops a distribution's chunk with a 400 (documented; resumed later).
+            const documented =
+              error instanceof ServiceUnavailableError ||
+              error instanceof SimulatedCrash ||
+              (error instanceof ValidationError && /is not approved/.test(error.message + JSON.stringify(error)));
+            if (!documented)
+              this.violate(
+                'a losing racer only answers 503',
+                op,
+                `${what}: ${error?.name}: ${error?.message ?? error}`,
+              );
+          }
+        },
+        (error) => this.violate('a losing racer only answers 503', op, `${what}: ${(error as Error).stack}`),
+      ),
+    );
+  }
+
+  /**
+   * Captured signed bytes sent again (someone who saw them, or a client's retry). With the request's own
+   * X-Request-Id: the first answer, byte for byte; with another or none: 409 "request already received", and
+   * nothing done twice (the one-booking checks after the drain). Only bytes still inside the signature's
+   * window: older ones are refused for their timestamp, which says nothing about the replay cache.
+   */
+  private async resend(index: number, op: Extract<Operation, { kind: 'resend' }>): Promise<string> {
+    const nowSeconds = this.ctx.clock.nowSeconds();
+    const recent = this.sent.filter((sent) => nowSeconds - sent.signed.timestamp < SIGNATURE_WINDOW_SECONDS - 15);
+    if (recent.length === 0) return 'nothing recent';
+    const earlier = recent[Math.floor(op.pick * recent.length)]!;
+    const platform = this.platforms[earlier.platform]!;
+    const requestId = op.requestId === 'same' ? earlier.requestId : op.requestId === 'other' ? op.otherId : undefined;
+    let answer: Answer;
+    for (let attempt = 1; ; attempt++) {
+      answer = await platform.client.resend(earlier.signed, requestId, index, attempt);
+      if (answer.status >= 500) this.checkFiveXx(index, 'POST', earlier.path, answer);
+      if (!isTransient(answer)) break;
+      if (attempt >= 30) throw new Error(`resend of op ${earlier.op}: still ${answer.status} ${answer.text}`);
+      await sleep(50 * Math.min(attempt, 10));
+    }
+    this.invariantCounts.signed_resends += 1;
+    if (op.requestId === 'same') {
+      const first = this.answers.firstAnswer(earlier.requestId);
+      if (!first || first.status !== answer.status || first.text !== answer.text)
+        this.violate(
+          'a resend with its own id gets the first answer',
+          index,
+          `request ${earlier.requestId} of op ${earlier.op} resent as signed: ${answer.status} ${answer.text.slice(0, 300)}, first ${first?.status} ${first?.text.slice(0, 300)}`,
+        );
+    } else if (answer.status !== 409 || !answer.text.includes('request already received'))
+      this.violate(
+        'a replayed signature is refused',
+        index,
+        `request ${earlier.requestId} of op ${earlier.op} resent as signed with ${op.requestId === 'other' ? 'another' : 'no'} X-Request-Id: ${answer.status} ${answer.text.slice(0, 300)}`,
+      );
+    return `${op.requestId} id ${answer.status}`;
+  }
+
+  /**
+   * An accepted request's client id (client_transfer_id, client_trade_id) in a new request (fresh
+   * X-Request-Id, freshly signed): 409 naming the client id, nothing booked (the one-booking-per-client-id
+   * checks after the drain count the records).
+   */
+  private async reuseClientId(index: number, op: Extract<Operation, { kind: 'reuse_client_id' }>): Promise<string> {
+    const withIds = this.sent.filter(
+      (sent) =>
+        (sent.path === '/transfers' && sent.text.includes('"client_transfer_id"')) ||
+        (sent.path === '/trades' && sent.text.includes('"client_trade_id"')),
+    );
+    if (withIds.length === 0) return 'no client id yet';
+    const earlier = withIds[Math.floor(op.pick * withIds.length)]!;
+    const field = earlier.path === '/transfers' ? 'client_transfer_id' : 'client_trade_id';
+    const locksBefore = new Map(this.lockCounts);
+    const lockedBefore = new Set(this.lockedNow);
+    const answer = await this.request(
+      index,
+      earlier.platform,
+      'POST',
+      earlier.path,
+      undefined,
+      op.requestId,
+      earlier.text,
+    );
+    this.invariantCounts.client_ids_reused += 1;
+    // 409 naming the client id; or 400 naming a party locked meanwhile (checked first; a trade report words it
+    // "no participant ... this platform may report trades for"): never booked again.
+    const duplicate = answer.status === 409 && answer.text.includes(`${field}: already used`);
+    const named = [...answer.text.matchAll(/participant '?([A-Z0-9]{6})'?/g)].map((match) => match[1]!);
+    const locked =
+      answer.status === 400 &&
+      named.some(
+        (code) =>
+          lockedBefore.has(code) ||
+          this.lockedNow.has(code) ||
+          (this.lockCounts.get(code) ?? 0) !== (locksBefore.get(code) ?? 0),
+      );
+    if (!duplicate && !locked)
+      this.violate(
+        'a client id books once',
+        index,
+        `${field} of op ${earlier.op} under request ${op.requestId}: ${answer.status} ${answer.text.slice(0, 300)}`,
+      );
+    return `${field} ${answer.status}`;
+  }
+
+  /**
+   * Locks a customer while its money moves: a quote made for it before the lock, executed after, is refused
+   * (400 naming it), as is a transfer out of its account; then it is approved again. Operations on the same
+   * customer running meanwhile may be refused too, which is the point. Locks of one customer take turns.
+   */
+  private lock(index: number, op: Extract<Operation, { kind: 'lock' }>): Promise<string> {
+    const platform = this.platforms[op.platform]!;
+    const customer = platform.customers[op.customer]!;
+    const admin = (status: string) =>
+      this.untilDone(index, () =>
+        runAdmin(
+          [
+            'participant',
+            'status',
+            '--platform',
+            platform.code,
+            '--participant',
+            customer,
+            '--status',
+            status,
+            '--reason',
+            'simulation',
+          ],
+          { ctx: this.ctx },
+        ),
+      );
+    const work = async (): Promise<string> => {
+      const query = new URLSearchParams({
+        underlying: 'BTC',
+        quoted_currency: 'USD',
+        side: 'buy',
+        total: op.total,
+        participant_code: customer,
+      });
+      const quote = await this.request(index, op.platform, 'GET', `/liquidity/rfq?${query}`, undefined);
+      this.lockedNow.add(customer);
+      this.lockCounts.set(customer, (this.lockCounts.get(customer) ?? 0) + 1);
+      await admin('locked');
+      try {
+        // "is not approved (locked or disabled)" or "is locked, not approved", as the route words it.
+        const refused = new RegExp(`participant ${customer} is (locked, )?not approved`);
+        const executed =
+          quote.status === 200
+            ? await this.request(
+                index,
+                op.platform,
+                'POST',
+                '/liquidity/execute',
+                { quote_id: this.json(quote).message.quote_id },
+                op.requestId,
+              )
+            : undefined;
+        const transfer = await this.request(
+          index,
+          op.platform,
+          'POST',
+          '/transfers',
+          {
+            from_participant_code: customer,
+            from_account_label: 'general',
+            to_participant_code: platform.participant,
+            to_account_label: 'general',
+            asset: 'USD',
+            amount: '0.01',
+          },
+          op.transferId,
+        );
+        for (const [what, answer] of [
+          ['execution of its quote', executed],
+          ['transfer from it', transfer],
+        ] as const) {
+          if (!answer) continue;
+          this.invariantCounts.locked_refusals += 1;
+          if (answer.status !== 400 || !refused.test(answer.text))
+            this.violate(
+              "a locked participant's booking is refused",
+              index,
+              `${what} while ${customer} was locked: ${answer.status} ${answer.text.slice(0, 300)}`,
+            );
+        }
+        return `locked: execute ${executed?.status ?? `quote ${quote.status}`}, transfer ${transfer.status}`;
+      } finally {
+        await admin('approved');
+        this.lockedNow.delete(customer);
+      }
+    };
+    const previous = this.lockChains.get(customer) ?? Promise.resolve();
+    const result = previous.then(work, work);
+    this.lockChains.set(
+      customer,
+      result.catch(() => undefined),
+    );
+    return result;
+  }
+
   /** A platform's retry of an earlier request: the same id and bytes get the same answer; another body 422. */
   private async replay(index: number, op: Extract<Operation, { kind: 'replay' }>): Promise<string> {
     if (this.sent.length === 0) return 'nothing to replay';
@@ -856,6 +1274,7 @@ class Run {
 
   /** After the operations: trades settled or defaulted, deliveries done (faults off, as the issue says). */
   async drain(workflows: LocalWorkflows, webhooks: LocalWebhooks, clock: TestClock): Promise<void> {
+    await Promise.all(this.duplicates);
     const deadline = Date.now() + DRAIN_DEADLINE_MS;
     let open = [...this.reportedTrades];
     while (open.length > 0 && Date.now() < deadline) {
@@ -872,6 +1291,8 @@ class Run {
     }
     for (const tradeId of open)
       this.violate('every settlement terminal', undefined, `trade ${tradeId} still open after the drain`);
+    await this.staleWrites();
+    await this.resumeOpenDistributions();
 
     // Deliveries: wait for every event; after a while ask for the missing ones again (POST /events/{id}/redeliver).
     // The table is scanned for undelivered events only to start and to confirm: in between, the ones found
@@ -913,6 +1334,69 @@ class Run {
       await webhooks.sweep().catch(() => undefined);
       await sleep(1_000);
     }
+  }
+
+  /**
+   * The slow worker's writes: each trade as read early on (open then), written now that it is terminated, as a
+   * session's record (no status change: only the state read guards it) and as a default (a status change).
+   * Both must be refused and leave the trade as it is; the trade-versus-ledger check then confirms nothing moved.
+   */
+  private async staleWrites(): Promise<void> {
+    for (const [tradeId, { op, trade }] of this.staleTrades) {
+      const at = this.ctx.clock.nowMs();
+      const record = { parties: trade.parties.map((party) => ({ ...party, settlement_state: 'defaulted' as const })) };
+      try {
+        await transactWrite(this.ctx, tradeUpdateItems(this.ctx, trade, ['accepted', 'active'], record, at));
+        this.violate(
+          'a stale settlement write is refused',
+          op,
+          `trade ${tradeId}: a record from its ${trade.trade_state} state went through`,
+        );
+      } catch (error) {
+        if (!(error instanceof TradeStateChangedError))
+          this.violate('a stale settlement write is refused', op, `trade ${tradeId}: ${(error as Error).stack}`);
+      }
+      const moved = await updateTrade(
+        this.ctx,
+        trade,
+        ['accepted', 'active'],
+        { trade_state: 'terminated', settlement_state: 'defaulted', defaulted_timestamp: at },
+        at,
+      ).catch((error: Error) => error);
+      if (moved !== false)
+        this.violate(
+          'a stale settlement write is refused',
+          op,
+          `trade ${tradeId}: a default from its ${trade.trade_state} state: ${moved instanceof Error ? moved.stack : 'written'}`,
+        );
+      else this.invariantCounts.stale_writes_refused += 2;
+    }
+  }
+
+  /**
+   * Distributions a locked recipient stopped part-way (a 400 to the client; every customer is approved again
+   * by now): two operators resume each at once (`awards resume`), and once finished it must have paid what
+   * the model says. A loser may only answer 503.
+   */
+  private async resumeOpenDistributions(): Promise<void> {
+    for (const open of await listOpenDistributions(this.ctx)) {
+      const asked = this.distributions.get(open.distribution_id);
+      const op = asked?.op ?? -3;
+      this.beside(op, 'two resumes of an open award distribution', () =>
+        Promise.allSettled([
+          resumeDistribution(this.ctx, open.platform_code, open.distribution_id),
+          resumeDistribution(this.ctx, open.platform_code, open.distribution_id),
+        ]),
+      );
+      if (asked)
+        this.expect(
+          op,
+          `award distribution ${open.distribution_id} (resumed)`,
+          `award_distribution:${open.platform_code}:${open.distribution_id}`,
+          { net: asked.net, prefix: true },
+        );
+    }
+    await Promise.all(this.duplicates);
   }
 
   /** What the table and the receiver know of an undelivered event: its dispatch, deliveries and attempts. */
@@ -978,8 +1462,17 @@ class Run {
     const db = cleanClient(endpoint);
     const transferIds = new Map<string, number>();
     const tradeIds = new Map<string, number>();
+    const movementsByReference = new Map<string, StoredLeg[][]>();
+    const movementsById = new Map<string, StoredLeg[]>();
+    const trades = new Map<string, Record<string, any>>();
     let transfers = 0;
     for await (const item of scanTable(db, table)) {
+      if (item.type === 'movement' && item.sk === 'MOVEMENT') {
+        const legs = item.legs as StoredLeg[];
+        movementsById.set(item.movement_id, legs);
+        movementsByReference.set(item.reference, [...(movementsByReference.get(item.reference) ?? []), legs]);
+      }
+      if (item.sk === 'TRADE') trades.set(String(item.pk).slice('TRADE#'.length), item);
       if (item.sk === 'TRANSFER') {
         transfers += 1;
         if (item.client_transfer_id)
@@ -1035,6 +1528,118 @@ class Run {
         this.violate('one booking per client id', undefined, `client_trade_id ${id}: ${count} trades`);
     this.invariantCounts.events_delivered = this.delivered.size;
     this.invariantCounts.answers_replayed = this.answers.checked;
+    this.checkBookedAmounts(movementsByReference);
+    this.checkTradesAgainstLedger(trades, movementsById, movementsByReference);
+    await this.checkPaymentsAgainstLedger(movementsByReference);
+  }
+
+  /** Each accepted operation's movements against the reference model (model.ts). */
+  private checkBookedAmounts(movementsByReference: Map<string, StoredLeg[][]>): void {
+    for (const expectation of this.expectations) {
+      const movements = expectation.prefix
+        ? [...movementsByReference]
+            .filter(([reference]) => reference.startsWith(expectation.reference))
+            .flatMap(([, m]) => m)
+        : (movementsByReference.get(expectation.reference) ?? []);
+      this.invariantCounts.movements_modelled += 1;
+      if (movements.length === 0) {
+        this.violate(
+          'amounts match the model',
+          expectation.op,
+          `${expectation.what}: no movement ${expectation.reference}`,
+        );
+        continue;
+      }
+      let booked = netOfLegs(movements.flat());
+      let expected = expectation.net;
+      if (expectation.assets) {
+        booked = booked.only(expectation.assets);
+        expected = expected.only(expectation.assets);
+      }
+      const difference = booked.differenceFrom(expected);
+      if (difference) this.violate('amounts match the model', expectation.op, `${expectation.what}: ${difference}`);
+    }
+  }
+
+  /**
+   * Every trade's state against the ledger. A reported trade is settled if and only if its settlement
+   * movement exists, and that movement moves exactly the trade's amounts (buyer and seller each give what the
+   * other gets); a defaulted one moved nothing. An executed one (quote, reward, award funding) is settled
+   * with its movement.
+   */
+  private checkTradesAgainstLedger(
+    trades: Map<string, Record<string, any>>,
+    movementsById: Map<string, StoredLeg[]>,
+    movementsByReference: Map<string, StoredLeg[][]>,
+  ): void {
+    for (const [tradeId, terms] of this.tradeTerms) {
+      this.invariantCounts.trades_matched_to_ledger += 1;
+      const item = trades.get(tradeId);
+      const legs = movementsById.get(`settlement-${tradeId}`);
+      const state = `${item?.trade_state}/${item?.settlement_state}`;
+      if (!item) {
+        this.violate('trade state matches the ledger', terms.op, `trade ${tradeId} reported, not stored`);
+        continue;
+      }
+      if ((item.settlement_state === 'settled') !== (legs !== undefined)) {
+        this.violate(
+          'trade state matches the ledger',
+          terms.op,
+          `trade ${tradeId} is ${state} ${legs ? 'with' : 'without'} its settlement movement`,
+        );
+        continue;
+      }
+      if (!legs) continue;
+      const notional = tradeNotional(terms.price, terms.quantity, 'USD');
+      const expected = new Net()
+        .add(holding(terms.buyer, 'general', 'BTC'), terms.quantity)
+        .add(holding(terms.buyer, 'general', 'USD'), notional.negated())
+        .add(holding(terms.seller, 'general', 'BTC'), `-${terms.quantity}`)
+        .add(holding(terms.seller, 'general', 'USD'), notional);
+      const difference = netOfLegs(legs).differenceFrom(expected);
+      if (difference)
+        this.violate(
+          'trade state matches the ledger',
+          terms.op,
+          `trade ${tradeId} (${state}): settlement ${difference}`,
+        );
+    }
+    for (const expectation of this.expectations) {
+      const tradeId = expectation.reference.startsWith('trade:')
+        ? expectation.reference.slice('trade:'.length)
+        : undefined;
+      if (!tradeId) continue;
+      this.invariantCounts.trades_matched_to_ledger += 1;
+      const item = trades.get(tradeId);
+      const booked = (movementsByReference.get(expectation.reference) ?? []).length;
+      if (item?.trade_state !== 'terminated' || item.settlement_state !== 'settled' || booked !== 1)
+        this.violate(
+          'trade state matches the ledger',
+          expectation.op,
+          `${expectation.what}: trade ${item?.trade_state}/${item?.settlement_state} with ${booked} movements`,
+        );
+    }
+  }
+
+  /**
+   * Each payment's bank events against the ledger: a posted payment has booked one movement, a reversed one
+   * two (the posting and its reversal), any other none, however many times (and however concurrently) its
+   * events were delivered.
+   */
+  private async checkPaymentsAgainstLedger(movementsByReference: Map<string, StoredLeg[][]>): Promise<void> {
+    for (const { id } of this.payments) {
+      const payment = await getPayment(this.ctx, id);
+      if (!payment) continue;
+      this.invariantCounts.payments_matched_to_ledger += 1;
+      const expected = payment.status === 'posted' ? 1 : payment.status === 'reversed' ? 2 : 0;
+      const booked = (movementsByReference.get(`payment:${id}`) ?? []).length;
+      if (booked !== expected)
+        this.violate(
+          'payment state matches the ledger',
+          undefined,
+          `payment ${id} is ${payment.status} with ${booked} movements (expected ${expected})`,
+        );
+    }
   }
 
   summary(ops: number, elapsedMs: number): SimulationSummary {

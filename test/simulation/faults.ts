@@ -26,7 +26,8 @@ export type FaultKind =
   | 'dispatch_crash'
   | 'delivery_crash'
   | 'queue_redelivery'
-  | 'queue_crash';
+  | 'queue_crash'
+  | 'queue_concurrent';
 
 export interface InjectedFault {
   kind: FaultKind;
@@ -50,6 +51,8 @@ export interface FaultRates {
   deliveryCrash: number;
   queueRedelivery: number;
   queueCrash: number;
+  /** A message received by two consumers at once (its visibility timeout ran out while the first still worked). */
+  queueConcurrent: number;
 }
 
 export const DEFAULT_FAULT_RATES: FaultRates = {
@@ -63,6 +66,7 @@ export const DEFAULT_FAULT_RATES: FaultRates = {
   deliveryCrash: 0.03,
   queueRedelivery: 0.15,
   queueCrash: 0.05,
+  queueConcurrent: 0.25,
 };
 
 /** Where DynamoDB calls are counted: one request attempt of an operation, or a runtime. */
@@ -259,11 +263,19 @@ export class FaultInjector {
       const key = `op ${op} queue#${receive}`;
       const scope: Scope = { name: `op ${op} queue`, op, calls: 0 };
       let failed: boolean;
-      try {
-        failed = (await this.inOperation(op, 100 + receive, () => consume(event))).batchItemFailures.length > 0;
-      } catch {
-        failed = true;
-      }
+      const once = async () => {
+        try {
+          return (await this.inOperation(op, 100 + receive, () => consume(event))).batchItemFailures.length > 0;
+        } catch {
+          return true;
+        }
+      };
+      // Two consumers at once on the first receive now and then: a failure of either is redelivered.
+      if (receive === 1 && this.active && this.draw(key, 'concurrent') < this.rates.queueConcurrent) {
+        this.record('queue_concurrent', scope, 'handled twice at once');
+        runs += 1;
+        failed = (await Promise.all([once(), once()])).some(Boolean);
+      } else failed = await once();
       if (!failed && this.active && this.draw(key, 'crash') < this.rates.queueCrash) {
         this.record('queue_crash', scope, 'after applying the message');
         failed = true;

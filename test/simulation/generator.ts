@@ -60,7 +60,13 @@ export type Operation =
       reference: string;
       repeat: number | null;
     }
-  | { kind: 'replay'; pick: number; changed: boolean };
+  | { kind: 'replay'; pick: number; changed: boolean }
+  /** The captured signed bytes of an earlier request sent again, with its own, another or no X-Request-Id. */
+  | { kind: 'resend'; pick: number; requestId: 'same' | 'other' | 'none'; otherId: string }
+  /** An earlier accepted request's client id (client_transfer_id, client_trade_id) under a fresh request id. */
+  | { kind: 'reuse_client_id'; pick: number; requestId: string }
+  /** A customer locked while its money moves: its quote's execution and its transfer refused, then unlocked. */
+  | { kind: 'lock'; platform: number; customer: number; total: string; requestId: string; transferId: string };
 
 export type OperationKind = Operation['kind'];
 
@@ -82,6 +88,9 @@ const MIX: Record<OperationKind, number> = {
   custody_event: 3,
   deposit: 6,
   replay: 10,
+  resend: 4,
+  reuse_client_id: 3,
+  lock: 3,
 };
 
 const cents = (random: Prng, min: number, max: number) => (random.int(min * 100, max * 100) / 100).toFixed(2);
@@ -203,6 +212,24 @@ export function generateOperations(seed: number, count: number, world: WorldShap
         }
         case 'replay':
           return { kind, pick: random.next(), changed: random.chance(0.25) };
+        case 'resend':
+          return {
+            kind,
+            pick: random.next(),
+            requestId: random.weighted({ same: 1, other: 1, none: 1 }),
+            otherId: random.uuid(),
+          };
+        case 'reuse_client_id':
+          return { kind, pick: random.next(), requestId: random.uuid() };
+        case 'lock':
+          return {
+            kind,
+            platform,
+            customer: customer(),
+            total: cents(random, 1, 20),
+            requestId: random.uuid(),
+            transferId: random.uuid(),
+          };
       }
     }
   }
