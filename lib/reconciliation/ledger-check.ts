@@ -18,7 +18,7 @@ import type { CounterRef, LedgerFact } from '../store/ledger-scan.js';
  *   them, from the balance those older entries sum to;
  * - each checked list counter (its shards summed) equals the records the scan found for it;
  * - no guarded account stands below zero: every account but the outside world's (liquidity provider,
- *   external boundary) and a platform's own ACH clearing account (design section 5). Escrow and fees, which
+ *   external boundary) and a platform's own ACH clearing account (docs/ledger.md). Escrow and fees, which
  *   belong to no platform, are checked in unscoped runs; a platform's and its customers' accounts in its
  *   scoped runs too.
  *

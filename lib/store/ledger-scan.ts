@@ -40,7 +40,7 @@ export type LedgerFact =
       /** One shard of an outside-world balance (or another system account): no entries, events or count of its own. */
       system: boolean;
       /**
-       * Whether the account may stand below zero (design section 5): the outside world's accounts (liquidity
+       * Whether the account may stand below zero (docs/ledger.md): the outside world's accounts (liquidity
        * provider, external boundary) and a platform's own ACH clearing account (through bank events). Every
        * other account, escrow and fees included, is guarded and never below zero.
        */

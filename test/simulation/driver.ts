@@ -65,7 +65,7 @@ import { cleanClient, customerBody, inFlight, SIM_INDEX_LAG_MS, scanTable, simul
  * consumers) on DynamoDB Local, with the seeded faults on; then faults stop, everything drains, and the
  * invariants are checked.
  *
- * The checks of issue 41, each seen failing on a bug planted in the money paths (one run of seed 20261128
+ * The sharper checks, each seen failing on a bug planted in the money paths (one run of seed 20261128
  * with 150 operations each, the plant reverted after):
  * - `amounts match the model` (model.ts): the network fee rounded before it was priced
  *   (`roundToAsset(fee, quoted).mul(price)` in lib/domain/quotes.ts): every convert quote's fee 0.00 and
@@ -761,7 +761,7 @@ class Run {
     if (answer.status === 200) {
       const tradeId = this.json(answer)?.message?.trade_id;
       const customer = platform.customers[op.customer]!;
-      // An ACH buy is fronted by the platform's clearing account (design section 5); otherwise the customer pays.
+      // An ACH buy is fronted by the platform's clearing account (docs/ledger.md); otherwise the customer pays.
       const payer = op.ach ? holding(platform.participant, 'ach_clearing', 'USD') : holding(customer, 'general', 'USD');
       this.expect(index, `execution ${tradeId}`, `trade:${tradeId}`, {
         net: new Net()

@@ -3,7 +3,7 @@ import Decimal from 'decimal.js';
 /**
  * The simulation's reference model: what each accepted operation must have booked, computed from the
  * operation's inputs and the run's set-up (reference prices, the platforms' spread, the network fee) by the
- * rules of the API and design (design section 5, the spec's quote and trade fields), with decimal.js of its
+ * rules of the API and design (docs/ledger.md, the quote and trade fields of the API), with decimal.js of its
  * own. It deliberately calls nothing in lib/domain: a rule broken there (a fee rounded before it is priced, a
  * spread applied the wrong way, a quantity rounded the wrong way) would be broken in the model too, and the
  * check would prove nothing. The ledger check proves the books agree with themselves; this proves each
