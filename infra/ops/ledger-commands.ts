@@ -5,8 +5,23 @@ import {
   revokeRelationship,
   type RelationshipKind,
 } from '../../lib/store/relationships.js';
-import { optional, required, UsageError, type Commands } from './command.js';
+import { optional, required, UsageError, type Commands, type Flags, type OptionSpec } from './command.js';
 import { accountLabelProblem } from '../../lib/domain/validation.js';
+
+/** What granting and revoking a relationship both take. */
+const RELATIONSHIP_FLAGS_USAGE = `--platform CODE --participant CODE [--kind ${RELATIONSHIP_KINDS.join('|')}]`;
+const RELATIONSHIP_OPTIONS: Record<string, OptionSpec> = {
+  platform: { type: 'string', required: true },
+  participant: { type: 'string', required: true },
+  kind: { type: 'string' },
+};
+
+function relationshipFlags(flags: Flags): { kind: RelationshipKind; platformCode: string; participantCode: string } {
+  const kind = (optional(flags, 'kind') ?? 'submits_platform_transfers_for') as RelationshipKind;
+  if (!RELATIONSHIP_KINDS.includes(kind))
+    throw new UsageError(`unknown relationship kind ${kind} (known: ${RELATIONSHIP_KINDS.join(', ')})`);
+  return { kind, platformCode: required(flags, 'platform'), participantCode: required(flags, 'participant') };
+}
 
 /** Money in from outside, and the relationships that let a platform act for a participant. */
 export const ledgerCommands: Commands = {
@@ -51,19 +66,11 @@ export const ledgerCommands: Commands = {
     },
   },
   'relationship grant': {
-    usage: `relationship grant --platform CODE --participant CODE [--kind ${RELATIONSHIP_KINDS.join('|')}]`,
-    options: {
-      platform: { type: 'string', required: true },
-      participant: { type: 'string', required: true },
-      kind: { type: 'string' },
-    },
+    usage: `relationship grant ${RELATIONSHIP_FLAGS_USAGE}`,
+    options: RELATIONSHIP_OPTIONS,
     mutates: true,
     run: async (flags, ctx, audit) => {
-      const kind = (optional(flags, 'kind') ?? 'submits_platform_transfers_for') as RelationshipKind;
-      if (!RELATIONSHIP_KINDS.includes(kind))
-        throw new UsageError(`unknown relationship kind ${kind} (known: ${RELATIONSHIP_KINDS.join(', ')})`);
-      const platformCode = required(flags, 'platform');
-      const participantCode = required(flags, 'participant');
+      const { kind, platformCode, participantCode } = relationshipFlags(flags);
       await grantRelationship(ctx, platformCode, kind, participantCode, {
         alongWith: [audit.item({ platform_code: platformCode, participant_code: participantCode, kind })],
       });
@@ -71,19 +78,11 @@ export const ledgerCommands: Commands = {
     },
   },
   'relationship revoke': {
-    usage: `relationship revoke --platform CODE --participant CODE [--kind ${RELATIONSHIP_KINDS.join('|')}]`,
-    options: {
-      platform: { type: 'string', required: true },
-      participant: { type: 'string', required: true },
-      kind: { type: 'string' },
-    },
+    usage: `relationship revoke ${RELATIONSHIP_FLAGS_USAGE}`,
+    options: RELATIONSHIP_OPTIONS,
     mutates: true,
     run: async (flags, ctx, audit) => {
-      const kind = (optional(flags, 'kind') ?? 'submits_platform_transfers_for') as RelationshipKind;
-      if (!RELATIONSHIP_KINDS.includes(kind))
-        throw new UsageError(`unknown relationship kind ${kind} (known: ${RELATIONSHIP_KINDS.join(', ')})`);
-      const platformCode = required(flags, 'platform');
-      const participantCode = required(flags, 'participant');
+      const { kind, platformCode, participantCode } = relationshipFlags(flags);
       // The grant's removal and the operator's record commit together; a grant that isn't there is a 404 (nothing recorded).
       await revokeRelationship(ctx, platformCode, kind, participantCode, {
         alongWith: [
