@@ -11,7 +11,7 @@ import { BookingQueuedError } from '../../lib/domain/errors.js';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { keys } from '../../lib/store/keys.js';
 import { ctx, testContext, testEndpoint } from '../support/context.js';
-import { balances, fund } from '../support/ledger.js';
+import { balances, fund, hotWithStalledCommitter } from '../support/ledger.js';
 import { newPlatform, type TestPlatform, type TestService } from '../support/service.js';
 import { TEST_SECRETS_KEY, TEST_TABLES } from '../support/tables.js';
 
@@ -140,25 +140,6 @@ describe('a booking whose transaction stalls, with little time left', () => {
     expect((await platform.get('/transfers')).body.count).toBe(1);
   });
 });
-
-/** The account as contention leaves it (hot), with its committer's lease held by a process that stalls. */
-async function hotWithStalledCommitter(account: AccountRef): Promise<void> {
-  const farAhead = ctx.clock.nowMs() + 10 * 60_000;
-  await ctx.db.send(
-    new UpdateCommand({
-      TableName: ctx.tables.main,
-      Key: keys.account(account),
-      UpdateExpression: 'SET hot_until_ms = :until',
-      ExpressionAttributeValues: { ':until': farAhead },
-    }),
-  );
-  await ctx.db.send(
-    new PutCommand({
-      TableName: ctx.tables.main,
-      Item: { pk: keys.bookingQueue(accountKey(account)), sk: 'LEASE', owner: 'stalled', until_ms: farAhead },
-    }),
-  );
-}
 
 describe('a hot account whose committer stalls, with little time left', () => {
   // The wait's own bound (HOT_ACCOUNT_WAIT_MS) is the test context's 30 s: only the deadline can end it sooner.

@@ -10,7 +10,7 @@ import { ctx, testContext } from '../support/context.js';
 import { customersViaHttp } from '../support/customers.js';
 import { listEvents } from '../support/events.js';
 import { serviceWith } from '../support/faults.js';
-import { balances, fund } from '../support/ledger.js';
+import { balances, fund, hotWithStalledCommitter } from '../support/ledger.js';
 import { newPlatform, serviceFor, type TestPlatform } from '../support/service.js';
 import { byProfile } from '../support/profile.js';
 
@@ -117,25 +117,6 @@ const generalOf = (platform: TestPlatform): AccountRef => ({
   account_label: 'general',
   asset: 'USD',
 });
-
-/** The account as contention leaves it (hot), with its committer's lease held by a process that stalls. */
-async function hotWithStalledCommitter(account: AccountRef): Promise<void> {
-  const farAhead = ctx.clock.nowMs() + 10 * 60_000;
-  await ctx.db.send(
-    new UpdateCommand({
-      TableName: ctx.tables.main,
-      Key: keys.account(account),
-      UpdateExpression: 'SET hot_until_ms = :until',
-      ExpressionAttributeValues: { ':until': farAhead },
-    }),
-  );
-  await ctx.db.send(
-    new PutCommand({
-      TableName: ctx.tables.main,
-      Item: { pk: keys.bookingQueue(accountKey(account)), sk: 'LEASE', owner: 'stalled', until_ms: farAhead },
-    }),
-  );
-}
 
 /** The stalled committer's lease lapses (deleted, as its expiry would): the next booking of the account commits the queue. */
 async function committerGone(account: AccountRef): Promise<void> {

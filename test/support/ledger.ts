@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
+import { keys } from '../../lib/store/keys.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import type { TestPlatform } from './service.js';
 import { ctx } from './context.js';
@@ -44,4 +47,23 @@ export function transferBody(platform: TestPlatform, overrides: Record<string, u
     amount: '1.00',
     ...overrides,
   };
+}
+
+/** The account as contention leaves it (hot), with its committer's lease held by a process that stalls. */
+export async function hotWithStalledCommitter(account: AccountRef): Promise<void> {
+  const farAhead = ctx.clock.nowMs() + 10 * 60_000;
+  await ctx.db.send(
+    new UpdateCommand({
+      TableName: ctx.tables.main,
+      Key: keys.account(account),
+      UpdateExpression: 'SET hot_until_ms = :until',
+      ExpressionAttributeValues: { ':until': farAhead },
+    }),
+  );
+  await ctx.db.send(
+    new PutCommand({
+      TableName: ctx.tables.main,
+      Item: { pk: keys.bookingQueue(accountKey(account)), sk: 'LEASE', owner: 'stalled', until_ms: farAhead },
+    }),
+  );
 }
