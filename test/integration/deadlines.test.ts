@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Context } from 'aws-lambda';
 import { startHttpServer } from '../../infra/local/server.js';
