@@ -1,33 +1,13 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './table/paging.js';
-import { keys } from './keys.js';
-import { readInteger } from './table/integers.js';
+import { equalityFilter, pageWithCount, type PageRequest } from './table/paging.js';
+import { transferEntity, transferViewEntity, type Transfer } from './entities/transfer.js';
 import { ALL, readCount } from './table/counters.js';
 import type { TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 const TRANSFERS_LIST = 'transfers';
 
-/** A transfer as stored and as returned by the API (the reference API's transfer shape). */
-export interface Transfer {
-  id: number;
-  platform_code: string;
-  created_at: string;
-  updated_at: string;
-  status: 'approved';
-  from_participant_code: string;
-  from_account_group: string;
-  from_account_label: string;
-  to_participant_code: string;
-  to_account_group: string;
-  to_account_label: string;
-  asset: string;
-  amount: string;
-  movement_id: string;
-  client_transfer_id: string | null;
-  admin_transfer: boolean;
-  prefunded: boolean;
-}
+export type { Transfer };
 
 /** Raised by the transfer record's condition: the numeric id was drawn twice in one millisecond. */
 export class TransferIdTakenError extends Error {
@@ -40,21 +20,10 @@ export function transferRecordItem(
   createdAtMs: number,
 ): TaggedItem {
   return {
-    item: {
-      Put: {
-        TableName: ctx.tables.main,
-        Item: {
-          ...keys.transfer(transfer.id),
-          gsi1pk: keys.transfersOfPlatform(transfer.platform_code),
-          gsi1sk: keys.transferSortKey(createdAtMs, transfer.id),
-          type: 'transfer',
-          ...transfer,
-          // Stored as a string so the id never depends on how a DynamoDB number is read back.
-          id: String(transfer.id),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    item: transferEntity.put(ctx.tables, transfer, {
+      extra: { created_ms: createdAtMs },
+      condition: 'attribute_not_exists(pk)',
+    }),
     onConditionFailed: () => new TransferIdTakenError(),
     counts: [{ platformCode: transfer.platform_code, list: TRANSFERS_LIST, bucket: ALL, delta: 1 }],
   };
@@ -73,39 +42,15 @@ export function transferViewItem(
   createdAtMs: number,
   viewerPlatformCode: string,
 ): TaggedItem {
+  const view = { ...transfer, platform_code: viewerPlatformCode, booked_by_platform_code: transfer.platform_code };
   return {
-    item: {
-      Put: {
-        TableName: ctx.tables.main,
-        Item: {
-          ...keys.transferView(transfer.id, viewerPlatformCode),
-          gsi1pk: keys.transfersOfPlatform(viewerPlatformCode),
-          gsi1sk: keys.transferSortKey(createdAtMs, transfer.id),
-          type: 'transfer',
-          ...transfer,
-          id: String(transfer.id),
-          platform_code: viewerPlatformCode,
-          booked_by_platform_code: transfer.platform_code,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    item: transferViewEntity.put(ctx.tables, view, {
+      extra: { created_ms: createdAtMs },
+      condition: 'attribute_not_exists(pk)',
+    }),
     onConditionFailed: () => new TransferIdTakenError(),
     counts: [{ platformCode: viewerPlatformCode, list: TRANSFERS_LIST, bucket: ALL, delta: 1 }],
   };
-}
-
-function toTransfer(item: Record<string, any>): Transfer {
-  const {
-    pk: _pk,
-    sk: _sk,
-    gsi1pk: _g1,
-    gsi1sk: _g1s,
-    type: _type,
-    booked_by_platform_code: _bookedBy,
-    ...rest
-  } = item;
-  return { ...(rest as Transfer), id: readInteger(item.id) };
 }
 
 /**
@@ -117,13 +62,13 @@ export async function getTransfer(
   id: string,
   platformCode: string,
 ): Promise<Transfer | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.transfer(id) }));
+  const out = await ctx.db.send(new GetCommand(transferEntity.get(ctx.tables, { id })));
   if (!out.Item) return undefined;
-  if (out.Item.platform_code === platformCode) return toTransfer(out.Item);
+  if (out.Item.platform_code === platformCode) return transferEntity.parse(out.Item);
   const view = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.transferView(id, platformCode) }),
+    new GetCommand(transferViewEntity.get(ctx.tables, { id, platform_code: platformCode })),
   );
-  return view.Item ? toTransfer(view.Item) : undefined;
+  return view.Item ? transferEntity.parse(view.Item) : undefined;
 }
 
 /** The filters of `GET /transfers`, all exact matches on the transfer's own fields. */
@@ -146,13 +91,14 @@ export async function pageOfTransfers(
   request: PageRequest,
 ) {
   const filter = equalityFilter({ ...filters });
-  const index: ListIndex = {
-    indexName: 'gsi1',
-    partition: { attribute: 'gsi1pk', value: keys.transfersOfPlatform(platformCode) },
-    sortAttribute: 'gsi1sk',
-    descending: true,
-    ...(filter && { filter }),
-  };
+  const index = transferEntity.listIndex(
+    'gsi1',
+    { platform_code: platformCode },
+    {
+      descending: true,
+      ...(filter && { filter }),
+    },
+  );
   const counter = filter ? undefined : () => readCount(ctx, platformCode, TRANSFERS_LIST);
   const page = await pageWithCount(
     ctx,
@@ -161,5 +107,5 @@ export async function pageOfTransfers(
     { list: TRANSFERS_LIST, platformCode, filters: { ...filters } },
     counter,
   );
-  return { ...page, items: page.items.map(toTransfer) };
+  return { ...page, items: page.items.map((item) => transferEntity.parse(item)) };
 }
