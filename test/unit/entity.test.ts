@@ -26,7 +26,7 @@ const widget = defineEntity({
   version: 3,
   legacy: [
     { below: 2, defaults: { count: 0 } },
-    { below: 3, defaults: { balance: '0' } },
+    { below: 3, defaults: (item) => ({ balance: item.count === undefined ? '0' : String(item.count) }) },
   ],
 });
 
@@ -88,10 +88,10 @@ describe('an entity', () => {
   it('fills what an older version lacked, and only for that version', () => {
     const v1 = { pk: 'WIDGET#w1', sk: 'WIDGET', widget_id: 'w1', platform_code: 'P1' };
     expect(widget.parse(v1)).toMatchObject({ count: 0, balance: '0' });
-    expect(widget.parse({ ...v1, item_version: 2, count: 4 })).toMatchObject({ count: 4, balance: '0' });
+    expect(widget.parse({ ...v1, item_version: 2, count: 4 })).toMatchObject({ count: 4, balance: '4' });
     expect(() => widget.parse({ ...v1, item_version: 3 })).toThrow(StoredItemError);
-    expect(widget.legacyAttributes(1)).toEqual({ count: 0, balance: '0' });
-    expect(widget.legacyAttributes(2)).toEqual({ balance: '0' });
+    expect(widget.legacyAttributes(1, v1)).toEqual({ count: 0, balance: '0' });
+    expect(widget.legacyAttributes(2, { ...v1, count: 4 })).toEqual({ balance: '4' });
   });
 
   it('names the entity, the key and the problem when an item does not parse', () => {

@@ -29,12 +29,15 @@ export interface IndexTemplates {
 }
 
 /**
- * What items written before version `below` may lack, and the value each absent attribute meant then: the
- * parse fills them in, and the item-version migration writes them (`legacyAttributes`).
+ * What items written before version `below` may lack, and the value each absent attribute meant then (as
+ * stored; a function when it depends on the item, e.g. a trade's reporter): the parse fills them in, and the
+ * item-version migration writes them (`legacyAttributes`).
  */
 export interface LegacyShape {
   readonly below: number;
-  readonly defaults: Readonly<Record<string, unknown>>;
+  readonly defaults:
+    | Readonly<Record<string, unknown>>
+    | ((item: Readonly<Record<string, unknown>>) => Readonly<Record<string, unknown>>);
 }
 
 type Schema = z.ZodMiniObject;
@@ -164,8 +167,8 @@ export interface Entity<
   indexAssignment<N extends keyof I & IndexName>(index: N, parts: IndexParts<I[N]>): IndexAssignment;
   /** `REMOVE` of an index's attributes in an update (a trade leaving the open index). */
   indexRemoval<N extends keyof I & IndexName>(index: N): Omit<IndexAssignment, 'values'>;
-  /** The attributes an item below `version` lacked, and what they meant (for the item-version migration). */
-  legacyAttributes(version: number): Readonly<Record<string, unknown>>;
+  /** What an item of `version` may lack, and what each meant (for the parse and the item-version migration). */
+  legacyAttributes(version: number, item: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>>;
   /** The entity as the store chart shows it. */
   chart(): EntityChart;
 }
@@ -251,11 +254,13 @@ export function defineEntity<
       throw new Error(`entity ${definition.type}: not a valid item to write: ${problemsOf(error).join('; ')}`);
     }
   };
-  const legacyAttributes = (version: number) =>
+  const legacyAttributes = (version: number, item: Readonly<Record<string, unknown>>): Record<string, unknown> =>
     Object.assign(
       {},
-      ...(definition.legacy ?? []).filter((shape) => version < shape.below).map((shape) => shape.defaults),
-    ) as Record<string, unknown>;
+      ...(definition.legacy ?? [])
+        .filter((shape) => version < shape.below)
+        .map((shape) => (typeof shape.defaults === 'function' ? shape.defaults(item) : shape.defaults)),
+    );
 
   const entity: Entity<S, PK, SK, I> = {
     type: definition.type,
@@ -287,7 +292,7 @@ export function defineEntity<
     encode: (value) => encode(value, true),
     parse(item) {
       const version = item.item_version === undefined ? 1 : Number(String(item.item_version));
-      const legacy = Object.entries(legacyAttributes(version)).filter(([name]) => item[name] === undefined);
+      const legacy = Object.entries(legacyAttributes(version, item)).filter(([name]) => item[name] === undefined);
       const source = legacy.length === 0 ? item : { ...Object.fromEntries(legacy), ...item };
       try {
         return z.decode(definition.schema, source as z.input<S>);
