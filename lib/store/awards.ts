@@ -1,14 +1,19 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { assert } from '../domain/assert.js';
 import type { AccountRef } from '../domain/ledger.js';
+import {
+  AWARD_CHUNK_ITEM_VERSION,
+  chunkEntity,
+  distributionEntity,
+  type Distribution,
+  type Recipient,
+  type StoredChunk,
+} from './entities/award.js';
 import { queryAll } from './table/query.js';
-import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './table/numbers.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 import { eventItem } from './events.js';
-import { itemVersionOf } from './table/item-versions.js';
 
 /**
  * Award distributions. A distribution can credit more recipients than one transaction holds, so it is
@@ -27,61 +32,18 @@ import { itemVersionOf } from './table/item-versions.js';
  *   sk CHUNK#nnnn    one chunk: its recipients in request order, their trade ids, its movement id, its state.
  */
 
-export type DistributionStatus = 'distributing' | 'completed';
-export type ChunkStatus = 'pending' | 'credited';
+export { AWARD_CHUNK_ITEM_VERSION, type Distribution, type Recipient };
+export type DistributionStatus = Distribution['status'];
+export type ChunkStatus = StoredChunk['status'];
 
-export interface Recipient {
-  participant_code: string;
-  trade_id: string;
-}
-
-export interface Distribution {
-  platform_code: string;
-  /** The request's X-Request-Id when it had one, else an id of our own; echoed as `request_id`. */
-  distribution_id: string;
-  asset: string;
-  /** Each recipient's amount, fixed-point with the asset's decimals. */
-  quantity: string;
-  quoted_currency: string;
-  recipient_count: number;
-  /** quantity × recipient_count: what left the pool for the escrow. */
-  total: string;
-  /** `distributionFingerprint` of the request, so a retry asking for something else is refused. */
-  fingerprint: string;
-  pool: AccountRef;
-  /** The first escrow lane's account (each chunk names its own); the only one of distributions recorded before lanes. */
-  escrow: AccountRef;
-  chunk_count: number;
-  status: DistributionStatus;
-  created_at: number;
-  completed_at: number | null;
-}
-
-export interface DistributionChunk {
-  index: number;
-  recipients: Recipient[];
-  /** Fixed at creation, so a retried chunk writes the same movement id (which can exist only once). */
-  movement_id: string;
+/** A chunk as a run credits it: the lane it pays from resolved (a chunk recorded before lanes pays from its distribution's). */
+export interface DistributionChunk extends Omit<StoredChunk, 'platform_code' | 'distribution_id' | 'escrow'> {
   /**
    * The escrow account (lane) the chunk pays from, fixed at creation. Chunks recorded before lanes existed
    * have none stored and pay from the distribution's `escrow`.
    */
   escrow: AccountRef;
-  status: ChunkStatus;
-  credited_at: number | null;
-  /**
-   * Recipients credited so far of a chunk recorded larger than one transaction now holds (an older, larger
-   * chunk size), credited in parts: absent until its first part commits. See `chunkPartCreditedItem`.
-   */
-  credited_recipients?: number;
 }
-
-/**
- * The award chunk item's schema version (lib/store/README.md, "Item versions"). 2: it carries `escrow`, the
- * lane it pays from. 1 (no `item_version`): recorded before lanes, without `escrow`: it pays from its
- * distribution's.
- */
-export const AWARD_CHUNK_ITEM_VERSION = 2;
 
 /** Phase 1's records, for the transaction that also moves pool -> escrow. New ids only. */
 export function distributionCreationItems(
@@ -89,40 +51,18 @@ export function distributionCreationItems(
   distribution: Distribution,
   chunks: readonly DistributionChunk[],
 ): TaggedItem[] {
-  const table = ctx.tables.main;
   const { platform_code: platform, distribution_id: id } = distribution;
   const record: TaggedItem = {
-    item: {
-      Put: {
-        TableName: table,
-        Item: {
-          ...distribution,
-          ...keys.awardDistribution(platform, id),
-          gsi2pk: keys.openAwardDistributions(),
-          gsi2sk: keys.openAwardDistributionSortKey(distribution.created_at, platform, id),
-          type: 'award_distribution',
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    item: distributionEntity.put(ctx.tables, distribution, { condition: 'attribute_not_exists(pk)' }),
     onConditionFailed: () => new DistributionExistsError(`award distribution ${id} already exists`),
   };
   const chunkItems = chunks.map(
     (chunk): TaggedItem => ({
-      item: {
-        Put: {
-          TableName: table,
-          Item: {
-            ...chunk,
-            ...keys.awardDistributionChunk(platform, id, chunk.index),
-            type: 'award_distribution_chunk',
-            platform_code: platform,
-            distribution_id: id,
-            item_version: AWARD_CHUNK_ITEM_VERSION,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      item: chunkEntity.put(
+        ctx.tables,
+        { ...chunk, platform_code: platform, distribution_id: id },
+        { condition: 'attribute_not_exists(pk)' },
+      ),
       onConditionFailed: () => new DistributionExistsError(`award distribution ${id} already exists`),
     }),
   );
@@ -151,16 +91,16 @@ export function chunkCreditedItem(
   nowMs: number,
 ): TaggedItem {
   return {
-    item: {
-      Update: {
-        TableName: ctx.tables.main,
-        Key: keys.awardDistributionChunk(platformCode, distributionId, index),
-        UpdateExpression: 'SET #status = :credited, credited_at = :now',
-        ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':credited': 'credited', ':pending': 'pending', ':now': nowMs },
+    item: chunkEntity.update(
+      ctx.tables,
+      { platform_code: platformCode, distribution_id: distributionId, index },
+      {
+        update: 'SET #status = :credited, credited_at = :now',
+        condition: 'attribute_exists(pk) AND #status = :pending',
+        names: { '#status': 'status' },
+        values: { ':credited': 'credited', ':pending': 'pending', ':now': nowMs },
       },
-    },
+    ),
     onConditionFailed: () =>
       new ChunkAlreadyCreditedError(`chunk ${index} of award distribution ${distributionId} is already credited`),
   };
@@ -186,23 +126,23 @@ export function chunkPartCreditedItem(
   );
   const last = part.to >= part.total;
   return {
-    item: {
-      Update: {
-        TableName: ctx.tables.main,
-        Key: keys.awardDistributionChunk(platformCode, distributionId, index),
-        UpdateExpression: last
+    item: chunkEntity.update(
+      ctx.tables,
+      { platform_code: platformCode, distribution_id: distributionId, index },
+      {
+        update: last
           ? 'SET #status = :credited, credited_at = :now, credited_recipients = :to'
           : 'SET credited_recipients = :to',
-        ConditionExpression: `attribute_exists(pk) AND #status = :pending AND ${part.from === 0 ? 'attribute_not_exists(credited_recipients)' : 'credited_recipients = :from'}`,
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
+        condition: `attribute_exists(pk) AND #status = :pending AND ${part.from === 0 ? 'attribute_not_exists(credited_recipients)' : 'credited_recipients = :from'}`,
+        names: { '#status': 'status' },
+        values: {
           ':pending': 'pending',
           ':to': part.to,
           ...(last && { ':credited': 'credited', ':now': nowMs }),
           ...(part.from > 0 && { ':from': part.from }),
         },
       },
-    },
+    ),
     onConditionFailed: () =>
       new ChunkAlreadyCreditedError(
         `recipients ${part.from}.. of chunk ${index} of award distribution ${distributionId} are already credited`,
@@ -217,13 +157,15 @@ export async function getDistributionChunk(
   index: number,
 ): Promise<DistributionChunk | undefined> {
   const out = await ctx.db.send(
-    new GetCommand({
-      TableName: ctx.tables.main,
-      Key: keys.awardDistributionChunk(distribution.platform_code, distribution.distribution_id, index),
-      ConsistentRead: true,
-    }),
+    new GetCommand(
+      chunkEntity.get(
+        ctx.tables,
+        { platform_code: distribution.platform_code, distribution_id: distribution.distribution_id, index },
+        { consistent: true },
+      ),
+    ),
   );
-  return out.Item ? toChunk(out.Item, distribution.escrow) : undefined;
+  return out.Item ? chunkOf(out.Item, distribution.escrow) : undefined;
 }
 
 /**
@@ -237,19 +179,20 @@ export async function completeDistribution(
   alongWith: readonly TaggedItem[] = [],
 ): Promise<boolean> {
   const { platform_code: platformCode, distribution_id: distributionId } = distribution;
+  const leaveOpen = distributionEntity.indexRemoval('gsi2');
   try {
     await transactWrite(ctx, [
       {
-        item: {
-          Update: {
-            TableName: ctx.tables.main,
-            Key: keys.awardDistribution(platformCode, distributionId),
-            UpdateExpression: 'SET #status = :completed, completed_at = :now REMOVE gsi2pk, gsi2sk',
-            ConditionExpression: 'attribute_exists(pk) AND #status = :distributing',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':completed': 'completed', ':distributing': 'distributing', ':now': nowMs },
+        item: distributionEntity.update(
+          ctx.tables,
+          { platform_code: platformCode, distribution_id: distributionId },
+          {
+            update: `SET #status = :completed, completed_at = :now REMOVE ${leaveOpen.expression}`,
+            condition: 'attribute_exists(pk) AND #status = :distributing',
+            names: { '#status': 'status', ...leaveOpen.names },
+            values: { ':completed': 'completed', ':distributing': 'distributing', ':now': nowMs },
           },
-        },
+        ),
         onConditionFailed: () => new DistributionCompletedError(),
       },
       // The only status change a distribution has after its creation, so its sequence is 1.
@@ -298,61 +241,14 @@ class DistributionCompletedError extends Error {
   override readonly name = 'DistributionCompletedError';
 }
 
-function accountRef(raw: Record<string, any>): AccountRef {
-  return {
-    participant_code: raw.participant_code,
-    account_group: raw.account_group,
-    account_label: raw.account_label,
-    asset: raw.asset,
-  };
-}
-
-function toDistribution(item: Record<string, any>): Distribution {
-  return {
-    platform_code: item.platform_code,
-    distribution_id: item.distribution_id,
-    asset: item.asset,
-    quantity: item.quantity,
-    quoted_currency: item.quoted_currency,
-    recipient_count: readInteger(item.recipient_count),
-    total: item.total,
-    fingerprint: item.fingerprint,
-    pool: accountRef(item.pool),
-    escrow: accountRef(item.escrow),
-    chunk_count: readInteger(item.chunk_count),
-    status: item.status,
-    created_at: readInteger(item.created_at),
-    completed_at: readOptionalInteger(item.completed_at),
-  };
-}
-
 /**
- * The lane a chunk pays from. Version 2 carries it. Version 1 is either shape written before item versions: a
- * chunk recorded after lanes carries its lane too; one recorded before lanes has none and pays from its
- * distribution's escrow.
+ * A chunk as stored, its lane resolved. Version 2 carries it (the parse refuses one that doesn't). Version 1 is
+ * either shape written before item versions: a chunk recorded after lanes carries its lane too; one recorded
+ * before lanes has none (parsed as null) and pays from its distribution's escrow.
  */
-function chunkEscrow(item: Record<string, any>, distributionEscrow: AccountRef): AccountRef {
-  if (itemVersionOf(item) >= AWARD_CHUNK_ITEM_VERSION) {
-    if (item.escrow === undefined)
-      throw new Error(`no escrow in ${item.pk} ${item.sk} at item_version ${item.item_version}`);
-    return accountRef(item.escrow);
-  }
-  return item.escrow === undefined ? distributionEscrow : accountRef(item.escrow);
-}
-
-function toChunk(item: Record<string, any>, distributionEscrow: AccountRef): DistributionChunk {
-  return {
-    index: readInteger(item.index),
-    recipients: (item.recipients as Record<string, any>[]).map((recipient) => ({
-      participant_code: recipient.participant_code,
-      trade_id: recipient.trade_id,
-    })),
-    movement_id: item.movement_id,
-    escrow: chunkEscrow(item, distributionEscrow),
-    status: item.status,
-    credited_at: readOptionalInteger(item.credited_at),
-    ...(item.credited_recipients !== undefined && { credited_recipients: readInteger(item.credited_recipients) }),
-  };
+function chunkOf(item: Readonly<Record<string, unknown>>, distributionEscrow: AccountRef): DistributionChunk {
+  const { platform_code: _platform, distribution_id: _distribution, escrow, ...chunk } = chunkEntity.parse(item);
+  return { ...chunk, escrow: escrow ?? distributionEscrow };
 }
 
 export interface StoredDistribution {
@@ -370,18 +266,17 @@ export async function getDistribution(
   platformCode: string,
   distributionId: string,
 ): Promise<StoredDistribution | undefined> {
+  const partition = distributionEntity.partitionKey({ platform_code: platformCode, distribution_id: distributionId });
   const items = await queryAll(ctx, {
-    TableName: ctx.tables.main,
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.awardDistributionPartition(platformCode, distributionId) },
+    ...distributionEntity.query(ctx.tables, 'table', partition),
     ConsistentRead: true,
   });
-  const record = items.find((item) => item.type === 'award_distribution');
+  const record = items.find((item) => item.type === distributionEntity.type);
   if (!record) return undefined;
-  const distribution = toDistribution(record);
+  const distribution = distributionEntity.parse(record);
   const chunks = items
-    .filter((item) => item.type === 'award_distribution_chunk')
-    .map((item) => toChunk(item, distribution.escrow));
+    .filter((item) => item.type === chunkEntity.type)
+    .map((item) => chunkOf(item, distribution.escrow));
   // A distribution completes only after every chunk's `pending` -> `credited` committed (distribute-awards.ts
   // `finish`): a completed one with a pending chunk means a recipient was never paid, or paid by a run that
   // skipped the chunk's condition.
@@ -396,15 +291,12 @@ export async function getDistribution(
 export async function listOpenDistributions(
   ctx: Pick<AppContext, 'db' | 'tables'>,
 ): Promise<{ platform_code: string; distribution_id: string; created_at: number }[]> {
-  const items = await queryAll(ctx, {
-    TableName: ctx.tables.main,
-    IndexName: 'gsi2',
-    KeyConditionExpression: 'gsi2pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.openAwardDistributions() },
+  const items = await queryAll(
+    ctx,
+    distributionEntity.query(ctx.tables, 'gsi2', distributionEntity.indexPartition('gsi2', {})),
+  );
+  return items.map((item) => {
+    const { platform_code, distribution_id, created_at } = distributionEntity.parse(item);
+    return { platform_code, distribution_id, created_at };
   });
-  return items.map((item) => ({
-    platform_code: item.platform_code,
-    distribution_id: item.distribution_id,
-    created_at: readInteger(item.created_at),
-  }));
 }

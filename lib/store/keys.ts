@@ -147,13 +147,6 @@ export const keys = {
   /** A quote from an RFQ; read by id only, executed once. */
   quote: (quoteId: string) => ({ pk: `QUOTE#${quoteId}`, sk: 'QUOTE' }),
 
-  /** An ACH payment transaction. */
-  payment: (transactionId: string) => ({ pk: `PAYMENT#${transactionId}`, sk: 'PAYMENT' }),
-  /** gsi1: a platform's payments, by creation time (the date filters of GET /payments/status are key ranges). */
-  paymentsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#PAYMENTS`,
-  paymentSortKey: (createdAtMs: number, transactionId: string) =>
-    `${String(createdAtMs).padStart(15, '0')}#${transactionId}`,
-
   /**
    * An award distribution, keyed by the request that made it (its X-Request-Id, else a new id) so a retry
    * finds it. Its chunks share the partition: one Query reads the whole distribution and its progress.
@@ -162,24 +155,6 @@ export const keys = {
     pk: `AWARDS#${platformCode}#${distributionId}`,
     sk: 'DISTRIBUTION',
   }),
-  awardDistributionChunk: (platformCode: string, distributionId: string, index: number) => ({
-    pk: `AWARDS#${platformCode}#${distributionId}`,
-    sk: `CHUNK#${String(index).padStart(4, '0')}`,
-  }),
-  awardDistributionPartition: (platformCode: string, distributionId: string) =>
-    `AWARDS#${platformCode}#${distributionId}`,
-  /** gsi2, sparse: distributions not yet completed, for ops to find and resume one whose client gave up. */
-  openAwardDistributions: () => 'AWARDS#OPEN',
-  openAwardDistributionSortKey: (createdAtMs: number, platformCode: string, distributionId: string) =>
-    `${String(createdAtMs).padStart(15, '0')}#${platformCode}#${distributionId}`,
-
-  /** A withdrawal request (convert-withdraw), moved by custody events. */
-  withdrawal: (withdrawalId: string) => ({ pk: `WITHDRAWAL#${withdrawalId}`, sk: 'WITHDRAWAL' }),
-  /** gsi1: a platform's withdrawal requests, by creation time. */
-  withdrawalsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#WITHDRAWALS`,
-  withdrawalSortKey: (createdAtMs: number, withdrawalId: string) =>
-    `${String(createdAtMs).padStart(15, '0')}#${withdrawalId}`,
-
   /** The network fee charged on withdrawals of an asset (ops set it); one item per asset. */
   networkFee: (asset: string) => ({ pk: `NETWORK_FEE#${asset}`, sk: 'NETWORK_FEE' }),
 

@@ -1,10 +1,9 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { paymentStatusSequence, type PaymentStatus, type Payment } from '../domain/payments.js';
 import { paymentView } from '../domain/payments.js';
+import { paymentEntity, type StoredPayment } from './entities/payment.js';
 import { eventItem } from './events.js';
-import { equalityFilter, pageWithCount, type ListBinding, type ListIndex, type PageRequest } from './table/paging.js';
-import { keys } from './keys.js';
-import { readInteger } from './table/integers.js';
+import { equalityFilter, pageWithCount, type ListBinding, type PageRequest } from './table/paging.js';
 import { ALL, bucketOf, readCount } from './table/counters.js';
 import type { TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
@@ -14,20 +13,11 @@ const PAYMENTS_LIST = 'payments';
 /** The payment's creation, for the execution transaction that books its trade. */
 export function paymentCreationItem(ctx: Pick<AppContext, 'tables'>, payment: Payment): TaggedItem {
   return {
-    item: {
-      Put: {
-        TableName: ctx.tables.main,
-        Item: {
-          ...payment,
-          ...keys.payment(payment.transaction_id),
-          gsi1pk: keys.paymentsOfPlatform(payment.platform_code),
-          gsi1sk: keys.paymentSortKey(payment.created_at_ms, payment.transaction_id),
-          type: 'payment',
-          status_history: [{ status: payment.status, at: payment.created_at_ms }],
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    item: paymentEntity.put(
+      ctx.tables,
+      { ...payment, status_history: [{ status: payment.status, at: payment.created_at_ms }] },
+      { condition: 'attribute_not_exists(pk)' },
+    ),
     counts: [
       { platformCode: payment.platform_code, list: PAYMENTS_LIST, bucket: ALL, delta: 1 },
       {
@@ -59,22 +49,21 @@ export function paymentStatusItems(
 ): TaggedItem[] {
   const transactionId = payment.transaction_id;
   const update: TaggedItem = {
-    item: {
-      Update: {
-        TableName: ctx.tables.main,
-        Key: keys.payment(transactionId),
-        UpdateExpression:
-          'SET #status = :next, updated_at_ms = :now, status_history = list_append(status_history, :entry)',
-        ConditionExpression: 'attribute_exists(pk) AND #status = :expected',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
+    item: paymentEntity.update(
+      ctx.tables,
+      { transaction_id: transactionId },
+      {
+        update: 'SET #status = :next, updated_at_ms = :now, status_history = list_append(status_history, :entry)',
+        condition: 'attribute_exists(pk) AND #status = :expected',
+        names: { '#status': 'status' },
+        values: {
           ':next': next,
           ':expected': expected,
           ':now': nowMs,
           ':entry': [{ status: next, at: nowMs }],
         },
       },
-    },
+    ),
     onConditionFailed: () => new PaymentStatusChangedError(`payment ${transactionId} is no longer ${expected}`),
     counts: [
       { platformCode: payment.platform_code, list: PAYMENTS_LIST, bucket: bucketOf('status', expected), delta: -1 },
@@ -97,32 +86,10 @@ export function paymentStatusItems(
   return [update, event];
 }
 
-function toPayment(item: Record<string, any>): Payment {
-  return {
-    transaction_id: item.transaction_id,
-    platform_code: item.platform_code,
-    trade_id: item.trade_id ?? null,
-    participant_code: item.participant_code,
-    asset: item.asset,
-    amount: item.amount,
-    trade_amount: item.trade_amount,
-    status: item.status,
-    transfer_type: item.transfer_type,
-    bank_transfer_id: item.bank_transfer_id,
-    funding: item.funding,
-    external_account_id: item.external_account_id ?? null,
-    description: item.description ?? null,
-    bank_fee: item.bank_fee ?? null,
-    inbound_reference_id: item.inbound_reference_id ?? null,
-    clearing_account: {
-      participant_code: item.clearing_account.participant_code,
-      account_group: item.clearing_account.account_group,
-      account_label: item.clearing_account.account_label,
-      asset: item.clearing_account.asset,
-    },
-    created_at_ms: readInteger(item.created_at_ms),
-    updated_at_ms: readInteger(item.updated_at_ms),
-  };
+/** The payment as the domain knows it: the stored item without its status history. */
+function paymentOf(item: Readonly<Record<string, unknown>>): Payment {
+  const { status_history: _history, ...payment }: StoredPayment = paymentEntity.parse(item);
+  return payment;
 }
 
 /** Read strongly consistently: bank events decide on the status they then condition on. */
@@ -131,9 +98,9 @@ export async function getPayment(
   transactionId: string,
 ): Promise<Payment | undefined> {
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.payment(transactionId), ConsistentRead: true }),
+    new GetCommand(paymentEntity.get(ctx.tables, { transaction_id: transactionId }, { consistent: true })),
   );
-  return out.Item ? toPayment(out.Item) : undefined;
+  return out.Item ? paymentOf(out.Item) : undefined;
 }
 
 /** The filters of `GET /payments/status` besides the creation-time range (which is the key range). */
@@ -156,19 +123,22 @@ export async function pageOfPayments(
   request: PageRequest,
   bindingFilters: ListBinding['filters'],
 ) {
-  const from = keys.paymentSortKey(Math.max(0, range.fromMs ?? 0), '');
+  const from = paymentEntity.indexSortKey('gsi1', {
+    created_at_ms: Math.max(0, range.fromMs ?? 0),
+    transaction_id: '',
+  });
   // '~' sorts after every id character, so payments created in the last millisecond of the range count.
-  const to = keys.paymentSortKey(range.toMs ?? 999_999_999_999_999, '~');
+  const to = paymentEntity.indexSortKey('gsi1', {
+    created_at_ms: range.toMs ?? 999_999_999_999_999,
+    transaction_id: '~',
+  });
   if (from > to) return { items: [] as Payment[], page: request.page, nextCursor: null, count: 0 };
   const filter = equalityFilter({ ...filters });
-  const index: ListIndex = {
-    indexName: 'gsi1',
-    partition: { attribute: 'gsi1pk', value: keys.paymentsOfPlatform(platformCode) },
-    sortAttribute: 'gsi1sk',
-    sortRange: { between: [from, to] },
-    descending: true,
-    ...(filter && { filter }),
-  };
+  const index = paymentEntity.listIndex(
+    'gsi1',
+    { platform_code: platformCode },
+    { sortRange: { between: [from, to] }, descending: true, ...(filter && { filter }) },
+  );
   // Counted: all payments, and payments by status; any other filter or a date range is counted by reading.
   const { status, ...others } = filters;
   const counted =
@@ -185,5 +155,5 @@ export async function pageOfPayments(
     { list: PAYMENTS_LIST, platformCode, filters: bindingFilters },
     counter,
   );
-  return { ...page, items: page.items.map(toPayment) };
+  return { ...page, items: page.items.map(paymentOf) };
 }

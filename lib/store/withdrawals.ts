@@ -1,21 +1,19 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { AccountRef } from '../domain/ledger.js';
 import {
   withdrawalStatusSequence,
   type CustodyOutcome,
   type WithdrawalStatus,
   type Withdrawal,
 } from '../domain/withdrawals.js';
-import { keys } from './keys.js';
-import { readInteger } from './table/integers.js';
-import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './table/paging.js';
+import { withdrawalView } from '../domain/withdrawals.js';
+import { withdrawalEntity, type StoredWithdrawal } from './entities/withdrawal.js';
+import { eventItem } from './events.js';
+import { equalityFilter, pageWithCount, type PageRequest } from './table/paging.js';
 import { ALL, readCount } from './table/counters.js';
-
-const WITHDRAWALS_LIST = 'withdrawals';
 import type { TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
-import { withdrawalView } from '../domain/withdrawals.js';
-import { eventItem } from './events.js';
+
+const WITHDRAWALS_LIST = 'withdrawals';
 
 /**
  * withdrawal.status_changed: the request as GET /withdrawals/requests/{id} shows it,
@@ -54,20 +52,11 @@ export class WithdrawalStatusChangedError extends Error {
  */
 export function withdrawalCreationItems(ctx: Pick<AppContext, 'tables'>, withdrawal: Withdrawal): TaggedItem[] {
   const creation: TaggedItem = {
-    item: {
-      Put: {
-        TableName: ctx.tables.main,
-        Item: {
-          ...withdrawal,
-          ...keys.withdrawal(withdrawal.withdrawal_request_id),
-          gsi1pk: keys.withdrawalsOfPlatform(withdrawal.platform_code),
-          gsi1sk: keys.withdrawalSortKey(withdrawal.created_at, withdrawal.withdrawal_request_id),
-          type: 'withdrawal',
-          status_history: [{ status: withdrawal.status, at: withdrawal.created_at }],
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    item: withdrawalEntity.put(
+      ctx.tables,
+      { ...withdrawal, status_history: [{ status: withdrawal.status, at: withdrawal.created_at }] },
+      { condition: 'attribute_not_exists(pk)' },
+    ),
     counts: [{ platformCode: withdrawal.platform_code, list: WITHDRAWALS_LIST, bucket: ALL, delta: 1 }],
   };
   return [creation, withdrawalStatusEvent(ctx, withdrawal, null, withdrawal.created_at)];
@@ -82,15 +71,15 @@ export function withdrawalOutcomeItems(
 ): TaggedItem[] {
   const withdrawalId = withdrawal.withdrawal_request_id;
   const update: TaggedItem = {
-    item: {
-      Update: {
-        TableName: ctx.tables.main,
-        Key: keys.withdrawal(withdrawalId),
-        UpdateExpression:
+    item: withdrawalEntity.update(
+      ctx.tables,
+      { withdrawal_request_id: withdrawalId },
+      {
+        update:
           'SET #status = :next, transaction_hash = :hash, updated_at = :now, status_history = list_append(status_history, :entry)',
-        ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
+        condition: 'attribute_exists(pk) AND #status = :pending',
+        names: { '#status': 'status' },
+        values: {
           ':next': outcome,
           ':pending': 'PENDING',
           ':hash': transactionHash,
@@ -98,46 +87,17 @@ export function withdrawalOutcomeItems(
           ':entry': [{ status: outcome, at: nowMs }],
         },
       },
-    },
+    ),
     onConditionFailed: () => new WithdrawalStatusChangedError(`withdrawal ${withdrawalId} is no longer PENDING`),
   };
   const after: Withdrawal = { ...withdrawal, status: outcome, transaction_hash: transactionHash, updated_at: nowMs };
   return [update, withdrawalStatusEvent(ctx, after, 'PENDING', nowMs)];
 }
 
-function accountRef(raw: Record<string, any>): AccountRef {
-  return {
-    participant_code: raw.participant_code,
-    account_group: raw.account_group,
-    account_label: raw.account_label,
-    asset: raw.asset,
-  };
-}
-
-function toWithdrawal(item: Record<string, any>): Withdrawal {
-  return {
-    withdrawal_request_id: item.withdrawal_request_id,
-    platform_code: item.platform_code,
-    participant_code: item.participant_code,
-    account_group: item.account_group,
-    account_label: item.account_label,
-    asset: item.asset,
-    network: item.network,
-    address: item.address,
-    requested_amount: item.requested_amount,
-    fee_amount: item.fee_amount,
-    fee_notional: item.fee_notional,
-    quoted_currency: item.quoted_currency,
-    trade_id: item.trade_id,
-    quote_id: item.quote_id,
-    status: item.status,
-    transaction_hash: item.transaction_hash ?? null,
-    source_account: accountRef(item.source_account),
-    escrow_account: accountRef(item.escrow_account),
-    fee_account: accountRef(item.fee_account),
-    created_at: readInteger(item.created_at),
-    updated_at: readInteger(item.updated_at),
-  };
+/** The withdrawal as the domain knows it: the stored item without its status history. */
+function withdrawalOf(item: Readonly<Record<string, unknown>>): Withdrawal {
+  const { status_history: _history, ...withdrawal }: StoredWithdrawal = withdrawalEntity.parse(item);
+  return withdrawal;
 }
 
 /** Read strongly consistently: custody events decide on the status they then condition on. */
@@ -146,9 +106,9 @@ export async function getWithdrawal(
   withdrawalId: string,
 ): Promise<Withdrawal | undefined> {
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.withdrawal(withdrawalId), ConsistentRead: true }),
+    new GetCommand(withdrawalEntity.get(ctx.tables, { withdrawal_request_id: withdrawalId }, { consistent: true })),
   );
-  return out.Item ? toWithdrawal(out.Item) : undefined;
+  return out.Item ? withdrawalOf(out.Item) : undefined;
 }
 
 /** The filters of `GET /withdrawals/requests`: exact matches. */
@@ -170,13 +130,11 @@ export async function pageOfWithdrawals(
     asset: filters.asset,
     status: filters.status,
   });
-  const index: ListIndex = {
-    indexName: 'gsi1',
-    partition: { attribute: 'gsi1pk', value: keys.withdrawalsOfPlatform(platformCode) },
-    sortAttribute: 'gsi1sk',
-    descending: true,
-    ...(filter && { filter }),
-  };
+  const index = withdrawalEntity.listIndex(
+    'gsi1',
+    { platform_code: platformCode },
+    { descending: true, ...(filter && { filter }) },
+  );
   // Unfiltered, the count is the platform's counter; a filtered count reads within the count budget.
   const counter = filter ? undefined : () => readCount(ctx, platformCode, WITHDRAWALS_LIST);
   const page = await pageWithCount(
@@ -186,5 +144,5 @@ export async function pageOfWithdrawals(
     { list: WITHDRAWALS_LIST, platformCode, filters: { ...filters } },
     counter,
   );
-  return { ...page, items: page.items.map(toWithdrawal) };
+  return { ...page, items: page.items.map(withdrawalOf) };
 }

@@ -9,6 +9,7 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { accountIdOf, SYSTEM_PARTICIPANTS } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { getDistribution } from '../../lib/store/awards.js';
+import { chunkEntity } from '../../lib/store/entities/award.js';
 import { keys } from '../../lib/store/keys.js';
 import { balanceOf } from '../../lib/store/ledger.js';
 import { MAX_TRANSACTION_ITEMS } from '../../lib/store/table/transaction-items.js';
@@ -558,7 +559,7 @@ describe('POST /awards/distribute across chunks', () => {
       );
     for (const chunk of recorded!.chunks)
       await update(
-        keys.awardDistributionChunk(platform.platformCode, requestId, chunk.index),
+        chunkEntity.key({ platform_code: platform.platformCode, distribution_id: requestId, index: chunk.index }),
         'REMOVE escrow, item_version',
       );
     const [first, ...others] = escrowLanes(platform);

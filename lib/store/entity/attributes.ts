@@ -34,3 +34,11 @@ export const integerText = z.codec(z.string().check(z.regex(/^-?\d+$/, 'an integ
 
 /** A boolean; older items may lack it, which reads as false. */
 export const flag = z._default(z.boolean(), false);
+
+/** A ledger account named by its four parts (an account a record booked against), stored as a map. */
+export const accountRef = z.object({
+  participant_code: z.string(),
+  account_group: z.string(),
+  account_label: z.string(),
+  asset: z.string(),
+});
