@@ -86,7 +86,7 @@ export function grantTable(grantee: IGrantable, table: Table, definition: TableD
  */
 export const BOOKING_QUEUE_KEYS = 'BOOKINGS#*';
 
-/** The partition keys of the rate-limit windows in the TTL table (lib/store/keys.ts `ttlKeys.rateWindow`). */
+/** The partition keys of the rate-limit windows in the TTL table (`rateWindowEntity` in lib/store/entities/window.ts). */
 export const RATE_WINDOW_KEYS = 'RATE#*';
 
 /**

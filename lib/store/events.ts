@@ -3,8 +3,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AppContext } from '../context.js';
 import { writtenUnlessConditionFailed } from './table/conditional.js';
 import { EVENT_RETENTION_MS, type EventEnvelope, type EventType, type ResourceType } from '../domain/events.js';
-import { keys } from './keys.js';
-import { readInteger } from './table/integers.js';
+import { DUE_SHARDS, EVENT_ITEM_VERSION, eventEntity, eventIdOfKey, eventRedeliveryEntity } from './entities/event.js';
 import { combineFilters, equalityFilter, type ListFilter, type ListIndex } from './table/paging.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
@@ -27,14 +26,7 @@ interface NewEvent {
   onlyEndpointId?: string;
 }
 
-/**
- * The event item's schema version (lib/store/README.md, "Item versions"). 2: its expiry is its `ttl` (whole
- * seconds). 1 (no `item_version`): either that, or (written before the items were trimmed) `expires_at_ms`.
- */
-export const EVENT_ITEM_VERSION = 2;
-
-/** Shards of the due index; the sweep reads them all. */
-export const DUE_SHARDS = 8;
+export { DUE_SHARDS, EVENT_ITEM_VERSION, eventIdOfKey };
 
 /** An event the stream hasn't dispatched this long after its commit is dispatched by the sweep. */
 const DISPATCH_GRACE_MS = 60_000;
@@ -74,28 +66,26 @@ export function eventItem(
 ): TaggedItem {
   const envelope = envelopeOf(event, eventId, nowMs);
   return {
-    item: {
-      Put: {
-        TableName: ctx.tables.main,
-        Item: {
-          ...keys.event(eventId),
-          type: 'event',
-          platform_code: event.platformCode,
-          resource_id: event.resource.id,
-          body: JSON.stringify(envelope),
-          ...(event.onlyEndpointId !== undefined && { only_endpoint_id: event.onlyEndpointId }),
-          ttl: eventExpirySeconds(nowMs),
-          item_version: EVENT_ITEM_VERSION,
-          gsi1pk: keys.eventsOfPlatform(event.platformCode),
-          gsi1sk: keys.eventSortKey(nowMs, eventId),
-          gsi2pk: keys.eventsOfPlatformByType(event.platformCode, event.type),
-          gsi2sk: keys.eventSortKey(nowMs, eventId),
-          gsi3pk: keys.webhooksDue(randomInt(DUE_SHARDS)),
-          gsi3sk: keys.webhooksDueSortKey(nowMs + DISPATCH_GRACE_MS, `EVENT#${eventId}`),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
+    item: eventEntity.put(
+      ctx.tables,
+      {
+        platform_code: event.platformCode,
+        resource_id: event.resource.id,
+        body: JSON.stringify(envelope),
+        ...(event.onlyEndpointId !== undefined && { only_endpoint_id: event.onlyEndpointId }),
+        ttl: eventExpirySeconds(nowMs),
       },
-    },
+      {
+        extra: {
+          event_id: eventId,
+          event_type: event.type,
+          created_ms: nowMs,
+          due_shard: randomInt(DUE_SHARDS),
+          due_ms: nowMs + DISPATCH_GRACE_MS,
+        },
+        condition: 'attribute_not_exists(pk)',
+      },
+    ),
   };
 }
 
@@ -118,20 +108,6 @@ function eventExpirySeconds(nowMs: number): number {
   return Math.ceil((nowMs + EVENT_RETENTION_MS) / 1000);
 }
 
-/**
- * When a stored event expires (ms): its `ttl`; a version 1 item (no `item_version`) written before the trim
- * carries `expires_at_ms`. Not through table/item-versions.ts: every function writing events would load it.
- */
-function eventExpiryMs(item: Record<string, any>): number {
-  if (item.item_version === undefined && item.expires_at_ms !== undefined) return readInteger(item.expires_at_ms);
-  return readInteger(item.ttl) * 1000;
-}
-
-/** The id of the event an event item (or a redelivery request, in the same partition) belongs to, from its key. */
-export function eventIdOfKey(pk: string): string {
-  return pk.slice(keys.event('').pk.length);
-}
-
 interface StoredEvent {
   envelope: EventEnvelope;
   /** The exact bytes deliveries send. */
@@ -141,13 +117,17 @@ interface StoredEvent {
   onlyEndpointId: string | undefined;
 }
 
-export function storedEventFrom(item: Record<string, any>): StoredEvent {
+/** A stored event item, parsed, as the readers use it. */
+export function storedEventFrom(item: Readonly<Record<string, unknown>>): StoredEvent {
+  const stored = eventEntity.parse(item);
   return {
-    envelope: JSON.parse(item.body as string) as EventEnvelope,
-    body: item.body as string,
-    dispatched: item.dispatched === true,
-    onlyEndpointId: item.only_endpoint_id ?? undefined,
-    expiresAtMs: eventExpiryMs(item),
+    envelope: JSON.parse(stored.body) as EventEnvelope,
+    body: stored.body,
+    dispatched: stored.dispatched === true,
+    onlyEndpointId: stored.only_endpoint_id,
+    // Its `ttl`; a version 1 item (no `item_version`) written before the trim carries `expires_at_ms`.
+    expiresAtMs:
+      item.item_version === undefined && stored.expires_at_ms !== undefined ? stored.expires_at_ms : stored.ttl * 1000,
   };
 }
 
@@ -159,7 +139,7 @@ export async function getEvent(
 ): Promise<StoredEvent | undefined> {
   if (!/^evt_[0-9a-z]{1,60}$/.test(eventId)) return undefined;
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.event(eventId), ConsistentRead: true }),
+    new GetCommand(eventEntity.get(ctx.tables, { event_id: eventId }, { consistent: true })),
   );
   if (!out.Item || out.Item.type !== 'event') return undefined;
   const event = storedEventFrom(out.Item);
@@ -171,17 +151,18 @@ export async function getEvent(
 /** The dispatcher has fanned the event out: it leaves the due index (a MODIFY the stream filter ignores). */
 export async function markEventDispatched(ctx: Pick<AppContext, 'db' | 'tables'>, eventId: string): Promise<void> {
   // Gone already (TTL): nothing left to mark.
-  await writtenUnlessConditionFailed(
-    ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.event(eventId),
-        UpdateExpression: 'SET dispatched = :true REMOVE gsi3pk, gsi3sk',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':true': true },
-      }),
-    ),
+  const dueIndex = eventEntity.indexRemoval('gsi3');
+  const update = eventEntity.update(
+    ctx.tables,
+    { event_id: eventId },
+    {
+      update: `SET dispatched = :true REMOVE ${dueIndex.expression}`,
+      condition: 'attribute_exists(pk)',
+      names: dueIndex.names,
+      values: { ':true': true },
+    },
   );
+  await writtenUnlessConditionFailed(ctx.db.send(new UpdateCommand(update.Update)));
 }
 
 /**
@@ -215,20 +196,24 @@ export function eventsIndex(ctx: Pick<AppContext, 'clock'>, platformCode: string
     horizonMs,
     filters.createdAfterMs !== undefined ? filters.createdAfterMs + 1 - CATCH_UP_OVERLAP_MS : horizonMs,
   );
-  const index = filters.type ? 'gsi2' : 'gsi1';
-  return {
-    indexName: index,
-    partition: {
-      attribute: `${index}pk`,
-      value: filters.type
-        ? keys.eventsOfPlatformByType(platformCode, filters.type)
-        : keys.eventsOfPlatform(platformCode),
+  // Both lists' sort keys are `<created ms>#<event id>`.
+  const options = {
+    sortRange: {
+      between: [
+        eventEntity.indexSortPrefix('gsi1', { created_ms: fromMs }),
+        eventEntity.indexSortKey('gsi1', {
+          platform_code: platformCode,
+          created_ms: Number.MAX_SAFE_INTEGER,
+          event_id: '~',
+        }),
+      ] as [string, string],
     },
-    sortAttribute: `${index}sk`,
-    sortRange: { between: [keys.eventSortKey(fromMs, ''), keys.eventSortKey(Number.MAX_SAFE_INTEGER, '~')] },
     descending: false,
     filter: combineFilters([equalityFilter({ resource_id: filters.resourceId }), typesFilter(platformCode, filters)]),
   };
+  return filters.type
+    ? eventEntity.listIndex('gsi2', { platform_code: platformCode, event_type: filters.type }, options)
+    : eventEntity.listIndex('gsi1', { platform_code: platformCode }, options);
 }
 
 /**
@@ -238,11 +223,17 @@ export function eventsIndex(ctx: Pick<AppContext, 'clock'>, platformCode: string
 function typesFilter(platformCode: string, filters: EventFilters): ListFilter | undefined {
   if (filters.type || !filters.types) return undefined;
   const values = Object.fromEntries(
-    filters.types.map((type, i) => [`:type${i}`, keys.eventsOfPlatformByType(platformCode, type)]),
+    filters.types.map((type, i) => [
+      `:type${i}`,
+      eventEntity.indexPartition('gsi2', { platform_code: platformCode, event_type: type }),
+    ]),
   );
   // A key that may see no type at all still reads a valid (empty) list.
   if (filters.types.length === 0) return { expression: 'attribute_not_exists(pk)' };
-  return { expression: `#typekey IN (${Object.keys(values).join(', ')})`, names: { '#typekey': 'gsi2pk' }, values };
+  // The attribute holding the type's list partition (gsi2's partition key).
+  const typeKey = eventEntity.listIndex('gsi2', { platform_code: platformCode, event_type: '' }, { descending: false })
+    .partition.attribute;
+  return { expression: `#typekey IN (${Object.keys(values).join(', ')})`, names: { '#typekey': typeKey }, values };
 }
 
 /** Asks for an event to be sent again to the platform's endpoints: an insert the dispatcher picks up from the stream. */
@@ -255,23 +246,19 @@ export async function putRedeliveryRequest(
   const expiresAtMs = nowMs + 24 * 60 * 60 * 1000;
   await transactWrite(ctx, [
     {
-      item: {
-        Put: {
-          TableName: ctx.tables.main,
-          Item: {
-            pk: keys.event(event.envelope.id).pk,
-            sk: `REDELIVERY#${String(nowMs).padStart(15, '0')}#${randomBytes(4).toString('hex')}`,
-            type: 'event_redelivery',
-            event_id: event.envelope.id,
-            platform_code: event.envelope.platform_code,
-            event_type: event.envelope.type,
-            ...(event.onlyEndpointId !== undefined && { only_endpoint_id: event.onlyEndpointId }),
-            created_at: nowMs,
-            expires_at_ms: expiresAtMs,
-            ttl: Math.ceil(expiresAtMs / 1000),
-          },
+      item: eventRedeliveryEntity.put(
+        ctx.tables,
+        {
+          event_id: event.envelope.id,
+          platform_code: event.envelope.platform_code,
+          event_type: event.envelope.type,
+          ...(event.onlyEndpointId !== undefined && { only_endpoint_id: event.onlyEndpointId }),
+          created_at: nowMs,
+          expires_at_ms: expiresAtMs,
+          ttl: Math.ceil(expiresAtMs / 1000),
         },
-      },
+        { extra: { nonce: randomBytes(4).toString('hex') } },
+      ),
     },
     ...alongWith,
   ]);

@@ -165,55 +165,11 @@ export const keys = {
     sk: `SHARD#${shard}`,
   }),
 
-  /**
-   * An event: recorded in the transaction of the change it describes, kept 30 days.
-   * Its deliveries and their attempts share its partition.
-   */
-  event: (eventId: string) => ({ pk: `EVENT#${eventId}`, sk: 'EVENT' }),
-  /** gsi1: a platform's events, oldest first (GET /events). */
-  eventsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#EVENTS`,
-  /** gsi2: a platform's events of one type (GET /events?type=). */
+  /** gsi2: a platform's events of one type (the ledger check's balance events; entities/event.ts defines the event). */
   eventsOfPlatformByType: (platformCode: string, eventType: string) => `PLATFORM#${platformCode}#EVENTS#${eventType}`,
   eventSortKey: (createdAtMs: number, eventId: string) => `${String(createdAtMs).padStart(15, '0')}#${eventId}`,
-  /** One delivery of an event to one endpoint: written once by the dispatcher, claimed per attempt. */
-  webhookDelivery: (eventId: string, endpointId: string) => ({ pk: `EVENT#${eventId}`, sk: `DELIVERY#${endpointId}` }),
-  /** One attempt of a delivery, kept for the endpoint's attempt log. */
-  webhookAttempt: (eventId: string, endpointId: string, attempt: number) => ({
-    pk: `EVENT#${eventId}`,
-    sk: `ATTEMPT#${endpointId}#${String(attempt).padStart(4, '0')}`,
-  }),
-  /** gsi1: an endpoint's attempts, oldest first. */
-  attemptsOfEndpoint: (endpointId: string) => `WEBHOOK_ENDPOINT#${endpointId}#ATTEMPTS`,
-  attemptSortKey: (attemptedAtMs: number, eventId: string, attempt: number) =>
-    `${String(attemptedAtMs).padStart(15, '0')}#${eventId}#${String(attempt).padStart(4, '0')}`,
-  /**
-   * gsi3, sparse: webhook work that falls due (an event not yet dispatched, a delivery's next try), spread
-   * over a few partitions because every event lands here once. The scheduled sweep drains it.
-   */
-  webhooksDue: (shard: number) => `WEBHOOKS#DUE#${shard}`,
-  webhooksDueSortKey: (dueAtMs: number, what: string) => `${String(dueAtMs).padStart(15, '0')}#${what}`,
-  /** A platform's webhook endpoint; the platform's partition holds all of them (at most 20). */
-  webhookEndpoint: (platformCode: string, endpointId: string) => ({
-    pk: `PLATFORM#${platformCode}`,
-    sk: `WEBHOOK_ENDPOINT#${endpointId}`,
-  }),
-  webhookEndpointPrefix: () => 'WEBHOOK_ENDPOINT#',
-  /** How many endpoints a platform has, moved in the transaction that creates or deletes one. */
-  webhookEndpointCount: (platformCode: string) => ({ pk: `PLATFORM#${platformCode}`, sk: 'WEBHOOK_ENDPOINT_COUNT' }),
 
   apiKey: (apiKey: string) => ({ pk: `APIKEY#${apiKey}`, sk: 'APIKEY' }),
   /** gsi1: a platform's API keys. */
   apiKeysOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#APIKEYS`,
-} as const;
-
-/** Keys of the TTL table: claims that expire. */
-export const ttlKeys = {
-  /** A signature accepted for a mutating request; seeing it again inside the window is a replay. */
-  replay: (signature: string) => `REPLAY#${signature}`,
-  /** An `X-Request-Id` seen on a POST of this platform. */
-  idempotency: (platformCode: string, requestId: string) => `IDEMPOTENCY#${platformCode}#${requestId}`,
-  /** An API key's request count in one sustained rate-limit window (`lib/domain/rate-limits.ts`), by the window's first second. */
-  rateWindow: (apiKey: string, windowStart: number) => `RATE#${apiKey}#${windowStart}`,
-  /** A client-chosen id that must be unique per platform for a window (client_transfer_id, client_trade_id). */
-  clientId: (kind: string, platformCode: string, clientId: string) => `CLIENTID#${kind}#${platformCode}#${clientId}`,
 } as const;

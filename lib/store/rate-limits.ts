@@ -9,7 +9,9 @@ import {
 } from '../domain/rate-limits.js';
 import type { RateLimit } from '../domain/rate-limits.js';
 import { listApiKeys } from './api-keys.js';
-import { keys, ttlKeys } from './keys.js';
+import { keys } from './keys.js';
+import { rateWindowEntity } from './entities/window.js';
+import { documentItemOf } from './table/returned-item.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
@@ -29,29 +31,30 @@ export function tableRateLimiter(ctx: Pick<AppContext, 'db' | 'tables'>): RateLi
   return rememberingFull(async (apiKey, limit, nowMs) => {
     const { windowStart, second } = windowOf(nowMs);
     try {
-      await ctx.db.send(
-        new UpdateCommand({
-          TableName: ctx.tables.ttl,
-          Key: { pk: ttlKeys.rateWindow(apiKey, windowStart) },
-          UpdateExpression: 'ADD #total :one, #second :one SET #ttl = if_not_exists(#ttl, :ttl)',
-          ConditionExpression:
+      const update = rateWindowEntity.update(
+        ctx.tables,
+        { api_key: apiKey, window_start: windowStart },
+        {
+          update: 'ADD #total :one, #second :one SET #ttl = if_not_exists(#ttl, :ttl)',
+          condition:
             '(attribute_not_exists(#total) OR #total < :quota) AND (attribute_not_exists(#second) OR #second < :burst)',
-          ExpressionAttributeNames: { '#total': 'total', '#second': `s${second}`, '#ttl': 'ttl' },
-          ExpressionAttributeValues: {
+          names: { '#total': 'total', '#second': `s${second}`, '#ttl': 'ttl' },
+          values: {
             ':one': 1,
             ':quota': limit.rps * SUSTAINED_WINDOW_SECONDS,
             ':burst': limit.burst,
             ':ttl': windowStart + SUSTAINED_WINDOW_SECONDS + WINDOW_KEPT_SECONDS,
           },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
+        },
       );
+      await ctx.db.send(new UpdateCommand({ ...update.Update, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
       return { admitted: true };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // The low-level item (the document client does not unmarshall this one): numbers as { N: '12' }.
-      const old = (error.Item ?? {}) as Record<string, { N?: string }>;
-      const count = (name: string) => Number(old[name]?.N ?? 0);
+      // The low-level item (the document client does not unmarshall this one), as the window's counts.
+      const returned = documentItemOf(error.Item);
+      const old: Readonly<Record<string, number | undefined>> = returned ? rateWindowEntity.parse(returned) : {};
+      const count = (name: string) => old[name] ?? 0;
       const admission = decide(limit, { total: count('total'), inSecond: count(`s${second}`) }, nowMs);
       // The condition failed, so one of the counts is at its quota; `decide` names which and when it frees up.
       return admission.admitted

@@ -3,9 +3,13 @@ import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { AppContext } from '../context.js';
 import { EVENT_RETENTION_MS } from '../domain/events.js';
-import { DUE_SHARDS, eventIdOfKey } from './events.js';
-import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './table/integers.js';
+import { DUE_SHARDS, eventEntity, eventIdOfKey } from './entities/event.js';
+import {
+  webhookAttemptEntity,
+  webhookDeliveryEntity,
+  type WebhookAttempt,
+  type WebhookDelivery,
+} from './entities/webhook.js';
 import type { ListIndex } from './table/paging.js';
 import { transactWrite } from './table/transactions.js';
 import { writtenUnlessConditionFailed } from './table/conditional.js';
@@ -20,13 +24,11 @@ import { writtenUnlessConditionFailed } from './table/conditional.js';
  *
  * States: pending -> in_flight -> succeeded | scheduled (-> in_flight ...) | failed.
  */
-type DeliveryState = 'pending' | 'in_flight' | 'scheduled' | 'succeeded' | 'failed';
-
 export interface Delivery {
   event_id: string;
   endpoint_id: string;
   platform_code: string;
-  state: DeliveryState;
+  state: WebhookDelivery['state'];
   /** Attempts made over the delivery's life (attempt items are numbered by it). */
   attempts: number;
   /** Attempts since the last (re)delivery request: the retry schedule is followed from here. */
@@ -46,24 +48,34 @@ export interface ClaimedAttempt {
 /** If the sweep finds a first try still pending this long after it was queued, the queue lost it. */
 export const QUEUED_GRACE_MS = 60_000;
 
-function deliveryFrom(item: Record<string, any>): Delivery {
+/** A stored delivery, parsed; what it lacks (no next attempt, no lease, no failure) as null. */
+function deliveryFrom(item: Readonly<Record<string, unknown>>): Delivery {
+  const stored = webhookDeliveryEntity.parse(item);
   return {
-    event_id: item.event_id,
-    endpoint_id: item.endpoint_id,
-    platform_code: item.platform_code,
-    state: item.state,
-    attempts: readInteger(item.attempts),
-    round_attempts: readInteger(item.round_attempts),
-    next_attempt_at: readOptionalInteger(item.next_attempt_at),
-    lease_until: readOptionalInteger(item.lease_until),
-    failure_reason: item.failure_reason ?? null,
-    created_at: readInteger(item.created_at),
+    event_id: stored.event_id,
+    endpoint_id: stored.endpoint_id,
+    platform_code: stored.platform_code,
+    state: stored.state,
+    attempts: stored.attempts,
+    round_attempts: stored.round_attempts,
+    next_attempt_at: stored.next_attempt_at ?? null,
+    lease_until: stored.lease_until ?? null,
+    failure_reason: stored.failure_reason ?? null,
+    created_at: stored.created_at,
   };
 }
 
-const dueShard = () => keys.webhooksDue(randomInt(DUE_SHARDS));
-const dueKey = (eventId: string, endpointId: string, atMs: number) =>
-  keys.webhooksDueSortKey(atMs, `DELIVERY#${eventId}#${endpointId}`);
+/** The delivery's place in the due index at `atMs`, on a shard drawn at random. */
+const dueEntry = (eventId: string, endpointId: string, atMs: number) => ({
+  due_shard: randomInt(DUE_SHARDS),
+  due_ms: atMs,
+  event_id: eventId,
+  endpoint_id: endpointId,
+});
+
+/** `SET` of the delivery's due index entry in an update. */
+const dueAssignment = (eventId: string, endpointId: string, atMs: number) =>
+  webhookDeliveryEntity.indexAssignment('gsi3', dueEntry(eventId, endpointId, atMs));
 
 /** Creates the delivery unless it exists; true when this call created it (and should queue it). */
 export async function createDelivery(
@@ -74,30 +86,23 @@ export async function createDelivery(
   nowMs: number,
 ): Promise<boolean> {
   const expiresAtMs = nowMs + EVENT_RETENTION_MS;
-  return writtenUnlessConditionFailed(
-    ctx.db.send(
-      new PutCommand({
-        TableName: ctx.tables.main,
-        Item: {
-          ...keys.webhookDelivery(eventId, endpointId),
-          type: 'webhook_delivery',
-          event_id: eventId,
-          endpoint_id: endpointId,
-          platform_code: platformCode,
-          state: 'pending',
-          attempts: 0,
-          round_attempts: 0,
-          next_attempt_at: nowMs,
-          created_at: nowMs,
-          expires_at_ms: expiresAtMs,
-          ttl: Math.ceil(expiresAtMs / 1000),
-          gsi3pk: dueShard(),
-          gsi3sk: dueKey(eventId, endpointId, nowMs + QUEUED_GRACE_MS),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    ),
+  const put = webhookDeliveryEntity.put(
+    ctx.tables,
+    {
+      event_id: eventId,
+      endpoint_id: endpointId,
+      platform_code: platformCode,
+      state: 'pending',
+      attempts: 0,
+      round_attempts: 0,
+      next_attempt_at: nowMs,
+      created_at: nowMs,
+      expires_at_ms: expiresAtMs,
+      ttl: Math.ceil(expiresAtMs / 1000),
+    },
+    { extra: dueEntry(eventId, endpointId, nowMs + QUEUED_GRACE_MS), condition: 'attribute_not_exists(pk)' },
   );
+  return writtenUnlessConditionFailed(ctx.db.send(new PutCommand(put.Put)));
 }
 
 /**
@@ -113,27 +118,25 @@ export async function restartDelivery(
   nowMs: number,
 ): Promise<boolean> {
   if (await createDelivery(ctx, eventId, endpointId, platformCode, nowMs)) return true;
-  return writtenUnlessConditionFailed(
-    ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.webhookDelivery(eventId, endpointId),
-        UpdateExpression:
-          'SET #state = :pending, round_attempts = :zero, next_attempt_at = :now, gsi3pk = :duepk, gsi3sk = :duesk REMOVE failure_reason, lease_until',
-        ConditionExpression: '#state IN (:succeeded, :failed)',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: {
-          ':pending': 'pending',
-          ':zero': 0,
-          ':now': nowMs,
-          ':duepk': dueShard(),
-          ':duesk': dueKey(eventId, endpointId, nowMs + QUEUED_GRACE_MS),
-          ':succeeded': 'succeeded',
-          ':failed': 'failed',
-        },
-      }),
-    ),
+  const due = dueAssignment(eventId, endpointId, nowMs + QUEUED_GRACE_MS);
+  const update = webhookDeliveryEntity.update(
+    ctx.tables,
+    { event_id: eventId, endpoint_id: endpointId },
+    {
+      update: `SET #state = :pending, round_attempts = :zero, next_attempt_at = :now, ${due.expression} REMOVE failure_reason, lease_until`,
+      condition: '#state IN (:succeeded, :failed)',
+      names: { '#state': 'state', ...due.names },
+      values: {
+        ':pending': 'pending',
+        ':zero': 0,
+        ':now': nowMs,
+        ...due.values,
+        ':succeeded': 'succeeded',
+        ':failed': 'failed',
+      },
+    },
   );
+  return writtenUnlessConditionFailed(ctx.db.send(new UpdateCommand(update.Update)));
 }
 
 /**
@@ -148,29 +151,28 @@ export async function claimAttempt(
   nowMs: number,
   leaseMs: number,
 ): Promise<ClaimedAttempt | undefined> {
+  const due = dueAssignment(eventId, endpointId, nowMs + leaseMs);
+  const update = webhookDeliveryEntity.update(
+    ctx.tables,
+    { event_id: eventId, endpoint_id: endpointId },
+    {
+      update: `SET #state = :inflight, attempts = attempts + :one, round_attempts = round_attempts + :one, lease_until = :lease, ${due.expression}`,
+      condition:
+        '(#state IN (:pending, :scheduled) AND next_attempt_at <= :now) OR (#state = :inflight AND lease_until <= :now)',
+      names: { '#state': 'state', ...due.names },
+      values: {
+        ':inflight': 'in_flight',
+        ':pending': 'pending',
+        ':scheduled': 'scheduled',
+        ':one': 1,
+        ':now': nowMs,
+        ':lease': nowMs + leaseMs,
+        ...due.values,
+      },
+    },
+  );
   try {
-    const out = await ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.webhookDelivery(eventId, endpointId),
-        UpdateExpression:
-          'SET #state = :inflight, attempts = attempts + :one, round_attempts = round_attempts + :one, lease_until = :lease, gsi3pk = :duepk, gsi3sk = :duesk',
-        ConditionExpression:
-          '(#state IN (:pending, :scheduled) AND next_attempt_at <= :now) OR (#state = :inflight AND lease_until <= :now)',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: {
-          ':inflight': 'in_flight',
-          ':pending': 'pending',
-          ':scheduled': 'scheduled',
-          ':one': 1,
-          ':now': nowMs,
-          ':lease': nowMs + leaseMs,
-          ':duepk': dueShard(),
-          ':duesk': dueKey(eventId, endpointId, nowMs + leaseMs),
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
+    const out = await ctx.db.send(new UpdateCommand({ ...update.Update, ReturnValues: 'ALL_NEW' }));
     const delivery = deliveryFrom(out.Attributes!);
     return { delivery, attempt: delivery.attempts };
   } catch (error) {
@@ -207,54 +209,43 @@ export async function finishAttempt(
 ): Promise<boolean> {
   const { delivery, attempt } = claimed;
   const expiresAtMs = record.attempted_at + EVENT_RETENTION_MS;
+  const names: Record<string, string> = { '#state': 'state' };
   const values: Record<string, unknown> = { ':inflight': 'in_flight', ':attempt': attempt, ':state': end.state };
-  let update = 'SET #state = :state REMOVE lease_until';
+  let update: string;
   if (end.state === 'scheduled') {
-    update = 'SET #state = :state, next_attempt_at = :next, gsi3pk = :duepk, gsi3sk = :duesk REMOVE lease_until';
-    Object.assign(values, {
-      ':next': end.nextAttemptAtMs,
-      ':duepk': dueShard(),
-      ':duesk': dueKey(delivery.event_id, delivery.endpoint_id, end.dueAtMs),
-    });
-  } else if (end.state === 'failed') {
-    update = 'SET #state = :state, failure_reason = :reason REMOVE lease_until, next_attempt_at, gsi3pk, gsi3sk';
-    values[':reason'] = end.reason;
+    const due = dueAssignment(delivery.event_id, delivery.endpoint_id, end.dueAtMs);
+    update = `SET #state = :state, next_attempt_at = :next, ${due.expression} REMOVE lease_until`;
+    Object.assign(names, due.names);
+    Object.assign(values, { ':next': end.nextAttemptAtMs, ...due.values });
   } else {
-    update = 'SET #state = :state REMOVE lease_until, next_attempt_at, gsi3pk, gsi3sk';
+    const due = webhookDeliveryEntity.indexRemoval('gsi3');
+    Object.assign(names, due.names);
+    if (end.state === 'failed') {
+      update = `SET #state = :state, failure_reason = :reason REMOVE lease_until, next_attempt_at, ${due.expression}`;
+      values[':reason'] = end.reason;
+    } else {
+      update = `SET #state = :state REMOVE lease_until, next_attempt_at, ${due.expression}`;
+    }
   }
   try {
     await transactWrite(ctx, [
       {
-        item: {
-          Update: {
-            TableName: ctx.tables.main,
-            Key: keys.webhookDelivery(delivery.event_id, delivery.endpoint_id),
-            UpdateExpression: update,
-            ConditionExpression: '#state = :inflight AND attempts = :attempt',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: values,
-          },
-        },
+        item: webhookDeliveryEntity.update(
+          ctx.tables,
+          { event_id: delivery.event_id, endpoint_id: delivery.endpoint_id },
+          { update, condition: '#state = :inflight AND attempts = :attempt', names, values },
+        ),
         onConditionFailed: () => new LostClaimError(),
       },
       {
-        item: {
-          Put: {
-            TableName: ctx.tables.main,
-            Item: {
-              ...keys.webhookAttempt(delivery.event_id, delivery.endpoint_id, attempt),
-              type: 'webhook_attempt',
-              event_id: delivery.event_id,
-              endpoint_id: delivery.endpoint_id,
-              attempt,
-              ...record,
-              expires_at_ms: expiresAtMs,
-              ttl: Math.ceil(expiresAtMs / 1000),
-              gsi1pk: keys.attemptsOfEndpoint(delivery.endpoint_id),
-              gsi1sk: keys.attemptSortKey(record.attempted_at, delivery.event_id, attempt),
-            },
-          },
-        },
+        item: webhookAttemptEntity.put(ctx.tables, {
+          event_id: delivery.event_id,
+          endpoint_id: delivery.endpoint_id,
+          attempt,
+          ...record,
+          expires_at_ms: expiresAtMs,
+          ttl: Math.ceil(expiresAtMs / 1000),
+        }),
       },
     ]);
     return true;
@@ -271,32 +262,42 @@ class LostClaimError extends Error {
   }
 }
 
-interface StoredAttempt extends AttemptRecord {
-  event_id: string;
-  attempt: number;
-}
-
 /** An endpoint's attempts of the last 30 days as a list, oldest first. */
 export function attemptsIndex(ctx: Pick<AppContext, 'clock'>, endpointId: string): ListIndex {
-  return {
-    indexName: 'gsi1',
-    partition: { attribute: 'gsi1pk', value: keys.attemptsOfEndpoint(endpointId) },
-    sortAttribute: 'gsi1sk',
-    sortRange: { between: [keys.attemptSortKey(ctx.clock.nowMs() - EVENT_RETENTION_MS, '', 0), '~'] },
-    descending: false,
-  };
+  const fromMs = ctx.clock.nowMs() - EVENT_RETENTION_MS;
+  return webhookAttemptEntity.listIndex(
+    'gsi1',
+    { endpoint_id: endpointId },
+    {
+      // From `<30 days ago>##0000`, as the list always started (an event id is never empty).
+      sortRange: {
+        between: [
+          webhookAttemptEntity.indexSortKey('gsi1', {
+            endpoint_id: endpointId,
+            attempted_at: fromMs,
+            event_id: '',
+            attempt: 0,
+          }),
+          '~',
+        ],
+      },
+      descending: false,
+    },
+  );
 }
 
-export function attemptFrom(item: Record<string, any>): StoredAttempt {
+/** An attempt as GET /webhooks/endpoints/{id}/attempts shows it. */
+export function attemptFrom(item: Readonly<Record<string, unknown>>) {
+  const stored: WebhookAttempt = webhookAttemptEntity.parse(item);
   return {
-    event_id: item.event_id,
-    attempt: readInteger(item.attempt),
-    attempted_at: readInteger(item.attempted_at),
-    status_code: readOptionalInteger(item.status_code),
-    latency_ms: readInteger(item.latency_ms),
-    error: item.error ?? null,
-    outcome: item.outcome,
-    next_retry_at: readOptionalInteger(item.next_retry_at),
+    event_id: stored.event_id,
+    attempt: stored.attempt,
+    attempted_at: stored.attempted_at,
+    status_code: stored.status_code,
+    latency_ms: stored.latency_ms,
+    error: stored.error,
+    outcome: stored.outcome,
+    next_retry_at: stored.next_retry_at,
   };
 }
 
@@ -308,26 +309,29 @@ export async function dueWork(
   nowMs: number,
   limitPerShard: number,
 ): Promise<DueWork[]> {
-  const upTo = keys.webhooksDueSortKey(nowMs, '~');
+  // Events and deliveries share the due index (`<due ms>#EVENT#<id>`, `<due ms>#DELIVERY#...`): everything due
+  // by now sorts at or before `<now>#EVENT#~` ('~' after every id character, DELIVERY before EVENT).
   const shards = await Promise.all(
     Array.from({ length: DUE_SHARDS }, (_, shard) =>
       ctx.db.send(
         new QueryCommand({
-          TableName: ctx.tables.main,
-          IndexName: 'gsi3',
-          KeyConditionExpression: 'gsi3pk = :pk AND gsi3sk <= :upTo',
-          ExpressionAttributeValues: { ':pk': keys.webhooksDue(shard), ':upTo': upTo },
+          ...eventEntity.query(ctx.tables, 'gsi3', eventEntity.indexPartition('gsi3', { due_shard: shard }), {
+            atMost: eventEntity.indexSortKey('gsi3', { due_shard: shard, due_ms: nowMs, event_id: '~' }),
+          }),
           Limit: limitPerShard,
         }),
       ),
     ),
   );
   return shards.flatMap((out) =>
-    (out.Items ?? []).map(
-      (item): DueWork =>
-        item.type === 'event'
-          ? { kind: 'event', eventId: item.event_id ?? eventIdOfKey(item.pk) }
-          : { kind: 'delivery', eventId: item.event_id, endpointId: item.endpoint_id },
-    ),
+    (out.Items ?? []).map((item): DueWork => {
+      if (item.type === 'event') {
+        // A version 1 item written before the trim names its event; every event's key does.
+        const event = eventEntity.parse(item);
+        return { kind: 'event', eventId: event.event_id ?? eventIdOfKey(String(item.pk)) };
+      }
+      const delivery = webhookDeliveryEntity.parse(item);
+      return { kind: 'delivery', eventId: delivery.event_id, endpointId: delivery.endpoint_id };
+    }),
   );
 }

@@ -4,8 +4,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { AppContext } from '../context.js';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.js';
 import type { EventType } from '../domain/events.js';
-import { keys } from './keys.js';
-import { readOptionalInteger, readInteger } from './table/integers.js';
+import { webhookEndpointCountEntity, webhookEndpointEntity } from './entities/webhook.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
 import { writtenUnlessConditionFailed } from './table/conditional.js';
@@ -43,26 +42,34 @@ export function newEndpointId(): string {
   return `we_${randomBytes(12).toString('hex')}`;
 }
 
-function endpointFrom(item: Record<string, any>): StoredEndpoint {
+/** A stored endpoint, parsed; what it lacks (removed by an update, or never set) as null. */
+function endpointFrom(item: Readonly<Record<string, unknown>>): StoredEndpoint {
+  const stored = webhookEndpointEntity.parse(item);
   return {
-    endpoint_id: item.endpoint_id,
-    platform_code: item.platform_code,
-    url: item.url,
-    event_types: item.event_types ?? null,
-    description: item.description ?? null,
-    enabled: item.enabled === true,
-    disabled_reason: item.disabled_reason ?? null,
-    disabled_at: readOptionalInteger(item.disabled_at),
-    created_at: readInteger(item.created_at),
-    updated_at: readInteger(item.updated_at),
-    failing_since: readOptionalInteger(item.failing_since),
-    last_success_at: readOptionalInteger(item.last_success_at),
-    secretCiphertext: item.secret_ciphertext,
-    previousSecretCiphertext: item.previous_secret_ciphertext ?? null,
-    previousSecretExpiresAtMs: readOptionalInteger(item.previous_secret_expires_at_ms),
-    tests_sent: readOptionalInteger(item.tests_sent) ?? 0,
+    endpoint_id: stored.endpoint_id,
+    platform_code: stored.platform_code,
+    url: stored.url,
+    event_types: stored.event_types ?? null,
+    description: stored.description ?? null,
+    enabled: stored.enabled,
+    disabled_reason: stored.disabled_reason ?? null,
+    disabled_at: stored.disabled_at ?? null,
+    created_at: stored.created_at,
+    updated_at: stored.updated_at,
+    failing_since: stored.failing_since ?? null,
+    last_success_at: stored.last_success_at ?? null,
+    secretCiphertext: stored.secret_ciphertext,
+    previousSecretCiphertext: stored.previous_secret_ciphertext ?? null,
+    previousSecretExpiresAtMs: stored.previous_secret_expires_at_ms ?? null,
+    tests_sent: stored.tests_sent ?? 0,
   };
 }
+
+/** The key parts of a stored endpoint. */
+const endpointKey = (endpoint: Pick<StoredEndpoint, 'platform_code' | 'endpoint_id'>) => ({
+  platform_code: endpoint.platform_code,
+  endpoint_id: endpoint.endpoint_id,
+});
 
 /** Whether an endpoint wants events of a type. */
 export function subscribes(endpoint: StoredEndpoint, type: EventType): boolean {
@@ -81,39 +88,32 @@ export async function putNewEndpoint(
   const { secretCiphertext, ...fields } = endpoint;
   await transactWrite(ctx, [
     {
-      item: {
-        Update: {
-          TableName: ctx.tables.main,
-          Key: keys.webhookEndpointCount(endpoint.platform_code),
-          UpdateExpression: 'SET endpoints = if_not_exists(endpoints, :zero) + :one, #type = :type',
-          ConditionExpression: 'attribute_not_exists(endpoints) OR endpoints < :max',
-          ExpressionAttributeNames: { '#type': 'type' },
-          ExpressionAttributeValues: {
+      item: webhookEndpointCountEntity.update(
+        ctx.tables,
+        { platform_code: endpoint.platform_code },
+        {
+          update: 'SET endpoints = if_not_exists(endpoints, :zero) + :one, #type = :type',
+          condition: 'attribute_not_exists(endpoints) OR endpoints < :max',
+          names: { '#type': 'type' },
+          values: {
             ':zero': 0,
             ':one': 1,
             ':max': MAX_ENDPOINTS_PER_PLATFORM,
-            ':type': 'webhook_endpoint_count',
+            ':type': webhookEndpointCountEntity.type,
           },
         },
-      },
+      ),
       onConditionFailed: () =>
         new ValidationError([
           `webhook endpoints: a platform may have at most ${MAX_ENDPOINTS_PER_PLATFORM}; delete one first`,
         ]),
     },
     {
-      item: {
-        Put: {
-          TableName: ctx.tables.main,
-          Item: {
-            ...keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
-            type: 'webhook_endpoint',
-            ...fields,
-            secret_ciphertext: secretCiphertext,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      item: webhookEndpointEntity.put(
+        ctx.tables,
+        { ...fields, secret_ciphertext: secretCiphertext },
+        { condition: 'attribute_not_exists(pk)' },
+      ),
     },
     ...alongWith,
   ]);
@@ -126,11 +126,13 @@ export async function getEndpoint(
 ): Promise<StoredEndpoint | undefined> {
   if (!/^we_[0-9a-f]{24}$/.test(endpointId)) return undefined;
   const out = await ctx.db.send(
-    new GetCommand({
-      TableName: ctx.tables.main,
-      Key: keys.webhookEndpoint(platformCode, endpointId),
-      ConsistentRead: true,
-    }),
+    new GetCommand(
+      webhookEndpointEntity.get(
+        ctx.tables,
+        { platform_code: platformCode, endpoint_id: endpointId },
+        { consistent: true },
+      ),
+    ),
   );
   return out.Item ? endpointFrom(out.Item) : undefined;
 }
@@ -153,9 +155,12 @@ export async function endpointsOfPlatform(
 ): Promise<StoredEndpoint[]> {
   const out = await ctx.db.send(
     new QueryCommand({
-      TableName: ctx.tables.main,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': keys.platform(platformCode).pk, ':prefix': keys.webhookEndpointPrefix() },
+      ...webhookEndpointEntity.query(
+        ctx.tables,
+        'table',
+        webhookEndpointEntity.partitionKey({ platform_code: platformCode }),
+        { beginsWith: webhookEndpointEntity.sortKeyPrefix({}) },
+      ),
       ConsistentRead: consistent,
     }),
   );
@@ -206,18 +211,18 @@ export async function updateEndpoint(
       removes.push('disabled_reason');
     }
   }
+  const update = webhookEndpointEntity.update(
+    ctx.tables,
+    { platform_code: platformCode, endpoint_id: endpointId },
+    {
+      update: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      condition: 'attribute_exists(pk)',
+      ...(changes.url !== undefined && { names: { '#url': 'url' } }),
+      values,
+    },
+  );
   try {
-    const out = await ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.webhookEndpoint(platformCode, endpointId),
-        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ...(changes.url !== undefined && { ExpressionAttributeNames: { '#url': 'url' } }),
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
+    const out = await ctx.db.send(new UpdateCommand({ ...update.Update, ReturnValues: 'ALL_NEW' }));
     return endpointFrom(out.Attributes!);
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException)
@@ -234,25 +239,23 @@ export async function deleteEndpoint(
 ): Promise<void> {
   await transactWrite(ctx, [
     {
-      item: {
-        Delete: {
-          TableName: ctx.tables.main,
-          Key: keys.webhookEndpoint(platformCode, endpointId),
-          ConditionExpression: 'attribute_exists(pk)',
-        },
-      },
+      item: webhookEndpointEntity.delete(
+        ctx.tables,
+        { platform_code: platformCode, endpoint_id: endpointId },
+        { condition: 'attribute_exists(pk)' },
+      ),
       onConditionFailed: () => new NotFoundError(`webhook endpoint not found: ${endpointId}`),
     },
     {
-      item: {
-        Update: {
-          TableName: ctx.tables.main,
-          Key: keys.webhookEndpointCount(platformCode),
-          UpdateExpression: 'SET endpoints = endpoints - :one',
-          ConditionExpression: 'endpoints > :zero',
-          ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+      item: webhookEndpointCountEntity.update(
+        ctx.tables,
+        { platform_code: platformCode },
+        {
+          update: 'SET endpoints = endpoints - :one',
+          condition: 'endpoints > :zero',
+          values: { ':zero': 0, ':one': 1 },
         },
-      },
+      ),
     },
   ]);
 }
@@ -272,21 +275,17 @@ export async function rotateEndpointSecret(
 ): Promise<void> {
   await transactWrite(ctx, [
     {
-      item: {
-        Update: {
-          TableName: ctx.tables.main,
-          Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
-          UpdateExpression:
-            'SET secret_ciphertext = :new, previous_secret_ciphertext = :old, previous_secret_expires_at_ms = :expires, updated_at = :now',
-          ConditionExpression: 'secret_ciphertext = :old',
-          ExpressionAttributeValues: {
-            ':new': newCiphertext,
-            ':old': endpoint.secretCiphertext,
-            ':expires': previousExpiresAtMs,
-            ':now': nowMs,
-          },
+      item: webhookEndpointEntity.update(ctx.tables, endpointKey(endpoint), {
+        update:
+          'SET secret_ciphertext = :new, previous_secret_ciphertext = :old, previous_secret_expires_at_ms = :expires, updated_at = :now',
+        condition: 'secret_ciphertext = :old',
+        values: {
+          ':new': newCiphertext,
+          ':old': endpoint.secretCiphertext,
+          ':expires': previousExpiresAtMs,
+          ':now': nowMs,
         },
-      },
+      }),
       onConditionFailed: () =>
         new ConflictError(['webhook endpoint: its secret was rotated or the endpoint deleted meanwhile; retry']),
     },
@@ -302,17 +301,12 @@ export async function recordEndpointSuccess(
 ): Promise<void> {
   if (endpoint.failing_since === null && endpoint.last_success_at !== null && nowMs - endpoint.last_success_at < 60_000)
     return;
-  await writtenUnlessConditionFailed(
-    ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
-        UpdateExpression: 'SET last_success_at = :now REMOVE failing_since',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':now': nowMs },
-      }),
-    ),
-  );
+  const update = webhookEndpointEntity.update(ctx.tables, endpointKey(endpoint), {
+    update: 'SET last_success_at = :now REMOVE failing_since',
+    condition: 'attribute_exists(pk)',
+    values: { ':now': nowMs },
+  });
+  await writtenUnlessConditionFailed(ctx.db.send(new UpdateCommand(update.Update)));
 }
 
 /** A delivery attempt failed: the failure clock starts if it isn't running. */
@@ -322,18 +316,14 @@ export async function recordEndpointFailure(
   nowMs: number,
 ): Promise<number> {
   if (endpoint.failing_since !== null) return endpoint.failing_since;
+  const update = webhookEndpointEntity.update(ctx.tables, endpointKey(endpoint), {
+    update: 'SET failing_since = if_not_exists(failing_since, :now)',
+    condition: 'attribute_exists(pk)',
+    values: { ':now': nowMs },
+  });
   try {
-    const out = await ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
-        UpdateExpression: 'SET failing_since = if_not_exists(failing_since, :now)',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':now': nowMs },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return readInteger(out.Attributes!.failing_since);
+    const out = await ctx.db.send(new UpdateCommand({ ...update.Update, ReturnValues: 'ALL_NEW' }));
+    return endpointFrom(out.Attributes!).failing_since ?? nowMs;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return nowMs;
     throw error;
@@ -347,17 +337,12 @@ export async function disableEndpoint(
   reason: string,
   nowMs: number,
 ): Promise<void> {
-  await writtenUnlessConditionFailed(
-    ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
-        UpdateExpression: 'SET enabled = :false, disabled_reason = :reason, disabled_at = :now, updated_at = :now',
-        ConditionExpression: 'enabled = :true',
-        ExpressionAttributeValues: { ':false': false, ':true': true, ':reason': reason, ':now': nowMs },
-      }),
-    ),
-  );
+  const update = webhookEndpointEntity.update(ctx.tables, endpointKey(endpoint), {
+    update: 'SET enabled = :false, disabled_reason = :reason, disabled_at = :now, updated_at = :now',
+    condition: 'enabled = :true',
+    values: { ':false': false, ':true': true, ':reason': reason, ':now': nowMs },
+  });
+  await writtenUnlessConditionFailed(ctx.db.send(new UpdateCommand(update.Update)));
 }
 
 /** Records a webhook.test event with the endpoint's test counter moved to its sequence, in one transaction. */
@@ -370,21 +355,17 @@ export async function countTestEvent(
 ): Promise<void> {
   await transactWrite(ctx, [
     {
-      item: {
-        Update: {
-          TableName: ctx.tables.main,
-          Key: keys.webhookEndpoint(endpoint.platform_code, endpoint.endpoint_id),
-          UpdateExpression: 'SET tests_sent = :sequence',
-          ConditionExpression:
-            endpoint.tests_sent === 0
-              ? 'attribute_exists(pk) AND attribute_not_exists(tests_sent)'
-              : 'tests_sent = :previous',
-          ExpressionAttributeValues: {
-            ':sequence': sequence,
-            ...(endpoint.tests_sent !== 0 && { ':previous': endpoint.tests_sent }),
-          },
+      item: webhookEndpointEntity.update(ctx.tables, endpointKey(endpoint), {
+        update: 'SET tests_sent = :sequence',
+        condition:
+          endpoint.tests_sent === 0
+            ? 'attribute_exists(pk) AND attribute_not_exists(tests_sent)'
+            : 'tests_sent = :previous',
+        values: {
+          ':sequence': sequence,
+          ...(endpoint.tests_sent !== 0 && { ':previous': endpoint.tests_sent }),
         },
-      },
+      }),
       onConditionFailed: () =>
         new ConflictError([
           'webhook endpoint: another test was sent at the same moment, or the endpoint was deleted; retry',

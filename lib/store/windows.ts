@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand, type DeleteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ttlKeys } from './keys.js';
+import { clientIdClaimEntity, idempotencyRecordEntity, replayClaimEntity } from './entities/window.js';
+import type { ConditionExpressions, StoredItem } from './entity/entity.js';
+import { documentItemOf } from './table/returned-item.js';
 import { ConflictError, type QueuedBookingRef } from '../domain/errors.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-cipher.js';
 import type { TaggedItem, TransactItem } from './table/transaction-items.js';
@@ -23,6 +25,15 @@ function windowAttributes(nowMs: number, windowMs: number) {
 }
 
 /**
+ * A claim's put without the `type` its entity stamps: nothing reads one in the TTL table, and these items are
+ * written as they always were (every signed request writes one, every POST with an X-Request-Id another).
+ */
+function untyped<T extends { Put: { Item: StoredItem } }>(write: T): T {
+  const { type: _type, ...item } = write.Put.Item;
+  return { ...write, Put: { ...write.Put, Item: item } };
+}
+
+/**
  * The transaction item that claims a client id (client_transfer_id, client_trade_id) for 72 hours. It goes
  * into the same TransactWriteItems as the record it protects, so the record and its claim exist together or
  * not at all. The caller tags it with the domain error its failed condition means (the id is taken).
@@ -35,18 +46,17 @@ export function clientIdClaim(
   nowMs: number,
   refersTo: string,
 ): TransactItem {
-  return {
-    Put: {
-      TableName: ctx.tables.ttl,
-      Item: {
-        pk: ttlKeys.clientId(kind, platformCode, clientId),
-        refers_to: refersTo,
-        ...windowAttributes(nowMs, HOURS_72_MS),
+  return untyped(
+    clientIdClaimEntity.put(
+      ctx.tables,
+      { refers_to: refersTo, ...windowAttributes(nowMs, HOURS_72_MS) },
+      {
+        extra: { kind, platform_code: platformCode, client_id: clientId },
+        condition: FREE_OR_EXPIRED,
+        values: { ':now': nowMs },
       },
-      ConditionExpression: FREE_OR_EXPIRED,
-      ExpressionAttributeValues: { ':now': nowMs },
-    },
-  };
+    ),
+  );
 }
 
 type SignatureClaim = { fresh: true } | { fresh: false; requestId: string | null };
@@ -57,6 +67,7 @@ type SignatureClaim = { fresh: true } | { fresh: false; requestId: string | null
  */
 export async function claimSignature(
   ctx: Pick<AppContext, 'db' | 'tables'>,
+  apiKey: string,
   signature: string,
   nowMs: number,
   windowMs: number,
@@ -66,26 +77,23 @@ export async function claimSignature(
   // claim's, and the request is as fresh as it was.
   const claim = randomUUID();
   try {
-    await ctx.db.send(
-      new PutCommand({
-        TableName: ctx.tables.ttl,
-        Item: {
-          pk: ttlKeys.replay(signature),
-          claim,
-          ...(requestId !== undefined && { request_id: requestId }),
-          ...windowAttributes(nowMs, windowMs),
-        },
-        ConditionExpression: FREE_OR_EXPIRED,
-        ExpressionAttributeValues: { ':now': nowMs },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
+    const put = replayClaimEntity.put(
+      ctx.tables,
+      {
+        claim,
+        ...(requestId !== undefined && { request_id: requestId }),
+        ...windowAttributes(nowMs, windowMs),
+      },
+      { extra: { api_key: apiKey, signature }, condition: FREE_OR_EXPIRED, values: { ':now': nowMs } },
     );
+    await ctx.db.send(new PutCommand({ ...untyped(put).Put, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
     return { fresh: true };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const existing = error.Item as Record<string, { S?: string }> | undefined;
-    if (existing?.claim?.S === claim) return { fresh: true };
-    return { fresh: false, requestId: existing?.request_id?.S ?? null };
+    const returned = documentItemOf(error.Item);
+    const existing = returned && replayClaimEntity.parse(returned);
+    if (existing?.claim === claim) return { fresh: true };
+    return { fresh: false, requestId: existing?.request_id ?? null };
   }
 }
 
@@ -147,37 +155,37 @@ export async function beginIdempotentRequest(
   requestHash: string,
   nowMs: number,
 ): Promise<IdempotencyStart> {
-  const { platformCode, requestId } = run;
   try {
-    await ctx.db.send(
-      new PutCommand({
-        TableName: ctx.tables.ttl,
-        Item: {
-          pk: ttlKeys.idempotency(platformCode, requestId),
-          status: 'IN_PROGRESS',
-          owner: run.owner,
-          request_hash: requestHash,
-          in_progress_until_ms: nowMs + IN_PROGRESS_LEASE_MS,
-          ...windowAttributes(nowMs, HOURS_72_MS),
-        },
-        ConditionExpression: `${FREE_OR_EXPIRED} OR (#status = :inProgress AND in_progress_until_ms <= :now AND request_hash = :hash)`,
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':now': nowMs, ':inProgress': 'IN_PROGRESS', ':hash': requestHash },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
+    const put = idempotencyRecordEntity.put(
+      ctx.tables,
+      {
+        status: 'IN_PROGRESS',
+        owner: run.owner,
+        request_hash: requestHash,
+        in_progress_until_ms: nowMs + IN_PROGRESS_LEASE_MS,
+        ...windowAttributes(nowMs, HOURS_72_MS),
+      },
+      {
+        extra: recordParts(run),
+        condition: `${FREE_OR_EXPIRED} OR (#status = :inProgress AND in_progress_until_ms <= :now AND request_hash = :hash)`,
+        names: { '#status': 'status' },
+        values: { ':now': nowMs, ':inProgress': 'IN_PROGRESS', ':hash': requestHash },
+      },
     );
+    await ctx.db.send(new PutCommand({ ...untyped(put).Put, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
     return { kind: 'started' };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const existing = error.Item as Record<string, { S?: string; N?: string }> | undefined;
-    if (!existing) return { kind: 'in_progress' };
+    const returned = documentItemOf(error.Item);
+    if (!returned) return { kind: 'in_progress' };
+    const existing = idempotencyRecordEntity.parse(returned);
     // The SDK resent this very put after its answer was lost: the record is this run's own.
-    if (existing.owner?.S === run.owner) return { kind: 'started' };
-    if (existing.request_hash?.S !== requestHash) return { kind: 'mismatch' };
-    if (existing.status?.S === 'COMPLETED' && existing.response?.S) {
-      return { kind: 'completed', response: await readStoredResponse(ctx, existing.response.S) };
+    if (existing.owner === run.owner) return { kind: 'started' };
+    if (existing.request_hash !== requestHash) return { kind: 'mismatch' };
+    if (existing.status === 'COMPLETED' && existing.response) {
+      return { kind: 'completed', response: await readStoredResponse(ctx, existing.response) };
     }
-    const queued = existing.queued_booking?.S;
+    const queued = existing.queued_booking;
     return queued ? { kind: 'in_progress', queued: JSON.parse(queued) as QueuedBookingRef } : { kind: 'in_progress' };
   }
 }
@@ -190,23 +198,25 @@ class RequestTakenOverError extends ConflictError {
   }
 }
 
-/** The key of a run's record and the condition that it is still in progress and the run's own. */
-const ownRecord = (ctx: Pick<AppContext, 'tables'>, run: IdempotentRun) => ({
-  TableName: ctx.tables.ttl,
-  Key: { pk: ttlKeys.idempotency(run.platformCode, run.requestId) },
-  ConditionExpression: '#status = :inProgress AND #owner = :owner',
-  ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
-  ExpressionAttributeValues: { ':inProgress': 'IN_PROGRESS', ':owner': run.owner },
-});
+/** The parts of a run's record's key. */
+const recordParts = (run: IdempotentRun) => ({ platform_code: run.platformCode, request_id: run.requestId });
+
+/** The condition that a run's record is still in progress and the run's own. */
+const ownRecord = (run: IdempotentRun) =>
+  ({
+    condition: '#status = :inProgress AND #owner = :owner',
+    names: { '#status': 'status', '#owner': 'owner' },
+    values: { ':inProgress': 'IN_PROGRESS', ':owner': run.owner },
+  }) satisfies ConditionExpressions;
 
 const completion = (ctx: Pick<AppContext, 'tables'>, run: IdempotentRun, storedText: string) => {
-  const own = ownRecord(ctx, run);
-  return {
-    ...own,
-    UpdateExpression: 'SET #status = :completed, #response = :response REMOVE in_progress_until_ms',
-    ExpressionAttributeNames: { ...own.ExpressionAttributeNames, '#response': 'response' },
-    ExpressionAttributeValues: { ...own.ExpressionAttributeValues, ':completed': 'COMPLETED', ':response': storedText },
-  };
+  const own = ownRecord(run);
+  return idempotencyRecordEntity.update(ctx.tables, recordParts(run), {
+    update: 'SET #status = :completed, #response = :response REMOVE in_progress_until_ms',
+    condition: own.condition,
+    names: { ...own.names, '#response': 'response' },
+    values: { ...own.values, ':completed': 'COMPLETED', ':response': storedText },
+  }).Update;
 };
 
 /**
@@ -250,7 +260,8 @@ export async function completeIdempotentRequest(
   return writtenUnlessConditionFailed(ctx.db.send(new UpdateCommand(completion(ctx, run, text))));
 }
 
-const abandonment = (ctx: Pick<AppContext, 'tables'>, run: IdempotentRun): DeleteCommandInput => ownRecord(ctx, run);
+const abandonment = (ctx: Pick<AppContext, 'tables'>, run: IdempotentRun): DeleteCommandInput =>
+  idempotencyRecordEntity.delete(ctx.tables, recordParts(run), ownRecord(run)).Delete;
 
 /** A failed request releases its key, so the client can retry (a retry of a partial run resumes it). Only its owner's, only while in progress. */
 export async function abandonIdempotentRequest(
@@ -269,16 +280,14 @@ export async function noteQueuedBooking(
   run: IdempotentRun,
   queued: QueuedBookingRef,
 ): Promise<void> {
-  const own = ownRecord(ctx, run);
-  await writtenUnlessConditionFailed(
-    ctx.db.send(
-      new UpdateCommand({
-        ...own,
-        UpdateExpression: 'SET queued_booking = :queued',
-        ExpressionAttributeValues: { ...own.ExpressionAttributeValues, ':queued': JSON.stringify(queued) },
-      }),
-    ),
-  );
+  const own = ownRecord(run);
+  const update = idempotencyRecordEntity.update(ctx.tables, recordParts(run), {
+    update: 'SET queued_booking = :queued',
+    condition: own.condition,
+    names: own.names,
+    values: { ...own.values, ':queued': JSON.stringify(queued) },
+  });
+  await writtenUnlessConditionFailed(ctx.db.send(new UpdateCommand(update.Update)));
 }
 
 /**

@@ -4,6 +4,7 @@ import { localConfig } from '../../infra/local/local-env.js';
 import { ensureTables, freePort, startDynamoLocal } from '../../infra/local/dynamodb.js';
 import { accountIdOf } from '../../lib/domain/ledger.js';
 import { keys } from '../../lib/store/keys.js';
+import { eventEntity } from '../../lib/store/entities/event.js';
 import { runLedgerCheck } from '../../lib/reconciliation/run-ledger-check.js';
 
 /**
@@ -79,7 +80,7 @@ try {
       });
       const eventId = `evt_${a}_${m}`;
       items.push({
-        ...keys.event(eventId),
+        ...eventEntity.key({ event_id: eventId }),
         type: 'event',
         platform_code: PLATFORM,
         resource_id: accountId,

@@ -79,7 +79,8 @@ export async function directTransfer(platform: BenchPlatform, lane: Lane, client
     !(
       await claimSignature(
         benchCtx(),
-        `${apiKey}#${randomBytes(32).toString('base64')}`,
+        apiKey,
+        randomBytes(32).toString('base64'),
         benchCtx().clock.nowMs(),
         (SIGNATURE_WINDOW_SECONDS + 1) * 1000,
         undefined,

@@ -8,7 +8,8 @@ import { LOCAL_SWEEP_HANDLER, LOCAL_TASK_HANDLERS } from '../../infra/local/work
 import { SETTLEMENT_SWEEP_HANDLER, SETTLEMENT_TASK_HANDLERS } from '../../infra/settlement.js';
 import { WEBHOOK_HANDLERS } from '../../infra/webhooks.js';
 import { routes } from '../../lib/routes.js';
-import { keys, ttlKeys } from '../../lib/store/keys.js';
+import { keys } from '../../lib/store/keys.js';
+import { rateWindowEntity } from '../../lib/store/entities/window.js';
 import { retryReason } from '../../lib/store/table/retry.js';
 
 /**
@@ -41,7 +42,7 @@ describe('deployed roles, as the evaluator reads them', () => {
   it('give every signed route the TTL table UpdateItem that counts its rate limit (RATE_LIMIT_COUNTER=table)', async () => {
     const signed = routes.filter((route) => route.area !== null);
     expect(signed.filter((route) => route.method === 'GET').length).toBeGreaterThan(20);
-    const rateWindow = ttlKeys.rateWindow('AK123', 1_700_000_000);
+    const rateWindow = rateWindowEntity.partitionKey({ api_key: 'AK123', window_start: 1_700_000_000 });
     for (const route of signed) {
       const update = { action: 'dynamodb:UpdateItem', resource: ttlArn, leadingKeys: [rateWindow] };
       expect(await allowed(route.handler, update), `${route.method} ${route.path}`).toBe(true);
@@ -52,7 +53,9 @@ describe('deployed roles, as the evaluator reads them', () => {
     const getAssets = routes.find((route) => route.method === 'GET' && route.path === '/assets')!.handler;
     const other = { action: 'dynamodb:UpdateItem', resource: ttlArn, leadingKeys: ['IDEMPOTENCY#x'] };
     expect(await allowed(getAssets, other)).toBe(false);
-    expect(await allowed(getAssets, deleteOn(ttlArn, ttlKeys.rateWindow('AK123', 1)))).toBe(false);
+    expect(
+      await allowed(getAssets, deleteOn(ttlArn, rateWindowEntity.partitionKey({ api_key: 'AK123', window_start: 1 }))),
+    ).toBe(false);
   });
 
   it('let every booking function delete its booking queue entries and lease, and nothing else of the main table', async () => {

@@ -3,7 +3,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { IndexLag } from '../../infra/local/index-lag.js';
 import { CATCH_UP_OVERLAP_MS, eventItem, markEventDispatched } from '../../lib/store/events.js';
-import { keys } from '../../lib/store/keys.js';
+import { eventEntity, eventIdOfKey } from '../../lib/store/entities/event.js';
 import { transactWrite } from '../../lib/store/table/transactions.js';
 import { ctx } from '../support/context.js';
 import { listEvents as listAllEvents } from '../support/events.js';
@@ -49,7 +49,7 @@ async function recordEvent(platform: TestPlatform): Promise<string> {
     ctx.clock.nowMs(),
   );
   await transactWrite(ctx, [tagged]);
-  return tagged.item.Put!.Item!.pk.slice(keys.event('').pk.length);
+  return eventIdOfKey(tagged.item.Put!.Item!.pk);
 }
 
 describe('the index lag middleware', () => {
@@ -63,7 +63,12 @@ describe('the index lag middleware', () => {
           TableName: ctx.tables.main,
           IndexName: 'gsi2',
           KeyConditionExpression: 'gsi2pk = :pk',
-          ExpressionAttributeValues: { ':pk': keys.eventsOfPlatformByType(platform.platformCode, 'webhook.test') },
+          ExpressionAttributeValues: {
+            ':pk': eventEntity.indexPartition('gsi2', {
+              platform_code: platform.platformCode,
+              event_type: 'webhook.test',
+            }),
+          },
           // A projection without the key: the middleware still tells the item apart, and hands back only this.
           ProjectionExpression: 'resource_id',
         }),
@@ -72,7 +77,7 @@ describe('the index lag middleware', () => {
     expect(first.Items).toEqual([]);
     expect(lag.heldBack).toBe(heldBefore + 1);
     const table = await ctx.db.send(
-      new GetCommand({ TableName: ctx.tables.main, Key: keys.event(id), ConsistentRead: true }),
+      new GetCommand({ TableName: ctx.tables.main, Key: eventEntity.key({ event_id: id }), ConsistentRead: true }),
     );
     expect(table.Item).toBeDefined();
     lagClockMs += LAG_MS;

@@ -25,6 +25,7 @@ import { bookMovement } from '../../lib/store/booking/engine.js';
 import { chunkEntity } from '../../lib/store/entities/award.js';
 import { EVENT_ITEM_VERSION, getEvent } from '../../lib/store/events.js';
 import { keys } from '../../lib/store/keys.js';
+import { eventEntity } from '../../lib/store/entities/event.js';
 import { ACCOUNT_ITEM_VERSION, getAccount, OUTSIDE_ACCOUNT_SHARDS, openedAccountItem } from '../../lib/store/ledger.js';
 import { findMigration, ITEM_VERSIONS, runMigration } from '../../lib/store/migrations/index.js';
 import type { MigrationProgress } from '../../lib/store/migrations/records.js';
@@ -117,7 +118,7 @@ async function eventItemsOf(on: AppContext, platformCode: string): Promise<Recor
       TableName: on.tables.main,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.eventsOfPlatform(platformCode) },
+      ExpressionAttributeValues: { ':pk': eventEntity.indexPartition('gsi1', { platform_code: platformCode }) },
     }),
   );
   return out.Items ?? [];
@@ -301,9 +302,9 @@ describe('readers branch on the item version', () => {
     const [event] = await eventItemsOf(own, code);
     const eventId = JSON.parse(event!.body).id as string;
     const expired = own.clock.nowMs() - 1_000;
-    await makeLegacy(own, keys.event(eventId), ['item_version'], { expires_at_ms: expired });
+    await makeLegacy(own, eventEntity.key({ event_id: eventId }), ['item_version'], { expires_at_ms: expired });
     expect(await getEvent(own, code, eventId)).toBeUndefined();
-    await makeLegacy(own, keys.event(eventId), [], { item_version: 2 });
+    await makeLegacy(own, eventEntity.key({ event_id: eventId }), [], { item_version: 2 });
     expect((await getEvent(own, code, eventId))?.expiresAtMs).toBe(num(event!.ttl)! * 1000);
   });
 });
@@ -344,8 +345,8 @@ describe('migration 0002-item-versions', () => {
     await makeLegacy(own, keys.account(numbered), ['item_version']);
     await makeLegacy(own, keys.participant(code), ['item_version', 'status_version']);
     await makeLegacy(own, distribution.chunkKey(0), ['item_version', 'escrow']);
-    await makeLegacy(own, keys.event(oldEvent!), ['item_version'], { expires_at_ms: oldExpiryMs });
-    await makeLegacy(own, keys.event(trimmedEvent!), ['item_version']);
+    await makeLegacy(own, eventEntity.key({ event_id: oldEvent! }), ['item_version'], { expires_at_ms: oldExpiryMs });
+    await makeLegacy(own, eventEntity.key({ event_id: trimmedEvent! }), ['item_version']);
 
     const pages: unknown[] = [];
     const done = await runMigration(recording(own, pages), migration, {
@@ -364,13 +365,13 @@ describe('migration 0002-item-versions', () => {
     const chunk = (await stored(own, distribution.chunkKey(0)))!;
     expect(num(chunk.item_version)).toBe(2);
     expect(chunk.escrow).toEqual(distribution.escrow);
-    const old = (await stored(own, keys.event(oldEvent!)))!;
+    const old = (await stored(own, eventEntity.key({ event_id: oldEvent! })))!;
     expect([old.item_version, old.ttl, old.expires_at_ms].map(num)).toEqual([
       2,
       Math.ceil(oldExpiryMs / 1000),
       undefined,
     ]);
-    const trimmed = (await stored(own, keys.event(trimmedEvent!)))!;
+    const trimmed = (await stored(own, eventEntity.key({ event_id: trimmedEvent! })))!;
     expect([trimmed.item_version, trimmed.ttl].map(num)).toEqual([2, num(second!.ttl)]);
     // Read as before the upgrade.
     expect((await getDistribution(own, code, distribution.id))!.chunks[0]!.escrow).toEqual(distribution.escrow);
@@ -388,7 +389,7 @@ describe('migration 0002-item-versions', () => {
     const booked = (await stored(own, keys.account(account)))!;
     expect([booked.version, booked.movement_count].map(num)).toEqual([1, 1]);
     expect(num((await stored(own, keys.participant(code)))!.status_version)).toBe(1);
-    expect(num((await stored(own, keys.event(oldEvent!)))!.ttl)).toBe(Math.ceil(oldExpiryMs / 1000));
+    expect(num((await stored(own, eventEntity.key({ event_id: oldEvent! })))!.ttl)).toBe(Math.ceil(oldExpiryMs / 1000));
 
     expect(await runMigration(own, migration, { platformCode: code, operator: 'test', reason: 'again' })).toMatchObject(
       { outcome: 'already applied' },

@@ -10,7 +10,8 @@ import { SUSTAINED_WINDOW_SECONDS } from '../../lib/domain/rate-limits.js';
 import { sign } from '../../lib/http/signature.js';
 import { auditLog } from '../../lib/store/audit.js';
 import { getApiKey, readRateLimit } from '../../lib/store/api-keys.js';
-import { keys, ttlKeys } from '../../lib/store/keys.js';
+import { keys } from '../../lib/store/keys.js';
+import { idempotencyRecordEntity, rateWindowEntity, replayClaimEntity } from '../../lib/store/entities/window.js';
 import { clientWith, ctx, testContext, type TestContext } from '../support/context.js';
 import { fund, transferBody, usdBalancesOf } from '../support/ledger.js';
 import {
@@ -73,8 +74,8 @@ async function signedTransfer(platform: TestPlatform, amount: string, via?: Test
   return { response, signature, requestId };
 }
 
-async function ttlItem(pk: string) {
-  return (await ctx.db.send(new GetCommand({ TableName: ctx.tables.ttl, Key: { pk } }))).Item;
+async function ttlItem(key: Record<string, string>) {
+  return (await ctx.db.send(new GetCommand({ TableName: ctx.tables.ttl, Key: key }))).Item;
 }
 
 function expectRateLimited(response: Response, policy: string) {
@@ -127,12 +128,16 @@ describe('per-platform rate limits', () => {
         `"burst";q=3;w=1, "sustained";q=${2 * SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`,
       );
       // Nothing written: no replay entry for its signature, no idempotency claim for its id.
-      expect(await ttlItem(ttlKeys.replay(`${flooder.credentials.api_key}#${signature}`))).toBeUndefined();
-      expect(await ttlItem(ttlKeys.idempotency(flooder.platformCode, requestId))).toBeUndefined();
+      expect(await ttlItem(replayClaimEntity.key({ api_key: flooder.credentials.api_key, signature }))).toBeUndefined();
+      expect(
+        await ttlItem(idempotencyRecordEntity.key({ platform_code: flooder.platformCode, request_id: requestId })),
+      ).toBeUndefined();
     }
     for (const { signature, requestId } of admitted) {
-      expect(await ttlItem(ttlKeys.replay(`${flooder.credentials.api_key}#${signature}`))).toBeDefined();
-      expect(await ttlItem(ttlKeys.idempotency(flooder.platformCode, requestId))).toBeDefined();
+      expect(await ttlItem(replayClaimEntity.key({ api_key: flooder.credentials.api_key, signature }))).toBeDefined();
+      expect(
+        await ttlItem(idempotencyRecordEntity.key({ platform_code: flooder.platformCode, request_id: requestId })),
+      ).toBeDefined();
     }
 
     // Past the window the key is admitted again; exactly the admitted transfers were booked.
@@ -177,7 +182,11 @@ describe('per-platform rate limits', () => {
       expect(atDoor.body).toEqual(byHandler.body);
       expect(atDoor.headers.get('content-type')).toBe(byHandler.headers.get('content-type'));
       expect(atDoor.headers.get('x-request-id')).toBe('refused-at-door');
-      expect(await ttlItem(ttlKeys.idempotency(platform.platformCode, 'refused-at-door'))).toBeUndefined();
+      expect(
+        await ttlItem(
+          idempotencyRecordEntity.key({ platform_code: platform.platformCode, request_id: 'refused-at-door' }),
+        ),
+      ).toBeUndefined();
 
       // What the signature middleware answers before it looks at a limit is still answered by it: an unsigned
       // route serves the key, a stale timestamp is a 403.
@@ -265,7 +274,9 @@ describe('per-platform rate limits', () => {
       `"burst";q=2;w=1, "sustained";q=${SUSTAINED_WINDOW_SECONDS};w=${SUSTAINED_WINDOW_SECONDS}`,
     );
     const windowStart = Math.floor(tableCtx.clock.nowSeconds() / SUSTAINED_WINDOW_SECONDS) * SUSTAINED_WINDOW_SECONDS;
-    const counter = await ttlItem(ttlKeys.rateWindow(platform.credentials.api_key, windowStart));
+    const counter = await ttlItem(
+      rateWindowEntity.key({ api_key: platform.credentials.api_key, window_start: windowStart }),
+    );
     expect(Number(counter?.total)).toBe(2);
 
     // In memory (npm start) the same request costs no DynamoDB call for its count.

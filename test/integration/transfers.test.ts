@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../lib/http/signature.js';
-import { ttlKeys } from '../../lib/store/keys.js';
+import { clientIdClaimEntity } from '../../lib/store/entities/window.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { serviceCrashingAfterCommit, serviceWith } from '../support/faults.js';
@@ -282,7 +282,7 @@ describe('the 72-hour client_transfer_id window', () => {
       const stored = await ctx.db.send(
         new GetCommand({
           TableName: ctx.tables.ttl,
-          Key: { pk: ttlKeys.clientId('transfer', platform.platformCode, clientId) },
+          Key: clientIdClaimEntity.key({ kind: 'transfer', platform_code: platform.platformCode, client_id: clientId }),
         }),
       );
       expect(stored.Item).toBeDefined();

@@ -8,7 +8,8 @@ import { personalDataKeys } from '../../lib/domain/events.js';
 import { ValidationError } from '../../lib/domain/errors.js';
 import { EVENT_RETENTION_MS } from '../../lib/domain/events.js';
 import { getEvent } from '../../lib/store/events.js';
-import { keys, ttlKeys } from '../../lib/store/keys.js';
+import { eventEntity } from '../../lib/store/entities/event.js';
+import { idempotencyRecordEntity } from '../../lib/store/entities/window.js';
 import { createEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 import { PERMISSION_AREAS } from '../../lib/domain/caller.js';
 import { startLocalWebhooks, type LocalWebhooks } from '../../infra/local/webhook-runtime.js';
@@ -149,7 +150,7 @@ describe('webhook endpoints', () => {
   it('keeps the answer of a create or a rotation for X-Request-Id retries only encrypted: the retry gets the same secret, the table never shows it', async () => {
     const platform = await ownPlatform();
     const storedAnswer = async (requestId: string) => {
-      const key = { pk: ttlKeys.idempotency(platform.platformCode, requestId) };
+      const key = idempotencyRecordEntity.key({ platform_code: platform.platformCode, request_id: requestId });
       return JSON.stringify(
         (await ctx.db.send(new GetCommand({ TableName: ctx.tables.ttl, Key: key, ConsistentRead: true }))).Item,
       );
@@ -559,7 +560,7 @@ describe('GET /events', () => {
       const stored = await ctx.db.send(
         new GetItemCommand({
           TableName: ctx.tables.main,
-          Key: { pk: { S: keys.event(event.id).pk }, sk: { S: 'EVENT' } },
+          Key: { pk: { S: eventEntity.partitionKey({ event_id: event.id }) }, sk: { S: 'EVENT' } },
         }),
       );
       expect(itemSizeBytes(stored.Item!)).toBeLessThanOrEqual(1024);

@@ -28,7 +28,7 @@ import { PERMISSION_AREAS } from '../../lib/domain/caller.js';
 import { getPayment } from '../../lib/store/payments.js';
 import { listOpenDistributions } from '../../lib/store/awards.js';
 import { createPlatform } from '../../lib/store/platforms.js';
-import { keys } from '../../lib/store/keys.js';
+import { eventEntity } from '../../lib/store/entities/event.js';
 import { getTrade, TradeStateChangedError, tradeUpdateItems, updateTrade } from '../../lib/store/trades.js';
 import { QUEUED_GRACE_MS } from '../../lib/store/webhook-deliveries.js';
 import { LEASE_MS } from '../../lib/webhooks/deliver-webhook.js';
@@ -1407,7 +1407,7 @@ class Run {
         new QueryCommand({
           TableName: this.ctx.tables.main,
           KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': keys.event(event.id).pk },
+          ExpressionAttributeValues: { ':pk': eventEntity.partitionKey({ event_id: event.id }) },
           ConsistentRead: true,
         }),
       );

@@ -141,7 +141,8 @@ async function claimOnce(
   // extra padding and URL-safe letters, so one signature has many spellings.
   const claim = await claimSignature(
     ctx,
-    `${headers.apiKey}#${matched}`,
+    headers.apiKey,
+    matched,
     nowMs,
     Math.max(1000, windowEndsMs - nowMs),
     requestId,

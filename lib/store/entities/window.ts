@@ -1,0 +1,88 @@
+import * as z from 'zod/mini';
+import { integer } from '../entity/attributes.js';
+import { defineEntity } from '../entity/entity.js';
+
+/**
+ * The TTL table's items: claims with a window. Each holds `expires_at_ms`, the authority every condition
+ * compares with the service clock, and `ttl` (seconds), which only lets DynamoDB tidy up (days late, maybe).
+ * They are written without a `type` attribute (nothing reads one in this table): see `lib/store/windows.ts`.
+ */
+
+/** A signature accepted for a mutating request; seeing it again inside the window is a replay. */
+export const replayClaimEntity = defineEntity({
+  type: 'signature_replay',
+  table: 'ttl',
+  description:
+    '`expires_at_ms` = signed timestamp + 61 s; `request_id` = the X-Request-Id it came with (a repeat with the same id is answered by idempotency, any other repeat is 409)',
+  schema: z.object({
+    /** This claim's own mark: a put the SDK resent finds its own claim, not a replay. */
+    claim: z.string(),
+    request_id: z.optional(z.string()),
+    expires_at_ms: integer,
+    ttl: integer,
+  }),
+  key: { pk: 'REPLAY#{api_key}#{signature}' },
+});
+
+/** An `X-Request-Id` seen on a POST of this platform: its run in progress, or its stored answer. */
+export const idempotencyRecordEntity = defineEntity({
+  type: 'idempotency_record',
+  table: 'ttl',
+  description:
+    "`expires_at_ms` = first request + 72 h; `in_progress_until_ms` lease; `owner` (the run that holds it); completed with its response in the booking's own transaction",
+  schema: z.object({
+    status: z.enum(['IN_PROGRESS', 'COMPLETED']),
+    /** The run that holds it: only it completes or releases it. */
+    owner: z.string(),
+    request_hash: z.string(),
+    /** While in progress: a retry may take it over after this. */
+    in_progress_until_ms: z.optional(integer),
+    /** Once completed: the answer as JSON, or `sealed:` and the answer encrypted. */
+    response: z.optional(z.string()),
+    /** Where the run's booking waits (a hot account's queue), as JSON. */
+    queued_booking: z.optional(z.string()),
+    expires_at_ms: integer,
+    ttl: integer,
+  }),
+  key: { pk: 'IDEMPOTENCY#{platform_code}#{request_id}' },
+});
+
+/** A client-chosen id that must be unique per platform for a window (client_transfer_id, client_trade_id). */
+export const clientIdClaimEntity = defineEntity({
+  type: 'client_id_claim',
+  table: 'ttl',
+  description: '`expires_at_ms` = claim + 72 h; claimed in the transaction of the record it protects',
+  schema: z.object({
+    /** The record the id names. */
+    refers_to: z.string(),
+    expires_at_ms: integer,
+    ttl: integer,
+  }),
+  key: { pk: 'CLIENTID#{kind}#{platform_code}#{client_id}' },
+});
+
+/**
+ * An API key's request counts in one sustained rate-limit window (`lib/domain/rate-limits.ts`), by the window's
+ * first second (epoch seconds): the window's `total` and one count per second of it, `s0`..`s9`
+ * (SUSTAINED_WINDOW_SECONDS). Only ever written by an update that adds to it.
+ */
+export const rateWindowEntity = defineEntity({
+  type: 'rate_window',
+  table: 'ttl',
+  description: "an API key's request counts in one sustained window: `total` and one per second; `ttl` past the window",
+  schema: z.object({
+    total: z.optional(integer),
+    s0: z.optional(integer),
+    s1: z.optional(integer),
+    s2: z.optional(integer),
+    s3: z.optional(integer),
+    s4: z.optional(integer),
+    s5: z.optional(integer),
+    s6: z.optional(integer),
+    s7: z.optional(integer),
+    s8: z.optional(integer),
+    s9: z.optional(integer),
+    ttl: integer,
+  }),
+  key: { pk: 'RATE#{api_key}#{window_start}' },
+});
