@@ -39,7 +39,11 @@ export function settlementTaskInput<Task extends SettlementTask>(task: Task, eve
   const parsed = schema.safeParse(event);
   // The output of `task`'s own schema: TypeScript does not follow the key through the union of schemas.
   if (parsed.success) return parsed.data as TaskInput<Task>;
-  const expected = Object.keys(schema.shape).join(', ');
+  const expected = Object.entries(schema.shape)
+    .map(([field, fieldSchema]: [string, z.ZodMiniType]) =>
+      fieldSchema._zod.optin === 'optional' ? `${field}?` : field,
+    )
+    .join(', ');
   const problems = formatIssues(parsed.error.issues, 'input').join('; ');
   throw new Error(`settlement task ${task}: expected { ${expected} }, got ${JSON.stringify(event)} (${problems})`);
 }
