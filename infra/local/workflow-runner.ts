@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutionTimeoutError, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import * as z from 'zod/mini';
 import type { AppContext } from '../../lib/context.js';
 import { executionNameOfInput } from '../../lib/domain/workflow-io.js';
 import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
@@ -442,6 +443,15 @@ async function sleepUntil(ctx: AppContext, atMs: number, signal: AbortSignal): P
   }
 }
 
+/**
+ * What the history records of a task's result: its outcome and whether it was past the deadline, each null
+ * when the result lacks it (or holds something else: the workflow's Choice states judge the result, not this).
+ */
+const recordedTaskResult = z.object({
+  outcome: z.catch(z.nullable(z.string()), null),
+  past_deadline: z.catch(z.nullable(z.boolean()), null),
+});
+
 function historyEntry(event: EngineEvent, sequence: number): SettlementEvent | undefined {
   const base = {
     sequence,
@@ -459,12 +469,11 @@ function historyEntry(event: EngineEvent, sequence: number): SettlementEvent | u
   const entry: SettlementEvent = { ...base, state: event.state.name, state_type: event.state.type };
   if (event.type === 'StateExited') {
     const key = TASK_RESULT_KEYS[event.state.name];
-    const result = key
-      ? ((event.state.output as Record<string, unknown> | undefined)?.[key] as Record<string, unknown> | undefined)
-      : undefined;
-    if (result) {
-      entry.outcome = typeof result.outcome === 'string' ? result.outcome : null;
-      entry.past_deadline = typeof result.past_deadline === 'boolean' ? result.past_deadline : null;
+    const result = key ? (event.state.output as Record<string, unknown> | undefined)?.[key] : undefined;
+    const recorded = recordedTaskResult.safeParse(result);
+    if (recorded.success) {
+      entry.outcome = recorded.data.outcome;
+      entry.past_deadline = recorded.data.past_deadline;
     }
   }
   if ('Error' in event) entry.error = `${event.Error}: ${describeCause(event.Cause)}`;

@@ -1,10 +1,14 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import * as z from 'zod/mini';
+import { formatIssues, messageId } from '../domain/validation.js';
 
-/** A delivery waiting to be tried: the worker claims it by these ids. */
-export interface DeliveryMessage {
-  eventId: string;
-  endpointId: string;
-}
+/**
+ * A delivery waiting to be tried: the worker claims it by these ids (ours, so at most 100 characters: a longer
+ * one could only fail on DynamoDB's key size).
+ */
+const deliveryMessage = z.object({ eventId: messageId(), endpointId: messageId() }, 'must be an object');
+
+export type DeliveryMessage = z.infer<typeof deliveryMessage>;
 
 /**
  * Where deliveries wait for the worker: SQS on AWS, an in-process queue under `npm start` and in tests.
@@ -39,9 +43,19 @@ export function sqsDeliveryQueue(client: SQSClient, queueUrl: string): DeliveryQ
   };
 }
 
+/**
+ * The delivery a queue message asks for. A body that isn't one throws, naming what is wrong: the message is
+ * reported failed, retried by SQS, and then dead-lettered.
+ */
 export function parseDeliveryMessage(body: string): DeliveryMessage {
-  const parsed = JSON.parse(body) as Partial<DeliveryMessage>;
-  if (typeof parsed.eventId !== 'string' || typeof parsed.endpointId !== 'string')
-    throw new Error('not a delivery message');
-  return { eventId: parsed.eventId, endpointId: parsed.endpointId };
+  let message: unknown;
+  try {
+    message = JSON.parse(body);
+  } catch {
+    throw new Error('not a delivery message (body: not JSON)');
+  }
+  const parsed = deliveryMessage.safeParse(message);
+  if (!parsed.success)
+    throw new Error(`not a delivery message (${formatIssues(parsed.error.issues, 'body').join('; ')})`);
+  return parsed.data;
 }

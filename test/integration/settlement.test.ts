@@ -262,7 +262,9 @@ describe('settlement tasks are idempotent', () => {
 
   it('a task for a trade that does not exist fails the task instead of inventing an outcome', async () => {
     await expect(attempt({ trade_id: newId() })).rejects.toThrow(/unknown trade/);
-    await expect(attempt({})).rejects.toThrow(/expected \{ trade_id \}/);
+    await expect(attempt({})).rejects.toThrow(
+      'settlement task attempt: expected { trade_id, leg_ends_at? }, got {} (trade_id: must be a non-empty string)',
+    );
   });
 });
 

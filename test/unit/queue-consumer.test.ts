@@ -1,7 +1,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSEvent } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import type { AppContext } from '../../lib/context.js';
+import { replyToBankEvent } from '../../lib/payments/apply-bank-event.js';
 import { queueConsumer, type EventReply } from '../../lib/queue/queue-consumer.js';
+import { replyToCustodyEvent } from '../../lib/withdrawals/apply-custody-event.js';
 import { record } from '../support/sqs.js';
 
 const logger = new Logger({ logLevel: 'SILENT' });
@@ -37,5 +40,43 @@ describe('the event queue consumer', () => {
       throw new Error('down');
     })(event);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }, { itemIdentifier: 'm2' }]);
+  });
+
+  it('drops a malformed bank or custody event with a warning naming what is wrong, not retrying it', async () => {
+    const warned = new Logger({ logLevel: 'SILENT' });
+    const warn = vi.spyOn(warned, 'warn');
+    // No table: a malformed event is refused before anything is read.
+    const ctx = { logger: warned } as AppContext;
+    const bank = queueConsumer(ctx, 'bank event', (body) => replyToBankEvent(ctx, body));
+    const custody = queueConsumer(ctx, 'custody event', (body) => replyToCustodyEvent(ctx, body));
+    const bankReply = await bank({
+      Records: [
+        record('m1', 'p1', JSON.stringify({ transaction_id: 'p1' })),
+        record('m2', 'p2', JSON.stringify([{ transaction_id: 'p2', status: 'posted' }])),
+        record('m3', 'p3', JSON.stringify({ transaction_id: 'x'.repeat(101), status: 'posted' })),
+      ],
+    });
+    const custodyReply = await custody({
+      Records: [
+        record('m4', 'w1', JSON.stringify({ withdrawal_request_id: 'w1', status: 'CONFIRMED', transaction_hash: '' })),
+      ],
+    });
+    expect(bankReply.batchItemFailures).toEqual([]);
+    expect(custodyReply.batchItemFailures).toEqual([]);
+    expect(warn.mock.calls).toEqual([
+      ['bank event rejected', { message_id: 'm1', errors: ['status: must be a non-empty string'] }],
+      [
+        'bank event rejected',
+        {
+          message_id: 'm2',
+          errors: ['transaction_id: must be a non-empty string', 'status: must be a non-empty string'],
+        },
+      ],
+      ['bank event rejected', { message_id: 'm3', errors: ['transaction_id: at most 100 characters'] }],
+      [
+        'custody event rejected',
+        { message_id: 'm4', errors: ['transaction_hash: must be a non-empty string of at most 200 characters'] },
+      ],
+    ]);
   });
 });

@@ -9,6 +9,12 @@ import {
   type AslDefinition,
   type SettlementTaskResult,
 } from '../../infra/settlement-workflow.js';
+import { bind as bindActivate } from '../../functions/settlement/activate-trade.js';
+import { bind as bindAttempt } from '../../functions/settlement/attempt-settlement.js';
+import { bind as bindContinue } from '../../functions/settlement/continue-settlement.js';
+import { bind as bindDefault } from '../../functions/settlement/default-trade.js';
+import type { AppContext } from '../../lib/context.js';
+import { settlementTaskInput } from '../../lib/settlement/task-input.js';
 
 // asl-validator is CommonJS without type declarations; this is its documented call shape.
 type AslValidator = (
@@ -252,5 +258,59 @@ describe('settlement workflow, run locally', () => {
 
   it('fails loudly on an outcome outside the task contract', async () => {
     await expect(execute({ attempt: () => ({ outcome: 'bogus' as never }) })).rejects.toThrow(/States.NoChoiceMatched/);
+  });
+});
+
+describe('settlement task inputs', () => {
+  it('are what the workflow passes each task', async () => {
+    const parsed: unknown[] = [];
+    await execute({
+      activate: (i) => (parsed.push(settlementTaskInput('activate', i)), { outcome: 'outstanding' }),
+      attempt: (i) => (parsed.push(settlementTaskInput('attempt', i)), { outcome: 'settled' }),
+    });
+    await execute(
+      {
+        attempt: () => ({ outcome: 'outstanding' }),
+        continue: (i) => (parsed.push(settlementTaskInput('continue', i)), { outcome: 'continued' }),
+      },
+      waitingLeg,
+    );
+    expect(parsed).toEqual([
+      { trade_id: TRADE_ID },
+      { trade_id: TRADE_ID, leg_ends_at: input.leg_ends_at },
+      { trade_id: TRADE_ID, leg: 2 },
+    ]);
+  });
+
+  it('refuse a malformed input, naming the fields expected, what came and what is wrong', () => {
+    expect(() => settlementTaskInput('activate', {})).toThrow(
+      'settlement task activate: expected { trade_id }, got {} (trade_id: must be a non-empty string)',
+    );
+    expect(() => settlementTaskInput('default', null)).toThrow(
+      'settlement task default: expected { trade_id }, got null (input: must be an object)',
+    );
+    expect(() => settlementTaskInput('attempt', { trade_id: 'x'.repeat(101) })).toThrow(
+      /trade_id: at most 100 characters\)$/,
+    );
+    expect(() => settlementTaskInput('continue', { trade_id: TRADE_ID, leg: 0 })).toThrow(
+      `settlement task continue: expected { trade_id, leg }, got {"trade_id":"${TRADE_ID}","leg":0} (leg: must be a positive integer)`,
+    );
+    expect(() => settlementTaskInput('continue', { trade_id: 7, leg: '2' })).toThrow(
+      /\(trade_id: must be a non-empty string; leg: must be a positive integer\)$/,
+    );
+  });
+
+  it('take an attempt without a usable leg end as one without a leg end', () => {
+    expect(settlementTaskInput('attempt', { trade_id: TRADE_ID, leg_ends_at: 'soon' })).toEqual({ trade_id: TRADE_ID });
+    expect(settlementTaskInput('attempt', { trade_id: TRADE_ID, leg_ends_at: 5 })).toEqual({ trade_id: TRADE_ID });
+  });
+
+  it('are parsed at the edge of each task function, before the trade is read', async () => {
+    // No table: a malformed input must be refused before anything is read.
+    const ctx = {} as AppContext;
+    await expect(bindActivate(ctx)({ tradeId: TRADE_ID })).rejects.toThrow(/trade_id: must be a non-empty string/);
+    await expect(bindAttempt(ctx)(TRADE_ID)).rejects.toThrow(/input: must be an object/);
+    await expect(bindDefault(ctx)({ trade_id: '' })).rejects.toThrow(/trade_id: must be a non-empty string/);
+    await expect(bindContinue(ctx)({ trade_id: TRADE_ID })).rejects.toThrow(/leg: must be a positive integer/);
   });
 });

@@ -1,3 +1,4 @@
+import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
@@ -12,7 +13,11 @@ import {
 } from '../../lib/domain/webhook-delivery.js';
 import { newWebhookSecret, signatureHeader } from '../../lib/domain/webhook-signing.js';
 import { isRefusedAddress, webhookUrlProblems } from '../../lib/domain/webhook-url.js';
+import type { AppContext } from '../../lib/context.js';
+import { bindDeliveryWorker, bindDispatcher } from '../../lib/webhooks/handlers.js';
+import { parseDeliveryMessage, type DeliveryQueue } from '../../lib/webhooks/queue.js';
 import { dispatchRequestOf } from '../../lib/webhooks/stream-records.js';
+import { record as sqsRecord } from '../support/sqs.js';
 
 const STRICT = { allowPrivateAddresses: false, allowHttp: false };
 const LOCAL = { allowPrivateAddresses: true, allowHttp: true };
@@ -247,5 +252,84 @@ describe('stream records of events', () => {
       redelivery: true,
       onlyEndpointId: 'we_1',
     });
+  });
+
+  it('refuse a record that is not an event item, naming what is wrong', () => {
+    const image = { pk: { S: 'EVENT#evt_1' }, sk: { S: 'EVENT' }, type: { S: 'event' }, body: { S: body } };
+    expect(() => dispatchRequestOf(record(image))).toThrow(
+      'stream record 1: not an event item (dynamodb.NewImage.platform_code: must be { S: text })',
+    );
+    expect(() => dispatchRequestOf(record({ ...image, platform_code: { S: '' } }))).toThrow(
+      /\(dynamodb.NewImage.platform_code.S: must be a non-empty string\)$/,
+    );
+    const { pk: _, ...keyless } = { ...image, platform_code: { S: 'P1' } };
+    expect(() => dispatchRequestOf(record(keyless))).toThrow(
+      /\(dynamodb.NewImage.pk.S: no event id: neither an event_id nor an event key\)$/,
+    );
+    expect(() => dispatchRequestOf(record({ ...image, platform_code: { S: 'P1' }, body: { S: '{' } }))).toThrow(
+      /\(dynamodb.NewImage.body.S: not JSON\)$/,
+    );
+    expect(() =>
+      dispatchRequestOf(record({ ...image, platform_code: { S: 'P1' }, body: { S: '{"id":"evt_1"}' } })),
+    ).toThrow(/\(dynamodb.NewImage.body.S: names no event type \(a non-empty string\)\)$/);
+    expect(() => dispatchRequestOf({ eventID: '2', eventName: 'INSERT' })).toThrow(
+      'stream record 2: not an event item (dynamodb: must be an object)',
+    );
+  });
+
+  it('a record that is not an event item is reported failed, so the stream retries it', async () => {
+    const queue: DeliveryQueue = { send: async () => undefined };
+    const streamRecord = (sequence: string, eventName: 'INSERT' | 'MODIFY') => ({
+      eventID: sequence,
+      eventName,
+      eventSource: 'aws:dynamodb',
+      dynamodb: {
+        SequenceNumber: sequence,
+        // No platform: not an event item.
+        NewImage: { pk: { S: 'EVENT#evt_1' }, sk: { S: 'EVENT' }, type: { S: 'event' }, body: { S: body } },
+      },
+    });
+    // No table: the insert is refused before anything is read, the update is not the dispatcher's.
+    const response = await bindDispatcher(
+      {} as AppContext,
+      queue,
+    )({
+      Records: [streamRecord('100', 'INSERT'), streamRecord('101', 'MODIFY')],
+    });
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: '100' }]);
+  });
+});
+
+describe('delivery queue messages', () => {
+  it('name the delivery to try', () => {
+    expect(parseDeliveryMessage('{"eventId":"evt_1","endpointId":"we_1","extra":1}')).toEqual({
+      eventId: 'evt_1',
+      endpointId: 'we_1',
+    });
+  });
+
+  it.each([
+    ['not json', 'not a delivery message (body: not JSON)'],
+    ['null', 'not a delivery message (body: must be an object)'],
+    ['{"eventId":"evt_1"}', 'not a delivery message (endpointId: must be a non-empty string)'],
+    [
+      `{"eventId":7,"endpointId":"${'w'.repeat(101)}"}`,
+      'not a delivery message (eventId: must be a non-empty string; endpointId: at most 100 characters)',
+    ],
+  ])('refuse %s, naming what is wrong', (body, message) => {
+    expect(() => parseDeliveryMessage(body)).toThrow(message);
+  });
+
+  it('a malformed message fails its record, so SQS retries it and then dead-letters it', async () => {
+    // No table: the malformed message is refused before anything is read.
+    const worker = bindDeliveryWorker({} as AppContext, { queue: { send: async () => undefined } });
+    const failure = await worker({ Records: [sqsRecord('m1', 'g', '{"eventId":"evt_1"}')] }).catch(
+      (error: unknown) => error,
+    );
+    // Its only record failed: the batch fails whole (Powertools' FullBatchFailureError), with the record's error.
+    expect(failure).toBeInstanceOf(FullBatchFailureError);
+    expect((failure as FullBatchFailureError).recordErrors.map((error) => error.message)).toEqual([
+      'not a delivery message (endpointId: must be a non-empty string)',
+    ]);
   });
 });
