@@ -32,9 +32,9 @@ export interface Trade extends Omit<TradeReport, 'parties' | 'amount_method'> {
   /**
    * How many status changes the trade has been through (its creation is 1): the `sequence` of its
    * trade.status_changed events. Each change increments it in the same conditioned update that records its
-   * event, so it is known without another read. Absent on trades stored before events (read as 1).
+   * event, so it is known without another read. A trade stored before events has none (read as 1).
    */
-  status_sequence?: number;
+  status_sequence: number;
 }
 
 /** What a caller knows about each party beyond the report: where its accounts live. */

@@ -106,47 +106,6 @@ export const keys = {
     sk: `RELATIONSHIP#${kind}#${participantCode}`,
   }),
 
-  /** A reported or executed trade. Its partition also holds visibility pointers and settlement history. */
-  trade: (tradeId: string) => ({ pk: `TRADE#${tradeId}`, sk: 'TRADE' }),
-  /** A trade shown to a platform other than the reporter (a party's platform); lists through gsi1. */
-  tradeVisibility: (tradeId: string, platformCode: string) => ({
-    pk: `TRADE#${tradeId}`,
-    sk: `VISIBLE#${platformCode}`,
-  }),
-  /** gsi1: the trades a platform sees, by transaction time. */
-  tradesOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#TRADES`,
-  tradeSortKey: (transactionTimestampMs: number, tradeId: string) =>
-    `${String(transactionTimestampMs).padStart(15, '0')}#${tradeId}`,
-  /**
-   * gsi2, sparse: trades not yet terminated, by the time their settlement is next due (the sweep reads those
-   * past due; the local runner resumes them all). Spread over a few partitions so a burst of reports doesn't
-   * make one index partition hot.
-   */
-  openTrades: (shard: number) => `TRADES#OPEN#${shard}`,
-  openTradeSortKey: (dueAtMs: number, tradeId: string) => `${String(dueAtMs).padStart(15, '0')}#${tradeId}`,
-  /** The greatest sort key of a trade due at `dueAtMs` ('~' sorts after every trade id character). */
-  openTradesDueBy: (dueAtMs: number) => `${String(dueAtMs).padStart(15, '0')}#~`,
-  /** One run of a trade's settlement workflow (local runner), and the events it went through, in order. */
-  settlementExecution: (tradeId: string, executionId: string) => ({
-    pk: `TRADE#${tradeId}`,
-    sk: `EXECUTION#${executionId}`,
-  }),
-  settlementExecutionEvent: (tradeId: string, executionId: string, sequence: number) => ({
-    pk: `TRADE#${tradeId}`,
-    sk: `EXECUTION#${executionId}#EVENT#${String(sequence).padStart(6, '0')}`,
-  }),
-  settlementExecutionsPrefix: () => 'EXECUTION#',
-  /** gsi2, sparse: local settlement executions still RUNNING, so a crashed process's runs are found and closed. */
-  runningExecutions: () => 'EXECUTIONS#RUNNING',
-  runningExecutionSortKey: (startedAtMs: number, tradeId: string, executionId: string) =>
-    `${String(startedAtMs).padStart(15, '0')}#${tradeId}#${executionId}`,
-
-  /** The reference price of a pair (set by ops or a feed); one item per pair, overwritten in place. */
-  price: (underlying: string, quotedCurrency: string) => ({ pk: `PRICE#${underlying}#${quotedCurrency}`, sk: 'PRICE' }),
-
-  /** A quote from an RFQ; read by id only, executed once. */
-  quote: (quoteId: string) => ({ pk: `QUOTE#${quoteId}`, sk: 'QUOTE' }),
-
   /**
    * An award distribution, keyed by the request that made it (its X-Request-Id, else a new id) so a retry
    * finds it. Its chunks share the partition: one Query reads the whole distribution and its progress.
@@ -155,8 +114,6 @@ export const keys = {
     pk: `AWARDS#${platformCode}#${distributionId}`,
     sk: 'DISTRIBUTION',
   }),
-  /** The network fee charged on withdrawals of an asset (ops set it); one item per asset. */
-  networkFee: (asset: string) => ({ pk: `NETWORK_FEE#${asset}`, sk: 'NETWORK_FEE' }),
 
   /** A list's counter (see counters.ts): one partition per counter, one item per shard. */
   counter: (platformCode: string, list: string, bucket: string) => `COUNT#${platformCode}#${list}#${bucket}`,

@@ -1,8 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Money } from '../domain/money.js';
-import { keys } from './keys.js';
-import { readInteger } from './table/integers.js';
 import type { AppContext } from '../context.js';
+import { networkFeeEntity } from './entities/network-fee.js';
 
 /**
  * The network fee table: what a withdrawal of an asset costs on its chain, in units of that asset. Set by
@@ -18,16 +17,9 @@ interface NetworkFee {
 
 export async function putNetworkFee(ctx: Pick<AppContext, 'db' | 'tables'>, fee: NetworkFee): Promise<void> {
   await ctx.db.send(
-    new PutCommand({
-      TableName: ctx.tables.main,
-      Item: {
-        ...keys.networkFee(fee.asset),
-        type: 'network_fee',
-        asset: fee.asset,
-        quantity: fee.quantity,
-        updated_at: fee.updated_at,
-      },
-    }),
+    new PutCommand(
+      networkFeeEntity.put(ctx.tables, { asset: fee.asset, quantity: fee.quantity, updated_at: fee.updated_at }).Put,
+    ),
   );
 }
 
@@ -35,8 +27,8 @@ export async function getNetworkFee(
   ctx: Pick<AppContext, 'db' | 'tables'>,
   asset: string,
 ): Promise<{ asset: string; quantity: Money; updated_at: number } | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.networkFee(asset) }));
-  const item = out.Item;
-  if (!item) return undefined;
-  return { asset: item.asset, quantity: new Money(String(item.quantity)), updated_at: readInteger(item.updated_at) };
+  const out = await ctx.db.send(new GetCommand(networkFeeEntity.get(ctx.tables, { asset })));
+  if (!out.Item) return undefined;
+  const fee = networkFeeEntity.parse(out.Item);
+  return { asset: fee.asset, quantity: new Money(fee.quantity), updated_at: fee.updated_at };
 }

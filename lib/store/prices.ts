@@ -2,10 +2,9 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Money } from '../domain/money.js';
 import { batchGetItems } from './table/batch-get.js';
 import { withRetry } from './table/retry.js';
-import { keys } from './keys.js';
-import { readInteger } from './table/integers.js';
 import type { AppContext } from '../context.js';
 import { writtenUnlessConditionFailed } from './table/conditional.js';
+import { priceEntity } from './entities/price.js';
 
 /** A reference price as stored: the mid price of a pair before any platform's spread. */
 export interface StoredPrice {
@@ -25,19 +24,21 @@ export interface StoredPrice {
 export async function putReferencePrice(ctx: Pick<AppContext, 'db' | 'tables'>, price: StoredPrice): Promise<boolean> {
   return writtenUnlessConditionFailed(
     ctx.db.send(
-      new PutCommand({
-        TableName: ctx.tables.main,
-        Item: {
-          ...keys.price(price.underlying, price.quoted_currency),
-          type: 'price',
-          underlying: price.underlying,
-          quoted_currency: price.quoted_currency,
-          price: price.price.toFixed(),
-          updated_at: price.updated_at_ms,
-        },
-        ConditionExpression: 'attribute_not_exists(pk) OR updated_at <= :updated',
-        ExpressionAttributeValues: { ':updated': price.updated_at_ms },
-      }),
+      new PutCommand(
+        priceEntity.put(
+          ctx.tables,
+          {
+            underlying: price.underlying,
+            quoted_currency: price.quoted_currency,
+            price: price.price.toFixed(),
+            updated_at: price.updated_at_ms,
+          },
+          {
+            condition: 'attribute_not_exists(pk) OR updated_at <= :updated',
+            values: { ':updated': price.updated_at_ms },
+          },
+        ).Put,
+      ),
     ),
   );
 }
@@ -48,24 +49,19 @@ export async function getReferencePrice(
   quotedCurrency: string,
 ): Promise<StoredPrice | undefined> {
   const out = await withRetry(ctx, { what: 'reference price read' }, () =>
-    ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.price(underlying, quotedCurrency) })),
+    ctx.db.send(new GetCommand(priceEntity.get(ctx.tables, { underlying, quoted_currency: quotedCurrency }))),
   );
-  const item = out.Item;
-  if (!item) return undefined;
-  return {
-    underlying: item.underlying,
-    quoted_currency: item.quoted_currency,
-    price: new Money(String(item.price)),
-    updated_at_ms: readInteger(item.updated_at),
-  };
+  return out.Item ? storedPrice(out.Item) : undefined;
 }
 
-function toStoredPrice(item: Record<string, any>): StoredPrice {
+/** A price item read back, its text as Money and its time under the name the price source uses. */
+function storedPrice(item: Record<string, unknown>): StoredPrice {
+  const price = priceEntity.parse(item);
   return {
-    underlying: item.underlying,
-    quoted_currency: item.quoted_currency,
-    price: new Money(String(item.price)),
-    updated_at_ms: readInteger(item.updated_at),
+    underlying: price.underlying,
+    quoted_currency: price.quoted_currency,
+    price: new Money(price.price),
+    updated_at_ms: price.updated_at,
   };
 }
 
@@ -80,8 +76,8 @@ export async function getReferencePrices(
   if (pairs.length > 100) throw new Error('getReferencePrices: at most 100 pairs per call');
   const items = await batchGetItems(
     ctx,
-    pairs.map((pair) => keys.price(pair.underlying, pair.quoted_currency)),
+    pairs.map((pair) => priceEntity.key(pair)),
     { what: 'reference prices read' },
   );
-  return items.map(toStoredPrice);
+  return items.map(storedPrice);
 }

@@ -1,9 +1,12 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { queryAll } from './table/query.js';
-import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './table/integers.js';
 import type { AppContext } from '../context.js';
 import { writtenUnlessConditionFailed } from './table/conditional.js';
+import {
+  settlementEventEntity,
+  settlementExecutionEntity,
+  type ExecutionStatus,
+} from './entities/settlement-execution.js';
 
 /**
  * The local settlement runner's record of each execution, kept in DynamoDB beside the trade so another
@@ -11,7 +14,7 @@ import { writtenUnlessConditionFailed } from './table/conditional.js';
  * On AWS the history lives in Step Functions and nothing is written here.
  */
 
-export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT' | 'INTERRUPTED';
+export type { ExecutionStatus };
 
 interface SettlementExecution {
   trade_id: string;
@@ -53,21 +56,16 @@ export async function recordExecutionStart(
   executionName: string = tradeId,
 ): Promise<void> {
   await ctx.db.send(
-    new PutCommand({
-      TableName: ctx.tables.main,
-      Item: {
-        ...keys.settlementExecution(tradeId, executionId),
-        type: 'settlement_execution',
+    new PutCommand(
+      settlementExecutionEntity.put(ctx.tables, {
         trade_id: tradeId,
         execution_id: executionId,
         execution_name: executionName,
         owner,
         status: 'RUNNING',
         started_at: startedAtMs,
-        gsi2pk: keys.runningExecutions(),
-        gsi2sk: keys.runningExecutionSortKey(startedAtMs, tradeId, executionId),
-      },
-    }),
+      }).Put,
+    ),
   );
 }
 
@@ -79,14 +77,19 @@ export async function recordExecutionEnd(
   stoppedAtMs: number,
   error?: string,
 ): Promise<void> {
+  const running = settlementExecutionEntity.indexRemoval('gsi2');
   await ctx.db.send(
-    new UpdateCommand({
-      TableName: ctx.tables.main,
-      Key: keys.settlementExecution(tradeId, executionId),
-      UpdateExpression: 'SET #status = :status, stopped_at = :at, #error = :error REMOVE gsi2pk, gsi2sk',
-      ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-      ExpressionAttributeValues: { ':status': status, ':at': stoppedAtMs, ':error': error ?? null },
-    }),
+    new UpdateCommand(
+      settlementExecutionEntity.update(
+        ctx.tables,
+        { trade_id: tradeId, execution_id: executionId },
+        {
+          update: `SET #status = :status, stopped_at = :at, #error = :error REMOVE ${running.expression}`,
+          names: { '#status': 'status', '#error': 'error', ...running.names },
+          values: { ':status': status, ':at': stoppedAtMs, ':error': error ?? null },
+        },
+      ).Update,
+    ),
   );
 }
 
@@ -96,19 +99,17 @@ export async function recordExecutionEvent(
   executionId: string,
   event: SettlementEvent,
 ): Promise<void> {
+  const { type, ...fields } = event;
   await ctx.db.send(
-    new PutCommand({
-      TableName: ctx.tables.main,
-      Item: {
-        ...keys.settlementExecutionEvent(tradeId, executionId, event.sequence),
+    new PutCommand(
+      settlementEventEntity.put(ctx.tables, {
+        ...fields,
         // The item's `type` names the entity, as everywhere in the table; the event's own type goes beside it.
-        ...event,
-        type: 'settlement_event',
-        event_type: event.type,
+        event_type: type,
         trade_id: tradeId,
         execution_id: executionId,
-      },
-    }),
+      }).Put,
+    ),
   );
 }
 
@@ -124,16 +125,21 @@ export async function closeRunningExecution(
   nowMs: number,
   error: string | null = null,
 ): Promise<boolean> {
+  const running = settlementExecutionEntity.indexRemoval('gsi2');
   return writtenUnlessConditionFailed(
     ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.settlementExecution(tradeId, executionId),
-        UpdateExpression: 'SET #status = :status, stopped_at = :at, #error = :error REMOVE gsi2pk, gsi2sk',
-        ConditionExpression: '#status = :running',
-        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-        ExpressionAttributeValues: { ':status': status, ':running': 'RUNNING', ':at': nowMs, ':error': error },
-      }),
+      new UpdateCommand(
+        settlementExecutionEntity.update(
+          ctx.tables,
+          { trade_id: tradeId, execution_id: executionId },
+          {
+            update: `SET #status = :status, stopped_at = :at, #error = :error REMOVE ${running.expression}`,
+            condition: '#status = :running',
+            names: { '#status': 'status', '#error': 'error', ...running.names },
+            values: { ':status': status, ':running': 'RUNNING', ':at': nowMs, ':error': error },
+          },
+        ).Update,
+      ),
     ),
   );
 }
@@ -164,18 +170,19 @@ export async function interruptRunningExecutions(
 export async function runningExecutions(
   ctx: Pick<AppContext, 'db' | 'tables'>,
 ): Promise<{ trade_id: string; execution_id: string; owner: string | null; started_at: number }[]> {
-  const items = await queryAll(ctx, {
-    TableName: ctx.tables.main,
-    IndexName: 'gsi2',
-    KeyConditionExpression: 'gsi2pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.runningExecutions() },
+  const items = await queryAll(
+    ctx,
+    settlementExecutionEntity.query(ctx.tables, 'gsi2', settlementExecutionEntity.indexPartition('gsi2', {})),
+  );
+  return items.map((item) => {
+    const execution = settlementExecutionEntity.parse(item);
+    return {
+      trade_id: execution.trade_id,
+      execution_id: execution.execution_id,
+      owner: execution.owner ?? null,
+      started_at: execution.started_at,
+    };
   });
-  return items.map((item) => ({
-    trade_id: item.trade_id,
-    execution_id: item.execution_id,
-    owner: item.owner ?? null,
-    started_at: readInteger(item.started_at),
-  }));
 }
 
 /** Every execution of a trade's settlement (every leg, every rerun), oldest first, each with its events in order. */
@@ -184,38 +191,43 @@ export async function settlementHistory(
   tradeId: string,
 ): Promise<{ executions: (SettlementExecution & { events: SettlementEvent[] })[] }> {
   const items = await queryAll(ctx, {
-    TableName: ctx.tables.main,
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': keys.trade(tradeId).pk, ':prefix': keys.settlementExecutionsPrefix() },
+    ...settlementExecutionEntity.query(
+      ctx.tables,
+      'table',
+      settlementExecutionEntity.partitionKey({ trade_id: tradeId }),
+      { beginsWith: settlementExecutionEntity.sortKeyPrefix({}) },
+    ),
     ConsistentRead: true,
   });
 
   const executions = new Map<string, SettlementExecution & { events: SettlementEvent[] }>();
-  for (const item of items.filter((i) => i.type === 'settlement_execution')) {
-    executions.set(item.execution_id, {
-      trade_id: item.trade_id,
-      execution_id: item.execution_id,
+  for (const item of items.filter((i) => i.type === settlementExecutionEntity.type)) {
+    const execution = settlementExecutionEntity.parse(item);
+    executions.set(execution.execution_id, {
+      trade_id: execution.trade_id,
+      execution_id: execution.execution_id,
       // Histories written before legs existed are the trade's only execution.
-      execution_name: item.execution_name ?? item.trade_id,
-      owner: item.owner ?? null,
-      status: item.status,
-      started_at: readInteger(item.started_at),
-      stopped_at: readOptionalInteger(item.stopped_at),
-      error: item.error ?? null,
+      execution_name: execution.execution_name ?? execution.trade_id,
+      owner: execution.owner ?? null,
+      status: execution.status,
+      started_at: execution.started_at,
+      stopped_at: execution.stopped_at ?? null,
+      error: execution.error ?? null,
       events: [],
     });
   }
   // Sort keys order the events within an execution; executions' ids start with their start time.
-  for (const item of items.filter((i) => i.type === 'settlement_event')) {
-    executions.get(item.execution_id)?.events.push({
-      sequence: readInteger(item.sequence),
-      type: item.event_type,
-      state: item.state ?? null,
-      state_type: item.state_type ?? null,
-      at: readInteger(item.at),
-      outcome: item.outcome ?? null,
-      past_deadline: item.past_deadline ?? null,
-      error: item.error ?? null,
+  for (const item of items.filter((i) => i.type === settlementEventEntity.type)) {
+    const event = settlementEventEntity.parse(item);
+    executions.get(event.execution_id)?.events.push({
+      sequence: event.sequence,
+      type: event.event_type,
+      state: event.state ?? null,
+      state_type: event.state_type ?? null,
+      at: event.at,
+      outcome: event.outcome ?? null,
+      past_deadline: event.past_deadline ?? null,
+      error: event.error ?? null,
     });
   }
   return { executions: [...executions.values()] };

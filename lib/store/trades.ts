@@ -5,8 +5,6 @@ import { dueAfterAcceptanceMs, dueAfterStepMs } from '../domain/settlement-sched
 import type { SettlementState, TradeState } from '../domain/settlement.js';
 import { queryAll } from './table/query.js';
 import { batchGetItems } from './table/batch-get.js';
-import { keys } from './keys.js';
-import { readInteger, readOptionalInteger } from './table/integers.js';
 import {
   combineFilters,
   equalityFilter,
@@ -15,6 +13,7 @@ import {
   type ListIndex,
   type PageRequest,
 } from './table/paging.js';
+import { OPEN_SHARDS, TRADE_DUE_ATTRIBUTE, tradeEntity, tradeVisibilityEntity } from './entities/trade.js';
 import { ALL, bucketOf, readCount } from './table/counters.js';
 import { type CountChange } from './table/transaction-items.js';
 import { transactWrite } from './table/transactions.js';
@@ -27,17 +26,9 @@ import { writtenUnlessConditionFailed } from './table/conditional.js';
 
 /**
  * Trades: the record behind `POST /trades` and the settlement workflow, and the trades other use cases
- * (quote execution, rewards, awards) book already settled.
- *
- * Items, all in the trade's partition `TRADE#<trade_id>`:
- *   sk TRADE               the trade. gsi1 (TRADES of the reporting platform, by transaction time);
- *                          gsi2 only while not terminated (sparse: the open trades, by when their
- *                          settlement is next due; each state change moves it).
- *   sk VISIBLE#<platform>  a pointer for another platform whose participant is a party; gsi1 like the trade.
- *   sk EXECUTION#...       local settlement history (see settlement-history.ts).
- *
- * Amounts stay decimal strings with exactly the asset's decimals: they are never summed in DynamoDB (balances
- * are, in the ledger), and the string keeps the precision the trade was reported at.
+ * (quote execution, rewards, awards) book already settled. The items (the trade, a visibility entry per other
+ * platform that may see it) are defined in entities/trade.ts; the local settlement history shares the
+ * trade's partition (settlement-history.ts).
  */
 
 /** Raised by the trade item's condition: the id was already taken (a programming error with random ids). */
@@ -50,53 +41,43 @@ export class TradeStateChangedError extends Error {
   override readonly name = 'TradeStateChangedError';
 }
 
+/** The trade item's schema version (lib/store/README.md, "Item versions"; entities/trade.ts). */
+export const TRADE_ITEM_VERSION = tradeEntity.version!;
+
 /**
  * Everything that creates `trade`, for the caller's own transaction: the trade item (new id only) and a
- * visibility pointer per other platform that may see it. An open trade also enters the sparse index of
+ * visibility entry per other platform that may see it. An open trade also enters the sparse index of
  * trades to resume, a terminated one doesn't.
  */
-/**
- * The trade item's schema version (lib/store/README.md, "Item versions"). 2: it carries `status_sequence` (its
- * events' number, 1 at creation) and `visible_to`. 1 (no `item_version`): a trade reported before status events
- * has no `status_sequence` (its creation counts as 1), one reported before cross-platform visibility no
- * `visible_to` (only its reporter sees it).
- */
-export const TRADE_ITEM_VERSION = 2;
-
 export function tradeItems(ctx: Pick<AppContext, 'tables'>, trade: Trade): TaggedItem[] {
-  const table = ctx.tables.main;
   const tradeItem: TaggedItem = {
-    item: {
-      Put: {
-        TableName: table,
-        Item: {
-          ...trade,
-          ...keys.trade(trade.trade_id),
-          ...listingEntry(trade, trade.platform_code),
-          ...(trade.trade_state !== 'terminated' && openIndex(trade)),
-          type: 'trade',
-          item_version: TRADE_ITEM_VERSION,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
+    item: tradeEntity.put(
+      ctx.tables,
+      { ...trade, ...listingEntry(trade) },
+      {
+        condition: 'attribute_not_exists(pk)',
+        extra: trade.trade_state === 'terminated' ? {} : openIndexParts(trade),
       },
-    },
+    ),
     onConditionFailed: () => new TradeIdTakenError(`trade id ${trade.trade_id} is taken`),
     counts: tradeCounts(trade.platform_code, trade.trade_state, 1),
   };
   const pointers = otherPlatforms(trade).map(
     (platform): TaggedItem => ({
-      item: {
-        Put: {
-          TableName: table,
-          Item: {
-            ...keys.tradeVisibility(trade.trade_id, platform),
-            ...listingEntry(trade, platform),
-            type: 'trade_visibility',
-            trade_id: trade.trade_id,
-            platform_code: platform,
-          },
+      item: tradeVisibilityEntity.put(
+        ctx.tables,
+        {
+          trade_id: trade.trade_id,
+          client_trade_id: trade.client_trade_id,
+          reporting_party: trade.reporting_party,
+          market_identifier_code: trade.market_identifier_code,
+          trade_state: trade.trade_state,
+          settlement_state: trade.settlement_state,
+          ...listingEntry(trade),
+          platform_code: platform,
         },
-      },
+        { extra: { transaction_timestamp: trade.transaction_timestamp } },
+      ),
       counts: tradeCounts(platform, trade.trade_state, 1),
     }),
   );
@@ -119,7 +100,7 @@ function tradeStatusEvents(
     {
       type: 'trade.status_changed',
       resource: { type: 'trade', id: trade.trade_id },
-      sequence: trade.status_sequence ?? 1,
+      sequence: trade.status_sequence,
       previousStatus,
       data: tradeView(trade),
     },
@@ -150,19 +131,11 @@ function otherPlatforms(trade: Pick<Trade, 'platform_code' | 'visible_to'>): str
 }
 
 /**
- * What `GET /trades` reads and filters on, on the trade (the reporter's entry) and on every visibility entry
- * alike, so a filtered page is one query whichever platform asks. The states are kept current by
- * `tradeUpdateItems`; the rest never changes after the report.
+ * The party filters of `GET /trades`, carried on the trade and on every visibility entry (with the trade's
+ * own filtered fields) so a filtered page is one query whichever platform asks.
  */
-function listingEntry(trade: Trade, platform: string) {
+function listingEntry(trade: Trade) {
   return {
-    gsi1pk: keys.tradesOfPlatform(platform),
-    gsi1sk: keys.tradeSortKey(trade.transaction_timestamp, trade.trade_id),
-    client_trade_id: trade.client_trade_id,
-    reporting_party: trade.reporting_party,
-    market_identifier_code: trade.market_identifier_code,
-    trade_state: trade.trade_state,
-    settlement_state: trade.settlement_state,
     party_codes: [...new Set(trade.parties.map((party) => party.participant_code))],
     account_labels: [...new Set(trade.parties.map((party) => party.account_label))],
   };
@@ -180,13 +153,11 @@ export function clientTradeIdClaim(
   };
 }
 
-export const OPEN_SHARDS = 8;
+export { OPEN_SHARDS };
 
-function openIndex(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>) {
-  return {
-    gsi2pk: keys.openTrades(shardOf(trade.trade_id)),
-    gsi2sk: keys.openTradeSortKey(dueAfterAcceptanceMs(trade), trade.trade_id),
-  };
+/** An open trade's place in the open-trades index: its shard, and when its settlement is first due. */
+function openIndexParts(trade: Pick<Trade, 'trade_id' | 'accepted_timestamp' | 'settlement_timestamp'>) {
+  return { shard: shardOf(trade.trade_id), due_ms: dueAfterAcceptanceMs(trade) };
 }
 
 function shardOf(tradeId: string): number {
@@ -198,78 +169,19 @@ function shardOf(tradeId: string): number {
 // ---------------------------------------------------------------------------------------------------------
 // Reading
 
-function toParty(raw: Record<string, any>): TradeParty {
-  return {
-    side: raw.side,
-    participant_code: raw.participant_code,
-    asset: raw.asset,
-    amount: String(raw.amount),
-    settling: raw.settling,
-    account_label: raw.account_label,
-    liquidity_indicator: raw.liquidity_indicator ?? null,
-    client_order_id: raw.client_order_id ?? null,
-    order_id: raw.order_id ?? null,
-    execution_id: raw.execution_id ?? null,
-    account_group: raw.account_group ?? null,
-    settlement_state: raw.settlement_state ?? null,
-    obligations_outstanding_timestamp: readOptionalInteger(raw.obligations_outstanding_timestamp),
-    current_obligations_met_timestamp: readOptionalInteger(raw.current_obligations_met_timestamp),
-  };
-}
-
-function toTrade(item: Record<string, any>): Trade {
-  const parties = (item.parties as Record<string, any>[]).map(toParty);
-  return {
-    trade_id: item.trade_id,
-    client_trade_id: item.client_trade_id,
-    session_id: item.session_id,
-    trade_reporter: item.trade_reporter,
-    reporting_party: item.reporting_party ?? null,
-    settlement_schedule: item.settlement_schedule ?? null,
-    platform_code: item.platform_code,
-    market_identifier_code: item.market_identifier_code ?? null,
-    symbol: item.symbol,
-    product_type: item.product_type,
-    trade_type: item.trade_type,
-    trade_price: item.trade_price,
-    trade_quantity: item.trade_quantity,
-    amount_method: item.amount_method,
-    physical_delivery: true,
-    transaction_timestamp: readInteger(item.transaction_timestamp),
-    comment: item.comment ?? null,
-    ...(item.spread_notional !== undefined && { spread_notional: item.spread_notional }),
-    ...(item.spread_bps !== undefined && { spread_bps: item.spread_bps }),
-    parties_anonymous: item.parties_anonymous,
-    settlement_price_index_id: item.settlement_price_index_id ?? null,
-    settlement_timestamp: readOptionalInteger(item.settlement_timestamp),
-    expiry_timestamp: readOptionalInteger(item.expiry_timestamp),
-    bank_fee: item.bank_fee ?? null,
-    contract_size: 1,
-    underlying: item.underlying,
-    quoted_currency: item.quoted_currency,
-    trade_state: item.trade_state,
-    settlement_state: item.settlement_state ?? null,
-    accepted_timestamp: readInteger(item.accepted_timestamp),
-    current_obligations_met_timestamp: readOptionalInteger(item.current_obligations_met_timestamp),
-    obligations_outstanding_timestamp: readOptionalInteger(item.obligations_outstanding_timestamp),
-    settled_timestamp: readOptionalInteger(item.settled_timestamp),
-    defaulted_timestamp: readOptionalInteger(item.defaulted_timestamp),
-    last_update: readInteger(item.last_update),
-    parties: [parties[0] as TradeParty, parties[1] as TradeParty],
-    ...versionedTradeFields(item),
-  };
-}
-
-/** What version 2 guarantees; a version 1 trade (no `item_version`) may lack either (see TRADE_ITEM_VERSION). */
-function versionedTradeFields(item: Record<string, any>): Pick<Trade, 'visible_to' | 'status_sequence'> {
-  if (item.item_version === undefined)
-    return {
-      visible_to: item.visible_to ?? [item.platform_code],
-      status_sequence: readOptionalInteger(item.status_sequence) ?? undefined,
-    };
-  if (item.visible_to === undefined || item.status_sequence === undefined)
-    throw new Error(`trade ${item.trade_id}: item_version ${item.item_version} without visible_to or status_sequence`);
-  return { visible_to: item.visible_to, status_sequence: readInteger(item.status_sequence) };
+/**
+ * A trade item read back. A version 1 trade (no `item_version`) from before cross-platform visibility has no
+ * `visible_to`: its reporter alone may see it, a default that depends on the item, so it is given here; the
+ * parse fills the rest of what version 1 lacked. The list filters' attributes stay in the store.
+ */
+function parseTrade(item: Record<string, unknown>): Trade {
+  const legacy = item.item_version === undefined && item.visible_to === undefined;
+  const {
+    party_codes: _codes,
+    account_labels: _labels,
+    ...trade
+  } = tradeEntity.parse(legacy ? { ...item, visible_to: [item.platform_code] } : item);
+  return trade;
 }
 
 /** One trade. Settlement tasks read consistently: they decide on the state they are about to condition on. */
@@ -280,12 +192,11 @@ export async function getTrade(
 ): Promise<Trade | undefined> {
   const out = await ctx.db.send(
     new GetCommand({
-      TableName: ctx.tables.main,
-      Key: keys.trade(tradeId),
+      ...tradeEntity.get(ctx.tables, { trade_id: tradeId }),
       ConsistentRead: options.consistent ?? false,
     }),
   );
-  return out.Item ? toTrade(out.Item) : undefined;
+  return out.Item ? parseTrade(out.Item) : undefined;
 }
 
 /** A trade the platform may read, else undefined (another platform's trade is indistinguishable from none). */
@@ -304,10 +215,10 @@ async function batchGetTrades(
 ): Promise<Map<string, Trade>> {
   const items = await batchGetItems(
     ctx,
-    tradeIds.map((id) => keys.trade(id)),
+    tradeIds.map((id) => tradeEntity.key({ trade_id: id })),
     { what: 'trades read' },
   );
-  return new Map(items.map((item) => [item.trade_id as string, toTrade(item)]));
+  return new Map(items.map((item) => [item.trade_id as string, parseTrade(item)]));
 }
 
 /** The filters of `GET /trades` that the index entries carry (time bounds are the key range). */
@@ -328,9 +239,15 @@ function tradeListIndex(
   filters: TradeListFilters,
 ): ListIndex | undefined {
   if (range.toMs !== undefined && range.toMs < 0) return undefined;
-  const from = keys.tradeSortKey(Math.max(0, range.fromMs ?? 0), '');
+  const from = tradeEntity.indexSortKey('gsi1', {
+    transaction_timestamp: Math.max(0, range.fromMs ?? 0),
+    trade_id: '',
+  });
   // '~' sorts after every trade id character, so the upper bound includes all trades at `toMs`.
-  const to = keys.tradeSortKey(range.toMs ?? 999_999_999_999_999, '~');
+  const to = tradeEntity.indexSortKey('gsi1', {
+    transaction_timestamp: range.toMs ?? 999_999_999_999_999,
+    trade_id: '~',
+  });
   if (from > to) return undefined;
   const { settlement_state, party_code, account_label, ...equal } = filters;
   const filter = combineFilters([
@@ -357,14 +274,11 @@ function tradeListIndex(
           values: { ':f_label': account_label },
         },
   ]);
-  return {
-    indexName: 'gsi1',
-    partition: { attribute: 'gsi1pk', value: keys.tradesOfPlatform(platformCode) },
-    sortAttribute: 'gsi1sk',
-    sortRange: { between: [from, to] },
-    descending: true,
-    ...(filter && { filter }),
-  };
+  return tradeEntity.listIndex(
+    'gsi1',
+    { platform_code: platformCode },
+    { sortRange: { between: [from, to] }, descending: true, ...(filter && { filter }) },
+  );
 }
 
 /**
@@ -404,11 +318,17 @@ export async function pageOfTrades(
     { list: TRADES_LIST, platformCode, filters: bindingFilters },
     counter,
   );
-  const pointed = page.items.filter((item) => item.type === 'trade_visibility').map((item) => item.trade_id as string);
+  // The page's entries: the platform's own trades whole, and another platform's trades by their visibility entry.
+  const entries = page.items.map((item: Record<string, unknown>): { trade?: Trade; pointer?: string } =>
+    item.type === tradeVisibilityEntity.type
+      ? { pointer: tradeVisibilityEntity.parse(item).trade_id }
+      : { trade: parseTrade(item) },
+  );
+  const pointed = entries.flatMap((entry) => (entry.pointer === undefined ? [] : [entry.pointer]));
   const fetched = pointed.length > 0 ? await batchGetTrades(ctx, pointed) : new Map<string, Trade>();
   const trades: Trade[] = [];
-  for (const item of page.items) {
-    const trade = item.type === 'trade' ? toTrade(item) : fetched.get(item.trade_id);
+  for (const entry of entries) {
+    const trade = entry.trade ?? fetched.get(entry.pointer!);
     if (trade) trades.push(trade);
   }
   return { trades, page: page.page, nextCursor: page.nextCursor, count };
@@ -418,19 +338,14 @@ export async function pageOfTrades(
 export async function listOpenTrades(ctx: Pick<AppContext, 'db' | 'tables'>): Promise<Trade[]> {
   const shards = await Promise.all(
     Array.from({ length: OPEN_SHARDS }, (_, shard) =>
-      queryAll(ctx, {
-        TableName: ctx.tables.main,
-        IndexName: 'gsi2',
-        KeyConditionExpression: 'gsi2pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.openTrades(shard) },
-      }),
+      queryAll(ctx, tradeEntity.query(ctx.tables, 'gsi2', tradeEntity.indexPartition('gsi2', { shard }))),
     ),
   );
   // The index is eventually consistent; a trade terminated a moment ago may still show up, so filter on the
   // state as well (resuming one would be harmless, only wasteful).
   return shards
     .flat()
-    .map(toTrade)
+    .map(parseTrade)
     .filter((trade) => trade.trade_state !== 'terminated')
     .sort((a, b) => a.accepted_timestamp - b.accepted_timestamp || a.trade_id.localeCompare(b.trade_id));
 }
@@ -455,16 +370,22 @@ export async function dueTradesPage(
 ): Promise<{ trades: DueTrade[]; nextKey: Record<string, unknown> | undefined }> {
   const out = await ctx.db.send(
     new QueryCommand({
-      TableName: ctx.tables.main,
-      IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :due',
-      ExpressionAttributeValues: { ':pk': keys.openTrades(shard), ':due': keys.openTradesDueBy(dueByMs) },
+      ...tradeEntity.query(
+        ctx.tables,
+        'gsi2',
+        tradeEntity.indexPartition('gsi2', { shard }),
+        // '~' sorts after every trade id character: every trade due at `dueByMs` is in.
+        { atMost: tradeEntity.indexSortKey('gsi2', { due_ms: dueByMs, trade_id: '~' }) },
+      ),
       Limit: limit,
       ExclusiveStartKey: startKey,
     }),
   );
   return {
-    trades: (out.Items ?? []).map((item) => ({ trade: toTrade(item), dueKey: item.gsi2sk as string })),
+    trades: (out.Items ?? []).map((item) => ({
+      trade: parseTrade(item),
+      dueKey: String(item[TRADE_DUE_ATTRIBUTE]),
+    })),
     nextKey: out.LastEvaluatedKey,
   };
 }
@@ -479,15 +400,22 @@ export async function postponeDue(
   due: DueTrade,
   dueAtMs: number,
 ): Promise<boolean> {
+  const tradeId = due.trade.trade_id;
+  const next = tradeEntity.indexAssignment('gsi2', { shard: shardOf(tradeId), due_ms: dueAtMs, trade_id: tradeId });
   return writtenUnlessConditionFailed(
     ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.trade(due.trade.trade_id),
-        UpdateExpression: 'SET gsi2sk = :next',
-        ConditionExpression: 'gsi2sk = :read',
-        ExpressionAttributeValues: { ':read': due.dueKey, ':next': keys.openTradeSortKey(dueAtMs, due.trade.trade_id) },
-      }),
+      new UpdateCommand(
+        tradeEntity.update(
+          ctx.tables,
+          { trade_id: tradeId },
+          {
+            update: `SET ${next.expression}`,
+            condition: '#due = :read',
+            names: { ...next.names, '#due': TRADE_DUE_ATTRIBUTE },
+            values: { ...next.values, ':read': due.dueKey },
+          },
+        ).Update,
+      ),
     ),
   );
 }
@@ -542,25 +470,30 @@ export function tradeUpdateItems(
   const statusChanged = after.trade_state !== trade.trade_state || after.settlement_state !== trade.settlement_state;
   if (statusChanged) numberStatusChange(trade, after, { names, values, sets, conditions });
   // A trade that stays open is next due a session from now; a terminated one leaves the open-trades index.
-  if (changes.trade_state !== 'terminated') {
-    values[':due'] = keys.openTradeSortKey(dueAfterStepMs(nowMs, ctx.config.SETTLEMENT_SESSION_SECONDS), tradeId);
-    sets.push('gsi2sk = :due');
+  let remove = '';
+  if (changes.trade_state === 'terminated') {
+    const removal = tradeEntity.indexRemoval('gsi2');
+    Object.assign(names, removal.names);
+    remove = ` REMOVE ${removal.expression}`;
+  } else {
+    const due = tradeEntity.indexAssignment('gsi2', {
+      shard: shardOf(tradeId),
+      due_ms: dueAfterStepMs(nowMs, ctx.config.SETTLEMENT_SESSION_SECONDS),
+      trade_id: tradeId,
+    });
+    Object.assign(names, due.names);
+    Object.assign(values, due.values);
+    sets.push(due.expression);
   }
-  const remove = changes.trade_state === 'terminated' ? ' REMOVE gsi2pk, gsi2sk' : '';
   const moves = changes.trade_state !== undefined && changes.trade_state !== trade.trade_state;
   const countsOf = (platform: string) =>
     moves ? tradeStateMove(platform, trade.trade_state, changes.trade_state!) : [];
   const update: TaggedItem = {
-    item: {
-      Update: {
-        TableName: ctx.tables.main,
-        Key: keys.trade(tradeId),
-        UpdateExpression: `SET ${sets.join(', ')}${remove}`,
-        ConditionExpression: conditions.join(' AND '),
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      },
-    },
+    item: tradeEntity.update(
+      ctx.tables,
+      { trade_id: tradeId },
+      { update: `SET ${sets.join(', ')}${remove}`, condition: conditions.join(' AND '), names, values },
+    ),
     onConditionFailed: stateChanged,
     counts: countsOf(trade.platform_code),
   };
@@ -569,7 +502,7 @@ export function tradeUpdateItems(
   if (listed.length === 0) return [update, ...events];
   const entries = otherPlatforms(trade).map(
     (platform): TaggedItem => ({
-      item: listEntryUpdate(ctx, keys.tradeVisibility(tradeId, platform), listed, changes),
+      item: listEntryUpdate(ctx, tradeId, platform, listed, changes),
       counts: countsOf(platform),
     }),
   );
@@ -610,39 +543,40 @@ function changeExpression(
 
 /**
  * A status change takes the next `status_sequence` (its events' number), on the condition that the number is
- * still the one read (a trade from before the sequence has none), so two runs can't number their events alike.
+ * still the one read, so two runs can't number their events alike.
  */
 function numberStatusChange(trade: Trade, after: Trade, { names, values, sets, conditions }: TradeUpdateExpression) {
-  after.status_sequence = (trade.status_sequence ?? 1) + 1;
+  after.status_sequence = trade.status_sequence + 1;
   names['#status_sequence'] = 'status_sequence';
   values[':next_sequence'] = after.status_sequence;
   sets.push('#status_sequence = :next_sequence');
-  // Read without one (version 1): still without, or given 1 by migration 0002 since.
-  if (trade.status_sequence === undefined) {
-    values[':first_sequence'] = 1;
-    conditions.push('(attribute_not_exists(#status_sequence) OR #status_sequence = :first_sequence)');
-  } else {
-    values[':read_sequence'] = trade.status_sequence;
-    conditions.push('#status_sequence = :read_sequence');
-  }
+  values[':read_sequence'] = trade.status_sequence;
+  // Read as 1 it may be a version 1 trade without one (the parse reads its absence as 1): still without, or
+  // given 1 by migration 0002 since.
+  conditions.push(
+    trade.status_sequence === 1
+      ? '(attribute_not_exists(#status_sequence) OR #status_sequence = :read_sequence)'
+      : '#status_sequence = :read_sequence',
+  );
 }
 
 /** Another platform's list entry of the trade: the states its filtered lists read, set as the trade's are. */
 function listEntryUpdate(
   ctx: Pick<AppContext, 'tables'>,
-  key: Record<string, string>,
+  tradeId: string,
+  platformCode: string,
   listed: ReadonlyArray<'trade_state' | 'settlement_state'>,
   changes: TradeChanges,
 ): TaggedItem['item'] {
-  return {
-    Update: {
-      TableName: ctx.tables.main,
-      Key: key,
-      UpdateExpression: `SET ${listed.map((field) => `#${field} = :${field}`).join(', ')}`,
-      ExpressionAttributeNames: Object.fromEntries(listed.map((field) => [`#${field}`, field])),
-      ExpressionAttributeValues: Object.fromEntries(listed.map((field) => [`:${field}`, changes[field]])),
+  return tradeVisibilityEntity.update(
+    ctx.tables,
+    { trade_id: tradeId, platform_code: platformCode },
+    {
+      update: `SET ${listed.map((field) => `#${field} = :${field}`).join(', ')}`,
+      names: Object.fromEntries(listed.map((field) => [`#${field}`, field])),
+      values: Object.fromEntries(listed.map((field) => [`:${field}`, changes[field]])),
     },
-  };
+  );
 }
 
 /**

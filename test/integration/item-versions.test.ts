@@ -26,6 +26,7 @@ import { chunkEntity } from '../../lib/store/entities/award.js';
 import { EVENT_ITEM_VERSION, getEvent } from '../../lib/store/events.js';
 import { keys } from '../../lib/store/keys.js';
 import { eventEntity } from '../../lib/store/entities/event.js';
+import { tradeEntity } from '../../lib/store/entities/trade.js';
 import { ACCOUNT_ITEM_VERSION, getAccount, OUTSIDE_ACCOUNT_SHARDS, openedAccountItem } from '../../lib/store/ledger.js';
 import { findMigration, ITEM_VERSIONS, runMigration } from '../../lib/store/migrations/index.js';
 import type { MigrationProgress } from '../../lib/store/migrations/records.js';
@@ -213,7 +214,8 @@ describe('items written now', () => {
     expect(num(event!.item_version)).toBe(2);
     expect(event!.expires_at_ms).toBeUndefined();
 
-    const trade = (await stored(own, keys.trade((await storeUnfundedTrade(own, own.clock.nowMs())).trade_id)))!;
+    const { trade_id: storedTradeId } = await storeUnfundedTrade(own, own.clock.nowMs());
+    const trade = (await stored(own, tradeEntity.key({ trade_id: storedTradeId })))!;
     expect([trade.item_version, trade.status_sequence].map(num)).toEqual([2, 1]);
     expect(trade.visible_to).toEqual(['PLAT01']);
   });
@@ -222,23 +224,25 @@ describe('items written now', () => {
 /** A legacy trade (from before status events and cross-platform visibility), read back. */
 async function legacyTrade(on: AppContext) {
   const { trade_id } = await storeUnfundedTrade(on, on.clock.nowMs());
-  await makeLegacy(on, keys.trade(trade_id), ['item_version', 'status_sequence', 'visible_to']);
+  await makeLegacy(on, tradeEntity.key({ trade_id }), ['item_version', 'status_sequence', 'visible_to']);
   return (await getTrade(on, trade_id, { consistent: true }))!;
 }
 
 const ACTIVATE = { trade_state: 'active', settlement_state: 'obligations_outstanding' } as const;
 
 describe('readers branch on the item version', () => {
-  it("a trade: a legacy one has no sequence yet and is its reporter's alone; its status change numbers 2; stamped 2 without them is refused", async () => {
+  it("a trade: a legacy one reads its sequence as its creation's (1) and is its reporter's alone; its status change numbers 2; stamped 2 without them is refused", async () => {
     const trade = await legacyTrade(own);
-    expect(trade.status_sequence).toBeUndefined();
+    expect(trade.status_sequence).toBe(1);
     expect(trade.visible_to).toEqual(['PLAT01']);
     expect(await updateTrade(own, trade, ['accepted'], ACTIVATE, own.clock.nowMs())).toBe(true);
-    const changed = (await stored(own, keys.trade(trade.trade_id)))!;
+    const changed = (await stored(own, tradeEntity.key({ trade_id: trade.trade_id })))!;
     expect([changed.item_version, changed.status_sequence].map(num)).toEqual([undefined, 2]);
 
-    await makeLegacy(own, keys.trade(trade.trade_id), ['status_sequence'], { item_version: 2 });
-    await expect(getTrade(own, trade.trade_id)).rejects.toThrow(/item_version 2 without visible_to or status_sequence/);
+    await makeLegacy(own, tradeEntity.key({ trade_id: trade.trade_id }), ['status_sequence'], { item_version: 2 });
+    await expect(getTrade(own, trade.trade_id)).rejects.toThrow(
+      /stored trade TRADE#\S+ \/ TRADE does not parse: .*status_sequence/,
+    );
   });
 
   it('an account: a legacy item reads what is absent as 0 and what is there as stored; books on either', async () => {
@@ -512,7 +516,7 @@ describe('migration 0002-item-versions between a read and its write: a trade', (
     );
     expect(await updateTrade(changing, trade, ['accepted'], ACTIVATE, own.clock.nowMs())).toBe(true);
     expect(transactions.count).toBe(1);
-    const item = (await stored(own, keys.trade(trade.trade_id)))!;
+    const item = (await stored(own, tradeEntity.key({ trade_id: trade.trade_id })))!;
     expect([item.item_version, item.status_sequence].map(num)).toEqual([2, 2]);
     expect(item.visible_to).toEqual(['PLAT01']);
   });
@@ -560,7 +564,7 @@ describe('migration 0002-item-versions over the whole table', () => {
     const done = (await runAdmin(['migrate', 'run', ITEM_VERSIONS, '--reason', 'item versions'], { ctx: on })) as any;
     expect(done).toMatchObject({ scope: 'table', outcome: 'applied' });
     expect(done.progress.migrated).toBe((await systemItems()).length + 2);
-    const upgradedTrade = (await stored(on, keys.trade(trade.trade_id)))!;
+    const upgradedTrade = (await stored(on, tradeEntity.key({ trade_id: trade.trade_id })))!;
     expect([upgradedTrade.item_version, upgradedTrade.status_sequence].map(num)).toEqual([2, 1]);
     expect(upgradedTrade.visible_to).toEqual(['PLAT01']);
     for (const item of await systemItems())

@@ -6,6 +6,7 @@ import { Money } from '../../lib/domain/money.js';
 import { activateTrade, attemptSettlement, defaultTrade } from '../../lib/settlement/settle-trade.js';
 import { newId } from '../../lib/store/codes.js';
 import { keys } from '../../lib/store/keys.js';
+import { tradeEntity } from '../../lib/store/entities/trade.js';
 import { balanceOf } from '../../lib/store/ledger.js';
 import { getTrade, TradeStateChangedError, tradeItems, tradeUpdateItems, updateTrade } from '../../lib/store/trades.js';
 import { transactWrite } from '../../lib/store/table/transactions.js';
@@ -59,7 +60,7 @@ function general({ platform }: Market, participant_code: string, asset: string) 
 
 async function tradeItem(tradeId: string): Promise<Record<string, any>> {
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.trade(tradeId), ConsistentRead: true }),
+    new GetCommand({ TableName: ctx.tables.main, Key: tradeEntity.key({ trade_id: tradeId }), ConsistentRead: true }),
   );
   return out.Item!;
 }

@@ -1,0 +1,67 @@
+import * as z from 'zod/mini';
+import { flag, integer } from '../entity/attributes.js';
+import { defineEntity } from '../entity/entity.js';
+
+/**
+ * A stored quote. `product` tells which execute route may take it (a convert-withdraw quote is not a
+ * liquidity quote, though both live here). Amounts are fixed-point text with exactly their asset's decimals,
+ * the price its exact decimal text; none of them is ever summed in DynamoDB.
+ */
+
+/** Convert-withdraw quotes only: where the bought asset goes and the network fee on top of `total`. */
+const withdrawalSchema = z.object({
+  address: z.string(),
+  /** Fee in the underlying, fixed-point with its decimals; what the fee account receives. */
+  network_fee_quantity: z.string(),
+  /** The fee priced in the quoted currency, fixed-point with its decimals. */
+  network_fee_notional: z.string(),
+  /** `total` + `network_fee_notional`: what the participant pays in all. */
+  total_notional: z.string(),
+});
+
+const quoteStatus = z.enum(['open', 'executed']);
+
+const quoteSchema = z.object({
+  quote_id: z.string(),
+  /** `liquidity`, or another product's name (convert-withdraw, rewards, award funding). */
+  product: z.string(),
+  /** The RFQ's request id, echoed in the quote and in the execution result. */
+  request_id: z.string(),
+  platform_code: z.string(),
+  /** Whose accounts trade: the platform's own participant or one of its customers. */
+  participant_code: z.string(),
+  account_group: z.string(),
+  account_label: z.string(),
+  /** True when the participant is one of the platform's customers rather than the platform itself. */
+  on_behalf_of: flag,
+  side: z.enum(['buy', 'sell']),
+  underlying: z.string(),
+  quoted_currency: z.string(),
+  quantity: z.string(),
+  total: z.string(),
+  price: z.string(),
+  /** The reference price and spread the price was made from, kept for audit. */
+  reference_price: z.string(),
+  spread_bps: z.string(),
+  /** The client gave `quantity` or `total`; the other was computed and rounded. */
+  quoted_by: z.enum(['quantity', 'total']),
+  created_at: integer,
+  expire_ts: integer,
+  status: quoteStatus,
+  executed_at: z._default(z.nullable(integer), null),
+  trade_id: z._default(z.nullable(z.string()), null),
+  withdrawal: z.optional(withdrawalSchema),
+});
+
+export type StoredQuote = z.output<typeof quoteSchema>;
+export type QuoteWithdrawal = z.output<typeof withdrawalSchema>;
+export type QuoteStatus = z.output<typeof quoteStatus>;
+
+/** A quote from an RFQ (or made and executed at once by rewards and award funding); read by id, executed once. */
+export const quoteEntity = defineEntity({
+  type: 'quote',
+  table: 'main',
+  description: 'a quote, open until executed (once, before it expires)',
+  schema: quoteSchema,
+  key: { pk: 'QUOTE#{quote_id}', sk: 'QUOTE' },
+});

@@ -1,0 +1,150 @@
+import * as z from 'zod/mini';
+import { integer } from '../entity/attributes.js';
+import { defineEntity } from '../entity/entity.js';
+import { MAIN_TABLE } from '../table/tables.js';
+
+/**
+ * A trade and its visibility entries, all in the trade's partition `TRADE#<trade_id>` (its local settlement
+ * history is there too: settlement-execution.ts). Amounts stay decimal strings with exactly the asset's
+ * decimals: they are never summed in DynamoDB, and the string keeps the precision the trade was reported at.
+ */
+
+/** Absent reads as null: the trade's readers have always read these so. */
+const orNull = <T extends z.ZodMiniType>(schema: T) => z._default(z.nullable(schema), null);
+
+const tradeState = z.enum(['accepted', 'active', 'terminated']);
+const settlementState = z.nullable(
+  z.enum(['obligations_outstanding', 'current_obligations_met', 'counterparty_defaulted', 'settled', 'defaulted']),
+);
+
+const partySchema = z.object({
+  side: z.enum(['buy', 'sell']),
+  participant_code: z.string(),
+  asset: z.string(),
+  amount: z.string(),
+  settling: z.boolean(),
+  account_label: z.string(),
+  liquidity_indicator: orNull(z.enum(['added', 'removed'])),
+  client_order_id: orNull(z.string()),
+  order_id: orNull(z.string()),
+  execution_id: orNull(z.string()),
+  account_group: orNull(z.string()),
+  settlement_state: z._default(settlementState, null),
+  obligations_outstanding_timestamp: orNull(integer),
+  current_obligations_met_timestamp: orNull(integer),
+});
+
+/**
+ * The party filters of `GET /trades`, on the trade (the reporter's list entry) and on every visibility entry
+ * alike, so a filtered page is one query whichever platform asks. They came with the filtered lists: a trade
+ * stored before them lacks them (and no filter on them finds it).
+ */
+const partyFilters = {
+  party_codes: z.optional(z.array(z.string())),
+  account_labels: z.optional(z.array(z.string())),
+};
+
+/** In the order the trade has always been read in (a trade's fields are shown in it). */
+const tradeSchema = z.object({
+  trade_id: z.string(),
+  client_trade_id: z.string(),
+  session_id: z.string(),
+  trade_reporter: z.string(),
+  reporting_party: orNull(z.string()),
+  settlement_schedule: orNull(z.string()),
+  platform_code: z.string(),
+  market_identifier_code: orNull(z.string()),
+  symbol: z.string(),
+  product_type: z.enum(['spot', 'forward']),
+  trade_type: z.enum(['regular', 'block']),
+  trade_price: z.string(),
+  trade_quantity: z.string(),
+  amount_method: z.enum(['price_and_quantity', 'amounts_per_party']),
+  physical_delivery: z._default(z.literal(true), true),
+  transaction_timestamp: integer,
+  comment: orNull(z.string()),
+  /** A quote's spread, on the trade its execution made. */
+  spread_notional: z.optional(z.string()),
+  spread_bps: z.optional(z.string()),
+  parties_anonymous: z.boolean(),
+  settlement_price_index_id: orNull(z.string()),
+  settlement_timestamp: orNull(integer),
+  expiry_timestamp: orNull(integer),
+  bank_fee: orNull(z.string()),
+  contract_size: z._default(z.pipe(integer, z.literal(1)), 1),
+  underlying: z.string(),
+  quoted_currency: z.string(),
+  trade_state: tradeState,
+  settlement_state: z._default(settlementState, null),
+  accepted_timestamp: integer,
+  current_obligations_met_timestamp: orNull(integer),
+  obligations_outstanding_timestamp: orNull(integer),
+  settled_timestamp: orNull(integer),
+  defaulted_timestamp: orNull(integer),
+  last_update: integer,
+  parties: z.tuple([partySchema, partySchema]),
+  /** Platforms that may read the trade: the reporter first, then the platforms of the named parties. */
+  visible_to: z.array(z.string()),
+  /** How many status changes the trade has been through (its creation is 1): its events' `sequence`. */
+  status_sequence: integer,
+  ...partyFilters,
+});
+
+export type StoredTrade = z.output<typeof tradeSchema>;
+
+/** How many partitions the open-trades index is spread over. */
+export const OPEN_SHARDS = 8;
+
+/**
+ * The trade. gsi1: the trades its reporter sees, by transaction time. gsi2 (sparse) only while not terminated:
+ * the open trades, spread over `OPEN_SHARDS` partitions (a burst of reports makes none hot), by when their
+ * settlement is next due (`due_ms`, not stored; each state change moves it). Version 2 carries
+ * `status_sequence` and `visible_to`; a version 1 trade (reported before status events and cross-platform
+ * visibility) has no sequence yet (its creation's events were 1) and is its reporter's alone: a default that
+ * depends on the item, which trades.ts gives before the parse.
+ */
+export const tradeEntity = defineEntity({
+  type: 'trade',
+  table: 'main',
+  description: 'a reported or booked trade, in its reporter list by transaction time and, while open, by due time',
+  schema: tradeSchema,
+  key: { pk: 'TRADE#{trade_id}', sk: 'TRADE' },
+  indexes: {
+    gsi1: { pk: 'PLATFORM#{platform_code}#TRADES', sk: '{transaction_timestamp:time}#{trade_id}' },
+    gsi2: { pk: 'TRADES#OPEN#{shard}', sk: '{due_ms:time}#{trade_id}', sparse: true },
+  },
+  version: 2,
+  legacy: [{ below: 2, defaults: { status_sequence: 1 } }],
+});
+
+/**
+ * A trade listed for a platform other than its reporter (a party's platform): its entry in that platform's
+ * list (ordered by the trade's `transaction_timestamp`, not stored here), carrying what `GET /trades` filters
+ * on, as the trade does. The states are kept current by every state change; the rest never changes.
+ */
+export const tradeVisibilityEntity = defineEntity({
+  type: 'trade_visibility',
+  table: 'main',
+  description: "a trade's entry in the list of a party's platform other than the reporter",
+  schema: z.extend(
+    z.pick(tradeSchema, {
+      trade_id: true,
+      client_trade_id: true,
+      reporting_party: true,
+      market_identifier_code: true,
+      trade_state: true,
+      settlement_state: true,
+      party_codes: true,
+      account_labels: true,
+    }),
+    { platform_code: z.string() },
+  ),
+  key: { pk: 'TRADE#{trade_id}', sk: 'VISIBLE#{platform_code}' },
+  indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#TRADES', sk: '{transaction_timestamp:time}#{trade_id}' } },
+});
+
+/**
+ * The open-trades index's sort attribute, read with each due trade: a postponement is conditioned on the
+ * value read, so it never undoes a state change's own due time.
+ */
+export const TRADE_DUE_ATTRIBUTE = MAIN_TABLE.globalIndexes.find((index) => index.name === 'gsi2')!.sortKey;
