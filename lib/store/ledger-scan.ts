@@ -196,7 +196,7 @@ function accountFact(item: Record<string, any>): LedgerFact {
 }
 
 /**
- * The accounts exempt from the guard: the outside world's (their debits are never guarded, lib/store/booking),
+ * The accounts exempt from the guard: the outside world's (their debits are never guarded, lib/ledger),
  * and a platform's ACH clearing account, which is the platform's own participant's (a platform's participant
  * code is its platform code), in its platform's group, labelled `ach_clearing`: a customer's account with that
  * label is guarded like any other.

@@ -85,7 +85,7 @@ export function accountAttributes(
 
 /**
  * A platform or customer account as the bookings that brought it to `balance` leave it (the same
- * attributes a booking sets, lib/store/booking/batch.ts), as one unconditional Put with the count its opening adds. Only for
+ * attributes a booking sets, lib/ledger/batch.ts), as one unconditional Put with the count its opening adds. Only for
  * writing a history in bulk, where the movements' own balance updates are replaced by the final balances
  * (the benchmark seeds 100,000 accounts this way); a booking always goes through the booking engine. `changes`
  * is how many bookings it stands for (the account's version, which numbers its balance events, and its movement count).

@@ -8,10 +8,12 @@ import {
   type PageRequest,
 } from './table/paging.js';
 import { keys } from './keys.js';
-import { readCount } from './table/counters.js';
 import { MOVEMENTS_LIST } from './ledger.js';
-import { readInteger, readMoney } from './table/numbers.js';
 import type { Money } from '../domain/money.js';
+import { accountIdOf, assertBalanced, netChanges, type Movement, type NetChange } from '../domain/ledger.js';
+import { moneyAttr, readInteger, readMoney } from './table/numbers.js';
+import { ALL, readCount } from './table/counters.js';
+import type { TaggedItem, TransactItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /**
@@ -19,7 +21,7 @@ import type { AppContext } from '../context.js';
  * record carries its platform's list entry (gsi1 `PLATFORM#<p>#MOVEMENTS`, by time); a movement between
  * two platforms' accounts (a transfer under `submits_platform_transfers_for`) has one more entry item for
  * the other platform; each platform or customer account it changes has an entry of its own (gsi1
- * `ACCOUNT#<id>#MOVEMENTS`). All are written with the movement, in its transaction (`lib/store/booking/batch.ts`).
+ * `ACCOUNT#<id>#MOVEMENTS`). All are written with the movement, in its transaction (`lib/ledger/batch.ts`).
  *
  * The platform list's filters by account, participant and asset are FilterExpressions over the entry's
  * `account_ids`, `participant_codes` and `assets` (under the page read budget); its unfiltered count is the
@@ -196,4 +198,117 @@ export async function movementsById(
   );
   const byId = new Map(found.map((item) => [item.movement_id as string, toMovement(item)]));
   return movementIds.flatMap((id) => byId.get(id) ?? []);
+}
+
+/** A platform or customer account: versioned, with a movements list of its own. */
+const isVersioned = (change: Pick<NetChange, 'platform_code'>) => change.platform_code !== null;
+
+/**
+ * A movement's record and entries as a booking writes them, with the counts the record moves, without the
+ * balance updates: for writing a history in bulk (the benchmark's seed, tests of long lists), never to book.
+ */
+export function movementRecordItems(ctx: Pick<AppContext, 'tables'>, movement: Movement, nowMs: number): TaggedItem[] {
+  const platforms = [
+    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
+  ];
+  return movementRecords(ctx, movement, nowMs).map((item, i) => ({
+    item,
+    ...(i === 0 && {
+      counts: platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })),
+    }),
+  }));
+}
+
+/** The movement's immutable record, a second platform's list entry, and an entry per platform or customer account it changes. */
+export function movementRecords(ctx: Pick<AppContext, 'tables'>, movement: Movement, nowMs: number): TransactItem[] {
+  assertBalanced(movement);
+  const table = ctx.tables.main;
+  // The record is the list entry of the first platform whose accounts the movement touches; a second platform
+  // (a transfer under a relationship) gets an entry item of its own. What the list filters on is on each.
+  const platforms = [
+    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
+  ];
+  const fields = movementFields(movement, nowMs);
+  const listEntry = (platformCode: string) => ({
+    gsi1pk: keys.movementsOfPlatform(platformCode),
+    gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
+    platform_code: platformCode,
+  });
+  const record: TransactItem = {
+    Put: {
+      TableName: table,
+      Item: {
+        ...keys.movement(movement.movement_id),
+        type: 'movement',
+        ...fields,
+        ...(platforms[0] !== undefined && listEntry(platforms[0])),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+  const entries: TransactItem[] = platforms.slice(1).map((platformCode) => ({
+    Put: {
+      TableName: table,
+      Item: {
+        ...keys.movementEntry(movement.movement_id, platformCode),
+        type: 'movement_entry',
+        ...fields,
+        ...listEntry(platformCode),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  }));
+  // Each platform or customer account the movement changes: its movements list (one Query per page, whatever
+  // the platform holds). System accounts have none: every platform's bookings touch them.
+  const accountEntries = netChanges(movement.legs)
+    .filter(isVersioned)
+    .map((change) => movementAccountEntry(table, movement, change, nowMs));
+  return [record, ...entries, ...accountEntries];
+}
+
+/** What a movement's record and its second platform's entry both carry: the movement, and what its lists filter on. */
+function movementFields(movement: Movement, nowMs: number) {
+  const platformLegs = movement.legs.filter((leg) => leg.platform_code !== null);
+  return {
+    movement_id: movement.movement_id,
+    movement_type: movement.type,
+    reference: movement.reference,
+    created_at: nowMs,
+    legs: movement.legs.map((leg) => ({
+      ...leg.account,
+      platform_code: leg.platform_code,
+      amount: moneyAttr(leg.amount),
+    })),
+    ...(platformLegs.length > 0 && {
+      account_ids: [...new Set(platformLegs.map((leg) => accountIdOf(leg.account)))],
+      participant_codes: [...new Set(platformLegs.map((leg) => leg.account.participant_code))],
+      assets: [...new Set(platformLegs.map((leg) => leg.account.asset))],
+    }),
+  };
+}
+
+/** A platform or customer account's entry for a movement changing it, in the account's movements list. */
+function movementAccountEntry(table: string, movement: Movement, change: NetChange, nowMs: number): TransactItem {
+  const { account, platform_code } = change;
+  return {
+    Put: {
+      TableName: table,
+      Item: {
+        ...keys.movementAccountEntry(movement.movement_id, accountIdOf(account)),
+        type: 'movement_account_entry',
+        movement_id: movement.movement_id,
+        movement_type: movement.type,
+        reference: movement.reference,
+        created_at: nowMs,
+        account_id: accountIdOf(account),
+        participant_code: account.participant_code,
+        asset: account.asset,
+        platform_code: platform_code!,
+        change: moneyAttr(change.change),
+        gsi1pk: keys.movementsOfAccount(accountIdOf(account)),
+        gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
 }

@@ -21,7 +21,7 @@ import {
   type Distribution,
   type DistributionChunk,
 } from '../../lib/store/awards.js';
-import { bookMovement } from '../../lib/store/booking/engine.js';
+import { bookMovement } from '../../lib/ledger/engine.js';
 import { EVENT_ITEM_VERSION, getEvent } from '../../lib/store/events.js';
 import { keys } from '../../lib/store/keys.js';
 import { ACCOUNT_ITEM_VERSION, getAccount, OUTSIDE_ACCOUNT_SHARDS, openedAccountItem } from '../../lib/store/ledger.js';

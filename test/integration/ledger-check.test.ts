@@ -324,7 +324,7 @@ describe('npm run admin -- ledger check', () => {
    * Planted as a broken guard would leave them (as a security review found: with the guard broken a guarded account stood at
    * -82,385 and the check said nothing). Each balance is set behind the ledger, so the accounts are also off
    * against their entries; what matters here is the sign rule, which holds whatever the history says.
-   * Catches: a debit's `balance >= amount` condition dropped (lib/store/booking/batch.ts).
+   * Catches: a debit's `balance >= amount` condition dropped (lib/ledger/batch.ts).
    */
   it('names a guarded account below zero with its id, in scoped and unscoped runs, and not the exempt ones', async () => {
     const platform = await newPlatform({ on: home });

@@ -6,7 +6,7 @@ import { MOVEMENTS_LIST, movementFromItem } from '../ledger.js';
 import { readInteger } from '../table/numbers.js';
 import { transactWrite } from '../table/transactions.js';
 import { MAX_TRANSACTION_ITEMS, type CountChange, type TaggedItem } from '../table/transaction-items.js';
-import { movementRecordItems } from '../booking/batch.js';
+import { movementRecordItems } from '../movements.js';
 import { MOVEMENT_ACCOUNT_ENTRIES } from './names.js';
 import type { MigrationProgress } from './records.js';
 import { migrateEach, type Migration } from './run.js';

@@ -9,17 +9,17 @@ import {
   UpdateCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { AppContext, HotAccountTurns } from '../../context.js';
-import { BookingQueuedError, InsufficientFundsError, type QueuedBookingRef } from '../../domain/errors.js';
-import { accountKey, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
-import { Money } from '../../domain/money.js';
-import { keys } from '../keys.js';
-import { accountCountersOf } from '../ledger.js';
-import { batchGetItems } from '../table/batch-get.js';
-import { readInteger, readMoney } from '../table/numbers.js';
-import { retryReason, withRetry } from '../table/retry.js';
-import { DeadlineExceededError } from '../../runtime/deadline.js';
-import type { TaggedItem } from '../table/transaction-items.js';
+import type { AppContext, HotAccountTurns } from '../context.js';
+import { BookingQueuedError, InsufficientFundsError, type QueuedBookingRef } from '../domain/errors.js';
+import { accountKey, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
+import { Money } from '../domain/money.js';
+import { keys } from '../store/keys.js';
+import { accountCountersOf } from '../store/ledger.js';
+import { batchGetItems } from '../store/table/batch-get.js';
+import { readInteger, readMoney } from '../store/table/numbers.js';
+import { retryReason, withRetry } from '../store/table/retry.js';
+import { DeadlineExceededError } from '../runtime/deadline.js';
+import type { TaggedItem } from '../store/table/transaction-items.js';
 import {
   decodeBooking,
   encodeBooking,
@@ -43,8 +43,8 @@ import {
   type ItemOrigin,
   type QueueKeys,
 } from './batch.js';
-import { type BookingResult } from '../../domain/group-commit.js';
-import { writtenUnlessConditionFailed } from '../table/conditional.js';
+import { type BookingResult } from '../domain/group-commit.js';
+import { writtenUnlessConditionFailed } from '../store/table/conditional.js';
 
 /**
  * The booking engine: every balance change of the service goes through `book` (lib/store/README.md, "Hot

@@ -1,24 +1,24 @@
 import { randomInt } from 'node:crypto';
-import type { AppContext } from '../../context.js';
-import { applyBooking, type AccountState, type BookingResult, type Refusal } from '../../domain/group-commit.js';
+import type { AppContext } from '../context.js';
+import { applyBooking, type AccountState, type BookingResult, type Refusal } from '../domain/group-commit.js';
 import {
   accountIdOf,
   accountKey,
-  assertBalanced,
   isUnguarded,
   netChanges,
   type AccountRef,
   type Movement,
   type NetChange,
-} from '../../domain/ledger.js';
-import { Money, plain } from '../../domain/money.js';
-import { ALL, counterUpdates } from '../table/counters.js';
-import { type CountChange } from '../table/transaction-items.js';
-import { eventItem } from '../events.js';
-import { keys } from '../keys.js';
-import { accountAttributes, ACCOUNTS_LIST, MOVEMENTS_LIST, OUTSIDE_ACCOUNT_SHARDS } from '../ledger.js';
-import { moneyAttr } from '../table/numbers.js';
-import { MAX_TRANSACTION_ITEMS, type TaggedItem, type TransactItem } from '../table/transaction-items.js';
+} from '../domain/ledger.js';
+import { Money, plain } from '../domain/money.js';
+import { ALL, counterUpdates } from '../store/table/counters.js';
+import { type CountChange } from '../store/table/transaction-items.js';
+import { eventItem } from '../store/events.js';
+import { keys } from '../store/keys.js';
+import { accountAttributes, ACCOUNTS_LIST, MOVEMENTS_LIST, OUTSIDE_ACCOUNT_SHARDS } from '../store/ledger.js';
+import { moneyAttr } from '../store/table/numbers.js';
+import { MAX_TRANSACTION_ITEMS, type TransactItem } from '../store/table/transaction-items.js';
+import { movementRecords } from '../store/movements.js';
 import { movementOf, type StoredBooking } from './booking.js';
 
 /**
@@ -405,116 +405,6 @@ export function resultPut(
         result: JSON.stringify(result),
         expires_at_ms: queue.resultExpiresAtMs,
         ttl: queue.resultTtlSeconds,
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
-}
-
-/**
- * A movement's record and entries as a booking writes them, with the counts the record moves, without the
- * balance updates: for writing a history in bulk (the benchmark's seed, tests of long lists), never to book.
- */
-export function movementRecordItems(ctx: Pick<AppContext, 'tables'>, movement: Movement, nowMs: number): TaggedItem[] {
-  const platforms = [
-    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
-  ];
-  return movementRecords(ctx, movement, nowMs).map((item, i) => ({
-    item,
-    ...(i === 0 && {
-      counts: platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })),
-    }),
-  }));
-}
-
-/** The movement's immutable record, a second platform's list entry, and an entry per platform or customer account it changes. */
-function movementRecords(ctx: Pick<AppContext, 'tables'>, movement: Movement, nowMs: number): TransactItem[] {
-  assertBalanced(movement);
-  const table = ctx.tables.main;
-  // The record is the list entry of the first platform whose accounts the movement touches; a second platform
-  // (a transfer under a relationship) gets an entry item of its own. What the list filters on is on each.
-  const platforms = [
-    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
-  ];
-  const fields = movementFields(movement, nowMs);
-  const listEntry = (platformCode: string) => ({
-    gsi1pk: keys.movementsOfPlatform(platformCode),
-    gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
-    platform_code: platformCode,
-  });
-  const record: TransactItem = {
-    Put: {
-      TableName: table,
-      Item: {
-        ...keys.movement(movement.movement_id),
-        type: 'movement',
-        ...fields,
-        ...(platforms[0] !== undefined && listEntry(platforms[0])),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
-  const entries: TransactItem[] = platforms.slice(1).map((platformCode) => ({
-    Put: {
-      TableName: table,
-      Item: {
-        ...keys.movementEntry(movement.movement_id, platformCode),
-        type: 'movement_entry',
-        ...fields,
-        ...listEntry(platformCode),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  }));
-  // Each platform or customer account the movement changes: its movements list (one Query per page, whatever
-  // the platform holds). System accounts have none: every platform's bookings touch them.
-  const accountEntries = netChanges(movement.legs)
-    .filter(isVersioned)
-    .map((change) => movementAccountEntry(table, movement, change, nowMs));
-  return [record, ...entries, ...accountEntries];
-}
-
-/** What a movement's record and its second platform's entry both carry: the movement, and what its lists filter on. */
-function movementFields(movement: Movement, nowMs: number) {
-  const platformLegs = movement.legs.filter((leg) => leg.platform_code !== null);
-  return {
-    movement_id: movement.movement_id,
-    movement_type: movement.type,
-    reference: movement.reference,
-    created_at: nowMs,
-    legs: movement.legs.map((leg) => ({
-      ...leg.account,
-      platform_code: leg.platform_code,
-      amount: moneyAttr(leg.amount),
-    })),
-    ...(platformLegs.length > 0 && {
-      account_ids: [...new Set(platformLegs.map((leg) => accountIdOf(leg.account)))],
-      participant_codes: [...new Set(platformLegs.map((leg) => leg.account.participant_code))],
-      assets: [...new Set(platformLegs.map((leg) => leg.account.asset))],
-    }),
-  };
-}
-
-/** A platform or customer account's entry for a movement changing it, in the account's movements list. */
-function movementAccountEntry(table: string, movement: Movement, change: NetChange, nowMs: number): TransactItem {
-  const { account, platform_code } = change;
-  return {
-    Put: {
-      TableName: table,
-      Item: {
-        ...keys.movementAccountEntry(movement.movement_id, accountIdOf(account)),
-        type: 'movement_account_entry',
-        movement_id: movement.movement_id,
-        movement_type: movement.type,
-        reference: movement.reference,
-        created_at: nowMs,
-        account_id: accountIdOf(account),
-        participant_code: account.participant_code,
-        asset: account.asset,
-        platform_code: platform_code!,
-        change: moneyAttr(change.change),
-        gsi1pk: keys.movementsOfAccount(accountIdOf(account)),
-        gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
