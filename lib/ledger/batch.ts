@@ -14,8 +14,16 @@ import { Money, plain } from '../domain/money.js';
 import { ALL, counterUpdates } from '../store/table/counters.js';
 import { type CountChange } from '../store/table/transaction-items.js';
 import { eventItem } from '../store/events.js';
-import { keys } from '../store/keys.js';
-import { accountAttributes, ACCOUNTS_LIST, MOVEMENTS_LIST, OUTSIDE_ACCOUNT_SHARDS } from '../store/ledger.js';
+import {
+  accountAttributes,
+  accountIndexRemoval,
+  accountItemKey,
+  accountShardKey,
+  ACCOUNTS_LIST,
+  MOVEMENTS_LIST,
+  OUTSIDE_ACCOUNT_SHARDS,
+} from '../store/ledger.js';
+import { accountEntity } from '../store/entities/ledger.js';
 import { moneyAttr } from '../store/table/numbers.js';
 import { MAX_TRANSACTION_ITEMS, type TransactItem } from '../store/table/transaction-items.js';
 import { movementRecords } from '../store/movements.js';
@@ -35,7 +43,7 @@ export interface AccountRead {
   platformCode: string | null;
   exists: boolean;
   balance: Money;
-  /** Balance changes so far: -1 never written, 0 none numbered yet (`accountCountersOf`). */
+  /** Balance changes so far: -1 never written, 0 none numbered yet (`parseAccount`). */
   version: number;
   /** Until when contention keeps the account's bookings in its queue (ms); 0 when it is not hot. */
   hotUntilMs: number;
@@ -430,11 +438,11 @@ function accountUpdate(
   const { account, platform_code } = change;
   const expression = balanceExpression(account, platform_code, batch, nowMs);
   if (isUnguarded(account.participant_code)) {
-    const key = keys.accountShard(account, randomInt(OUTSIDE_ACCOUNT_SHARDS));
+    const key = accountShardKey(account, randomInt(OUTSIDE_ACCOUNT_SHARDS));
     return { item: blindUpdate(ctx, key, expression, { guarded: false }), opens: false };
   }
   if (!platform_code)
-    return { item: blindUpdate(ctx, keys.account(account), expression, { guarded: true }), opens: false };
+    return { item: blindUpdate(ctx, accountItemKey(account), expression, { guarded: true }), opens: false };
   return versionedUpdate(ctx, account, read, batch, nowMs, expression);
 }
 
@@ -456,14 +464,14 @@ function balanceExpression(
   batch: AccountBatch,
   nowMs: number,
 ): UpdateExpression {
-  const attributes = Object.entries(accountAttributes(account, platformCode, nowMs));
-  const names = Object.fromEntries(attributes.map(([name], i) => [`#a${i}`, name]));
+  const attributes = accountAttributes(account, platformCode, nowMs);
+  const names = { ...attributes.names };
   const values: Record<string, unknown> = {
     ':zero': moneyAttr(new Money(0)),
     ':change': moneyAttr(batch.total),
-    ...Object.fromEntries(attributes.map(([, value], i) => [`:a${i}`, value])),
+    ...attributes.values,
   };
-  const sets = ['balance = if_not_exists(balance, :zero) + :change', ...attributes.map((_, i) => `#a${i} = :a${i}`)];
+  const sets = ['balance = if_not_exists(balance, :zero) + :change', attributes.expression];
   const conditions: string[] = [];
   // The guard on the sum: each booking was checked in order against the read; this holds the read to it.
   if (batch.guardedDebit && !batch.overdraws && batch.total.isNegative()) {
@@ -483,12 +491,13 @@ function blindUpdate(
   { sets, names, values, conditions }: UpdateExpression,
   { guarded }: { guarded: boolean },
 ): TransactItem {
+  const removal = accountIndexRemoval();
   return {
     Update: {
       TableName: ctx.tables.main,
       Key: key,
-      UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk`,
-      ExpressionAttributeNames: names,
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE ${removal.expression}`,
+      ExpressionAttributeNames: { ...names, ...removal.names },
       ExpressionAttributeValues: values,
       ...(guarded && conditions.length > 0 && { ConditionExpression: conditions.join(' AND ') }),
     },
@@ -526,17 +535,13 @@ function versionedUpdate(
     sets.push('hot_until_ms = :hotUntil');
     values[':hotUntil'] = nowMs + HOT_FOR_MS;
   }
-  return {
-    item: {
-      Update: {
-        TableName: ctx.tables.main,
-        Key: keys.account(account),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ConditionExpression: conditions.join(' AND '),
-      },
-    },
-    opens: !exists,
-  };
+  const update = `SET ${sets.join(', ')}`;
+  const { Update } = accountEntity.update(ctx.tables, account, {
+    update,
+    condition: conditions.join(' AND '),
+    names,
+    values,
+  });
+  // The entity's Update is the command's input, whose expression is optional; a transaction's needs it.
+  return { item: { Update: { ...Update, UpdateExpression: update } }, opens: !exists };
 }

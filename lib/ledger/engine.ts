@@ -14,9 +14,10 @@ import { BookingQueuedError, InsufficientFundsError, type QueuedBookingRef } fro
 import { accountKey, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
 import { keys } from '../store/keys.js';
-import { accountCountersOf } from '../store/ledger.js';
+import { accountItemKey, parseAccount } from '../store/ledger.js';
 import { batchGetItems } from '../store/table/batch-get.js';
-import { readInteger, readMoney } from '../store/table/numbers.js';
+import { accountEntity } from '../store/entities/ledger.js';
+import { readInteger } from '../store/table/numbers.js';
 import { retryReason, withRetry } from '../store/table/retry.js';
 import { DeadlineExceededError } from '../runtime/deadline.js';
 import type { TaggedItem } from '../store/table/transaction-items.js';
@@ -190,19 +191,19 @@ async function readAccounts(
   const unique = [...new Map(wanted.map((entry) => [accountKey(entry.account), entry])).values()];
   const items = await batchGetItems(
     ctx,
-    unique.map((entry) => keys.account(entry.account)),
+    unique.map((entry) => accountItemKey(entry.account)),
     { consistent: true, what: 'account reads' },
   );
-  const found = new Map(items.map((item) => [String(item.pk), item]));
+  const found = new Map(items.map((item) => [String(item.pk), parseAccount(item)]));
   for (const entry of unique) {
-    const item = found.get(keys.account(entry.account).pk);
+    const stored = found.get(accountItemKey(entry.account).pk!);
     reads.set(accountKey(entry.account), {
       account: entry.account,
       platformCode: entry.platformCode,
-      exists: item !== undefined,
-      balance: item ? readMoney(item.balance) : new Money(0),
-      version: !item ? -1 : accountCountersOf(item).version,
-      hotUntilMs: item?.hot_until_ms === undefined ? 0 : readInteger(item.hot_until_ms),
+      exists: stored !== undefined,
+      balance: stored ? new Money(stored.balance) : new Money(0),
+      version: stored ? stored.version : -1,
+      hotUntilMs: stored?.hot_until_ms ?? 0,
     });
   }
   return reads;
@@ -216,14 +217,14 @@ async function markHot(
   const nowMs = ctx.clock.nowMs();
   await writtenUnlessConditionFailed(
     ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.account(read.account),
-        UpdateExpression: 'SET hot_until_ms = :until',
-        // Once per window: the bookings that find it contended at the same moment write it once between them.
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(hot_until_ms) OR hot_until_ms < :renew)',
-        ExpressionAttributeValues: { ':until': nowMs + HOT_MARK_MS, ':renew': nowMs + HOT_MARK_MS / 2 },
-      }),
+      new UpdateCommand(
+        accountEntity.update(ctx.tables, read.account, {
+          update: 'SET hot_until_ms = :until',
+          // Once per window: the bookings that find it contended at the same moment write it once between them.
+          condition: 'attribute_exists(pk) AND (attribute_not_exists(hot_until_ms) OR hot_until_ms < :renew)',
+          values: { ':until': nowMs + HOT_MARK_MS, ':renew': nowMs + HOT_MARK_MS / 2 },
+        }).Update,
+      ),
     ),
   );
   ctx.logger.info('account hot: its bookings queue for group commit', { account: accountKey(read.account) });
