@@ -23,7 +23,7 @@ import {
   MOVEMENTS_LIST,
   OUTSIDE_ACCOUNT_SHARDS,
 } from '../store/ledger.js';
-import { accountEntity } from '../store/entities/ledger.js';
+import { accountEntity, bookingResultEntity, queuedBookingEntity } from '../store/entities/ledger.js';
 import { moneyAttr } from '../store/table/numbers.js';
 import { MAX_TRANSACTION_ITEMS, type TransactItem } from '../store/table/transaction-items.js';
 import { movementRecords } from '../store/movements.js';
@@ -203,8 +203,10 @@ export interface BatchTransaction {
 }
 
 export interface QueueKeys {
-  /** The queue partition (shard) holding each booking's entry, where its result goes too. */
-  pkOf: (bookingId: string) => string;
+  /** The hot account (`accountKey`) whose queue holds the bookings. */
+  account: string;
+  /** The queue shard holding each booking's entry, where its result goes too. */
+  shardOf: (bookingId: string) => number;
   resultTtlSeconds: number;
   resultExpiresAtMs: number;
 }
@@ -378,7 +380,7 @@ function queueAnswers(
       entry.outcome.kind === 'booked' ? { outcome: 'booked' } : { outcome: 'refused', refusal: entry.outcome.refusal };
     return [
       {
-        item: queueDelete(ctx, queue.pkOf(entry.booking.id), entry.booking.id),
+        item: queueDelete(ctx, queue, entry.booking.id),
         origin: { kind: 'queue', booking: entry.position },
       },
       { item: resultPut(ctx, queue, entry.booking.id, result), origin: { kind: 'other' } },
@@ -386,15 +388,16 @@ function queueAnswers(
   });
 }
 
+/** A queued booking's entry and result: where they are. */
+function queuedParts(queue: QueueKeys, bookingId: string) {
+  return { account_key: queue.account, shard: queue.shardOf(bookingId), booking_id: bookingId };
+}
+
 /** The entry of a queued booking, removed by the transaction that answers it (so it is answered once). */
-export function queueDelete(ctx: Pick<AppContext, 'tables'>, pk: string, bookingId: string): TransactItem {
-  return {
-    Delete: {
-      TableName: ctx.tables.main,
-      Key: { pk, sk: `Q#${bookingId}` },
-      ConditionExpression: 'attribute_exists(pk)',
-    },
-  };
+export function queueDelete(ctx: Pick<AppContext, 'tables'>, queue: QueueKeys, bookingId: string): TransactItem {
+  return queuedBookingEntity.delete(ctx.tables, queuedParts(queue, bookingId), {
+    condition: 'attribute_exists(pk)',
+  });
 }
 
 export function resultPut(
@@ -403,20 +406,11 @@ export function resultPut(
   bookingId: string,
   result: BookingResult,
 ): TransactItem {
-  return {
-    Put: {
-      TableName: ctx.tables.main,
-      Item: {
-        pk: queue.pkOf(bookingId),
-        sk: `R#${bookingId}`,
-        type: 'booking_result',
-        result: JSON.stringify(result),
-        expires_at_ms: queue.resultExpiresAtMs,
-        ttl: queue.resultTtlSeconds,
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
+  return bookingResultEntity.put(
+    ctx.tables,
+    { result: JSON.stringify(result), expires_at_ms: queue.resultExpiresAtMs, ttl: queue.resultTtlSeconds },
+    { extra: queuedParts(queue, bookingId), condition: 'attribute_not_exists(pk)' },
+  );
 }
 
 /** How long contention keeps an account's bookings in its queue after a batch of more than one. */

@@ -180,7 +180,7 @@ describe('planBatch and batchTransaction', () => {
         ctx,
         plan,
         reads,
-        { pkOf: () => 'BOOKINGS#hot#Q0', resultExpiresAtMs: 0, resultTtlSeconds: 0 },
+        { account: 'hot', shardOf: () => 0, resultExpiresAtMs: 0, resultTtlSeconds: 0 },
         0,
       );
       expect(transaction.items.length).toBeLessThanOrEqual(MAX_TRANSACTION_ITEMS);
