@@ -11,7 +11,7 @@ import { defineEntity } from '../entity/entity.js';
  * An account's balance and identity. A platform or customer account (one with `platform_code`) also carries
  * `version` (its balance changes, numbering its `account_balance.changed` events; 0 when no booking has
  * numbered it) and `movement_count` (its movement entries); a system account or outside-world shard need carry
- * neither, at any version, and reads both as 0 (`accountCountersOf`, lib/store/ledger.ts). `hot_until_ms`
+ * neither, at any version, and reads both as 0 (`parseAccount`, lib/store/ledger.ts). `hot_until_ms`
  * while contention queues its bookings. Version 2 (lib/store/README.md, "Item versions") guarantees
  * `last_update` and, on a platform or customer account, `version` and `movement_count`; version 1 lacked them.
  */
