@@ -16,7 +16,7 @@ import { routeId, type Route } from './routes.js';
 import { grantBookingQueue, grantRateLimitCounter, grantTable, type StackBase } from './stack-base.js';
 
 /**
- * Routes whose use case books through the group-commit engine (lib/store/booking/engine.ts): they delete the
+ * Routes whose use case books through the group-commit engine (lib/ledger/engine.ts): they delete the
  * booking queue's entries and lease (`grantBookingQueue`). The local runtime runs every test under these
  * roles, so a booking route missing here fails its tests with AccessDeniedException.
  */

@@ -43,7 +43,7 @@ import {
 import { recordTradesAccepted } from '../observability/metrics.js';
 import { newId } from '../store/codes.js';
 import { balanceOf } from '../store/ledger.js';
-import { bookMovement } from '../store/booking/engine.js';
+import { bookMovement } from '../ledger/engine.js';
 import { getParticipants, participantActiveChecks } from '../store/participants.js';
 import { tradeItems } from '../store/trades.js';
 import { settledTrade } from '../domain/trade.js';

@@ -11,8 +11,8 @@ import {
 } from '../domain/ledger.js';
 import { formatAmount, parseAmount } from '../domain/money.js';
 import { getMovement } from '../store/ledger.js';
-import { book } from '../store/booking/engine.js';
-import { newBookingId } from '../store/booking/booking.js';
+import { book } from './engine.js';
+import { newBookingId } from './booking.js';
 import { getParticipant } from '../store/participants.js';
 import type { TaggedItem } from '../store/table/transaction-items.js';
 import type { AppContext } from '../context.js';

@@ -49,7 +49,8 @@ export type DiscrepancyKind =
   | 'balance_events'
   | 'movement_unbalanced'
   | 'negative_balance'
-  | 'counter';
+  | 'counter'
+  | 'unreadable_item';
 
 export interface Discrepancy {
   kind: DiscrepancyKind;
@@ -59,6 +60,9 @@ export interface Discrepancy {
   list?: string;
   asset?: string;
   platform_code?: string;
+  /** An item that doesn't parse: its entity (stored type) and key. */
+  entity?: string;
+  key?: string;
   expected: string;
   found: string;
   detail: string;
@@ -315,7 +319,27 @@ export function addFact(agg: LedgerAggregates, fact: LedgerFact): void {
     case 'record':
       if (inScope(agg, fact.platformCode)) countRecord(agg, fact.counts);
       return;
+    case 'unreadable':
+      return addUnreadableFact(agg, fact);
   }
+}
+
+/**
+ * An item the check can't read (it doesn't parse as its entity): a discrepancy naming it, not a failed check,
+ * so the rest of the ledger is still checked. Reported in a scoped run when the item names that platform, or
+ * no platform at all.
+ */
+function addUnreadableFact(agg: LedgerAggregates, fact: FactOf<'unreadable'>): void {
+  if (fact.platformCode !== null && !inScope(agg, fact.platformCode)) return;
+  report(agg, {
+    kind: 'unreadable_item',
+    entity: fact.entity,
+    key: fact.key,
+    ...(fact.platformCode !== null && { platform_code: fact.platformCode }),
+    expected: `a readable ${fact.entity}`,
+    found: fact.problems.join('; '),
+    detail: `${fact.entity} ${fact.key} does not parse: ${fact.problems.join('; ')}`,
+  });
 }
 
 /** What the aggregates hold for one account, compared: its discrepancies (empty when it holds). */
@@ -589,29 +613,30 @@ export function singleAccount(
 
 // Checkpoints: the aggregates as JSON (decimals as text, fingerprints as hex), so a stopped run resumes.
 
-export function serializeAggregates(agg: LedgerAggregates): unknown {
+export function serializeAggregates(agg: LedgerAggregates) {
+  const account = (a: AccountAggregate) => ({
+    ...a,
+    item: a.item && { ...a.item, balance: plain(a.item.balance) },
+    entrySum: plain(a.entrySum),
+    oldEntrySum: plain(a.oldEntrySum),
+    entryPrint: a.entryPrint.toString(16),
+    minSeq: Number.isFinite(a.minSeq) ? a.minSeq : null,
+    seqSum: a.seqSum.toString(),
+    seqSquares: a.seqSquares.toString(),
+    eventPrint: a.eventPrint.toString(16),
+    afterPrint: a.afterPrint.toString(16),
+    beforePrint: a.beforePrint.toString(16),
+    balanceAtMax: a.balanceAtMax && plain(a.balanceAtMax),
+    balanceBeforeMin: a.balanceBeforeMin && plain(a.balanceBeforeMin),
+  });
   return {
     scope: agg.scope,
     options: agg.options,
-    accounts: [...agg.accounts].map(([id, a]) => [
-      id,
-      {
-        ...a,
-        item: a.item && { ...a.item, balance: plain(a.item.balance) },
-        entrySum: plain(a.entrySum),
-        oldEntrySum: plain(a.oldEntrySum),
-        entryPrint: a.entryPrint.toString(16),
-        minSeq: Number.isFinite(a.minSeq) ? a.minSeq : null,
-        seqSum: a.seqSum.toString(),
-        seqSquares: a.seqSquares.toString(),
-        eventPrint: a.eventPrint.toString(16),
-        afterPrint: a.afterPrint.toString(16),
-        beforePrint: a.beforePrint.toString(16),
-        balanceAtMax: a.balanceAtMax && plain(a.balanceAtMax),
-        balanceBeforeMin: a.balanceBeforeMin && plain(a.balanceBeforeMin),
-      },
+    accounts: [...agg.accounts].map(([id, a]): [string, ReturnType<typeof account>] => [id, account(a)]),
+    assets: [...agg.assets].map(([asset, a]): [string, { sum: string; lastUpdateMs: number; items: number }] => [
+      asset,
+      { ...a, sum: plain(a.sum) },
     ]),
-    assets: [...agg.assets].map(([asset, a]) => [asset, { ...a, sum: plain(a.sum) }]),
     counters: [...agg.counters],
     counted: [...agg.counted],
     immediate: agg.immediate,
@@ -620,13 +645,16 @@ export function serializeAggregates(agg: LedgerAggregates): unknown {
   };
 }
 
-export function deserializeAggregates(json: any): LedgerAggregates {
+/** A checkpoint's aggregates, as `serializeAggregates` wrote them (read back from JSON). */
+export type SerializedAggregates = ReturnType<typeof serializeAggregates>;
+
+export function deserializeAggregates(json: SerializedAggregates): LedgerAggregates {
   const hex = (text: string) => BigInt(`0x${text}`);
   return {
     scope: json.scope,
     options: json.options,
     accounts: new Map(
-      (json.accounts as [string, any][]).map(([id, a]) => [
+      json.accounts.map(([id, a]) => [
         id,
         {
           ...a,
@@ -645,7 +673,7 @@ export function deserializeAggregates(json: any): LedgerAggregates {
         },
       ]),
     ),
-    assets: new Map((json.assets as [string, any][]).map(([asset, a]) => [asset, { ...a, sum: new Money(a.sum) }])),
+    assets: new Map(json.assets.map(([asset, a]) => [asset, { ...a, sum: new Money(a.sum) }])),
     counters: new Map(json.counters),
     counted: new Map(json.counted),
     immediate: json.immediate,

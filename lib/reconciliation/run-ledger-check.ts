@@ -15,6 +15,7 @@ import {
   findDiscrepancies,
   newAggregates,
   serializeAggregates,
+  type SerializedAggregates,
   singleAccount,
   type CheckScope,
   type Discrepancy,
@@ -117,7 +118,8 @@ interface ScanState {
   pages: number;
   itemsScanned: number;
   completed: boolean;
-  aggregates: unknown;
+  /** Undefined until the first checkpoint. */
+  aggregates: SerializedAggregates | undefined;
 }
 
 /** Fails before anything is read or written when the table can't be described. */
@@ -265,6 +267,8 @@ async function startOrResume(
       throw new CheckpointMismatchError(
         `the resume file is a run with ${mismatch.join(', ')}: resume it with the same options, or use another file`,
       );
+    if (saved.aggregates === undefined)
+      throw new CheckpointMismatchError('the resume file is not a ledger check checkpoint');
     return { state: saved, agg: deserializeAggregates(saved.aggregates), resumed: true };
   }
   const scanStartMs = ctx.clock.nowMs();

@@ -11,8 +11,8 @@ import { recordTradesAccepted } from '../observability/metrics.js';
 import { newId } from '../store/codes.js';
 import { participantActiveCheck } from '../store/participants.js';
 import { quoteCreationItem, type StoredQuote } from '../store/quotes.js';
-import { book } from '../store/booking/engine.js';
-import { newBookingId } from '../store/booking/booking.js';
+import { book } from '../ledger/engine.js';
+import { newBookingId } from '../ledger/booking.js';
 import type { RequestClaim } from '../store/windows.js';
 import type { AppContext } from '../context.js';
 

@@ -14,7 +14,7 @@ import {
   type SettlementState,
 } from '../domain/settlement.js';
 import { balanceOf } from '../store/ledger.js';
-import { bookMovement } from '../store/booking/engine.js';
+import { bookMovement } from '../ledger/engine.js';
 import { getTrade, tradeUpdateItems, TradeStateChangedError, updateTrade } from '../store/trades.js';
 import { type Trade, type TradeParty } from '../domain/trade.js';
 import type { SettlementTaskResult } from '../domain/workflow-io.js';

@@ -35,38 +35,13 @@ export const keys = {
     pk: `ACCOUNT#${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}#SHARD#${shard}`,
     sk: 'ACCOUNT',
   }),
-  /** gsi1: a platform's accounts and its customers' accounts. */
-  accountsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#ACCOUNTS`,
-  accountSortKey: (account: {
-    participant_code: string;
-    account_group: string;
-    account_label: string;
-    asset: string;
-  }) => `${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`,
-
-  /** The sort-key prefix of the accounts whose leading parts (owner, then group, then label) are given. */
-  accountSortKeyPrefix: (leadingParts: readonly string[]) => leadingParts.map((part) => `${part}#`).join(''),
-
-  /** gsi2: an account found by its stable id (a name-based UUID of its four parts, see `accountIdOf`). */
-  accountById: (accountId: string) => `ACCOUNTID#${accountId}`,
-  accountByIdSortKey: () => 'ACCOUNT',
-
   movement: (movementId: string) => ({ pk: `MOVEMENT#${movementId}`, sk: 'MOVEMENT' }),
-  /** A movement's list entry for a second platform whose accounts it touches (the record carries the first's). */
-  movementEntry: (movementId: string, platformCode: string) => ({
-    pk: `MOVEMENT#${movementId}`,
-    sk: `PLATFORM#${platformCode}`,
-  }),
-  /** gsi1: the movements on a platform's and its customers' accounts, by time. */
-  movementsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#MOVEMENTS`,
-  movementSortKey: (createdAtMs: number, movementId: string) =>
-    `${String(createdAtMs).padStart(15, '0')}#${movementId}`,
   /** A movement's entry for one platform or customer account it changes (GET /accounts/{account_id}/movements). */
   movementAccountEntry: (movementId: string, accountId: string) => ({
     pk: `MOVEMENT#${movementId}`,
     sk: `ACCOUNT#${accountId}`,
   }),
-  /** gsi1: the movements that changed one account, by time (sort key `movementSortKey`). */
+  /** gsi1: the movements that changed one account, by time. */
   movementsOfAccount: (accountId: string) => `ACCOUNT#${accountId}#MOVEMENTS`,
 
   /**

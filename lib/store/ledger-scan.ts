@@ -5,9 +5,17 @@ import { ACH_CLEARING_LABEL } from '../domain/ach-clearing.js';
 import { accountKey, isUnguarded } from '../domain/ledger.js';
 import { readCount, ALL } from './table/counters.js';
 import { keys } from './keys.js';
-import { accountCountersOf } from './ledger.js';
-import { readInteger } from './table/integers.js';
+import { parseAccount } from './ledger.js';
 import { withRetry } from './table/retry.js';
+import { StoredItemError } from './entity/entity.js';
+import {
+  accountEntity,
+  counterShardEntity,
+  movementAccountEntryEntity,
+  movementEntity,
+  type StoredAccount,
+} from './entities/ledger.js';
+import { transferEntity } from './entities/transfer.js';
 
 /**
  * The ledger as the reconciliation reads it: a segmented parallel scan of the main table
@@ -76,7 +84,9 @@ export type LedgerFact =
       n: number;
       checkable: boolean;
     }
-  | { kind: 'record'; platformCode: string; counts: CounterRef[] };
+  | { kind: 'record'; platformCode: string; counts: CounterRef[] }
+  /** An item that doesn't parse as its entity; `platformCode` when the item names one. */
+  | { kind: 'unreadable'; entity: string; key: string; problems: readonly string[]; platformCode: string | null };
 
 /** A checked counter a record counts in: its key (as printed) and what it counts. */
 export interface CounterRef {
@@ -90,7 +100,7 @@ const CHECKED_LISTS = ['transfers', 'movements', 'accounts', 'participants'] as 
 type CheckedList = (typeof CHECKED_LISTS)[number];
 
 const counterOf = (platformCode: string, list: CheckedList): CounterRef => ({
-  counter: keys.counter(platformCode, list, ALL),
+  counter: counterShardEntity.partitionKey({ platform_code: platformCode, list, bucket: ALL }),
   platformCode,
   list,
 });
@@ -143,30 +153,53 @@ export async function scanLedgerPage(
   return { facts, next: out.LastEvaluatedKey, scanned: out.ScannedCount ?? 0 };
 }
 
-/** What one stored item tells the check, or undefined for an item it doesn't read. */
-function factOf(item: Record<string, any>): LedgerFact | undefined {
+/**
+ * What one stored item tells the check, or undefined for an item it doesn't read. An item that doesn't parse
+ * as its entity is a fact of its own (`unreadable`), so one broken item is reported, not the whole check lost.
+ */
+function factOf(item: Readonly<Record<string, unknown>>): LedgerFact | undefined {
+  try {
+    return readFact(item);
+  } catch (error) {
+    if (!(error instanceof StoredItemError)) throw error;
+    return {
+      kind: 'unreadable',
+      entity: error.entity,
+      key: error.key,
+      problems: error.problems,
+      platformCode: typeof item.platform_code === 'string' ? item.platform_code : null,
+    };
+  }
+}
+
+function readFact(item: Readonly<Record<string, unknown>>): LedgerFact | undefined {
   switch (item.type) {
-    case 'account':
+    case accountEntity.type:
       return accountFact(item);
-    case 'movement_account_entry':
+    case movementAccountEntryEntity.type: {
+      const entry = movementAccountEntryEntity.parse(item);
       return {
         kind: 'entry',
-        accountId: item.account_id,
-        platformCode: item.platform_code,
-        movementId: item.movement_id,
-        change: textOf(item.change),
-        createdAtMs: readInteger(item.created_at),
+        accountId: entry.account_id,
+        platformCode: entry.platform_code,
+        movementId: entry.movement_id,
+        change: entry.change,
+        createdAtMs: entry.created_at,
       };
-    case 'movement':
+    }
+    case movementEntity.type:
       return movementFact(item);
     case 'event':
       return balanceEventFact(item);
-    case 'counter':
+    case counterShardEntity.type:
       return counterFact(item);
-    case 'transfer':
-      return { kind: 'record', platformCode: item.platform_code, counts: [counterOf(item.platform_code, 'transfers')] };
+    case transferEntity.type: {
+      // The record or a grant's copy: either is listed (and counted) for its `platform_code`.
+      const { platform_code } = transferEntity.parse(item);
+      return { kind: 'record', platformCode: platform_code, counts: [counterOf(platform_code, 'transfers')] };
+    }
     case 'participant':
-      return item.platform_code
+      return typeof item.platform_code === 'string' && item.platform_code !== ''
         ? { kind: 'record', platformCode: item.platform_code, counts: [counterOf(item.platform_code, 'participants')] }
         : undefined;
     default:
@@ -175,59 +208,52 @@ function factOf(item: Record<string, any>): LedgerFact | undefined {
 }
 
 /** An account: its balance, version and movement count; a platform account counts in its platform's accounts. */
-function accountFact(item: Record<string, any>): LedgerFact {
-  const platformCode: string | null = item.platform_code ?? null;
-  const counters = accountCountersOf(item);
+function accountFact(item: Readonly<Record<string, unknown>>): LedgerFact {
+  const account = parseAccount(item);
+  const platformCode = account.platform_code ?? null;
   return {
     kind: 'account',
-    accountKey: accountKey(item as never),
-    accountId: item.account_id,
-    asset: item.asset,
+    accountKey: accountKey(account),
+    accountId: account.account_id,
+    asset: account.asset,
     platformCode,
-    balance: textOf(item.balance),
+    balance: account.balance,
     // null: no booking has numbered it (from before versions), so the check can't replay it.
-    version: counters.version === 0 ? null : counters.version,
-    movementCount: counters.movementCount,
-    lastUpdateMs: counters.lastUpdateMs,
+    version: account.version === 0 ? null : account.version,
+    movementCount: account.movement_count,
+    lastUpdateMs: account.last_update,
     system: platformCode === null,
-    mayBeNegative: mayBeNegative(item),
+    mayBeNegative: mayBeNegative(account),
     counts: platformCode === null ? [] : [counterOf(platformCode, 'accounts')],
   };
 }
 
 /**
- * The accounts exempt from the guard: the outside world's (their debits are never guarded, lib/store/booking),
+ * The accounts exempt from the guard: the outside world's (their debits are never guarded, lib/ledger),
  * and a platform's ACH clearing account, which is the platform's own participant's (a platform's participant
  * code is its platform code), in its platform's group, labelled `ach_clearing`: a customer's account with that
  * label is guarded like any other.
  */
-function mayBeNegative(item: Record<string, any>): boolean {
-  if (isUnguarded(String(item.participant_code))) return true;
+function mayBeNegative(account: StoredAccount): boolean {
+  if (isUnguarded(account.participant_code)) return true;
   return (
-    item.account_label === ACH_CLEARING_LABEL &&
-    item.platform_code !== undefined &&
-    item.participant_code === item.platform_code &&
-    item.account_group === item.platform_code
+    account.account_label === ACH_CLEARING_LABEL &&
+    account.platform_code !== undefined &&
+    account.participant_code === account.platform_code &&
+    account.account_group === account.platform_code
   );
 }
 
 /** A movement record: its legs, and the platforms whose movements count it. */
-function movementFact(item: Record<string, any>): LedgerFact {
-  const legs = (item.legs as Record<string, any>[]).map((leg) => ({
-    accountKey: accountKey(leg as never),
-    asset: leg.asset as string,
-    amount: textOf(leg.amount),
-  }));
+function movementFact(item: Readonly<Record<string, unknown>>): LedgerFact {
+  const movement = movementEntity.parse(item);
+  const legs = movement.legs.map((leg) => ({ accountKey: accountKey(leg), asset: leg.asset, amount: leg.amount }));
   const platformCodes = [
-    ...new Set(
-      (item.legs as Record<string, any>[])
-        .map((leg) => leg.platform_code as string | null)
-        .filter((code): code is string => !!code),
-    ),
+    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => !!code)),
   ];
   return {
     kind: 'movement',
-    movementId: item.movement_id,
+    movementId: movement.movement_id,
     platformCodes,
     legs,
     counts: platformCodes.map((code) => counterOf(code, 'movements')),
@@ -235,41 +261,52 @@ function movementFact(item: Record<string, any>): LedgerFact {
 }
 
 /** A counter shard, named by its key (`COUNT#<platform>#<list>#<bucket>`): checkable when it is the `all` total of a list the check counts itself. */
-function counterFact(item: Record<string, any>): LedgerFact {
+function counterFact(item: Readonly<Record<string, unknown>>): LedgerFact {
+  const { n } = counterShardEntity.parse(item);
   const [, platformCode = '', list = '', ...bucket] = String(item.pk).split('#');
   const joined = bucket.join('#');
   return {
     kind: 'counter',
-    counter: item.pk,
+    counter: String(item.pk),
     platformCode,
     list,
     bucket: joined,
-    n: item.n === undefined ? 0 : readInteger(item.n),
+    n: n ?? 0,
     checkable: joined === ALL && (CHECKED_LISTS as readonly string[]).includes(list),
   };
 }
 
-function balanceEventFact(item: Record<string, any>): LedgerFact | undefined {
+/** The parts of an `account_balance.changed` event's envelope the check reads. */
+interface BalanceEventEnvelope {
+  id?: string;
+  type?: string;
+  platform_code?: string;
+  sequence?: number | string;
+  created_at?: number | string;
+  resource?: { id?: string };
+  data?: {
+    account_id?: string;
+    balance?: string;
+    movement?: { change?: string; movement_id?: string };
+  };
+}
+
+function balanceEventFact(item: Readonly<Record<string, unknown>>): LedgerFact | undefined {
   if (typeof item.body !== 'string') return undefined;
-  const envelope = JSON.parse(item.body) as Record<string, any>;
+  const envelope = JSON.parse(item.body) as BalanceEventEnvelope;
   if (envelope.type !== 'account_balance.changed') return undefined;
   const data = envelope.data ?? {};
   return {
     kind: 'balance_event',
-    eventId: envelope.id,
-    accountId: data.account_id ?? envelope.resource?.id,
-    platformCode: envelope.platform_code,
+    eventId: envelope.id as string,
+    accountId: (data.account_id ?? envelope.resource?.id) as string,
+    platformCode: envelope.platform_code as string,
     sequence: Number(envelope.sequence),
     balance: String(data.balance),
     change: String(data.movement?.change),
     movementId: String(data.movement?.movement_id),
     createdAtMs: Number(envelope.created_at),
   };
-}
-
-function textOf(value: unknown): string {
-  if (value && typeof value === 'object' && 'value' in value) return String((value as { value: unknown }).value);
-  return String(value);
 }
 
 /** Fails (with the SDK's error) when the main table can't be reached or doesn't exist; reads nothing else. */
@@ -290,17 +327,14 @@ export async function readAccountNow(
 ): Promise<{ account: LedgerFact & { kind: 'account' }; entries: (LedgerFact & { kind: 'entry' })[] } | undefined> {
   const found = await ctx.db.send(
     new QueryCommand({
-      TableName: ctx.tables.main,
-      IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.accountById(accountId) },
+      ...accountEntity.query(ctx.tables, 'gsi2', accountEntity.indexPartition('gsi2', { account_id: accountId })),
       Limit: 1,
     }),
   );
   const indexed = found.Items?.[0];
   if (!indexed) return undefined;
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: { pk: indexed.pk, sk: indexed.sk }, ConsistentRead: true }),
+    new GetCommand(accountEntity.get(ctx.tables, accountEntity.parse(indexed), { consistent: true })),
   );
   if (!out.Item) return undefined;
   const entries: (LedgerFact & { kind: 'entry' })[] = [];
@@ -309,21 +343,22 @@ export async function readAccountNow(
     const page = await withRetry(ctx, { what: 'account entries' }, () =>
       ctx.db.send(
         new QueryCommand({
-          TableName: ctx.tables.main,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': keys.movementsOfAccount(accountId) },
+          ...movementAccountEntryEntity.query(
+            ctx.tables,
+            'gsi1',
+            movementAccountEntryEntity.indexPartition('gsi1', { account_id: accountId }),
+          ),
           ExclusiveStartKey: startKey,
         }),
       ),
     );
     for (const item of page.Items ?? []) {
-      const fact = factOf(item);
+      const fact = readFact(item);
       if (fact?.kind === 'entry') entries.push(fact);
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return { account: factOf(out.Item) as LedgerFact & { kind: 'account' }, entries };
+  return { account: accountFact(out.Item) as LedgerFact & { kind: 'account' }, entries };
 }
 
 /**
@@ -338,26 +373,28 @@ export async function readAccountEvents(
   sinceMs: number,
 ): Promise<(LedgerFact & { kind: 'balance_event' })[]> {
   const events: (LedgerFact & { kind: 'balance_event' })[] = [];
+  // The platform's balance events from `sinceMs` on ('~' sorts after every time-led sort key).
+  // Any entity on gsi2 names the index's attributes; the partition is the events' (lib/store/events.ts).
+  const eventsQuery = accountEntity.query(
+    ctx.tables,
+    'gsi2',
+    keys.eventsOfPlatformByType(platformCode, 'account_balance.changed'),
+    { between: [keys.eventSortKey(Math.max(0, sinceMs), ''), '~'] },
+  );
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await withRetry(ctx, { what: 'account balance events' }, () =>
       ctx.db.send(
         new QueryCommand({
-          TableName: ctx.tables.main,
-          IndexName: 'gsi2',
-          KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk >= :since',
+          ...eventsQuery,
           FilterExpression: 'resource_id = :id',
-          ExpressionAttributeValues: {
-            ':pk': keys.eventsOfPlatformByType(platformCode, 'account_balance.changed'),
-            ':since': keys.eventSortKey(Math.max(0, sinceMs), ''),
-            ':id': accountId,
-          },
+          ExpressionAttributeValues: { ...eventsQuery.ExpressionAttributeValues, ':id': accountId },
           ExclusiveStartKey: startKey,
         }),
       ),
     );
     for (const item of page.Items ?? []) {
-      const fact = factOf(item);
+      const fact = readFact(item);
       if (fact?.kind === 'balance_event') events.push(fact);
     }
     startKey = page.LastEvaluatedKey;
@@ -367,9 +404,9 @@ export async function readAccountEvents(
 
 /** The gsi1 partition each checked list's records are listed in (its count is the counter's expected value). */
 const LIST_PARTITIONS: Record<CheckedList, (platformCode: string) => string> = {
-  transfers: keys.transfersOfPlatform,
-  movements: keys.movementsOfPlatform,
-  accounts: keys.accountsOfPlatform,
+  transfers: (platform_code) => transferEntity.indexPartition('gsi1', { platform_code }),
+  movements: (platform_code) => movementEntity.indexPartition('gsi1', { platform_code }),
+  accounts: (platform_code) => accountEntity.indexPartition('gsi1', { platform_code }),
   participants: keys.participantsOfPlatform,
 };
 
@@ -390,10 +427,8 @@ export async function readCounterNow(
     const page = await withRetry(ctx, { what: 'list record count' }, () =>
       ctx.db.send(
         new QueryCommand({
-          TableName: ctx.tables.main,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': LIST_PARTITIONS[list as CheckedList](platformCode) },
+          // Any entity listed on gsi1 names the index's attributes; the partition is the list's.
+          ...accountEntity.query(ctx.tables, 'gsi1', LIST_PARTITIONS[list as CheckedList](platformCode)),
           Select: 'COUNT',
           ExclusiveStartKey: startKey,
         }),

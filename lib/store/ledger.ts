@@ -1,13 +1,25 @@
 import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { accountIdOf, accountKey, isUnguarded, type AccountRef, type Movement } from '../domain/ledger.js';
-import { Money } from '../domain/money.js';
-import { equalityFilter, pageWithCount, type ListIndex, type PageRequest } from './table/paging.js';
+import {
+  accountIdOf,
+  accountKey,
+  isUnguarded,
+  type AccountRef,
+  type Movement,
+  type MovementType,
+} from '../domain/ledger.js';
+import { Money, plain } from '../domain/money.js';
+import { equalityFilter, pageWithCount, type PageRequest } from './table/paging.js';
 import { batchGetItems } from './table/batch-get.js';
-import { keys } from './keys.js';
-import { moneyAttr, readMoney } from './table/numbers.js';
 import { ALL, readCount } from './table/counters.js';
 import type { TaggedItem } from './table/transaction-items.js';
-import { integerSince } from './table/item-versions.js';
+import { StoredItemError, type IndexAssignment } from './entity/entity.js';
+import {
+  accountEntity,
+  accountShardEntity,
+  movementEntity,
+  type StoredAccount,
+  type StoredMovementItem,
+} from './entities/ledger.js';
 import type { AppContext } from '../context.js';
 
 /** The counter of `GET /accounts`, moved by the booking that opens an account. */
@@ -25,67 +37,107 @@ export interface Account extends AccountRef {
 }
 
 /**
- * The account item's schema version (lib/store/README.md, "Item versions"). 2: it carries `last_update` and, a
- * platform or customer account (one with `platform_code`), `version` (its balance changes, which number its
- * `account_balance.changed` events; 0 when no booking has numbered it: an account from before versions, which
- * migration 0002 upgraded) and `movement_count` (its movement entries). A system account or outside-world shard
- * is unversioned: it need carry neither, at any version, and reads both as 0. 1 (no `item_version`): written
- * before, any of them may be absent (read as 0). Every booking's account update writes what 2 guarantees for
- * its kind (`accountAttributes` stamps it), so it may stamp a legacy item.
+ * The account item's schema version (lib/store/README.md, "Item versions"; `accountEntity`, which fills what
+ * version 1 lacked). 2: it carries `last_update` and, a platform or customer account (one with
+ * `platform_code`), `version` (its balance changes, which number its `account_balance.changed` events; 0 when
+ * no booking has numbered it: an account from before versions, which migration 0002 upgraded) and
+ * `movement_count` (its movement entries). A system account or outside-world shard is unversioned: it need
+ * carry neither, at any version, and reads both as 0. Every booking's account update writes what 2
+ * guarantees for its kind (`accountAttributes` stamps it), so it may stamp a legacy item.
  */
-export const ACCOUNT_ITEM_VERSION = 2;
+export const ACCOUNT_ITEM_VERSION = accountEntity.version!;
 
-interface AccountCounters {
-  /** Balance changes numbered so far; 0: none (see ACCOUNT_ITEM_VERSION). */
+/** An account item read back, its counters read by its kind (see ACCOUNT_ITEM_VERSION). */
+export interface ReadAccount extends StoredAccount {
+  /** Balance changes numbered so far; 0: none. */
   version: number;
-  movementCount: number;
-  lastUpdateMs: number;
-}
-
-/** An account item's counters, by its item version and kind (see ACCOUNT_ITEM_VERSION). */
-export function accountCountersOf(item: Record<string, unknown>): AccountCounters {
-  const numbered = item.platform_code === undefined ? Number.POSITIVE_INFINITY : ACCOUNT_ITEM_VERSION;
-  const read = (attribute: string, since = numbered) => integerSince(item, attribute, since, 0);
-  return {
-    version: read('version'),
-    movementCount: read('movement_count'),
-    lastUpdateMs: read('last_update', ACCOUNT_ITEM_VERSION),
-  };
+  movement_count: number;
 }
 
 /**
- * What a booking sets on an account besides its balance: its identity and time and, for a platform or
- * customer account only, its list entry (gsi1, `GET /accounts`) and id entry (gsi2, `GET /accounts/{id}`).
- * System accounts are in no index: every platform's bookings touch them, and an entry would put every
- * booking of the service on one index partition.
+ * An account item (or an outside-world shard) parsed by its entity. A platform or customer account of version 2
+ * without its counters is broken (a writer stamped a version it did not complete): an error, never a default.
  */
-export function accountAttributes(
-  account: AccountRef,
-  platformCode: string | null,
-  nowMs: number,
-): Record<string, string | number> {
+export function parseAccount(item: Readonly<Record<string, unknown>>): ReadAccount {
+  const account = accountEntity.parse(item);
+  if (account.platform_code !== undefined) {
+    const missing = (['version', 'movement_count'] as const).filter((name) => account[name] === undefined);
+    if (missing.length > 0)
+      throw new StoredItemError(
+        accountEntity.type,
+        `${String(item.pk)} / ${String(item.sk)}`,
+        missing.map((name) => `${name}: absent at item_version ${String(item.item_version)}`),
+      );
+  }
+  return { ...account, version: account.version ?? 0, movement_count: account.movement_count ?? 0 };
+}
+
+/**
+ * What a booking sets on an account besides its balance, as an update's `SET` fragment: its identity and time,
+ * type and version and, for a platform or customer account only, its list entry (gsi1, `GET /accounts`) and id
+ * entry (gsi2, `GET /accounts/{id}`). System accounts are in no index: every platform's bookings touch them, and
+ * an entry would put every booking of the service on one index partition.
+ */
+export function accountAttributes(account: AccountRef, platformCode: string | null, nowMs: number): IndexAssignment {
+  const parts = { ...accountParts(account), account_id: accountIdOf(account) };
+  const attributes = Object.entries({
+    ...accountEntity.encode({ last_update: nowMs, ...parts, ...(platformCode && { platform_code: platformCode }) }),
+    type: accountEntity.type,
+    item_version: ACCOUNT_ITEM_VERSION,
+  });
+  const indexes = platformCode
+    ? [
+        accountEntity.indexAssignment('gsi1', { ...parts, platform_code: platformCode }),
+        accountEntity.indexAssignment('gsi2', parts),
+      ]
+    : [];
   return {
-    last_update: nowMs,
-    account_id: accountIdOf(account),
+    expression: [...attributes.map((_, i) => `#a${i} = :a${i}`), ...indexes.map((index) => index.expression)].join(
+      ', ',
+    ),
+    names: Object.assign(
+      Object.fromEntries(attributes.map(([name], i) => [`#a${i}`, name])),
+      ...indexes.map((index) => index.names),
+    ) as Record<string, string>,
+    values: Object.assign(
+      Object.fromEntries(attributes.map(([, value], i) => [`:a${i}`, value])),
+      ...indexes.map((index) => index.values),
+    ) as Record<string, unknown>,
+  };
+}
+
+/** The `REMOVE` fragment taking an account out of the lists' indexes (an unversioned account is in none). */
+export function accountIndexRemoval(): Omit<IndexAssignment, 'values'> {
+  const indexes = [accountEntity.indexRemoval('gsi1'), accountEntity.indexRemoval('gsi2')];
+  return {
+    expression: indexes.map((index) => index.expression).join(', '),
+    names: Object.assign({}, ...indexes.map((index) => index.names)) as Record<string, string>,
+  };
+}
+
+/** An account's four parts alone (what its key is made of). */
+function accountParts(account: AccountRef): AccountRef {
+  return {
     participant_code: account.participant_code,
     account_group: account.account_group,
     account_label: account.account_label,
     asset: account.asset,
-    type: 'account',
-    item_version: ACCOUNT_ITEM_VERSION,
-    ...(platformCode && {
-      gsi1pk: keys.accountsOfPlatform(platformCode),
-      gsi1sk: keys.accountSortKey(account),
-      platform_code: platformCode,
-      gsi2pk: keys.accountById(accountIdOf(account)),
-      gsi2sk: keys.accountByIdSortKey(),
-    }),
   };
+}
+
+/** An account's item key. */
+export function accountItemKey(account: AccountRef): Record<string, string> {
+  return accountEntity.key(account);
+}
+
+/** The key of one shard of an outside-world account. */
+export function accountShardKey(account: AccountRef, shard: number): Record<string, string> {
+  return accountShardEntity.key({ ...account, shard });
 }
 
 /**
  * A platform or customer account as the bookings that brought it to `balance` leave it (the same
- * attributes a booking sets, lib/store/booking/batch.ts), as one unconditional Put with the count its opening adds. Only for
+ * attributes a booking sets, lib/ledger/batch.ts), as one unconditional Put with the count its opening adds. Only for
  * writing a history in bulk, where the movements' own balance updates are replaced by the final balances
  * (the benchmark seeds 100,000 accounts this way); a booking always goes through the booking engine. `changes`
  * is how many bookings it stands for (the account's version, which numbers its balance events, and its movement count).
@@ -103,31 +155,34 @@ export function openedAccountItem(
   if (!Number.isInteger(changes) || changes < 1)
     throw new Error(`an opened account has had at least one change, not ${changes}`);
   return {
-    item: {
-      Put: {
-        TableName: ctx.tables.main,
-        // `version` and `movement_count`: the balance changes (movements) the account stands for; the first
-        // numbers its account_balance.changed events, the second counts its movements list.
-        Item: {
-          ...keys.account(account),
-          balance: moneyAttr(balance),
-          ...accountAttributes(account, platformCode, nowMs),
-          version: changes,
-          movement_count: changes,
-        },
-      },
-    },
+    // `version` and `movement_count`: the balance changes (movements) the account stands for; the first
+    // numbers its account_balance.changed events, the second counts its movements list.
+    item: accountEntity.put(ctx.tables, {
+      ...accountParts(account),
+      account_id: accountIdOf(account),
+      balance: plain(balance),
+      last_update: nowMs,
+      platform_code: platformCode,
+      version: changes,
+      movement_count: changes,
+    }),
     counts: [{ platformCode, list: ACCOUNTS_LIST, bucket: ALL, delta: 1 }],
   };
 }
 
 /** A movement record as stored, read back: its legs with their accounts and signed amounts. */
-export function movementFromItem(item: Record<string, any>): Movement {
+export function movementFromItem(item: Readonly<Record<string, unknown>>): Movement {
+  return movementOfRecord(movementEntity.parse(item));
+}
+
+/** A movement record (or a second platform's entry) as parsed, as the movement it books. */
+export function movementOfRecord(record: StoredMovementItem): Movement {
   return {
-    movement_id: item.movement_id,
-    type: item.movement_type,
-    reference: item.reference,
-    legs: (item.legs as Record<string, any>[]).map((leg) => ({
+    movement_id: record.movement_id,
+    // Written from a Movement's type, so one of them.
+    type: record.movement_type as MovementType,
+    reference: record.reference,
+    legs: record.legs.map((leg) => ({
       account: {
         participant_code: leg.participant_code,
         account_group: leg.account_group,
@@ -135,7 +190,7 @@ export function movementFromItem(item: Record<string, any>): Movement {
         asset: leg.asset,
       },
       platform_code: leg.platform_code ?? null,
-      amount: readMoney(leg.amount),
+      amount: new Money(leg.amount),
     })),
   };
 }
@@ -146,23 +201,23 @@ export async function getMovement(
   movementId: string,
 ): Promise<Movement | undefined> {
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(movementId), ConsistentRead: true }),
+    new GetCommand(movementEntity.get(ctx.tables, { movement_id: movementId }, { consistent: true })),
   );
   return out.Item ? movementFromItem(out.Item) : undefined;
 }
 
-function toAccount(item: Record<string, any>): Account {
-  const counters = accountCountersOf(item);
+function toAccount(item: Readonly<Record<string, unknown>>): Account {
+  const stored = parseAccount(item);
   return {
-    participant_code: item.participant_code,
-    account_group: item.account_group,
-    account_label: item.account_label,
-    asset: item.asset,
-    account_id: item.account_id,
-    balance: readMoney(item.balance),
-    platform_code: item.platform_code ?? null,
-    last_update: counters.lastUpdateMs,
-    movement_count: counters.movementCount,
+    participant_code: stored.participant_code,
+    account_group: stored.account_group,
+    account_label: stored.account_label,
+    asset: stored.asset,
+    account_id: stored.account_id,
+    balance: new Money(stored.balance),
+    platform_code: stored.platform_code ?? null,
+    last_update: stored.last_update,
+    movement_count: stored.movement_count,
   };
 }
 
@@ -181,9 +236,7 @@ export async function getAccount(
   account: AccountRef,
 ): Promise<Account | undefined> {
   if (isUnguarded(account.participant_code)) return getShardedAccount(ctx, account);
-  const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.account(account), ConsistentRead: true }),
-  );
+  const out = await ctx.db.send(new GetCommand(accountEntity.get(ctx.tables, account, { consistent: true })));
   return out.Item ? toAccount(out.Item) : undefined;
 }
 
@@ -193,8 +246,8 @@ async function getShardedAccount(
 ): Promise<Account | undefined> {
   // The unsharded item too: balances booked before the accounts were sharded stay part of the sum.
   const shardKeys = [
-    keys.account(account),
-    ...Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, (_, shard) => keys.accountShard(account, shard)),
+    accountItemKey(account),
+    ...Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, (_, shard) => accountShardKey(account, shard)),
   ];
   const parts = (await batchGetItems(ctx, shardKeys, { consistent: true, what: 'sharded balance read' })).map(
     toAccount,
@@ -225,22 +278,13 @@ export async function getAccountById(
 ): Promise<Account | undefined> {
   const out = await ctx.db.send(
     new QueryCommand({
-      TableName: ctx.tables.main,
-      IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.accountById(accountId) },
-      ProjectionExpression: 'participant_code, account_group, account_label, asset',
+      ...accountEntity.query(ctx.tables, 'gsi2', accountEntity.indexPartition('gsi2', { account_id: accountId })),
       Limit: 1,
     }),
   );
   const found = out.Items?.[0];
   if (!found) return undefined;
-  return getAccount(ctx, {
-    participant_code: found.participant_code,
-    account_group: found.account_group,
-    account_label: found.account_label,
-    asset: found.asset,
-  });
+  return getAccount(ctx, accountParts(accountEntity.parse(found)));
 }
 
 /** The filters of `GET /accounts`: exact matches on the account's four parts. */
@@ -272,14 +316,18 @@ export async function pageOfAccounts(
   }
   const rest = Object.fromEntries(order.slice(leading.length).map((part) => [part, filters[part]]));
   const filter = equalityFilter(rest);
-  const index: ListIndex = {
-    indexName: 'gsi1',
-    partition: { attribute: 'gsi1pk', value: keys.accountsOfPlatform(platformCode) },
-    sortAttribute: 'gsi1sk',
-    ...(leading.length > 0 && { sortRange: { beginsWith: keys.accountSortKeyPrefix(leading) } }),
-    descending: false,
-    ...(filter && { filter }),
-  };
+  const [participant_code, account_group, account_label] = leading;
+  const prefix = accountEntity.indexSortPrefix('gsi1', { participant_code, account_group, account_label });
+  const index = accountEntity.listIndex(
+    'gsi1',
+    { platform_code: platformCode },
+    {
+      // The leading parts given and the separator after each.
+      ...(leading.length > 0 && { sortRange: { beginsWith: prefix } }),
+      descending: false,
+      ...(filter && { filter }),
+    },
+  );
   const counter = filter || leading.length > 0 ? undefined : () => readCount(ctx, platformCode, ACCOUNTS_LIST);
   const page = await pageWithCount(
     ctx,
@@ -294,24 +342,24 @@ export async function pageOfAccounts(
 /** Operations and tests: every account and every movement in the table (a full scan; never on a request path). */
 export async function scanLedger(
   ctx: Pick<AppContext, 'db' | 'tables'>,
-): Promise<{ accounts: Account[]; movements: Record<string, any>[] }> {
+): Promise<{ accounts: Account[]; movements: StoredMovementItem[] }> {
   const accounts: Account[] = [];
-  const movements: Record<string, any>[] = [];
-  let ExclusiveStartKey: Record<string, any> | undefined;
+  const movements: StoredMovementItem[] = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
     const out = await ctx.db.send(
       new ScanCommand({
         TableName: ctx.tables.main,
         FilterExpression: '#type IN (:account, :movement)',
         ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':account': 'account', ':movement': 'movement' },
+        ExpressionAttributeValues: { ':account': accountEntity.type, ':movement': movementEntity.type },
         ConsistentRead: true,
         ExclusiveStartKey,
       }),
     );
     for (const item of out.Items ?? []) {
-      if (item.type === 'account') accounts.push(toAccount(item));
-      else movements.push(item);
+      if (item.type === accountEntity.type) accounts.push(toAccount(item));
+      else movements.push(movementEntity.parse(item));
     }
     ExclusiveStartKey = out.LastEvaluatedKey;
   } while (ExclusiveStartKey);

@@ -7,11 +7,17 @@ import {
   type ListIndex,
   type PageRequest,
 } from './table/paging.js';
-import { keys } from './keys.js';
-import { readCount } from './table/counters.js';
 import { MOVEMENTS_LIST } from './ledger.js';
-import { readInteger, readMoney } from './table/numbers.js';
-import type { Money } from '../domain/money.js';
+import { Money, plain } from '../domain/money.js';
+import { accountIdOf, assertBalanced, netChanges, type Movement, type NetChange } from '../domain/ledger.js';
+import {
+  movementAccountEntryEntity,
+  movementEntity,
+  movementEntryEntity,
+  type StoredMovementItem,
+} from './entities/ledger.js';
+import { ALL, readCount } from './table/counters.js';
+import type { TaggedItem, TransactItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 /**
@@ -19,7 +25,7 @@ import type { AppContext } from '../context.js';
  * record carries its platform's list entry (gsi1 `PLATFORM#<p>#MOVEMENTS`, by time); a movement between
  * two platforms' accounts (a transfer under `submits_platform_transfers_for`) has one more entry item for
  * the other platform; each platform or customer account it changes has an entry of its own (gsi1
- * `ACCOUNT#<id>#MOVEMENTS`). All are written with the movement, in its transaction (`lib/store/booking/batch.ts`).
+ * `ACCOUNT#<id>#MOVEMENTS`). All are written with the movement, in its transaction (`lib/ledger/batch.ts`).
  *
  * The platform list's filters by account, participant and asset are FilterExpressions over the entry's
  * `account_ids`, `participant_codes` and `assets` (under the page read budget); its unfiltered count is the
@@ -44,21 +50,29 @@ export interface StoredMovement {
   legs: StoredMovementLeg[];
 }
 
-function toMovement(item: Record<string, any>): StoredMovement {
+/** A movement record or second-platform entry as read (parsed by its entity), as the use cases take it. */
+function storedMovement(movement: StoredMovementItem): StoredMovement {
   return {
-    movement_id: item.movement_id,
-    movement_type: item.movement_type,
-    reference: item.reference,
-    created_at: readInteger(item.created_at),
-    legs: (item.legs as Record<string, any>[]).map((leg) => ({
+    movement_id: movement.movement_id,
+    movement_type: movement.movement_type,
+    reference: movement.reference,
+    created_at: movement.created_at,
+    legs: movement.legs.map((leg) => ({
       participant_code: leg.participant_code,
       account_group: leg.account_group,
       account_label: leg.account_label,
       asset: leg.asset,
       platform_code: leg.platform_code ?? null,
-      amount: readMoney(leg.amount),
+      amount: new Money(leg.amount),
     })),
   };
+}
+
+/** An item of a platform's movements list: the record (its first platform's) or a second platform's entry. */
+function parseListedMovement(item: Record<string, unknown>): StoredMovement {
+  return storedMovement(
+    item.type === movementEntryEntity.type ? movementEntryEntity.parse(item) : movementEntity.parse(item),
+  );
 }
 
 interface MovementListFilters {
@@ -92,26 +106,27 @@ interface StoredAccountMovement {
   change: Money;
 }
 
-function toAccountMovement(item: Record<string, any>): StoredAccountMovement {
+function toAccountMovement(item: Record<string, unknown>): StoredAccountMovement {
+  const entry = movementAccountEntryEntity.parse(item);
   return {
-    movement_id: item.movement_id,
-    movement_type: item.movement_type,
-    reference: item.reference,
-    created_at: readInteger(item.created_at),
-    account_id: item.account_id,
-    asset: item.asset,
-    change: readMoney(item.change),
+    movement_id: entry.movement_id,
+    movement_type: entry.movement_type,
+    reference: entry.reference,
+    created_at: entry.created_at,
+    account_id: entry.account_id,
+    asset: entry.asset,
+    change: new Money(entry.change),
   };
 }
 
+/** A time range of a movements list (the platform's and an account's sort alike: `<created_at>#<id>`). */
 function timeRange(filters: { fromMs?: number; toMs?: number }): Pick<ListIndex, 'sortRange'> {
   if (filters.fromMs === undefined && filters.toMs === undefined) return {};
+  const sortKey = (created_at: number, movement_id: string) =>
+    movementAccountEntryEntity.indexSortKey('gsi1', { account_id: '', created_at, movement_id });
   return {
     sortRange: {
-      between: [
-        keys.movementSortKey(Math.max(0, filters.fromMs ?? 0), ''),
-        keys.movementSortKey(filters.toMs ?? 999_999_999_999_999, '~'),
-      ],
+      between: [sortKey(Math.max(0, filters.fromMs ?? 0), ''), sortKey(filters.toMs ?? 999_999_999_999_999, '~')],
     },
   };
 }
@@ -135,14 +150,11 @@ export async function pageOfAccountMovements(
     participant_code: filters.participant_code,
     asset: filters.asset,
   });
-  const index: ListIndex = {
-    indexName: 'gsi1',
-    partition: { attribute: 'gsi1pk', value: keys.movementsOfAccount(account.accountId) },
-    sortAttribute: 'gsi1sk',
-    ...timeRange(filters),
-    descending: true,
-    ...(filter && { filter }),
-  };
+  const index = movementAccountEntryEntity.listIndex(
+    'gsi1',
+    { account_id: account.accountId },
+    { ...timeRange(filters), descending: true, ...(filter && { filter }) },
+  );
   const counter = !filter && index.sortRange === undefined ? async () => account.movementCount : undefined;
   const page = await pageWithCount(ctx, index, request, binding, counter);
   return { ...page, items: page.items.map(toAccountMovement) };
@@ -162,14 +174,11 @@ export async function pageOfMovements(
     containsFilter('asst', 'assets', filters.asset),
     equalityFilter({ movement_type: filters.movement_type }),
   ]);
-  const index: ListIndex = {
-    indexName: 'gsi1',
-    partition: { attribute: 'gsi1pk', value: keys.movementsOfPlatform(platformCode) },
-    sortAttribute: 'gsi1sk',
-    ...timeRange(filters),
-    descending: true,
-    ...(filter && { filter }),
-  };
+  const index = movementEntity.listIndex(
+    'gsi1',
+    { platform_code: platformCode },
+    { ...timeRange(filters), descending: true, ...(filter && { filter }) },
+  );
   // The unfiltered list is counted by its counter (exact at any size); any filter within the count budget.
   const unfiltered = !filter && index.sortRange === undefined;
   const counter = unfiltered ? () => readCount(ctx, platformCode, MOVEMENTS_LIST) : undefined;
@@ -180,7 +189,7 @@ export async function pageOfMovements(
     { list: binding.list, platformCode, filters: binding.filters },
     counter,
   );
-  return { ...page, items: page.items.map(toMovement) };
+  return { ...page, items: page.items.map(parseListedMovement) };
 }
 
 /** The records of these movements, in the order given (one consistent BatchGetItem per 100; a missing one is left out). */
@@ -191,9 +200,96 @@ export async function movementsById(
   if (movementIds.length === 0) return [];
   const found = await batchGetItems(
     ctx,
-    [...new Set(movementIds)].map((id) => keys.movement(id)),
+    [...new Set(movementIds)].map((movement_id) => movementEntity.key({ movement_id })),
     { consistent: true, what: 'movement records' },
   );
-  const byId = new Map(found.map((item) => [item.movement_id as string, toMovement(item)]));
+  const byId = new Map(
+    found.map((item) => storedMovement(movementEntity.parse(item))).map((movement) => [movement.movement_id, movement]),
+  );
   return movementIds.flatMap((id) => byId.get(id) ?? []);
+}
+
+/** A platform or customer account: versioned, with a movements list of its own. */
+const isVersioned = (change: Pick<NetChange, 'platform_code'>) => change.platform_code !== null;
+
+/**
+ * A movement's record and entries as a booking writes them, with the counts the record moves, without the
+ * balance updates: for writing a history in bulk (the benchmark's seed, tests of long lists), never to book.
+ */
+export function movementRecordItems(ctx: Pick<AppContext, 'tables'>, movement: Movement, nowMs: number): TaggedItem[] {
+  const platforms = [
+    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
+  ];
+  return movementRecords(ctx, movement, nowMs).map((item, i) => ({
+    item,
+    ...(i === 0 && {
+      counts: platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })),
+    }),
+  }));
+}
+
+/** The movement's immutable record, a second platform's list entry, and an entry per platform or customer account it changes. */
+export function movementRecords(ctx: Pick<AppContext, 'tables'>, movement: Movement, nowMs: number): TransactItem[] {
+  assertBalanced(movement);
+  // The record is the list entry of the first platform whose accounts the movement touches; a second platform
+  // (a transfer under a relationship) gets an entry item of its own. What the list filters on is on each.
+  const platforms = [
+    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
+  ];
+  const fields = movementFields(movement, nowMs);
+  const absent = { condition: 'attribute_not_exists(pk)' };
+  const record: TransactItem = movementEntity.put(
+    ctx.tables,
+    { ...fields, ...(platforms[0] !== undefined && { platform_code: platforms[0] }) },
+    absent,
+  );
+  const entries: TransactItem[] = platforms
+    .slice(1)
+    .map((platformCode) => movementEntryEntity.put(ctx.tables, { ...fields, platform_code: platformCode }, absent));
+  // Each platform or customer account the movement changes: its movements list (one Query per page, whatever
+  // the platform holds). System accounts have none: every platform's bookings touch them.
+  const accountEntries: TransactItem[] = netChanges(movement.legs)
+    .filter(isVersioned)
+    .map((change) =>
+      movementAccountEntryEntity.put(
+        ctx.tables,
+        {
+          movement_id: movement.movement_id,
+          movement_type: movement.type,
+          reference: movement.reference,
+          created_at: nowMs,
+          account_id: accountIdOf(change.account),
+          participant_code: change.account.participant_code,
+          asset: change.account.asset,
+          platform_code: change.platform_code!,
+          change: plain(change.change),
+        },
+        absent,
+      ),
+    );
+  return [record, ...entries, ...accountEntries];
+}
+
+/** What a movement's record and its second platform's entry both carry: the movement, and what its lists filter on. */
+function movementFields(movement: Movement, nowMs: number): StoredMovementItem {
+  const platformLegs = movement.legs.filter((leg) => leg.platform_code !== null);
+  return {
+    movement_id: movement.movement_id,
+    movement_type: movement.type,
+    reference: movement.reference,
+    created_at: nowMs,
+    legs: movement.legs.map((leg) => ({
+      participant_code: leg.account.participant_code,
+      account_group: leg.account.account_group,
+      account_label: leg.account.account_label,
+      asset: leg.account.asset,
+      platform_code: leg.platform_code,
+      amount: plain(leg.amount),
+    })),
+    ...(platformLegs.length > 0 && {
+      account_ids: [...new Set(platformLegs.map((leg) => accountIdOf(leg.account)))],
+      participant_codes: [...new Set(platformLegs.map((leg) => leg.account.participant_code))],
+      assets: [...new Set(platformLegs.map((leg) => leg.account.asset))],
+    }),
+  };
 }

@@ -12,8 +12,8 @@ import { ACTIVE_STATUS, participantNotActive } from '../domain/participant-statu
 import { newId, newNumericId } from '../store/codes.js';
 import { getParticipants, participantActiveChecks, type Participant } from '../store/participants.js';
 import { hasRelationship } from '../store/relationships.js';
-import { book } from '../store/booking/engine.js';
-import { type Booking, newBookingId } from '../store/booking/booking.js';
+import { book } from '../ledger/engine.js';
+import { type Booking, newBookingId } from '../ledger/booking.js';
 import type { TaggedItem } from '../store/table/transaction-items.js';
 import { transferRecordItem, TransferIdTakenError, transferViewItem, type Transfer } from '../store/transfers.js';
 import { accountLabelProblem } from '../domain/validation.js';

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { Money } from '../domain/money.js';
 import { custodyOutcomeLegs, decideCustodyEvent } from '../domain/withdrawals.js';
-import { bookMovement } from '../store/booking/engine.js';
+import { bookMovement } from '../ledger/engine.js';
 import { getWithdrawal, withdrawalOutcomeItems, WithdrawalStatusChangedError } from '../store/withdrawals.js';
 import { type Withdrawal } from '../domain/withdrawals.js';
 import { formatIssues, isPlainObject, messageId, nonEmptyString } from '../domain/validation.js';

@@ -5,8 +5,8 @@ import { formatAmount, parseAmount, type Money } from '../../lib/domain/money.js
 import { deposit } from '../../lib/ledger/deposit.js';
 import { getApiKey } from '../../lib/store/api-keys.js';
 import { newId, newNumericId } from '../../lib/store/codes.js';
-import { book } from '../../lib/store/booking/engine.js';
-import { newBookingId } from '../../lib/store/booking/booking.js';
+import { book } from '../../lib/ledger/engine.js';
+import { newBookingId } from '../../lib/ledger/booking.js';
 import { getParticipants } from '../../lib/store/participants.js';
 import { transferRecordItem, TransferIdTakenError, type Transfer } from '../../lib/store/transfers.js';
 import { claimSignature } from '../../lib/store/windows.js';

@@ -5,7 +5,7 @@ import { distributeAwards } from '../../lib/awards/distribute-awards.js';
 import { CHUNK_FIXED_ITEMS, CHUNK_ITEMS_PER_RECIPIENT, recipientsPerChunk } from '../../lib/domain/awards.js';
 import { accountIdOf, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
-import { movementRecordItems } from '../../lib/store/booking/batch.js';
+import { movementRecordItems } from '../../lib/store/movements.js';
 import { PAGE_READ_BUDGET } from '../../lib/store/table/paging.js';
 import { MAX_TRANSACTION_ITEMS } from '../../lib/store/table/transaction-items.js';
 import { customersViaHttp, customersViaStore } from '../support/customers.js';

@@ -5,7 +5,7 @@ import { SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { keys } from '../../lib/store/keys.js';
 import { openedAccountItem } from '../../lib/store/ledger.js';
-import { bookMovement } from '../../lib/store/booking/engine.js';
+import { bookMovement } from '../../lib/ledger/engine.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { ctx } from '../support/context.js';
 

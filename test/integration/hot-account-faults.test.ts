@@ -50,7 +50,10 @@ function faultyService(seed: number) {
       const input = ((args as unknown as { input?: Record<string, unknown> }).input ?? {}) as Record<string, unknown>;
       if (
         context.commandName === 'QueryCommand' &&
-        String(input.KeyConditionExpression ?? '').includes(':queued') &&
+        // A read of a queue shard (`BOOKINGS#<account>#Q<n>`, marshalled or not): the committer's round.
+        Object.values((input.ExpressionAttributeValues ?? {}) as Record<string, unknown>).some((value) =>
+          /^BOOKINGS#.*#Q\d+$/.test(String((value as { S?: unknown } | undefined)?.S ?? value)),
+        ) &&
         injected.crashes < 3 &&
         random() < 0.3
       ) {

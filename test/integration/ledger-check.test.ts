@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { exitCodeOf, UsageError } from '../../infra/ops/command.js';
 import { accountIdOf, SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
-import { accountAttributes } from '../../lib/store/ledger.js';
+import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { keys } from '../../lib/store/keys.js';
 import {
   runLedgerCheck,
@@ -255,6 +255,49 @@ describe('npm run admin -- ledger check', () => {
     expect(run.stdout).toContain(accountId);
   });
 
+  /** Catches: one item that doesn't parse (a writer's bug, a hand edit) failing the whole check instead of being named. */
+  it('names an item it cannot read, and checks the rest', async () => {
+    const platform = await newPlatform({ on: home });
+    await deposit(platform.participantCode, 'USD', '100');
+    const account = {
+      participant_code: platform.participantCode,
+      account_group: platform.platformCode,
+      account_label: 'unreadable',
+      asset: 'USD',
+    };
+    // A platform account whose balance is not a number, written directly.
+    await ctx.db.send(
+      new PutCommand({
+        TableName: ctx.tables.main,
+        Item: {
+          ...accountEntity.key(account),
+          type: 'account',
+          item_version: 2,
+          ...account,
+          account_id: accountIdOf(account),
+          platform_code: platform.platformCode,
+          balance: 'lots',
+          last_update: Date.now(),
+          version: 1,
+          movement_count: 1,
+        },
+      }),
+    );
+    const report = await check(platform.platformCode);
+    expect(report.clean).toBe(false);
+    expect(exitCodeOf(report)).toBe(1);
+    const key = `${accountEntity.key(account).pk} / ACCOUNT`;
+    expect(report.discrepancies).toEqual([
+      expect.objectContaining({
+        kind: 'unreadable_item',
+        entity: 'account',
+        key,
+        platform_code: platform.platformCode,
+        detail: expect.stringContaining(`account ${key} does not parse: balance:`),
+      }),
+    ]);
+  });
+
   it('names a movement whose legs do not balance', async () => {
     const platform = await newPlatform({ on: home });
     await deposit(platform.participantCode, 'USD', '100');
@@ -324,7 +367,7 @@ describe('npm run admin -- ledger check', () => {
    * Planted as a broken guard would leave them (as a security review found: with the guard broken a guarded account stood at
    * -82,385 and the check said nothing). Each balance is set behind the ledger, so the accounts are also off
    * against their entries; what matters here is the sign rule, which holds whatever the history says.
-   * Catches: a debit's `balance >= amount` condition dropped (lib/store/booking/batch.ts).
+   * Catches: a debit's `balance >= amount` condition dropped (lib/ledger/batch.ts).
    */
   it('names a guarded account below zero with its id, in scoped and unscoped runs, and not the exempt ones', async () => {
     const platform = await newPlatform({ on: home });
@@ -364,11 +407,11 @@ describe('npm run admin -- ledger check', () => {
     await ctx.db.send(
       new PutCommand({
         TableName: ctx.tables.main,
-        Item: {
-          ...keys.account(escrow),
-          ...accountAttributes(escrow, null, Date.now()),
-          balance: NumberValue.from('-3'),
-        },
+        // A system account: in no index (no platform; its id left out of the parts, so no gsi2 entry either).
+        Item: accountEntity.item(
+          { ...escrow, account_id: accountIdOf(escrow), balance: '-3', last_update: Date.now() },
+          { account_id: null },
+        ),
       }),
     );
 

@@ -4,7 +4,7 @@ import { moveLegs, SYSTEM_PARTICIPANTS, systemAccount, type AccountRef } from '.
 import { Money } from '../../lib/domain/money.js';
 import { newId } from '../../lib/store/codes.js';
 import { balanceOf } from '../../lib/store/ledger.js';
-import { bookMovement } from '../../lib/store/booking/engine.js';
+import { bookMovement } from '../../lib/ledger/engine.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { ctx } from '../support/context.js';
 

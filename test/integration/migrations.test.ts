@@ -19,8 +19,8 @@ import {
   type Distribution,
   type DistributionChunk,
 } from '../../lib/store/awards.js';
-import { bookMovement } from '../../lib/store/booking/engine.js';
-import { movementRecordItems } from '../../lib/store/booking/batch.js';
+import { bookMovement } from '../../lib/ledger/engine.js';
+import { movementRecordItems } from '../../lib/store/movements.js';
 import { counterUpdates, readCount } from '../../lib/store/table/counters.js';
 import { keys } from '../../lib/store/keys.js';
 import { balanceOf, MOVEMENTS_LIST, openedAccountItem } from '../../lib/store/ledger.js';

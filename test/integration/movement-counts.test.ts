@@ -6,7 +6,7 @@ import { Money } from '../../lib/domain/money.js';
 import { COUNT_BUDGET } from '../../lib/store/table/paging.js';
 import { counterUpdates } from '../../lib/store/table/counters.js';
 import { type CountChange } from '../../lib/store/table/transaction-items.js';
-import { movementRecordItems } from '../../lib/store/booking/batch.js';
+import { movementRecordItems } from '../../lib/store/movements.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';

@@ -16,7 +16,7 @@ import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
 import { newId } from '../../lib/store/codes.js';
 import { keys } from '../../lib/store/keys.js';
 import { balanceOf } from '../../lib/store/ledger.js';
-import { bookMovement } from '../../lib/store/booking/engine.js';
+import { bookMovement } from '../../lib/ledger/engine.js';
 import { Money } from '../../lib/domain/money.js';
 import { moveLegs, SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
 import { settlementHistory, stateTransitionCount } from '../../lib/store/settlement-history.js';

@@ -76,7 +76,7 @@ import { cleanClient, customerBody, inFlight, SIM_INDEX_LAG_MS, scanTable, simul
  * - `a locked participant's booking is refused`: the participant-active check left out of the quote
  *   execution's transaction (lib/liquidity/execute-quote.ts): a locked customer's quote executed (200).
  * - `ledger check` (negative_balance) and `no guarded balance below zero`: the debit guard broken
- *   (lib/store/booking/batch.ts `isGuarded`): a customer account at -41,976.97.
+ *   (lib/ledger/batch.ts `isGuarded`): a customer account at -41,976.97.
  * - `a stale settlement write is refused`: the trade update no longer conditioned on the state it read
  *   (lib/store/trades.ts, its assertion removed too; with the assertion in place the engine refuses the
  *   write itself): every reported trade's stale session record went through after it terminated.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { keys } from '../../lib/store/keys.js';
+import { bookingLeaseEntity } from '../../lib/store/entities/ledger.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import type { TestPlatform } from './service.js';
 import { ctx } from './context.js';
@@ -61,9 +62,12 @@ export async function hotWithStalledCommitter(account: AccountRef): Promise<void
     }),
   );
   await ctx.db.send(
-    new PutCommand({
-      TableName: ctx.tables.main,
-      Item: { pk: keys.bookingQueue(accountKey(account)), sk: 'LEASE', owner: 'stalled', until_ms: farAhead },
-    }),
+    new PutCommand(
+      bookingLeaseEntity.put(
+        ctx.tables,
+        { owner: 'stalled', until_ms: farAhead, ttl: Math.ceil(farAhead / 1000) },
+        { extra: { account_key: accountKey(account) } },
+      ).Put,
+    ),
   );
 }

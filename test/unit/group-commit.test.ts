@@ -4,12 +4,12 @@ import type { AppContext } from '../../lib/context.js';
 import { applyInOrder, type AccountChange, type AccountState } from '../../lib/domain/group-commit.js';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
-import { batchTransaction, planBatch, type AccountRead } from '../../lib/store/booking/batch.js';
-import { decodeBooking, encodeBooking, type StoredBooking } from '../../lib/store/booking/booking.js';
+import { batchTransaction, planBatch, type AccountRead } from '../../lib/ledger/batch.js';
+import { decodeBooking, encodeBooking, type StoredBooking } from '../../lib/ledger/booking.js';
 import { MAX_TRANSACTION_ITEMS } from '../../lib/store/table/transaction-items.js';
 
 /**
- * Group commit's in-memory application (lib/domain/group-commit.ts, lib/store/booking/batch.ts): however a
+ * Group commit's in-memory application (lib/domain/group-commit.ts, lib/ledger/batch.ts): however a
  * sequence of bookings is cut into batches, and whichever of them fail on their own, each booking gets the
  * answer and each account the balance and version that booking them one by one gives.
  */
@@ -180,7 +180,7 @@ describe('planBatch and batchTransaction', () => {
         ctx,
         plan,
         reads,
-        { pkOf: () => 'BOOKINGS#hot#Q0', resultExpiresAtMs: 0, resultTtlSeconds: 0 },
+        { account: 'hot', shardOf: () => 0, resultExpiresAtMs: 0, resultTtlSeconds: 0 },
         0,
       );
       expect(transaction.items.length).toBeLessThanOrEqual(MAX_TRANSACTION_ITEMS);

@@ -64,7 +64,7 @@ async function beginRun(
     // answer with the outcome (stored with the booking, or the id freed by a refusal and this run starts).
     const { queued } = start;
     // Loaded here, on this rare path: routes that never book (customer onboarding) stay light to import.
-    const { driveQueuedBooking } = await import('../../store/booking/engine.js');
+    const { driveQueuedBooking } = await import('../../ledger/engine.js');
     await driveQueuedBooking(ctx, queued);
     start = await beginIdempotentRequest(ctx, run, hash, ctx.clock.nowMs());
     if (start.kind === 'in_progress') throw new BookingQueuedError(queued);

@@ -1,12 +1,11 @@
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { accountIdOf, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
 import { ALL } from '../table/counters.js';
-import { keys } from '../keys.js';
-import { MOVEMENTS_LIST, movementFromItem } from '../ledger.js';
-import { readInteger } from '../table/numbers.js';
+import { MOVEMENTS_LIST, movementOfRecord } from '../ledger.js';
+import { accountEntity, movementAccountEntryEntity, movementEntity, movementEntryEntity } from '../entities/ledger.js';
 import { transactWrite } from '../table/transactions.js';
 import { MAX_TRANSACTION_ITEMS, type CountChange, type TaggedItem } from '../table/transaction-items.js';
-import { movementRecordItems } from '../booking/batch.js';
+import { movementRecordItems } from '../movements.js';
 import { MOVEMENT_ACCOUNT_ENTRIES } from './names.js';
 import type { MigrationProgress } from './records.js';
 import { migrateEach, type Migration } from './run.js';
@@ -40,19 +39,22 @@ class AccountMissingError extends Error {
 
 async function existingEntries(ctx: Pick<AppContext, 'db' | 'tables'>, movementId: string): Promise<Set<string>> {
   const found = new Set<string>();
-  let ExclusiveStartKey: Record<string, any> | undefined;
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
     const out = await ctx.db.send(
       new QueryCommand({
-        TableName: ctx.tables.main,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :entry)',
-        ExpressionAttributeValues: { ':pk': keys.movement(movementId).pk, ':entry': 'ACCOUNT#' },
+        ...movementAccountEntryEntity.query(
+          ctx.tables,
+          'table',
+          movementAccountEntryEntity.partitionKey({ movement_id: movementId }),
+          { beginsWith: movementAccountEntryEntity.sortKeyPrefix({}) },
+        ),
         ProjectionExpression: 'sk',
         ConsistentRead: true,
         ExclusiveStartKey,
       }),
     );
-    for (const item of out.Items ?? []) found.add(item.sk);
+    for (const item of out.Items ?? []) found.add(String(item.sk));
     ExclusiveStartKey = out.LastEvaluatedKey;
   } while (ExclusiveStartKey);
   return found;
@@ -63,10 +65,12 @@ type Result = 'migrated' | 'already' | 'skipped';
 /** Writes the entries a movement lacks; returns what it did and how many entries it wrote. */
 async function migrateMovement(
   ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
-  item: Record<string, any>,
+  item: Readonly<Record<string, unknown>>,
 ): Promise<{ result: Result; written: number }> {
-  const movement = movementFromItem(item);
-  const createdAtMs = readInteger(item.created_at);
+  // The record, or a second platform's entry: both carry the movement (the entry's schema is the record's).
+  const record = item.type === movementEntryEntity.type ? movementEntryEntity.parse(item) : movementEntity.parse(item);
+  const movement = movementOfRecord(record);
+  const createdAtMs = record.created_at;
   const accounts = new Map<string, AccountRef>(
     netChanges(movement.legs).map((change) => [accountIdOf(change.account), change.account]),
   );
@@ -120,7 +124,7 @@ function accountEntriesOf(
 ): TaggedItem[] | undefined {
   try {
     return movementRecordItems(ctx, movement, createdAtMs).filter(
-      (tagged) => tagged.item.Put?.Item?.type === 'movement_account_entry',
+      (tagged) => tagged.item.Put?.Item?.type === movementAccountEntryEntity.type,
     );
   } catch (error) {
     ctx.logger.warn('migration: a movement record is not a valid movement; left alone', {
@@ -152,11 +156,12 @@ function entryWithCount(
     {
       item: {
         Update: {
-          TableName: ctx.tables.main,
-          Key: keys.account(account),
+          ...accountEntity.update(ctx.tables, account, {
+            update: 'ADD movement_count :one',
+            condition: 'attribute_exists(pk)',
+            values: { ':one': 1 },
+          }).Update,
           UpdateExpression: 'ADD movement_count :one',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':one': 1 },
         },
       },
       onConditionFailed: () => new AccountMissingError(),
@@ -182,10 +187,11 @@ async function readPage(
   }
   return ctx.db.send(
     new QueryCommand({
-      TableName: ctx.tables.main,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :list',
-      ExpressionAttributeValues: { ':list': keys.movementsOfPlatform(platformCode) },
+      ...movementEntity.query(
+        ctx.tables,
+        'gsi1',
+        movementEntity.indexPartition('gsi1', { platform_code: platformCode }),
+      ),
       Limit: PAGE_ITEMS,
       ExclusiveStartKey: position,
     }),
@@ -198,7 +204,9 @@ export const movementAccountEntries: Migration = {
     "per-account movement entries (and each account's movement_count, each platform's movements counter) for movements booked before them; then GET /movements?account_id= reads the account's own list",
   async page(ctx, { platformCode }, position, progress: MigrationProgress) {
     const out = await readPage(ctx, platformCode, position);
-    const items = (out.Items ?? []).filter((item) => item.type === 'movement' || item.type === 'movement_entry');
+    const items = (out.Items ?? []).filter(
+      (item) => item.type === movementEntity.type || item.type === movementEntryEntity.type,
+    );
     progress.read += items.length;
     await migrateEach(items, async (item) => {
       const { result, written } = await migrateMovement(ctx, item);

@@ -1,7 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../keys.js';
-import { readInteger } from './integers.js';
+import { counterShardEntity } from '../entities/ledger.js';
 import { withRetry } from './retry.js';
 import type { CountChange, TransactItem } from './transaction-items.js';
 import type { AppContext } from '../../context.js';
@@ -34,15 +33,21 @@ export function counterUpdates(ctx: Pick<AppContext, 'tables'>, changes: readonl
   }
   return [...net.values()]
     .filter((change) => change.delta !== 0)
-    .map((change) => ({
-      Update: {
-        TableName: ctx.tables.main,
-        Key: keys.counterShard(change.platformCode, change.list, change.bucket, randomInt(COUNTER_SHARDS)),
-        UpdateExpression: 'ADD #n :delta SET #type = :type',
-        ExpressionAttributeNames: { '#n': 'n', '#type': 'type' },
-        ExpressionAttributeValues: { ':delta': change.delta, ':type': 'counter' },
-      },
-    }));
+    .map((change) => {
+      const update = 'ADD #n :delta SET #type = :type';
+      const shard = {
+        platform_code: change.platformCode,
+        list: change.list,
+        bucket: change.bucket,
+        shard: randomInt(COUNTER_SHARDS),
+      };
+      const { Update } = counterShardEntity.update(ctx.tables, shard, {
+        update,
+        names: { '#n': 'n', '#type': 'type' },
+        values: { ':delta': change.delta, ':type': counterShardEntity.type },
+      });
+      return { Update: { ...Update, UpdateExpression: update } };
+    });
 }
 
 /** A counter's value: its shards summed, read with one Query. */
@@ -52,16 +57,19 @@ export async function readCount(
   list: string,
   bucket = ALL,
 ): Promise<number> {
+  const query = counterShardEntity.query(
+    ctx.tables,
+    'table',
+    counterShardEntity.partitionKey({ platform_code: platformCode, list, bucket }),
+  );
   const out = await withRetry(ctx, { what: 'list count' }, () =>
     ctx.db.send(
       new QueryCommand({
-        TableName: ctx.tables.main,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.counter(platformCode, list, bucket) },
+        ...query,
         ProjectionExpression: '#n',
-        ExpressionAttributeNames: { '#n': 'n' },
+        ExpressionAttributeNames: { ...query.ExpressionAttributeNames, '#n': 'n' },
       }),
     ),
   );
-  return (out.Items ?? []).reduce((sum, item) => sum + readInteger(item.n), 0);
+  return (out.Items ?? []).reduce((sum, item) => sum + (counterShardEntity.parse(item).n ?? 0), 0);
 }

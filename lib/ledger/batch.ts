@@ -1,24 +1,32 @@
 import { randomInt } from 'node:crypto';
-import type { AppContext } from '../../context.js';
-import { applyBooking, type AccountState, type BookingResult, type Refusal } from '../../domain/group-commit.js';
+import type { AppContext } from '../context.js';
+import { applyBooking, type AccountState, type BookingResult, type Refusal } from '../domain/group-commit.js';
 import {
   accountIdOf,
   accountKey,
-  assertBalanced,
   isUnguarded,
   netChanges,
   type AccountRef,
   type Movement,
   type NetChange,
-} from '../../domain/ledger.js';
-import { Money, plain } from '../../domain/money.js';
-import { ALL, counterUpdates } from '../table/counters.js';
-import { type CountChange } from '../table/transaction-items.js';
-import { eventItem } from '../events.js';
-import { keys } from '../keys.js';
-import { accountAttributes, ACCOUNTS_LIST, MOVEMENTS_LIST, OUTSIDE_ACCOUNT_SHARDS } from '../ledger.js';
-import { moneyAttr } from '../table/numbers.js';
-import { MAX_TRANSACTION_ITEMS, type TaggedItem, type TransactItem } from '../table/transaction-items.js';
+} from '../domain/ledger.js';
+import { Money, plain } from '../domain/money.js';
+import { ALL, counterUpdates } from '../store/table/counters.js';
+import { type CountChange } from '../store/table/transaction-items.js';
+import { eventItem } from '../store/events.js';
+import {
+  accountAttributes,
+  accountIndexRemoval,
+  accountItemKey,
+  accountShardKey,
+  ACCOUNTS_LIST,
+  MOVEMENTS_LIST,
+  OUTSIDE_ACCOUNT_SHARDS,
+} from '../store/ledger.js';
+import { accountEntity, bookingResultEntity, queuedBookingEntity } from '../store/entities/ledger.js';
+import { moneyAttr } from '../store/table/numbers.js';
+import { MAX_TRANSACTION_ITEMS, type TransactItem } from '../store/table/transaction-items.js';
+import { movementRecords } from '../store/movements.js';
 import { movementOf, type StoredBooking } from './booking.js';
 
 /**
@@ -35,7 +43,7 @@ export interface AccountRead {
   platformCode: string | null;
   exists: boolean;
   balance: Money;
-  /** Balance changes so far: -1 never written, 0 none numbered yet (`accountCountersOf`). */
+  /** Balance changes so far: -1 never written, 0 none numbered yet (`parseAccount`). */
   version: number;
   /** Until when contention keeps the account's bookings in its queue (ms); 0 when it is not hot. */
   hotUntilMs: number;
@@ -195,8 +203,10 @@ export interface BatchTransaction {
 }
 
 export interface QueueKeys {
-  /** The queue partition (shard) holding each booking's entry, where its result goes too. */
-  pkOf: (bookingId: string) => string;
+  /** The hot account (`accountKey`) whose queue holds the bookings. */
+  account: string;
+  /** The queue shard holding each booking's entry, where its result goes too. */
+  shardOf: (bookingId: string) => number;
   resultTtlSeconds: number;
   resultExpiresAtMs: number;
 }
@@ -370,7 +380,7 @@ function queueAnswers(
       entry.outcome.kind === 'booked' ? { outcome: 'booked' } : { outcome: 'refused', refusal: entry.outcome.refusal };
     return [
       {
-        item: queueDelete(ctx, queue.pkOf(entry.booking.id), entry.booking.id),
+        item: queueDelete(ctx, queue, entry.booking.id),
         origin: { kind: 'queue', booking: entry.position },
       },
       { item: resultPut(ctx, queue, entry.booking.id, result), origin: { kind: 'other' } },
@@ -378,15 +388,16 @@ function queueAnswers(
   });
 }
 
+/** A queued booking's entry and result: where they are. */
+function queuedParts(queue: QueueKeys, bookingId: string) {
+  return { account_key: queue.account, shard: queue.shardOf(bookingId), booking_id: bookingId };
+}
+
 /** The entry of a queued booking, removed by the transaction that answers it (so it is answered once). */
-export function queueDelete(ctx: Pick<AppContext, 'tables'>, pk: string, bookingId: string): TransactItem {
-  return {
-    Delete: {
-      TableName: ctx.tables.main,
-      Key: { pk, sk: `Q#${bookingId}` },
-      ConditionExpression: 'attribute_exists(pk)',
-    },
-  };
+export function queueDelete(ctx: Pick<AppContext, 'tables'>, queue: QueueKeys, bookingId: string): TransactItem {
+  return queuedBookingEntity.delete(ctx.tables, queuedParts(queue, bookingId), {
+    condition: 'attribute_exists(pk)',
+  });
 }
 
 export function resultPut(
@@ -395,130 +406,11 @@ export function resultPut(
   bookingId: string,
   result: BookingResult,
 ): TransactItem {
-  return {
-    Put: {
-      TableName: ctx.tables.main,
-      Item: {
-        pk: queue.pkOf(bookingId),
-        sk: `R#${bookingId}`,
-        type: 'booking_result',
-        result: JSON.stringify(result),
-        expires_at_ms: queue.resultExpiresAtMs,
-        ttl: queue.resultTtlSeconds,
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
-}
-
-/**
- * A movement's record and entries as a booking writes them, with the counts the record moves, without the
- * balance updates: for writing a history in bulk (the benchmark's seed, tests of long lists), never to book.
- */
-export function movementRecordItems(ctx: Pick<AppContext, 'tables'>, movement: Movement, nowMs: number): TaggedItem[] {
-  const platforms = [
-    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
-  ];
-  return movementRecords(ctx, movement, nowMs).map((item, i) => ({
-    item,
-    ...(i === 0 && {
-      counts: platforms.map((platformCode) => ({ platformCode, list: MOVEMENTS_LIST, bucket: ALL, delta: 1 })),
-    }),
-  }));
-}
-
-/** The movement's immutable record, a second platform's list entry, and an entry per platform or customer account it changes. */
-function movementRecords(ctx: Pick<AppContext, 'tables'>, movement: Movement, nowMs: number): TransactItem[] {
-  assertBalanced(movement);
-  const table = ctx.tables.main;
-  // The record is the list entry of the first platform whose accounts the movement touches; a second platform
-  // (a transfer under a relationship) gets an entry item of its own. What the list filters on is on each.
-  const platforms = [
-    ...new Set(movement.legs.map((leg) => leg.platform_code).filter((code): code is string => code !== null)),
-  ];
-  const fields = movementFields(movement, nowMs);
-  const listEntry = (platformCode: string) => ({
-    gsi1pk: keys.movementsOfPlatform(platformCode),
-    gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
-    platform_code: platformCode,
-  });
-  const record: TransactItem = {
-    Put: {
-      TableName: table,
-      Item: {
-        ...keys.movement(movement.movement_id),
-        type: 'movement',
-        ...fields,
-        ...(platforms[0] !== undefined && listEntry(platforms[0])),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
-  const entries: TransactItem[] = platforms.slice(1).map((platformCode) => ({
-    Put: {
-      TableName: table,
-      Item: {
-        ...keys.movementEntry(movement.movement_id, platformCode),
-        type: 'movement_entry',
-        ...fields,
-        ...listEntry(platformCode),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  }));
-  // Each platform or customer account the movement changes: its movements list (one Query per page, whatever
-  // the platform holds). System accounts have none: every platform's bookings touch them.
-  const accountEntries = netChanges(movement.legs)
-    .filter(isVersioned)
-    .map((change) => movementAccountEntry(table, movement, change, nowMs));
-  return [record, ...entries, ...accountEntries];
-}
-
-/** What a movement's record and its second platform's entry both carry: the movement, and what its lists filter on. */
-function movementFields(movement: Movement, nowMs: number) {
-  const platformLegs = movement.legs.filter((leg) => leg.platform_code !== null);
-  return {
-    movement_id: movement.movement_id,
-    movement_type: movement.type,
-    reference: movement.reference,
-    created_at: nowMs,
-    legs: movement.legs.map((leg) => ({
-      ...leg.account,
-      platform_code: leg.platform_code,
-      amount: moneyAttr(leg.amount),
-    })),
-    ...(platformLegs.length > 0 && {
-      account_ids: [...new Set(platformLegs.map((leg) => accountIdOf(leg.account)))],
-      participant_codes: [...new Set(platformLegs.map((leg) => leg.account.participant_code))],
-      assets: [...new Set(platformLegs.map((leg) => leg.account.asset))],
-    }),
-  };
-}
-
-/** A platform or customer account's entry for a movement changing it, in the account's movements list. */
-function movementAccountEntry(table: string, movement: Movement, change: NetChange, nowMs: number): TransactItem {
-  const { account, platform_code } = change;
-  return {
-    Put: {
-      TableName: table,
-      Item: {
-        ...keys.movementAccountEntry(movement.movement_id, accountIdOf(account)),
-        type: 'movement_account_entry',
-        movement_id: movement.movement_id,
-        movement_type: movement.type,
-        reference: movement.reference,
-        created_at: nowMs,
-        account_id: accountIdOf(account),
-        participant_code: account.participant_code,
-        asset: account.asset,
-        platform_code: platform_code!,
-        change: moneyAttr(change.change),
-        gsi1pk: keys.movementsOfAccount(accountIdOf(account)),
-        gsi1sk: keys.movementSortKey(nowMs, movement.movement_id),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
+  return bookingResultEntity.put(
+    ctx.tables,
+    { result: JSON.stringify(result), expires_at_ms: queue.resultExpiresAtMs, ttl: queue.resultTtlSeconds },
+    { extra: queuedParts(queue, bookingId), condition: 'attribute_not_exists(pk)' },
+  );
 }
 
 /** How long contention keeps an account's bookings in its queue after a batch of more than one. */
@@ -540,11 +432,11 @@ function accountUpdate(
   const { account, platform_code } = change;
   const expression = balanceExpression(account, platform_code, batch, nowMs);
   if (isUnguarded(account.participant_code)) {
-    const key = keys.accountShard(account, randomInt(OUTSIDE_ACCOUNT_SHARDS));
+    const key = accountShardKey(account, randomInt(OUTSIDE_ACCOUNT_SHARDS));
     return { item: blindUpdate(ctx, key, expression, { guarded: false }), opens: false };
   }
   if (!platform_code)
-    return { item: blindUpdate(ctx, keys.account(account), expression, { guarded: true }), opens: false };
+    return { item: blindUpdate(ctx, accountItemKey(account), expression, { guarded: true }), opens: false };
   return versionedUpdate(ctx, account, read, batch, nowMs, expression);
 }
 
@@ -566,14 +458,14 @@ function balanceExpression(
   batch: AccountBatch,
   nowMs: number,
 ): UpdateExpression {
-  const attributes = Object.entries(accountAttributes(account, platformCode, nowMs));
-  const names = Object.fromEntries(attributes.map(([name], i) => [`#a${i}`, name]));
+  const attributes = accountAttributes(account, platformCode, nowMs);
+  const names = { ...attributes.names };
   const values: Record<string, unknown> = {
     ':zero': moneyAttr(new Money(0)),
     ':change': moneyAttr(batch.total),
-    ...Object.fromEntries(attributes.map(([, value], i) => [`:a${i}`, value])),
+    ...attributes.values,
   };
-  const sets = ['balance = if_not_exists(balance, :zero) + :change', ...attributes.map((_, i) => `#a${i} = :a${i}`)];
+  const sets = ['balance = if_not_exists(balance, :zero) + :change', attributes.expression];
   const conditions: string[] = [];
   // The guard on the sum: each booking was checked in order against the read; this holds the read to it.
   if (batch.guardedDebit && !batch.overdraws && batch.total.isNegative()) {
@@ -593,12 +485,13 @@ function blindUpdate(
   { sets, names, values, conditions }: UpdateExpression,
   { guarded }: { guarded: boolean },
 ): TransactItem {
+  const removal = accountIndexRemoval();
   return {
     Update: {
       TableName: ctx.tables.main,
       Key: key,
-      UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk`,
-      ExpressionAttributeNames: names,
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE ${removal.expression}`,
+      ExpressionAttributeNames: { ...names, ...removal.names },
       ExpressionAttributeValues: values,
       ...(guarded && conditions.length > 0 && { ConditionExpression: conditions.join(' AND ') }),
     },
@@ -636,17 +529,13 @@ function versionedUpdate(
     sets.push('hot_until_ms = :hotUntil');
     values[':hotUntil'] = nowMs + HOT_FOR_MS;
   }
-  return {
-    item: {
-      Update: {
-        TableName: ctx.tables.main,
-        Key: keys.account(account),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ConditionExpression: conditions.join(' AND '),
-      },
-    },
-    opens: !exists,
-  };
+  const update = `SET ${sets.join(', ')}`;
+  const { Update } = accountEntity.update(ctx.tables, account, {
+    update,
+    condition: conditions.join(' AND '),
+    names,
+    values,
+  });
+  // The entity's Update is the command's input, whose expression is optional; a transaction's needs it.
+  return { item: { Update: { ...Update, UpdateExpression: update } }, opens: !exists };
 }

@@ -9,17 +9,21 @@ import {
   UpdateCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { AppContext, HotAccountTurns } from '../../context.js';
-import { BookingQueuedError, InsufficientFundsError, type QueuedBookingRef } from '../../domain/errors.js';
-import { accountKey, netChanges, type AccountRef, type Movement } from '../../domain/ledger.js';
-import { Money } from '../../domain/money.js';
-import { keys } from '../keys.js';
-import { accountCountersOf } from '../ledger.js';
-import { batchGetItems } from '../table/batch-get.js';
-import { readInteger, readMoney } from '../table/numbers.js';
-import { retryReason, withRetry } from '../table/retry.js';
-import { DeadlineExceededError } from '../../runtime/deadline.js';
-import type { TaggedItem } from '../table/transaction-items.js';
+import type { AppContext, HotAccountTurns } from '../context.js';
+import { BookingQueuedError, InsufficientFundsError, type QueuedBookingRef } from '../domain/errors.js';
+import { accountKey, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
+import { Money } from '../domain/money.js';
+import { accountItemKey, parseAccount } from '../store/ledger.js';
+import { batchGetItems } from '../store/table/batch-get.js';
+import {
+  accountEntity,
+  bookingLeaseEntity,
+  bookingResultEntity,
+  queuedBookingEntity,
+} from '../store/entities/ledger.js';
+import { retryReason, withRetry } from '../store/table/retry.js';
+import { DeadlineExceededError } from '../runtime/deadline.js';
+import type { TaggedItem } from '../store/table/transaction-items.js';
 import {
   decodeBooking,
   encodeBooking,
@@ -43,8 +47,8 @@ import {
   type ItemOrigin,
   type QueueKeys,
 } from './batch.js';
-import { type BookingResult } from '../../domain/group-commit.js';
-import { writtenUnlessConditionFailed } from '../table/conditional.js';
+import { type BookingResult } from '../domain/group-commit.js';
+import { writtenUnlessConditionFailed } from '../store/table/conditional.js';
 
 /**
  * The booking engine: every balance change of the service goes through `book` (lib/store/README.md, "Hot
@@ -190,19 +194,19 @@ async function readAccounts(
   const unique = [...new Map(wanted.map((entry) => [accountKey(entry.account), entry])).values()];
   const items = await batchGetItems(
     ctx,
-    unique.map((entry) => keys.account(entry.account)),
+    unique.map((entry) => accountItemKey(entry.account)),
     { consistent: true, what: 'account reads' },
   );
-  const found = new Map(items.map((item) => [String(item.pk), item]));
+  const found = new Map(items.map((item) => [String(item.pk), parseAccount(item)]));
   for (const entry of unique) {
-    const item = found.get(keys.account(entry.account).pk);
+    const stored = found.get(accountItemKey(entry.account).pk!);
     reads.set(accountKey(entry.account), {
       account: entry.account,
       platformCode: entry.platformCode,
-      exists: item !== undefined,
-      balance: item ? readMoney(item.balance) : new Money(0),
-      version: !item ? -1 : accountCountersOf(item).version,
-      hotUntilMs: item?.hot_until_ms === undefined ? 0 : readInteger(item.hot_until_ms),
+      exists: stored !== undefined,
+      balance: stored ? new Money(stored.balance) : new Money(0),
+      version: stored ? stored.version : -1,
+      hotUntilMs: stored?.hot_until_ms ?? 0,
     });
   }
   return reads;
@@ -216,14 +220,14 @@ async function markHot(
   const nowMs = ctx.clock.nowMs();
   await writtenUnlessConditionFailed(
     ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.account(read.account),
-        UpdateExpression: 'SET hot_until_ms = :until',
-        // Once per window: the bookings that find it contended at the same moment write it once between them.
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(hot_until_ms) OR hot_until_ms < :renew)',
-        ExpressionAttributeValues: { ':until': nowMs + HOT_MARK_MS, ':renew': nowMs + HOT_MARK_MS / 2 },
-      }),
+      new UpdateCommand(
+        accountEntity.update(ctx.tables, read.account, {
+          update: 'SET hot_until_ms = :until',
+          // Once per window: the bookings that find it contended at the same moment write it once between them.
+          condition: 'attribute_exists(pk) AND (attribute_not_exists(hot_until_ms) OR hot_until_ms < :renew)',
+          values: { ':until': nowMs + HOT_MARK_MS, ':renew': nowMs + HOT_MARK_MS / 2 },
+        }).Update,
+      ),
     ),
   );
   ctx.logger.info('account hot: its bookings queue for group commit', { account: accountKey(read.account) });
@@ -256,22 +260,25 @@ async function bookHot(
   hot: AccountRead,
 ): Promise<void> {
   const account = accountKey(hot.account);
-  const pk = keys.bookingQueueShard(account, randomInt(QUEUE_SHARDS));
+  const shard = randomInt(QUEUE_SHARDS);
+  const pk = queuedBookingEntity.partitionKey({ account_key: account, shard });
   const nowMs = ctx.clock.nowMs();
   await ctx.db.send(
-    new PutCommand({
-      TableName: ctx.tables.main,
-      Item: {
-        pk,
-        sk: `Q#${booking.id}`,
-        type: 'queued_booking',
-        booking: encodeBooking(storedBooking(booking)),
-        queued_at: nowMs,
-        ttl: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000),
-      },
-      // The same booking can't be queued twice.
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
+    new PutCommand(
+      queuedBookingEntity.put(
+        ctx.tables,
+        {
+          booking: encodeBooking(storedBooking(booking)),
+          queued_at: nowMs,
+          ttl: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000),
+        },
+        {
+          extra: { account_key: account, shard, booking_id: booking.id },
+          // The same booking can't be queued twice.
+          condition: 'attribute_not_exists(pk)',
+        },
+      ).Put,
+    ),
   );
   const queued = { account, queuePk: pk, bookingId: booking.id };
   const result = await waitForResult(ctx, queued, (error) => {
@@ -290,7 +297,7 @@ async function waitForResult(
   queued: QueuedBookingRef,
   onTurnFailed: (error: unknown) => undefined,
 ): Promise<BookingResult | undefined> {
-  const base = keys.bookingQueue(queued.account);
+  const base = bookingLeaseEntity.partitionKey({ account_key: queued.account });
   const turns = turnsOf(ctx, base);
   turns.waiting += 1;
   const { timing } = ctx.retry;
@@ -372,7 +379,7 @@ async function takeTurn(
   bookingId: string,
   withinMs: number,
 ): Promise<BookingResult | undefined> {
-  const { base, pk } = queue;
+  const { pk } = queue;
   const previous = turns.turn;
   let done!: () => void;
   turns.turn = new Promise<void>((resolve) => (done = resolve));
@@ -386,31 +393,24 @@ async function takeTurn(
     const local = turns.results.get(bookingId);
     if (local) return local;
     const table = ctx.tables.main;
+    // The result sits in the booking's queue shard (`pk`), the lease in the account's partition.
+    const resultKey = { pk, sk: bookingResultEntity.sortKeyPrefix({ booking_id: bookingId }) };
+    const leaseKey = bookingLeaseEntity.key({ account_key: queue.account });
     const out = await ctx.db.send(
-      new BatchGetCommand({
-        RequestItems: {
-          [table]: {
-            Keys: [
-              { pk, sk: `R#${bookingId}` },
-              { pk: base, sk: 'LEASE' },
-            ],
-            ConsistentRead: true,
-          },
-        },
-      }),
+      new BatchGetCommand({ RequestItems: { [table]: { Keys: [resultKey, leaseKey], ConsistentRead: true } } }),
     );
     const items = out.Responses?.[table] ?? [];
-    const stored = items.find((item) => item.sk === `R#${bookingId}`);
-    if (stored) return JSON.parse(stored.result as string) as BookingResult;
-    const lease = items.find((item) => item.sk === 'LEASE');
+    const stored = items.find((item) => item.sk === resultKey.sk);
+    if (stored) return JSON.parse(bookingResultEntity.parse(stored).result) as BookingResult;
+    const leaseItem = items.find((item) => item.sk === leaseKey.sk);
     const nowMs = ctx.clock.nowMs();
-    if (lease && readInteger(lease.until_ms) > nowMs) return undefined;
+    if (leaseItem && bookingLeaseEntity.parse(leaseItem).until_ms > nowMs) return undefined;
     const owner = randomUUID();
-    if (!(await acquireLease(ctx, base, owner, nowMs))) return undefined;
+    if (!(await acquireLease(ctx, queue.account, owner, nowMs))) return undefined;
     try {
       await commitRound(ctx, queue.account, turns);
     } finally {
-      await releaseLease(ctx, base, owner);
+      await releaseLease(ctx, queue.account, owner);
     }
     return turns.results.get(bookingId);
   } finally {
@@ -434,25 +434,23 @@ async function settlesWithin(turn: Promise<void>, ms: number): Promise<boolean> 
 
 async function acquireLease(
   ctx: Pick<AppContext, 'db' | 'tables'>,
-  pk: string,
+  account: string,
   owner: string,
   nowMs: number,
 ): Promise<boolean> {
   try {
     await ctx.db.send(
-      new PutCommand({
-        TableName: ctx.tables.main,
-        Item: {
-          pk,
-          sk: 'LEASE',
-          type: 'booking_lease',
-          owner,
-          until_ms: nowMs + LEASE_MS,
-          ttl: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000),
-        },
-        ConditionExpression: 'attribute_not_exists(pk) OR until_ms <= :now',
-        ExpressionAttributeValues: { ':now': nowMs },
-      }),
+      new PutCommand(
+        bookingLeaseEntity.put(
+          ctx.tables,
+          { owner, until_ms: nowMs + LEASE_MS, ttl: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000) },
+          {
+            extra: { account_key: account },
+            condition: 'attribute_not_exists(pk) OR until_ms <= :now',
+            values: { ':now': nowMs },
+          },
+        ).Put,
+      ),
     );
     return true;
   } catch (error) {
@@ -461,17 +459,17 @@ async function acquireLease(
   }
 }
 
-async function releaseLease(ctx: Pick<AppContext, 'db' | 'tables'>, pk: string, owner: string): Promise<void> {
+async function releaseLease(ctx: Pick<AppContext, 'db' | 'tables'>, account: string, owner: string): Promise<void> {
   // Lost to expiry and taken over: the next committer's lease is not ours to remove.
   await writtenUnlessConditionFailed(
     ctx.db.send(
-      new DeleteCommand({
-        TableName: ctx.tables.main,
-        Key: { pk, sk: 'LEASE' },
-        ConditionExpression: '#owner = :owner',
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': owner },
-      }),
+      new DeleteCommand(
+        bookingLeaseEntity.delete(
+          ctx.tables,
+          { account_key: account },
+          { condition: '#owner = :owner', names: { '#owner': 'owner' }, values: { ':owner': owner } },
+        ).Delete,
+      ),
     ),
   );
 }
@@ -489,31 +487,37 @@ async function commitRound(
   turns: HotAccountTurns,
 ): Promise<void> {
   const shards = await Promise.all(
-    Array.from({ length: QUEUE_SHARDS }, (_, shard) =>
-      ctx.db.send(
+    Array.from({ length: QUEUE_SHARDS }, async (_, shard) => {
+      const out = await ctx.db.send(
         new QueryCommand({
-          TableName: ctx.tables.main,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :queued)',
-          ExpressionAttributeValues: { ':pk': keys.bookingQueueShard(account, shard), ':queued': 'Q#' },
+          ...queuedBookingEntity.query(
+            ctx.tables,
+            'table',
+            queuedBookingEntity.partitionKey({ account_key: account, shard }),
+            { beginsWith: queuedBookingEntity.sortKeyPrefix({}) },
+          ),
           ConsistentRead: true,
           Limit: ROUND_READ,
         }),
-      ),
-    ),
+      );
+      return (out.Items ?? []).map((item) => ({ shard, queued: queuedBookingEntity.parse(item) }));
+    }),
   );
   // Arrival order across the shards: booking ids sort by time.
   const queued = shards
-    .flatMap((out) => out.Items ?? [])
-    .sort((a, b) => String(a.sk).localeCompare(String(b.sk)))
+    .flat()
+    .map(({ shard, queued: entry }) => ({ shard, booking: decodeBooking(entry.booking) }))
+    .sort((a, b) => a.booking.id.localeCompare(b.booking.id))
     .slice(0, ROUND_READ);
   if (queued.length === 0) return;
-  const bookings: StoredBooking[] = queued.map((item) => decodeBooking(item.booking as string));
-  const shardOf = new Map(queued.map((item) => [String(item.sk).slice(2), String(item.pk)]));
+  const bookings: StoredBooking[] = queued.map((entry) => entry.booking);
+  const shardOf = new Map(queued.map((entry) => [entry.booking.id, entry.shard]));
   const wanted = bookings.flatMap((stored) => readAccountsOf(movementOf(stored)));
   const reads = await readAccounts(ctx, wanted);
   const nowMs = ctx.clock.nowMs();
   const queue: QueueKeys = {
-    pkOf: (bookingId) => shardOf.get(bookingId)!,
+    account,
+    shardOf: (bookingId) => shardOf.get(bookingId)!,
     resultExpiresAtMs: nowMs + QUEUE_RETENTION_MS,
     resultTtlSeconds: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000),
   };
@@ -565,7 +569,7 @@ async function refuseAlone(
   try {
     await ctx.db.send(
       new TransactWriteCommand({
-        TransactItems: [queueDelete(ctx, queue.pkOf(stored.id), stored.id), resultPut(ctx, queue, stored.id, result)],
+        TransactItems: [queueDelete(ctx, queue, stored.id), resultPut(ctx, queue, stored.id, result)],
       }),
     );
   } catch (error) {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import { ConflictError, InsufficientFundsError, ValidationError } from '../../domain/errors.js';
-import type { AccountRef, Leg, Movement } from '../../domain/ledger.js';
-import { Money, plain } from '../../domain/money.js';
-import type { Refusal } from '../../domain/group-commit.js';
-import type { CountChange } from '../table/transaction-items.js';
-import type { PrepareRead, TaggedItem, TransactItem } from '../table/transaction-items.js';
+import { ConflictError, InsufficientFundsError, ValidationError } from '../domain/errors.js';
+import type { AccountRef, Leg, Movement } from '../domain/ledger.js';
+import { Money, plain } from '../domain/money.js';
+import type { Refusal } from '../domain/group-commit.js';
+import type { CountChange } from '../store/table/transaction-items.js';
+import type { PrepareRead, TaggedItem, TransactItem } from '../store/table/transaction-items.js';
 
 /**
  * A booking is data: everything one request books (its movement, and the records, claims, checks and events

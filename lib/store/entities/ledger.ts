@@ -1,0 +1,176 @@
+import * as z from 'zod/mini';
+import { decimal, integer } from '../entity/attributes.js';
+import { defineEntity } from '../entity/entity.js';
+
+/**
+ * The ledger's items: accounts (and the outside world's shards), movements with their list entries, a hot
+ * account's booking queue, results and lease, and the list counters' shards.
+ */
+
+/**
+ * An account's balance and identity. A platform or customer account (one with `platform_code`) also carries
+ * `version` (its balance changes, numbering its `account_balance.changed` events; 0 when no booking has
+ * numbered it) and `movement_count` (its movement entries); a system account or outside-world shard need carry
+ * neither, at any version, and reads both as 0 (`parseAccount`, lib/store/ledger.ts). `hot_until_ms`
+ * while contention queues its bookings. Version 2 (lib/store/README.md, "Item versions") guarantees
+ * `last_update` and, on a platform or customer account, `version` and `movement_count`; version 1 lacked them.
+ */
+const accountSchema = z.object({
+  participant_code: z.string(),
+  account_group: z.string(),
+  account_label: z.string(),
+  asset: z.string(),
+  account_id: z.string(),
+  balance: decimal,
+  last_update: integer,
+  platform_code: z.optional(z.string()),
+  version: z.optional(integer),
+  movement_count: z.optional(integer),
+  hot_until_ms: z.optional(integer),
+});
+
+export type StoredAccount = z.output<typeof accountSchema>;
+
+const ACCOUNT_LEGACY = [{ below: 2, defaults: { last_update: 0, version: 0, movement_count: 0 } }] as const;
+
+export const accountEntity = defineEntity({
+  type: 'account',
+  table: 'main',
+  description:
+    'an account: exact balance, version and movement count (platform and customer accounts), in its platform list and by id',
+  schema: accountSchema,
+  key: { pk: 'ACCOUNT#{participant_code}#{account_group}#{account_label}#{asset}', sk: 'ACCOUNT' },
+  indexes: {
+    gsi1: {
+      pk: 'PLATFORM#{platform_code}#ACCOUNTS',
+      sk: '{participant_code}#{account_group}#{account_label}#{asset}',
+      sparse: true,
+    },
+    gsi2: { pk: 'ACCOUNTID#{account_id}', sk: 'ACCOUNT', sparse: true },
+  },
+  version: 2,
+  legacy: ACCOUNT_LEGACY,
+});
+
+/**
+ * One shard of an outside-world balance (the liquidity provider's, the external boundary's): the account's
+ * balance is the sum of its shards (and of its unsharded item, from before the sharding). Blind additions by
+ * bookings; in no index.
+ */
+export const accountShardEntity = defineEntity({
+  type: 'account',
+  table: 'main',
+  description: "one shard of an outside-world account's balance (the balance is the shards' sum)",
+  schema: accountSchema,
+  key: { pk: 'ACCOUNT#{participant_code}#{account_group}#{account_label}#{asset}#SHARD#{shard}', sk: 'ACCOUNT' },
+  version: 2,
+  legacy: ACCOUNT_LEGACY,
+});
+
+/** A leg as a movement's record stores it: the account's four parts, its platform (null: a system account), the signed amount. */
+const legSchema = z.object({
+  participant_code: z.string(),
+  account_group: z.string(),
+  account_label: z.string(),
+  asset: z.string(),
+  // Absent on legs written before platforms were recorded: read as null.
+  platform_code: z.optional(z.nullable(z.string())),
+  amount: decimal,
+});
+
+/** What a movement's record and its second platform's entry both carry. */
+const movementSchema = z.object({
+  movement_id: z.string(),
+  movement_type: z.string(),
+  reference: z.string(),
+  /** ms */
+  created_at: integer,
+  legs: z.array(legSchema),
+  /** The platform whose list the item is in (absent on a movement of system accounts alone). */
+  platform_code: z.optional(z.string()),
+  /** What the platform list filters on: the platform legs' accounts, participants and assets. */
+  account_ids: z.optional(z.array(z.string())),
+  participant_codes: z.optional(z.array(z.string())),
+  assets: z.optional(z.array(z.string())),
+});
+
+export type StoredMovementItem = z.output<typeof movementSchema>;
+
+/** A booked movement, immutable; the list entry of the first platform whose accounts it touches. */
+export const movementEntity = defineEntity({
+  type: 'movement',
+  table: 'main',
+  description: "a booked movement (immutable), in its first platform's list by time",
+  schema: movementSchema,
+  key: { pk: 'MOVEMENT#{movement_id}', sk: 'MOVEMENT' },
+  indexes: {
+    gsi1: { pk: 'PLATFORM#{platform_code}#MOVEMENTS', sk: '{created_at:time}#{movement_id}', sparse: true },
+  },
+});
+
+/** A movement's list entry for a second platform whose accounts it touches (a transfer under a grant). */
+export const movementEntryEntity = defineEntity({
+  type: 'movement_entry',
+  table: 'main',
+  description: "a movement's entry in a second platform's list",
+  schema: z.extend(movementSchema, { platform_code: z.string() }),
+  key: { pk: 'MOVEMENT#{movement_id}', sk: 'PLATFORM#{platform_code}' },
+  indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#MOVEMENTS', sk: '{created_at:time}#{movement_id}' } },
+});
+
+/** A movement's entry for one platform or customer account it changes: that account's net change, in its movements list. */
+export const movementAccountEntryEntity = defineEntity({
+  type: 'movement_account_entry',
+  table: 'main',
+  description: "a movement's entry in one account's movements list, with the account's net change",
+  schema: z.object({
+    movement_id: z.string(),
+    movement_type: z.string(),
+    reference: z.string(),
+    created_at: integer,
+    account_id: z.string(),
+    participant_code: z.string(),
+    asset: z.string(),
+    platform_code: z.string(),
+    change: decimal,
+  }),
+  key: { pk: 'MOVEMENT#{movement_id}', sk: 'ACCOUNT#{account_id}' },
+  indexes: { gsi1: { pk: 'ACCOUNT#{account_id}#MOVEMENTS', sk: '{created_at:time}#{movement_id}' } },
+});
+
+/** A booking waiting under its hot account, in one of the queue's shards (`booking`: the serialized value). */
+export const queuedBookingEntity = defineEntity({
+  type: 'queued_booking',
+  table: 'main',
+  description: "a booking waiting in a shard of its hot account's queue; deleted by the transaction that answers it",
+  schema: z.object({ booking: z.string(), queued_at: integer, ttl: integer }),
+  key: { pk: 'BOOKINGS#{account_key}#Q{shard}', sk: 'Q#{booking_id}' },
+});
+
+/** A queued booking's answer (`result`: a JSON `BookingResult`), written with its queue entry's delete. */
+export const bookingResultEntity = defineEntity({
+  type: 'booking_result',
+  table: 'main',
+  description: "a queued booking's answer: booked, or refused with the reason",
+  schema: z.object({ result: z.string(), expires_at_ms: integer, ttl: integer }),
+  key: { pk: 'BOOKINGS#{account_key}#Q{shard}', sk: 'R#{booking_id}' },
+});
+
+/** A hot account's committer: `owner` holds it until `until_ms`. */
+export const bookingLeaseEntity = defineEntity({
+  type: 'booking_lease',
+  table: 'main',
+  description: "a hot account's committer lease",
+  schema: z.object({ owner: z.string(), until_ms: integer, ttl: integer }),
+  key: { pk: 'BOOKINGS#{account_key}', sk: 'LEASE' },
+});
+
+/** One shard of a list's counter (lib/store/table/counters.ts): `n`, added to in the transaction of the record it counts. */
+export const counterShardEntity = defineEntity({
+  type: 'counter',
+  table: 'main',
+  description: "one shard of a list's counter, added to in the transaction of the record it counts",
+  // Always written (an `ADD`); read as 0 if ever absent, as the readers always have.
+  schema: z.object({ n: z.optional(integer) }),
+  key: { pk: 'COUNT#{platform_code}#{list}#{bucket}', sk: 'SHARD#{shard}' },
+});
