@@ -175,12 +175,7 @@ function shardOf(tradeId: string): number {
  * parse fills the rest of what version 1 lacked. The list filters' attributes stay in the store.
  */
 function parseTrade(item: Record<string, unknown>): Trade {
-  const legacy = item.item_version === undefined && item.visible_to === undefined;
-  const {
-    party_codes: _codes,
-    account_labels: _labels,
-    ...trade
-  } = tradeEntity.parse(legacy ? { ...item, visible_to: [item.platform_code] } : item);
+  const { party_codes: _codes, account_labels: _labels, ...trade } = tradeEntity.parse(item);
   return trade;
 }
 

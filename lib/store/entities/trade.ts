@@ -100,8 +100,7 @@ export const OPEN_SHARDS = 8;
  * the open trades, spread over `OPEN_SHARDS` partitions (a burst of reports makes none hot), by when their
  * settlement is next due (`due_ms`, not stored; each state change moves it). Version 2 carries
  * `status_sequence` and `visible_to`; a version 1 trade (reported before status events and cross-platform
- * visibility) has no sequence yet (its creation's events were 1) and is its reporter's alone: a default that
- * depends on the item, which trades.ts gives before the parse.
+ * visibility) has no sequence yet (its creation's events were 1) and is its reporter's alone.
  */
 export const tradeEntity = defineEntity({
   type: 'trade',
@@ -114,7 +113,7 @@ export const tradeEntity = defineEntity({
     gsi2: { pk: 'TRADES#OPEN#{shard}', sk: '{due_ms:time}#{trade_id}', sparse: true },
   },
   version: 2,
-  legacy: [{ below: 2, defaults: { status_sequence: 1 } }],
+  legacy: [{ below: 2, defaults: (item) => ({ status_sequence: 1, visible_to: [item.platform_code] }) }],
 });
 
 /**

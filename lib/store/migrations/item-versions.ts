@@ -1,5 +1,9 @@
 import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../keys.js';
+import { distributionEntity } from '../entities/award.js';
+import { accountEntity } from '../entities/ledger.js';
+import { participantEntity } from '../entities/participant.js';
+import { tradeEntity } from '../entities/trade.js';
+import type { StoredItem } from '../entity/entity.js';
 import { writtenUnlessConditionFailed } from '../table/conditional.js';
 import { readInteger } from '../table/integers.js';
 import { withRetry } from '../table/retry.js';
@@ -36,7 +40,7 @@ type Result = 'migrated' | 'already' | 'skipped';
 /** An update of one item conditioned on its still being version 1; 'already' when it was not (or is gone). */
 async function upgrade(
   ctx: Ctx,
-  item: Record<string, any>,
+  item: StoredItem,
   update: {
     set: string[];
     remove?: string[];
@@ -66,35 +70,33 @@ async function upgrade(
   return written ? 'migrated' : 'already';
 }
 
-/** An account: `version` and `movement_count` (0: none numbered, none counted) and `last_update` (0: unknown). */
-function upgradeAccount(ctx: Ctx, item: Record<string, any>): Promise<Result> {
-  return upgrade(ctx, item, {
-    set: [
-      'version = if_not_exists(version, :zero)',
-      'movement_count = if_not_exists(movement_count, :zero)',
-      'last_update = if_not_exists(last_update, :zero)',
-    ],
-    values: { ':zero': 0 },
-  });
-}
-
-/** A participant: `status_version` (0: never changed). */
-function upgradeParticipant(ctx: Ctx, item: Record<string, any>): Promise<Result> {
-  return upgrade(ctx, item, {
-    set: ['status_version = if_not_exists(status_version, :zero)'],
-    values: { ':zero': 0 },
-  });
+/**
+ * The attributes the entity's definition says a version 1 item may lack, written with the value they meant
+ * (`legacy` in lib/store/entities: an account's counters, a participant's status counter, a trade's sequence
+ * and visibility), each `if_not_exists`.
+ */
+function upgradeFromLegacy(entity: { legacyAttributes: (version: number, item: StoredItem) => Readonly<StoredItem> }) {
+  return (ctx: Ctx, item: StoredItem): Promise<Result> => {
+    const defaults = Object.entries(entity.legacyAttributes(1, item));
+    return upgrade(ctx, item, {
+      set: defaults.map((_, i) => `#a${i} = if_not_exists(#a${i}, :a${i})`),
+      names: Object.fromEntries(defaults.map(([name], i) => [`#a${i}`, name])),
+      values: Object.fromEntries(defaults.map(([, value], i) => [`:a${i}`, value])),
+    });
+  };
 }
 
 /** An award chunk: `escrow`, its distribution's (what a chunk recorded before lanes pays from). */
-async function upgradeChunk(ctx: Ctx, item: Record<string, any>): Promise<Result> {
+async function upgradeChunk(ctx: Ctx, item: StoredItem): Promise<Result> {
   if (item.escrow !== undefined) return upgrade(ctx, item, { set: [] });
   const out = await ctx.db.send(
-    new GetCommand({
-      TableName: ctx.tables.main,
-      Key: keys.awardDistribution(item.platform_code, item.distribution_id),
-      ConsistentRead: true,
-    }),
+    new GetCommand(
+      distributionEntity.get(
+        ctx.tables,
+        { platform_code: String(item.platform_code), distribution_id: String(item.distribution_id) },
+        { consistent: true },
+      ),
+    ),
   );
   if (out.Item?.escrow === undefined) return skipped(ctx, item, 'its distribution (and its escrow) not found');
   return upgrade(ctx, item, {
@@ -107,7 +109,7 @@ async function upgradeChunk(ctx: Ctx, item: Record<string, any>): Promise<Result
  * An event: its expiry in `ttl`. One written before the items were trimmed holds it in `expires_at_ms`: that
  * becomes its `ttl` (rounded up to the second, as events are written now) and goes.
  */
-function upgradeEvent(ctx: Ctx, item: Record<string, any>): Promise<Result> {
+function upgradeEvent(ctx: Ctx, item: StoredItem): Promise<Result> {
   if (item.expires_at_ms !== undefined) {
     const expiresAtMs = readInteger(item.expires_at_ms);
     return upgrade(ctx, item, {
@@ -122,28 +124,17 @@ function upgradeEvent(ctx: Ctx, item: Record<string, any>): Promise<Result> {
   return upgrade(ctx, item, { set: [] });
 }
 
-function skipped(ctx: Ctx, item: Record<string, any>, why: string): Result {
+function skipped(ctx: Ctx, item: StoredItem, why: string): Result {
   ctx.logger.warn(`migration: ${why}; left alone`, { migration: ITEM_VERSIONS, pk: item.pk, sk: item.sk });
   return 'skipped';
 }
 
-/** A trade: `status_sequence` (1: its creation's) and `visible_to` (its reporter alone). */
-function upgradeTrade(ctx: Ctx, item: Record<string, any>): Promise<Result> {
-  return upgrade(ctx, item, {
-    set: [
-      'status_sequence = if_not_exists(status_sequence, :one)',
-      'visible_to = if_not_exists(visible_to, :reporter)',
-    ],
-    values: { ':one': 1, ':reporter': [item.platform_code] },
-  });
-}
-
-const UPGRADES: Record<string, (ctx: Ctx, item: Record<string, any>) => Promise<Result>> = {
-  account: upgradeAccount,
-  participant: upgradeParticipant,
+const UPGRADES: Record<string, (ctx: Ctx, item: StoredItem) => Promise<Result>> = {
+  account: upgradeFromLegacy(accountEntity),
+  participant: upgradeFromLegacy(participantEntity),
   award_distribution_chunk: upgradeChunk,
   event: upgradeEvent,
-  trade: upgradeTrade,
+  trade: upgradeFromLegacy(tradeEntity),
 };
 
 function readPage(ctx: Ctx, platformCode: string | undefined, position: Record<string, unknown> | undefined) {
