@@ -6,6 +6,8 @@ import type {
   UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+// The error class by name: `z.core.$ZodError` would keep the whole of zod's core (every locale) in a bundle.
+import { $ZodError } from 'zod/v4/core';
 import type { Tables } from '../../context.js';
 import type { ListIndex } from '../table/paging.js';
 import { MAIN_TABLE, TTL_TABLE, type TableDefinition } from '../table/tables.js';
@@ -186,7 +188,7 @@ function tableOf(table: 'main' | 'ttl'): TableDefinition {
 
 /** A zod error's issues as `path: message` lines. */
 function problemsOf(error: unknown): string[] {
-  if (error instanceof z.core.$ZodError)
+  if (error instanceof $ZodError)
     return error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(item)'}: ${issue.message}`);
   return [error instanceof Error ? error.message : String(error)];
 }
