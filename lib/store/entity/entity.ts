@@ -135,7 +135,11 @@ export interface Entity<
     value: z.output<S>,
     options?: Partial<ConditionExpressions> & { extra?: Readonly<Record<string, unknown>> },
   ): { Put: PutCommandInput & { Item: StoredItem } };
-  update(tables: Tables, parts: KeyParts<PK, SK>, expressions: UpdateExpressions): { Update: UpdateCommandInput };
+  update(
+    tables: Tables,
+    parts: KeyParts<PK, SK>,
+    expressions: UpdateExpressions,
+  ): { Update: UpdateCommandInput & { UpdateExpression: string } };
   check(
     tables: Tables,
     parts: KeyParts<PK, SK>,
