@@ -8,6 +8,7 @@ import { LOCAL_SWEEP_HANDLER, LOCAL_TASK_HANDLERS } from '../../infra/local/work
 import { SETTLEMENT_SWEEP_HANDLER, SETTLEMENT_TASK_HANDLERS } from '../../infra/settlement.js';
 import { WEBHOOK_HANDLERS } from '../../infra/webhooks.js';
 import { routes } from '../../lib/routes.js';
+import { auditEntity } from '../../lib/store/entities/audit.js';
 import { keys, ttlKeys } from '../../lib/store/keys.js';
 import { retryReason } from '../../lib/store/table/retry.js';
 
@@ -60,7 +61,9 @@ describe('deployed roles, as the evaluator reads them', () => {
       expect(await allowed(handler, deleteOn(mainArn, keys.bookingQueue('ACCOUNT#A')))).toBe(true);
       expect(await allowed(handler, deleteOn(mainArn, keys.bookingQueueShard('ACCOUNT#A', 3)))).toBe(true);
       expect(await allowed(handler, deleteOn(mainArn, keys.transfer(42).pk)), handler).toBe(false);
-      expect(await allowed(handler, deleteOn(mainArn, keys.audit('x').pk)), handler).toBe(false);
+      expect(await allowed(handler, deleteOn(mainArn, auditEntity.partitionKey({ audit_id: 'x' }))), handler).toBe(
+        false,
+      );
     }
   });
 
