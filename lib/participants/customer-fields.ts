@@ -2,7 +2,7 @@ import type { NormalizedCustomer, NormalizedMinor, ValidationResult } from '../d
 import { isValidEmail, normaliseEmail } from '../domain/email.js';
 import { maskedTaxId } from '../domain/tax-ids.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';
-import { customerCodeByEmail, EMAIL_TAKEN } from '../store/participants.js';
+import { customerCodeByEmail, EMAIL_TAKEN, type Participant } from '../store/participants.js';
 import { readInteger } from '../store/table/integers.js';
 import type { AppContext } from '../context.js';
 
@@ -93,10 +93,10 @@ export function echoCustomer(customer: NormalizedCustomer | NormalizedMinor): Re
   return echo;
 }
 
-/** The same echo rebuilt from a stored customer item (numbers come back wrapped, metadata as JSON text). */
-export function echoStoredCustomer(item: Record<string, unknown>): Record<string, unknown> {
-  const echo = echoFields(item, item.is_minor === true ? MINOR_FIELDS : ADULT_FIELDS);
-  echo.metadata = typeof item.metadata_json === 'string' ? JSON.parse(item.metadata_json) : null;
+/** The same echo rebuilt from a stored customer (its metadata kept as JSON text). */
+export function echoStoredCustomer(customer: Participant): Record<string, unknown> {
+  const echo = echoFields(customer, customer.is_minor === true ? MINOR_FIELDS : ADULT_FIELDS);
+  echo.metadata = customer.metadata_json === undefined ? null : JSON.parse(customer.metadata_json);
   return echo;
 }
 

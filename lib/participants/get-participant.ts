@@ -25,5 +25,5 @@ export async function getParticipantByEmail(ctx: AppContext, platformCode: strin
   const code = await customerCodeByEmail(ctx, platformCode, normaliseEmail(email));
   const participant = code === undefined ? undefined : await getParticipantOfPlatform(ctx, platformCode, code);
   if (!participant) throw new NotFoundError('participant not found');
-  return { message: participantView(participant.item) };
+  return { message: participantView(participant) };
 }

@@ -1,8 +1,12 @@
 import { normaliseEmail } from '../domain/email.js';
 import { ValidationError } from '../domain/errors.js';
 import { listEnvelope } from '../domain/list-envelope.js';
-import { readInteger } from '../store/table/integers.js';
-import { customerCodeByEmail, getParticipantOfPlatform, pageOfParticipants } from '../store/participants.js';
+import {
+  customerCodeByEmail,
+  getParticipantOfPlatform,
+  pageOfParticipants,
+  type Participant,
+} from '../store/participants.js';
 import { echoStoredCustomer } from './customer-fields.js';
 import type { AppContext } from '../context.js';
 
@@ -16,16 +20,16 @@ interface ParticipantFilters {
 }
 
 /** What a platform sees of one of its participants: identity and state, plus a customer's own fields. */
-export function participantView(item: Record<string, unknown>): Record<string, unknown> {
-  const isCustomer = item.kind === 'customer';
+export function participantView(participant: Participant): Record<string, unknown> {
+  const isCustomer = participant.kind === 'customer';
   return {
-    participant_code: item.participant_code,
-    platform_code: item.platform_code,
-    kind: item.kind,
-    status: item.status,
-    ...(isCustomer && { is_minor: item.is_minor === true }),
-    created_at: readInteger(item.created_at),
-    ...(isCustomer && echoStoredCustomer(item)),
+    participant_code: participant.participant_code,
+    platform_code: participant.platform_code,
+    kind: participant.kind,
+    status: participant.status,
+    ...(isCustomer && { is_minor: participant.is_minor === true }),
+    created_at: participant.created_at,
+    ...(isCustomer && echoStoredCustomer(participant)),
   };
 }
 
@@ -60,6 +64,6 @@ export async function listParticipants(ctx: AppContext, platformCode: string, fi
   // At most one match: page 1 holds it, every later page (or any cursor: none was ever issued) is empty.
   if (filters.cursor !== undefined)
     throw new ValidationError([`cursor: not a cursor this list issued for these filters; start again without cursor`]);
-  const items = participant && filters.page === 1 ? [participantView(participant.item)] : [];
+  const items = participant && filters.page === 1 ? [participantView(participant)] : [];
   return listEnvelope(items, { ...position, page: filters.page, count: participant ? 1 : 0, nextCursor: null });
 }

@@ -2,9 +2,10 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
-import { keys } from './keys.js';
+import { apiKeyEntity, type ApiKey } from './entities/api-key.js';
+import { platformEntity } from './entities/platform.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-cipher.js';
-import { readInteger, readOptionalInteger } from './table/integers.js';
+import { readInteger } from './table/integers.js';
 import type { RateLimit } from '../domain/rate-limits.js';
 import type { AppContext } from '../context.js';
 import { PERMISSION_AREAS, type PermissionArea } from '../domain/caller.js';
@@ -16,19 +17,9 @@ export interface ApiKeyCredentials {
   passphrase: string;
 }
 
-interface StoredApiKey {
-  api_key: string;
-  platform_code: string;
-  permissions: PermissionArea[];
-  revoked_at: number | null;
-  secretCiphertext: string;
-  passphraseSalt: string;
-  passphraseHash: string;
-  /** Its platform's rate limit as ops set it (`platform limits`), copied here so a request reads it with the key; absent: the default. */
-  rate_limit?: RateLimit;
-}
+export type { ApiKey };
 
-/** A stored limit (`{ rps, burst }`, numbers read with wrapNumbers), or undefined. */
+/** A limit as an audit entry's changes hold it (`{ rps, burst }`, numbers read with wrapNumbers), or undefined. */
 export function readRateLimit(value: unknown): RateLimit | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const { rps, burst } = value as Record<string, unknown>;
@@ -43,9 +34,9 @@ function hashPassphrase(passphrase: string, salt: string): string {
   return createHash('sha256').update(salt).update(passphrase).digest('base64');
 }
 
-export function passphraseMatches(stored: StoredApiKey, presented: string): boolean {
-  const expected = Buffer.from(stored.passphraseHash, 'base64');
-  const actual = Buffer.from(hashPassphrase(presented, stored.passphraseSalt), 'base64');
+export function passphraseMatches(stored: ApiKey, presented: string): boolean {
+  const expected = Buffer.from(stored.passphrase_hash, 'base64');
+  const actual = Buffer.from(hashPassphrase(presented, stored.passphrase_salt), 'base64');
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 
@@ -69,33 +60,25 @@ export async function createApiKey(
   };
   const salt = randomBytes(16).toString('base64');
   // The platform's limit travels with each of its keys (`setPlatformRateLimit`): a new key starts with it.
-  const platform = await ctx.db.send(
-    new GetCommand({
-      TableName: ctx.tables.main,
-      Key: keys.platform(platformCode),
-      ProjectionExpression: 'rate_limit',
-    }),
-  );
-  const rateLimit = readRateLimit(platform.Item?.rate_limit);
+  const platform = await ctx.db.send(new GetCommand(platformEntity.get(ctx.tables, { platform_code: platformCode })));
+  const rateLimit = platform.Item && platformEntity.parse(platform.Item).rate_limit;
   await ctx.db.send(
-    new PutCommand({
-      TableName: ctx.tables.main,
-      Item: {
-        ...keys.apiKey(credentials.api_key),
-        gsi1pk: keys.apiKeysOfPlatform(platformCode),
-        gsi1sk: credentials.api_key,
-        type: 'api_key',
-        api_key: credentials.api_key,
-        platform_code: platformCode,
-        permissions: [...new Set(permissions)],
-        secret_ciphertext: await encryptSecret(ctx, credentials.api_secret),
-        passphrase_salt: salt,
-        passphrase_hash: hashPassphrase(credentials.passphrase, salt),
-        created_at: ctx.clock.nowMs(),
-        ...(rateLimit && { rate_limit: rateLimit }),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
+    new PutCommand(
+      apiKeyEntity.put(
+        ctx.tables,
+        {
+          api_key: credentials.api_key,
+          platform_code: platformCode,
+          permissions: [...new Set(permissions)],
+          secret_ciphertext: await encryptSecret(ctx, credentials.api_secret),
+          passphrase_salt: salt,
+          passphrase_hash: hashPassphrase(credentials.passphrase, salt),
+          created_at: ctx.clock.nowMs(),
+          rate_limit: rateLimit,
+        },
+        { condition: 'attribute_not_exists(pk)' },
+      ).Put,
+    ),
   );
   return credentials;
 }
@@ -103,24 +86,10 @@ export async function createApiKey(
 /** Longer than any key we issue (32 characters); DynamoDB would refuse the lookup of a key over 2 KB. */
 const MAX_API_KEY_LENGTH = 128;
 
-export async function getApiKey(
-  ctx: Pick<AppContext, 'db' | 'tables'>,
-  apiKey: string,
-): Promise<StoredApiKey | undefined> {
+export async function getApiKey(ctx: Pick<AppContext, 'db' | 'tables'>, apiKey: string): Promise<ApiKey | undefined> {
   if (apiKey.length > MAX_API_KEY_LENGTH) return undefined;
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.apiKey(apiKey) }));
-  const item = out.Item;
-  if (!item) return undefined;
-  return {
-    api_key: item.api_key,
-    platform_code: item.platform_code,
-    permissions: item.permissions,
-    revoked_at: readOptionalInteger(item.revoked_at),
-    secretCiphertext: item.secret_ciphertext,
-    passphraseSalt: item.passphrase_salt,
-    passphraseHash: item.passphrase_hash,
-    rate_limit: readRateLimit(item.rate_limit),
-  };
+  const out = await ctx.db.send(new GetCommand(apiKeyEntity.get(ctx.tables, { api_key: apiKey })));
+  return out.Item ? apiKeyEntity.parse(out.Item) : undefined;
 }
 
 /**
@@ -132,27 +101,31 @@ const SECRET_KEPT_MS = 5 * 60_000;
 
 export async function secretBytes(
   ctx: Pick<AppContext, 'clock' | 'kms' | 'config' | 'caches'>,
-  stored: StoredApiKey,
+  stored: ApiKey,
 ): Promise<Buffer> {
   const cache = ctx.caches.apiSecrets;
-  const cached = cache.get(stored.secretCiphertext);
+  const cached = cache.get(stored.secret_ciphertext);
   const nowMs = ctx.clock.nowMs();
   if (cached && cached.untilMs > nowMs) return cached.secret;
-  const secret = Buffer.from(await decryptSecret(ctx, stored.secretCiphertext), 'base64');
-  cache.set(stored.secretCiphertext, { secret, untilMs: nowMs + SECRET_KEPT_MS });
+  const secret = Buffer.from(await decryptSecret(ctx, stored.secret_ciphertext), 'base64');
+  cache.set(stored.secret_ciphertext, { secret, untilMs: nowMs + SECRET_KEPT_MS });
   return secret;
 }
 
 export async function revokeApiKey(ctx: Pick<AppContext, 'clock' | 'db' | 'tables'>, apiKey: string): Promise<void> {
   try {
     await ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.apiKey(apiKey),
-        UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':now': ctx.clock.nowMs() },
-      }),
+      new UpdateCommand(
+        apiKeyEntity.update(
+          ctx.tables,
+          { api_key: apiKey },
+          {
+            update: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+            condition: 'attribute_exists(pk)',
+            values: { ':now': ctx.clock.nowMs() },
+          },
+        ).Update,
+      ),
     );
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) throw new NotFoundError(`api key not found: ${apiKey}`);
@@ -162,16 +135,12 @@ export async function revokeApiKey(ctx: Pick<AppContext, 'clock' | 'db' | 'table
 
 export async function listApiKeys(ctx: Pick<AppContext, 'db' | 'tables'>, platformCode: string) {
   const out = await ctx.db.send(
-    new QueryCommand({
-      TableName: ctx.tables.main,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.apiKeysOfPlatform(platformCode) },
-    }),
+    new QueryCommand(
+      apiKeyEntity.query(ctx.tables, 'gsi1', apiKeyEntity.indexPartition('gsi1', { platform_code: platformCode })),
+    ),
   );
-  return (out.Items ?? []).map((item) => ({
-    api_key: item.api_key as string,
-    permissions: item.permissions as string[],
-    revoked_at: readOptionalInteger(item.revoked_at),
-  }));
+  return (out.Items ?? []).map((item) => {
+    const key = apiKeyEntity.parse(item);
+    return { api_key: key.api_key, permissions: key.permissions, revoked_at: key.revoked_at ?? null };
+  });
 }

@@ -5,19 +5,8 @@
 export const keys = {
   platform: (platformCode: string) => ({ pk: `PLATFORM#${platformCode}`, sk: 'PLATFORM' }),
 
-  participant: (participantCode: string) => ({ pk: `PARTICIPANT#${participantCode}`, sk: 'PARTICIPANT' }),
   /** gsi1: a platform's participants (its own participant and its customers), newest last. */
   participantsOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#PARTICIPANTS`,
-  participantSortKey: (createdAtMs: number, participantCode: string) =>
-    `${String(createdAtMs).padStart(15, '0')}#${participantCode}`,
-  /**
-   * A platform's claim on a lowercased customer e-mail, written in the same transaction as the customer so
-   * e-mails stay unique per platform under concurrency; it also finds a customer by e-mail in one read.
-   */
-  customerEmail: (platformCode: string, emailNormalized: string) => ({
-    pk: `CUSTOMER_EMAIL#${platformCode}#${emailNormalized}`,
-    sk: 'CUSTOMER_EMAIL',
-  }),
 
   account: (account: { participant_code: string; account_group: string; account_label: string; asset: string }) => ({
     pk: `ACCOUNT#${account.participant_code}#${account.account_group}#${account.account_label}#${account.asset}`,
@@ -52,18 +41,6 @@ export const keys = {
   bookingQueue: (accountKey: string) => `BOOKINGS#${accountKey}`,
   bookingQueueShard: (accountKey: string, shard: number) => `BOOKINGS#${accountKey}#Q${shard}`,
 
-  /** An ops command's record: who, why, what changed. gsi1: the audit log in time order. */
-  audit: (auditId: string) => ({ pk: `AUDIT#${auditId}`, sk: 'AUDIT' }),
-  auditLog: () => 'AUDIT',
-  auditSortKey: (atMs: number, auditId: string) => `${String(atMs).padStart(15, '0')}#${auditId}`,
-
-  /** A migration's run: the whole table's (`MIGRATION`), or one platform's (`PLATFORM#<code>`); lib/store/migrations. */
-  migration: (name: string, platformCode?: string) => ({
-    pk: `MIGRATION#${name}`,
-    sk: platformCode === undefined ? 'MIGRATION' : `PLATFORM#${platformCode}`,
-  }),
-  migrationPartition: (name: string) => `MIGRATION#${name}`,
-
   transfer: (transferId: number | string) => ({ pk: `TRANSFER#${transferId}`, sk: 'TRANSFER' }),
   /** The copy of a transfer listed for the platform whose participant it debits (`transferViewItem`). */
   transferView: (transferId: number | string, platformCode: string) => ({
@@ -74,12 +51,6 @@ export const keys = {
   transfersOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#TRANSFERS`,
   transferSortKey: (createdAtMs: number, transferId: number | string) =>
     `${String(createdAtMs).padStart(15, '0')}#${transferId}`,
-
-  /** A platform's standing permission to act for a participant (e.g. submits_platform_transfers_for). */
-  relationship: (platformCode: string, kind: string, participantCode: string) => ({
-    pk: `PLATFORM#${platformCode}`,
-    sk: `RELATIONSHIP#${kind}#${participantCode}`,
-  }),
 
   /**
    * An award distribution, keyed by the request that made it (its X-Request-Id, else a new id) so a retry
@@ -100,8 +71,4 @@ export const keys = {
   /** gsi2: a platform's events of one type (the ledger check's balance events; entities/event.ts defines the event). */
   eventsOfPlatformByType: (platformCode: string, eventType: string) => `PLATFORM#${platformCode}#EVENTS#${eventType}`,
   eventSortKey: (createdAtMs: number, eventId: string) => `${String(createdAtMs).padStart(15, '0')}#${eventId}`,
-
-  apiKey: (apiKey: string) => ({ pk: `APIKEY#${apiKey}`, sk: 'APIKEY' }),
-  /** gsi1: a platform's API keys. */
-  apiKeysOfPlatform: (platformCode: string) => `PLATFORM#${platformCode}#APIKEYS`,
 } as const;

@@ -2,12 +2,11 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { NormalizedCustomer, NormalizedMinor } from '../domain/customers.js';
 import { ACTIVE_STATUS, participantNotActive, type ParticipantStatus } from '../domain/participant-status.js';
 import { ConflictError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
-import { pageWithCount, type ListIndex, type PageRequest } from './table/paging.js';
+import { pageWithCount, type PageRequest } from './table/paging.js';
 import { newParticipantCode } from './codes.js';
 import { batchGetItems } from './table/batch-get.js';
 import { eventItem } from './events.js';
-import { keys } from './keys.js';
-import { readInteger } from './table/integers.js';
+import { customerEmailEntity, participantEntity, type Participant } from './entities/participant.js';
 import { ALL, readCount } from './table/counters.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
@@ -15,43 +14,27 @@ import type { AppContext } from '../context.js';
 
 export const PARTICIPANTS_LIST = 'participants';
 
-export type ParticipantKind = 'platform' | 'customer';
+export type ParticipantKind = Participant['kind'];
+export type { Participant };
 
 /**
- * The participant item's schema version (lib/store/README.md, "Item versions"). 2: it carries
- * `status_version` (its status changes, 0 for none), written 0 at creation. 1 (no `item_version`): written
- * before, without `status_version` until its first status change.
+ * A new participant's item, approved and never changed in status, conditioned on its code being free (a
+ * taken code is `onCodeTaken`'s error), with its list count: a platform's own participant (`createPlatform`)
+ * and a customer (`customerItems`) are written by this one.
  */
-export const PARTICIPANT_ITEM_VERSION = 2;
-
-/**
- * Its status changes so far: version 2 always carries them; version 1 (no `item_version`) lacks them until its
- * first change. Not through table/item-versions.ts: the customer functions' bundles would load it at import.
- */
-function statusVersionOf(item: Record<string, any>): number {
-  if (item.status_version !== undefined) return readInteger(item.status_version);
-  if (item.item_version === undefined) return 0;
-  throw new Error(`no status_version in ${item.pk} at item_version ${item.item_version}`);
-}
-
-export interface Participant {
-  participant_code: string;
-  platform_code: string;
-  kind: ParticipantKind;
-  status: string;
-  /** Customers only: true for a minor (a minor can never be a custodian). */
-  is_minor?: boolean;
-  item: Record<string, unknown>;
-}
-
-function toParticipant(item: Record<string, any>): Participant {
+export function newParticipantItem(
+  ctx: Pick<AppContext, 'tables'>,
+  participant: Omit<Participant, 'status' | 'status_version'>,
+  onCodeTaken: () => Error,
+): TaggedItem {
   return {
-    participant_code: item.participant_code,
-    platform_code: item.platform_code,
-    kind: item.kind,
-    status: item.status,
-    is_minor: item.is_minor,
-    item,
+    item: participantEntity.put(
+      ctx.tables,
+      { ...participant, status: 'approved', status_version: 0 },
+      { condition: 'attribute_not_exists(pk)' },
+    ),
+    onConditionFailed: onCodeTaken,
+    counts: [{ platformCode: participant.platform_code, list: PARTICIPANTS_LIST, bucket: ALL, delta: 1 }],
   };
 }
 
@@ -59,8 +42,10 @@ export async function getParticipant(
   ctx: Pick<AppContext, 'db' | 'tables'>,
   participantCode: string,
 ): Promise<Participant | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.participant(participantCode) }));
-  return out.Item ? toParticipant(out.Item) : undefined;
+  const out = await ctx.db.send(
+    new GetCommand(participantEntity.get(ctx.tables, { participant_code: participantCode })),
+  );
+  return out.Item ? participantEntity.parse(out.Item) : undefined;
 }
 
 /**
@@ -74,10 +59,15 @@ export async function getParticipants(
   const unique = [...new Set(participantCodes)];
   const items = await batchGetItems(
     ctx,
-    unique.map((code) => keys.participant(code)),
+    unique.map((code) => participantEntity.key({ participant_code: code })),
     { what: 'participants read' },
   );
-  return new Map(items.map((item) => [item.participant_code as string, toParticipant(item)]));
+  return new Map(
+    items.map((item) => {
+      const participant = participantEntity.parse(item);
+      return [participant.participant_code, participant];
+    }),
+  );
 }
 
 /** A participant the platform may act for: itself or one of its customers. Anything else is invisible. */
@@ -104,15 +94,11 @@ export function participantActiveCheck(
   field: string,
 ): TaggedItem {
   return {
-    item: {
-      ConditionCheck: {
-        TableName: ctx.tables.main,
-        Key: keys.participant(participantCode),
-        ConditionExpression: '#status = :active',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':active': ACTIVE_STATUS },
-      },
-    },
+    item: participantEntity.check(
+      ctx.tables,
+      { participant_code: participantCode },
+      { condition: '#status = :active', names: { '#status': 'status' }, values: { ':active': ACTIVE_STATUS } },
+    ),
     onConditionFailed: () => new ValidationError([participantNotActive(field, participantCode)]),
   };
 }
@@ -142,13 +128,11 @@ export async function getParticipantStatusState(
   participantCode: string,
 ): Promise<ParticipantStatusState | undefined> {
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.participant(participantCode), ConsistentRead: true }),
+    new GetCommand(participantEntity.get(ctx.tables, { participant_code: participantCode }, { consistent: true })),
   );
   if (!out.Item) return undefined;
-  return {
-    participant: toParticipant(out.Item),
-    statusVersion: statusVersionOf(out.Item),
-  };
+  const participant = participantEntity.parse(out.Item);
+  return { participant, statusVersion: participant.status_version };
 }
 
 /** Another status change committed between the read and this one. */
@@ -186,29 +170,28 @@ export async function changeParticipantStatus(
 ): Promise<void> {
   const { participant, statusVersion } = state;
   const update: TaggedItem = {
-    item: {
-      Update: {
-        TableName: ctx.tables.main,
-        Key: keys.participant(participant.participant_code),
+    item: participantEntity.update(
+      ctx.tables,
+      { participant_code: participant.participant_code },
+      {
         // It writes `status_version`, all that version 2 adds: a legacy item leaves it upgraded.
-        UpdateExpression:
-          'SET #status = :status, status_version = :next, status_changed_at = :now, item_version = :itemVersion',
-        ConditionExpression:
+        update: 'SET #status = :status, status_version = :next, status_changed_at = :now, item_version = :itemVersion',
+        condition:
           statusVersion === 0
             ? // Never changed: a legacy item without the counter, or one written (or migrated) with 0.
               '#status = :previous AND (attribute_not_exists(status_version) OR status_version = :version)'
             : '#status = :previous AND status_version = :version',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
+        names: { '#status': 'status' },
+        values: {
           ':status': status,
           ':previous': participant.status,
           ':next': statusVersion + 1,
           ':now': nowMs,
-          ':itemVersion': PARTICIPANT_ITEM_VERSION,
+          ':itemVersion': participantEntity.version,
           ':version': statusVersion,
         },
       },
-    },
+    ),
     onConditionFailed: () => new ParticipantStatusMovedError(participant.participant_code),
   };
   const event = eventItem(
@@ -266,55 +249,37 @@ export function customerItems(
   // A plaintext tax id must never reach the table, whatever a caller passes.
   if ('tax_id' in customer)
     throw new Error('a customer reaches the store with its tax id encrypted (tax_id_encrypted), never in plaintext');
-  const { main } = ctx.tables;
   const custodianCode = 'custodian_participant_code' in customer ? customer.custodian_participant_code : undefined;
   // Metadata is opaque to us and may hold numbers DynamoDB can't store exactly (or at all), so it is kept
   // as the JSON text; everything else is stored as the domain normalised it, never the raw body.
   const { metadata, ...fields } = customer;
   const emailClaim: TaggedItem = {
-    item: {
-      Put: {
-        TableName: main,
-        Item: {
-          ...keys.customerEmail(platformCode, customer.email_normalized),
-          type: 'customer_email',
-          platform_code: platformCode,
-          email_normalized: customer.email_normalized,
-          participant_code: code,
-          created_at: now,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
+    item: customerEmailEntity.put(
+      ctx.tables,
+      {
+        platform_code: platformCode,
+        email_normalized: customer.email_normalized,
+        participant_code: code,
+        created_at: now,
       },
-    },
+      { condition: 'attribute_not_exists(pk)' },
+    ),
     onConditionFailed: () => new ConflictError([EMAIL_TAKEN]),
   };
-  const participant: TaggedItem = {
-    item: {
-      Put: {
-        TableName: main,
-        Item: {
-          // Customer fields first, so nothing in them can stand in for an attribute the service owns.
-          ...fields,
-          ...(metadata !== undefined && { metadata_json: JSON.stringify(metadata) }),
-          ...keys.participant(code),
-          gsi1pk: keys.participantsOfPlatform(platformCode),
-          gsi1sk: keys.participantSortKey(now, code),
-          type: 'participant',
-          participant_code: code,
-          platform_code: platformCode,
-          kind: 'customer',
-          status: 'approved',
-          is_minor: custodianCode !== undefined,
-          created_at: now,
-          status_version: 0,
-          item_version: PARTICIPANT_ITEM_VERSION,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
+  const participant = newParticipantItem(
+    ctx,
+    {
+      // Customer fields first, so nothing in them can stand in for an attribute the service owns.
+      ...fields,
+      ...(metadata !== undefined && { metadata_json: JSON.stringify(metadata) }),
+      participant_code: code,
+      platform_code: platformCode,
+      kind: 'customer',
+      is_minor: custodianCode !== undefined,
+      created_at: now,
     },
-    onConditionFailed: () => new ParticipantCodeTakenError(),
-    counts: [{ platformCode, list: PARTICIPANTS_LIST, bucket: ALL, delta: 1 }],
-  };
+    () => new ParticipantCodeTakenError(),
+  );
   return [emailClaim, participant];
 }
 
@@ -335,7 +300,6 @@ export async function createCustomer(
   // A plaintext tax id must never reach the table, whatever a caller passes (customerItems checks again).
   if ('tax_id' in customer)
     throw new Error('a customer reaches the store with its tax id encrypted (tax_id_encrypted), never in plaintext');
-  const { main } = ctx.tables;
   const custodianCode = 'custodian_participant_code' in customer ? customer.custodian_participant_code : undefined;
 
   for (let attempt = 1; attempt <= MAX_CODE_ATTEMPTS; attempt++) {
@@ -347,26 +311,26 @@ export async function createCustomer(
         ? []
         : [
             {
-              item: {
-                ConditionCheck: {
-                  TableName: main,
-                  Key: keys.participant(custodianCode),
-                  ConditionExpression:
+              item: participantEntity.check(
+                ctx.tables,
+                { participant_code: custodianCode },
+                {
+                  condition:
                     'attribute_exists(pk) AND #platform = :platform AND #kind = :customer AND #status = :approved AND #minor = :false',
-                  ExpressionAttributeNames: {
+                  names: {
                     '#platform': 'platform_code',
                     '#kind': 'kind',
                     '#status': 'status',
                     '#minor': 'is_minor',
                   },
-                  ExpressionAttributeValues: {
+                  values: {
                     ':platform': platformCode,
                     ':customer': 'customer',
                     ':approved': 'approved',
                     ':false': false,
                   },
                 },
-              },
+              ),
               onConditionFailed: () => new ValidationError([CUSTODIAN_NO_LONGER_ELIGIBLE]),
             },
           ];
@@ -399,28 +363,26 @@ export async function customerCodeByEmail(
   emailNormalized: string,
 ): Promise<string | undefined> {
   const out = await ctx.db.send(
-    new GetCommand({
-      TableName: ctx.tables.main,
-      Key: keys.customerEmail(platformCode, emailNormalized),
-      ConsistentRead: true,
-    }),
+    new GetCommand(
+      customerEmailEntity.get(
+        ctx.tables,
+        { platform_code: platformCode, email_normalized: emailNormalized },
+        { consistent: true },
+      ),
+    ),
   );
-  return out.Item?.participant_code as string | undefined;
+  return out.Item ? customerEmailEntity.parse(out.Item).participant_code : undefined;
 }
 
-/** One page of a platform's participants (its own participant and its customers), oldest first, as stored. */
+/** One page of a platform's participants (its own participant and its customers), oldest first. */
 export async function pageOfParticipants(
   ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
   platformCode: string,
   request: PageRequest,
 ) {
-  const index: ListIndex = {
-    indexName: 'gsi1',
-    partition: { attribute: 'gsi1pk', value: keys.participantsOfPlatform(platformCode) },
-    sortAttribute: 'gsi1sk',
-    descending: false,
-  };
-  return pageWithCount(ctx, index, request, { list: PARTICIPANTS_LIST, platformCode, filters: {} }, () =>
+  const index = participantEntity.listIndex('gsi1', { platform_code: platformCode }, { descending: false });
+  const page = await pageWithCount(ctx, index, request, { list: PARTICIPANTS_LIST, platformCode, filters: {} }, () =>
     readCount(ctx, platformCode, PARTICIPANTS_LIST),
   );
+  return { ...page, items: page.items.map((item) => participantEntity.parse(item)) };
 }

@@ -1,22 +1,12 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newParticipantCode } from './codes.js';
-import { keys } from './keys.js';
-import { readInteger } from './table/integers.js';
-import { ALL } from './table/counters.js';
-import { PARTICIPANT_ITEM_VERSION, PARTICIPANTS_LIST } from './participants.js';
+import { platformEntity, type Platform } from './entities/platform.js';
+import { newParticipantItem } from './participants.js';
 import { transactWrite } from './table/transactions.js';
 import type { AppContext } from '../context.js';
 import { writtenUnlessConditionFailed } from './table/conditional.js';
 
-interface Platform {
-  platform_code: string;
-  /** The platform's own participant (it holds the platform's accounts). Equal to the platform code. */
-  participant_code: string;
-  name: string;
-  /** Spread applied to reference prices for this platform's quotes, in basis points. */
-  spread_bps: string;
-  created_at: number;
-}
+export type { Platform };
 
 /** Only used to tell "the drawn code is taken" apart inside the create loop; never leaves this module. */
 class PlatformCodeTakenError extends Error {
@@ -48,39 +38,15 @@ export async function createPlatform(
     try {
       await transactWrite(ctx, [
         {
-          item: {
-            Put: {
-              TableName: ctx.tables.main,
-              Item: { ...keys.platform(code), type: 'platform', ...platform },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
+          item: platformEntity.put(ctx.tables, platform, { condition: 'attribute_not_exists(pk)' }),
           onConditionFailed: () => new PlatformCodeTakenError(),
         },
-        {
-          item: {
-            Put: {
-              TableName: ctx.tables.main,
-              Item: {
-                ...keys.participant(code),
-                gsi1pk: keys.participantsOfPlatform(code),
-                gsi1sk: keys.participantSortKey(now, code),
-                type: 'participant',
-                participant_code: code,
-                platform_code: code,
-                kind: 'platform',
-                status: 'approved',
-                created_at: now,
-                status_version: 0,
-                item_version: PARTICIPANT_ITEM_VERSION,
-              },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-          onConditionFailed: () => new PlatformCodeTakenError(),
-          // The platform's own participant is the first record of its participants list.
-          counts: [{ platformCode: code, list: PARTICIPANTS_LIST, bucket: ALL, delta: 1 }],
-        },
+        // The platform's own participant is the first record of its participants list.
+        newParticipantItem(
+          ctx,
+          { participant_code: code, platform_code: code, kind: 'platform', created_at: now },
+          () => new PlatformCodeTakenError(),
+        ),
       ]);
       return platform;
     } catch (error) {
@@ -95,16 +61,8 @@ export async function getPlatform(
   ctx: Pick<AppContext, 'db' | 'tables'>,
   platformCode: string,
 ): Promise<Platform | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.platform(platformCode) }));
-  if (!out.Item) return undefined;
-  const item = out.Item;
-  return {
-    platform_code: item.platform_code,
-    participant_code: item.participant_code,
-    name: item.name,
-    spread_bps: String(item.spread_bps),
-    created_at: readInteger(item.created_at),
-  };
+  const out = await ctx.db.send(new GetCommand(platformEntity.get(ctx.tables, { platform_code: platformCode })));
+  return out.Item ? platformEntity.parse(out.Item) : undefined;
 }
 
 /** Sets a platform's quote spread (ops). False when the platform doesn't exist; never creates one. */
@@ -115,13 +73,13 @@ export async function setPlatformSpread(
 ): Promise<boolean> {
   return writtenUnlessConditionFailed(
     ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.platform(platformCode),
-        UpdateExpression: 'SET spread_bps = :bps',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':bps': spreadBps },
-      }),
+      new UpdateCommand(
+        platformEntity.update(
+          ctx.tables,
+          { platform_code: platformCode },
+          { update: 'SET spread_bps = :bps', condition: 'attribute_exists(pk)', values: { ':bps': spreadBps } },
+        ).Update,
+      ),
     ),
   );
 }

@@ -9,9 +9,10 @@ import {
 } from '../domain/rate-limits.js';
 import type { RateLimit } from '../domain/rate-limits.js';
 import { listApiKeys } from './api-keys.js';
-import { keys } from './keys.js';
 import { rateWindowEntity } from './entities/window.js';
 import { documentItemOf } from './table/returned-item.js';
+import { apiKeyEntity } from './entities/api-key.js';
+import { platformEntity } from './entities/platform.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
@@ -76,19 +77,15 @@ export async function setPlatformRateLimit(
   limit: RateLimit,
   audit: TaggedItem,
 ): Promise<{ keys: number } | false> {
-  const value = { rps: limit.rps, burst: limit.burst };
+  const setLimit = {
+    update: 'SET rate_limit = :limit',
+    condition: 'attribute_exists(pk)',
+    values: { ':limit': { rps: limit.rps, burst: limit.burst } },
+  };
   let missing = false;
   await transactWrite(ctx, [
     {
-      item: {
-        Update: {
-          TableName: ctx.tables.main,
-          Key: keys.platform(platformCode),
-          UpdateExpression: 'SET rate_limit = :limit',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':limit': value },
-        },
-      },
+      item: platformEntity.update(ctx.tables, { platform_code: platformCode }, setLimit),
       onConditionFailed: () => {
         missing = true;
         return new PlatformMissingError();
@@ -101,15 +98,7 @@ export async function setPlatformRateLimit(
   if (missing) return false;
   const apiKeys = await listApiKeys(ctx, platformCode);
   for (const key of apiKeys) {
-    await ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.apiKey(key.api_key),
-        UpdateExpression: 'SET rate_limit = :limit',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':limit': value },
-      }),
-    );
+    await ctx.db.send(new UpdateCommand(apiKeyEntity.update(ctx.tables, { api_key: key.api_key }, setLimit).Update));
   }
   return { keys: apiKeys.length };
 }

@@ -1,12 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { NotFoundError } from '../domain/errors.js';
-import { keys } from './keys.js';
+import { participantEntity } from './entities/participant.js';
+import { platformEntity, relationshipEntity, type RelationshipKind } from './entities/platform.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
-export const RELATIONSHIP_KINDS = ['submits_platform_transfers_for'] as const;
-export type RelationshipKind = (typeof RELATIONSHIP_KINDS)[number];
+export { RELATIONSHIP_KINDS, type RelationshipKind } from './entities/platform.js';
 
 /**
  * Grants a platform a relationship with a participant (ops only). Granting twice is harmless. Both must
@@ -20,28 +20,23 @@ export async function grantRelationship(
   participantCode: string,
   options: { alongWith?: readonly TaggedItem[] } = {},
 ): Promise<void> {
-  const table = ctx.tables.main;
-  const exists = (key: { pk: string; sk: string }, what: string): TaggedItem => ({
-    item: { ConditionCheck: { TableName: table, Key: key, ConditionExpression: 'attribute_exists(pk)' } },
-    onConditionFailed: () => new NotFoundError(`${what} not found`),
-  });
+  const exists = { condition: 'attribute_exists(pk)' };
   await transactWrite(ctx, [
-    exists(keys.platform(platformCode), `platform ${platformCode}`),
-    exists(keys.participant(participantCode), `participant ${participantCode}`),
     {
-      item: {
-        Put: {
-          TableName: table,
-          Item: {
-            ...keys.relationship(platformCode, kind, participantCode),
-            type: 'relationship',
-            kind,
-            platform_code: platformCode,
-            participant_code: participantCode,
-            granted_at: ctx.clock.nowMs(),
-          },
-        },
-      },
+      item: platformEntity.check(ctx.tables, { platform_code: platformCode }, exists),
+      onConditionFailed: () => new NotFoundError(`platform ${platformCode} not found`),
+    },
+    {
+      item: participantEntity.check(ctx.tables, { participant_code: participantCode }, exists),
+      onConditionFailed: () => new NotFoundError(`participant ${participantCode} not found`),
+    },
+    {
+      item: relationshipEntity.put(ctx.tables, {
+        kind,
+        platform_code: platformCode,
+        participant_code: participantCode,
+        granted_at: ctx.clock.nowMs(),
+      }),
     },
     ...(options.alongWith ?? []),
   ]);
@@ -62,13 +57,11 @@ export async function revokeRelationship(
 ): Promise<void> {
   await transactWrite(ctx, [
     {
-      item: {
-        Delete: {
-          TableName: ctx.tables.main,
-          Key: keys.relationship(platformCode, kind, participantCode),
-          ConditionExpression: 'attribute_exists(pk)',
-        },
-      },
+      item: relationshipEntity.delete(
+        ctx.tables,
+        { platform_code: platformCode, kind, participant_code: participantCode },
+        { condition: 'attribute_exists(pk)' },
+      ),
       onConditionFailed: () =>
         new NotFoundError(`no ${kind} relationship of platform ${platformCode} with participant ${participantCode}`),
     },
@@ -83,7 +76,10 @@ export async function hasRelationship(
   participantCode: string,
 ): Promise<boolean> {
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.relationship(platformCode, kind, participantCode) }),
+    new GetCommand(
+      relationshipEntity.get(ctx.tables, { platform_code: platformCode, kind, participant_code: participantCode }),
+    ),
   );
-  return Boolean(out.Item);
+  // Parsed all the same: a grant that doesn't read as one is an error, never a permission.
+  return out.Item !== undefined && relationshipEntity.parse(out.Item).kind === kind;
 }

@@ -10,6 +10,7 @@ import { WEBHOOK_HANDLERS } from '../../infra/webhooks.js';
 import { routes } from '../../lib/routes.js';
 import { keys } from '../../lib/store/keys.js';
 import { rateWindowEntity } from '../../lib/store/entities/window.js';
+import { auditEntity } from '../../lib/store/entities/audit.js';
 import { retryReason } from '../../lib/store/table/retry.js';
 
 /**
@@ -63,7 +64,9 @@ describe('deployed roles, as the evaluator reads them', () => {
       expect(await allowed(handler, deleteOn(mainArn, keys.bookingQueue('ACCOUNT#A')))).toBe(true);
       expect(await allowed(handler, deleteOn(mainArn, keys.bookingQueueShard('ACCOUNT#A', 3)))).toBe(true);
       expect(await allowed(handler, deleteOn(mainArn, keys.transfer(42).pk)), handler).toBe(false);
-      expect(await allowed(handler, deleteOn(mainArn, keys.audit('x').pk)), handler).toBe(false);
+      expect(await allowed(handler, deleteOn(mainArn, auditEntity.partitionKey({ audit_id: 'x' }))), handler).toBe(
+        false,
+      );
     }
   });
 

@@ -30,11 +30,8 @@ import { tradeEntity } from '../../lib/store/entities/trade.js';
 import { ACCOUNT_ITEM_VERSION, getAccount, OUTSIDE_ACCOUNT_SHARDS, openedAccountItem } from '../../lib/store/ledger.js';
 import { findMigration, ITEM_VERSIONS, runMigration } from '../../lib/store/migrations/index.js';
 import type { MigrationProgress } from '../../lib/store/migrations/records.js';
-import {
-  changeParticipantStatus,
-  getParticipantStatusState,
-  PARTICIPANT_ITEM_VERSION,
-} from '../../lib/store/participants.js';
+import { participantEntity } from '../../lib/store/entities/participant.js';
+import { changeParticipantStatus, getParticipantStatusState } from '../../lib/store/participants.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { transactWrite } from '../../lib/store/table/transactions.js';
 import { getTrade, TRADE_ITEM_VERSION, updateTrade } from '../../lib/store/trades.js';
@@ -181,7 +178,7 @@ describe('items written now', () => {
   it('carry item_version 2 and every attribute it guarantees', async () => {
     expect([
       ACCOUNT_ITEM_VERSION,
-      PARTICIPANT_ITEM_VERSION,
+      participantEntity.version,
       AWARD_CHUNK_ITEM_VERSION,
       EVENT_ITEM_VERSION,
       TRADE_ITEM_VERSION,
@@ -203,7 +200,7 @@ describe('items written now', () => {
     for (const shard of shards)
       expect([shard!.item_version, shard!.version, shard!.movement_count].map(num)).toEqual([2, undefined, undefined]);
 
-    const participant = (await stored(own, keys.participant(code)))!;
+    const participant = (await stored(own, participantEntity.key({ participant_code: code })))!;
     expect([participant.item_version, participant.status_version].map(num)).toEqual([2, 0]);
 
     const chunk = (await stored(own, distribution.chunkKey(1)))!;
@@ -278,16 +275,18 @@ describe('readers branch on the item version', () => {
 
   it('a participant: a legacy item without status_version reads 0 and changes status; stamped 2 without it is refused', async () => {
     const { code } = await platformWithItems(own);
-    await makeLegacy(own, keys.participant(code), ['item_version', 'status_version']);
+    await makeLegacy(own, participantEntity.key({ participant_code: code }), ['item_version', 'status_version']);
     const state = (await getParticipantStatusState(own, code))!;
     expect(state.statusVersion).toBe(0);
     await changeParticipantStatus(own, state, 'locked', own.clock.nowMs(), []);
-    const changed = (await stored(own, keys.participant(code)))!;
+    const changed = (await stored(own, participantEntity.key({ participant_code: code })))!;
     expect([changed.item_version, changed.status_version].map(num)).toEqual([2, 1]);
     expect(changed.status).toBe('locked');
 
-    await makeLegacy(own, keys.participant(code), ['status_version']);
-    await expect(getParticipantStatusState(own, code)).rejects.toThrow(/no status_version in .* at item_version 2/);
+    await makeLegacy(own, participantEntity.key({ participant_code: code }), ['status_version']);
+    await expect(getParticipantStatusState(own, code)).rejects.toThrow(
+      /stored participant PARTICIPANT#.* does not parse: status_version/,
+    );
   });
 
   it("an award chunk: a legacy one without escrow pays from the distribution's, one with its lane from that; stamped 2 without it is refused", async () => {
@@ -349,7 +348,7 @@ describe('migration 0002-item-versions', () => {
     const oldExpiryMs = num(first!.ttl)! * 1000 - 1_500;
     await makeLegacy(own, keys.account(account), ['item_version', 'version', 'movement_count']);
     await makeLegacy(own, keys.account(numbered), ['item_version']);
-    await makeLegacy(own, keys.participant(code), ['item_version', 'status_version']);
+    await makeLegacy(own, participantEntity.key({ participant_code: code }), ['item_version', 'status_version']);
     await makeLegacy(own, distribution.chunkKey(0), ['item_version', 'escrow']);
     await makeLegacy(own, eventEntity.key({ event_id: oldEvent! }), ['item_version'], { expires_at_ms: oldExpiryMs });
     await makeLegacy(own, eventEntity.key({ event_id: trimmedEvent! }), ['item_version']);
@@ -366,7 +365,7 @@ describe('migration 0002-item-versions', () => {
     expect([accountItem.item_version, accountItem.version, accountItem.movement_count].map(num)).toEqual([2, 0, 0]);
     const numberedItem = (await stored(own, keys.account(numbered)))!;
     expect([numberedItem.item_version, numberedItem.version, numberedItem.movement_count].map(num)).toEqual([2, 3, 3]);
-    const participant = (await stored(own, keys.participant(code)))!;
+    const participant = (await stored(own, participantEntity.key({ participant_code: code })))!;
     expect([participant.item_version, participant.status_version].map(num)).toEqual([2, 0]);
     const chunk = (await stored(own, distribution.chunkKey(0)))!;
     expect(num(chunk.item_version)).toBe(2);
@@ -394,7 +393,7 @@ describe('migration 0002-item-versions', () => {
     expect(again).toMatchObject({ read: 6, migrated: 0, written: 0, already: 6 });
     const booked = (await stored(own, keys.account(account)))!;
     expect([booked.version, booked.movement_count].map(num)).toEqual([1, 1]);
-    expect(num((await stored(own, keys.participant(code)))!.status_version)).toBe(1);
+    expect(num((await stored(own, participantEntity.key({ participant_code: code })))!.status_version)).toBe(1);
     expect(num((await stored(own, eventEntity.key({ event_id: oldEvent! })))!.ttl)).toBe(Math.ceil(oldExpiryMs / 1000));
 
     expect(await runMigration(own, migration, { platformCode: code, operator: 'test', reason: 'again' })).toMatchObject(
@@ -488,7 +487,7 @@ describe('migration 0002-item-versions between a read and its write', () => {
 
   it('a status change that read a legacy participant commits on the upgraded item', async () => {
     const { code } = await platformWithItems(own);
-    await makeLegacy(own, keys.participant(code), ['item_version', 'status_version']);
+    await makeLegacy(own, participantEntity.key({ participant_code: code }), ['item_version', 'status_version']);
     const transactions = { count: 0 };
     const changing = beforeFirstTransaction(
       own,
@@ -498,7 +497,7 @@ describe('migration 0002-item-versions between a read and its write', () => {
     const state = (await getParticipantStatusState(changing, code))!;
     await changeParticipantStatus(changing, state, 'locked', own.clock.nowMs(), []);
     expect(transactions.count).toBe(1);
-    const item = (await stored(own, keys.participant(code)))!;
+    const item = (await stored(own, participantEntity.key({ participant_code: code })))!;
     expect([item.item_version, item.status_version].map(num)).toEqual([2, 1]);
   });
 });

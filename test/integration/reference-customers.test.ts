@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { captureOutput } from '../support/output.js';
-import { getParticipant } from '../../lib/store/participants.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { participantEntity } from '../../lib/store/entities/participant.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx } from '../support/context.js';
 
@@ -189,9 +190,11 @@ describe('POST /participants/customers/new with the reference API US vocabulary'
       expect(response.text).not.toContain(String(body.tax_id));
 
       // Stored encrypted: nothing in the item holds the number.
-      const stored = await getParticipant(ctx, message.participant_code);
-      expect(stored?.item.tax_id_encrypted).toMatch(/^(aes|kms):/);
-      expect(JSON.stringify(stored?.item)).not.toContain(taxDigits);
+      const { Item: stored } = await ctx.db.send(
+        new GetCommand(participantEntity.get(ctx.tables, { participant_code: message.participant_code })),
+      );
+      expect(stored?.tax_id_encrypted).toMatch(/^(aes|kms):/);
+      expect(JSON.stringify(stored)).not.toContain(taxDigits);
 
       // Listed the same way.
       const listed = await platform.get(`/participants?participant_code=${message.participant_code}`);

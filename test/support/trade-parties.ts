@@ -1,6 +1,6 @@
 import { ctx } from './context.js';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../../lib/store/keys.js';
+import { participantEntity } from '../../lib/store/entities/participant.js';
 import { customersViaStore } from './customers.js';
 
 /**
@@ -14,7 +14,7 @@ export async function newCustomer(platformCode: string, status = 'approved'): Pr
     await ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
-        Key: keys.participant(code!),
+        Key: participantEntity.key({ participant_code: code! }),
         UpdateExpression: 'SET #status = :status',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':status': status },

@@ -40,7 +40,7 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
 
       const key = await getApiKey(ctx, headers.apiKey);
       if (!key) throw new AuthenticationError('unknown API key');
-      if (key.revoked_at !== null) throw new AuthenticationError('API key has been revoked');
+      if (key.revoked_at !== undefined) throw new AuthenticationError('API key has been revoked');
       if (!passphraseMatches(key, headers.passphrase)) throw new AuthenticationError('invalid passphrase');
       const matched = matchingSignature(event, headers, await secretBytes(ctx, key));
 

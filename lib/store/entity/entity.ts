@@ -6,6 +6,7 @@ import type {
   UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+// The error class by name: `z.core.$ZodError` would keep the whole of zod's core (every locale) in a bundle.
 import { $ZodError } from 'zod/v4/core';
 import type { Tables } from '../../context.js';
 import type { ListIndex } from '../table/paging.js';

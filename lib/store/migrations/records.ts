@@ -1,8 +1,7 @@
 import { BatchGetCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { keys } from '../keys.js';
+import { platformMigrationRunEntity, type StoredMigrationRun, tableMigrationRunEntity } from '../entities/migration.js';
 import { queryAll } from '../table/query.js';
-import { readInteger, readOptionalInteger } from '../table/integers.js';
 import type { AppContext } from '../../context.js';
 
 /**
@@ -12,65 +11,33 @@ import type { AppContext } from '../../context.js';
  * `status`: `running` until the last page, then `applied` (a re-run is a no-op that says so).
  */
 
-export type MigrationStatus = 'running' | 'applied';
+export type MigrationStatus = StoredMigrationRun['status'];
 
-/** What a run has done so far, summed over its resumptions. */
-export interface MigrationProgress {
-  /** Pages read. */
-  pages: number;
-  /** Items the paged read returned (movement records). */
-  read: number;
-  /** Items this migration changed something for. */
-  migrated: number;
-  /** Items written (e.g. account entries). */
-  written: number;
-  /** Items found done already (by a booking since the change, or by an earlier or concurrent run). */
-  already: number;
-  /** Items left alone because they can't be migrated (named in the log). */
-  skipped: number;
-}
+/** What a run has done so far, summed over its resumptions (lib/store/entities/migration.ts). */
+export type MigrationProgress = StoredMigrationRun['progress'];
 
 const NO_PROGRESS: MigrationProgress = { pages: 0, read: 0, migrated: 0, written: 0, already: 0, skipped: 0 };
 
-export interface MigrationRun {
-  name: string;
-  /** `table`, or the platform's code. */
-  scope: string;
-  status: MigrationStatus;
-  operator: string;
-  reason: string;
-  started_at: number;
+/** A run as the runner and `migrate list` see it: `applied_at` and `position` null when absent. */
+export interface MigrationRun extends Omit<StoredMigrationRun, 'applied_at' | 'updated_at' | 'position'> {
   applied_at: number | null;
-  /** The last run's (a resumption's) operator, reason and start. */
-  last_run: { operator: string; reason: string; at: number };
-  progress: MigrationProgress;
   /** Where the paged read continues; null at the start and once applied. */
   position: Record<string, unknown> | null;
 }
 
 const TABLE_SCOPE = 'table';
 
-function toProgress(raw: Record<string, unknown> | undefined): MigrationProgress {
-  const progress = { ...NO_PROGRESS };
-  for (const field of Object.keys(progress) as (keyof MigrationProgress)[]) {
-    if (raw?.[field] !== undefined) progress[field] = readInteger(raw[field]);
-  }
-  return progress;
-}
+/** The run's entity: the table's (sk `MIGRATION`) or a platform's (sk `PLATFORM#<code>`, its `scope`). */
+const runEntity = (platformCode: string | undefined) =>
+  platformCode === undefined ? tableMigrationRunEntity : platformMigrationRunEntity;
 
-function toRun(item: Record<string, any>): MigrationRun {
-  return {
-    name: item.name,
-    scope: item.scope,
-    status: item.status,
-    operator: item.operator,
-    reason: item.reason,
-    started_at: readInteger(item.started_at),
-    applied_at: readOptionalInteger(item.applied_at),
-    last_run: { operator: item.last_run.operator, reason: item.last_run.reason, at: readInteger(item.last_run.at) },
-    progress: toProgress(item.progress),
-    position: item.position ?? null,
-  };
+/** The key parts of the run of `name` for `platformCode` (none: the table's). */
+const runParts = (name: string, platformCode: string | undefined) => ({ name, scope: platformCode ?? TABLE_SCOPE });
+
+/** A run read back (the table's and a platform's share their schema). */
+function runOf(item: Record<string, unknown>): MigrationRun {
+  const { applied_at, updated_at: _updatedAt, position, ...run } = tableMigrationRunEntity.parse(item);
+  return { ...run, applied_at: applied_at ?? null, position: position ?? null };
 }
 
 /** The run of `name` for the whole table (no platform) or one platform, read consistently. */
@@ -80,20 +47,18 @@ export async function getMigrationRun(
   platformCode?: string,
 ): Promise<MigrationRun | undefined> {
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.migration(name, platformCode), ConsistentRead: true }),
+    new GetCommand(runEntity(platformCode).get(ctx.tables, runParts(name, platformCode), { consistent: true })),
   );
-  return out.Item ? toRun(out.Item) : undefined;
+  return out.Item ? runOf(out.Item) : undefined;
 }
 
 /** Every run of `name` (the table's and each platform's). */
 export async function migrationRuns(ctx: Pick<AppContext, 'db' | 'tables'>, name: string): Promise<MigrationRun[]> {
   const items = await queryAll(ctx, {
-    TableName: ctx.tables.main,
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.migrationPartition(name) },
+    ...tableMigrationRunEntity.query(ctx.tables, 'table', tableMigrationRunEntity.partitionKey({ name })),
     ConsistentRead: true,
   });
-  return items.map(toRun);
+  return items.map(runOf);
 }
 
 /**
@@ -110,35 +75,35 @@ export async function startMigrationRun(
   const lastRun = { operator: who.operator, reason: who.reason, at: nowMs };
   try {
     await ctx.db.send(
-      new PutCommand({
-        TableName: ctx.tables.main,
-        Item: {
-          ...keys.migration(name, platformCode),
-          type: 'migration',
-          name,
-          scope: platformCode ?? TABLE_SCOPE,
-          status: 'running',
-          operator: who.operator,
-          reason: who.reason,
-          started_at: nowMs,
-          last_run: lastRun,
-          progress: NO_PROGRESS,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
+      new PutCommand(
+        runEntity(platformCode).put(
+          ctx.tables,
+          {
+            name,
+            scope: platformCode ?? TABLE_SCOPE,
+            status: 'running',
+            operator: who.operator,
+            reason: who.reason,
+            started_at: nowMs,
+            last_run: lastRun,
+            progress: NO_PROGRESS,
+          },
+          { condition: 'attribute_not_exists(pk)' },
+        ).Put,
+      ),
     );
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     try {
       await ctx.db.send(
-        new UpdateCommand({
-          TableName: ctx.tables.main,
-          Key: keys.migration(name, platformCode),
-          UpdateExpression: 'SET last_run = :lastRun',
-          ConditionExpression: '#status = :running',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':lastRun': lastRun, ':running': 'running' },
-        }),
+        new UpdateCommand(
+          runEntity(platformCode).update(ctx.tables, runParts(name, platformCode), {
+            update: 'SET last_run = :lastRun',
+            condition: '#status = :running',
+            names: { '#status': 'status' },
+            values: { ':lastRun': lastRun, ':running': 'running' },
+          }).Update,
+        ),
       );
     } catch (resumeError) {
       // Applied meanwhile (or before): the caller reads it and says so.
@@ -173,22 +138,22 @@ export async function saveMigrationProgress(
   const done = position === null;
   try {
     await ctx.db.send(
-      new UpdateCommand({
-        TableName: ctx.tables.main,
-        Key: keys.migration(name, platformCode),
-        UpdateExpression: done
-          ? 'SET progress = :progress, updated_at = :now, #status = :applied, applied_at = :now REMOVE #position'
-          : 'SET progress = :progress, updated_at = :now, #position = :position',
-        ConditionExpression: '#status = :running AND progress.pages = :previousPages',
-        ExpressionAttributeNames: { '#status': 'status', '#position': 'position' },
-        ExpressionAttributeValues: {
-          ':progress': progress,
-          ':now': nowMs,
-          ':running': 'running',
-          ':previousPages': previousPages,
-          ...(done ? { ':applied': 'applied' } : { ':position': position }),
-        },
-      }),
+      new UpdateCommand(
+        runEntity(platformCode).update(ctx.tables, runParts(name, platformCode), {
+          update: done
+            ? 'SET progress = :progress, updated_at = :now, #status = :applied, applied_at = :now REMOVE #position'
+            : 'SET progress = :progress, updated_at = :now, #position = :position',
+          condition: '#status = :running AND progress.pages = :previousPages',
+          names: { '#status': 'status', '#position': 'position' },
+          values: {
+            ':progress': progress,
+            ':now': nowMs,
+            ':running': 'running',
+            ':previousPages': previousPages,
+            ...(done ? { ':applied': 'applied' } : { ':position': position }),
+          },
+        }).Update,
+      ),
     );
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -227,13 +192,19 @@ export async function isMigrationApplied(
   const out = await ctx.db.send(
     new BatchGetCommand({
       RequestItems: {
-        [ctx.tables.main]: { Keys: [keys.migration(name), keys.migration(name, platformCode)], ConsistentRead: true },
+        [ctx.tables.main]: {
+          Keys: [
+            tableMigrationRunEntity.key(runParts(name, undefined)),
+            platformMigrationRunEntity.key(runParts(name, platformCode)),
+          ],
+          ConsistentRead: true,
+        },
       },
     }),
   );
   const found = out.Responses?.[ctx.tables.main] ?? [];
   // Unprocessed keys (throttling) read as not applied: the old path answers correctly, only slower.
-  const applied = found.some((item) => item.status === 'applied');
+  const applied = found.some((item) => runOf(item).status === 'applied');
   ctx.caches.migrations.set(cacheKey(name, platformCode), {
     applied,
     untilMs: applied ? Number.POSITIVE_INFINITY : nowMs + MIGRATION_RECHECK_MS,
