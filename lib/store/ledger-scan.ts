@@ -4,7 +4,8 @@ import type { AppContext } from '../context.js';
 import { ACH_CLEARING_LABEL } from '../domain/ach-clearing.js';
 import { accountKey, isUnguarded } from '../domain/ledger.js';
 import { readCount, ALL } from './table/counters.js';
-import { keys } from './keys.js';
+import { eventEntity } from './entities/event.js';
+import { participantEntity } from './entities/participant.js';
 import { parseAccount } from './ledger.js';
 import { withRetry } from './table/retry.js';
 import { StoredItemError } from './entity/entity.js';
@@ -189,8 +190,8 @@ function readFact(item: Readonly<Record<string, unknown>>): LedgerFact | undefin
     }
     case movementEntity.type:
       return movementFact(item);
-    case 'event':
-      return balanceEventFact(item);
+    case eventEntity.type:
+      return balanceEventFact(eventEntity.parse(item).body);
     case counterShardEntity.type:
       return counterFact(item);
     case transferEntity.type: {
@@ -198,10 +199,12 @@ function readFact(item: Readonly<Record<string, unknown>>): LedgerFact | undefin
       const { platform_code } = transferEntity.parse(item);
       return { kind: 'record', platformCode: platform_code, counts: [counterOf(platform_code, 'transfers')] };
     }
-    case 'participant':
-      return typeof item.platform_code === 'string' && item.platform_code !== ''
-        ? { kind: 'record', platformCode: item.platform_code, counts: [counterOf(item.platform_code, 'participants')] }
+    case participantEntity.type: {
+      const { platform_code } = participantEntity.parse(item);
+      return platform_code !== ''
+        ? { kind: 'record', platformCode: platform_code, counts: [counterOf(platform_code, 'participants')] }
         : undefined;
+    }
     default:
       return undefined;
   }
@@ -291,9 +294,8 @@ interface BalanceEventEnvelope {
   };
 }
 
-function balanceEventFact(item: Readonly<Record<string, unknown>>): LedgerFact | undefined {
-  if (typeof item.body !== 'string') return undefined;
-  const envelope = JSON.parse(item.body) as BalanceEventEnvelope;
+function balanceEventFact(body: string): LedgerFact | undefined {
+  const envelope = JSON.parse(body) as BalanceEventEnvelope;
   if (envelope.type !== 'account_balance.changed') return undefined;
   const data = envelope.data ?? {};
   return {
@@ -374,12 +376,11 @@ export async function readAccountEvents(
 ): Promise<(LedgerFact & { kind: 'balance_event' })[]> {
   const events: (LedgerFact & { kind: 'balance_event' })[] = [];
   // The platform's balance events from `sinceMs` on ('~' sorts after every time-led sort key).
-  // Any entity on gsi2 names the index's attributes; the partition is the events' (lib/store/events.ts).
-  const eventsQuery = accountEntity.query(
+  const eventsQuery = eventEntity.query(
     ctx.tables,
     'gsi2',
-    keys.eventsOfPlatformByType(platformCode, 'account_balance.changed'),
-    { between: [keys.eventSortKey(Math.max(0, sinceMs), ''), '~'] },
+    eventEntity.indexPartition('gsi2', { platform_code: platformCode, event_type: 'account_balance.changed' }),
+    { between: [eventEntity.indexSortPrefix('gsi2', { created_ms: Math.max(0, sinceMs) }), '~'] },
   );
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -407,7 +408,7 @@ const LIST_PARTITIONS: Record<CheckedList, (platformCode: string) => string> = {
   transfers: (platform_code) => transferEntity.indexPartition('gsi1', { platform_code }),
   movements: (platform_code) => movementEntity.indexPartition('gsi1', { platform_code }),
   accounts: (platform_code) => accountEntity.indexPartition('gsi1', { platform_code }),
-  participants: keys.participantsOfPlatform,
+  participants: (platform_code) => participantEntity.indexPartition('gsi1', { platform_code }),
 };
 
 /**

@@ -19,7 +19,7 @@ export function renderStoreChart(entities: readonly EntityChart[]): string {
     const indexes = entity.indexes
       .map((index) => `${index.name}${index.sparse ? ' (sparse)' : ''} ${code(index.pk)} / ${code(index.sk)}`)
       .join('; ');
-    return `| ${entity.type} | ${entity.table} | ${code(entity.pk)} | ${code(entity.sk)} | ${indexes} | ${entity.version ?? ''} | ${entity.description} |`;
+    return `| ${entity.type} | ${entity.table} | ${code(entity.pk)} | ${code(entity.sk)} | ${indexes} | ${entity.version ?? ''} | ${entity.description.replaceAll('|', '\\|')} |`;
   });
   return [
     CHART_BEGIN,

@@ -18,9 +18,9 @@ export async function batchGetItems(
   ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   keys: readonly Record<string, unknown>[],
   options: { consistent?: boolean; what: string },
-): Promise<Record<string, any>[]> {
+): Promise<Record<string, unknown>[]> {
   const table = ctx.tables.main;
-  const found: Record<string, any>[] = [];
+  const found: Record<string, unknown>[] = [];
   const batches: Promise<void>[] = [];
   for (let start = 0; start < keys.length; start += MAX_BATCH_KEYS) {
     let pending = keys.slice(start, start + MAX_BATCH_KEYS);

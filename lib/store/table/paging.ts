@@ -51,7 +51,7 @@ export interface ListBinding {
 
 interface Page {
   /** The page's items as stored, in the list's order. */
-  items: Record<string, any>[];
+  items: Record<string, unknown>[];
   /** The page number this page is (from the request, or carried by the cursor). */
   page: number;
   /** Opaque; null when nothing follows. */
@@ -154,7 +154,7 @@ export function combineFilters(filters: readonly (ListFilter | undefined)[]): Li
 
 // ---- query -------------------------------------------------------------------------------------------
 
-function keyOf(item: Record<string, any>, keyAttributes: readonly string[]): Record<string, string> {
+function keyOf(item: Record<string, unknown>, keyAttributes: readonly string[]): Record<string, string> {
   return Object.fromEntries(keyAttributes.map((name) => [name, String(item[name])]));
 }
 
@@ -208,7 +208,7 @@ async function skipTo(
   const projectionNames = Object.fromEntries(keyAttributes.map((name, i) => [`#key${i}`, name]));
   let skipped = 0;
   let evaluated = 0;
-  let startKey: Record<string, any> | undefined;
+  let startKey: Record<string, unknown> | undefined;
   for (;;) {
     const out = await withRetry(ctx, { what: 'list read' }, () =>
       ctx.db.send(
@@ -248,7 +248,7 @@ async function queryPage(
   binding: ListBinding,
 ): Promise<Page> {
   const keyAttributes = startKeyAttributes(index);
-  let startKey: Record<string, any> | undefined;
+  let startKey: Record<string, unknown> | undefined;
   let page = request.page;
   if (request.cursor !== undefined) {
     ({ startKey, page } = await decodeCursor(ctx, request.cursor, binding, index, keyAttributes));
@@ -260,7 +260,7 @@ async function queryPage(
   }
 
   const base = queryInput(ctx, index);
-  const items: Record<string, any>[] = [];
+  const items: Record<string, unknown>[] = [];
   let evaluated = 0;
   for (;;) {
     const wanted = request.pageSize + 1 - items.length;
@@ -308,7 +308,7 @@ async function queryPage(
 }
 
 function cursorStart(
-  item: Record<string, any>,
+  item: Record<string, unknown>,
   keyAttributes: readonly string[],
   index: ListIndex,
 ): Record<string, string> {
@@ -330,7 +330,7 @@ async function boundedCount(
   const base = queryInput(ctx, index);
   let count = 0;
   let evaluated = 0;
-  let startKey: Record<string, any> | undefined;
+  let startKey: Record<string, unknown> | undefined;
   do {
     if (evaluated >= COUNT_BUDGET) return null;
     const out = await withRetry(ctx, { what: 'list count' }, () =>

@@ -5,9 +5,9 @@ import type { AppContext } from '../../context.js';
 export async function queryAll(
   ctx: Pick<AppContext, 'db'>,
   input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
-): Promise<Record<string, any>[]> {
-  const items: Record<string, any>[] = [];
-  let ExclusiveStartKey: Record<string, any> | undefined;
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
     const out = await ctx.db.send(new QueryCommand({ ...input, ExclusiveStartKey }));
     items.push(...(out.Items ?? []));

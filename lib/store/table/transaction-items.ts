@@ -53,7 +53,7 @@ export interface TaggedItem {
  * attempt asks for at once go out as one BatchGetItem (an award chunk's fifteen accounts, a transfer's two),
  * not one GetItem each.
  */
-export type PrepareRead = (key: Record<string, unknown>) => Promise<Record<string, any> | undefined>;
+export type PrepareRead = (key: Record<string, unknown>) => Promise<Record<string, unknown> | undefined>;
 
 export interface PreparedItems {
   items: TaggedItem[];

@@ -35,7 +35,7 @@ async function expand(
 function readsTogether(ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>): PrepareRead {
   type Waiting = {
     key: Record<string, unknown>;
-    resolve: (item: Record<string, any> | undefined) => void;
+    resolve: (item: Record<string, unknown> | undefined) => void;
     reject: (error: unknown) => void;
   };
   const identity = (key: Record<string, unknown>) => `${String(key.pk)}\u0000${String(key.sk)}`;
