@@ -3,7 +3,12 @@ import { createContext } from '../../lib/edge.js';
 import { localConfig } from '../../infra/local/local-env.js';
 import { ensureTables, freePort, startDynamoLocal } from '../../infra/local/dynamodb.js';
 import { accountIdOf } from '../../lib/domain/ledger.js';
-import { keys } from '../../lib/store/keys.js';
+import {
+  accountEntity,
+  movementEntity,
+  movementAccountEntryEntity,
+  counterShardEntity,
+} from '../../lib/store/entities/ledger.js';
 import { eventEntity } from '../../lib/store/entities/event.js';
 import { runLedgerCheck } from '../../lib/reconciliation/run-ledger-check.js';
 
@@ -57,7 +62,7 @@ try {
       balance += amount;
       const createdAt = now - 1000;
       items.push({
-        ...keys.movement(movementId),
+        ...movementEntity.key({ movement_id: movementId }),
         type: 'movement',
         movement_id: movementId,
         movement_type: 'deposit',
@@ -70,7 +75,7 @@ try {
         ],
       });
       items.push({
-        ...keys.movementAccountEntry(movementId, accountId),
+        ...movementAccountEntryEntity.key({ movement_id: movementId, account_id: accountId }),
         type: 'movement_account_entry',
         movement_id: movementId,
         account_id: accountId,
@@ -100,7 +105,7 @@ try {
       });
     }
     items.push({
-      ...keys.account(account),
+      ...accountEntity.key(account),
       type: 'account',
       ...account,
       account_id: accountId,
@@ -113,16 +118,20 @@ try {
     await flush();
   }
   items.push({
-    ...keys.account(boundary),
+    ...accountEntity.key(boundary),
     type: 'account',
     ...boundary,
     account_id: accountIdOf(boundary),
     balance: -ACCOUNTS * 60,
     last_update: now - 120_000,
   });
-  items.push({ ...keys.counterShard(PLATFORM, 'accounts', 'all', 0), type: 'counter', n: ACCOUNTS });
   items.push({
-    ...keys.counterShard(PLATFORM, 'movements', 'all', 0),
+    ...counterShardEntity.key({ platform_code: PLATFORM, list: 'accounts', bucket: 'all', shard: 0 }),
+    type: 'counter',
+    n: ACCOUNTS,
+  });
+  items.push({
+    ...counterShardEntity.key({ platform_code: PLATFORM, list: 'movements', bucket: 'all', shard: 0 }),
     type: 'counter',
     n: ACCOUNTS * MOVEMENTS_PER_ACCOUNT,
   });

@@ -8,7 +8,8 @@ import { LOCAL_SWEEP_HANDLER, LOCAL_TASK_HANDLERS } from '../../infra/local/work
 import { SETTLEMENT_SWEEP_HANDLER, SETTLEMENT_TASK_HANDLERS } from '../../infra/settlement.js';
 import { WEBHOOK_HANDLERS } from '../../infra/webhooks.js';
 import { routes } from '../../lib/routes.js';
-import { keys } from '../../lib/store/keys.js';
+import { bookingLeaseEntity, queuedBookingEntity } from '../../lib/store/entities/ledger.js';
+import { transferEntity } from '../../lib/store/entities/transfer.js';
 import { rateWindowEntity } from '../../lib/store/entities/window.js';
 import { auditEntity } from '../../lib/store/entities/audit.js';
 import { retryReason } from '../../lib/store/table/retry.js';
@@ -61,9 +62,16 @@ describe('deployed roles, as the evaluator reads them', () => {
 
   it('let every booking function delete its booking queue entries and lease, and nothing else of the main table', async () => {
     for (const handler of BOOKING_FUNCTIONS) {
-      expect(await allowed(handler, deleteOn(mainArn, keys.bookingQueue('ACCOUNT#A')))).toBe(true);
-      expect(await allowed(handler, deleteOn(mainArn, keys.bookingQueueShard('ACCOUNT#A', 3)))).toBe(true);
-      expect(await allowed(handler, deleteOn(mainArn, keys.transfer(42).pk)), handler).toBe(false);
+      expect(
+        await allowed(handler, deleteOn(mainArn, bookingLeaseEntity.partitionKey({ account_key: 'ACCOUNT#A' }))),
+      ).toBe(true);
+      expect(
+        await allowed(
+          handler,
+          deleteOn(mainArn, queuedBookingEntity.partitionKey({ account_key: 'ACCOUNT#A', shard: 3 })),
+        ),
+      ).toBe(true);
+      expect(await allowed(handler, deleteOn(mainArn, transferEntity.partitionKey({ id: 42 }))), handler).toBe(false);
       expect(await allowed(handler, deleteOn(mainArn, auditEntity.partitionKey({ audit_id: 'x' }))), handler).toBe(
         false,
       );
@@ -74,7 +82,10 @@ describe('deployed roles, as the evaluator reads them', () => {
     const trades = routes.find((route) => route.method === 'POST' && route.path === '/trades')!.handler;
     const transfers = routes.find((route) => route.method === 'GET' && route.path === '/transfers')!.handler;
     for (const handler of [trades, transfers, SETTLEMENT_SWEEP_HANDLER])
-      expect(await allowed(handler, deleteOn(mainArn, keys.bookingQueue('ACCOUNT#A'))), handler).toBe(false);
+      expect(
+        await allowed(handler, deleteOn(mainArn, bookingLeaseEntity.partitionKey({ account_key: 'ACCOUNT#A' }))),
+        handler,
+      ).toBe(false);
   });
 
   it('authorize each item of a transaction as its own action: one refused item refuses the call', async () => {
@@ -102,10 +113,12 @@ describe('deployed roles, as the evaluator reads them', () => {
 
   it('refuse as AWS refuses: AccessDeniedException, 400, a client fault, not retried by the store', async () => {
     const getAssets = routes.find((route) => route.method === 'GET' && route.path === '/assets')!.handler;
-    const refusal = await iam.authorize(getAssets, [deleteOn(mainArn, keys.bookingQueue('ACCOUNT#A'))]).then(
-      () => undefined,
-      (error: unknown) => error as Error & Record<string, any>,
-    );
+    const refusal = await iam
+      .authorize(getAssets, [deleteOn(mainArn, bookingLeaseEntity.partitionKey({ account_key: 'ACCOUNT#A' }))])
+      .then(
+        () => undefined,
+        (error: unknown) => error as Error & Record<string, any>,
+      );
     expect(refusal?.name).toBe('AccessDeniedException');
     expect(refusal?.message).toBe(
       `User: arn:aws:sts::000000000000:assumed-role/GetAssetsRole/GetAssets is not authorized to perform: dynamodb:DeleteItem on resource: ${mainArn} because no identity-based policy allows the dynamodb:DeleteItem action`,

@@ -10,7 +10,7 @@ import { accountIdOf, SYSTEM_PARTICIPANTS } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { getDistribution } from '../../lib/store/awards.js';
 import { chunkEntity } from '../../lib/store/entities/award.js';
-import { keys } from '../../lib/store/keys.js';
+import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { balanceOf } from '../../lib/store/ledger.js';
 import { MAX_TRANSACTION_ITEMS } from '../../lib/store/table/transaction-items.js';
 import { moneyAttr } from '../../lib/store/table/numbers.js';
@@ -572,8 +572,8 @@ describe('POST /awards/distribute across chunks', () => {
     });
     for (const lane of others) {
       const held = await balanceOf(ctx, lane);
-      await update(keys.account(lane), 'SET balance = balance - :held', { ':held': moneyAttr(held) });
-      await update(keys.account(first!), 'SET balance = balance + :held', { ':held': moneyAttr(held) });
+      await update(accountEntity.key(lane), 'SET balance = balance - :held', { ':held': moneyAttr(held) });
+      await update(accountEntity.key(first!), 'SET balance = balance + :held', { ':held': moneyAttr(held) });
     }
     expect(
       (await getDistribution(ctx, platform.platformCode, requestId))!.chunks.every(

@@ -3,7 +3,7 @@ import { GetCommand, NumberValue } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
-import { keys } from '../../lib/store/keys.js';
+import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { openedAccountItem } from '../../lib/store/ledger.js';
 import { bookMovement } from '../../lib/ledger/engine.js';
 import { createPlatform } from '../../lib/store/platforms.js';
@@ -38,7 +38,7 @@ describe('bulk-written items are what the booking paths store', () => {
     await deposit('2.5');
     const stored = (
       await ctx.db.send(
-        new GetCommand({ TableName: ctx.tables.main, Key: keys.account(account), ConsistentRead: true }),
+        new GetCommand({ TableName: ctx.tables.main, Key: accountEntity.key(account), ConsistentRead: true }),
       )
     ).Item!;
 

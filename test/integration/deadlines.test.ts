@@ -9,7 +9,7 @@ import { onLambda } from '../../lib/edge.js';
 import { DEADLINE_RESERVE_MS } from '../../lib/runtime/deadline.js';
 import { BookingQueuedError } from '../../lib/domain/errors.js';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
-import { keys } from '../../lib/store/keys.js';
+import { bookingLeaseEntity } from '../../lib/store/entities/ledger.js';
 import { ctx, testContext, testEndpoint } from '../support/context.js';
 import { balances, fund, hotWithStalledCommitter } from '../support/ledger.js';
 import { newPlatform, type TestPlatform, type TestService } from '../support/service.js';
@@ -170,7 +170,7 @@ describe('a hot account whose committer stalls, with little time left', () => {
     await ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
-        Key: { pk: keys.bookingQueue(accountKey(general)), sk: 'LEASE' },
+        Key: bookingLeaseEntity.key({ account_key: accountKey(general) }),
         UpdateExpression: 'SET until_ms = :past',
         ExpressionAttributeValues: { ':past': 0 },
       }),

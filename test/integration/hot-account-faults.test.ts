@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { accountIdOf, accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
-import { keys } from '../../lib/store/keys.js';
+import { queuedBookingEntity } from '../../lib/store/entities/ledger.js';
 import { ctx } from '../support/context.js';
 import { customersViaHttp } from '../support/customers.js';
 import { listEvents } from '../support/events.js';
@@ -231,7 +231,10 @@ describe('a hot account under faults', () => {
           new QueryCommand({
             TableName: ctx.tables.main,
             KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
-            ExpressionAttributeValues: { ':pk': keys.bookingQueueShard(accountKey(general), shard), ':r': 'R#' },
+            ExpressionAttributeValues: {
+              ':pk': queuedBookingEntity.partitionKey({ account_key: accountKey(general), shard }),
+              ':r': 'R#',
+            },
           }),
         ),
       ),

@@ -5,7 +5,7 @@ import { runAdmin } from '../../infra/ops/cli.js';
 import { BookingQueuedError } from '../../lib/domain/errors.js';
 import { accountIdOf, accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
-import { keys } from '../../lib/store/keys.js';
+import { accountEntity, bookingLeaseEntity, queuedBookingEntity } from '../../lib/store/entities/ledger.js';
 import { ctx, testContext } from '../support/context.js';
 import { customersViaHttp } from '../support/customers.js';
 import { listEvents } from '../support/events.js';
@@ -121,7 +121,10 @@ const generalOf = (platform: TestPlatform): AccountRef => ({
 /** The stalled committer's lease lapses (deleted, as its expiry would): the next booking of the account commits the queue. */
 async function committerGone(account: AccountRef): Promise<void> {
   await ctx.db.send(
-    new DeleteCommand({ TableName: ctx.tables.main, Key: { pk: keys.bookingQueue(accountKey(account)), sk: 'LEASE' } }),
+    new DeleteCommand({
+      TableName: ctx.tables.main,
+      Key: bookingLeaseEntity.key({ account_key: accountKey(account) }),
+    }),
   );
 }
 
@@ -227,7 +230,7 @@ describe('a request that waits past its bound', () => {
     await ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
-        Key: keys.account(general),
+        Key: accountEntity.key(general),
         UpdateExpression: 'SET hot_until_ms = :past',
         ExpressionAttributeValues: { ':past': 0 },
       }),
@@ -247,7 +250,10 @@ describe('a request that waits past its bound', () => {
         new QueryCommand({
           TableName: ctx.tables.main,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :queued)',
-          ExpressionAttributeValues: { ':pk': keys.bookingQueueShard(accountKey(general), shard), ':queued': 'Q#' },
+          ExpressionAttributeValues: {
+            ':pk': queuedBookingEntity.partitionKey({ account_key: accountKey(general), shard }),
+            ':queued': 'Q#',
+          },
         }),
       );
       expect(queue.Items ?? []).toEqual([]);
@@ -315,7 +321,7 @@ describe('a request that waits past its bound', () => {
     expect(after[`${platform.participantCode}/general/USD`]).toBe('9.00');
     expect(after[`${customer}/general/USD`]).toBeUndefined();
     const account = await ctx.db.send(
-      new GetCommand({ TableName: ctx.tables.main, Key: keys.account(general), ConsistentRead: true }),
+      new GetCommand({ TableName: ctx.tables.main, Key: accountEntity.key(general), ConsistentRead: true }),
     );
     expect(String(account.Item?.version)).toBe('2');
   });

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { deposit } from '../../lib/ledger/deposit.js';
-import { keys } from '../../lib/store/keys.js';
+import { accountShardEntity } from '../../lib/store/entities/ledger.js';
 import { balanceOf, OUTSIDE_ACCOUNT_SHARDS, scanLedger } from '../../lib/store/ledger.js';
 import { readMoney } from '../../lib/store/table/numbers.js';
 import { createPlatform } from '../../lib/store/platforms.js';
@@ -48,7 +48,11 @@ describe('sharded outside-world balances', () => {
     const shards = await Promise.all(
       Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, async (_, shard) => {
         const out = await ctx.db.send(
-          new GetCommand({ TableName: ctx.tables.main, Key: keys.accountShard(boundary, shard), ConsistentRead: true }),
+          new GetCommand({
+            TableName: ctx.tables.main,
+            Key: accountShardEntity.key({ ...boundary, shard }),
+            ConsistentRead: true,
+          }),
         );
         return out.Item ? readMoney(out.Item.balance) : undefined;
       }),

@@ -24,7 +24,7 @@ import {
 import { bookMovement } from '../../lib/ledger/engine.js';
 import { chunkEntity } from '../../lib/store/entities/award.js';
 import { EVENT_ITEM_VERSION, getEvent } from '../../lib/store/events.js';
-import { keys } from '../../lib/store/keys.js';
+import { accountEntity, accountShardEntity } from '../../lib/store/entities/ledger.js';
 import { eventEntity } from '../../lib/store/entities/event.js';
 import { tradeEntity } from '../../lib/store/entities/trade.js';
 import { ACCOUNT_ITEM_VERSION, getAccount, OUTSIDE_ACCOUNT_SHARDS, openedAccountItem } from '../../lib/store/ledger.js';
@@ -185,14 +185,14 @@ describe('items written now', () => {
     ]).toEqual([2, 2, 2, 2, 2]);
     const { code, account, distribution } = await platformWithItems(own);
 
-    const accountItem = (await stored(own, keys.account(account)))!;
+    const accountItem = (await stored(own, accountEntity.key(account)))!;
     expect([accountItem.item_version, accountItem.version, accountItem.movement_count].map(num)).toEqual([2, 1, 1]);
     expect(num(accountItem.last_update)).toBeGreaterThan(0);
     // The outside world's shard the deposit drew: unversioned, so neither version nor movement count.
     const shards = (
       await Promise.all(
         Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, (_, shard) =>
-          stored(own, keys.accountShard(systemAccount(BOUNDARY, 'deposits', 'USD'), shard)),
+          stored(own, accountShardEntity.key({ ...systemAccount(BOUNDARY, 'deposits', 'USD'), shard })),
         ),
       )
     ).filter((item) => item !== undefined);
@@ -247,18 +247,18 @@ describe('readers branch on the item version', () => {
     const numbered = usd(code, 'numbered');
     for (let i = 0; i < 3; i++) await depositInto(own, code, numbered);
     // From before versions and counts: neither, nor item_version.
-    await makeLegacy(own, keys.account(account), ['item_version', 'version', 'movement_count']);
+    await makeLegacy(own, accountEntity.key(account), ['item_version', 'version', 'movement_count']);
     // From before item versions only: its version and count are real.
-    await makeLegacy(own, keys.account(numbered), ['item_version']);
+    await makeLegacy(own, accountEntity.key(numbered), ['item_version']);
 
     expect((await getAccount(own, account))!.movement_count).toBe(0);
     expect((await getAccount(own, numbered))!.movement_count).toBe(3);
     await depositInto(own, code, account);
     await depositInto(own, code, numbered);
     // Each booking wrote what version 2 guarantees, so it stamped it.
-    const after = (await stored(own, keys.account(account)))!;
+    const after = (await stored(own, accountEntity.key(account)))!;
     expect([after.item_version, after.version, after.movement_count].map(num)).toEqual([2, 1, 1]);
-    const numberedAfter = (await stored(own, keys.account(numbered)))!;
+    const numberedAfter = (await stored(own, accountEntity.key(numbered)))!;
     expect([numberedAfter.item_version, numberedAfter.version, numberedAfter.movement_count].map(num)).toEqual([
       2, 4, 4,
     ]);
@@ -267,7 +267,7 @@ describe('readers branch on the item version', () => {
 
   it('an account stamped 2 without what 2 guarantees is refused, not read as a default', async () => {
     const { account } = await platformWithItems(own);
-    await makeLegacy(own, keys.account(account), ['movement_count']);
+    await makeLegacy(own, accountEntity.key(account), ['movement_count']);
     await expect(getAccount(own, account)).rejects.toThrow(
       /account .* does not parse: movement_count: absent at item_version 2/,
     );
@@ -346,8 +346,8 @@ describe('migration 0002-item-versions', () => {
     const [first, second] = await eventItemsOf(own, code);
     const [oldEvent, trimmedEvent] = [first!, second!].map((item) => JSON.parse(item.body).id as string);
     const oldExpiryMs = num(first!.ttl)! * 1000 - 1_500;
-    await makeLegacy(own, keys.account(account), ['item_version', 'version', 'movement_count']);
-    await makeLegacy(own, keys.account(numbered), ['item_version']);
+    await makeLegacy(own, accountEntity.key(account), ['item_version', 'version', 'movement_count']);
+    await makeLegacy(own, accountEntity.key(numbered), ['item_version']);
     await makeLegacy(own, participantEntity.key({ participant_code: code }), ['item_version', 'status_version']);
     await makeLegacy(own, distribution.chunkKey(0), ['item_version', 'escrow']);
     await makeLegacy(own, eventEntity.key({ event_id: oldEvent! }), ['item_version'], { expires_at_ms: oldExpiryMs });
@@ -361,9 +361,9 @@ describe('migration 0002-item-versions', () => {
     });
     expect(done).toMatchObject({ outcome: 'applied', progress: { read: 6, migrated: 6, written: 6, already: 0 } });
 
-    const accountItem = (await stored(own, keys.account(account)))!;
+    const accountItem = (await stored(own, accountEntity.key(account)))!;
     expect([accountItem.item_version, accountItem.version, accountItem.movement_count].map(num)).toEqual([2, 0, 0]);
-    const numberedItem = (await stored(own, keys.account(numbered)))!;
+    const numberedItem = (await stored(own, accountEntity.key(numbered)))!;
     expect([numberedItem.item_version, numberedItem.version, numberedItem.movement_count].map(num)).toEqual([2, 3, 3]);
     const participant = (await stored(own, participantEntity.key({ participant_code: code })))!;
     expect([participant.item_version, participant.status_version].map(num)).toEqual([2, 0]);
@@ -391,7 +391,7 @@ describe('migration 0002-item-versions', () => {
     do position = await migration.page(replay, { platformCode: code }, position, again);
     while (position !== undefined);
     expect(again).toMatchObject({ read: 6, migrated: 0, written: 0, already: 6 });
-    const booked = (await stored(own, keys.account(account)))!;
+    const booked = (await stored(own, accountEntity.key(account)))!;
     expect([booked.version, booked.movement_count].map(num)).toEqual([1, 1]);
     expect(num((await stored(own, participantEntity.key({ participant_code: code })))!.status_version)).toBe(1);
     expect(num((await stored(own, eventEntity.key({ event_id: oldEvent! })))!.ttl)).toBe(Math.ceil(oldExpiryMs / 1000));
@@ -443,11 +443,11 @@ describe('migration 0002-item-versions', () => {
     expect(done.progress.migrated + done.progress.already).toBeLessThanOrEqual(accounts.length);
 
     for (const [i, account] of busy.entries()) {
-      const item = (await stored(own, keys.account(account)))!;
+      const item = (await stored(own, accountEntity.key(account)))!;
       expect([item.item_version, item.version, item.movement_count].map(num)).toEqual([2, made[i], made[i]]);
       expect((await getAccount(own, account))!.balance.toFixed()).toBe(String(made[i]));
     }
-    const quiet = (await Promise.all(accounts.map((account) => stored(own, keys.account(account))))).filter(
+    const quiet = (await Promise.all(accounts.map((account) => stored(own, accountEntity.key(account))))).filter(
       (item) => !busy.some((account) => accountIdOf(account) === item!.account_id),
     );
     expect(quiet).toHaveLength(accounts.length - busy.length);
@@ -470,7 +470,7 @@ function beforeFirstTransaction(on: AppContext, between: () => Promise<unknown>,
 describe('migration 0002-item-versions between a read and its write', () => {
   it('a booking that read a legacy account commits on the upgraded item at its first attempt', async () => {
     const { code, account } = await platformWithItems(own);
-    await makeLegacy(own, keys.account(account), ['item_version', 'version', 'movement_count']);
+    await makeLegacy(own, accountEntity.key(account), ['item_version', 'version', 'movement_count']);
     const transactions = { count: 0 };
     const booking = beforeFirstTransaction(
       own,
@@ -480,7 +480,7 @@ describe('migration 0002-item-versions between a read and its write', () => {
     await depositInto(booking, code, account);
     // One transaction: the upgrade (version 0, written explicitly) still met the condition the read set.
     expect(transactions.count).toBe(1);
-    const item = (await stored(own, keys.account(account)))!;
+    const item = (await stored(own, accountEntity.key(account)))!;
     expect([item.item_version, item.version, item.movement_count].map(num)).toEqual([2, 1, 1]);
     expect((await getAccount(own, account))!.balance.toFixed()).toBe('2');
   });
@@ -544,15 +544,15 @@ describe('migration 0002-item-versions over the whole table', () => {
       ],
     });
     const shardKeys = Array.from({ length: OUTSIDE_ACCOUNT_SHARDS }, (_, shard) =>
-      keys.accountShard(systemAccount(BOUNDARY, 'deposits', 'USD'), shard),
+      accountShardEntity.key({ ...systemAccount(BOUNDARY, 'deposits', 'USD'), shard }),
     );
-    const systemKeys = [keys.account(escrow), ...shardKeys];
+    const systemKeys = [accountEntity.key(escrow), ...shardKeys];
     const systemItems = async () =>
       (await Promise.all(systemKeys.map((key) => stored(on, key)))).filter((item) => item !== undefined);
     for (const item of await systemItems())
       await makeLegacy(on, { pk: item!.pk, sk: item!.sk }, ['item_version', 'version', 'movement_count']);
     // An account no booking numbered: the check can't replay it, before or after.
-    await makeLegacy(on, keys.account(account), ['item_version', 'version', 'movement_count']);
+    await makeLegacy(on, accountEntity.key(account), ['item_version', 'version', 'movement_count']);
     const trade = await legacyTrade(on);
 
     const kinds = async () => {

@@ -8,8 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { exitCodeOf, UsageError } from '../../infra/ops/command.js';
 import { accountIdOf, SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
-import { accountEntity } from '../../lib/store/entities/ledger.js';
-import { keys } from '../../lib/store/keys.js';
+import { accountEntity, movementEntity, counterShardEntity } from '../../lib/store/entities/ledger.js';
 import {
   runLedgerCheck,
   type CheckpointStore,
@@ -231,7 +230,7 @@ describe('npm run admin -- ledger check', () => {
     await ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
-        Key: keys.account(account),
+        Key: accountEntity.key(account),
         UpdateExpression: 'SET balance = balance + :one',
         ExpressionAttributeValues: { ':one': 1 },
       }),
@@ -314,7 +313,7 @@ describe('npm run admin -- ledger check', () => {
       new PutCommand({
         TableName: ctx.tables.main,
         Item: {
-          ...keys.movement(movementId),
+          ...movementEntity.key({ movement_id: movementId }),
           type: 'movement',
           movement_id: movementId,
           movement_type: 'transfer',
@@ -345,7 +344,12 @@ describe('npm run admin -- ledger check', () => {
     await ctx.db.send(
       new UpdateCommand({
         TableName: ctx.tables.main,
-        Key: keys.counterShard(platform.platformCode, 'transfers', 'all', 3),
+        Key: counterShardEntity.key({
+          platform_code: platform.platformCode,
+          list: 'transfers',
+          bucket: 'all',
+          shard: 3,
+        }),
         UpdateExpression: 'ADD #n :one SET #type = :type',
         ExpressionAttributeNames: { '#n': 'n', '#type': 'type' },
         ExpressionAttributeValues: { ':one': 1, ':type': 'counter' },
@@ -355,7 +359,11 @@ describe('npm run admin -- ledger check', () => {
     expect(report.discrepancies).toEqual([
       expect.objectContaining({
         kind: 'counter',
-        counter: keys.counter(platform.platformCode, 'transfers', 'all'),
+        counter: counterShardEntity.partitionKey({
+          platform_code: platform.platformCode,
+          list: 'transfers',
+          bucket: 'all',
+        }),
         expected: '2',
         found: '3',
       }),
@@ -389,11 +397,11 @@ describe('npm run admin -- ledger check', () => {
     const customerClearing = account(customer!, 'ach_clearing');
     expect((await check(platform.platformCode)).clean).toBe(true);
 
-    const setBalance = (ref: Record<string, string>, balance: string) =>
+    const setBalance = (ref: ReturnType<typeof account>, balance: string) =>
       ctx.db.send(
         new UpdateCommand({
           TableName: ctx.tables.main,
-          Key: keys.account(ref as never),
+          Key: accountEntity.key(ref),
           UpdateExpression: 'SET balance = :b',
           ExpressionAttributeValues: { ':b': NumberValue.from(balance) },
         }),

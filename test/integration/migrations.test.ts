@@ -22,7 +22,7 @@ import {
 import { bookMovement } from '../../lib/ledger/engine.js';
 import { movementRecordItems } from '../../lib/store/movements.js';
 import { counterUpdates, readCount } from '../../lib/store/table/counters.js';
-import { keys } from '../../lib/store/keys.js';
+import { accountEntity, movementAccountEntryEntity } from '../../lib/store/entities/ledger.js';
 import { balanceOf, MOVEMENTS_LIST, openedAccountItem } from '../../lib/store/ledger.js';
 import {
   ConcurrentMigrationRunError,
@@ -126,7 +126,7 @@ async function writeHistory(
 
 async function movementCountOf(on: AppContext, account: AccountRef): Promise<number | undefined> {
   const out = await on.db.send(
-    new GetCommand({ TableName: on.tables.main, Key: keys.account(account), ConsistentRead: true }),
+    new GetCommand({ TableName: on.tables.main, Key: accountEntity.key(account), ConsistentRead: true }),
   );
   return out.Item?.movement_count === undefined ? undefined : Number(out.Item.movement_count);
 }
@@ -141,7 +141,9 @@ async function entriesOf(on: AppContext, account: AccountRef): Promise<number> {
         TableName: on.tables.main,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.movementsOfAccount(accountIdOf(account)) },
+        ExpressionAttributeValues: {
+          ':pk': movementAccountEntryEntity.indexPartition('gsi1', { account_id: accountIdOf(account) }),
+        },
         Select: 'COUNT',
         ExclusiveStartKey,
       }),

@@ -10,7 +10,7 @@ import { SUSTAINED_WINDOW_SECONDS } from '../../lib/domain/rate-limits.js';
 import { sign } from '../../lib/http/signature.js';
 import { auditLog } from '../../lib/store/audit.js';
 import { getApiKey, readRateLimit } from '../../lib/store/api-keys.js';
-import { keys } from '../../lib/store/keys.js';
+import { platformEntity } from '../../lib/store/entities/platform.js';
 import { idempotencyRecordEntity, rateWindowEntity, replayClaimEntity } from '../../lib/store/entities/window.js';
 import { clientWith, ctx, testContext, type TestContext } from '../support/context.js';
 import { fund, transferBody, usdBalancesOf } from '../support/ledger.js';
@@ -356,7 +356,12 @@ describe('platform limits (ops CLI)', () => {
     expect(unknown).toBeInstanceOf(UsageError);
 
     const item = (
-      await ctx.db.send(new GetCommand({ TableName: ctx.tables.main, Key: keys.platform(platform.platformCode) }))
+      await ctx.db.send(
+        new GetCommand({
+          TableName: ctx.tables.main,
+          Key: platformEntity.key({ platform_code: platform.platformCode }),
+        }),
+      )
     ).Item;
     expect(item?.rate_limit).toBeUndefined();
     expect((await getApiKey(ctx, platform.credentials.api_key))?.rate_limit).toBeUndefined();

@@ -14,7 +14,7 @@ const bindDefault = runsAs('functions/settlement/default-trade.ts', bindDefaultM
 import type { AppContext } from '../../lib/context.js';
 import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
 import { newId } from '../../lib/store/codes.js';
-import { keys } from '../../lib/store/keys.js';
+import { movementEntity } from '../../lib/store/entities/ledger.js';
 import { balanceOf } from '../../lib/store/ledger.js';
 import { bookMovement } from '../../lib/ledger/engine.js';
 import { Money } from '../../lib/domain/money.js';
@@ -167,7 +167,10 @@ describe('settlement tasks are idempotent', () => {
     expect(await balancesOf(parties)).toEqual(SETTLED_ONCE);
 
     const movement = await ctx.db.send(
-      new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(`settlement-${trade.trade_id}`) }),
+      new GetCommand({
+        TableName: ctx.tables.main,
+        Key: movementEntity.key({ movement_id: `settlement-${trade.trade_id}` }),
+      }),
     );
     expect(movement.Item?.reference).toBe(trade.trade_id);
   });

@@ -5,7 +5,7 @@ import { acceptedTrade, type Trade } from '../../lib/domain/trade.js';
 import { Money } from '../../lib/domain/money.js';
 import { activateTrade, attemptSettlement, defaultTrade } from '../../lib/settlement/settle-trade.js';
 import { newId } from '../../lib/store/codes.js';
-import { keys } from '../../lib/store/keys.js';
+import { movementEntity } from '../../lib/store/entities/ledger.js';
 import { tradeEntity } from '../../lib/store/entities/trade.js';
 import { balanceOf } from '../../lib/store/ledger.js';
 import { getTrade, TradeStateChangedError, tradeItems, tradeUpdateItems, updateTrade } from '../../lib/store/trades.js';
@@ -67,7 +67,11 @@ async function tradeItem(tradeId: string): Promise<Record<string, any>> {
 
 async function settlementMovement(tradeId: string): Promise<Record<string, any> | undefined> {
   const out = await ctx.db.send(
-    new GetCommand({ TableName: ctx.tables.main, Key: keys.movement(`settlement-${tradeId}`), ConsistentRead: true }),
+    new GetCommand({
+      TableName: ctx.tables.main,
+      Key: movementEntity.key({ movement_id: `settlement-${tradeId}` }),
+      ConsistentRead: true,
+    }),
   );
   return out.Item;
 }

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
-import { keys } from '../../lib/store/keys.js';
-import { bookingLeaseEntity } from '../../lib/store/entities/ledger.js';
+import { accountEntity, bookingLeaseEntity } from '../../lib/store/entities/ledger.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import type { TestPlatform } from './service.js';
 import { ctx } from './context.js';
@@ -56,7 +55,7 @@ export async function hotWithStalledCommitter(account: AccountRef): Promise<void
   await ctx.db.send(
     new UpdateCommand({
       TableName: ctx.tables.main,
-      Key: keys.account(account),
+      Key: accountEntity.key(account),
       UpdateExpression: 'SET hot_until_ms = :until',
       ExpressionAttributeValues: { ':until': farAhead },
     }),
