@@ -1,8 +1,9 @@
 /**
  * The two tables, defined once. CDK, the local stack and the tests all build them from here.
  *
- * Main table (single-table design): `pk`/`sk` strings, two overloaded GSIs for listings. Key formats live in
- * `keys.ts`; the entity and access-pattern chart is in `lib/store/README.md`.
+ * Main table (single-table design): `pk`/`sk` strings, three overloaded GSIs. Key formats live in the entity
+ * definitions (`lib/store/entities/`), the only code besides this file that names a key or index attribute's
+ * value; the chart generated from them is in `lib/store/README.md`.
  *
  * TTL table: `pk` only. Holds everything with a 72-hour (or shorter) window: client id claims, idempotency
  * records, the signature replay cache. `expires_at_ms` is the authority (conditions compare against it);
