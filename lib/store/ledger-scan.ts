@@ -6,12 +6,12 @@ import { accountKey, isUnguarded } from '../domain/ledger.js';
 import { readCount, ALL } from './table/counters.js';
 import { eventEntity } from './entities/event.js';
 import { participantEntity } from './entities/participant.js';
+import { counterShardEntity } from './entities/counter.js';
 import { parseAccount } from './ledger.js';
 import { withRetry } from './table/retry.js';
 import { StoredItemError } from './entity/entity.js';
 import {
   accountEntity,
-  counterShardEntity,
   movementAccountEntryEntity,
   movementEntity,
   type StoredAccount,

@@ -3,12 +3,8 @@ import { createContext } from '../../lib/edge.js';
 import { localConfig } from '../../infra/local/local-env.js';
 import { ensureTables, freePort, startDynamoLocal } from '../../infra/local/dynamodb.js';
 import { accountIdOf } from '../../lib/domain/ledger.js';
-import {
-  accountEntity,
-  movementEntity,
-  movementAccountEntryEntity,
-  counterShardEntity,
-} from '../../lib/store/entities/ledger.js';
+import { counterShardEntity } from '../../lib/store/entities/counter.js';
+import { accountEntity, movementEntity, movementAccountEntryEntity } from '../../lib/store/entities/ledger.js';
 import { eventEntity } from '../../lib/store/entities/event.js';
 import { runLedgerCheck } from '../../lib/reconciliation/run-ledger-check.js';
 

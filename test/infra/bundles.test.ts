@@ -150,19 +150,24 @@ const MAX_KIB = 400;
 // And by 1 to 2 KiB more when the three were merged, for the invocation's deadline (lib/runtime/deadline.ts: the
 // SDK handler that bounds every attempt, the per-invocation storage, the backstop): create-customer now sits
 // at 399.4 of the 400 KiB ceiling, so its next byte needs one found elsewhere.
+// And by 10 to 19 KiB each for the entity layer (lib/store/entity: every stored item defined once, parsed on
+// read with zod codecs): the layer itself is about 9 KiB (entity.ts 4.1, templates 1.2, zod's codec and union
+// code 3.5) and reaches every signed function through the API key and replay-claim reads; the rest is the
+// definitions each function's items need. It takes create-customer, report-trade, execute-quote and
+// distribute-awards past the 400 KiB goal (bundle_kb_max): those bytes are owed back.
 const PINNED_KIB: Record<string, number> = {
   // Raised by 1 KiB for all but report-trade (the cursor key read at run time): 0.4 to 0.5 KiB each
   // for the provider's stub that loads the key on a container's first list, cursor sealing made async, and
   // the route table's `lists` flag that limits the secret to the listing functions.
   // The customer rules: libphonenumber-js with its metadata (51 KiB) and the country tables (12 KiB).
-  'functions/participants/create-customer.ts': 400,
+  'functions/participants/create-customer.ts': 411,
   // The minor's rules: the country tables, but neither the adult-only fields nor the phone parser they need.
-  'functions/participants/create-minor.ts': 348,
+  'functions/participants/create-minor.ts': 359.5,
   // The trade rules, and the Step Functions client loaded during init rather than on the first request.
-  'functions/trades/report-trade.ts': 393,
+  'functions/trades/report-trade.ts': 407,
   // The booking engine and the trade and withdrawal rules.
-  'functions/convert-withdraw/execute-quote.ts': 389,
-  'functions/awards/distribute-awards.ts': 386,
+  'functions/convert-withdraw/execute-quote.ts': 408.5,
+  'functions/awards/distribute-awards.ts': 403.5,
 };
 
 describe('function bundle sizes (infra/bundling.ts, every deployed function)', () => {

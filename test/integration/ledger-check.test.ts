@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { exitCodeOf, UsageError } from '../../infra/ops/command.js';
 import { accountIdOf, SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
-import { accountEntity, movementEntity, counterShardEntity } from '../../lib/store/entities/ledger.js';
+import { counterShardEntity } from '../../lib/store/entities/counter.js';
+import { accountEntity, movementEntity } from '../../lib/store/entities/ledger.js';
 import {
   runLedgerCheck,
   type CheckpointStore,

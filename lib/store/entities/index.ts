@@ -3,12 +3,12 @@ import { chunkEntity, distributionEntity } from './award.js';
 import { apiKeyEntity } from './api-key.js';
 import { auditEntity } from './audit.js';
 import { eventEntity, eventRedeliveryEntity } from './event.js';
+import { counterShardEntity } from './counter.js';
 import {
   accountEntity,
   accountShardEntity,
   bookingLeaseEntity,
   bookingResultEntity,
-  counterShardEntity,
   movementAccountEntryEntity,
   movementEntity,
   movementEntryEntity,

@@ -4,7 +4,8 @@ import { defineEntity } from '../entity/entity.js';
 
 /**
  * The ledger's items: accounts (and the outside world's shards), movements with their list entries, a hot
- * account's booking queue, results and lease, and the list counters' shards.
+ * account's booking queue, results and lease (the list counters' shards are in counter.ts: every function that
+ * writes a listed record moves one, and needs no other ledger item).
  */
 
 /**
@@ -163,14 +164,4 @@ export const bookingLeaseEntity = defineEntity({
   description: "a hot account's committer lease",
   schema: z.object({ owner: z.string(), until_ms: integer, ttl: integer }),
   key: { pk: 'BOOKINGS#{account_key}', sk: 'LEASE' },
-});
-
-/** One shard of a list's counter (lib/store/table/counters.ts): `n`, added to in the transaction of the record it counts. */
-export const counterShardEntity = defineEntity({
-  type: 'counter',
-  table: 'main',
-  description: "one shard of a list's counter, added to in the transaction of the record it counts",
-  // Always written (an `ADD`); read as 0 if ever absent, as the readers always have.
-  schema: z.object({ n: z.optional(integer) }),
-  key: { pk: 'COUNT#{platform_code}#{list}#{bucket}', sk: 'SHARD#{shard}' },
 });

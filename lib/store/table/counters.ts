@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { counterShardEntity } from '../entities/ledger.js';
+import { counterShardEntity } from '../entities/counter.js';
 import { withRetry } from './retry.js';
 import type { CountChange, TransactItem } from './transaction-items.js';
 import type { AppContext } from '../../context.js';
