@@ -78,7 +78,41 @@ interface PlannedBooking {
   position: number;
   outcome:
     | { kind: 'booked'; after: Map<string, { balance: Money; version: number }> }
-    | { kind: 'refused'; refusal: Refusal };
+    | { kind: 'refused'; refusal: Refusal; probes: ClaimProbe[] };
+}
+
+/**
+ * A refused booking's claim (a client id, say) tested without being written: a ConditionCheck with the claim's
+ * own condition. A booking a debit can't cover is refused before its transaction, so without it a duplicate
+ * that also lacks funds would hear "insufficient balance" where the cold path (claims first) says "already
+ * used": the probe rides in the round's transaction, and if it fails the booking is refused for the claim.
+ */
+interface ClaimProbe {
+  index: number;
+  item: TransactItem;
+}
+
+/** The probes of a booking's own claims: its Puts whose failed condition has a meaning of its own. */
+function claimProbes(booking: StoredBooking): ClaimProbe[] {
+  return booking.items.flatMap((stored, index) => {
+    const put = stored.item.Put;
+    if (!put?.ConditionExpression || !stored.refusal) return [];
+    const { pk, sk } = put.Item as Record<string, unknown>;
+    return [
+      {
+        index,
+        item: {
+          ConditionCheck: {
+            TableName: put.TableName,
+            Key: { pk, ...(sk !== undefined && { sk }) },
+            ConditionExpression: put.ConditionExpression,
+            ...(put.ExpressionAttributeNames && { ExpressionAttributeNames: put.ExpressionAttributeNames }),
+            ...(put.ExpressionAttributeValues && { ExpressionAttributeValues: put.ExpressionAttributeValues }),
+          },
+        },
+      },
+    ];
+  });
 }
 
 interface BatchPlan {
@@ -138,8 +172,13 @@ export function planBatch(
     );
     if (applied.kind === 'refused') {
       const refusal = insufficientBalance(changes, applied.key, applied.change);
-      planned.push({ booking, position, outcome: { kind: 'refused', refusal } });
-      size += options.queued ? 2 : 0;
+      // Its claims are probed where the transaction has room and names none of their items already.
+      const probes = claimProbes(booking).filter((probe) => !named.has(keyIdentity(probe.item)));
+      const fits = size + (options.queued ? 2 : 0) + probes.length <= MAX_TRANSACTION_ITEMS;
+      const kept = fits ? probes : [];
+      for (const probe of kept) named.add(keyIdentity(probe.item));
+      planned.push({ booking, position, outcome: { kind: 'refused', refusal, probes: kept } });
+      size += (options.queued ? 2 : 0) + kept.length;
       continue;
     }
     size += cost;
@@ -185,13 +224,17 @@ function insufficientBalance(changes: readonly NetChange[], key: string, change:
 
 /** The item a transaction item names (a transaction may name each once). */
 function itemIdentity(item: TransactItem): string {
+  // Identical condition checks merge: the identity then covers the whole check.
+  return item.ConditionCheck ? `${keyIdentity(item)}|${JSON.stringify(item.ConditionCheck)}` : keyIdentity(item);
+}
+
+/** The table and key a transaction item names. */
+function keyIdentity(item: TransactItem): string {
   const operation = item.Put ?? item.Update ?? item.Delete ?? item.ConditionCheck;
   const key = item.Put
     ? { pk: item.Put.Item?.pk, sk: item.Put.Item?.sk }
     : (operation as { Key?: Record<string, unknown> }).Key;
-  const base = `${operation?.TableName}|${String(key?.pk)}|${String(key?.sk)}`;
-  // Identical condition checks merge: the identity then covers the whole check.
-  return item.ConditionCheck ? `${base}|${JSON.stringify(item.ConditionCheck)}` : base;
+  return `${operation?.TableName}|${String(key?.pk)}|${String(key?.sk)}`;
 }
 
 const counterIdentity = (change: Pick<CountChange, 'platformCode' | 'list' | 'bucket'>) =>
@@ -227,8 +270,16 @@ export function batchTransaction(
   const events = booked.flatMap((entry) => balanceEvents(ctx, entry));
   const answers = queue ? queueAnswers(ctx, queue, plan.planned) : [];
   const counts = [...own.counts, ...records.counts, ...accounts.counts];
+  const probes = plan.planned.flatMap(({ outcome, position }) =>
+    outcome.kind === 'refused'
+      ? outcome.probes.map(
+          ({ index, item }): OriginItem => ({ item, origin: { kind: 'item', booking: position, index } }),
+        )
+      : [],
+  );
   const all: OriginItem[] = [
     ...own.items,
+    ...probes,
     ...records.items,
     ...accounts.items,
     ...events,

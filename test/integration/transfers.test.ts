@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../lib/http/signature.js';
+import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { clientIdClaimEntity } from '../../lib/store/entities/window.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { runAdmin } from '../../infra/ops/cli.js';
@@ -51,6 +52,40 @@ describe('POST /transfers', () => {
     expect(response.status).toBe(409);
     expect(response.body.errors[0]).toContain('client_transfer_id');
     expect(await balances(platform)).toEqual(before);
+  });
+
+  it('answers a reused client_transfer_id 409 on a hot account too, where the debit is also uncovered', async () => {
+    // The hot path refuses an uncovered debit before its transaction; the claim is probed in the round's
+    // transaction so the duplicate is named, as the cold path names it (claims first). Seen by the simulation
+    // (seed 101 at 10,000 operations): a reuse answered "insufficient balance".
+    const own = await newPlatform();
+    await fund(own.participantCode, 'USD', '10');
+    const body = transferBody(own, { amount: '10', client_transfer_id: 'drained' });
+    expect((await own.post('/transfers', body)).status).toBe(201);
+    const source = {
+      participant_code: own.participantCode,
+      account_group: own.participantCode,
+      account_label: 'general',
+      asset: 'USD',
+    };
+    await ctx.db.send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: accountEntity.key(source),
+        UpdateExpression: 'SET hot_until_ms = :until',
+        ExpressionAttributeValues: { ':until': ctx.clock.nowMs() + 10 * 60_000 },
+      }),
+    );
+    const reused = await own.post('/transfers', body);
+    expect(reused.status).toBe(409);
+    expect(reused.body.errors[0]).toContain('client_transfer_id: already used');
+    // A fresh client id on the same hot account still hears about the funds.
+    const uncovered = await own.post('/transfers', { ...body, client_transfer_id: 'fresh' });
+    expect(uncovered.status).toBe(400);
+    expect(uncovered.body.errors[0]).toContain('insufficient');
+    const accounts = await balances(own);
+    expect(accounts[`${own.participantCode}/general/USD`]).toBe('0.00');
+    expect(accounts[`${own.participantCode}/savings/USD`]).toBe('10.00');
   });
 
   it('refuses more than the balance with 400 and moves nothing', async () => {
