@@ -154,7 +154,8 @@ const MAX_KIB = 400;
 // read with zod codecs): the layer itself is about 9 KiB (entity.ts 4.1, templates 1.2, zod's codec and union
 // code 3.5) and reaches every signed function through the API key and replay-claim reads; the rest is the
 // definitions each function's items need. It takes create-customer, report-trade, execute-quote and
-// distribute-awards past the 400 KiB goal (bundle_kb_max): those bytes are owed back.
+// distribute-awards (and fund-awards, pinned since) past the 400 KiB goal (bundle_kb_max): those bytes are
+// owed back. The claim probes of a refused hot booking (lib/ledger/batch.ts) add 0.8 KiB to the booking functions.
 const PINNED_KIB: Record<string, number> = {
   // Raised by 1 KiB for all but report-trade (the cursor key read at run time): 0.4 to 0.5 KiB each
   // for the provider's stub that loads the key on a container's first list, cursor sealing made async, and
@@ -166,8 +167,9 @@ const PINNED_KIB: Record<string, number> = {
   // The trade rules, and the Step Functions client loaded during init rather than on the first request.
   'functions/trades/report-trade.ts': 407,
   // The booking engine and the trade and withdrawal rules.
-  'functions/convert-withdraw/execute-quote.ts': 408.5,
-  'functions/awards/distribute-awards.ts': 403.5,
+  'functions/convert-withdraw/execute-quote.ts': 409.5,
+  'functions/awards/distribute-awards.ts': 404.5,
+  'functions/awards/fund-awards.ts': 401,
 };
 
 describe('function bundle sizes (infra/bundling.ts, every deployed function)', () => {
