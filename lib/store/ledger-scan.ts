@@ -10,12 +10,7 @@ import { counterShardEntity } from './entities/counter.js';
 import { parseAccount } from './ledger.js';
 import { withRetry } from './table/retry.js';
 import { StoredItemError } from './entity/entity.js';
-import {
-  accountEntity,
-  movementAccountEntryEntity,
-  movementEntity,
-  type StoredAccount,
-} from './entities/ledger.js';
+import { accountEntity, movementAccountEntryEntity, movementEntity, type StoredAccount } from './entities/ledger.js';
 import { transferEntity } from './entities/transfer.js';
 
 /**
