@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
+  type Admission,
   decide,
   type RateLimiter,
   rememberingFull,
@@ -22,47 +23,132 @@ const WINDOW_KEPT_SECONDS = 60;
 
 /**
  * The deployed counter: one item per API key and sustained window in the TTL table, holding the window's
- * total and a count per second. A request is one UpdateItem conditioned on both counts being under their
- * quota, so it costs one write (the item is a few dozen bytes) and no read; a refused one writes nothing and
- * learns the counts from the failed condition (ReturnValuesOnConditionCheckFailure). Every container of every
- * function sees the same counts; a container that refused a key refuses its further requests in that window
- * from memory, without a call (`rememberingFull`). One item takes about 1,000 writes a second, hence MAX_RATE_LIMIT.
+ * total and a count per second. Tokens are taken from it in blocks: one UpdateItem adds the block to both
+ * counts, conditioned on both staying within their quota, and this process admits that many requests of the
+ * key from memory, during the second the block was counted in. A block's size follows the key's demand in this
+ * process (about half of what it used in its last busy second, at most an eighth of the burst), so a quiet key
+ * pays one write per request as before and a busy one a write per several; what a process took and did not use
+ * goes back to the window's total (one write, with the key's next request here), so the sustained limit is not spent
+ * on tokens nobody used. Across every container of every function the counts hold: no window admits more than
+ * its quota. A refused request writes nothing and learns the counts from the failed condition
+ * (ReturnValuesOnConditionCheckFailure); with room for fewer than a block, it takes what is left. A container
+ * that refused a key refuses its further requests in that window from memory, without a call
+ * (`rememberingFull`). One item takes about 1,000 writes a second, hence MAX_RATE_LIMIT.
  */
 export function tableRateLimiter(ctx: Pick<AppContext, 'db' | 'tables'>): RateLimiter {
+  const held = new Map<string, HeldTokens>();
   return rememberingFull(async (apiKey, limit, nowMs) => {
-    const { windowStart, second } = windowOf(nowMs);
-    try {
-      const update = rateWindowEntity.update(
-        ctx.tables,
-        { api_key: apiKey, window_start: windowStart },
-        {
-          update: 'ADD #total :one, #second :one SET #ttl = if_not_exists(#ttl, :ttl)',
-          condition:
-            '(attribute_not_exists(#total) OR #total < :quota) AND (attribute_not_exists(#second) OR #second < :burst)',
-          names: { '#total': 'total', '#second': `s${second}`, '#ttl': 'ttl' },
-          values: {
-            ':one': 1,
-            ':quota': limit.rps * SUSTAINED_WINDOW_SECONDS,
-            ':burst': limit.burst,
-            ':ttl': windowStart + SUSTAINED_WINDOW_SECONDS + WINDOW_KEPT_SECONDS,
-          },
-        },
-      );
-      await ctx.db.send(new UpdateCommand({ ...update.Update, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
+    const { windowStart, second, nowSeconds } = windowOf(nowMs);
+    const previous = held.get(apiKey);
+    if (previous?.second === nowSeconds && previous.left > 0) {
+      previous.left -= 1;
+      previous.used += 1;
       return { admitted: true };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // The low-level item (the document client does not unmarshall this one), as the window's counts.
-      const returned = documentItemOf(error.Item);
-      const old: Readonly<Record<string, number | undefined>> = returned ? rateWindowEntity.parse(returned) : {};
-      const count = (name: string) => old[name] ?? 0;
-      const admission = decide(limit, { total: count('total'), inSecond: count(`s${second}`) }, nowMs);
-      // The condition failed, so one of the counts is at its quota; `decide` names which and when it frees up.
-      return admission.admitted
-        ? decide(limit, { total: limit.rps * SUSTAINED_WINDOW_SECONDS, inSecond: limit.burst }, nowMs)
-        : admission;
     }
+    const tokens: HeldTokens =
+      previous?.second === nowSeconds
+        ? previous
+        : { second: nowSeconds, windowStart, left: 0, used: 0, busiest: lastSecondUse(previous, nowSeconds) };
+    if (tokens !== previous) {
+      if (previous && previous.left > 0) await giveBack(ctx, apiKey, previous);
+      forgetIdle(held, nowSeconds);
+      held.set(apiKey, tokens);
+    }
+    const taken = await takeTokens(ctx, apiKey, limit, { windowStart, second, nowMs }, blockSize(limit, tokens));
+    if (!taken.admitted) return taken;
+    tokens.left += taken.count - 1;
+    tokens.used += 1;
+    return { admitted: true };
   });
+}
+
+/** What this process holds of a key's tokens: counted in `second` (epoch seconds), `left` not yet used. */
+interface HeldTokens {
+  second: number;
+  windowStart: number;
+  left: number;
+  used: number;
+  /** What this process used of the key in the second before: what sizes the next blocks. */
+  busiest: number;
+}
+
+/** Keys whose held tokens are kept at most: past it, entries from before the last second go. */
+const MAX_HELD_KEYS = 10_000;
+
+function forgetIdle(held: Map<string, HeldTokens>, nowSeconds: number): void {
+  if (held.size < MAX_HELD_KEYS) return;
+  for (const [key, tokens] of held) if (tokens.second < nowSeconds - 1) held.delete(key);
+}
+
+/** The demand the next blocks follow: what this process used in the second just before, else nothing. */
+function lastSecondUse(previous: HeldTokens | undefined, nowSeconds: number): number {
+  return previous?.second === nowSeconds - 1 ? previous.used : 0;
+}
+
+/** Half the demand seen (this second's so far or the last one's), at least 1, at most an eighth of the burst. */
+function blockSize(limit: RateLimit, tokens: HeldTokens): number {
+  const demand = Math.max(tokens.busiest, tokens.used);
+  return Math.max(1, Math.min(Math.floor(demand / 2), Math.floor(limit.burst / 8)));
+}
+
+/** Adds `count` to the window's counts if both stay within quota; with less room, what room there is. */
+async function takeTokens(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  apiKey: string,
+  limit: RateLimit,
+  at: { windowStart: number; second: number; nowMs: number },
+  count: number,
+): Promise<{ admitted: true; count: number } | Extract<Admission, { admitted: false }>> {
+  const quota = limit.rps * SUSTAINED_WINDOW_SECONDS;
+  try {
+    const update = rateWindowEntity.update(
+      ctx.tables,
+      { api_key: apiKey, window_start: at.windowStart },
+      {
+        update: 'ADD #total :count, #second :count SET #ttl = if_not_exists(#ttl, :ttl)',
+        condition:
+          '(attribute_not_exists(#total) OR #total <= :totalRoom) AND (attribute_not_exists(#second) OR #second <= :secondRoom)',
+        names: { '#total': 'total', '#second': `s${at.second}`, '#ttl': 'ttl' },
+        values: {
+          ':count': count,
+          ':totalRoom': quota - count,
+          ':secondRoom': limit.burst - count,
+          ':ttl': at.windowStart + SUSTAINED_WINDOW_SECONDS + WINDOW_KEPT_SECONDS,
+        },
+      },
+    );
+    await ctx.db.send(new UpdateCommand({ ...update.Update, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
+    return { admitted: true, count };
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    // The low-level item (the document client does not unmarshall this one), as the window's counts.
+    const returned = documentItemOf(error.Item);
+    const old: Readonly<Record<string, number | undefined>> = returned ? rateWindowEntity.parse(returned) : {};
+    const counts = { total: old.total ?? 0, inSecond: old[`s${at.second}`] ?? 0 };
+    const room = Math.min(quota - counts.total, limit.burst - counts.inSecond);
+    if (room >= 1 && room < count) return takeTokens(ctx, apiKey, limit, at, room);
+    const admission = decide(limit, counts, at.nowMs);
+    // The condition failed, so one of the counts is at its quota; `decide` names which and when it frees up.
+    return admission.admitted
+      ? (decide(limit, { total: quota, inSecond: limit.burst }, at.nowMs) as Extract<Admission, { admitted: false }>)
+      : admission;
+  }
+}
+
+/** Tokens a process took and its second left unused go back to the window's total (not to the second's count: it has passed). */
+async function giveBack(ctx: Pick<AppContext, 'db' | 'tables'>, apiKey: string, tokens: HeldTokens): Promise<void> {
+  const update = rateWindowEntity.update(
+    ctx.tables,
+    { api_key: apiKey, window_start: tokens.windowStart },
+    {
+      update: 'ADD #total :unused',
+      condition: 'attribute_exists(#total)',
+      names: { '#total': 'total' },
+      values: { ':unused': -tokens.left },
+    },
+  );
+  // Best effort: a return that fails leaves the window's total high, which refuses early, never admits more.
+  await ctx.db.send(new UpdateCommand(update.Update)).catch(() => undefined);
 }
 
 /**

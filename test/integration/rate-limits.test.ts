@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { startHttpServer } from '../../infra/local/server.js';
 import { UsageError } from '../../infra/ops/command.js';
-import { SUSTAINED_WINDOW_SECONDS } from '../../lib/domain/rate-limits.js';
+import { type RateLimiter, SUSTAINED_WINDOW_SECONDS } from '../../lib/domain/rate-limits.js';
+import { tableRateLimiter } from '../../lib/store/rate-limits.js';
 import { sign } from '../../lib/http/signature.js';
 import { auditLog } from '../../lib/store/audit.js';
 import { getApiKey, readRateLimit } from '../../lib/store/api-keys.js';
@@ -284,6 +285,65 @@ describe('per-platform rate limits', () => {
     expect(local.response.status).toBe(200);
     expect(local.calls.length).toBe(first.calls.length - 1);
     expect(local.calls).not.toContain('UpdateItemCommand');
+  });
+});
+
+describe('the deployed counter takes tokens in blocks (RATE_LIMIT_COUNTER=table)', () => {
+  const LIMIT = { rps: 100, burst: 200 };
+  const QUOTA = LIMIT.rps * SUSTAINED_WINDOW_SECONDS;
+  // A time far from the suite's clock, at the start of a sustained window.
+  const BASE_MS = 1_900_000_000_000;
+
+  /** Three containers sharing the table, each with its own held tokens; every UpdateItem counted. */
+  function containers() {
+    const calls = { updates: 0 };
+    const db = clientWith(
+      (next, context) => async (args) => {
+        if (context.commandName === 'UpdateItemCommand') calls.updates += 1;
+        return next(args);
+      },
+      'countUpdates',
+      'initialize',
+    );
+    const limiters = [0, 1, 2].map(() => tableRateLimiter({ db, tables: ctx.tables }));
+    return { calls, limiters };
+  }
+
+  /** `perSecond` requests a second to each container, for `seconds`: what each aligned window admitted. */
+  async function offer(limiters: RateLimiter[], apiKey: string, perSecond: number, seconds: number) {
+    const admittedByWindow = new Map<number, number>();
+    let requests = 0;
+    for (let second = 0; second < seconds; second++) {
+      for (let turn = 0; turn < perSecond; turn++) {
+        for (const limiter of limiters) {
+          const nowMs = BASE_MS + second * 1000 + Math.floor((turn * 1000) / perSecond);
+          requests += 1;
+          // As the signature middleware does: a key this container saw refused is refused from memory.
+          if (limiter.knownFull(apiKey, nowMs)) continue;
+          const admission = await limiter.admit(apiKey, LIMIT, nowMs);
+          const window = Math.floor(second / SUSTAINED_WINDOW_SECONDS);
+          if (admission.admitted) admittedByWindow.set(window, (admittedByWindow.get(window) ?? 0) + 1);
+        }
+      }
+    }
+    return { admittedByWindow, requests };
+  }
+
+  it('never admits more than a window allows across containers, and refuses little that fits, at well under 0.2 writes a request', async () => {
+    // 180 requests a second against a limit of 100: each window's quota is met, never passed.
+    const { calls, limiters } = containers();
+    const flooded = await offer(limiters, `key-${randomUUID()}`, 60, 30);
+    for (const admitted of flooded.admittedByWindow.values()) {
+      expect(admitted).toBeLessThanOrEqual(QUOTA);
+      expect(admitted).toBeGreaterThanOrEqual(QUOTA * 0.9);
+    }
+    expect(calls.updates / flooded.requests).toBeLessThan(0.2);
+
+    // 81 a second, within the limit: every request admitted, the tokens a container held unused given back.
+    calls.updates = 0;
+    const within = await offer(limiters, `key-${randomUUID()}`, 27, 20);
+    expect([...within.admittedByWindow.values()]).toEqual([27 * 3 * 10, 27 * 3 * 10]);
+    expect(calls.updates / within.requests).toBeLessThan(0.2);
   });
 });
 
