@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand, type DeleteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { clientIdClaimEntity, idempotencyRecordEntity, replayClaimEntity } from './entities/window.js';
-import type { ConditionExpressions, StoredItem } from './entity/entity.js';
+import type { ConditionExpressions } from './entity/entity.js';
 import { documentItemOf } from './table/returned-item.js';
 import { ConflictError, type QueuedBookingRef } from '../domain/errors.js';
 import { decryptSecret, encryptSecret } from '../crypto/secret-cipher.js';
@@ -25,15 +25,6 @@ function windowAttributes(nowMs: number, windowMs: number) {
 }
 
 /**
- * A claim's put without the `type` its entity stamps: nothing reads one in the TTL table, and these items are
- * written as they always were (every signed request writes one, every POST with an X-Request-Id another).
- */
-function untyped<T extends { Put: { Item: StoredItem } }>(write: T): T {
-  const { type: _type, ...item } = write.Put.Item;
-  return { ...write, Put: { ...write.Put, Item: item } };
-}
-
-/**
  * The transaction item that claims a client id (client_transfer_id, client_trade_id) for 72 hours. It goes
  * into the same TransactWriteItems as the record it protects, so the record and its claim exist together or
  * not at all. The caller tags it with the domain error its failed condition means (the id is taken).
@@ -46,16 +37,14 @@ export function clientIdClaim(
   nowMs: number,
   refersTo: string,
 ): TransactItem {
-  return untyped(
-    clientIdClaimEntity.put(
-      ctx.tables,
-      { refers_to: refersTo, ...windowAttributes(nowMs, HOURS_72_MS) },
-      {
-        extra: { kind, platform_code: platformCode, client_id: clientId },
-        condition: FREE_OR_EXPIRED,
-        values: { ':now': nowMs },
-      },
-    ),
+  return clientIdClaimEntity.put(
+    ctx.tables,
+    { refers_to: refersTo, ...windowAttributes(nowMs, HOURS_72_MS) },
+    {
+      extra: { kind, platform_code: platformCode, client_id: clientId },
+      condition: FREE_OR_EXPIRED,
+      values: { ':now': nowMs },
+    },
   );
 }
 
@@ -86,7 +75,7 @@ export async function claimSignature(
       },
       { extra: { api_key: apiKey, signature }, condition: FREE_OR_EXPIRED, values: { ':now': nowMs } },
     );
-    await ctx.db.send(new PutCommand({ ...untyped(put).Put, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
+    await ctx.db.send(new PutCommand({ ...put.Put, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
     return { fresh: true };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -172,7 +161,7 @@ export async function beginIdempotentRequest(
         values: { ':now': nowMs, ':inProgress': 'IN_PROGRESS', ':hash': requestHash },
       },
     );
-    await ctx.db.send(new PutCommand({ ...untyped(put).Put, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
+    await ctx.db.send(new PutCommand({ ...put.Put, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
     return { kind: 'started' };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;

@@ -68,6 +68,17 @@ describe('an entity', () => {
     expect(due).toMatchObject({ gsi2pk: 'WIDGETS#DUE', gsi2sk: '000000000000005#w1' });
   });
 
+  it('stamps no type on a TTL-table item: its key prefix says what it is', () => {
+    const claim = defineEntity({
+      type: 'claim',
+      table: 'ttl',
+      description: 'a test claim',
+      schema: z.object({ expires_at_ms: integer }),
+      key: { pk: 'CLAIM#{id}' },
+    });
+    expect(claim.item({ expires_at_ms: 5 }, { id: 'c1' })).toEqual({ pk: 'CLAIM#c1', expires_at_ms: 5 });
+  });
+
   it('refuses to write an item missing a part of a non-sparse index, or one its schema refuses', () => {
     expect(() => widget.item({ widget_id: 'w1', platform_code: 'P1', balance: '1', count: 0 })).toThrow(
       /no value for created_ms/,

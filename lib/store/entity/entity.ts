@@ -283,7 +283,9 @@ export function defineEntity<
       const parts = { ...value, ...extra };
       const item: StoredItem = {
         ...keyOf(parts),
-        type: definition.type,
+        // The main table's items say what they are (its partitions mix entities; scans and the stream branch on
+        // it); a TTL-table item's key prefix does, and every byte there is paid on every request's claim.
+        ...(definition.table === 'main' && { type: definition.type }),
         ...(definition.version !== undefined && { item_version: definition.version }),
       };
       for (const [name, index] of indexes) {
