@@ -42,6 +42,8 @@ export interface ServiceSettings {
   spotSettlementDeadlineSeconds: number;
   /** Overdue trades one sweep invocation revives at most (the next one, 5 minutes later, takes the rest). */
   settlementSweepMaxTrades: number;
+  /** Records a filtered list's count reads at most when its filters have no counter (then the count is null). */
+  listCountBudget: number;
   /** One execution's share of a long settlement (under Step Functions' one year and 25,000 events). */
   settlementLegSeconds: number;
   /** Empty: the design's schedule (5 s ... 24 h). */
@@ -64,6 +66,7 @@ export const DEFAULT_SETTINGS: ServiceSettings = {
   settlementSessionSeconds: 3600,
   spotSettlementDeadlineSeconds: 172800,
   settlementSweepMaxTrades: 1000,
+  listCountBudget: 10_000,
   settlementLegSeconds: 30 * 24 * 3600,
   webhookRetryScheduleSeconds: '',
   logLevel: 'info',
@@ -160,6 +163,7 @@ export class TradingSettlementStack extends Stack {
       SETTLEMENT_SESSION_SECONDS: String(settings.settlementSessionSeconds),
       SPOT_SETTLEMENT_DEADLINE_SECONDS: String(settings.spotSettlementDeadlineSeconds),
       SETTLEMENT_SWEEP_MAX_TRADES: String(settings.settlementSweepMaxTrades),
+      LIST_COUNT_BUDGET: String(settings.listCountBudget),
       SETTLEMENT_LEG_SECONDS: String(settings.settlementLegSeconds),
       // Deployed: https only, and never a private or loopback address.
       WEBHOOK_ALLOW_PRIVATE_URLS: 'false',

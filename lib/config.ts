@@ -58,6 +58,11 @@ const schema = z.object({
     z.coerce.number().check(z.int(), z.positive(), z.lte(MAX_LEG_SECONDS)),
     30 * 24 * 3600,
   ),
+  /**
+   * The most records a list's count evaluates when its filters have no stored counter; past it `count` and
+   * `total_pages` are null (unknown), so such a count never costs more than this, however long the history.
+   */
+  LIST_COUNT_BUDGET: z._default(positiveInteger, 10_000),
   /** Overdue trades one settlement sweep invocation revives at most; the next invocation takes the rest. */
   SETTLEMENT_SWEEP_MAX_TRADES: z._default(positiveInteger, 1000),
   /**

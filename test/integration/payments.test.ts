@@ -302,7 +302,9 @@ describe('payment status events', () => {
         result: 'applied',
         payment: { status: 'reversed' },
       });
-      expect(warn.mock.calls.map(([message, attributes]) => ({ message, ...(attributes as object) }))).toEqual([
+      // Only the overdraft's warning: a loaded machine may log others (a retried throttle) meanwhile.
+      const belowZero = warn.mock.calls.filter(([message]) => String(message).includes('below zero'));
+      expect(belowZero.map(([message, attributes]) => ({ message, ...(attributes as object) }))).toEqual([
         expect.objectContaining({
           message: expect.stringContaining('below zero'),
           platform_code: platform.platformCode,

@@ -67,9 +67,6 @@ export const PAGE_READ_BUDGET = 1_000;
 /** `page=N` reaches this many records at most (page x page_size); deeper is reached with `cursor`. */
 const PAGE_WINDOW = 10_000;
 
-/** The most records a count without a stored counter evaluates; beyond, the count is null (unknown). */
-export const COUNT_BUDGET = 10_000;
-
 const CURSOR_PROBLEM =
   'cursor: not a cursor this list issued for this platform and these filters; start again without cursor';
 
@@ -319,23 +316,24 @@ function cursorStart(
 
 /**
  * How many records a list without a stored counter holds: a COUNT Query over its key range and filter
- * (only counts leave DynamoDB) that evaluates at most COUNT_BUDGET records. Past that it answers null
+ * (only counts leave DynamoDB) that evaluates at most `LIST_COUNT_BUDGET` records. Past that it answers null
  * (unknown): a filter combination with no counter never costs more than the budget, however long the
  * platform's history.
  */
 async function boundedCount(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry' | 'config'>,
   index: ListIndex,
 ): Promise<number | null> {
+  const budget = ctx.config.LIST_COUNT_BUDGET;
   const base = queryInput(ctx, index);
   let count = 0;
   let evaluated = 0;
   let startKey: Record<string, unknown> | undefined;
   do {
-    if (evaluated >= COUNT_BUDGET) return null;
+    if (evaluated >= budget) return null;
     const out = await withRetry(ctx, { what: 'list count' }, () =>
       ctx.db.send(
-        new QueryCommand({ ...base, Select: 'COUNT', Limit: COUNT_BUDGET - evaluated, ExclusiveStartKey: startKey }),
+        new QueryCommand({ ...base, Select: 'COUNT', Limit: budget - evaluated, ExclusiveStartKey: startKey }),
       ),
     );
     count += out.Count ?? 0;
