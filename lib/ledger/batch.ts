@@ -82,37 +82,61 @@ interface PlannedBooking {
 }
 
 /**
- * A refused booking's claim (a client id, say) tested without being written: a ConditionCheck with the claim's
- * own condition. A booking a debit can't cover is refused before its transaction, so without it a duplicate
- * that also lacks funds would hear "insufficient balance" where the cold path (claims first) says "already
- * used": the probe rides in the round's transaction, and if it fails the booking is refused for the claim.
+ * A refused booking's own condition (a client id's claim, a state it expects) tested without being written: a
+ * ConditionCheck with the item's own condition. A booking a debit can't cover is refused before its
+ * transaction, so without it the answer would differ from the cold path's, where the booking's own items come
+ * before the accounts and their failed condition is the one reported: a duplicate that also lacks funds would
+ * hear "insufficient balance" rather than "already used", and a chunk of an award distribution another run
+ * credited (taking its escrow lane's part with it) would hear, from its trades' ids, that a trade id is taken
+ * rather than that the chunk is credited. The probes ride in the round's transaction in the booking's own item
+ * order, and if one fails the booking is refused for the first of them, as the cold path would refuse it.
  */
 interface ClaimProbe {
   index: number;
   item: TransactItem;
 }
 
-/** The probes of a booking's own claims: its Puts whose failed condition has a meaning of its own. */
+/**
+ * The probes of a booking's own conditioned writes (Put, Update, Delete) whose failed condition has a meaning
+ * of its own, in item order. Its condition checks are not probed: they name items (a participant, say) that
+ * other bookings of the round check too, and a lock is found by the transaction when the booking is covered.
+ */
 function claimProbes(booking: StoredBooking): ClaimProbe[] {
   return booking.items.flatMap((stored, index) => {
-    const put = stored.item.Put;
-    if (!put?.ConditionExpression || !stored.refusal) return [];
-    const { pk, sk } = put.Item as Record<string, unknown>;
+    if (!stored.refusal) return [];
+    const write = stored.item.Put ?? stored.item.Update ?? stored.item.Delete;
+    const condition = write?.ConditionExpression;
+    if (!write || !condition) return [];
+    const key = stored.item.Put
+      ? { pk: stored.item.Put.Item?.pk, sk: stored.item.Put.Item?.sk }
+      : (write as { Key?: Record<string, unknown> }).Key;
+    const { pk, sk } = key ?? {};
+    // An update's names and values serve its update expression too; a check may carry only those its condition uses.
+    const names = usedIn(condition, write.ExpressionAttributeNames);
+    const values = usedIn(condition, write.ExpressionAttributeValues);
     return [
       {
         index,
         item: {
           ConditionCheck: {
-            TableName: put.TableName,
+            TableName: write.TableName,
             Key: { pk, ...(sk !== undefined && { sk }) },
-            ConditionExpression: put.ConditionExpression,
-            ...(put.ExpressionAttributeNames && { ExpressionAttributeNames: put.ExpressionAttributeNames }),
-            ...(put.ExpressionAttributeValues && { ExpressionAttributeValues: put.ExpressionAttributeValues }),
+            ConditionExpression: condition,
+            ...(names && { ExpressionAttributeNames: names }),
+            ...(values && { ExpressionAttributeValues: values }),
           },
         },
       },
     ];
   });
+}
+
+/** The entries of an expression's names (`#x`) or values (`:x`) that `expression` uses; undefined when none. */
+function usedIn<T>(expression: string, entries: Record<string, T> | undefined): Record<string, T> | undefined {
+  if (!entries) return undefined;
+  const tokens = new Set(expression.match(/[#:][A-Za-z0-9_]+/g) ?? []);
+  const used = Object.entries(entries).filter(([token]) => tokens.has(token));
+  return used.length > 0 ? Object.fromEntries(used) : undefined;
 }
 
 interface BatchPlan {
@@ -172,9 +196,12 @@ export function planBatch(
     );
     if (applied.kind === 'refused') {
       const refusal = insufficientBalance(changes, applied.key, applied.change);
-      // Its claims are probed where the transaction has room and names none of their items already.
-      const probes = claimProbes(booking).filter((probe) => !named.has(keyIdentity(probe.item)));
-      const fits = size + (options.queued ? 2 : 0) + probes.length <= MAX_TRANSACTION_ITEMS;
+      // Its own conditions are probed where the transaction has room and names none of their items already:
+      // all of them or none, so the one reported is the first that fails in the booking's own order.
+      const probes = claimProbes(booking);
+      const fits =
+        probes.every((probe) => !named.has(keyIdentity(probe.item))) &&
+        size + (options.queued ? 2 : 0) + probes.length <= MAX_TRANSACTION_ITEMS;
       const kept = fits ? probes : [];
       for (const probe of kept) named.add(keyIdentity(probe.item));
       planned.push({ booking, position, outcome: { kind: 'refused', refusal, probes: kept } });

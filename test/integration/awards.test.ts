@@ -631,3 +631,61 @@ describe('POST /awards/distribute across chunks', () => {
     );
   });
 });
+
+describe('POST /awards/distribute resumed on a hot account', () => {
+  /**
+   * Two resumes of one open distribution (the simulation's duplicate workers, seeds 303 and 404 at 10,000
+   * operations) whose chunk pays a hot account: both queue the chunk's booking behind it, the committer's
+   * first round credits one, and its next round finds the other's debit of the escrow lane uncovered (the
+   * first took the lane's last part). Such a booking is refused for its funds with its own conditions probed;
+   * the chunk's marker must be among them, ahead of its trades, so the loser hears that the chunk is credited
+   * (and finishes quietly) rather than that a trade id is taken (an internal error, a 500).
+   */
+  it('resumes racing on a chunk whose recipient is hot: the loser finishes quietly, each recipient paid once', async () => {
+    quietCrashLogs();
+    // The lane holds only this distribution's part: the chunk credited empties it.
+    const own = await newPlatform();
+    const codes = await customersViaStore(own.platformCode, 3);
+    await fund(own.participantCode, 'BTC', '0.001', 'awards');
+    for (const code of codes) await fund(code, 'BTC', '0.00000001');
+    const before = await customerBalances(own, codes);
+    const crashed = await own.post(
+      DISTRIBUTE,
+      { asset: 'BTC', quantity: '0.00000019', participant_codes: codes },
+      { via: crashingAfterChunks(0) },
+    );
+    expect(crashed.status).toBe(500);
+    const requestId = crashed.headers.get('x-request-id')!;
+    const recorded = await getDistribution(ctx, own.platformCode, requestId);
+    expect(recorded!.chunks.map((chunk) => chunk.status)).toEqual(['pending']);
+    // Contention elsewhere has made one recipient's account hot: its bookings queue for group commit.
+    await ctx.db.send(
+      new UpdateCommand({
+        TableName: ctx.tables.main,
+        Key: accountEntity.key(customerAccount(own, codes[1]!)),
+        UpdateExpression: 'SET hot_until_ms = :until',
+        ExpressionAttributeValues: { ':until': ctx.clock.nowMs() + 10 * 60_000 },
+      }),
+    );
+
+    const results = await Promise.allSettled([
+      resumeDistribution(ctx, own.platformCode, requestId),
+      resumeDistribution(ctx, own.platformCode, requestId),
+    ]);
+    // Nothing here waits past its bound, so neither needs a 503: both answer the completed distribution.
+    expect(results.map((result) => (result.status === 'rejected' ? String(result.reason) : 'fulfilled'))).toEqual([
+      'fulfilled',
+      'fulfilled',
+    ]);
+    const answered = results.map((result) => JSON.stringify((result as PromiseFulfilledResult<unknown>).value));
+    expect(answered[0]).toBe(answered[1]);
+
+    const done = await getDistribution(ctx, own.platformCode, requestId);
+    expect(done!.distribution.status).toBe('completed');
+    const after = await customerBalances(own, codes);
+    expect(after.map((balance, i) => new Money(balance).minus(before[i]!).toFixed())).toEqual(
+      Array(3).fill('0.00000019'),
+    );
+    expect((await escrowBalance(own)).toFixed()).toBe('0');
+  });
+});

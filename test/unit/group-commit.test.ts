@@ -254,4 +254,118 @@ describe('planBatch and batchTransaction', () => {
       { numRuns: 150 },
     );
   });
+
+  /**
+   * A booking its debit can't cover is refused before the round's transaction, with its own conditions probed
+   * there in its own item order, as the cold path would report them. Seeds 303 and 404 (10,000 operations): a
+   * chunk of an award distribution that another run had credited probed only its trades (Puts), not its
+   * marker (an Update), and its run heard "trade id taken" (a 500) instead of "chunk already credited".
+   */
+  it("a refused booking probes its conditioned writes, Updates too, in its own order, each with only its condition's names and values", () => {
+    const chunk = decodeBooking(
+      encodeBooking({
+        id: 'b0001',
+        atMs: 1_000,
+        movement: {
+          movement_id: 'm1',
+          type: 'transfer',
+          reference: 'transfer:1',
+          legs: [
+            { account: account('a'), platform_code: PLATFORM, amount: '-5' },
+            { account: account('b'), platform_code: PLATFORM, amount: '5' },
+          ],
+        },
+        items: [
+          {
+            item: {
+              Update: {
+                TableName: 'main',
+                Key: { pk: 'AWARDS#D', sk: 'CHUNK#0000' },
+                UpdateExpression: 'SET #status = :credited, credited_at = :now',
+                ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: { ':credited': 'credited', ':pending': 'pending', ':now': 1 },
+              },
+            },
+            refusal: { status: 409, errors: ['chunk already credited'] },
+          },
+          {
+            item: {
+              ConditionCheck: {
+                TableName: 'main',
+                Key: { pk: 'PARTICIPANT#P2', sk: 'PARTICIPANT' },
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
+            refusal: { status: 400, errors: ['participant locked'] },
+          },
+          {
+            item: {
+              Put: {
+                TableName: 'main',
+                Item: { pk: 'TRADE#T', sk: 'TRADE' },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            refusal: { status: 409, errors: ['trade id taken'] },
+          },
+          // No refusal of its own: nothing to probe.
+          {
+            item: {
+              Put: {
+                TableName: 'main',
+                Item: { pk: 'EVENT#E', sk: 'EVENT' },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+          },
+        ],
+      }),
+    );
+    const reads = new Map<string, AccountRead>(
+      ['a', 'b'].map((label) => [
+        accountKey(account(label)),
+        {
+          account: account(label),
+          platformCode: PLATFORM,
+          exists: true,
+          balance: new Money(1),
+          version: 3,
+          hotUntilMs: 0,
+        },
+      ]),
+    );
+    const plan = planBatch([chunk], reads, { queued: true, refuseUncovered: true });
+    expect(plan.planned[0]!.outcome.kind).toBe('refused');
+    const transaction = batchTransaction(
+      ctx,
+      plan,
+      reads,
+      { account: 'hot', shardOf: () => 0, resultExpiresAtMs: 0, resultTtlSeconds: 0 },
+      0,
+    );
+    const checks = transaction.items.flatMap((item, i) =>
+      item.ConditionCheck ? [{ check: item.ConditionCheck, origin: transaction.origins[i] }] : [],
+    );
+    expect(checks).toEqual([
+      {
+        check: {
+          TableName: 'main',
+          Key: { pk: 'AWARDS#D', sk: 'CHUNK#0000' },
+          ConditionExpression: 'attribute_exists(pk) AND #status = :pending',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':pending': 'pending' },
+        },
+        origin: { kind: 'item', booking: 0, index: 0 },
+      },
+      {
+        check: {
+          TableName: 'main',
+          Key: { pk: 'TRADE#T', sk: 'TRADE' },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+        origin: { kind: 'item', booking: 0, index: 2 },
+      },
+    ]);
+  });
 });
