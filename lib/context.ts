@@ -3,6 +3,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { Config } from './config.js';
+import type { ApiKey } from './store/entities/api-key.js';
 import type { BookingResult } from './domain/group-commit.js';
 import type { RateLimiter } from './domain/rate-limits.js';
 import type { CursorKey } from './runtime/cursor-key.js';
@@ -48,6 +49,11 @@ export interface AppContext {
 export interface ContextCaches {
   /** Decrypted API secrets by their ciphertext (a KMS call each on AWS), each until `untilMs`. */
   apiSecrets: Map<string, { secret: Buffer; untilMs: number }>;
+  /**
+   * API key items by key, as read at `readAtMs`: a safe request (GET of a route that writes nothing) may be
+   * verified against one a few seconds old (`KEY_ITEM_KEPT_FOR_READS_MS`, lib/store/api-keys.ts); writes read afresh.
+   */
+  apiKeys: Map<string, { key: ApiKey; readAtMs: number }>;
   /** Decrypted webhook endpoint secrets by their ciphertext, each until `untilMs`. */
   webhookSecrets: Map<string, { secret: string; untilMs: number }>;
   /** Per hot account's queue, this process's waiters taking turns (lib/ledger/engine.ts). */

@@ -64,6 +64,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     config,
     caches: {
       apiSecrets: new Map(),
+      apiKeys: new Map(),
       webhookSecrets: new Map(),
       hotAccounts: new Map(),
       migrations: new Map(),

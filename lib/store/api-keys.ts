@@ -93,9 +93,52 @@ export async function getApiKey(ctx: Pick<AppContext, 'db' | 'tables'>, apiKey: 
 }
 
 /**
+ * How old a key item a safe request (a GET of a route that writes nothing) may be verified against. Reading the
+ * key on every request cost each read a round trip of its own (GET by id 2 calls, lists 3); kept this long, a
+ * revocation (or a new rate limit) reaches reads within 5 s, and writes at once: they always read the key.
+ */
+export const KEY_ITEM_KEPT_FOR_READS_MS = 5_000;
+
+/** Past this many keys kept, the ones too old to use are dropped (only keys that exist are kept). */
+const KEY_ITEMS_SWEPT_PAST = 1_000;
+
+/**
+ * The key item a request is verified against: for a safe request one this context read less than
+ * `KEY_ITEM_KEPT_FOR_READS_MS` ago, else read now (and kept, so a revocation a write sees reaches this
+ * context's reads at once too). Only the item is kept: the caller still checks the passphrase and the
+ * signature of every request against it. An unknown key is never kept, so guessed keys cannot fill the cache.
+ */
+export async function apiKeyForRequest(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'caches'>,
+  apiKey: string,
+  safe: boolean,
+): Promise<ApiKey | undefined> {
+  const kept = ctx.caches.apiKeys;
+  const nowMs = ctx.clock.nowMs();
+  if (safe) {
+    const entry = kept.get(apiKey);
+    // A clock that went back (a test's) makes the age negative: read again rather than trust it.
+    if (entry && nowMs >= entry.readAtMs && nowMs - entry.readAtMs < KEY_ITEM_KEPT_FOR_READS_MS) return entry.key;
+  }
+  // Aged from before the read: a revocation committed while it was in flight is not kept past the limit.
+  const key = await getApiKey(ctx, apiKey);
+  if (!key) {
+    kept.delete(apiKey);
+    return undefined;
+  }
+  if (kept.size >= KEY_ITEMS_SWEPT_PAST) {
+    for (const [name, entry] of kept) {
+      if (!(nowMs >= entry.readAtMs && nowMs - entry.readAtMs < KEY_ITEM_KEPT_FOR_READS_MS)) kept.delete(name);
+    }
+  }
+  kept.set(apiKey, { key, readAtMs: nowMs });
+  return key;
+}
+
+/**
  * Decrypting a secret costs a KMS call on AWS, so the context keeps decrypted secrets for a few minutes (a
- * warm Lambda's context lives as long as its container). Revocation is still seen at once: the key item is
- * read on every request.
+ * warm Lambda's context lives as long as its container). Keeping the secret delays no revocation: whether the
+ * key is revoked is the key item's, read as `apiKeyForRequest` says.
  */
 const SECRET_KEPT_MS = 5 * 60_000;
 
