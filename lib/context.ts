@@ -5,6 +5,7 @@ import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { Config } from './config.js';
 import type { ApiKey } from './store/entities/api-key.js';
 import type { BookingResult } from './domain/group-commit.js';
+import type { AccountRef } from './domain/ledger.js';
 import type { RateLimiter } from './domain/rate-limits.js';
 import type { CursorKey } from './runtime/cursor-key.js';
 import type { Deadlines } from './runtime/deadline.js';
@@ -54,6 +55,14 @@ export interface ContextCaches {
    * verified against one a few seconds old (`KEY_ITEM_KEPT_FOR_READS_MS`, lib/store/api-keys.ts); writes read afresh.
    */
   apiKeys: Map<string, { key: ApiKey; readAtMs: number }>;
+  /**
+   * Lookups whose answer never changes once found, so a read by id needs no index lookup the second time
+   * (`lib/store/table/kept-lookups.ts`): an account id's parts (the id is their hash), a customer e-mail's
+   * participant code (an e-mail claim is never removed or repointed). Never what they lead to: balances and
+   * participants are read afresh.
+   */
+  accountRefs: Map<string, AccountRef>;
+  customerCodes: Map<string, string>;
   /** Decrypted webhook endpoint secrets by their ciphertext, each until `untilMs`. */
   webhookSecrets: Map<string, { secret: string; untilMs: number }>;
   /** Per hot account's queue, this process's waiters taking turns (lib/ledger/engine.ts). */

@@ -65,6 +65,8 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     caches: {
       apiSecrets: new Map(),
       apiKeys: new Map(),
+      accountRefs: new Map(),
+      customerCodes: new Map(),
       webhookSecrets: new Map(),
       hotAccounts: new Map(),
       migrations: new Map(),
