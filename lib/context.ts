@@ -3,7 +3,6 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { Config } from './config.js';
-import type { ApiKey } from './store/entities/api-key.js';
 import type { BookingResult } from './domain/group-commit.js';
 import type { AccountRef } from './domain/ledger.js';
 import type { RateLimiter } from './domain/rate-limits.js';
@@ -51,10 +50,11 @@ export interface ContextCaches {
   /** Decrypted API secrets by their ciphertext (a KMS call each on AWS), each until `untilMs`. */
   apiSecrets: Map<string, { secret: Buffer; untilMs: number }>;
   /**
-   * API key items by key, as read at `readAtMs`: a safe request (GET of a route that writes nothing) may be
-   * verified against one a few seconds old (`KEY_ITEM_KEPT_FOR_READS_MS`, lib/store/api-keys.ts); writes read afresh.
+   * API key items by key, as stored and read at `readAtMs` (parsed on each use, like any item read): a safe
+   * request (a GET of a route that writes nothing) may be verified against one a few seconds old
+   * (`KEY_ITEM_KEPT_FOR_READS_MS`, lib/store/api-keys.ts); writes read afresh.
    */
-  apiKeys: Map<string, { key: ApiKey; readAtMs: number }>;
+  apiKeys: Map<string, { item: Record<string, unknown>; readAtMs: number }>;
   /**
    * Lookups whose answer never changes once found, so a read by id needs no index lookup the second time
    * (`lib/store/table/kept-lookups.ts`): an account id's parts (the id is their hash), a customer e-mail's

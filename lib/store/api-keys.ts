@@ -86,10 +86,18 @@ export async function createApiKey(
 /** Longer than any key we issue (32 characters); DynamoDB would refuse the lookup of a key over 2 KB. */
 const MAX_API_KEY_LENGTH = 128;
 
-export async function getApiKey(ctx: Pick<AppContext, 'db' | 'tables'>, apiKey: string): Promise<ApiKey | undefined> {
+async function readKeyItem(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  apiKey: string,
+): Promise<Record<string, unknown> | undefined> {
   if (apiKey.length > MAX_API_KEY_LENGTH) return undefined;
   const out = await ctx.db.send(new GetCommand(apiKeyEntity.get(ctx.tables, { api_key: apiKey })));
-  return out.Item ? apiKeyEntity.parse(out.Item) : undefined;
+  return out.Item;
+}
+
+export async function getApiKey(ctx: Pick<AppContext, 'db' | 'tables'>, apiKey: string): Promise<ApiKey | undefined> {
+  const item = await readKeyItem(ctx, apiKey);
+  return item ? apiKeyEntity.parse(item) : undefined;
 }
 
 /**
@@ -115,23 +123,23 @@ export async function apiKeyForRequest(
 ): Promise<ApiKey | undefined> {
   const kept = ctx.caches.apiKeys;
   const nowMs = ctx.clock.nowMs();
+  // A clock that went back (a test's) makes the age negative: read again rather than trust it.
+  const fresh = (readAtMs: number) => nowMs >= readAtMs && nowMs - readAtMs < KEY_ITEM_KEPT_FOR_READS_MS;
   if (safe) {
     const entry = kept.get(apiKey);
-    // A clock that went back (a test's) makes the age negative: read again rather than trust it.
-    if (entry && nowMs >= entry.readAtMs && nowMs - entry.readAtMs < KEY_ITEM_KEPT_FOR_READS_MS) return entry.key;
+    if (entry && fresh(entry.readAtMs)) return apiKeyEntity.parse(entry.item);
   }
   // Aged from before the read: a revocation committed while it was in flight is not kept past the limit.
-  const key = await getApiKey(ctx, apiKey);
-  if (!key) {
+  const item = await readKeyItem(ctx, apiKey);
+  if (!item) {
     kept.delete(apiKey);
     return undefined;
   }
+  const key = apiKeyEntity.parse(item);
   if (kept.size >= KEY_ITEMS_SWEPT_PAST) {
-    for (const [name, entry] of kept) {
-      if (!(nowMs >= entry.readAtMs && nowMs - entry.readAtMs < KEY_ITEM_KEPT_FOR_READS_MS)) kept.delete(name);
-    }
+    for (const [name, entry] of kept) if (!fresh(entry.readAtMs)) kept.delete(name);
   }
-  kept.set(apiKey, { key, readAtMs: nowMs });
+  kept.set(apiKey, { item, readAtMs: nowMs });
   return key;
 }
 
