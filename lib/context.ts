@@ -4,6 +4,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { Config } from './config.js';
 import type { BookingResult } from './domain/group-commit.js';
+import type { AccountRef } from './domain/ledger.js';
 import type { RateLimiter } from './domain/rate-limits.js';
 import type { CursorKey } from './runtime/cursor-key.js';
 import type { Deadlines } from './runtime/deadline.js';
@@ -48,6 +49,20 @@ export interface AppContext {
 export interface ContextCaches {
   /** Decrypted API secrets by their ciphertext (a KMS call each on AWS), each until `untilMs`. */
   apiSecrets: Map<string, { secret: Buffer; untilMs: number }>;
+  /**
+   * API key items by key, as stored and read at `readAtMs` (parsed on each use, like any item read): a safe
+   * request (a GET of a route that writes nothing) may be verified against one a few seconds old
+   * (`KEY_ITEM_KEPT_FOR_READS_MS`, lib/store/api-keys.ts); writes read afresh.
+   */
+  apiKeys: Map<string, { item: Record<string, unknown>; readAtMs: number }>;
+  /**
+   * Lookups whose answer never changes once found, so a read by id needs no index lookup the second time
+   * (`lib/store/table/kept-lookups.ts`): an account id's parts (the id is their hash), a customer e-mail's
+   * participant code (an e-mail claim is never removed or repointed). Never what they lead to: balances and
+   * participants are read afresh.
+   */
+  accountRefs: Map<string, AccountRef>;
+  customerCodes: Map<string, string>;
   /** Decrypted webhook endpoint secrets by their ciphertext, each until `untilMs`. */
   webhookSecrets: Map<string, { secret: string; untilMs: number }>;
   /** Per hot account's queue, this process's waiters taking turns (lib/ledger/engine.ts). */

@@ -64,6 +64,9 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
     config,
     caches: {
       apiSecrets: new Map(),
+      apiKeys: new Map(),
+      accountRefs: new Map(),
+      customerCodes: new Map(),
       webhookSecrets: new Map(),
       hotAccounts: new Map(),
       migrations: new Map(),

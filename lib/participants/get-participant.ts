@@ -1,6 +1,6 @@
 import { isValidEmail, normaliseEmail } from '../domain/email.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
-import { customerCodeByEmail, getParticipantOfPlatform } from '../store/participants.js';
+import { keptCustomerCodeByEmail, getParticipantOfPlatform } from '../store/participants.js';
 import { participantView } from './list-participants.js';
 import type { AppContext } from '../context.js';
 
@@ -22,7 +22,7 @@ function decodedSegment(segment: string): string {
 export async function getParticipantByEmail(ctx: AppContext, platformCode: string, rawEmail: string) {
   const email = decodedSegment(rawEmail).trim();
   if (!isValidEmail(email)) throw new ValidationError(['email: must be a valid e-mail address']);
-  const code = await customerCodeByEmail(ctx, platformCode, normaliseEmail(email));
+  const code = await keptCustomerCodeByEmail(ctx, platformCode, normaliseEmail(email));
   const participant = code === undefined ? undefined : await getParticipantOfPlatform(ctx, platformCode, code);
   if (!participant) throw new NotFoundError('participant not found');
   return { message: participantView(participant) };

@@ -2,7 +2,7 @@ import { normaliseEmail } from '../domain/email.js';
 import { ValidationError } from '../domain/errors.js';
 import { listEnvelope } from '../domain/list-envelope.js';
 import {
-  customerCodeByEmail,
+  keptCustomerCodeByEmail,
   getParticipantOfPlatform,
   pageOfParticipants,
   type Participant,
@@ -55,7 +55,7 @@ export async function listParticipants(ctx: AppContext, platformCode: string, fi
   }
   let participant: Awaited<ReturnType<typeof getParticipantOfPlatform>>;
   if (filters.email !== undefined) {
-    const code = await customerCodeByEmail(ctx, platformCode, normaliseEmail(filters.email));
+    const code = await keptCustomerCodeByEmail(ctx, platformCode, normaliseEmail(filters.email));
     const matches = code !== undefined && (filters.participant_code === undefined || filters.participant_code === code);
     participant = matches ? await getParticipantOfPlatform(ctx, platformCode, code) : undefined;
   } else {

@@ -86,16 +86,67 @@ export async function createApiKey(
 /** Longer than any key we issue (32 characters); DynamoDB would refuse the lookup of a key over 2 KB. */
 const MAX_API_KEY_LENGTH = 128;
 
-export async function getApiKey(ctx: Pick<AppContext, 'db' | 'tables'>, apiKey: string): Promise<ApiKey | undefined> {
+async function readKeyItem(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  apiKey: string,
+): Promise<Record<string, unknown> | undefined> {
   if (apiKey.length > MAX_API_KEY_LENGTH) return undefined;
   const out = await ctx.db.send(new GetCommand(apiKeyEntity.get(ctx.tables, { api_key: apiKey })));
-  return out.Item ? apiKeyEntity.parse(out.Item) : undefined;
+  return out.Item;
+}
+
+export async function getApiKey(ctx: Pick<AppContext, 'db' | 'tables'>, apiKey: string): Promise<ApiKey | undefined> {
+  const item = await readKeyItem(ctx, apiKey);
+  return item ? apiKeyEntity.parse(item) : undefined;
+}
+
+/**
+ * How old a key item a safe request (a GET of a route that writes nothing) may be verified against. Reading the
+ * key on every request cost each read a round trip of its own (GET by id 2 calls, lists 3); kept this long, a
+ * revocation (or a new rate limit) reaches reads within 5 s, and writes at once: they always read the key.
+ */
+export const KEY_ITEM_KEPT_FOR_READS_MS = 5_000;
+
+/** Past this many keys kept, the ones too old to use are dropped (only keys that exist are kept). */
+const KEY_ITEMS_SWEPT_PAST = 1_000;
+
+/**
+ * The key item a request is verified against: for a safe request one this context read less than
+ * `KEY_ITEM_KEPT_FOR_READS_MS` ago, else read now (and kept, so a revocation a write sees reaches this
+ * context's reads at once too). Only the item is kept: the caller still checks the passphrase and the
+ * signature of every request against it. An unknown key is never kept, so guessed keys cannot fill the cache.
+ */
+export async function apiKeyForRequest(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'caches'>,
+  apiKey: string,
+  safe: boolean,
+): Promise<ApiKey | undefined> {
+  const kept = ctx.caches.apiKeys;
+  const nowMs = ctx.clock.nowMs();
+  // A clock that went back (a test's) makes the age negative: read again rather than trust it.
+  const fresh = (readAtMs: number) => nowMs >= readAtMs && nowMs - readAtMs < KEY_ITEM_KEPT_FOR_READS_MS;
+  if (safe) {
+    const entry = kept.get(apiKey);
+    if (entry && fresh(entry.readAtMs)) return apiKeyEntity.parse(entry.item);
+  }
+  // Aged from before the read: a revocation committed while it was in flight is not kept past the limit.
+  const item = await readKeyItem(ctx, apiKey);
+  if (!item) {
+    kept.delete(apiKey);
+    return undefined;
+  }
+  const key = apiKeyEntity.parse(item);
+  if (kept.size >= KEY_ITEMS_SWEPT_PAST) {
+    for (const [name, entry] of kept) if (!fresh(entry.readAtMs)) kept.delete(name);
+  }
+  kept.set(apiKey, { item, readAtMs: nowMs });
+  return key;
 }
 
 /**
  * Decrypting a secret costs a KMS call on AWS, so the context keeps decrypted secrets for a few minutes (a
- * warm Lambda's context lives as long as its container). Revocation is still seen at once: the key item is
- * read on every request.
+ * warm Lambda's context lives as long as its container). Keeping the secret delays no revocation: whether the
+ * key is revoked is the key item's, read as `apiKeyForRequest` says.
  */
 const SECRET_KEPT_MS = 5 * 60_000;
 

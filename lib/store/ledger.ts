@@ -10,6 +10,7 @@ import {
 import { Money, plain } from '../domain/money.js';
 import { equalityFilter, pageWithCount, type PageRequest } from './table/paging.js';
 import { batchGetItems } from './table/batch-get.js';
+import { keepLookup } from './table/kept-lookups.js';
 import { ALL, readCount } from './table/counters.js';
 import type { TaggedItem } from './table/transaction-items.js';
 import { StoredItemError, type IndexAssignment } from './entity/entity.js';
@@ -271,11 +272,15 @@ export async function balanceOf(
 /**
  * The account with this id, read strongly consistently once the id index has named it. The index is
  * eventually consistent on AWS: an account credited a moment ago may read as unknown for that moment.
+ * The id is the hash of the account's parts, so what the index names is kept for the context's life: a warm
+ * read by id is the account's one consistent read.
  */
 export async function getAccountById(
-  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry' | 'caches'>,
   accountId: string,
 ): Promise<Account | undefined> {
+  const kept = ctx.caches.accountRefs.get(accountId);
+  if (kept) return getAccount(ctx, kept);
   const out = await ctx.db.send(
     new QueryCommand({
       ...accountEntity.query(ctx.tables, 'gsi2', accountEntity.indexPartition('gsi2', { account_id: accountId })),
@@ -284,7 +289,9 @@ export async function getAccountById(
   );
   const found = out.Items?.[0];
   if (!found) return undefined;
-  return getAccount(ctx, accountParts(accountEntity.parse(found)));
+  const parts = accountParts(accountEntity.parse(found));
+  if (accountIdOf(parts) === accountId) keepLookup(ctx.caches.accountRefs, accountId, parts);
+  return getAccount(ctx, parts);
 }
 
 /** The filters of `GET /accounts`: exact matches on the account's four parts. */

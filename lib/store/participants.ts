@@ -5,6 +5,7 @@ import { ConflictError, ServiceUnavailableError, ValidationError } from '../doma
 import { pageWithCount, type PageRequest } from './table/paging.js';
 import { newParticipantCode } from './codes.js';
 import { batchGetItems } from './table/batch-get.js';
+import { keepLookup } from './table/kept-lookups.js';
 import { eventItem } from './events.js';
 import { customerEmailEntity, participantEntity, type Participant } from './entities/participant.js';
 import { ALL, readCount } from './table/counters.js';
@@ -372,6 +373,24 @@ export async function customerCodeByEmail(
     ),
   );
   return out.Item ? customerEmailEntity.parse(out.Item).participant_code : undefined;
+}
+
+/**
+ * `customerCodeByEmail` for reads: an e-mail claim is never removed or repointed, so the code it names is kept
+ * for the context's life and a warm read by e-mail is the participant's one read. An e-mail not claimed is
+ * asked again next time (it may be claimed since).
+ */
+export async function keptCustomerCodeByEmail(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'caches'>,
+  platformCode: string,
+  emailNormalized: string,
+): Promise<string | undefined> {
+  const cacheKey = `${platformCode}#${emailNormalized}`;
+  const kept = ctx.caches.customerCodes.get(cacheKey);
+  if (kept !== undefined) return kept;
+  const code = await customerCodeByEmail(ctx, platformCode, emailNormalized);
+  if (code !== undefined) keepLookup(ctx.caches.customerCodes, cacheKey, code);
+  return code;
 }
 
 /** One page of a platform's participants (its own participant and its customers), oldest first. */

@@ -1,7 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { equalityFilter, pageWithCount, type PageRequest } from './table/paging.js';
 import { transferEntity, transferViewEntity, type Transfer } from './entities/transfer.js';
 import { ALL, readCount } from './table/counters.js';
+import { batchGetItems } from './table/batch-get.js';
 import type { TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
@@ -58,17 +58,20 @@ export function transferViewItem(
  * listed for the platform whose participant it debits; undefined when neither is this platform's.
  */
 export async function getTransfer(
-  ctx: Pick<AppContext, 'db' | 'tables'>,
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
   id: string,
   platformCode: string,
 ): Promise<Transfer | undefined> {
-  const out = await ctx.db.send(new GetCommand(transferEntity.get(ctx.tables, { id })));
-  if (!out.Item) return undefined;
-  if (out.Item.platform_code === platformCode) return transferEntity.parse(out.Item);
-  const view = await ctx.db.send(
-    new GetCommand(transferViewEntity.get(ctx.tables, { id, platform_code: platformCode })),
-  );
-  return view.Item ? transferEntity.parse(view.Item) : undefined;
+  // Both in one BatchGetItem: a read by id is one call whichever of the two this platform sees.
+  const recordKey = transferEntity.key({ id });
+  const found = await batchGetItems(ctx, [recordKey, transferViewEntity.key({ id, platform_code: platformCode })], {
+    what: 'transfer read',
+  });
+  const record = found.find((item) => Object.entries(recordKey).every(([name, value]) => item[name] === value));
+  if (!record) return undefined;
+  if (record.platform_code === platformCode) return transferEntity.parse(record);
+  const view = found.find((item) => item !== record);
+  return view ? transferEntity.parse(view) : undefined;
 }
 
 /** The filters of `GET /transfers`, all exact matches on the transfer's own fields. */

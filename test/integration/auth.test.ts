@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { sign } from '../../lib/http/signature.js';
 import { AuthenticationError } from '../../lib/domain/errors.js';
-import { createApiKey, revokeApiKey } from '../../lib/store/api-keys.js';
+import { createApiKey, KEY_ITEM_KEPT_FOR_READS_MS, revokeApiKey } from '../../lib/store/api-keys.js';
 import { PERMISSION_AREAS } from '../../lib/domain/caller.js';
 import { routes } from '../../infra/routes.js';
 import { createPlatform, getPlatform } from '../../lib/store/platforms.js';
@@ -104,11 +104,58 @@ describe('signed requests', () => {
     forbidden(await platform.get('/assets', { headers: { 'X-SVC-API-KEY': 'k'.repeat(3000) } }));
   });
 
-  it('refuses a revoked key', async () => {
+  // A read may be verified against the key item as read up to KEY_ITEM_KEPT_FOR_READS_MS ago; a write, and a
+  // GET that creates something, reads it afresh (docs/api.md, "Revoking a key"). The clock is held so the
+  // machine's speed decides nothing.
+  it('refuses a revoked key on a read once the key item this process keeps is 5 s old', async () => {
     const other = await newPlatform();
-    expect((await other.get('/assets')).status).toBe(200);
-    await revokeApiKey(ctx, other.credentials.api_key);
-    forbidden(await other.get('/assets'));
+    ctx.clock.hold();
+    try {
+      expect((await other.get('/assets')).status).toBe(200);
+      await revokeApiKey(ctx, other.credentials.api_key);
+      // Verified against the item read before the revocation, passphrase and signature checked all the same.
+      expect((await other.get('/assets')).status).toBe(200);
+      forbidden(await other.get('/assets', { headers: { 'X-SVC-PASSPHRASE': 'not-the-passphrase' } }));
+      ctx.clock.advance(KEY_ITEM_KEPT_FOR_READS_MS - 1);
+      expect((await other.get('/assets')).status).toBe(200);
+      ctx.clock.advance(1);
+      forbidden(await other.get('/assets'));
+    } finally {
+      ctx.clock.reset();
+    }
+  });
+
+  it('refuses a revoked key on a write at once, and then its reads in this process too', async () => {
+    const other = await newPlatform();
+    ctx.clock.hold();
+    try {
+      expect((await other.get('/assets')).status).toBe(200);
+      await revokeApiKey(ctx, other.credentials.api_key);
+      forbidden(
+        await other.post('/transfers', {
+          from_participant_code: other.participantCode,
+          to_participant_code: other.participantCode,
+          asset: 'USD',
+          amount: '1',
+        }),
+      );
+      // The write read the key afresh: what this process keeps for reads is that item now.
+      forbidden(await other.get('/assets'));
+    } finally {
+      ctx.clock.reset();
+    }
+  });
+
+  it('refuses a revoked key at once on a GET that creates a quote', async () => {
+    const other = await newPlatform();
+    ctx.clock.hold();
+    try {
+      expect((await other.get('/assets')).status).toBe(200);
+      await revokeApiKey(ctx, other.credentials.api_key);
+      forbidden(await other.get('/liquidity/rfq?side=buy&underlying=BTC&quoted_currency=USD&quantity=0.01'));
+    } finally {
+      ctx.clock.reset();
+    }
   });
 
   it('refuses a key without the route permission', async () => {

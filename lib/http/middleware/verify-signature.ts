@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { AuthenticationError, ConflictError, ForbiddenError, RateLimitedError } from '../../domain/errors.js';
-import { getApiKey, passphraseMatches, secretBytes } from '../../store/api-keys.js';
+import { apiKeyForRequest, passphraseMatches, secretBytes } from '../../store/api-keys.js';
 import { claimSignature } from '../../store/windows.js';
 import { routeFor, type Route } from '../../routes.js';
 import {
@@ -38,7 +38,11 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       const full = ctx.rateLimiter.knownFull(headers.apiKey, ctx.clock.nowMs());
       if (full) throw new RateLimitedError(full.retryAfterSeconds, full.policy, full.remaining);
 
-      const key = await getApiKey(ctx, headers.apiKey);
+      // A route that writes nothing may be verified against a key item read up to 5 s ago; anything else reads
+      // it now, so a revoked key writes nothing from the moment of revocation. Passphrase and signature are
+      // checked on every request either way.
+      const safe = route !== undefined && SAFE_METHODS.has(event.httpMethod) && !route.writes;
+      const key = await apiKeyForRequest(ctx, headers.apiKey, safe);
       if (!key) throw new AuthenticationError('unknown API key');
       if (key.revoked_at !== undefined) throw new AuthenticationError('API key has been revoked');
       if (!passphraseMatches(key, headers.passphrase)) throw new AuthenticationError('invalid passphrase');

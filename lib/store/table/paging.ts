@@ -360,3 +360,19 @@ export async function pageWithCount(
   ]);
   return { ...page, count };
 }
+
+/**
+ * A page and the list's count, for a list without a counter that is usually one page (an endpoint's delivery
+ * attempts): a first page read to the list's end is the whole list and counts it, so such a list costs one
+ * Query; a longer list (or a later page) is counted by `boundedCount` after its page.
+ */
+export async function pageCountedWhenWhole(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'cursorKey'>,
+  index: ListIndex,
+  request: PageRequest,
+  binding: ListBinding,
+): Promise<Page & { count: number | null }> {
+  const page = await queryPage(ctx, index, request, binding);
+  const whole = request.page === 1 && request.cursor === undefined && page.nextCursor === null;
+  return { ...page, count: whole ? page.items.length : await boundedCount(ctx, index) };
+}
