@@ -190,6 +190,8 @@ export interface EndpointRow {
   callsMedian: number | null;
   /** Whether the route answered a list (a `count` in its body). */
   list: boolean;
+  /** Whether endpoints.ts has a scenario for the route (a row without one is listed, not measured). */
+  scenario: boolean;
   calls: string;
   note: string;
 }
@@ -240,6 +242,7 @@ export async function measureEndpoints(
         callsPerRequest: null,
         callsMedian: null,
         list: false,
+        scenario: scenario !== undefined,
         calls: '',
         note: '',
       };
@@ -321,6 +324,7 @@ export async function measureListScaling(
     callsPerRequest: spent.calls / samples,
     callsMedian: median(perRequest),
     list: true,
+    scenario: true,
     calls: describeCalls(spent.byCommand, samples),
     note: `list of ${listed}`,
   };

@@ -87,20 +87,37 @@ async function bulkWrite(
   return counts;
 }
 
+/** A call that gave up on time (the client's request timeout, a socket timing out) rather than being answered. */
+function timedOut(error: unknown): boolean {
+  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
+  return name === 'TimeoutError' || name === 'RequestTimeout' || code === 'ETIMEDOUT' || code === 'ECONNRESET';
+}
+
 async function writeBatch(ctx: AppContext, items: Record<string, unknown>[]): Promise<void> {
   const table = ctx.tables.main;
   let pending: { PutRequest?: { Item?: Record<string, unknown> } }[] | undefined = items.map((Item) => ({
     PutRequest: { Item },
   }));
+  let timeouts = 0;
   for (let round = 0; pending && pending.length > 0; round++) {
     if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** round)));
     if (round > 10) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed after ${round} rounds`);
-    const out: { UnprocessedItems?: Record<string, { PutRequest?: { Item?: Record<string, unknown> } }[]> } =
-      await ctx.db.send(
+    let out: { UnprocessedItems?: Record<string, { PutRequest?: { Item?: Record<string, unknown> } }[]> };
+    try {
+      out = await ctx.db.send(
         new BatchWriteCommand({
           RequestItems: { [table]: pending as { PutRequest: { Item: Record<string, unknown> } }[] },
         }),
       );
+    } catch (error) {
+      // On a loaded machine DynamoDB Local can take past the client's request timeout (2 s, retried by the SDK)
+      // for a batch: seeding 100,000 records failed so. The batch is only Puts of fresh items, so sending it
+      // again writes the same items: it is sent again after a pause, many times before the seeding gives up.
+      if (!timedOut(error) || ++timeouts > 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 250 * timeouts)));
+      round -= 1;
+      continue;
+    }
     pending = out.UnprocessedItems?.[table];
   }
 }

@@ -162,6 +162,21 @@ export function installMeter(endpoint: string, db: DynamoDBDocumentClient): Dyna
   return meter;
 }
 
+/**
+ * DynamoDB Local in memory on a free port. A JVM starting on a loaded machine can take past start-up's 30 s
+ * (load average 19 on two cores did): it is tried up to three times, so a busy machine costs time, not the run.
+ */
+async function startLocalDynamo(): Promise<LocalDynamo> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDynamoLocal({ port: await freePort() });
+    } catch (error) {
+      if (attempt === 3 || !(error instanceof Error) || !error.message.includes('did not start within')) throw error;
+      process.stderr.write(`DynamoDB Local did not start in time (attempt ${attempt} of 3); starting it again\n`);
+    }
+  }
+}
+
 let current: AppContext | undefined;
 
 /**
@@ -198,7 +213,7 @@ export async function startBenchStack(): Promise<BenchStack> {
     await local?.stop();
   };
   try {
-    local = await startDynamoLocal({ port: await freePort() });
+    local = await startLocalDynamo();
     await ensureTables(local.endpoint, BENCH_TABLES);
     // A throwaway key: the bench must not create or read the local stack's key under DATA_DIR.
     // The scenarios drive one platform at hundreds of requests a second: the default key limit is out of their
