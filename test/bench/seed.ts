@@ -87,20 +87,37 @@ async function bulkWrite(
   return counts;
 }
 
+/** A call that gave up on time (the client's request timeout, a socket timing out) rather than being answered. */
+function timedOut(error: unknown): boolean {
+  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
+  return name === 'TimeoutError' || name === 'RequestTimeout' || code === 'ETIMEDOUT' || code === 'ECONNRESET';
+}
+
 async function writeBatch(ctx: AppContext, items: Record<string, unknown>[]): Promise<void> {
   const table = ctx.tables.main;
   let pending: { PutRequest?: { Item?: Record<string, unknown> } }[] | undefined = items.map((Item) => ({
     PutRequest: { Item },
   }));
+  let timeouts = 0;
   for (let round = 0; pending && pending.length > 0; round++) {
     if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** round)));
     if (round > 10) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed after ${round} rounds`);
-    const out: { UnprocessedItems?: Record<string, { PutRequest?: { Item?: Record<string, unknown> } }[]> } =
-      await ctx.db.send(
+    let out: { UnprocessedItems?: Record<string, { PutRequest?: { Item?: Record<string, unknown> } }[]> };
+    try {
+      out = await ctx.db.send(
         new BatchWriteCommand({
           RequestItems: { [table]: pending as { PutRequest: { Item: Record<string, unknown> } }[] },
         }),
       );
+    } catch (error) {
+      // On a loaded machine DynamoDB Local can take past the client's request timeout (2 s, retried by the SDK)
+      // for a batch: seeding 100,000 records failed so. The batch is only Puts of fresh items, so sending it
+      // again writes the same items: it is sent again after a pause, many times before the seeding gives up.
+      if (!timedOut(error) || ++timeouts > 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 250 * timeouts)));
+      round -= 1;
+      continue;
+    }
     pending = out.UnprocessedItems?.[table];
   }
 }
@@ -150,9 +167,8 @@ function seedTransfers({ ctx, platformCode, participantCode }: SeedTarget, count
 }
 
 function seedTrades({ ctx, platformCode, reporterPlatformCode }: SeedTarget, count: number, nowMs: number) {
-  // Validated once per reporter; each record is that report at its own time with its own ids. The body is dated
-  // by the seeding's clock, not the live one: `nowMs` was taken when the seeding began, and once the seeders before
-  // this one had run past the allowed skew, a body dated now was refused as from the future.
+  // Validated once per reporter, at `nowMs` (the live clock when this list's seeding began) with a body dated a
+  // second before it; each record is that report at its own time (at most `nowMs`) with its own ids.
   const reportOf = (reporter: string) => {
     const body = { ...tradeBody(reporter, 'BUYER1', 'SELLR1'), transaction_timestamp: nowMs - 1_000 };
     const report = validateTradeReport(body, { platformCode: reporter, nowMs });
@@ -244,9 +260,9 @@ function seedWithdrawals({ ctx, platformCode, participantCode }: SeedTarget, cou
 function seedParticipants({ ctx, platformCode }: SeedTarget, count: number, nowMs: number) {
   // Parsed once; each customer differs by e-mail (the claim's key) and code. Codes are drawn as
   // createCustomer draws them; its conditional put retries a collision, here a set keeps them unique.
-  // Parsed at the clock's time: the body's signature time is a minute before the clock, and the history's
-  // `nowMs` is when the seeding started.
-  const customer = parseCustomer(adultBody(), ctx.clock.nowMs());
+  // Parsed at `nowMs`, the live clock when this list's seeding began, as the body was just built from it (its
+  // signature time a minute before).
+  const customer = parseCustomer(adultBody(), nowMs);
   const codes = new Set<string>();
   return bulkWrite(ctx, count, (index) => {
     let code = newParticipantCode();
@@ -341,7 +357,6 @@ export async function seedPlatform(
   count: number,
   progress: (line: string) => void,
 ): Promise<Record<(typeof SEEDED)[number], number>> {
-  const nowMs = target.ctx.clock.nowMs();
   const seeders = {
     '/transfers': seedTransfers,
     '/trades': seedTrades,
@@ -353,6 +368,11 @@ export async function seedPlatform(
   const seconds = {} as Record<(typeof SEEDED)[number], number>;
   for (const list of SEEDED) {
     const started = Date.now();
+    // The live clock when this list begins, not when the platform's seeding did: seeding 100,000 records a list
+    // takes minutes on a busy machine, and whatever a seeder builds or validates from the live clock (a trade
+    // report, a customer's signature time) must agree with the history's `now` within the allowed skew. Each
+    // list's records end at its own start, so all of them are in the past of every request that reads them.
+    const nowMs = target.ctx.clock.nowMs();
     const counts = await seeders[list](target, count, nowMs);
     await addCounts(target.ctx, counts);
     seconds[list] = (Date.now() - started) / 1000;

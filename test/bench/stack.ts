@@ -32,6 +32,11 @@ export class DynamoMeter {
   readUnits = 0;
   /** While set: every TransactWriteItems input the handlers send, as they send it (awards.ts replays them raw). */
   transactions: TransactWriteCommandInput[] | undefined;
+  /**
+   * While set: every call with its command, when it was sent and answered (performance.now()) and the call
+   * stack that sent it, async frames included (hot-accounts.ts tells the engine's rounds by it).
+   */
+  traced: TracedCall[] | undefined;
 
   snapshot() {
     return {
@@ -60,6 +65,24 @@ export class DynamoMeter {
   record(command: string): void {
     this.calls += 1;
     this.byCommand.set(command, (this.byCommand.get(command) ?? 0) + 1);
+  }
+}
+
+export interface TracedCall {
+  command: string;
+  startMs: number;
+  endMs: number;
+  stack: string;
+}
+
+/** The stack that sent a call: deep enough to reach through the SDK's middleware to the service's frames. */
+function callStack(): string {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 80;
+  try {
+    return new Error().stack ?? '';
+  } finally {
+    Error.stackTraceLimit = limit;
   }
 }
 
@@ -109,6 +132,21 @@ export function installMeter(endpoint: string, db: DynamoDBDocumentClient): Dyna
     },
     { step: 'initialize', name: 'benchDynamoMeter' },
   );
+  // The call's time and stack, while tracing (first of its step, so the time spans the meter's work too).
+  stack.add(
+    (next, context) => async (args) => {
+      if (!meter.traced) return next(args);
+      const command = String(context.commandName ?? 'unknown').replace(/Command$/, '');
+      const traced: TracedCall = { command, startMs: performance.now(), endMs: 0, stack: callStack() };
+      meter.traced.push(traced);
+      try {
+        return await next(args);
+      } finally {
+        traced.endMs = performance.now();
+      }
+    },
+    { step: 'initialize', name: 'benchDynamoTrace', priority: 'high' },
+  );
   // The request as sent (attribute values in wire form), for pricing it; only while pricing is on.
   stack.add(
     (next, context) => async (args) => {
@@ -122,6 +160,21 @@ export function installMeter(endpoint: string, db: DynamoDBDocumentClient): Dyna
     { step: 'build', name: 'benchWireBody' },
   );
   return meter;
+}
+
+/**
+ * DynamoDB Local in memory on a free port. A JVM starting on a loaded machine can take past start-up's 30 s
+ * (load average 19 on two cores did): it is tried up to three times, so a busy machine costs time, not the run.
+ */
+async function startLocalDynamo(): Promise<LocalDynamo> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDynamoLocal({ port: await freePort() });
+    } catch (error) {
+      if (attempt === 3 || !(error instanceof Error) || !error.message.includes('did not start within')) throw error;
+      process.stderr.write(`DynamoDB Local did not start in time (attempt ${attempt} of 3); starting it again\n`);
+    }
+  }
 }
 
 let current: AppContext | undefined;
@@ -160,14 +213,19 @@ export async function startBenchStack(): Promise<BenchStack> {
     await local?.stop();
   };
   try {
-    local = await startDynamoLocal({ port: await freePort() });
+    local = await startLocalDynamo();
     await ensureTables(local.endpoint, BENCH_TABLES);
     // A throwaway key: the bench must not create or read the local stack's key under DATA_DIR.
     // The scenarios drive one platform at hundreds of requests a second: the default key limit is out of their
     // way; the isolation row that floods a platform past its limit sets that platform's (lists.ts).
+    // The rate-limit counter as the stack deploys it (RATE_LIMIT_COUNTER=table, infra/stack.ts), not the local
+    // server's in-memory one: its UpdateItems in the TTL table are part of what a request costs on AWS, and the
+    // bench counts calls as deployed. Tokens come in blocks of at most burst/8 (lib/store/rate-limits.ts), so a
+    // busy key writes once per several requests; at this limit a block is up to 125, deployed (burst 40) up to 5.
     const config = localConfig(local.endpoint, BENCH_TABLES, randomBytes(32).toString('base64'), {
       RATE_LIMIT_RPS: '1000',
       RATE_LIMIT_BURST: '1000',
+      RATE_LIMIT_COUNTER: 'table',
     });
     const db = documentClient(config);
     const meter = installMeter(local.endpoint, db);
