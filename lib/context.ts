@@ -74,7 +74,8 @@ export interface HotAccountTurns {
 /**
  * A process's tenure as a hot account's committer: taken with one conditional put, then held by each round's own
  * transaction (which renews the lease, or gives it back in the last round), so a round in between costs only its
- * read of one queue shard, its read of the accounts and its transaction.
+ * read of one queue shard (sent alongside the round before's transaction), its read of the accounts and its
+ * transaction.
  */
 export interface HotAccountTenure {
   /** The lease's owner while this tenure holds it. */
@@ -91,6 +92,8 @@ export interface HotAccountTenure {
   nextShard: number;
   /** The next round reads every shard: the tenure's first, or one after a round whose outcome is unknown. */
   readAll: boolean;
+  /** The shard the next round would read was read alongside the last round's transaction. */
+  prefetched: boolean;
 }
 
 /** A queue entry as a committer read it: the booking's id, when it was queued (ms) and the booking as stored. */

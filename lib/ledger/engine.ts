@@ -9,7 +9,7 @@ import {
   UpdateCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { AppContext, HotAccountTenure, HotAccountTurns } from '../context.js';
+import type { AppContext, HotAccountTenure, HotAccountTurns, QueuedEntry } from '../context.js';
 import { BookingQueuedError, InsufficientFundsError, type QueuedBookingRef } from '../domain/errors.js';
 import { accountKey, netChanges, type AccountRef, type Movement } from '../domain/ledger.js';
 import { Money } from '../domain/money.js';
@@ -251,10 +251,11 @@ const QUEUE_RETENTION_MS = 24 * 60 * 60 * 1000;
 /**
  * Shards of an account's queue. A queued booking is written (about 3 KB: 3 write units), deleted in its
  * batch's transaction (6) and answered (2): about 11 write units, so one partition (1,000 a second) would
- * hold an account to about 90 bookings a second on AWS; 4 shards lift that to about 360 (lib/store/README.md,
- * "Hot accounts"). A tenure's first round reads them all at once; each round after it reads one, in turn.
+ * hold an account to about 90 bookings a second on AWS; 8 shards lift that to about 720, above what the
+ * rounds reach (lib/store/README.md, "Hot accounts"). A tenure's first round reads them all at once; each round
+ * after it reads one, in turn, alongside its transaction.
  */
-const QUEUE_SHARDS = 4;
+const QUEUE_SHARDS = 8;
 
 type HotContext = Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>;
 
@@ -351,7 +352,7 @@ async function waitForResult(
 interface Waiter {
   bookingId: string;
   queuedAtMs: number;
-  /** The tenure (its owner) during which it last read its result from DynamoDB. */
+  /** The tenure (`pollMark`) under which it last read its result from DynamoDB. */
   polledIn: string | undefined;
 }
 
@@ -438,10 +439,13 @@ async function takeTurn(
     }
     let tenure = turns.tenure;
     // A tenure whose lease lapsed goes on: its next transaction, conditioned on the owner, says whether another took it.
+    // A booking queued before the tenure began that its view does not hold may have been answered by another.
     const mayBeAnsweredElsewhere =
       waiter !== undefined &&
-      waiter.polledIn !== tenure?.owner &&
-      (!tenure || waiter.queuedAtMs <= tenure.startedMs || !turns.waitingFor.has(waiter.bookingId));
+      waiter.polledIn !== pollMark(tenure) &&
+      (!tenure ||
+        !turns.waitingFor.has(waiter.bookingId) ||
+        (waiter.queuedAtMs <= tenure.startedMs && !inView(tenure, waiter.bookingId)));
     if (!tenure || mayBeAnsweredElsewhere) {
       const polled = await pollResult(ctx, queue, waiter);
       if (polled.result) return { result: polled.result, again: false };
@@ -452,7 +456,7 @@ async function takeTurn(
         if (!tenure) return { again: false };
         turns.tenure = tenure;
       }
-      if (waiter) waiter.polledIn = tenure.owner;
+      if (waiter) waiter.polledIn = pollMark(tenure);
     }
     try {
       const again = await commitRound(ctx, queue.account, turns, tenure);
@@ -468,6 +472,17 @@ async function takeTurn(
     if (waiter && turns.results.has(waiter.bookingId)) turns.results.delete(waiter.bookingId);
     done();
   }
+}
+
+/** What a waiter's read of its result was made under: the tenure, as of its start (a rebuilt view starts anew). */
+function pollMark(tenure: HotAccountTenure | undefined): string | undefined {
+  return tenure && `${tenure.owner}@${tenure.startedMs}`;
+}
+
+/** Whether the tenure's view of the queue holds the booking (then it is unanswered, and only this tenure answers it). */
+function inView(tenure: HotAccountTenure, bookingId: string): boolean {
+  for (const entries of tenure.queued.values()) if (entries.some((entry) => entry.id === bookingId)) return true;
+  return false;
 }
 
 /** The waiter's stored result and the account's lease, in one consistent BatchGetItem (the lease alone without a waiter). */
@@ -541,6 +556,7 @@ async function acquireLease(
     fullShards: new Map(),
     nextShard: 0,
     readAll: true,
+    prefetched: false,
   };
 }
 
@@ -574,13 +590,21 @@ function leaseRenewal(ctx: Pick<AppContext, 'tables'>, account: string, owner: s
   return { Update: { ...Update, UpdateExpression: 'SET until_ms = :until' } };
 }
 
-/** Reads queue shards (consistent, the oldest `ROUND_READ` of each) into the tenure's view of the queue. */
-async function readQueue(ctx: Pick<AppContext, 'db' | 'tables'>, account: string, tenure: HotAccountTenure) {
+/** One shard's oldest entries, as one read found them, and whether more wait behind them. */
+interface ShardRead {
+  shard: number;
+  entries: QueuedEntry[];
+  more: boolean;
+}
+
+/** The oldest `ROUND_READ` entries of each of the shards, in consistent reads side by side. */
+async function readShards(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  account: string,
+  shards: readonly number[],
+): Promise<ShardRead[]> {
   const queuedPrefix = queuedBookingEntity.sortKeyPrefix({});
-  const shards = tenure.readAll ? Array.from({ length: QUEUE_SHARDS }, (_, shard) => shard) : [tenure.nextShard];
-  if (!tenure.readAll) tenure.nextShard = (tenure.nextShard + 1) % QUEUE_SHARDS;
-  tenure.readAll = false;
-  await Promise.all(
+  return Promise.all(
     shards.map(async (shard) => {
       const out = await ctx.db.send(
         new QueryCommand({
@@ -588,7 +612,7 @@ async function readQueue(ctx: Pick<AppContext, 'db' | 'tables'>, account: string
             ctx.tables,
             'table',
             queuedBookingEntity.partitionKey({ account_key: account, shard }),
-            { beginsWith: queuedBookingEntity.sortKeyPrefix({}) },
+            { beginsWith: queuedPrefix },
           ),
           ConsistentRead: true,
           Limit: ROUND_READ,
@@ -600,12 +624,40 @@ async function readQueue(ctx: Pick<AppContext, 'db' | 'tables'>, account: string
         const id = String(item.sk).slice(queuedPrefix.length);
         return { id, queuedAtMs: entry.queued_at, booking: entry.booking };
       });
-      tenure.queued.set(shard, entries);
-      const newest = entries.at(-1);
-      if (newest && out.LastEvaluatedKey) tenure.fullShards.set(shard, newest.queuedAtMs);
-      else tenure.fullShards.delete(shard);
+      return { shard, entries, more: out.LastEvaluatedKey !== undefined };
     }),
   );
+}
+
+/** The shards a round reads: all of them when the tenure's view must be rebuilt, else the next in turn. */
+function shardsToRead(tenure: HotAccountTenure): number[] {
+  if (tenure.readAll) {
+    tenure.readAll = false;
+    return Array.from({ length: QUEUE_SHARDS }, (_, shard) => shard);
+  }
+  const shard = tenure.nextShard;
+  tenure.nextShard = (shard + 1) % QUEUE_SHARDS;
+  return [shard];
+}
+
+/** The reads, into the tenure's view of the queue (each replaces what its shard's last read found). */
+function install(tenure: HotAccountTenure, reads: readonly ShardRead[]): void {
+  for (const { shard, entries, more } of reads) {
+    tenure.queued.set(shard, entries);
+    const newest = entries.at(-1);
+    if (newest && more) tenure.fullShards.set(shard, newest.queuedAtMs);
+    else tenure.fullShards.delete(shard);
+  }
+}
+
+/**
+ * The tenure's view of the queue is no longer to be trusted (a transaction whose outcome is unknown, an entry
+ * answered elsewhere): the next round reads every shard, and the waiters here read their results once more.
+ */
+function rebuildView(ctx: Pick<AppContext, 'clock'>, tenure: HotAccountTenure): void {
+  tenure.readAll = true;
+  tenure.prefetched = false;
+  tenure.startedMs = ctx.clock.nowMs();
 }
 
 /**
@@ -644,7 +696,9 @@ async function commitRound(
   turns: HotAccountTurns,
   tenure: HotAccountTenure,
 ): Promise<boolean> {
-  await readQueue(ctx, account, tenure);
+  // The shard read alongside the last transaction saves this round its own read.
+  if (!tenure.prefetched || tenure.readAll) install(tenure, await readShards(ctx, account, shardsToRead(tenure)));
+  tenure.prefetched = false;
   // Arrival order across the shards: booking ids sort by time.
   const oldest = [...tenure.queued.entries()]
     .flatMap(([shard, entries]) => entries.map((entry) => ({ shard, entry })))
@@ -677,13 +731,31 @@ async function commitRound(
   const lease = last ? leaseRelease(ctx, account, tenure.owner) : leaseRenewal(ctx, account, tenure.owner, untilMs);
   const items = [...transaction.items, lease];
   const origins: ItemOrigin[] = [...transaction.origins, { kind: 'lease' }];
-  try {
-    await ctx.db.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() }));
-  } catch (error) {
+  // The next round's read of the queue goes alongside this transaction (a shard's entries this transaction
+  // answers are dropped from what it finds below), so a round waits for two calls in sequence, not three.
+  const prefetch = last
+    ? undefined
+    : readShards(ctx, account, shardsToRead(tenure)).catch((error: unknown) => {
+        ctx.logger.warn('hot account: a read of its queue failed; the next round reads it again', { account, error });
+        return undefined;
+      });
+  const sent = await ctx.db
+    .send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() }))
+    .then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+  const read = await prefetch;
+  if (read) {
+    install(tenure, read);
+    tenure.prefetched = true;
+  }
+  if (sent) {
+    const { error } = sent;
     if (!(error instanceof TransactionCanceledException)) {
-      // Throttled past the SDK's retries: whether it committed is unknown, so the next round reads every shard.
+      // Throttled past the SDK's retries: whether it committed is unknown, so the view is rebuilt.
       if (retryReason(error)) {
-        tenure.readAll = true;
+        rebuildView(ctx, tenure);
         return false;
       }
       throw error;
@@ -696,7 +768,7 @@ async function commitRound(
     }
     if (failure?.kind === 'queue') {
       // Answered by another committer meanwhile: this tenure's view of the queue is stale.
-      tenure.readAll = true;
+      rebuildView(ctx, tenure);
       return true;
     }
     if (failure && (failure.kind === 'item' || failure.kind === 'record')) {
@@ -714,7 +786,7 @@ async function commitRound(
               refusal: stored.movementRefusal ?? { status: 409, errors: ['movement already booked'] },
             };
       if (await refuseAlone(ctx, queue, stored, result, turns)) forget(tenure, new Set([stored.id]));
-      else tenure.readAll = true;
+      else rebuildView(ctx, tenure);
       return true;
     }
     // A stale account, or cancelled for conflicts: read again next round, after a pause.
