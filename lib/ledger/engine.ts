@@ -437,9 +437,10 @@ async function takeTurn(
       const local = turns.results.get(waiter.bookingId);
       if (local) return { result: local, again: false };
     }
+    // A tenure whose lease lapsed goes on: its next transaction, conditioned on the owner, says whether another
+    // took it. A booking queued before the tenure began that its view does not hold may have been answered by
+    // another committer: its waiter reads its result once.
     let tenure = turns.tenure;
-    // A tenure whose lease lapsed goes on: its next transaction, conditioned on the owner, says whether another took it.
-    // A booking queued before the tenure began that its view does not hold may have been answered by another.
     const mayBeAnsweredElsewhere =
       waiter !== undefined &&
       waiter.polledIn !== pollMark(tenure) &&
