@@ -78,7 +78,44 @@ export interface ContextCaches {
 export interface HotAccountTurns {
   turn: Promise<void>;
   waiting: number;
+  /** Results the rounds of this process gave its waiting requests, until each request takes its own. */
   results: Map<string, BookingResult>;
+  /** Bookings this process's requests wait for and no round has answered yet, each with when its queueing began (ms; 0 unknown). */
+  waitingFor: Map<string, number>;
+  /** While this process holds the account's lease: its tenure as the committer (lib/ledger/engine.ts). */
+  tenure?: HotAccountTenure;
+}
+
+/**
+ * A process's tenure as a hot account's committer: taken with one conditional put, then held by each round's own
+ * transaction (which renews the lease, or gives it back in the last round), so a round in between costs only its
+ * read of one queue shard (sent alongside the round before's transaction), its read of the accounts and its
+ * transaction.
+ */
+export interface HotAccountTenure {
+  /** The lease's owner while this tenure holds it. */
+  owner: string;
+  /** When the lease was taken (ms, after the put answered): what was queued before, this tenure answers. */
+  startedMs: number;
+  /** Until when the lease is held, as the last write of it set it (ms). */
+  untilMs: number;
+  /** Queue entries read and not yet answered, by shard, as the shard's last read found them (oldest first). */
+  queued: Map<number, QueuedEntry[]>;
+  /** Shards whose last read stopped at its limit (more may wait behind), with the newest entry it read (queued at, ms). */
+  fullShards: Map<number, number>;
+  /** The shard the next round reads. */
+  nextShard: number;
+  /** The next round reads every shard: the tenure's first, or one after a round whose outcome is unknown. */
+  readAll: boolean;
+  /** The shard the next round would read was read alongside the last round's transaction. */
+  prefetched: boolean;
+}
+
+/** A queue entry as a committer read it: the booking's id, when it was queued (ms) and the booking as stored. */
+export interface QueuedEntry {
+  id: string;
+  queuedAtMs: number;
+  booking: string;
 }
 
 /** The service's notion of now. Everything that compares against time reads it from the context. */

@@ -55,6 +55,7 @@ export type ItemOrigin =
   | { kind: 'record'; booking: number }
   | { kind: 'account'; key: string }
   | { kind: 'queue'; booking: number }
+  | { kind: 'lease' }
   | { kind: 'other' };
 
 /** The accounts of a movement whose balance the engine reads: platform, customer and escrow accounts (the outside world's are blind). */
@@ -151,12 +152,14 @@ interface BatchPlan {
  * and stops at the first that would exceed the item limit or name an item the batch already names (a
  * transaction may name an item once; identical condition checks, such as the platform's participant being
  * active, are merged). `queued`: each booking also deletes its queue entry and stores its result (2 items).
+ * `reserved`: items the caller adds to the transaction itself (a hot round's lease: 1).
  */
 export function planBatch(
   bookings: readonly StoredBooking[],
   reads: ReadonlyMap<string, AccountRead>,
-  options: { queued: boolean; refuseUncovered: boolean },
+  options: { queued: boolean; refuseUncovered: boolean; reserved?: number },
 ): BatchPlan {
+  const limit = MAX_TRANSACTION_ITEMS - (options.reserved ?? 0);
   const states = new Map<string, AccountState>(
     [...reads].map(([key, read]) => [key, { balance: read.balance, version: read.version }]),
   );
@@ -185,7 +188,7 @@ export function planBatch(
       newAccounts +
       newCounters +
       (options.queued ? 2 : 0);
-    if (planned.length > 0 && size + cost > MAX_TRANSACTION_ITEMS) break;
+    if (planned.length > 0 && size + cost > limit) break;
     const applied = applyBooking(
       states,
       changes.map((change) => ({
@@ -201,7 +204,7 @@ export function planBatch(
       const probes = claimProbes(booking);
       const fits =
         probes.every((probe) => !named.has(keyIdentity(probe.item))) &&
-        size + (options.queued ? 2 : 0) + probes.length <= MAX_TRANSACTION_ITEMS;
+        size + (options.queued ? 2 : 0) + probes.length <= limit;
       const kept = fits ? probes : [];
       for (const probe of kept) named.add(keyIdentity(probe.item));
       planned.push({ booking, position, outcome: { kind: 'refused', refusal, probes: kept } });

@@ -226,7 +226,7 @@ describe('a hot account under faults', () => {
 
     // The hot path ran: the general account's queue holds results.
     const results = await Promise.all(
-      [0, 1, 2, 3].map((shard) =>
+      [0, 1, 2, 3, 4, 5, 6, 7].map((shard) =>
         ctx.db.send(
           new QueryCommand({
             TableName: ctx.tables.main,

@@ -245,7 +245,7 @@ describe('a request that waits past its bound', () => {
     ]).toEqual(['9.00', '1.00']);
     expect((await platform.get('/transfers')).body.count).toBe(1);
     // Nothing left queued in any shard of the account's queue.
-    for (const shard of [0, 1, 2, 3]) {
+    for (const shard of [0, 1, 2, 3, 4, 5, 6, 7]) {
       const queue = await ctx.db.send(
         new QueryCommand({
           TableName: ctx.tables.main,
