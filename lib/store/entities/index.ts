@@ -4,15 +4,13 @@ import { apiKeyEntity } from './api-key.js';
 import { auditEntity } from './audit.js';
 import { eventEntity, eventRedeliveryEntity } from './event.js';
 import { counterShardEntity } from './counter.js';
+import { bookingLeaseEntity, bookingResultEntity, queuedBookingEntity } from './booking-queue.js';
 import {
   accountEntity,
   accountShardEntity,
-  bookingLeaseEntity,
-  bookingResultEntity,
   movementAccountEntryEntity,
   movementEntity,
   movementEntryEntity,
-  queuedBookingEntity,
 } from './ledger.js';
 import { platformMigrationRunEntity, tableMigrationRunEntity } from './migration.js';
 import { networkFeeEntity } from './network-fee.js';

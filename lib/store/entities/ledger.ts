@@ -3,9 +3,11 @@ import { decimal, integer } from '../entity/attributes.js';
 import { defineEntity } from '../entity/entity.js';
 
 /**
- * The ledger's items: accounts (and the outside world's shards), movements with their list entries, a hot
- * account's booking queue, results and lease (the list counters' shards are in counter.ts: every function that
- * writes a listed record moves one, and needs no other ledger item).
+ * The ledger's items: accounts (and the outside world's shards), movements with their list entries. A hot
+ * account's booking queue, results and lease are in booking-queue.ts (only the hot path, which a booking
+ * function loads when it meets contention, writes them), the list counters' shards in counter.ts (every
+ * function that writes a listed record moves one, and needs no other ledger item): a bundle keeps every
+ * definition of a module it imports.
  */
 
 /**
@@ -137,31 +139,4 @@ export const movementAccountEntryEntity = defineEntity({
   }),
   key: { pk: 'MOVEMENT#{movement_id}', sk: 'ACCOUNT#{account_id}' },
   indexes: { gsi1: { pk: 'ACCOUNT#{account_id}#MOVEMENTS', sk: '{created_at:time}#{movement_id}' } },
-});
-
-/** A booking waiting under its hot account, in one of the queue's shards (`booking`: the serialized value). */
-export const queuedBookingEntity = defineEntity({
-  type: 'queued_booking',
-  table: 'main',
-  description: "a booking waiting in a shard of its hot account's queue; deleted by the transaction that answers it",
-  schema: z.object({ booking: z.string(), queued_at: integer, ttl: integer }),
-  key: { pk: 'BOOKINGS#{account_key}#Q{shard}', sk: 'Q#{booking_id}' },
-});
-
-/** A queued booking's answer (`result`: a JSON `BookingResult`), written with its queue entry's delete. */
-export const bookingResultEntity = defineEntity({
-  type: 'booking_result',
-  table: 'main',
-  description: "a queued booking's answer: booked, or refused with the reason",
-  schema: z.object({ result: z.string(), expires_at_ms: integer, ttl: integer }),
-  key: { pk: 'BOOKINGS#{account_key}#Q{shard}', sk: 'R#{booking_id}' },
-});
-
-/** A hot account's committer: `owner` holds it until `until_ms`. */
-export const bookingLeaseEntity = defineEntity({
-  type: 'booking_lease',
-  table: 'main',
-  description: "a hot account's committer lease",
-  schema: z.object({ owner: z.string(), until_ms: integer, ttl: integer }),
-  key: { pk: 'BOOKINGS#{account_key}', sk: 'LEASE' },
 });
