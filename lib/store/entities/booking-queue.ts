@@ -12,7 +12,6 @@ import { defineEntity } from '../entity/entity.js';
 export const queuedBookingEntity = defineEntity({
   type: 'queued_booking',
   table: 'main',
-  description: "a booking waiting in a shard of its hot account's queue; deleted by the transaction that answers it",
   schema: z.object({ booking: z.string(), queued_at: integer, ttl: integer }),
   key: { pk: 'BOOKINGS#{account_key}#Q{shard}', sk: 'Q#{booking_id}' },
 });
@@ -21,7 +20,6 @@ export const queuedBookingEntity = defineEntity({
 export const bookingResultEntity = defineEntity({
   type: 'booking_result',
   table: 'main',
-  description: "a queued booking's answer: booked, or refused with the reason",
   schema: z.object({ result: z.string(), expires_at_ms: integer, ttl: integer }),
   key: { pk: 'BOOKINGS#{account_key}#Q{shard}', sk: 'R#{booking_id}' },
 });
@@ -30,7 +28,6 @@ export const bookingResultEntity = defineEntity({
 export const bookingLeaseEntity = defineEntity({
   type: 'booking_lease',
   table: 'main',
-  description: "a hot account's committer lease",
   schema: z.object({ owner: z.string(), until_ms: integer, ttl: integer }),
   key: { pk: 'BOOKINGS#{account_key}', sk: 'LEASE' },
 });

@@ -39,8 +39,6 @@ const ACCOUNT_LEGACY = [{ below: 2, defaults: { last_update: 0, version: 0, move
 export const accountEntity = defineEntity({
   type: 'account',
   table: 'main',
-  description:
-    'an account: exact balance, version and movement count (platform and customer accounts), in its platform list and by id',
   schema: accountSchema,
   key: { pk: 'ACCOUNT#{participant_code}#{account_group}#{account_label}#{asset}', sk: 'ACCOUNT' },
   indexes: {
@@ -63,7 +61,6 @@ export const accountEntity = defineEntity({
 export const accountShardEntity = defineEntity({
   type: 'account',
   table: 'main',
-  description: "one shard of an outside-world account's balance (the balance is the shards' sum)",
   schema: accountSchema,
   key: { pk: 'ACCOUNT#{participant_code}#{account_group}#{account_label}#{asset}#SHARD#{shard}', sk: 'ACCOUNT' },
   version: 2,
@@ -103,7 +100,6 @@ export type StoredMovementItem = z.output<typeof movementSchema>;
 export const movementEntity = defineEntity({
   type: 'movement',
   table: 'main',
-  description: "a booked movement (immutable), in its first platform's list by time",
   schema: movementSchema,
   key: { pk: 'MOVEMENT#{movement_id}', sk: 'MOVEMENT' },
   indexes: {
@@ -115,7 +111,6 @@ export const movementEntity = defineEntity({
 export const movementEntryEntity = defineEntity({
   type: 'movement_entry',
   table: 'main',
-  description: "a movement's entry in a second platform's list",
   schema: z.extend(movementSchema, { platform_code: z.string() }),
   key: { pk: 'MOVEMENT#{movement_id}', sk: 'PLATFORM#{platform_code}' },
   indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#MOVEMENTS', sk: '{created_at:time}#{movement_id}' } },
@@ -125,7 +120,6 @@ export const movementEntryEntity = defineEntity({
 export const movementAccountEntryEntity = defineEntity({
   type: 'movement_account_entry',
   table: 'main',
-  description: "a movement's entry in one account's movements list, with the account's net change",
   schema: z.object({
     movement_id: z.string(),
     movement_type: z.string(),

@@ -25,7 +25,6 @@ export type Platform = z.output<typeof platformSchema>;
 export const platformEntity = defineEntity({
   type: 'platform',
   table: 'main',
-  description: 'a platform (a tenant): its name, quote spread and rate limit',
   schema: platformSchema,
   key: { pk: 'PLATFORM#{platform_code}', sk: 'PLATFORM' },
 });
@@ -37,7 +36,6 @@ export type RelationshipKind = (typeof RELATIONSHIP_KINDS)[number];
 export const relationshipEntity = defineEntity({
   type: 'relationship',
   table: 'main',
-  description: "a platform's standing permission to act for a participant (e.g. submits_platform_transfers_for)",
   schema: z.object({
     kind: z.enum(RELATIONSHIP_KINDS),
     platform_code: z.string(),
