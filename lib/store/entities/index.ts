@@ -16,7 +16,8 @@ import { platformMigrationRunEntity, tableMigrationRunEntity } from './migration
 import { networkFeeEntity } from './network-fee.js';
 import { customerEmailEntity, participantEntity } from './participant.js';
 import { paymentEntity } from './payment.js';
-import { platformEntity, relationshipEntity } from './platform.js';
+import { platformEntity } from './platform.js';
+import { relationshipEntity } from './relationship.js';
 import { priceEntity } from './price.js';
 import { quoteEntity } from './quote.js';
 import { settlementEventEntity, settlementExecutionEntity } from './settlement-execution.js';
