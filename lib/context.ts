@@ -50,7 +50,7 @@ export interface ContextCaches {
   apiSecrets: Map<string, { secret: Buffer; untilMs: number }>;
   /** Decrypted webhook endpoint secrets by their ciphertext, each until `untilMs`. */
   webhookSecrets: Map<string, { secret: string; untilMs: number }>;
-  /** Per hot account's queue, this process's waiters taking turns (lib/ledger/engine.ts). */
+  /** Per hot account's queue, this process's waiters taking turns (lib/ledger/hot-account.ts). */
   hotAccounts: Map<string, HotAccountTurns>;
   /** Whether a migration has run (for the whole table or a platform), by `<name>#<platform>`; a yes forever, a no until `untilMs`. */
   migrations: Map<string, { applied: boolean; untilMs: number }>;
