@@ -25,9 +25,10 @@ import { writtenUnlessConditionFailed } from '../store/table/conditional.js';
  *
  * Cold path: one consistent read of the accounts the movement changes, one transaction. Nothing else.
  * Hot path (`hot-account.ts`, imported when a booking first meets contention): when an account's read goes
- * stale twice under one booking (others keep moving it), the account is marked hot and its bookings queue under it; whoever holds the account's lease commits the queue in
- * order, many bookings per transaction, and each request waits for its own result (flat combining: every
- * waiting request is a candidate committer, so there is no worker to run or to lose).
+ * stale twice under one booking (others keep moving it), the account is marked hot and its bookings queue
+ * under it; whoever holds the account's lease commits the queue in order, many bookings per transaction, and
+ * each request waits for its own result (flat combining: every waiting request is a candidate committer, so
+ * there is no worker to run or to lose).
  */
 export async function book(
   ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,

@@ -42,7 +42,8 @@ const inputsOf = (metafile: Metafile, outputs: string[]) =>
   outputs.flatMap((output) => Object.keys(metafile.outputs[output]!.inputs));
 
 const DEFERRED = {
-  // The Tracer and its middy middleware, with the copy of Powertools' commons they bring (lib/observability/lambda-edge.ts).
+  // The Tracer and its middy middleware, with the copy of Powertools' commons they bring
+  // (lib/observability/lambda-edge.ts).
   tracer: 'node_modules/@aws-lambda-powertools/tracer/',
   xray: 'node_modules/aws-xray-sdk-core/',
   kms: 'node_modules/@aws-sdk/client-kms/',
