@@ -81,7 +81,7 @@ export function grantTable(grantee: IGrantable, table: Table, definition: TableD
 
 /**
  * The partition keys of a hot account's booking queue (`bookingLeaseEntity`, `queuedBookingEntity` in
- * lib/store/entities/ledger.ts): its committer's lease and its queued entries. `test/infra/iam-grants.test.ts` builds
+ * lib/store/entities/booking-queue.ts): its committer's lease and its queued entries. `test/infra/iam-grants.test.ts` builds
  * keys with those entities and asks the policy evaluator, so the pattern cannot drift from them.
  */
 export const BOOKING_QUEUE_KEYS = 'BOOKINGS#*';

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderStoreChart, withStoreChart } from '../lib/store/entity/chart.js';
-import { ENTITIES } from '../lib/store/entities/index.js';
+import { entityCharts } from '../lib/store/entities/index.js';
 import { PROJECT_ROOT } from './service-function.js';
 
 /**
@@ -12,7 +12,7 @@ import { PROJECT_ROOT } from './service-function.js';
 const { values } = parseArgs({ args: process.argv.slice(2), strict: true, options: { check: { type: 'boolean' } } });
 const path = join(PROJECT_ROOT, 'lib', 'store', 'README.md');
 const current = readFileSync(path, 'utf8');
-const next = withStoreChart(current, renderStoreChart(ENTITIES.map((entity) => entity.chart())));
+const next = withStoreChart(current, renderStoreChart(entityCharts()));
 if (values.check) {
   if (next !== current) {
     console.error('lib/store/README.md: the store chart is out of date; run npm run store:chart');

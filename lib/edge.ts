@@ -114,7 +114,7 @@ export function onLambda<E, R>(
   const build = async (): Promise<Handler> => {
     const ctx = await loadContext(parseConfig(process.env));
     // Powertools (logger context, cold-start metric, tracing when on) around every function, API or not.
-    const bound = withPowertools(bind(ctx) as (event: E, context: LambdaContext) => Promise<R> | R, ctx);
+    const bound = await withPowertools(bind(ctx) as (event: E, context: LambdaContext) => Promise<R> | R, ctx);
     // Every function's waits end before its invocation does (an API handler sets the same deadline itself).
     return async (event, context) => ctx.deadlines.within(remainingTimeOf(context), async () => bound(event, context));
   };

@@ -2,9 +2,9 @@ import { Money } from './money.js';
 
 /**
  * Group commit in memory: bookings applied one after another to the balances of one consistent read, as a
- * batch that then commits in one transaction (lib/ledger/engine.ts). Pure, so a property test can
- * show that any batching of a sequence of bookings gives the same balances and the same answers as booking
- * them one by one.
+ * batch that then commits in one transaction (lib/ledger/batch.ts; a hot account's rounds,
+ * lib/ledger/engine.ts). Pure, so a property test can show that any batching of a sequence of bookings
+ * gives the same balances and the same answers as booking them one by one.
  */
 
 /** An account as the batch sees it: its balance and how many balance changes it has had (its version). */

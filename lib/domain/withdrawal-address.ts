@@ -8,7 +8,10 @@ import { base58, bech32, bech32m, createBase58check } from '@scure/base';
  */
 
 const FIELD = 'withdrawal_address';
-const base58check = createBase58check(sha256);
+// Marked pure so that a bundle importing this module for none of its checks (the convert-withdraw execution
+// imports the quote request's module for a constant) drops the codec, and with it the hashes and codecs
+// (about 9 KiB): a call at the top level is otherwise kept for its possible side effects.
+const base58check = /* @__PURE__ */ createBase58check(sha256);
 
 interface UtxoChain {
   /** Version bytes of base58check addresses (P2PKH, P2SH). */

@@ -23,7 +23,8 @@ import {
   MOVEMENTS_LIST,
   OUTSIDE_ACCOUNT_SHARDS,
 } from '../store/ledger.js';
-import { accountEntity, bookingResultEntity, queuedBookingEntity } from '../store/entities/ledger.js';
+import { accountEntity } from '../store/entities/ledger.js';
+import { bookingResultEntity, queuedBookingEntity } from '../store/entities/booking-queue.js';
 import { moneyAttr } from '../store/table/numbers.js';
 import { MAX_TRANSACTION_ITEMS, type TransactItem } from '../store/table/transaction-items.js';
 import { movementRecords } from '../store/movements.js';

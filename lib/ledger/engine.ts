@@ -15,12 +15,8 @@ import { accountKey, netChanges, type AccountRef, type Movement } from '../domai
 import { Money } from '../domain/money.js';
 import { accountItemKey, parseAccount } from '../store/ledger.js';
 import { batchGetItems } from '../store/table/batch-get.js';
-import {
-  accountEntity,
-  bookingLeaseEntity,
-  bookingResultEntity,
-  queuedBookingEntity,
-} from '../store/entities/ledger.js';
+import { accountEntity } from '../store/entities/ledger.js';
+import { bookingLeaseEntity, bookingResultEntity, queuedBookingEntity } from '../store/entities/booking-queue.js';
 import { retryReason, withRetry } from '../store/table/retry.js';
 import { DeadlineExceededError } from '../runtime/deadline.js';
 import type { TaggedItem, TransactItem } from '../store/table/transaction-items.js';

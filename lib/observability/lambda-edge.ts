@@ -3,7 +3,6 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 
@@ -16,10 +15,15 @@ interface Observability {
 
 /**
  * The Powertools Tracer, imported only here and only when tracing is on: importing the X-Ray SDK beneath it
- * installs an async hook that slows every promise of the process (see TRACING in `lib/config.ts`).
+ * installs an async hook that slows every promise of the process (see TRACING in `lib/config.ts`). Its middy
+ * middleware (`withPowertools`) is loaded at the same time, not with the function's code: with tracing off it
+ * is never used, and it brings a copy of Powertools' commons (about 3 KiB) that every cold start would compile.
  */
 export async function loadTracer(serviceName: string): Promise<Tracer> {
-  const { Tracer } = await import('@aws-lambda-powertools/tracer');
+  const [{ Tracer }] = await Promise.all([
+    import('@aws-lambda-powertools/tracer'),
+    import('@aws-lambda-powertools/tracer/middleware'),
+  ]);
   return new Tracer({ serviceName });
 }
 
@@ -32,9 +36,16 @@ export async function loadTracer(serviceName: string): Promise<Tracer> {
  *
  * The tracer records no response: a response body holds account balances and personal data.
  */
-export function withPowertools<E, R>(handler: (event: E, context: Context) => Promise<R> | R, tools: Observability) {
+export async function withPowertools<E, R>(
+  handler: (event: E, context: Context) => Promise<R> | R,
+  tools: Observability,
+) {
   const traced = middy(handler);
-  if (tools.tracer) traced.use(captureLambdaHandler(tools.tracer, { captureResponse: false }));
+  if (tools.tracer) {
+    // Already loaded by `loadTracer`, which made the tracer.
+    const { captureLambdaHandler } = await import('@aws-lambda-powertools/tracer/middleware');
+    traced.use(captureLambdaHandler(tools.tracer, { captureResponse: false }));
+  }
   return traced
     .use(injectLambdaContext(tools.logger, { resetKeys: true }))
     .use(logMetrics(tools.metrics, { captureColdStartMetric: true }));

@@ -15,15 +15,16 @@ import {
 } from '../domain/settlement.js';
 import { balanceOf } from '../store/ledger.js';
 import { bookMovement } from '../ledger/engine.js';
-import { getTrade, tradeUpdateItems, TradeStateChangedError, updateTrade } from '../store/trades.js';
+import { tradeUpdateItems, TradeStateChangedError, updateTrade } from '../store/trades.js';
 import { type Trade, type TradeParty } from '../domain/trade.js';
 import type { SettlementTaskResult } from '../domain/workflow-io.js';
 import { recordTradeDefaulted, recordTradeSettled } from '../observability/metrics.js';
 import type { AppContext } from '../context.js';
+import { closed, now, readTrade } from './trade-task.js';
 
 /**
- * The three settlement tasks of the workflow. Each reads the trade, decides with the pure
- * rules of `lib/domain/settlement.ts`, and writes only if the trade is still in the state it read, so a task
+ * The settlement tasks of the workflow that may book (activation, which never does, is in activate-trade.ts).
+ * Each reads the trade, decides with the pure rules of `lib/domain/settlement.ts`, and writes only if the trade is still in the state it read, so a task
  * run twice, or a second execution of the same trade, changes nothing the first one already did.
  *
  * Non-settling parties (`settling: false`, and every `Anonymous` party) settle their side elsewhere. We never
@@ -35,20 +36,8 @@ import type { AppContext } from '../context.js';
 /** Where legs of a side we don't settle are booked. */
 const EXTERNAL_SETTLEMENT_GROUP = 'external_settlement';
 
-/** Time moves on the service clock, which tests can move; `now` is read once per task for one decision. */
-function now(ctx: AppContext): number {
-  return ctx.clock.nowMs();
-}
-
 function deadlineOf(ctx: AppContext, trade: Trade): number {
   return settlementDeadlineMs(trade, ctx.config.SPOT_SETTLEMENT_DEADLINE_SECONDS * 1000);
-}
-
-async function readTrade(ctx: AppContext, tradeId: string): Promise<Trade> {
-  const trade = await getTrade(ctx, tradeId, { consistent: true });
-  // A task for a trade that doesn't exist is a broken execution, not a business outcome: fail it loudly.
-  if (!trade) throw new Error(`settlement task for unknown trade ${tradeId}`);
-  return trade;
 }
 
 /**
@@ -64,26 +53,6 @@ async function closedAfterLostUpdate(ctx: AppContext, tradeId: string): Promise<
     () => `trade ${tradeId}: terminated as ${current.settlement_state}`,
   );
   return closed(current);
-}
-
-function closed(trade: Trade): SettlementTaskResult {
-  return { outcome: 'terminated', trade_state: trade.trade_state, settlement_state: trade.settlement_state };
-}
-
-/** `accepted -> active`. Already active or terminated: nothing to do. */
-export async function activateTrade(ctx: AppContext, tradeId: string): Promise<SettlementTaskResult> {
-  const trade = await readTrade(ctx, tradeId);
-  if (trade.trade_state === 'terminated') return closed(trade);
-  if (trade.trade_state === 'accepted') {
-    const moved = await updateTrade(ctx, trade, ['accepted'], { trade_state: 'active' }, now(ctx));
-    if (!moved) {
-      const current = await readTrade(ctx, tradeId);
-      // updateTrade gives up only once the trade has left `accepted`, and states only move forward.
-      assert(current.trade_state !== 'accepted', () => `trade ${tradeId}: activation lost, yet still accepted`);
-      if (current.trade_state === 'terminated') return closed(current);
-    }
-  }
-  return { outcome: 'outstanding', trade_state: 'active' };
 }
 
 /**

@@ -1,12 +1,13 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { NotFoundError } from '../domain/errors.js';
 import { participantEntity } from './entities/participant.js';
-import { platformEntity, relationshipEntity, type RelationshipKind } from './entities/platform.js';
+import { platformEntity } from './entities/platform.js';
+import { relationshipEntity, type RelationshipKind } from './entities/relationship.js';
 import { transactWrite } from './table/transactions.js';
 import { type TaggedItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
-export { RELATIONSHIP_KINDS, type RelationshipKind } from './entities/platform.js';
+export { RELATIONSHIP_KINDS, type RelationshipKind } from './entities/relationship.js';
 
 /**
  * Grants a platform a relationship with a participant (ops only). Granting twice is harmless. Both must

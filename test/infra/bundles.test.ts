@@ -9,6 +9,7 @@ import { ENTRY_FILE, esbuildOptionsFor } from '../../infra/bundling.js';
 import { PROJECT_ROOT, ServiceFunction, type ServiceEnvironment } from '../../infra/service-function.js';
 import { functionEntries } from '../bench/bundles.js';
 import { loadedAtImport } from '../support/bundle-graph.js';
+import { byProfile } from '../support/profile.js';
 
 /**
  * What a function's cold start compiles: its bundle's entry file and the chunks it imports statically. The
@@ -42,8 +43,9 @@ const inputsOf = (metafile: Metafile, outputs: string[]) =>
   outputs.flatMap((output) => Object.keys(metafile.outputs[output]!.inputs));
 
 const DEFERRED = {
-  // The Tracer itself; the edge's middleware that calls it is a few hundred bytes and stays.
-  tracer: 'node_modules/@aws-lambda-powertools/tracer/lib/esm/Tracer.js',
+  // The Tracer and its middy middleware, with the copy of Powertools' commons they bring
+  // (lib/observability/lambda-edge.ts).
+  tracer: 'node_modules/@aws-lambda-powertools/tracer/',
   xray: 'node_modules/aws-xray-sdk-core/',
   kms: 'node_modules/@aws-sdk/client-kms/',
   stepFunctions: 'node_modules/@aws-sdk/client-sfn/',
@@ -153,34 +155,54 @@ const MAX_KIB = 400;
 // And by 10 to 19 KiB each for the entity layer (lib/store/entity: every stored item defined once, parsed on
 // read with zod codecs): the layer itself is about 9 KiB (entity.ts 4.1, templates 1.2, zod's codec and union
 // code 3.5) and reaches every signed function through the API key and replay-claim reads; the rest is the
-// definitions each function's items need. It takes create-customer, report-trade, execute-quote and
-// distribute-awards (and fund-awards, pinned since) past the 400 KiB goal (bundle_kb_max): those bytes are
-// owed back. The claim probes of a refused hot booking (lib/ledger/batch.ts) add 0.8 KiB to the booking functions,
-// the rate limit's token blocks (lib/store/rate-limits.ts) 1 KiB to every function.
+// definitions each function's items need. The claim probes of a refused hot booking (lib/ledger/batch.ts) add
+// 0.8 KiB to the booking functions, the rate limit's token blocks (lib/store/rate-limits.ts) 1 KiB to every function.
+// Lowered by 6 to 22 KiB each when those bytes were paid back (2026-11-28): the tracer's middleware loaded with the
+// Tracer (3.1 KiB from every function), the entities' chart lines kept in the registry (about 2 KiB), shorter route
+// rows (1.4 KiB), relationships apart from platforms; the withdrawal address codec marked pure (9.5 KiB from the
+// convert-withdraw execution). Then raised by 7 to 9 KiB for the booking functions: the hot account's rounds in 3
+// calls (lib/ledger/engine.ts: a lease held across rounds, queue shards read in turn; about 4 KiB), and the
+// hot-account path back in the engine (its move behind an import() predates that rewrite). create-customer
+// (405.7), report-trade (401.7) and distribute-awards (401.3) are past the goal: bytes still owed. What is left in
+// the first two is the phone parser with its metadata (about 50 KiB, on the customer's optional `phone_number`) and
+// the Step Functions client (about 24 KiB), each loaded at import by choice; the hot-account path could be loaded
+// on the first contention (about 5 KiB from each booking function).
 const PINNED_KIB: Record<string, number> = {
   // Raised by 1 KiB for all but report-trade (the cursor key read at run time): 0.4 to 0.5 KiB each
   // for the provider's stub that loads the key on a container's first list, cursor sealing made async, and
   // the route table's `lists` flag that limits the secret to the listing functions.
   // The customer rules: libphonenumber-js with its metadata (51 KiB) and the country tables (12 KiB).
-  'functions/participants/create-customer.ts': 412,
+  'functions/participants/create-customer.ts': 406,
   // The minor's rules: the country tables, but neither the adult-only fields nor the phone parser they need.
-  'functions/participants/create-minor.ts': 360.5,
+  'functions/participants/create-minor.ts': 354.5,
   // The trade rules, and the Step Functions client loaded during init rather than on the first request.
-  'functions/trades/report-trade.ts': 408,
+  'functions/trades/report-trade.ts': 402,
   // The booking engine and the trade and withdrawal rules.
-  'functions/convert-withdraw/execute-quote.ts': 410.5,
-  'functions/awards/distribute-awards.ts': 405.5,
-  'functions/awards/fund-awards.ts': 402,
-  // Past 400 with the token blocks' 1 KiB (2026-11-28: 400.6, 400.2, 400.1).
-  'functions/liquidity/execute-quote.ts': 401,
-  'functions/rewards/issue-reward.ts': 401,
-  'functions/settlement/attempt-settlement.ts': 401,
+  'functions/convert-withdraw/execute-quote.ts': 397,
+  'functions/awards/distribute-awards.ts': 401.5,
+  'functions/awards/fund-awards.ts': 398,
+  'functions/liquidity/execute-quote.ts': 397.5,
+  'functions/rewards/issue-reward.ts': 397,
+  'functions/settlement/attempt-settlement.ts': 398.5,
 };
 
 describe('function bundle sizes (infra/bundling.ts, every deployed function)', () => {
-  it(`keep what importing a function loads within ${MAX_KIB} KiB (the five heaviest within their present size)`, async () => {
-    const handlers = functionEntries(PROJECT_ROOT);
-    expect(handlers.length).toBeGreaterThan(40);
+  it(`keep what importing a function loads within ${MAX_KIB} KiB (the heaviest within their present size)`, async () => {
+    const all = functionEntries(PROJECT_ROOT);
+    expect(all.length).toBeGreaterThan(40);
+    // Building every function takes esbuild a minute or more of both cores: `npm test` builds the pinned ones (the
+    // heaviest, which any import shared by all functions reaches first) and three light ones; `npm run test:long`
+    // and the benchmark (`bundle_kb_max`) build every one.
+    const handlers = byProfile(
+      [
+        ...Object.keys(PINNED_KIB),
+        'functions/system/get-time.ts',
+        'functions/transfers/create-transfer.ts',
+        'functions/accounts/list-accounts.ts',
+      ].filter((handler) => all.includes(handler)),
+      all,
+    );
+    expect(handlers.length).toBeGreaterThanOrEqual(byProfile(10, 40));
     const sizes: Record<string, number> = {};
     // esbuild builds on threads of its own: a few at a time keeps the two cores busy without crowding them.
     for (let i = 0; i < handlers.length; i += 4) {

@@ -8,7 +8,7 @@ import { LOCAL_SWEEP_HANDLER, LOCAL_TASK_HANDLERS } from '../../infra/local/work
 import { SETTLEMENT_SWEEP_HANDLER, SETTLEMENT_TASK_HANDLERS } from '../../infra/settlement.js';
 import { WEBHOOK_HANDLERS } from '../../infra/webhooks.js';
 import { routes } from '../../lib/routes.js';
-import { bookingLeaseEntity, queuedBookingEntity } from '../../lib/store/entities/ledger.js';
+import { bookingLeaseEntity, queuedBookingEntity } from '../../lib/store/entities/booking-queue.js';
 import { transferEntity } from '../../lib/store/entities/transfer.js';
 import { rateWindowEntity } from '../../lib/store/entities/window.js';
 import { auditEntity } from '../../lib/store/entities/audit.js';

@@ -9,7 +9,7 @@ import { onLambda } from '../../lib/edge.js';
 import { DEADLINE_RESERVE_MS } from '../../lib/runtime/deadline.js';
 import { BookingQueuedError } from '../../lib/domain/errors.js';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
-import { bookingLeaseEntity } from '../../lib/store/entities/ledger.js';
+import { bookingLeaseEntity } from '../../lib/store/entities/booking-queue.js';
 import { ctx, testContext, testEndpoint } from '../support/context.js';
 import { balances, fund, hotWithStalledCommitter } from '../support/ledger.js';
 import { newPlatform, type TestPlatform, type TestService } from '../support/service.js';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
-import { accountEntity, bookingLeaseEntity } from '../../lib/store/entities/ledger.js';
+import { bookingLeaseEntity } from '../../lib/store/entities/booking-queue.js';
+import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import type { TestPlatform } from './service.js';
 import { ctx } from './context.js';

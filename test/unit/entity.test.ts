@@ -10,7 +10,6 @@ const tables = { main: 'main-table', ttl: 'ttl-table' };
 const widget = defineEntity({
   type: 'widget',
   table: 'main',
-  description: 'a test entity',
   schema: z.object({
     widget_id: z.string(),
     platform_code: z.string(),
@@ -72,7 +71,6 @@ describe('an entity', () => {
     const claim = defineEntity({
       type: 'claim',
       table: 'ttl',
-      description: 'a test claim',
       schema: z.object({ expires_at_ms: integer }),
       key: { pk: 'CLAIM#{id}' },
     });

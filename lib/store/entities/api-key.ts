@@ -27,7 +27,6 @@ export type ApiKey = z.output<typeof apiKeySchema>;
 export const apiKeyEntity = defineEntity({
   type: 'api_key',
   table: 'main',
-  description: "a platform's API key: its permissions, sealed secret, passphrase hash and rate limit",
   schema: apiKeySchema,
   key: { pk: 'APIKEY#{api_key}', sk: 'APIKEY' },
   indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#APIKEYS', sk: '{api_key}' } },

@@ -20,7 +20,6 @@ export type AuditEntry = z.output<typeof auditSchema>;
 export const auditEntity = defineEntity({
   type: 'audit',
   table: 'main',
-  description: "an ops command's record: who, why, what changed; in the audit log by time",
   schema: auditSchema,
   key: { pk: 'AUDIT#{audit_id}', sk: 'AUDIT' },
   indexes: { gsi1: { pk: 'AUDIT', sk: '{at:time}#{audit_id}' } },

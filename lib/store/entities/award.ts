@@ -38,8 +38,6 @@ export type Distribution = z.output<typeof distributionSchema>;
 export const distributionEntity = defineEntity({
   type: 'award_distribution',
   table: 'main',
-  description:
-    'an award distribution: the request and its state, written with its chunks and the pool -> escrow lanes movement in one transaction; on the open index while not completed',
   schema: distributionSchema,
   key: { pk: 'AWARDS#{platform_code}#{distribution_id}', sk: 'DISTRIBUTION' },
   indexes: {
@@ -87,8 +85,6 @@ export const AWARD_CHUNK_ITEM_VERSION = 2;
 export const chunkEntity = defineEntity({
   type: 'award_distribution_chunk',
   table: 'main',
-  description:
-    'one chunk of an award distribution: its recipients with their trade ids and escrow lane; pending -> credited',
   schema: chunkSchema,
   key: { pk: 'AWARDS#{platform_code}#{distribution_id}', sk: 'CHUNK#{index:4}' },
   version: AWARD_CHUNK_ITEM_VERSION,

@@ -6,7 +6,6 @@ import { defineEntity } from '../entity/entity.js';
 export const counterShardEntity = defineEntity({
   type: 'counter',
   table: 'main',
-  description: "one shard of a list's counter, added to in the transaction of the record it counts",
   // Always written (an `ADD`); read as 0 if ever absent, as the readers always have.
   schema: z.object({ n: z.optional(integer) }),
   key: { pk: 'COUNT#{platform_code}#{list}#{bucket}', sk: 'SHARD#{shard}' },

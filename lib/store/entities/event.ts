@@ -38,8 +38,6 @@ export const DUE_SHARDS = 8;
 export const eventEntity = defineEntity({
   type: 'event',
   table: 'main',
-  description:
-    'written in the transaction of the change it describes; in its platform list and its type list by time, and in the due index (sparse) until dispatched',
   schema: eventSchema,
   key: { pk: 'EVENT#{event_id}', sk: 'EVENT' },
   indexes: {
@@ -55,7 +53,6 @@ export const eventEntity = defineEntity({
 export const eventRedeliveryEntity = defineEntity({
   type: 'event_redelivery',
   table: 'main',
-  description: 'an insert the dispatcher takes from the stream (POST /events/{id}/redeliver); ttl 1 day',
   schema: z.object({
     event_id: z.string(),
     platform_code: z.string(),

@@ -3,9 +3,11 @@ import { decimal, integer } from '../entity/attributes.js';
 import { defineEntity } from '../entity/entity.js';
 
 /**
- * The ledger's items: accounts (and the outside world's shards), movements with their list entries, a hot
- * account's booking queue, results and lease (the list counters' shards are in counter.ts: every function that
- * writes a listed record moves one, and needs no other ledger item).
+ * The ledger's items: accounts (and the outside world's shards), movements with their list entries. A hot
+ * account's booking queue, results and lease are in booking-queue.ts (only the hot path, which a booking
+ * function loads when it meets contention, writes them), the list counters' shards in counter.ts (every
+ * function that writes a listed record moves one, and needs no other ledger item): a bundle keeps every
+ * definition of a module it imports.
  */
 
 /**
@@ -37,8 +39,6 @@ const ACCOUNT_LEGACY = [{ below: 2, defaults: { last_update: 0, version: 0, move
 export const accountEntity = defineEntity({
   type: 'account',
   table: 'main',
-  description:
-    'an account: exact balance, version and movement count (platform and customer accounts), in its platform list and by id',
   schema: accountSchema,
   key: { pk: 'ACCOUNT#{participant_code}#{account_group}#{account_label}#{asset}', sk: 'ACCOUNT' },
   indexes: {
@@ -61,7 +61,6 @@ export const accountEntity = defineEntity({
 export const accountShardEntity = defineEntity({
   type: 'account',
   table: 'main',
-  description: "one shard of an outside-world account's balance (the balance is the shards' sum)",
   schema: accountSchema,
   key: { pk: 'ACCOUNT#{participant_code}#{account_group}#{account_label}#{asset}#SHARD#{shard}', sk: 'ACCOUNT' },
   version: 2,
@@ -101,7 +100,6 @@ export type StoredMovementItem = z.output<typeof movementSchema>;
 export const movementEntity = defineEntity({
   type: 'movement',
   table: 'main',
-  description: "a booked movement (immutable), in its first platform's list by time",
   schema: movementSchema,
   key: { pk: 'MOVEMENT#{movement_id}', sk: 'MOVEMENT' },
   indexes: {
@@ -113,7 +111,6 @@ export const movementEntity = defineEntity({
 export const movementEntryEntity = defineEntity({
   type: 'movement_entry',
   table: 'main',
-  description: "a movement's entry in a second platform's list",
   schema: z.extend(movementSchema, { platform_code: z.string() }),
   key: { pk: 'MOVEMENT#{movement_id}', sk: 'PLATFORM#{platform_code}' },
   indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#MOVEMENTS', sk: '{created_at:time}#{movement_id}' } },
@@ -123,7 +120,6 @@ export const movementEntryEntity = defineEntity({
 export const movementAccountEntryEntity = defineEntity({
   type: 'movement_account_entry',
   table: 'main',
-  description: "a movement's entry in one account's movements list, with the account's net change",
   schema: z.object({
     movement_id: z.string(),
     movement_type: z.string(),
@@ -137,31 +133,4 @@ export const movementAccountEntryEntity = defineEntity({
   }),
   key: { pk: 'MOVEMENT#{movement_id}', sk: 'ACCOUNT#{account_id}' },
   indexes: { gsi1: { pk: 'ACCOUNT#{account_id}#MOVEMENTS', sk: '{created_at:time}#{movement_id}' } },
-});
-
-/** A booking waiting under its hot account, in one of the queue's shards (`booking`: the serialized value). */
-export const queuedBookingEntity = defineEntity({
-  type: 'queued_booking',
-  table: 'main',
-  description: "a booking waiting in a shard of its hot account's queue; deleted by the transaction that answers it",
-  schema: z.object({ booking: z.string(), queued_at: integer, ttl: integer }),
-  key: { pk: 'BOOKINGS#{account_key}#Q{shard}', sk: 'Q#{booking_id}' },
-});
-
-/** A queued booking's answer (`result`: a JSON `BookingResult`), written with its queue entry's delete. */
-export const bookingResultEntity = defineEntity({
-  type: 'booking_result',
-  table: 'main',
-  description: "a queued booking's answer: booked, or refused with the reason",
-  schema: z.object({ result: z.string(), expires_at_ms: integer, ttl: integer }),
-  key: { pk: 'BOOKINGS#{account_key}#Q{shard}', sk: 'R#{booking_id}' },
-});
-
-/** A hot account's committer: `owner` holds it until `until_ms`. */
-export const bookingLeaseEntity = defineEntity({
-  type: 'booking_lease',
-  table: 'main',
-  description: "a hot account's committer lease",
-  schema: z.object({ owner: z.string(), until_ms: integer, ttl: integer }),
-  key: { pk: 'BOOKINGS#{account_key}', sk: 'LEASE' },
 });

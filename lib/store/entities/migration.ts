@@ -47,7 +47,6 @@ export type StoredMigrationRun = z.output<typeof migrationRunSchema>;
 export const tableMigrationRunEntity = defineEntity({
   type: 'migration',
   table: 'main',
-  description: "a migration's run over the whole table: who, why, progress, where its read continues",
   schema: migrationRunSchema,
   key: { pk: 'MIGRATION#{name}', sk: 'MIGRATION' },
 });
@@ -56,7 +55,6 @@ export const tableMigrationRunEntity = defineEntity({
 export const platformMigrationRunEntity = defineEntity({
   type: 'migration',
   table: 'main',
-  description: "a migration's run over one platform's items (scope: the platform's code)",
   schema: migrationRunSchema,
   key: { pk: 'MIGRATION#{name}', sk: 'PLATFORM#{scope}' },
 });

@@ -9,7 +9,6 @@ import { defineEntity } from '../entity/entity.js';
 export const networkFeeEntity = defineEntity({
   type: 'network_fee',
   table: 'main',
-  description: "the network fee of an asset's withdrawals, set by ops",
   schema: z.object({
     asset: z.string(),
     quantity: z.string(),

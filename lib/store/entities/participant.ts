@@ -69,7 +69,6 @@ export type Participant = z.output<typeof participantSchema>;
 export const participantEntity = defineEntity({
   type: 'participant',
   table: 'main',
-  description: "a participant (a platform's own or a customer), in its platform's list by creation time",
   schema: participantSchema,
   key: { pk: 'PARTICIPANT#{participant_code}', sk: 'PARTICIPANT' },
   indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#PARTICIPANTS', sk: '{created_at:time}#{participant_code}' } },
@@ -84,7 +83,6 @@ export const participantEntity = defineEntity({
 export const customerEmailEntity = defineEntity({
   type: 'customer_email',
   table: 'main',
-  description: "a platform's claim on a customer e-mail (unique per platform), pointing to the customer",
   schema: z.object({
     platform_code: z.string(),
     email_normalized: z.string(),

@@ -37,8 +37,6 @@ export type StoredPayment = z.output<typeof paymentSchema>;
 export const paymentEntity = defineEntity({
   type: 'payment',
   table: 'main',
-  description:
-    'an ACH payment; status changes conditioned on the current status, with the clearing movement in the same transaction',
   schema: paymentSchema,
   key: { pk: 'PAYMENT#{transaction_id}', sk: 'PAYMENT' },
   // The date filters of GET /payments/status are ranges of this sort key.

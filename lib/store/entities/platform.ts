@@ -25,24 +25,6 @@ export type Platform = z.output<typeof platformSchema>;
 export const platformEntity = defineEntity({
   type: 'platform',
   table: 'main',
-  description: 'a platform (a tenant): its name, quote spread and rate limit',
   schema: platformSchema,
   key: { pk: 'PLATFORM#{platform_code}', sk: 'PLATFORM' },
-});
-
-export const RELATIONSHIP_KINDS = ['submits_platform_transfers_for'] as const;
-export type RelationshipKind = (typeof RELATIONSHIP_KINDS)[number];
-
-/** A platform's standing permission to act for a participant of another platform (granted by ops). */
-export const relationshipEntity = defineEntity({
-  type: 'relationship',
-  table: 'main',
-  description: "a platform's standing permission to act for a participant (e.g. submits_platform_transfers_for)",
-  schema: z.object({
-    kind: z.enum(RELATIONSHIP_KINDS),
-    platform_code: z.string(),
-    participant_code: z.string(),
-    granted_at: integer,
-  }),
-  key: { pk: 'PLATFORM#{platform_code}', sk: 'RELATIONSHIP#{kind}#{participant_code}' },
 });

@@ -10,7 +10,6 @@ import { defineEntity } from '../entity/entity.js';
 export const priceEntity = defineEntity({
   type: 'price',
   table: 'main',
-  description: 'the reference price of a pair, overwritten in place (never by an older one)',
   schema: z.object({
     underlying: z.string(),
     quoted_currency: z.string(),

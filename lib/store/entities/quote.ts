@@ -61,7 +61,6 @@ export type QuoteStatus = z.output<typeof quoteStatus>;
 export const quoteEntity = defineEntity({
   type: 'quote',
   table: 'main',
-  description: 'a quote, open until executed (once, before it expires)',
   schema: quoteSchema,
   key: { pk: 'QUOTE#{quote_id}', sk: 'QUOTE' },
 });

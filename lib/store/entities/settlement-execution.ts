@@ -20,7 +20,6 @@ export type ExecutionStatus = z.output<typeof executionStatus>;
 export const settlementExecutionEntity = defineEntity({
   type: 'settlement_execution',
   table: 'main',
-  description: "one run of a trade's settlement workflow (local runner), on the running index while RUNNING",
   schema: z.object({
     trade_id: z.string(),
     execution_id: z.string(),
@@ -44,7 +43,6 @@ export const settlementExecutionEntity = defineEntity({
 export const settlementEventEntity = defineEntity({
   type: 'settlement_event',
   table: 'main',
-  description: 'one event of a local settlement execution, in order',
   schema: z.object({
     trade_id: z.string(),
     execution_id: z.string(),

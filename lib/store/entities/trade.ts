@@ -105,7 +105,6 @@ export const OPEN_SHARDS = 8;
 export const tradeEntity = defineEntity({
   type: 'trade',
   table: 'main',
-  description: 'a reported or booked trade, in its reporter list by transaction time and, while open, by due time',
   schema: tradeSchema,
   key: { pk: 'TRADE#{trade_id}', sk: 'TRADE' },
   indexes: {
@@ -124,7 +123,6 @@ export const tradeEntity = defineEntity({
 export const tradeVisibilityEntity = defineEntity({
   type: 'trade_visibility',
   table: 'main',
-  description: "a trade's entry in the list of a party's platform other than the reporter",
   schema: z.extend(
     z.pick(tradeSchema, {
       trade_id: true,

@@ -29,7 +29,6 @@ export type Transfer = z.output<typeof transferSchema>;
 export const transferEntity = defineEntity({
   type: 'transfer',
   table: 'main',
-  description: 'a transfer between two accounts, in its platform list by creation time',
   schema: transferSchema,
   key: { pk: 'TRANSFER#{id}', sk: 'TRANSFER' },
   indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#TRANSFERS', sk: '{created_ms:time}#{id}' } },
@@ -43,7 +42,6 @@ export const transferEntity = defineEntity({
 export const transferViewEntity = defineEntity({
   type: 'transfer',
   table: 'main',
-  description: "a transfer's copy listed for the platform whose participant it debits (booked under a grant)",
   schema: z.extend(transferSchema, { booked_by_platform_code: z.string() }),
   key: { pk: 'TRANSFER#{id}', sk: 'VIEW#{platform_code}' },
   indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#TRANSFERS', sk: '{created_ms:time}#{id}' } },

@@ -21,8 +21,6 @@ const deliveryState = z.enum(['pending', 'in_flight', 'scheduled', 'succeeded', 
 export const webhookDeliveryEntity = defineEntity({
   type: 'webhook_delivery',
   table: 'main',
-  description:
-    'one per (event, endpoint): pending -> in_flight -> succeeded | scheduled | failed; in the due index while work is outstanding',
   schema: z.object({
     event_id: z.string(),
     endpoint_id: z.string(),
@@ -51,7 +49,6 @@ export type WebhookDelivery = z.output<typeof webhookDeliveryEntity.schema>;
 export const webhookAttemptEntity = defineEntity({
   type: 'webhook_attempt',
   table: 'main',
-  description: "a delivery's attempt, written with its next state (conditioned on the claim); in the endpoint's log",
   schema: z.object({
     event_id: z.string(),
     endpoint_id: z.string(),
@@ -82,8 +79,6 @@ export type WebhookAttempt = z.output<typeof webhookAttemptEntity.schema>;
 export const webhookEndpointEntity = defineEntity({
   type: 'webhook_endpoint',
   table: 'main',
-  description:
-    'url, event types, enabled/disabled reason, failure clock, secret (and the previous one during a rotation) encrypted like API secrets',
   schema: z.object({
     endpoint_id: z.string(),
     platform_code: z.string(),
@@ -115,7 +110,6 @@ export type WebhookEndpointItem = z.output<typeof webhookEndpointEntity.schema>;
 export const webhookEndpointCountEntity = defineEntity({
   type: 'webhook_endpoint_count',
   table: 'main',
-  description: 'moved in the transaction that creates (condition `< 20`) or deletes an endpoint',
   schema: z.object({ endpoints: integer }),
   key: { pk: 'PLATFORM#{platform_code}', sk: 'WEBHOOK_ENDPOINT_COUNT' },
 });

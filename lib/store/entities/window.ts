@@ -12,8 +12,6 @@ import { defineEntity } from '../entity/entity.js';
 export const replayClaimEntity = defineEntity({
   type: 'signature_replay',
   table: 'ttl',
-  description:
-    '`expires_at_ms` = signed timestamp + 61 s; `request_id` = the X-Request-Id it came with (a repeat with the same id is answered by idempotency, any other repeat is 409)',
   schema: z.object({
     /** This claim's own mark: a put the SDK resent finds its own claim, not a replay. */
     claim: z.string(),
@@ -28,8 +26,6 @@ export const replayClaimEntity = defineEntity({
 export const idempotencyRecordEntity = defineEntity({
   type: 'idempotency_record',
   table: 'ttl',
-  description:
-    "`expires_at_ms` = first request + 72 h; `in_progress_until_ms` lease; `owner` (the run that holds it); completed with its response in the booking's own transaction",
   schema: z.object({
     status: z.enum(['IN_PROGRESS', 'COMPLETED']),
     /** The run that holds it: only it completes or releases it. */
@@ -51,7 +47,6 @@ export const idempotencyRecordEntity = defineEntity({
 export const clientIdClaimEntity = defineEntity({
   type: 'client_id_claim',
   table: 'ttl',
-  description: '`expires_at_ms` = claim + 72 h; claimed in the transaction of the record it protects',
   schema: z.object({
     /** The record the id names. */
     refers_to: z.string(),
@@ -69,7 +64,6 @@ export const clientIdClaimEntity = defineEntity({
 export const rateWindowEntity = defineEntity({
   type: 'rate_window',
   table: 'ttl',
-  description: "an API key's request counts in one sustained window: `total` and one per second; `ttl` past the window",
   schema: z.object({
     total: z.optional(integer),
     s0: z.optional(integer),

@@ -39,8 +39,6 @@ export type StoredWithdrawal = z.output<typeof withdrawalSchema>;
 export const withdrawalEntity = defineEntity({
   type: 'withdrawal',
   table: 'main',
-  description:
-    'a withdrawal request: created PENDING with the convert-withdraw execution, CONFIRMED/FAILED by custody events conditioned on PENDING; stores the accounts it booked against',
   schema: withdrawalSchema,
   key: { pk: 'WITHDRAWAL#{withdrawal_request_id}', sk: 'WITHDRAWAL' },
   indexes: {

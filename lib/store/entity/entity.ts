@@ -53,8 +53,6 @@ export interface EntityDefinition<
   /** The stored `type` attribute; also the entity's name in errors and the chart. */
   readonly type: string;
   readonly table: 'main' | 'ttl';
-  /** One line for the store chart. */
-  readonly description: string;
   /** The attributes besides the key, type, version and index attributes (those the definition stamps). */
   readonly schema: S;
   readonly key: { readonly pk: PK; readonly sk?: SK };
@@ -175,14 +173,18 @@ export interface Entity<
   indexRemoval<N extends keyof I & IndexName>(index: N): Omit<IndexAssignment, 'values'>;
   /** What an item of `version` may lack, and what each meant (for the parse and the item-version migration). */
   legacyAttributes(version: number, item: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>>;
-  /** The entity as the store chart shows it. */
-  chart(): EntityChart;
+  /** The entity's keys and indexes as the store chart shows them (its line there is in entities/index.ts). */
+  chart(): EntityKeys;
 }
 
-export interface EntityChart {
+export interface EntityChart extends EntityKeys {
+  /** What the item is, in one line (kept in the chart's list, lib/store/entities/index.ts, not in the bundles). */
+  description: string;
+}
+
+export interface EntityKeys {
   type: string;
   table: 'main' | 'ttl';
-  description: string;
   pk: string;
   sk: string | undefined;
   indexes: { name: string; pk: string; sk: string; sparse: boolean }[];
@@ -395,7 +397,6 @@ export function defineEntity<
     chart: () => ({
       type: definition.type,
       table: definition.table,
-      description: definition.description,
       pk: pkTemplate.chart,
       sk: skTemplate?.chart,
       indexes: [...indexes].map(([name, index]) => ({

@@ -1,0 +1,22 @@
+import type { SettlementTaskResult } from '../domain/workflow-io.js';
+import { type Trade } from '../domain/trade.js';
+import { getTrade } from '../store/trades.js';
+import type { AppContext } from '../context.js';
+
+// What every settlement task starts from: the trade as read now, and its answer once the trade is closed.
+
+/** Time moves on the service clock, which tests can move; `now` is read once per task for one decision. */
+export function now(ctx: AppContext): number {
+  return ctx.clock.nowMs();
+}
+
+export async function readTrade(ctx: AppContext, tradeId: string): Promise<Trade> {
+  const trade = await getTrade(ctx, tradeId, { consistent: true });
+  // A task for a trade that doesn't exist is a broken execution, not a business outcome: fail it loudly.
+  if (!trade) throw new Error(`settlement task for unknown trade ${tradeId}`);
+  return trade;
+}
+
+export function closed(trade: Trade): SettlementTaskResult {
+  return { outcome: 'terminated', trade_state: trade.trade_state, settlement_state: trade.settlement_state };
+}
