@@ -49,8 +49,9 @@ export function esbuildOptionsFor(entry: string, outdir: string): BuildOptions {
     sourcemap: false,
     // Prefer packages' ESM builds, which tree-shake and need no CJS interop.
     mainFields: ['module', 'main'],
-    // CJS dependencies bundled into an ES module still call require(); give them one.
-    banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
+    // CJS dependencies bundled into an ES module still call require(); give them one. Written minified: the
+    // banner heads every chunk (a dozen or more at import), and esbuild does not minify it.
+    banner: { js: 'import{createRequire}from"module";const require=createRequire(import.meta.url);' },
     external: LAZY_CREDENTIAL_PROVIDERS,
     logLevel: 'warning',
   };

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { distributeAwards } from '../../lib/awards/distribute-awards.js';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
+import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { amountText, text } from '../../lib/http/zod.js';
 
 // The amount stays a string and the list unbounded here: the use case checks precision, size and
@@ -19,6 +20,8 @@ export const bind = apiHandler(
     body,
     successStatus: 201,
     response: async () => (await import('../../lib/http/schemas/quotes.js')).distributionResponse,
+    // It books: a retry of a booking left queued behind a hot account commits the queue.
+    queuedBookings: driveQueuedBooking,
     summary: 'Distribute awards',
   },
   async ({ ctx, body, auth, requestId, claim }) => ({

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { fundAwards } from '../../lib/awards/fund-awards.js';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
+import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { amountText, text } from '../../lib/http/zod.js';
 
 // `underlying` or its alias `asset`: the use case decides which was meant and reports both problems at once.
@@ -19,6 +20,8 @@ export const bind = apiHandler(
     body,
     successStatus: 201,
     response: async () => (await import('../../lib/http/schemas/quotes.js')).instantPurchaseResponse,
+    // It books: a retry of a booking left queued behind a hot account commits the queue.
+    queuedBookings: driveQueuedBooking,
     summary: 'Fund the awards pool',
   },
   async ({ ctx, body, auth, requestId, claim }) => ({

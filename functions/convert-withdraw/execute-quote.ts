@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { executeConvertQuote } from '../../lib/convert-withdraw/execute-convert-quote.js';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
+import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { text } from '../../lib/http/zod.js';
 
 const body = z.object({ quote_id: text(100) });
@@ -11,6 +12,8 @@ export const bind = apiHandler(
   {
     body,
     response: async () => (await import('../../lib/http/schemas/quotes.js')).convertExecutionResponse,
+    // It books: a retry of a booking left queued behind a hot account commits the queue.
+    queuedBookings: driveQueuedBooking,
     summary: 'Execute a convert-and-withdraw quote',
   },
   async ({ ctx, body, auth, claim }) => ({ message: await executeConvertQuote(ctx, auth, body.quote_id, claim) }),

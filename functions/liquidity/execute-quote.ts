@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
+import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { text } from '../../lib/http/zod.js';
 import { executeQuote } from '../../lib/liquidity/execute-quote.js';
 
@@ -15,6 +16,8 @@ export const bind = apiHandler(
   {
     body,
     response: async () => (await import('../../lib/http/schemas/quotes.js')).executionResponse,
+    // It books: a retry of a booking left queued behind a hot account commits the queue.
+    queuedBookings: driveQueuedBooking,
     summary: 'Execute a quote',
   },
   async ({ ctx, body, auth, claim }) => ({ message: await executeQuote(ctx, auth, body, claim) }),

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
+import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { accountLabelField, amountText, text } from '../../lib/http/zod.js';
 import { createTransfer } from '../../lib/transfers/create-transfer.js';
 
@@ -22,6 +23,8 @@ export const bind = apiHandler(
     body,
     successStatus: 201,
     response: async () => (await import('../../lib/http/schemas/transfers.js')).transferResponse,
+    // It books: a retry of a booking left queued behind a hot account commits the queue.
+    queuedBookings: driveQueuedBooking,
     summary: 'Create a transfer',
   },
   async ({ ctx, body, auth, claim }) => ({

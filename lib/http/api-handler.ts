@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type * as z from 'zod/mini';
 import type { AppContext } from '../context.js';
 import { envelope, JSON_HEADERS } from './middleware/envelope.js';
-import { idempotency } from './middleware/idempotency.js';
+import { idempotency, type IdempotencyOptions } from './middleware/idempotency.js';
 import { jsonBody } from './middleware/json-body.js';
 import { requestLimits } from './middleware/request-limits.js';
 import { requestLog } from './middleware/request-log.js';
@@ -54,6 +54,11 @@ interface HandlerOptions<
    * stored encrypted (`lib/store/windows.ts`).
    */
   secretInResponse?: boolean;
+  /**
+   * A route that books (its use case may leave a booking queued behind a hot account): the engine's
+   * `driveQueuedBooking`, with which an X-Request-Id retry commits the queue (`middleware/idempotency.ts`).
+   */
+  queuedBookings?: IdempotencyOptions['driveQueuedBooking'];
 }
 
 /**
@@ -171,7 +176,7 @@ export function apiHandler<
       .use(verifySignature(ctx))
       .use(jsonBody())
       .use(validateInput({ query: options.query, body: options.body, path: options.path }))
-      .use(idempotency(ctx, { sealResponse: options.secretInResponse }))
+      .use(idempotency(ctx, { sealResponse: options.secretInResponse, driveQueuedBooking: options.queuedBookings }))
       .handler(core);
     // Each invocation runs within its deadline: the Lambda context's remaining time, less the reserve for the
     // answer and the claim's release (`lib/runtime/deadline.ts`). Every wait below reads it.

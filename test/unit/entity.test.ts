@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { decimal, integer } from '../../lib/store/entity/attributes.js';
 import { defineEntity, StoredItemError } from '../../lib/store/entity/entity.js';
-import { compileTemplate } from '../../lib/store/entity/template.js';
+import { entityKeys } from '../../lib/store/entity/chart.js';
+import { compileTemplate, templateChart } from '../../lib/store/entity/template.js';
 
 const tables = { main: 'main-table', ttl: 'ttl-table' };
 
@@ -35,7 +36,7 @@ describe('key templates', () => {
     expect(template.build({ owner: 'p', group: 'g', at: 42, n: 7 })).toBe('p#g#000000000000042#0007');
     expect(template.prefix({ owner: 'p', group: 'g' })).toBe('p#g#');
     expect(template.prefix({ owner: 'p' })).toBe('p#');
-    expect(template.chart).toBe('<owner>#<group>#<at>#<n>');
+    expect(templateChart('{owner}#{group}#{at:time}#{n:4}')).toBe('<owner>#<group>#<at>#<n>');
     expect(() => template.build({ owner: 'p', group: 'g', at: 42 })).toThrow(/no value for n/);
     expect(() => template.build({ owner: 'p', group: 'g', at: 1.5, n: 1 })).toThrow(/whole number/);
   });
@@ -153,6 +154,6 @@ describe('an entity', () => {
       IndexName: 'gsi2',
       KeyConditionExpression: '#qpk = :qpk AND #qsk <= :qsk',
     });
-    expect(widget.chart()).toMatchObject({ pk: 'WIDGET#<widget_id>', sk: 'WIDGET', version: 3 });
+    expect(entityKeys(widget.definition)).toMatchObject({ pk: 'WIDGET#<widget_id>', sk: 'WIDGET', version: 3 });
   });
 });

@@ -1,5 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { BookingQueuedError, ConflictError, IdempotencyMismatchError, ValidationError } from '../../domain/errors.js';
+import {
+  BookingQueuedError,
+  ConflictError,
+  IdempotencyMismatchError,
+  type QueuedBookingRef,
+  ValidationError,
+} from '../../domain/errors.js';
 import {
   abandonIdempotentRequest,
   beginIdempotentRequest,
@@ -43,7 +49,7 @@ function requestHash(event: ServiceRequest['event']): string {
 async function beginRun(
   ctx: AppContext,
   request: ServiceRequest,
-  sealResponse: boolean | undefined,
+  { sealResponse, driveQueuedBooking }: IdempotencyOptions,
 ): Promise<APIGatewayProxyResult | undefined> {
   const { event } = request;
   const svc = request.context.svc;
@@ -63,8 +69,9 @@ async function beginRun(
     // The first run left its booking queued behind a hot account: commit the queue as a waiter would, then
     // answer with the outcome (stored with the booking, or the id freed by a refusal and this run starts).
     const { queued } = start;
-    // Loaded here, on this rare path: routes that never book (customer onboarding) stay light to import.
-    const { driveQueuedBooking } = await import('../../ledger/engine.js');
+    // Only a route that books gets here (the request hash holds the route), and each passes the driver
+    // (test/infra/bundles.test.ts holds them together); were one to miss it, the retry waits as while queued.
+    if (!driveQueuedBooking) throw new BookingQueuedError(queued);
     await driveQueuedBooking(ctx, queued);
     start = await beginIdempotentRequest(ctx, run, hash, ctx.clock.nowMs());
     if (start.kind === 'in_progress') throw new BookingQueuedError(queued);
@@ -152,9 +159,22 @@ async function releaseRun(ctx: AppContext, request: ServiceRequest): Promise<voi
  * nothing through the claim has its response stored here afterwards (conditioned on the run still owning
  * an in-progress record, so a committed answer is never overwritten).
  */
-export function idempotency(ctx: AppContext, options: { sealResponse?: boolean } = {}): ServiceMiddleware {
+export interface IdempotencyOptions {
+  /** The answer shows a secret once: its stored copy is sealed. */
+  sealResponse?: boolean;
+  /**
+   * The booking engine's `driveQueuedBooking`, passed by the routes that book (their handler's
+   * `queuedBookings`). Not imported here: even behind an `import()`, the engine in this module's graph made
+   * esbuild keep what the engine uses of the modules every function shares (entities, errors, money) in the
+   * chunks each function loads at import, and split those into more chunks: 1 to 7 KiB at import in the
+   * functions that never book.
+   */
+  driveQueuedBooking?: (ctx: AppContext, queued: QueuedBookingRef) => Promise<void>;
+}
+
+export function idempotency(ctx: AppContext, options: IdempotencyOptions = {}): ServiceMiddleware {
   return {
-    before: (request) => beginRun(ctx, request, options.sealResponse),
+    before: (request) => beginRun(ctx, request, options),
     // Both run in the time the deadline keeps in reserve: a request that ran out of time still stores its answer
     // or frees its id, so a retry is processed rather than told for a minute that the first is in progress.
     after: (request) => ctx.deadlines.cleanup(() => completeRun(ctx, request)),

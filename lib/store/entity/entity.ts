@@ -173,8 +173,8 @@ export interface Entity<
   indexRemoval<N extends keyof I & IndexName>(index: N): Omit<IndexAssignment, 'values'>;
   /** What an item of `version` may lack, and what each meant (for the parse and the item-version migration). */
   legacyAttributes(version: number, item: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>>;
-  /** The entity's keys and indexes as the store chart shows them (its line there is in entities/index.ts). */
-  chart(): EntityKeys;
+  /** What it was defined with: the store chart draws its keys and indexes from it (`entityKeys`, chart.ts). */
+  readonly definition: EntityDefinition<S, PK, SK, I>;
 }
 
 export interface EntityChart extends EntityKeys {
@@ -394,19 +394,7 @@ export function defineEntity<
       };
     },
     legacyAttributes,
-    chart: () => ({
-      type: definition.type,
-      table: definition.table,
-      pk: pkTemplate.chart,
-      sk: skTemplate?.chart,
-      indexes: [...indexes].map(([name, index]) => ({
-        name,
-        pk: index.pk.chart,
-        sk: index.sk.chart,
-        sparse: index.sparse,
-      })),
-      version: definition.version,
-    }),
+    definition,
   };
   return entity;
 }

@@ -24,8 +24,6 @@ export interface CompiledTemplate {
   prefix(values: Readonly<Record<string, unknown>>): string;
   /** Whether every part the template needs is given (not undefined or null). */
   complete(values: Readonly<Record<string, unknown>>): boolean;
-  /** The template as the store chart shows it: `TRADE#<trade_id>`. */
-  readonly chart: string;
 }
 
 const PART = /\{([a-z_][a-z0-9_]*)(?::([a-z0-9]+))?\}/gi;
@@ -86,6 +84,15 @@ export function compileTemplate(source: string): CompiledTemplate {
     complete(values) {
       return parts.every((part) => given(values, part));
     },
-    chart: segments.map((segment) => ('text' in segment ? segment.text : `<${segment.part}>`)).join(''),
   };
+}
+
+/**
+ * The template as the store chart shows it: `TRADE#<trade_id>`. Apart from `compileTemplate`, so the functions'
+ * bundles, which never draw the chart, leave it out.
+ */
+export function templateChart(source: string): string {
+  return segmentsOf(source)
+    .map((segment) => ('text' in segment ? segment.text : `<${segment.part}>`))
+    .join('');
 }
