@@ -24,10 +24,11 @@ import { writtenUnlessConditionFailed } from '../store/table/conditional.js';
  * accounts").
  *
  * Cold path: one consistent read of the accounts the movement changes, one transaction. Nothing else.
- * Hot path: when an account's read goes stale twice under one booking (others keep moving it), the account
- * is marked hot and its bookings queue under it; whoever holds the account's lease commits the queue in
- * order, many bookings per transaction, and each request waits for its own result (flat combining: every
- * waiting request is a candidate committer, so there is no worker to run or to lose).
+ * Hot path (lib/ledger/hot-account.ts, imported on a container's first contention): when an account's read
+ * goes stale twice under one booking (others keep moving it), the account is marked hot and its bookings
+ * queue under it; whoever holds the account's lease commits the queue in order, many bookings per
+ * transaction, and each request waits for its own result (flat combining: every waiting request is a
+ * candidate committer, so there is no worker to run or to lose).
  */
 export async function book(
   ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>,
@@ -36,7 +37,7 @@ export async function book(
   const settled: Booking = { ...booking, items: await settleItems(booking.items) };
   const hot = await bookCold(ctx, settled);
   if (!hot) return;
-  // The hot-account path is loaded on a container's first contention: most never meet one (lib/ledger/hot-account.ts).
+  // Loaded on a container's first contention: most never meet one, so their cold start doesn't compile it.
   const { bookHot } = await import('./hot-account.js');
   await bookHot(ctx, settled, hot);
 }
