@@ -90,10 +90,10 @@ export const BOOKING_QUEUE_KEYS = 'BOOKINGS#*';
 export const RATE_WINDOW_KEYS = 'RATE#*';
 
 /**
- * A function that books through the group-commit engine (lib/ledger/engine.ts) deletes main-table
- * items in two places: a commit round removes its queue entries inside its TransactWriteItems (IAM authorizes
- * each item of a transaction as its own action) and the committer releases its lease (in its tenure's last
- * round's transaction, or alone). DeleteItem on those
+ * A function that books through the group-commit engine (lib/ledger/engine.ts; its hot-account path,
+ * lib/ledger/hot-account.ts) deletes main-table items in two places: a commit round removes its queue entries
+ * inside its TransactWriteItems (IAM authorizes each item of a transaction as its own action) and the committer
+ * releases its lease (in its tenure's last round's transaction, or alone). DeleteItem on those
  * keys only: `dynamodb:LeadingKeys` holds every partition key a request names, and a DeleteItem names one.
  */
 export function grantBookingQueue(grantee: IGrantable, table: Table): void {

@@ -65,7 +65,7 @@ export interface ContextCaches {
   customerCodes: Map<string, string>;
   /** Decrypted webhook endpoint secrets by their ciphertext, each until `untilMs`. */
   webhookSecrets: Map<string, { secret: string; untilMs: number }>;
-  /** Per hot account's queue, this process's waiters taking turns (lib/ledger/engine.ts). */
+  /** Per hot account's queue, this process's waiters taking turns (lib/ledger/hot-account.ts). */
   hotAccounts: Map<string, HotAccountTurns>;
   /** Whether a migration has run (for the whole table or a platform), by `<name>#<platform>`; a yes forever, a no until `untilMs`. */
   migrations: Map<string, { applied: boolean; untilMs: number }>;
@@ -82,7 +82,7 @@ export interface HotAccountTurns {
   results: Map<string, BookingResult>;
   /** Bookings this process's requests wait for and no round has answered yet, each with when its queueing began (ms; 0 unknown). */
   waitingFor: Map<string, number>;
-  /** While this process holds the account's lease: its tenure as the committer (lib/ledger/engine.ts). */
+  /** While this process holds the account's lease: its tenure as the committer (lib/ledger/hot-account.ts). */
   tenure?: HotAccountTenure;
 }
 

@@ -3,7 +3,7 @@ import { Money } from './money.js';
 /**
  * Group commit in memory: bookings applied one after another to the balances of one consistent read, as a
  * batch that then commits in one transaction (lib/ledger/batch.ts; a hot account's rounds,
- * lib/ledger/engine.ts). Pure, so a property test can show that any batching of a sequence of bookings
+ * lib/ledger/hot-account.ts). Pure, so a property test can show that any batching of a sequence of bookings
  * gives the same balances and the same answers as booking them one by one.
  */
 

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
+import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { AppContext } from '../context.js';
-import { applyBooking, type AccountState, type BookingResult, type Refusal } from '../domain/group-commit.js';
+import { applyBooking, type AccountState, type Refusal } from '../domain/group-commit.js';
 import {
   accountIdOf,
   accountKey,
@@ -22,9 +23,10 @@ import {
   ACCOUNTS_LIST,
   MOVEMENTS_LIST,
   OUTSIDE_ACCOUNT_SHARDS,
+  parseAccount,
 } from '../store/ledger.js';
+import { batchGetItems } from '../store/table/batch-get.js';
 import { accountEntity } from '../store/entities/ledger.js';
-import { bookingResultEntity, queuedBookingEntity } from '../store/entities/booking-queue.js';
 import { moneyAttr } from '../store/table/numbers.js';
 import { MAX_TRANSACTION_ITEMS, type TransactItem } from '../store/table/transaction-items.js';
 import { movementRecords } from '../store/movements.js';
@@ -69,12 +71,40 @@ export function readAccountsOf(
     .map((change) => ({ account: change.account, platformCode: change.platform_code }));
 }
 
+/** Consistent reads of the accounts, in one BatchGetItem (100 keys at most: a movement has a handful). */
+export async function readAccounts(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  wanted: ReadonlyArray<{ account: AccountRef; platformCode: string | null }>,
+): Promise<Map<string, AccountRead>> {
+  const reads = new Map<string, AccountRead>();
+  if (wanted.length === 0) return reads;
+  const unique = [...new Map(wanted.map((entry) => [accountKey(entry.account), entry])).values()];
+  const items = await batchGetItems(
+    ctx,
+    unique.map((entry) => accountItemKey(entry.account)),
+    { consistent: true, what: 'account reads' },
+  );
+  const found = new Map(items.map((item) => [String(item.pk), parseAccount(item)]));
+  for (const entry of unique) {
+    const stored = found.get(accountItemKey(entry.account).pk!);
+    reads.set(accountKey(entry.account), {
+      account: entry.account,
+      platformCode: entry.platformCode,
+      exists: stored !== undefined,
+      balance: stored ? new Money(stored.balance) : new Money(0),
+      version: stored ? stored.version : -1,
+      hotUntilMs: stored?.hot_until_ms ?? 0,
+    });
+  }
+  return reads;
+}
+
 /** A platform or customer account: versioned, with events and a movements list. */
 const isVersioned = (change: Pick<NetChange, 'platform_code'>) => change.platform_code !== null;
 const isGuarded = (change: NetChange) =>
   change.change.isNegative() && !isUnguarded(change.account.participant_code) && !change.mayOverdraw;
 
-interface PlannedBooking {
+export interface PlannedBooking {
   booking: StoredBooking;
   /** Position in the batch's order (what the transaction's origins name). */
   position: number;
@@ -276,21 +306,18 @@ export interface BatchTransaction {
   origins: ItemOrigin[];
 }
 
-export interface QueueKeys {
-  /** The hot account (`accountKey`) whose queue holds the bookings. */
-  account: string;
-  /** The queue shard holding each booking's entry, where its result goes too. */
-  shardOf: (bookingId: string) => number;
-  resultTtlSeconds: number;
-  resultExpiresAtMs: number;
-}
+/**
+ * On the hot path, each planned booking's answer in the batch's transaction: its queue entry removed, its result
+ * stored (lib/ledger/hot-account.ts, `queueAnswers`).
+ */
+export type QueueAnswers = (planned: readonly PlannedBooking[]) => OriginItem[];
 
-/** The transaction that commits a planned batch (`queue` set on the hot path: each booking's queue entry and result too). */
+/** The transaction that commits a planned batch (`answers` given on the hot path: each booking's queue entry and result too). */
 export function batchTransaction(
   ctx: Pick<AppContext, 'tables'>,
   plan: BatchPlan,
   reads: ReadonlyMap<string, AccountRead>,
-  queue: QueueKeys | undefined,
+  answers: QueueAnswers | undefined,
   nowMs: number,
 ): BatchTransaction {
   const booked = plan.planned.filter((entry) => entry.outcome.kind === 'booked');
@@ -299,7 +326,7 @@ export function batchTransaction(
   const records = bookedMovementRecords(ctx, booked);
   const accounts = accountUpdates(ctx, booked, reads, nowMs);
   const events = booked.flatMap((entry) => balanceEvents(ctx, entry));
-  const answers = queue ? queueAnswers(ctx, queue, plan.planned) : [];
+  const answered = answers ? answers(plan.planned) : [];
   const counts = [...own.counts, ...records.counts, ...accounts.counts];
   const probes = plan.planned.flatMap(({ outcome, position }) =>
     outcome.kind === 'refused'
@@ -314,14 +341,25 @@ export function batchTransaction(
     ...records.items,
     ...accounts.items,
     ...events,
-    ...answers,
+    ...answered,
     ...counterUpdates(ctx, counts).map((item): OriginItem => ({ item, origin: { kind: 'other' } })),
   ];
   return { items: all.map(({ item }) => item), origins: all.map(({ origin }) => origin) };
 }
 
+/** The first item whose condition failed, by position (claims come first, so a duplicate hears it is one). */
+export function firstFailure(
+  error: TransactionCanceledException,
+  transaction: BatchTransaction,
+): ItemOrigin | undefined {
+  const reasons = error.CancellationReasons ?? [];
+  const index = reasons.findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
+  if (index < 0 || index >= transaction.origins.length) return undefined;
+  return transaction.origins[index];
+}
+
 /** A transaction item with where it came from. */
-interface OriginItem {
+export interface OriginItem {
   item: TransactItem;
   origin: ItemOrigin;
 }
@@ -449,50 +487,6 @@ function balanceEvents(ctx: Pick<AppContext, 'tables'>, entry: PlannedBooking): 
     items.push({ item: event.item, origin: { kind: 'other' } });
   }
   return items;
-}
-
-/** Every planned booking's answer on the hot path, booked or refused: its queue entry removed, its result stored. */
-function queueAnswers(
-  ctx: Pick<AppContext, 'tables'>,
-  queue: QueueKeys,
-  planned: readonly PlannedBooking[],
-): OriginItem[] {
-  return planned.flatMap((entry): OriginItem[] => {
-    const result: BookingResult =
-      entry.outcome.kind === 'booked' ? { outcome: 'booked' } : { outcome: 'refused', refusal: entry.outcome.refusal };
-    return [
-      {
-        item: queueDelete(ctx, queue, entry.booking.id),
-        origin: { kind: 'queue', booking: entry.position },
-      },
-      { item: resultPut(ctx, queue, entry.booking.id, result), origin: { kind: 'other' } },
-    ];
-  });
-}
-
-/** A queued booking's entry and result: where they are. */
-function queuedParts(queue: QueueKeys, bookingId: string) {
-  return { account_key: queue.account, shard: queue.shardOf(bookingId), booking_id: bookingId };
-}
-
-/** The entry of a queued booking, removed by the transaction that answers it (so it is answered once). */
-export function queueDelete(ctx: Pick<AppContext, 'tables'>, queue: QueueKeys, bookingId: string): TransactItem {
-  return queuedBookingEntity.delete(ctx.tables, queuedParts(queue, bookingId), {
-    condition: 'attribute_exists(pk)',
-  });
-}
-
-export function resultPut(
-  ctx: Pick<AppContext, 'tables'>,
-  queue: QueueKeys,
-  bookingId: string,
-  result: BookingResult,
-): TransactItem {
-  return bookingResultEntity.put(
-    ctx.tables,
-    { result: JSON.stringify(result), expires_at_ms: queue.resultExpiresAtMs, ttl: queue.resultTtlSeconds },
-    { extra: queuedParts(queue, bookingId), condition: 'attribute_not_exists(pk)' },
-  );
 }
 
 /** How long contention keeps an account's bookings in its queue after a batch of more than one. */

@@ -72,7 +72,7 @@ export interface HotAccountsResult {
 }
 
 /**
- * The engine's functions that make up a commit round of a hot account (lib/ledger/engine.ts): taking a turn
+ * The engine's functions that make up a commit round of a hot account (lib/ledger/hot-account.ts): taking a turn
  * (the result or the lease), the round itself (the queue read, the accounts read, the transaction), a refusal
  * alone, the lease. A call is the round's when one of these is on the stack that sent it; a booking's own calls
  * (its first read of the accounts, its queue entry) are not. If the engine's round moves to other functions,
@@ -96,7 +96,7 @@ export interface RoundCalls {
   problem?: string;
 }
 
-/** The engine's function nearest the call on its stack (`at async commitRound (…/lib/ledger/engine.ts:1:2)`). */
+/** The engine's function nearest the call on its stack (`at async commitRound (…/lib/ledger/hot-account.ts:1:2)`). */
 function engineFrames(stack: string): string[] {
   return stack
     .split('\n')

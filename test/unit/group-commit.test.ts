@@ -6,6 +6,7 @@ import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { batchTransaction, planBatch, type AccountRead } from '../../lib/ledger/batch.js';
 import { decodeBooking, encodeBooking, type StoredBooking } from '../../lib/ledger/booking.js';
+import { queueAnswers } from '../../lib/ledger/hot-account.js';
 import { MAX_TRANSACTION_ITEMS } from '../../lib/store/table/transaction-items.js';
 
 /**
@@ -180,7 +181,7 @@ describe('planBatch and batchTransaction', () => {
         ctx,
         plan,
         reads,
-        { account: 'hot', shardOf: () => 0, resultExpiresAtMs: 0, resultTtlSeconds: 0 },
+        queueAnswers(ctx, { account: 'hot', shardOf: () => 0, resultExpiresAtMs: 0, resultTtlSeconds: 0 }),
         0,
       );
       expect(transaction.items.length).toBeLessThanOrEqual(MAX_TRANSACTION_ITEMS);
@@ -341,7 +342,7 @@ describe('planBatch and batchTransaction', () => {
       ctx,
       plan,
       reads,
-      { account: 'hot', shardOf: () => 0, resultExpiresAtMs: 0, resultTtlSeconds: 0 },
+      queueAnswers(ctx, { account: 'hot', shardOf: () => 0, resultExpiresAtMs: 0, resultTtlSeconds: 0 }),
       0,
     );
     const checks = transaction.items.flatMap((item, i) =>

@@ -3,7 +3,7 @@ import { integer } from '../entity/attributes.js';
 import { defineEntity } from '../entity/entity.js';
 
 /**
- * A hot account's booking queue (lib/ledger/engine.ts): the bookings waiting in its shards, their answers
+ * A hot account's booking queue (lib/ledger/hot-account.ts): the bookings waiting in its shards, their answers
  * and the committer's lease. Apart from the other ledger items (ledger.ts) because only the hot path writes them,
  * and a function loads that path when an account of its bookings is contended.
  */
