@@ -1,7 +1,7 @@
 // zod/mini, not the classic `zod` entry: classic's `z` namespace defeats tree-shaking and adds ~450 KB
 // minified to a bundle; mini brings the same validators in ~10 KB.
 import * as z from 'zod/mini';
-import { loadPhoneParser, parsePhoneNumber } from './customer-identity.js';
+import { parsePhoneNumber } from './customer-identity.js';
 import {
   ADULT_FIELDS,
   type CustodianRelationship,
@@ -241,19 +241,7 @@ function guaranteed<T>(value: T | undefined): T {
 
 // ---- entry points ---------------------------------------------------------------------------------------
 
-/**
- * Loads what `validateCustomer(body)` needs beyond this module: the phone parser, when `body` carries a phone
- * number (the schema checks `phone_number` only when it is a string). Await it before validating.
- */
-export async function loadCustomerRules(body: unknown): Promise<void> {
-  if (typeof body === 'object' && body !== null && typeof Reflect.get(body, 'phone_number') === 'string')
-    await loadPhoneParser();
-}
-
-/**
- * `POST /participants/customers/new`: every problem with `body`, or the normalised customer. A body with a phone
- * number needs `loadCustomerRules(body)` awaited first.
- */
+/** `POST /participants/customers/new`: every problem with `body`, or the normalised customer. */
 export function validateCustomer(body: unknown, nowMs: number): ValidationResult<NormalizedCustomer> {
   return verdict(customerRequestSchema(nowMs).safeParse(body));
 }
@@ -263,7 +251,7 @@ export function validateMinor(body: unknown, nowMs: number): ValidationResult<No
   return verdict(minorRequestSchema(nowMs).safeParse(body));
 }
 
-/** As `validateCustomer` (and as it, after `loadCustomerRules`), throwing `ValidationError` with all problems instead of returning them. */
+/** As `validateCustomer`, throwing `ValidationError` with all problems instead of returning them. */
 export function parseCustomer(body: unknown, nowMs: number): NormalizedCustomer {
   const result = validateCustomer(body, nowMs);
   if (!result.ok) throw new ValidationError(result.errors);

@@ -1,5 +1,5 @@
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
-import { loadCustomerRules, validateCustomer } from '../domain/customers.js';
+import { validateCustomer } from '../domain/customers.js';
 import { createCustomer as storeCustomer } from '../store/participants.js';
 import { encryptSecret } from '../crypto/secret-cipher.js';
 import { acceptOrThrow, echoCustomer, emailAlreadyUsed } from './customer-fields.js';
@@ -15,9 +15,7 @@ export async function createCustomer(
   body: unknown,
   claim: RequestClaim = NO_REQUEST_CLAIM,
 ): Promise<Record<string, unknown>> {
-  const nowMs = ctx.clock.nowMs();
-  await loadCustomerRules(body);
-  const verdict = validateCustomer(body, nowMs);
+  const verdict = validateCustomer(body, ctx.clock.nowMs());
   const customer = acceptOrThrow(verdict, [], await emailAlreadyUsed(ctx, platformCode, body));
   // The tax id is stored only encrypted, like an API secret; the store never sees the plaintext.
   const { tax_id, ...rest } = customer;

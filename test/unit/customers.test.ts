@@ -1,4 +1,4 @@
-import { beforeAll, describe, it, expect } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import {
   ageInYearsOn,
   isPoBoxAddress,
@@ -8,7 +8,6 @@ import {
   type NormalizedCustomer,
   type NormalizedMinor,
 } from '../../lib/domain/customers.js';
-import { loadPhoneParser } from '../../lib/domain/customer-identity.js';
 import { isValidEmail } from '../../lib/domain/email.js';
 import { isSanctionedCountry, resolveCountry, resolveUsState } from '../../lib/domain/geography.js';
 import { ValidationError } from '../../lib/domain/errors.js';
@@ -19,10 +18,6 @@ import { minorRequest } from '../../lib/http/schemas/minor-request.js';
 // 2026-06-15 12:00 UTC: every test pins the request time so ages and "future" never drift.
 const NOW_MS = Date.UTC(2026, 5, 15, 12, 0, 0);
 const HOUR_MS = 3_600_000;
-
-// The use case loads the phone parser before validating a body with a phone number (`loadCustomerRules`); these
-// tests validate directly.
-beforeAll(() => loadPhoneParser());
 
 function adultBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

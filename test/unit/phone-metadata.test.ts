@@ -1,8 +1,8 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min';
 import mobileExamples from 'libphonenumber-js/mobile/examples';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { phoneValidationMetadata } from '../../infra/write-phone-metadata.js';
-import { loadPhoneParser, parsePhoneNumber } from '../../lib/domain/customer-identity.js';
+import { parsePhoneNumber } from '../../lib/domain/customer-identity.js';
 import phoneMetadata from '../../lib/domain/phone-metadata.json' with { type: 'json' };
 import { byProfile } from '../support/profile.js';
 import { seededRandom } from '../support/seeded-random.js';
@@ -23,8 +23,6 @@ function withMinBuild(input: string): string | undefined {
 }
 
 describe('phone metadata (lib/domain/phone-metadata.json)', () => {
-  beforeAll(() => loadPhoneParser());
-
   it('is the min build without what parsing never reads, as infra/write-phone-metadata.ts derives it from the installed libphonenumber-js', () => {
     // After upgrading libphonenumber-js: `npx tsx infra/write-phone-metadata.ts`.
     expect(phoneMetadata).toEqual(phoneValidationMetadata());
