@@ -10,6 +10,8 @@ export interface BenchResponse<T = any> {
   status: number;
   body: T;
   text: string;
+  /** The server's Retry-After, in seconds, when it sent one (a 429 or 503). */
+  retryAfterSeconds?: number;
   /** Wall time from sending the request to having read the whole response. */
   ms: number;
 }
@@ -68,7 +70,14 @@ export class SignedClient {
     } catch {
       parsed = undefined;
     }
-    return { status: response.status, body: parsed, text: responseText, ms };
+    const retryAfter = response.headers.get('retry-after');
+    return {
+      status: response.status,
+      body: parsed,
+      text: responseText,
+      ms,
+      ...(retryAfter !== null && { retryAfterSeconds: Number(retryAfter) }),
+    };
   }
 
   get<T = any>(path: string) {
