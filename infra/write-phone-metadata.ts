@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
-/** Where the customer rules read their phone metadata from (`lib/domain/customer-identity.ts`). */
+/** Where the customer rules read their phone metadata from (`lib/domain/phone-numbers.ts`). */
 export const PHONE_METADATA_FILE = fileURLToPath(new URL('../lib/domain/phone-metadata.json', import.meta.url));
 
 /** Indexes in a country's entry of libphonenumber-js's metadata (version 4). */

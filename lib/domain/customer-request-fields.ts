@@ -1,12 +1,7 @@
 // zod/mini, not the classic `zod` entry: classic's `z` namespace defeats tree-shaking and adds ~450 KB
 // minified to a bundle; mini brings the same validators in ~10 KB.
 import * as z from 'zod/mini';
-import {
-  parsePhoneNumber,
-  REFERENCE_ID_NUMBER_TYPES,
-  resolveCitizenship,
-  type ReferenceIdNumberType,
-} from './customer-identity.js';
+import { REFERENCE_ID_NUMBER_TYPES, resolveCitizenship, type ReferenceIdNumberType } from './customer-identity.js';
 import { isValidEmail } from './email.js';
 import { CONTROL_CHARACTER_MESSAGE, isPrintableText, refusedFirst } from './validation.js';
 
@@ -254,7 +249,7 @@ const COUNTRY =
 /**
  * Fields both bodies share, each built once. Every helper building a field is marked free of side effects
  * (`@__NO_SIDE_EFFECTS__`), so a bundle keeps only the fields its body uses: the minor's function builds
- * none of the adult-only fields, and leaves out the phone parser and its metadata that only they need.
+ * none of the adult-only fields.
  */
 const firstName = requiredText('First name.');
 const lastName = requiredText('Last name.');
@@ -319,13 +314,8 @@ export const ADULT_FIELDS = {
     'ISO 3166-1 alpha-2.',
     rule((code: string) => resolveCitizenship(code) !== undefined, 'must be an ISO 3166-1 alpha-2 country code'),
   ),
-  phone_number: optionalText(
-    'With its country code (E.164, e.g. `+15557778888`).',
-    rule(
-      (phone: string) => parsePhoneNumber(phone) !== undefined,
-      'must be a phone number with its country code (E.164, e.g. +15557778888)',
-    ),
-  ),
+  // Whether it is a phone number is a rule (`phoneNumberRules`): its parser is loaded on demand and passed in.
+  phone_number: optionalText('With its country code (E.164, e.g. `+15557778888`).'),
   date_of_birth: dateOfBirthField,
   // Required unless the customer is a US citizen whose tax id is an SSN (an identity rule).
   id_number_type: optionalOneOf(

@@ -13,10 +13,10 @@ import { isItin, maskedTaxId, parseTaxId, taxIdLastFour } from './tax-ids.js';
 
 /**
  * The onboarding rules beyond a field's own checks (`customer-request-fields.ts`): those spanning fields (US
- * state and zip, country and jurisdiction, identity document, tax id, a platform check and its time) and
- * those of the request time (age, agreement and check times). They run once every field has passed or failed
- * its own checks. Pure, and blind to zod: they read a `BodyReading` and return problems and what they worked
- * out, which the normalised customer is made of.
+ * state and zip, country and jurisdiction, identity document, tax id, a platform check and its time), those
+ * of the request time (age, agreement and check times), and an adult's phone number, read by the parser the
+ * request brings. They run once every field has passed or failed its own checks. Pure, and blind to zod: they
+ * read a `BodyReading` and return problems and what they worked out, which the normalised customer is made of.
  */
 
 /** `field: message`, listed after the field's own problems, or after those of `listedWith` when it is given. */
@@ -28,6 +28,7 @@ export interface Problem {
 
 /** The fields the rules read, with the types their own checks guarantee. */
 interface GivenFields {
+  phone_number?: string;
   date_of_birth?: string;
   state?: string;
   postal_code?: string;
@@ -70,7 +71,18 @@ export function readBody<T extends object>(body: T, failed: ReadonlySet<string>)
   return { given: given as Given<T>, failed, blank };
 }
 
-export type CustomerKind = 'adult' | 'minor';
+/**
+ * A phone number in E.164, or undefined when it can't be one: `parsePhoneNumber` of `phone-numbers.ts`, which
+ * is passed in rather than imported, so that a function loads it only for a body with a phone number.
+ */
+export type PhoneNumberParser = (input: string) => string | undefined;
+
+/** Whose body the rules read and when: an adult's (whose phone number `parsePhoneNumber` reads) or a minor's. */
+export type CustomerRequest =
+  | { kind: 'adult'; nowMs: number; parsePhoneNumber: PhoneNumberParser }
+  | { kind: 'minor'; nowMs: number };
+
+export type CustomerKind = CustomerRequest['kind'];
 
 /** What the rules worked out on the way: complete only when they found no problem. */
 export interface Derived {
@@ -87,15 +99,20 @@ export interface Derived {
   taxId?: string;
   /** `id_number` as sent, or for an `ssn` the tax id masked to its last four. */
   idNumber?: string;
+  /** An adult's `phone_number` in E.164. */
+  phoneE164?: string;
 }
 
 /** Every problem with the body `reading` describes beyond its fields' own, and what the rules worked out. */
 export function customerRules(
   reading: BodyReading,
-  kind: CustomerKind,
-  nowMs: number,
+  request: CustomerRequest,
 ): { problems: Problem[]; derived: Derived } {
+  const { kind, nowMs } = request;
   const problems = new Problems(reading);
+  // A minor's body has no phone number.
+  const phoneE164 =
+    request.kind === 'adult' ? phoneNumberRules(reading.given, request.parsePhoneNumber, problems) : undefined;
   const place = countryRules(reading.given, problems);
   const isUs = place.country?.alpha2 === 'US';
   const stateCode = stateRules(reading.given, place.jurisdiction, isUs, problems);
@@ -111,7 +128,7 @@ export function customerRules(
       ? undefined
       : maskedTaxId(taxIdLastFour(taxId))
     : reading.given.id_number;
-  return { problems: problems.list, derived: { ...place, stateCode, citizenship, taxId, idNumber } };
+  return { problems: problems.list, derived: { ...place, stateCode, citizenship, taxId, idNumber, phoneE164 } };
 }
 
 class Problems {
@@ -128,6 +145,19 @@ class Problems {
     if (given[field] !== undefined || failed.has(field)) return;
     this.add(field, blank.has(field) ? 'must not be empty' : whenMissing);
   }
+}
+
+/** A phone number, when given, is one (`PhoneNumberParser`): its E.164 form. */
+function phoneNumberRules(
+  given: GivenFields,
+  parsePhoneNumber: PhoneNumberParser,
+  problems: Problems,
+): string | undefined {
+  if (given.phone_number === undefined) return undefined;
+  const e164 = parsePhoneNumber(given.phone_number);
+  if (e164 === undefined)
+    problems.add('phone_number', 'must be a phone number with its country code (E.164, e.g. +15557778888)');
+  return e164;
 }
 
 /**

@@ -1,9 +1,22 @@
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
-import { validateCustomer } from '../domain/customers.js';
+import { phoneNumberIn, type PhoneNumberParser, validateCustomerWith } from '../domain/customer-request.js';
 import { createCustomer as storeCustomer } from '../store/participants.js';
 import { encryptSecret } from '../crypto/secret-cipher.js';
 import { acceptOrThrow, echoCustomer, emailAlreadyUsed } from './customer-fields.js';
 import type { AppContext } from '../context.js';
+
+/**
+ * The phone number parser `body`'s rules need. With its metadata it is about 50 KiB of this function's code, on
+ * an optional field, so it is loaded for the first body that carries a phone number rather than when the function
+ * is imported (Node keeps the loaded module, so later bodies wait for nothing). A body without one is never asked
+ * to parse a number.
+ */
+async function phoneNumberParserFor(body: unknown): Promise<PhoneNumberParser> {
+  if (phoneNumberIn(body)) return (await import('../domain/phone-numbers.js')).parsePhoneNumber;
+  return () => {
+    throw new Error('unreachable: a customer body without a phone_number parsed one');
+  };
+}
 
 /**
  * `POST /participants/customers/new`: onboards an adult customer (who may later be named a minor's
@@ -15,7 +28,8 @@ export async function createCustomer(
   body: unknown,
   claim: RequestClaim = NO_REQUEST_CLAIM,
 ): Promise<Record<string, unknown>> {
-  const verdict = validateCustomer(body, ctx.clock.nowMs());
+  const nowMs = ctx.clock.nowMs();
+  const verdict = validateCustomerWith(body, nowMs, await phoneNumberParserFor(body));
   const customer = acceptOrThrow(verdict, [], await emailAlreadyUsed(ctx, platformCode, body));
   // The tax id is stored only encrypted, like an API secret; the store never sees the plaintext.
   const { tax_id, ...rest } = customer;

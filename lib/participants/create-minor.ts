@@ -1,5 +1,5 @@
 import { NO_REQUEST_CLAIM, type RequestClaim } from '../store/windows.js';
-import { MAX_TEXT_LENGTH, validateMinor } from '../domain/customers.js';
+import { MAX_TEXT_LENGTH, validateMinor } from '../domain/customer-request.js';
 import { createCustomer as storeCustomer, getParticipantOfPlatform } from '../store/participants.js';
 import { acceptOrThrow, echoCustomer, emailAlreadyUsed } from './customer-fields.js';
 import type { AppContext } from '../context.js';

@@ -1,4 +1,4 @@
-import type { NormalizedCustomer, NormalizedMinor, ValidationResult } from '../domain/customers.js';
+import type { NormalizedCustomer, NormalizedMinor, ValidationResult } from '../domain/customer-request.js';
 import { isValidEmail, normaliseEmail } from '../domain/email.js';
 import { maskedTaxId } from '../domain/tax-ids.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';

@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { NormalizedCustomer, NormalizedMinor } from '../domain/customers.js';
+import type { NormalizedCustomer, NormalizedMinor } from '../domain/customer-request.js';
 import { ACTIVE_STATUS, participantNotActive, type ParticipantStatus } from '../domain/participant-status.js';
 import { ConflictError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
 import { pageWithCount, type PageRequest } from './table/paging.js';

@@ -16,7 +16,7 @@ import { byProfile } from '../support/profile.js';
 /**
  * What a function's cold start compiles: its bundle's entry file and the chunks it imports statically. The
  * Tracer (X-Ray SDK), the KMS, Step Functions and Secrets Manager clients (with Powertools Parameters), the
- * response schemas and the hot-account path sit behind `import()`s and
+ * response schemas, the hot-account path and the phone parser sit behind `import()`s and
  * must stay there: a static import of any of them anywhere in a function's module graph would put it back in
  * every import of that function, silently (the benchmark would show it, the tests would not).
  */
@@ -77,6 +77,18 @@ describe('function bundles (infra/bundling.ts, as the stack builds them)', () =>
         const carried = name !== 'hotAccounts' || handler === 'functions/transfers/create-transfer.ts';
         expect(holding(all, part), `${handler} can load ${name}`).toBe(carried);
       }
+    }
+  }, 60_000);
+
+  it('import the phone parser with its metadata only when a customer body carries a phone number', async () => {
+    const { atImport, all } = await bundleOf('functions/participants/create-customer.ts');
+    for (const part of [
+      'node_modules/libphonenumber-js/',
+      'lib/domain/phone-metadata.json',
+      'lib/domain/phone-numbers.ts',
+    ]) {
+      expect(holding(atImport, part), `create-customer imports ${part}`).toBe(false);
+      expect(holding(all, part), `create-customer can load ${part}`).toBe(true);
     }
   }, 60_000);
 
@@ -192,53 +204,29 @@ describe('function assets (ServiceFunction, bundling on as in `cdk synth`)', () 
 const MAX_KIB = 400;
 
 /**
- * The five heaviest functions, each held to its size since the import-time work brought them within MAX_KIB
- * (libphonenumber-js's ES6 build, no `keepNames`, generated country tables, leaner phone metadata), so that the
- * room won under it is not spent unnoticed: a row is raised only by a commit that says what the bytes buy.
+ * The heaviest functions, each held to its present size so that the room under MAX_KIB is not spent unnoticed: a
+ * row is raised only by a commit that says what the bytes buy. Every function loads about 307 KiB before any rule
+ * of its own (the DynamoDB client and the SDK core, zod, Powertools' logger and metrics, middy, the middleware and
+ * the store's entity layer); what each row adds is said beside it.
  */
-// Raised by 1 to 2 KiB each (the security findings): every signed function now checks the signature over the target as
-// received and over the query rebuilt in four client encodings, claims the quote GETs, and holds free text and
-// account labels to their rules (lib/http/signature.ts, lib/domain/validation.ts); a quote's trade keeps its spread.
-// And by 1 to 2 KiB more when the three were merged, for the invocation's deadline (lib/runtime/deadline.ts: the
-// SDK handler that bounds every attempt, the per-invocation storage, the backstop): create-customer now sits
-// at 399.4 of the 400 KiB ceiling, so its next byte needs one found elsewhere.
-// And by 10 to 19 KiB each for the entity layer (lib/store/entity: every stored item defined once, parsed on
-// read with zod codecs): the layer itself is about 9 KiB (entity.ts 4.1, templates 1.2, zod's codec and union
-// code 3.5) and reaches every signed function through the API key and replay-claim reads; the rest is the
-// definitions each function's items need. The claim probes of a refused hot booking (lib/ledger/batch.ts) add
-// 0.8 KiB to the booking functions, the rate limit's token blocks (lib/store/rate-limits.ts) 1 KiB to every function.
-// Lowered by 6 to 22 KiB each when those bytes were paid back (2026-11-28): the tracer's middleware loaded with the
-// Tracer (3.1 KiB from every function), the entities' chart lines kept in the registry (about 2 KiB), shorter route
-// rows (1.4 KiB), relationships apart from platforms; the withdrawal address codec marked pure (9.5 KiB from the
-// convert-withdraw execution). Then raised by 7 to 9 KiB for the booking functions: the hot account's rounds in 3
-// calls (lib/ledger/engine.ts: a lease held across rounds, queue shards read in turn; about 4 KiB), and the
-// hot-account path back in the engine (its move behind an import() predates that rewrite). Then lowered: the
-// hot-account path (queue, lease, commit rounds, waiters) in lib/ledger/hot-account.ts, imported on a container's
-// first contention (7 to 8 KiB from each booking function); the engine no longer imported by the idempotency
-// middleware (1 to 7 KiB from every function that never
-// books: even behind an import(), esbuild kept what the engine uses of shared modules in the chunks loaded at
-// import); the store chart drawn outside the entity layer (0.2 KiB) and the require() banner minified (0.1).
-// create-customer and report-trade (400.6) are still past the goal: bytes owed. What is left in them is the phone
-// parser with its metadata (about 50 KiB, on the customer's optional `phone_number`: loading it on the first body
-// with one needs the parser passed to the customer rules, which are synchronous inside the body's schema) and the
-// Step Functions client (about 24 KiB, loaded at import by choice), and the route table every function carries (3 KiB).
 const PINNED_KIB: Record<string, number> = {
-  // Raised by 1 KiB for all but report-trade (the cursor key read at run time): 0.4 to 0.5 KiB each
-  // for the provider's stub that loads the key on a container's first list, cursor sealing made async, and
-  // the route table's `lists` flag that limits the secret to the listing functions.
-  // The customer rules: libphonenumber-js with its metadata (51 KiB) and the country tables (12 KiB).
-  'functions/participants/create-customer.ts': 404,
-  // The minor's rules: the country tables, but neither the adult-only fields nor the phone parser they need.
-  'functions/participants/create-minor.ts': 354.5,
-  // The trade rules, and the Step Functions client loaded during init rather than on the first request.
-  'functions/trades/report-trade.ts': 401.1,
-  // The booking engine and the trade and withdrawal rules.
-  'functions/convert-withdraw/execute-quote.ts': 388.8,
-  'functions/awards/distribute-awards.ts': 393.6,
-  'functions/awards/fund-awards.ts': 389.8,
-  'functions/liquidity/execute-quote.ts': 389.4,
-  'functions/rewards/issue-reward.ts': 389,
-  'functions/settlement/attempt-settlement.ts': 391.3,
+  // Over MAX_KIB: the trade rules with decimal.js (31 KiB), and the Step Functions client (24 KiB), which every
+  // report uses to start its settlement execution; it is imported with the function's code
+  // (lib/settlement/start-settlement.ts) so that a cold start compiles it in Lambda's init phase, which runs on
+  // unthrottled CPU, rather than in the first request at the function's share of a vCPU.
+  'functions/trades/report-trade.ts': 400.7,
+  // The booking engine with decimal.js, the trade rules, the settlement schedule; the Step Functions client as
+  // report-trade's.
+  'functions/settlement/attempt-settlement.ts': 391,
+  // The booking engine with decimal.js, and the award rules and their store.
+  'functions/awards/distribute-awards.ts': 393,
+  'functions/awards/fund-awards.ts': 389,
+  // The booking engine with decimal.js, and the trade, quote and withdrawal rules.
+  'functions/convert-withdraw/execute-quote.ts': 388.5,
+  'functions/liquidity/execute-quote.ts': 389,
+  'functions/rewards/issue-reward.ts': 388.5,
+  // The minor's customer rules with the country tables (12 KiB), without the adult's fields.
+  'functions/participants/create-minor.ts': 352,
 };
 
 describe('function bundle sizes (infra/bundling.ts, every deployed function)', () => {

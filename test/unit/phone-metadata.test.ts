@@ -2,7 +2,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/min';
 import mobileExamples from 'libphonenumber-js/mobile/examples';
 import { describe, expect, it } from 'vitest';
 import { phoneValidationMetadata } from '../../infra/write-phone-metadata.js';
-import { parsePhoneNumber } from '../../lib/domain/customer-identity.js';
+import { parsePhoneNumber } from '../../lib/domain/phone-numbers.js';
 import phoneMetadata from '../../lib/domain/phone-metadata.json' with { type: 'json' };
 import { byProfile } from '../support/profile.js';
 import { seededRandom } from '../support/seeded-random.js';

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { ADULT_AGE_YEARS, customerRequestSchema } from '../../domain/customers.js';
 
 // The body of POST /participants/customers/new as the API description shows it: the very schema the handler
-// validates with (`validateCustomer`), its field descriptions and limits included, under the id the
+// validates with (`validateCustomerWith`), its field descriptions and limits included, under the id the
 // description lists it by. The rules spanning fields (US state and zip, ID type and country, tax id) are
 // checks the JSON Schema does not show; the descriptions say them. The minor's body has a module of its own
 // (`minor-request.ts`), so neither function's bundle builds the other's fields.

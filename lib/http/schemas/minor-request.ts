@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { ADULT_AGE_YEARS, minorRequestSchema } from '../../domain/customers.js';
+import { ADULT_AGE_YEARS, minorRequestSchema } from '../../domain/customer-request.js';
 
 // The body of POST /participants/customers/minor as the API description shows it, as `customer-request.ts`
 // does the adult's. The request time only moves the time rules' windows, which the description does not show.

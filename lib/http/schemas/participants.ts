@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { SCREENING_RESULTS } from '../../domain/customers.js';
+import { SCREENING_RESULTS } from '../../domain/customer-request.js';
 import { described, epochMs, messageOf, pageOf } from './common.js';
 
 /**
