@@ -70,17 +70,3 @@ export async function continueSettlement(ctx: AppContext, tradeId: string, leg: 
   await ctx.workflow.start(next);
   return { outcome: 'continued', next_execution: executionNameOfInput(next) };
 }
-
-/**
- * The attempt task's answer, told whether the leg is over: an outstanding trade whose next session would
- * start after the leg's end waits for it and continues in the next leg, so no execution outlives its bound.
- */
-export function withLegEnd(
-  ctx: AppContext,
-  result: SettlementTaskResult,
-  legEndsAt: string | undefined,
-): SettlementTaskResult {
-  if (result.outcome !== 'outstanding' || result.past_deadline || legEndsAt === undefined) return result;
-  const nextSessionMs = ctx.clock.nowMs() + ctx.config.SETTLEMENT_SESSION_SECONDS * 1000;
-  return nextSessionMs >= Date.parse(legEndsAt) ? { ...result, leg_over: true } : result;
-}

@@ -20,3 +20,19 @@ export async function readTrade(ctx: AppContext, tradeId: string): Promise<Trade
 export function closed(trade: Trade): SettlementTaskResult {
   return { outcome: 'terminated', trade_state: trade.trade_state, settlement_state: trade.settlement_state };
 }
+
+/**
+ * The attempt task's answer, told whether the leg is over: an outstanding trade whose next session would
+ * start after the leg's end waits for it and continues in the next leg, so no execution outlives its bound.
+ * Here rather than with the starting of executions (start-settlement.ts): the attempt task starts none, so
+ * it does not load the Step Functions client.
+ */
+export function withLegEnd(
+  ctx: AppContext,
+  result: SettlementTaskResult,
+  legEndsAt: string | undefined,
+): SettlementTaskResult {
+  if (result.outcome !== 'outstanding' || result.past_deadline || legEndsAt === undefined) return result;
+  const nextSessionMs = ctx.clock.nowMs() + ctx.config.SETTLEMENT_SESSION_SECONDS * 1000;
+  return nextSessionMs >= Date.parse(legEndsAt) ? { ...result, leg_over: true } : result;
+}

@@ -97,6 +97,10 @@ describe('function bundles (infra/bundling.ts, as the stack builds them)', () =>
     expect(holding(atImport, DEFERRED.stepFunctions)).toBe(true);
     expect(holding(atImport, DEFERRED.tracer) || holding(atImport, DEFERRED.xray)).toBe(false);
     expect(holding(all, DEFERRED.xray)).toBe(true);
+    // The attempt task starts no execution (the stack names no state machine in its configuration): its import
+    // leaves the client out, though it shares the settlement modules.
+    const attempt = await bundleOf('functions/settlement/attempt-settlement.ts');
+    expect(holding(attempt.atImport, DEFERRED.stepFunctions)).toBe(false);
   }, 60_000);
 });
 
@@ -215,9 +219,6 @@ const PINNED_KIB: Record<string, number> = {
   // (lib/settlement/start-settlement.ts) so that a cold start compiles it in Lambda's init phase, which runs on
   // unthrottled CPU, rather than in the first request at the function's share of a vCPU.
   'functions/trades/report-trade.ts': 400.7,
-  // The booking engine with decimal.js, the trade rules, the settlement schedule; the Step Functions client as
-  // report-trade's.
-  'functions/settlement/attempt-settlement.ts': 391,
   // The booking engine with decimal.js, and the award rules and their store.
   'functions/awards/distribute-awards.ts': 393,
   'functions/awards/fund-awards.ts': 389,
