@@ -105,15 +105,30 @@ const newDataDir = () => {
 // Several JVMs start in sequence here, on a machine other test files are loading too.
 vi.setConfig({ testTimeout: 240_000 });
 
+/** A free port other than `taken` (two free ports asked for before either is bound may be the same). */
+async function anotherFreePort(taken: number): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port !== taken) return port;
+  }
+}
+
 describe('npm start', () => {
-  // One instance serves the first tests (a JVM start is seconds on a loaded machine); the last one stops it.
+  // One instance serves the first tests and the second, on another data directory, the last; both start at
+  // once (a start is a tsx compile, a JVM and the deployed roles read: tens of seconds on a loaded machine,
+  // mostly waiting on one core). The last test stops them.
   let first: Instance;
+  let second: Instance;
   let port: number;
   let dataDir: string;
+  let portB: number;
+  let dirB: string;
   beforeAll(async () => {
     port = await freePort();
+    portB = await anotherFreePort(port);
     dataDir = newDataDir();
-    first = await running(port, dataDir);
+    dirB = newDataDir();
+    [first, second] = await Promise.all([running(port, dataDir), running(portB, dirB)]);
   }, 120_000);
 
   it('refuses a busy port and a data directory in use within seconds, touching nothing of the running instance', async () => {
@@ -122,14 +137,17 @@ describe('npm start', () => {
     const dynamoPort = Number(new URL(info.dynamodb_endpoint).port);
     expect(dynamoPort).not.toBe(port);
 
-    // Same port, another data directory.
+    // Same port, another data directory; and same data directory, another port (both at once: neither
+    // touches what the other does).
     const samePort = npmStart(port, newDataDir());
-    expect(await within(samePort.exited, 30_000, 'a second instance on a busy port')).toBe(1);
-    expect(samePort.output()).toMatch(new RegExp(`port ${port} .*in use`));
-
-    // Same data directory, another port.
     const sameDir = npmStart(await freePort(), dataDir);
-    expect(await within(sameDir.exited, 30_000, 'a second instance on a data directory in use')).toBe(1);
+    const [samePortExit, sameDirExit] = await Promise.all([
+      within(samePort.exited, 30_000, 'a second instance on a busy port'),
+      within(sameDir.exited, 30_000, 'a second instance on a data directory in use'),
+    ]);
+    expect(samePortExit).toBe(1);
+    expect(samePort.output()).toMatch(new RegExp(`port ${port} .*in use`));
+    expect(sameDirExit).toBe(1);
     expect(sameDir.output()).toMatch(/data directory .* stop it first/);
 
     // The first is untouched: its state file, its lock, its service.
@@ -241,9 +259,7 @@ describe('npm start', () => {
   });
 
   it('a second instance on another data directory runs its own DynamoDB Local; SIGINT stops the first cleanly, its data directory can be used again, and SIGTERM stops an instance and its DynamoDB Local', async () => {
-    const portB = await freePort();
-    const dirB = newDataDir();
-    const b = await running(portB, dirB);
+    const b = second;
     const dynamoA = Number(new URL(stackInfo(dataDir).dynamodb_endpoint).port);
     const dynamoB = Number(new URL(stackInfo(dirB).dynamodb_endpoint).port);
     expect(dynamoA).not.toBe(dynamoB);
