@@ -38,17 +38,19 @@ export async function customersViaHttp(platform: TestPlatform, count: number): P
  * The store's own creation path is used, so they are customers in every respect the service checks.
  */
 export async function customersViaStore(platformCode: string, count: number): Promise<string[]> {
-  const created: string[] = [];
-  // Batches keep DynamoDB Local from being flooded by a thousand transactions at once.
-  for (let start = 0; start < count; start += 50) {
-    const batch = await Promise.all(
-      Array.from(
-        { length: Math.min(50, count - start) },
-        async () =>
-          (await createCustomer(ctx, platformCode, parseCustomer(customerBody(), ctx.clock.nowMs()))).participant_code,
-      ),
-    );
-    created.push(...batch);
-  }
+  const created: string[] = new Array(count);
+  let next = 0;
+  // At most 16 at once, so DynamoDB Local is not flooded by a thousand transactions; each creator takes the next
+  // as soon as its last is written (batches of 50, each waiting for its slowest, took 8-13 s for 200 where this
+  // took 6-8 s, on a loaded machine).
+  await Promise.all(
+    Array.from({ length: Math.min(16, count) }, async () => {
+      for (let index = next++; index < count; index = next++) {
+        created[index] = (
+          await createCustomer(ctx, platformCode, parseCustomer(customerBody(), ctx.clock.nowMs()))
+        ).participant_code;
+      }
+    }),
+  );
   return created;
 }
