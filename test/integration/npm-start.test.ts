@@ -129,9 +129,13 @@ describe('npm start', () => {
     dataDir = newDataDir();
     dirB = newDataDir();
     [first, second] = await Promise.all([running(port, dataDir), running(portB, dirB)]);
-  }, 120_000);
+  }, 180_000);
 
-  it('refuses a busy port and a data directory in use within seconds, touching nothing of the running instance', async () => {
+  // The first two tests read the running instances and start nothing that lasts: they run at once (the
+  // context's expect, as concurrent tests need); the last one stops both instances, after them.
+  it.concurrent('refuses a busy port and a data directory in use within seconds, touching nothing of the running instance', async ({
+    expect,
+  }) => {
     const info = stackInfo(dataDir);
     expect(info.pid).toBeGreaterThan(0);
     const dynamoPort = Number(new URL(info.dynamodb_endpoint).port);
@@ -156,7 +160,9 @@ describe('npm start', () => {
     expect(await time(port)).toBe(200);
   });
 
-  it('writes one JSON line per request, as on Lambda (a 200, a 400, a 403), and no line carries the secret, the passphrase or a tax id', async () => {
+  it.concurrent('writes one JSON line per request, as on Lambda (a 200, a 400, a 403), and no line carries the secret, the passphrase or a tax id', async ({
+    expect,
+  }) => {
     const instance = first;
     // The walkthrough's first step: the ops CLI finds the running instance through DATA_DIR.
     const { stdout } = await execFileAsync(
