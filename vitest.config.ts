@@ -1,4 +1,5 @@
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { longestFirst } from './test/support/sequencer.js';
 
 /**
  * Files whose claims hold only if their requests keep pace with real time: 1,000 award recipients and 160
@@ -37,6 +38,33 @@ const STREAMS = [
   'test/integration/convert-withdraw.test.ts',
 ];
 
+/**
+ * The longest files of group 2, started first in this order so the short ones fill in behind them and both
+ * workers end together (test/support/sequencer.ts); the stream files together, as each switch between projects
+ * starts a worker afresh. Seconds of a full run of 2026-11-28 (2 vCPUs, beside a simulation), longest first.
+ */
+const LONGEST_FIRST = [
+  'test/integration/npm-start.test.ts', // 110: five starts of the service (now two at a time)
+  'test/integration/payments.test.ts', // 61
+  'test/integration/migrations.test.ts', // 60
+  'test/integration/throttling.test.ts', // 40
+  'test/infra/bundles.test.ts', // 39
+  'test/integration/participant-status.test.ts', // 22, streams
+  'test/integration/webhooks.test.ts', // 20, streams
+  'test/integration/liquidity.test.ts', // 15, streams
+  'test/integration/status-events.test.ts', // 15, streams
+  'test/integration/convert-withdraw.test.ts', // 11, streams
+  'test/integration/rewards.test.ts', // 7, streams
+  'test/integration/request-log.test.ts', // 5, modules of its own
+  'test/integration/trades.test.ts', // 28
+  'test/integration/hot-account-faults.test.ts', // 24
+  'test/integration/auth.test.ts', // 20
+  'test/integration/settlement-crash.test.ts', // 18
+  'test/integration/ledger-check.test.ts', // 16
+  'test/integration/settlement.test.ts', // 14
+  'test/integration/account-movements.test.ts', // 14
+];
+
 /** What every project shares: the set-up of each test process, time limits, one process per file. */
 const shared: TestProjectInlineConfiguration['test'] = {
   setupFiles: ['test/support/setup-env.ts'],
@@ -63,6 +91,7 @@ export default defineConfig({
     experimental: { fsModuleCache: true },
     globalSetup: ['test/support/global-setup.ts'],
     maxWorkers: 2,
+    sequence: { sequencer: longestFirst(LONGEST_FIRST) },
     projects: [
       { test: { ...shared, name: 'paced', include: PACED, maxWorkers: 1, sequence: { groupOrder: 1 } } },
       {

@@ -14,7 +14,7 @@ import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { balanceOf } from '../../lib/store/ledger.js';
 import { MAX_TRANSACTION_ITEMS } from '../../lib/store/table/transaction-items.js';
 import { moneyAttr } from '../../lib/store/table/numbers.js';
-import { customersViaHttp, customersViaStore } from '../support/customers.js';
+import { customersInBulk, customersViaHttp, customersViaStore } from '../support/customers.js';
 import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
@@ -266,7 +266,8 @@ describe('POST /awards/distribute', () => {
 describe('POST /awards/distribute at its limit', () => {
   it('pays the most customers a request may name (1,000) in 67 chunks of at most 15: its record, every chunk (with room for the list counters, and a balance event, an account movement entry, a trade event and a status check per recipient) and every lane fit one transaction', async () => {
     const platform = await newPlatform();
-    const customers = await customersViaStore(platform.platformCode, MAX_RECIPIENTS);
+    // Written 49 to a transaction: the distribution is under test here, not the customers' creation.
+    const customers = await customersInBulk(platform.platformCode, MAX_RECIPIENTS);
     await fund(platform.participantCode, 'BTC', '1', 'awards');
     const requestId = randomUUID();
     const response = await platform.post(
@@ -297,7 +298,7 @@ describe('POST /awards/distribute across chunks', () => {
   let customers: string[];
   beforeAll(async () => {
     platform = await newPlatform();
-    customers = await customersViaStore(platform.platformCode, RECIPIENTS);
+    customers = await customersInBulk(platform.platformCode, RECIPIENTS);
     // Enough for every run of the property below at its largest (12 runs x 240 x 0.002 BTC), so a random
     // sequence of runs can never drain the pool and turn the property into an insufficient-funds 400.
     await fund(platform.participantCode, 'BTC', '10', 'awards');

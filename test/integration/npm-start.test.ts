@@ -105,31 +105,53 @@ const newDataDir = () => {
 // Several JVMs start in sequence here, on a machine other test files are loading too.
 vi.setConfig({ testTimeout: 240_000 });
 
+/** A free port other than `taken` (two free ports asked for before either is bound may be the same). */
+async function anotherFreePort(taken: number): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port !== taken) return port;
+  }
+}
+
 describe('npm start', () => {
-  // One instance serves the first tests (a JVM start is seconds on a loaded machine); the last one stops it.
+  // One instance serves the first tests and the second, on another data directory, the last; both start at
+  // once (a start is a tsx compile, a JVM and the deployed roles read: tens of seconds on a loaded machine,
+  // mostly waiting on one core). The last test stops them.
   let first: Instance;
+  let second: Instance;
   let port: number;
   let dataDir: string;
+  let portB: number;
+  let dirB: string;
   beforeAll(async () => {
     port = await freePort();
+    portB = await anotherFreePort(port);
     dataDir = newDataDir();
-    first = await running(port, dataDir);
-  }, 120_000);
+    dirB = newDataDir();
+    [first, second] = await Promise.all([running(port, dataDir), running(portB, dirB)]);
+  }, 180_000);
 
-  it('refuses a busy port and a data directory in use within seconds, touching nothing of the running instance', async () => {
+  // The first two tests read the running instances and start nothing that lasts: they run at once (the
+  // context's expect, as concurrent tests need); the last one stops both instances, after them.
+  it.concurrent('refuses a busy port and a data directory in use within seconds, touching nothing of the running instance', async ({
+    expect,
+  }) => {
     const info = stackInfo(dataDir);
     expect(info.pid).toBeGreaterThan(0);
     const dynamoPort = Number(new URL(info.dynamodb_endpoint).port);
     expect(dynamoPort).not.toBe(port);
 
-    // Same port, another data directory.
+    // Same port, another data directory; and same data directory, another port (both at once: neither
+    // touches what the other does).
     const samePort = npmStart(port, newDataDir());
-    expect(await within(samePort.exited, 30_000, 'a second instance on a busy port')).toBe(1);
-    expect(samePort.output()).toMatch(new RegExp(`port ${port} .*in use`));
-
-    // Same data directory, another port.
     const sameDir = npmStart(await freePort(), dataDir);
-    expect(await within(sameDir.exited, 30_000, 'a second instance on a data directory in use')).toBe(1);
+    const [samePortExit, sameDirExit] = await Promise.all([
+      within(samePort.exited, 30_000, 'a second instance on a busy port'),
+      within(sameDir.exited, 30_000, 'a second instance on a data directory in use'),
+    ]);
+    expect(samePortExit).toBe(1);
+    expect(samePort.output()).toMatch(new RegExp(`port ${port} .*in use`));
+    expect(sameDirExit).toBe(1);
     expect(sameDir.output()).toMatch(/data directory .* stop it first/);
 
     // The first is untouched: its state file, its lock, its service.
@@ -138,7 +160,9 @@ describe('npm start', () => {
     expect(await time(port)).toBe(200);
   });
 
-  it('writes one JSON line per request, as on Lambda (a 200, a 400, a 403), and no line carries the secret, the passphrase or a tax id', async () => {
+  it.concurrent('writes one JSON line per request, as on Lambda (a 200, a 400, a 403), and no line carries the secret, the passphrase or a tax id', async ({
+    expect,
+  }) => {
     const instance = first;
     // The walkthrough's first step: the ops CLI finds the running instance through DATA_DIR.
     const { stdout } = await execFileAsync(
@@ -241,9 +265,7 @@ describe('npm start', () => {
   });
 
   it('a second instance on another data directory runs its own DynamoDB Local; SIGINT stops the first cleanly, its data directory can be used again, and SIGTERM stops an instance and its DynamoDB Local', async () => {
-    const portB = await freePort();
-    const dirB = newDataDir();
-    const b = await running(portB, dirB);
+    const b = second;
     const dynamoA = Number(new URL(stackInfo(dataDir).dynamodb_endpoint).port);
     const dynamoB = Number(new URL(stackInfo(dirB).dynamodb_endpoint).port);
     expect(dynamoA).not.toBe(dynamoB);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, inject, it } from 'vitest';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { LocalSettlementRunner, startLocalWorkflows } from '../../infra/local/workflow-runner.js';
 import { settlementInputFor } from '../../lib/settlement/start-settlement.js';
@@ -84,8 +84,12 @@ const statuses = async (tradeId: string) =>
 const runningOf = async (tradeId: string) =>
   (await runningExecutions(ctx)).filter((execution) => execution.trade_id === tradeId);
 
-describe('settlement history after a crash', () => {
-  it('the sweep closes a run killed between activation and its attempt, and settles the trade with a new run', async () => {
+// Each test has a trade of its own and looks only at it (the sweeps and resumes are filtered to it): they run
+// at once, each waiting on a process of its own (the context's expect, as concurrent tests need).
+describe.concurrent('settlement history after a crash', () => {
+  it('the sweep closes a run killed between activation and its attempt, and settles the trade with a new run', async ({
+    expect,
+  }) => {
     const { trade, buyer, seller } = await fundedTrade();
     await crashAt(trade.trade_id, 'before-attempt');
     expect(await statuses(trade.trade_id)).toEqual(['RUNNING']);
@@ -125,7 +129,9 @@ describe('settlement history after a crash', () => {
     ).toBe('1000');
   });
 
-  it('the resume on start closes a run killed after it settled the trade, and does not run it again', async () => {
+  it('the resume on start closes a run killed after it settled the trade, and does not run it again', async ({
+    expect,
+  }) => {
     const { trade } = await fundedTrade();
     await crashAt(trade.trade_id, 'after-attempt');
     expect(await statuses(trade.trade_id)).toEqual(['RUNNING']);
@@ -142,7 +148,7 @@ describe('settlement history after a crash', () => {
     expect(execution?.error).toMatch(/ended before/);
   });
 
-  it('leaves a live runner alone', async () => {
+  it('leaves a live runner alone', async ({ expect }) => {
     const { trade } = await fundedTrade();
     const live = new LocalSettlementRunner(ctx, { tasks: { attempt: () => new Promise(() => undefined) } });
     runners.push(live);

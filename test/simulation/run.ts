@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util';
-import { simulate, SimulationFailure } from './driver.js';
 
 /**
  * `npm run simulate -- --seed N --ops 10000`: the seeded simulation. Exit 0 when every
@@ -46,6 +45,8 @@ async function main(): Promise<void> {
   const seed = integer('seed', values.seed, 0, 4294967295);
   const ops = integer('ops', values.ops, 1, 1_000_000);
   const concurrency = values.concurrency === undefined ? 12 : integer('concurrency', values.concurrency, 1, 64);
+  // Imported once the arguments hold: the driver loads the whole service (seconds), which a usage error needn't.
+  const { simulate, SimulationFailure } = await import('./driver.js');
   try {
     const summary = await simulate({ seed, ops, concurrency, log: (line) => console.error(line) });
     console.log(JSON.stringify(summary, null, 2));

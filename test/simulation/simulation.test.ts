@@ -1,9 +1,12 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { testEndpoint } from '../support/context.js';
 import { generateOperations } from './generator.js';
 import { simulate, SimulationFailure } from './driver.js';
 import { byProfile } from '../support/profile.js';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * The seeded simulation in the suite: under `npm run test:long`, one seed on the suite's DynamoDB Local with
@@ -45,17 +48,26 @@ describe('seeded simulation (short profile)', () => {
     });
   }
 
-  it('refuses a bad --seed or --ops with its usage and exit status 2', () => {
-    for (const args of [
+  it('refuses a bad --seed or --ops with its usage and exit status 2', async () => {
+    // The real entry point, each case a process of its own, all at once.
+    const cases = [
       ['--seed', 'abc', '--ops', '10'],
       ['--seed', '1'],
       ['--seed', '1', '--ops', '0'],
       ['--seed', '1', '--ops', '10', '--speed', 'x'],
-    ]) {
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'test/simulation/run.ts', ...args], {
-        encoding: 'utf8',
-      });
-      expect(run.status, `${args.join(' ')}: ${run.stderr}`).toBe(2);
+    ];
+    const runs = await Promise.all(
+      cases.map((args) =>
+        execFileAsync(process.execPath, ['--import', 'tsx', 'test/simulation/run.ts', ...args], {
+          encoding: 'utf8',
+        }).then(
+          () => ({ args, status: 0, stderr: '' }),
+          (error: { code?: number; stderr?: string }) => ({ args, status: error.code, stderr: error.stderr ?? '' }),
+        ),
+      ),
+    );
+    for (const run of runs) {
+      expect(run.status, `${run.args.join(' ')}: ${run.stderr}`).toBe(2);
       expect(run.stderr).toContain('usage: npm run simulate -- --seed N --ops COUNT');
     }
   });
