@@ -58,6 +58,8 @@ export type ItemOrigin =
   | { kind: 'record'; booking: number }
   | { kind: 'account'; key: string }
   | { kind: 'queue'; booking: number }
+  /** A queued booking's result, stored on condition that none is: one there means it was answered before. */
+  | { kind: 'result'; booking: number }
   | { kind: 'lease' }
   | { kind: 'other' };
 
@@ -356,6 +358,18 @@ export function firstFailure(
   const index = reasons.findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
   if (index < 0 || index >= transaction.origins.length) return undefined;
   return transaction.origins[index];
+}
+
+/** Every item whose condition failed or that conflicted with another write, in item order, with the reason's code. */
+export function failedItems(
+  error: TransactionCanceledException,
+  transaction: BatchTransaction,
+): Array<{ origin: ItemOrigin; code: 'ConditionalCheckFailed' | 'TransactionConflict' }> {
+  return (error.CancellationReasons ?? []).flatMap((reason, index) => {
+    const origin = transaction.origins[index];
+    if (!origin || (reason.Code !== 'ConditionalCheckFailed' && reason.Code !== 'TransactionConflict')) return [];
+    return [{ origin, code: reason.Code }];
+  });
 }
 
 /** A transaction item with where it came from. */
