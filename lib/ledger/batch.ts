@@ -197,6 +197,10 @@ export function planBatch(
     [...reads].map(([key, read]) => [key, { balance: read.balance, version: read.version }]),
   );
   const named = new Set<string>();
+  // Each item's key with the one operation the batch has on it: a condition check and a write on one key, or two
+  // different checks, would make the transaction invalid (and a round that is invalid would be tried again and
+  // again, holding up the queue behind it).
+  const operationOn = new Map<string, string>();
   const accounts = new Set<string>();
   const counters = new Set<string>();
   let size = 0;
@@ -207,6 +211,8 @@ export function planBatch(
     const ownKeys = booking.items.map((stored) => itemIdentity(stored.item));
     const mergeable = booking.items.map((stored) => stored.item.ConditionCheck !== undefined);
     if (ownKeys.some((key, i) => named.has(key) && !(mergeable[i] && named.has(`check:${key}`)))) break;
+    const ownItemKeys = booking.items.map((stored) => keyIdentity(stored.item));
+    if (ownItemKeys.some((key, i) => (operationOn.get(key) ?? ownKeys[i]) !== ownKeys[i])) break;
     const newItems = ownKeys.filter((key) => !named.has(key)).length;
     const newAccounts = changes.filter((change) => !accounts.has(accountKey(change.account))).length;
     const versionedChanges = changes.filter(isVersioned).length;
@@ -247,6 +253,7 @@ export function planBatch(
     size += cost;
     ownKeys.forEach((key, i) => {
       named.add(key);
+      operationOn.set(ownItemKeys[i]!, key);
       if (mergeable[i]) named.add(`check:${key}`);
     });
     for (const change of changes) accounts.add(accountKey(change.account));
