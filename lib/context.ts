@@ -128,11 +128,10 @@ export interface HotAccountTenure {
   failedRounds: number;
 }
 
-/** A booking this process queued: its shard, its entry, and under which tenure its request last read its result. */
+/** A booking this process queued: its queue shard and its entry. */
 export interface LocalQueued {
   shard: number;
   entry: QueuedEntry;
-  waiter: { polledIn: string | undefined };
 }
 
 /** A queue entry as a committer read it: the booking's id, when it was queued (ms) and the booking as stored. */

@@ -139,7 +139,7 @@ async function waitForResult(
   queued: QueuedBookingRef,
   queuedAtMs: number,
   onTurnFailed: (error: unknown) => undefined,
-  local?: Omit<LocalQueued, 'waiter'>,
+  local?: LocalQueued,
 ): Promise<BookingResult | undefined> {
   const base = bookingLeaseEntity.partitionKey({ account_key: queued.account });
   const turns = turnsOf(ctx, base);
@@ -154,7 +154,7 @@ async function waitForResult(
   const deadline = timing.elapsedMs() + Math.min(ctx.config.HOT_ACCOUNT_WAIT_MS, ctx.deadlines.remainingMs());
   const queue = { account: queued.account, base, pk: queued.queuePk };
   const waiter: Waiter = { bookingId: queued.bookingId, queuedAtMs, polledIn: undefined, answered };
-  if (local) turns.local.set(queued.bookingId, { ...local, waiter });
+  if (local) turns.local.set(queued.bookingId, local);
   let own: BookingResult | undefined;
   try {
     for (let pause = 2; ; pause = Math.min(pause * 2, 40)) {
@@ -314,7 +314,9 @@ async function takeTurn(
       waiter.polledIn !== pollMark(tenure) &&
       (!tenure ||
         !turns.waitingFor.has(waiter.bookingId) ||
-        (waiter.queuedAtMs <= tenure.startedMs && !inView(tenure, waiter.bookingId)));
+        (waiter.queuedAtMs <= tenure.startedMs &&
+          !inView(tenure, waiter.bookingId) &&
+          !turns.local.has(waiter.bookingId)));
     if (!tenure || mayBeAnsweredElsewhere) {
       const polled = await pollResult(ctx, queue, waiter);
       if (polled.result) return { result: polled.result, again: false };
@@ -584,16 +586,13 @@ function conditionedAccounts(stored: StoredBooking): string[] {
 
 /**
  * The bookings the tenure knows of, oldest first (booking ids sort by time): its view of the queue and this
- * process's own queued bookings, those queued after the tenure began or whose request has read under it that
- * it is unanswered (one queued before may have been answered by another committer: its request reads first).
+ * process's own queued bookings. One of those another committer answered meanwhile fails the round on its
+ * queue entry's condition, and is dropped (`roundFailed`); its request then reads its result.
  */
 function knownBookings(tenure: HotAccountTenure, turns: HotAccountTurns): Candidate[] {
   const known = new Map<string, Candidate>();
   for (const [shard, entries] of tenure.queued) for (const entry of entries) known.set(entry.id, { shard, entry });
-  const mark = pollMark(tenure);
-  for (const [id, local] of turns.local)
-    if (!known.has(id) && (local.entry.queuedAtMs > tenure.startedMs || local.waiter.polledIn === mark))
-      known.set(id, { shard: local.shard, entry: local.entry });
+  for (const [id, local] of turns.local) if (!known.has(id)) known.set(id, local);
   return [...known.values()].sort((a, b) => a.entry.id.localeCompare(b.entry.id));
 }
 
@@ -638,8 +637,12 @@ async function commitRound(
   turns: HotAccountTurns,
   tenure: HotAccountTenure,
 ): Promise<boolean> {
-  // The shard read alongside the last transaction saves this round its own read.
-  if (!tenure.prefetched || tenure.readAll) install(tenure, await readShards(ctx, account, shardsToRead(tenure)));
+  // The shard read alongside the last transaction saves this round its own read. A view to build from every
+  // shard (a tenure's first round) is read alongside this round's transaction when this process has bookings of
+  // its own to commit meanwhile; the tenure then ends no earlier than the round after it.
+  const readLater = tenure.readAll && turns.local.size > 0;
+  if (!readLater && (!tenure.prefetched || tenure.readAll))
+    install(tenure, await readShards(ctx, account, shardsToRead(tenure)));
   tenure.prefetched = false;
   const oldest = roundOf(tenure, knownBookings(tenure, turns));
   if (oldest.length === 0) {
@@ -664,7 +667,8 @@ async function commitRound(
   const transaction = batchTransaction(ctx, plan, reads, queueAnswers(ctx, queue), nowMs);
   const answered = new Set(plan.planned.map((entry) => entry.booking.id));
   // The last round: what the tenure owes and what this process waits for, all answered by it.
-  const last = !tenureOwes(tenure, answered) && [...turns.waitingFor.keys()].every((id) => answered.has(id));
+  const last =
+    !readLater && !tenureOwes(tenure, answered) && [...turns.waitingFor.keys()].every((id) => answered.has(id));
   const untilMs = nowMs + LEASE_MS;
   const lease = last ? leaseRelease(ctx, account, tenure.owner) : leaseRenewal(ctx, account, tenure.owner, untilMs);
   const items = [...transaction.items, lease];
@@ -675,6 +679,7 @@ async function commitRound(
     ? undefined
     : readShards(ctx, account, shardsToRead(tenure)).catch((error: unknown) => {
         ctx.logger.warn('hot account: a read of its queue failed; the next round reads it again', { account, error });
+        if (readLater) tenure.readAll = true;
         return undefined;
       });
   const sent = await ctx.db
