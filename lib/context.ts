@@ -82,6 +82,13 @@ export interface HotAccountTurns {
   results: Map<string, BookingResult>;
   /** Bookings this process's requests wait for and no round has answered yet, each with when its queueing began (ms; 0 unknown). */
   waitingFor: Map<string, number>;
+  /**
+   * The bookings this process's requests queued, as they put them: a round of this process takes them without
+   * reading their shard (a shard is read once in 8 rounds; a booking would wait for its turn).
+   */
+  local: Map<string, LocalQueued>;
+  /** Wakes the request waiting for a booking once a round of this process has answered it. */
+  wake: Map<string, () => void>;
   /** While this process holds the account's lease: its tenure as the committer (lib/ledger/hot-account.ts). */
   tenure?: HotAccountTenure;
 }
@@ -109,6 +116,22 @@ export interface HotAccountTenure {
   readAll: boolean;
   /** The shard the next round would read was read alongside the last round's transaction. */
   prefetched: boolean;
+  /**
+   * Accounts other than the queue's whose condition failed a round (a booking outside the queue moved them
+   * between the round's read and its transaction): their bookings and the others take rounds in turn, so one
+   * busy account does not hold up the whole queue.
+   */
+  contended: Set<string>;
+  /** Whether the next round is the turn of the bookings on contended accounts. */
+  contendedTurn: boolean;
+  /** Rounds in a row whose transaction failed (logged). */
+  failedRounds: number;
+}
+
+/** A booking this process queued: its queue shard and its entry. */
+export interface LocalQueued {
+  shard: number;
+  entry: QueuedEntry;
 }
 
 /** A queue entry as a committer read it: the booking's id, when it was queued (ms) and the booking as stored. */

@@ -58,6 +58,8 @@ export type ItemOrigin =
   | { kind: 'record'; booking: number }
   | { kind: 'account'; key: string }
   | { kind: 'queue'; booking: number }
+  /** A queued booking's result, stored on condition that none is: one there means it was answered before. */
+  | { kind: 'result'; booking: number }
   | { kind: 'lease' }
   | { kind: 'other' };
 
@@ -195,6 +197,10 @@ export function planBatch(
     [...reads].map(([key, read]) => [key, { balance: read.balance, version: read.version }]),
   );
   const named = new Set<string>();
+  // Each item's key with the one operation the batch has on it: a condition check and a write on one key, or two
+  // different checks, would make the transaction invalid (and a round that is invalid would be tried again and
+  // again, holding up the queue behind it).
+  const operationOn = new Map<string, string>();
   const accounts = new Set<string>();
   const counters = new Set<string>();
   let size = 0;
@@ -205,6 +211,8 @@ export function planBatch(
     const ownKeys = booking.items.map((stored) => itemIdentity(stored.item));
     const mergeable = booking.items.map((stored) => stored.item.ConditionCheck !== undefined);
     if (ownKeys.some((key, i) => named.has(key) && !(mergeable[i] && named.has(`check:${key}`)))) break;
+    const ownItemKeys = booking.items.map((stored) => keyIdentity(stored.item));
+    if (ownItemKeys.some((key, i) => (operationOn.get(key) ?? ownKeys[i]) !== ownKeys[i])) break;
     const newItems = ownKeys.filter((key) => !named.has(key)).length;
     const newAccounts = changes.filter((change) => !accounts.has(accountKey(change.account))).length;
     const versionedChanges = changes.filter(isVersioned).length;
@@ -245,6 +253,7 @@ export function planBatch(
     size += cost;
     ownKeys.forEach((key, i) => {
       named.add(key);
+      operationOn.set(ownItemKeys[i]!, key);
       if (mergeable[i]) named.add(`check:${key}`);
     });
     for (const change of changes) accounts.add(accountKey(change.account));
@@ -356,6 +365,18 @@ export function firstFailure(
   const index = reasons.findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
   if (index < 0 || index >= transaction.origins.length) return undefined;
   return transaction.origins[index];
+}
+
+/** Every item whose condition failed or that conflicted with another write, in item order, with the reason's code. */
+export function failedItems(
+  error: TransactionCanceledException,
+  transaction: BatchTransaction,
+): Array<{ origin: ItemOrigin; code: 'ConditionalCheckFailed' | 'TransactionConflict' }> {
+  return (error.CancellationReasons ?? []).flatMap((reason, index) => {
+    const origin = transaction.origins[index];
+    if (!origin || (reason.Code !== 'ConditionalCheckFailed' && reason.Code !== 'TransactionConflict')) return [];
+    return [{ origin, code: reason.Code }];
+  });
 }
 
 /** A transaction item with where it came from. */

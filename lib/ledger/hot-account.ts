@@ -1,7 +1,14 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { AppContext, HotAccountTenure, HotAccountTurns, QueuedEntry } from '../context.js';
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { AppContext, HotAccountTenure, HotAccountTurns, LocalQueued, QueuedEntry } from '../context.js';
 import { BookingQueuedError, InsufficientFundsError, type QueuedBookingRef } from '../domain/errors.js';
 import { accountKey } from '../domain/ledger.js';
 import { type BookingResult } from '../domain/group-commit.js';
@@ -21,6 +28,7 @@ import {
 } from './booking.js';
 import {
   batchTransaction,
+  failedItems,
   firstFailure,
   planBatch,
   readAccounts,
@@ -82,27 +90,38 @@ export async function bookHot(ctx: HotContext, booking: Booking, hot: AccountRea
   const shard = randomInt(QUEUE_SHARDS);
   const pk = queuedBookingEntity.partitionKey({ account_key: account, shard });
   const nowMs = ctx.clock.nowMs();
-  await ctx.db.send(
-    new PutCommand(
-      queuedBookingEntity.put(
-        ctx.tables,
-        {
-          booking: encodeBooking(storedBooking(booking)),
-          queued_at: nowMs,
-          ttl: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000),
-        },
-        {
-          extra: { account_key: account, shard, booking_id: booking.id },
-          // The same booking can't be queued twice.
-          condition: 'attribute_not_exists(pk)',
-        },
-      ).Put,
-    ),
-  );
+  const encoded = encodeBooking(storedBooking(booking));
+  try {
+    await ctx.db.send(
+      new PutCommand(
+        queuedBookingEntity.put(
+          ctx.tables,
+          { booking: encoded, queued_at: nowMs, ttl: Math.ceil((nowMs + QUEUE_RETENTION_MS) / 1000) },
+          {
+            extra: { account_key: account, shard, booking_id: booking.id },
+            // The same booking can't be queued twice.
+            condition: 'attribute_not_exists(pk)',
+          },
+        ).Put,
+      ),
+    );
+  } catch (error) {
+    // The entry is there already: the SDK sent the put again after an attempt whose answer was lost (a timeout)
+    // had written it. Nothing else queues this booking (its id is new, and a retry of the request drives the
+    // queue without queueing), so it is this booking's, queued once.
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
   const queued = { account, queuePk: pk, bookingId: booking.id };
-  const result = await waitForResult(ctx, queued, nowMs, (error) => {
-    throw stillQueued(ctx, queued, error);
-  });
+  const local = { shard, entry: { id: booking.id, queuedAtMs: nowMs, booking: encoded } };
+  const result = await waitForResult(
+    ctx,
+    queued,
+    nowMs,
+    (error) => {
+      throw stillQueued(ctx, queued, error);
+    },
+    local,
+  );
   if (!result) throw new BookingQueuedError(queued);
   settle(booking, result);
 }
@@ -110,29 +129,39 @@ export async function bookHot(ctx: HotContext, booking: Booking, hot: AccountRea
 /**
  * Takes turns on the booking's account until a round has its result, or the wait bound passes (undefined).
  * A turn that throws ends the wait with what `onTurnFailed` returns. `queuedAtMs`: when its queueing began (0
- * when unknown). A request whose round answered it while its process holds the lease, alone, keeps committing
- * until its tenure has answered what was queued before it began (flat combining: the queue is drained by
- * whoever is there, and nothing waits for traffic that may never come).
+ * when unknown). `local`: the booking's queue entry as this request put it, which this process's rounds take
+ * without reading its shard. A request whose round answered it while its process holds the lease, alone, keeps
+ * committing until its tenure has answered what was queued before it began (flat combining: the queue is
+ * drained by whoever is there, and nothing waits for traffic that may never come).
  */
 async function waitForResult(
   ctx: HotContext,
   queued: QueuedBookingRef,
   queuedAtMs: number,
   onTurnFailed: (error: unknown) => undefined,
+  local?: LocalQueued,
 ): Promise<BookingResult | undefined> {
   const base = bookingLeaseEntity.partitionKey({ account_key: queued.account });
   const turns = turnsOf(ctx, base);
   turns.waiting += 1;
   turns.waitingFor.set(queued.bookingId, queuedAtMs);
+  let wake!: () => void;
+  const answered = new Promise<void>((resolve) => (wake = resolve));
+  turns.wake.set(queued.bookingId, wake);
   const { timing } = ctx.retry;
   // The wait's own bound, or the invocation's deadline if sooner: a request that must stop answers 503 with its
   // booking still queued, and a retry with its X-Request-Id finds the outcome.
   const deadline = timing.elapsedMs() + Math.min(ctx.config.HOT_ACCOUNT_WAIT_MS, ctx.deadlines.remainingMs());
   const queue = { account: queued.account, base, pk: queued.queuePk };
-  const waiter: Waiter = { bookingId: queued.bookingId, queuedAtMs, polledIn: undefined };
+  const waiter: Waiter = { bookingId: queued.bookingId, queuedAtMs, polledIn: undefined, answered };
+  if (local) turns.local.set(queued.bookingId, local);
   let own: BookingResult | undefined;
   try {
     for (let pause = 2; ; pause = Math.min(pause * 2, 40)) {
+      // Answered by a round of this process while it waited: no turn needed to learn it.
+      own ??= takeResult(turns, queued.bookingId);
+      // Answered: it stays on only as its process's last committer with a tenure still owing answers.
+      if (own && (!turns.tenure || turns.waiting > 1)) return own;
       const turnWithinMs = deadline - timing.elapsedMs();
       const turn = await takeTurn(ctx, turns, queue, own ? undefined : waiter, turnWithinMs).catch(
         (error: unknown): Turn => {
@@ -143,18 +172,22 @@ async function waitForResult(
         },
       );
       own ??= turn.result;
-      // Answered: it stays on only as its process's last committer with a tenure still owing answers.
       if (own && (turn.stop || !turns.tenure || turns.waiting > 1)) return own;
       if (timing.elapsedMs() > deadline) return own;
       if (turn.again) {
         pause = 1;
         continue;
       }
-      await timing.sleep(pause / 2 + timing.random() * pause);
+      // A pause before the next turn, cut short when a round of this process answers it.
+      const sleep = timing.sleep(pause / 2 + timing.random() * pause);
+      await (own ? sleep : Promise.race([sleep, answered]));
     }
   } finally {
     turns.waiting -= 1;
     turns.waitingFor.delete(queued.bookingId);
+    turns.local.delete(queued.bookingId);
+    turns.wake.delete(queued.bookingId);
+    turns.results.delete(queued.bookingId);
     if (turns.waiting === 0) {
       // The last waiter of this process goes: a tenure still held is given back for the next committer.
       const tenure = turns.tenure;
@@ -165,12 +198,21 @@ async function waitForResult(
   }
 }
 
+/** The booking's result, if a round of this process has answered it (taken: it is handed over once). */
+function takeResult(turns: HotAccountTurns, bookingId: string): BookingResult | undefined {
+  const result = turns.results.get(bookingId);
+  if (result) turns.results.delete(bookingId);
+  return result;
+}
+
 /** A waiting request, as its turns see it. */
 interface Waiter {
   bookingId: string;
   queuedAtMs: number;
   /** The tenure (`pollMark`) under which it last read its result from DynamoDB. */
   polledIn: string | undefined;
+  /** Settles when a round of this process has answered the booking. */
+  answered: Promise<void>;
 }
 
 /** What one turn gave: the waiter's result, whether to take the next turn at once, whether to stop. */
@@ -209,7 +251,14 @@ function stillQueued(ctx: Pick<AppContext, 'logger'>, queued: QueuedBookingRef, 
 function turnsOf(ctx: Pick<AppContext, 'caches'>, pk: string): HotAccountTurns {
   let turns = ctx.caches.hotAccounts.get(pk);
   if (!turns) {
-    turns = { turn: Promise.resolve(), waiting: 0, results: new Map(), waitingFor: new Map() };
+    turns = {
+      turn: Promise.resolve(),
+      waiting: 0,
+      results: new Map(),
+      waitingFor: new Map(),
+      local: new Map(),
+      wake: new Map(),
+    };
     ctx.caches.hotAccounts.set(pk, turns);
   }
   return turns;
@@ -244,14 +293,16 @@ async function takeTurn(
   let done!: () => void;
   turns.turn = new Promise<void>((resolve) => (done = resolve));
   // A waiter whose time runs out before the turn ahead ends gives up its own: the next waiter's turn then
-  // follows that one, and this booking stays queued for a round to commit.
-  if (!(await settlesWithin(previous, withinMs))) {
+  // follows that one, and this booking stays queued for a round to commit. One that a round answers meanwhile
+  // takes its result and gives up its turn the same way.
+  const ahead = await settlesWithin(previous, withinMs, waiter?.answered);
+  if (ahead !== 'turn') {
     void previous.then(done);
-    return { again: false };
+    return { result: waiter && takeResult(turns, waiter.bookingId), again: false };
   }
   try {
     if (waiter) {
-      const local = turns.results.get(waiter.bookingId);
+      const local = takeResult(turns, waiter.bookingId);
       if (local) return { result: local, again: false };
     }
     // A tenure whose lease lapsed goes on: its next transaction, conditioned on the owner, says whether another
@@ -263,7 +314,9 @@ async function takeTurn(
       waiter.polledIn !== pollMark(tenure) &&
       (!tenure ||
         !turns.waitingFor.has(waiter.bookingId) ||
-        (waiter.queuedAtMs <= tenure.startedMs && !inView(tenure, waiter.bookingId)));
+        (waiter.queuedAtMs <= tenure.startedMs &&
+          !inView(tenure, waiter.bookingId) &&
+          !turns.local.has(waiter.bookingId)));
     if (!tenure || mayBeAnsweredElsewhere) {
       const polled = await pollResult(ctx, queue, waiter);
       if (polled.result) return { result: polled.result, again: false };
@@ -278,7 +331,7 @@ async function takeTurn(
     }
     try {
       const again = await commitRound(ctx, queue.account, turns, tenure);
-      return { result: waiter && turns.results.get(waiter.bookingId), again };
+      return { result: waiter && takeResult(turns, waiter.bookingId), again };
     } catch (error) {
       // A round whose outcome is unknown (the process failing under it): the lease is given back, and whoever
       // takes it next reads the queue afresh.
@@ -287,7 +340,6 @@ async function takeTurn(
       throw error;
     }
   } finally {
-    if (waiter && turns.results.has(waiter.bookingId)) turns.results.delete(waiter.bookingId);
     done();
   }
 }
@@ -327,14 +379,22 @@ async function pollResult(
   return { leaseHeld: lease.until_ms > ctx.clock.nowMs(), leaseOwner: lease.owner };
 }
 
-/** Whether `turn` ends within `ms`. */
-async function settlesWithin(turn: Promise<void>, ms: number): Promise<boolean> {
+/** Whichever comes first: `turn` ends, `answered` settles, or `ms` pass. */
+async function settlesWithin(
+  turn: Promise<void>,
+  ms: number,
+  answered?: Promise<void>,
+): Promise<'turn' | 'answered' | 'expired'> {
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.max(0, Math.min(ms, MAX_TURN_WAIT_MS)));
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), Math.max(0, Math.min(ms, MAX_TURN_WAIT_MS)));
   });
   try {
-    return await Promise.race([turn.then(() => true), expired]);
+    return await Promise.race([
+      turn.then(() => 'turn' as const),
+      expired,
+      ...(answered ? [answered.then(() => 'answered' as const)] : []),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -375,6 +435,9 @@ async function acquireLease(
     nextShard: 0,
     readAll: true,
     prefetched: false,
+    contended: new Set(),
+    contendedTurn: false,
+    failedRounds: 0,
   };
 }
 
@@ -498,15 +561,75 @@ function forget(tenure: HotAccountTenure, answered: ReadonlySet<string>): void {
     );
 }
 
+/** A booking a round may take: its queue shard and its entry. */
+interface Candidate {
+  shard: number;
+  entry: QueuedEntry;
+}
+
+/** Entries decoded, each once (a round that sets contended bookings apart looks at every entry it knows). */
+const decoded = new WeakMap<QueuedEntry, StoredBooking>();
+
+function bookingOf(entry: QueuedEntry): StoredBooking {
+  let stored = decoded.get(entry);
+  if (!stored) {
+    stored = decodeBooking(entry.booking);
+    decoded.set(entry, stored);
+  }
+  return stored;
+}
+
+/** The accounts a booking changes whose reads a round's transaction is conditioned on. */
+function conditionedAccounts(stored: StoredBooking): string[] {
+  return readAccountsOf(movementOf(stored)).map((entry) => accountKey(entry.account));
+}
+
+/**
+ * The bookings the tenure knows of, oldest first (booking ids sort by time): its view of the queue and this
+ * process's own queued bookings. One of those another committer answered meanwhile fails the round on its
+ * queue entry's condition, and is dropped (`roundFailed`); its request then reads its result.
+ */
+function knownBookings(tenure: HotAccountTenure, turns: HotAccountTurns): Candidate[] {
+  const known = new Map<string, Candidate>();
+  for (const [shard, entries] of tenure.queued) for (const entry of entries) known.set(entry.id, { shard, entry });
+  for (const [id, local] of turns.local) if (!known.has(id)) known.set(id, local);
+  return [...known.values()].sort((a, b) => a.entry.id.localeCompare(b.entry.id));
+}
+
+/**
+ * The round's bookings, oldest first. While accounts are contended (one failed a round: a booking outside the
+ * queue moved it in between), the bookings on them and the others take rounds in turn, each side alone when
+ * the other has none: a round fails as a whole, so one busy account in every round would hold up the queue.
+ */
+function roundOf(tenure: HotAccountTenure, known: readonly Candidate[]): Candidate[] {
+  if (tenure.contended.size === 0) return known.slice(0, ROUND_READ);
+  const onContended: Candidate[] = [];
+  const others: Candidate[] = [];
+  for (const candidate of known) {
+    const touches = conditionedAccounts(bookingOf(candidate.entry)).some((key) => tenure.contended.has(key));
+    const side = touches ? onContended : others;
+    if (side.length < ROUND_READ) side.push(candidate);
+  }
+  if (onContended.length === 0) {
+    tenure.contended.clear();
+    return others;
+  }
+  if (others.length === 0) return onContended;
+  const theirs = tenure.contendedTurn;
+  tenure.contendedTurn = !theirs;
+  return theirs ? onContended : others;
+}
+
 /**
  * One round of the committer, while its tenure holds the lease: one read of a queue shard (every shard in the
  * tenure's first round), one consistent read of the accounts of the oldest bookings it knows of, and one
  * transaction: those a guarded debit can't cover refused, the rest committed with each booking's result, and
  * the lease renewed (or, in the tenure's last round, given back), conditioned on its owner, so a committer
- * that lost its lease commits nothing. A transaction that fails leaves everything as it was: a stale account
- * (a cold booking got in between) is read again next round; a booking whose own condition failed (a client id
- * taken, a participant locked) is refused alone and the others go next round. Whether the next turn should
- * follow at once (there is more to do) is returned.
+ * that lost its lease commits nothing. A transaction that fails leaves everything as it was: a booking whose
+ * own condition failed (a client id taken, a participant locked) is refused alone and the others go next
+ * round; one answered elsewhere is dropped from the view; one answered before (its entry queued again) is
+ * removed; an account another booking moved in between is read again, and its bookings go in rounds apart
+ * from the others' until one commits (`roundOf`). Whether the next turn should follow at once is returned.
  */
 async function commitRound(
   ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'retry'>,
@@ -514,14 +637,14 @@ async function commitRound(
   turns: HotAccountTurns,
   tenure: HotAccountTenure,
 ): Promise<boolean> {
-  // The shard read alongside the last transaction saves this round its own read.
-  if (!tenure.prefetched || tenure.readAll) install(tenure, await readShards(ctx, account, shardsToRead(tenure)));
+  // The shard read alongside the last transaction saves this round its own read. A view to build from every
+  // shard (a tenure's first round) is read alongside this round's transaction when this process has bookings of
+  // its own to commit meanwhile; the tenure then ends no earlier than the round after it.
+  const readLater = tenure.readAll && turns.local.size > 0;
+  if (!readLater && (!tenure.prefetched || tenure.readAll))
+    install(tenure, await readShards(ctx, account, shardsToRead(tenure)));
   tenure.prefetched = false;
-  // Arrival order across the shards: booking ids sort by time.
-  const oldest = [...tenure.queued.entries()]
-    .flatMap(([shard, entries]) => entries.map((entry) => ({ shard, entry })))
-    .sort((a, b) => a.entry.id.localeCompare(b.entry.id))
-    .slice(0, ROUND_READ);
+  const oldest = roundOf(tenure, knownBookings(tenure, turns));
   if (oldest.length === 0) {
     if (tenureOwes(tenure, new Set()) || turns.waitingFor.size > 0) return true;
     // Nothing left that this tenure owes, nobody here waits: the lease goes back for the next committer.
@@ -529,7 +652,7 @@ async function commitRound(
     await releaseLease(ctx, account, tenure.owner);
     return false;
   }
-  const bookings: StoredBooking[] = oldest.map(({ entry }) => decodeBooking(entry.booking));
+  const bookings: StoredBooking[] = oldest.map(({ entry }) => bookingOf(entry));
   const shardOf = new Map(oldest.map(({ shard, entry }) => [entry.id, shard]));
   const wanted = bookings.flatMap((stored) => readAccountsOf(movementOf(stored)));
   const reads = await readAccounts(ctx, wanted);
@@ -544,7 +667,8 @@ async function commitRound(
   const transaction = batchTransaction(ctx, plan, reads, queueAnswers(ctx, queue), nowMs);
   const answered = new Set(plan.planned.map((entry) => entry.booking.id));
   // The last round: what the tenure owes and what this process waits for, all answered by it.
-  const last = !tenureOwes(tenure, answered) && [...turns.waitingFor.keys()].every((id) => answered.has(id));
+  const last =
+    !readLater && !tenureOwes(tenure, answered) && [...turns.waitingFor.keys()].every((id) => answered.has(id));
   const untilMs = nowMs + LEASE_MS;
   const lease = last ? leaseRelease(ctx, account, tenure.owner) : leaseRenewal(ctx, account, tenure.owner, untilMs);
   const items = [...transaction.items, lease];
@@ -555,6 +679,7 @@ async function commitRound(
     ? undefined
     : readShards(ctx, account, shardsToRead(tenure)).catch((error: unknown) => {
         ctx.logger.warn('hot account: a read of its queue failed; the next round reads it again', { account, error });
+        if (readLater) tenure.readAll = true;
         return undefined;
       });
   const sent = await ctx.db
@@ -578,43 +703,17 @@ async function commitRound(
       }
       throw error;
     }
-    const failure = firstFailure(error, { items, origins });
-    if (failure?.kind === 'lease') {
-      // Lost: the lease lapsed and another took it. Its committer goes on; nothing of this round was written.
-      if (turns.tenure === tenure) turns.tenure = undefined;
-      return true;
-    }
-    if (failure?.kind === 'queue') {
-      // Answered by another committer meanwhile: this tenure's view of the queue is stale.
-      rebuildView(ctx, tenure);
-      return true;
-    }
-    if (failure && (failure.kind === 'item' || failure.kind === 'record')) {
-      const stored = bookings[failure.booking]!;
-      const result: BookingResult =
-        failure.kind === 'item'
-          ? {
-              outcome: 'refused',
-              item: failure.index,
-              refusal: stored.items[failure.index]?.refusal ?? { status: 409, errors: ['conflict'] },
-            }
-          : {
-              outcome: 'refused',
-              movementRecorded: true,
-              refusal: stored.movementRefusal ?? { status: 409, errors: ['movement already booked'] },
-            };
-      if (await refuseAlone(ctx, queue, stored, result, turns)) forget(tenure, new Set([stored.id]));
-      else rebuildView(ctx, tenure);
-      return true;
-    }
-    // A stale account, or cancelled for conflicts: read again next round, after a pause.
-    return false;
+    return roundFailed(ctx, { account, queue, turns, tenure }, error, { items, origins }, bookings);
   }
+  tenure.failedRounds = 0;
   forget(tenure, answered);
   if (last) {
     if (turns.tenure === tenure) turns.tenure = undefined;
   } else tenure.untilMs = untilMs;
   for (const entry of plan.planned) {
+    const booked = entry.outcome.kind === 'booked';
+    // An account a booking of the round moved is contended no more: its bookings join the others' rounds.
+    if (booked) for (const key of conditionedAccounts(entry.booking)) tenure.contended.delete(key);
     const result: BookingResult =
       entry.outcome.kind === 'booked' ? { outcome: 'booked' } : { outcome: 'refused', refusal: entry.outcome.refusal };
     answer(turns, entry.booking.id, result);
@@ -622,6 +721,125 @@ async function commitRound(
   }
   if (plan.planned.length > 1) ctx.logger.debug('group commit', { account, bookings: plan.planned.length });
   return !last;
+}
+
+/** What a round works on: its account, where its bookings are queued, this process's waiters, the tenure. */
+interface RoundScope {
+  account: string;
+  queue: QueueKeys;
+  turns: HotAccountTurns;
+  tenure: HotAccountTenure;
+}
+
+/**
+ * A round's transaction was cancelled: nothing of it was written. What failed decides the next round (whether
+ * it should follow at once is returned), and each failed round is logged with how many failed in a row.
+ */
+async function roundFailed(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger'>,
+  { account, queue, turns, tenure }: RoundScope,
+  error: TransactionCanceledException,
+  transaction: { items: TransactItem[]; origins: ItemOrigin[] },
+  bookings: readonly StoredBooking[],
+): Promise<boolean> {
+  tenure.failedRounds += 1;
+  const failed = failedItems(error, transaction);
+  const conditionFailed = (kind: ItemOrigin['kind']) =>
+    failed.flatMap(({ origin, code }) =>
+      code === 'ConditionalCheckFailed' && origin.kind === kind && 'booking' in origin
+        ? [bookings[origin.booking]!]
+        : [],
+    );
+  const note = (outcome: string, extra: Record<string, unknown> = {}) =>
+    ctx.logger.warn(`hot account: a round's transaction failed; ${outcome}`, {
+      account,
+      failedRounds: tenure.failedRounds,
+      bookings: bookings.length,
+      ...extra,
+    });
+  if (failed.some(({ origin, code }) => code === 'ConditionalCheckFailed' && origin.kind === 'lease')) {
+    // Lost: the lease lapsed and another took it. Its committer goes on; nothing of this round was written.
+    note('the lease was lost');
+    if (turns.tenure === tenure) turns.tenure = undefined;
+    return true;
+  }
+  const answeredBefore = conditionFailed('result');
+  if (answeredBefore.length > 0) {
+    note('a booking answered before was queued again', { bookingIds: answeredBefore.map((stored) => stored.id) });
+    for (const stored of answeredBefore) await dropAnswered(ctx, { queue, turns, tenure }, stored.id);
+    return true;
+  }
+  const gone = conditionFailed('queue');
+  if (gone.length > 0) {
+    // Answered by another committer meanwhile: this tenure's view of the queue is stale, and those bookings'
+    // requests here read their results.
+    note('bookings answered by another committer', { bookingIds: gone.map((stored) => stored.id) });
+    for (const stored of gone) turns.local.delete(stored.id);
+    rebuildView(ctx, tenure);
+    return true;
+  }
+  const failure = firstFailure(error, transaction);
+  if (failure && (failure.kind === 'item' || failure.kind === 'record')) {
+    const stored = bookings[failure.booking]!;
+    const result: BookingResult =
+      failure.kind === 'item'
+        ? {
+            outcome: 'refused',
+            item: failure.index,
+            refusal: stored.items[failure.index]?.refusal ?? { status: 409, errors: ['conflict'] },
+          }
+        : {
+            outcome: 'refused',
+            movementRecorded: true,
+            refusal: stored.movementRefusal ?? { status: 409, errors: ['movement already booked'] },
+          };
+    const outcome = await refuseAlone(ctx, queue, stored, result, turns);
+    if (outcome === 'refused') forget(tenure, new Set([stored.id]));
+    else if (outcome === 'answered') await dropAnswered(ctx, { queue, turns, tenure }, stored.id);
+    else {
+      if (outcome === 'gone') turns.local.delete(stored.id);
+      rebuildView(ctx, tenure);
+    }
+    return true;
+  }
+  // Accounts a booking outside the queue moved between the round's read and its transaction (or wrote at the
+  // same moment): read again, and their bookings go in rounds apart from the others' until one commits.
+  const stale = [
+    ...new Set(
+      failed.flatMap(({ origin }) => (origin.kind === 'account' && origin.key !== account ? [origin.key] : [])),
+    ),
+  ];
+  note(stale.length > 0 ? 'accounts moved meanwhile go in rounds of their own' : 'read again after a pause', {
+    stale,
+  });
+  if (stale.length === 0) return false;
+  for (const key of stale) tenure.contended.add(key);
+  tenure.contendedTurn = false;
+  return true;
+}
+
+/**
+ * A booking answered before whose entry is in the queue again: the SDK sent its queue put again after the
+ * first, whose answer was lost, had been answered. Its result stands (its transaction failed on it, so nothing
+ * was booked twice); the entry is removed, else every round holding it (the oldest first) would fail and the
+ * queue behind it would never move, and its request, if it waits here, is told the stored result.
+ */
+async function dropAnswered(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  { queue, turns, tenure }: Pick<RoundScope, 'queue' | 'turns' | 'tenure'>,
+  bookingId: string,
+): Promise<void> {
+  await writtenUnlessConditionFailed(ctx.db.send(new DeleteCommand(queueDelete(ctx, queue, bookingId).Delete!)));
+  forget(tenure, new Set([bookingId]));
+  const out = await ctx.db.send(
+    new GetCommand({
+      TableName: ctx.tables.main,
+      Key: bookingResultEntity.key(queuedParts(queue, bookingId)),
+      ConsistentRead: true,
+    }),
+  );
+  if (out.Item) answer(turns, bookingId, JSON.parse(bookingResultEntity.parse(out.Item).result) as BookingResult);
+  else turns.local.delete(bookingId);
 }
 
 /** Every planned booking's answer on the hot path, booked or refused: its queue entry removed, its result stored. */
@@ -637,7 +855,7 @@ export function queueAnswers(ctx: Pick<AppContext, 'tables'>, queue: QueueKeys):
           item: queueDelete(ctx, queue, entry.booking.id),
           origin: { kind: 'queue', booking: entry.position },
         },
-        { item: resultPut(ctx, queue, entry.booking.id, result), origin: { kind: 'other' } },
+        { item: resultPut(ctx, queue, entry.booking.id, result), origin: { kind: 'result', booking: entry.position } },
       ];
     });
 }
@@ -669,13 +887,17 @@ function resultPut(
 
 /** A booking's result, kept for this process's request waiting for it (if one is). */
 function answer(turns: HotAccountTurns, bookingId: string, result: BookingResult): void {
+  turns.local.delete(bookingId);
   if (!turns.waitingFor.delete(bookingId)) return;
   turns.results.set(bookingId, result);
+  turns.wake.get(bookingId)?.();
 }
 
 /**
  * A booking refused for its own reason: its result stored and its queue entry removed, in one transaction.
- * Whether it was answered here (not meanwhile by another committer).
+ * What came of it: `refused` here; `gone`, its entry answered meanwhile by another committer; `answered`, its
+ * result stored before though its entry is queued (`dropAnswered`); `unknown`, a conflict or throttling (the
+ * next round sees).
  */
 async function refuseAlone(
   ctx: Pick<AppContext, 'db' | 'tables'>,
@@ -683,7 +905,7 @@ async function refuseAlone(
   stored: StoredBooking,
   result: BookingResult,
   turns: HotAccountTurns,
-): Promise<boolean> {
+): Promise<'refused' | 'gone' | 'answered' | 'unknown'> {
   try {
     await ctx.db.send(
       new TransactWriteCommand({
@@ -691,13 +913,18 @@ async function refuseAlone(
       }),
     );
   } catch (error) {
-    // Answered meanwhile by another committer, or a conflict: the next round sees.
-    if (error instanceof TransactionCanceledException || retryReason(error)) return false;
+    if (error instanceof TransactionCanceledException) {
+      const [entry, answered] = error.CancellationReasons ?? [];
+      if (entry?.Code === 'ConditionalCheckFailed') return 'gone';
+      if (answered?.Code === 'ConditionalCheckFailed') return 'answered';
+      return 'unknown';
+    }
+    if (retryReason(error)) return 'unknown';
     throw error;
   }
   answer(turns, stored.id, result);
   await releaseClaims(ctx, stored);
-  return true;
+  return 'refused';
 }
 
 /**

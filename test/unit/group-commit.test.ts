@@ -262,6 +262,64 @@ describe('planBatch and batchTransaction', () => {
    * chunk of an award distribution that another run had credited probed only its trades (Puts), not its
    * marker (an Update), and its run heard "trade id taken" (a 500) instead of "chunk already credited".
    */
+  it('a booking naming an item the batch already names another way (a different check, or a check and a write) waits for the next batch', () => {
+    const check = (expression: string) => ({
+      item: {
+        ConditionCheck: {
+          TableName: 'main',
+          Key: { pk: 'PARTICIPANT#P9', sk: 'PARTICIPANT' },
+          ConditionExpression: expression,
+        },
+      },
+    });
+    const put = {
+      item: { Put: { TableName: 'main', Item: { pk: 'PARTICIPANT#P9', sk: 'PARTICIPANT' } } },
+    };
+    const booking = (index: number, items: StoredBooking['items']): StoredBooking =>
+      decodeBooking(
+        encodeBooking({
+          id: `b${index}`,
+          atMs: 1_000 + index,
+          movement: {
+            movement_id: `m${index}`,
+            type: 'transfer',
+            reference: `transfer:${index}`,
+            legs: [
+              { account: account('hot'), platform_code: PLATFORM, amount: '-1' },
+              { account: account(LABELS[1 + index]!), platform_code: PLATFORM, amount: '1' },
+            ],
+          },
+          items,
+        }),
+      );
+    const reads = new Map<string, AccountRead>(
+      LABELS.map((label) => [
+        accountKey(account(label)),
+        {
+          account: account(label),
+          platformCode: PLATFORM,
+          exists: true,
+          balance: new Money(100),
+          version: 1,
+          hotUntilMs: 0,
+        },
+      ]),
+    );
+    for (const second of [check('attribute_exists(pk) AND #s = :active'), put]) {
+      const first = booking(0, [check('attribute_exists(pk)')]);
+      const plan = planBatch([first, booking(1, [second])], reads, { queued: true, refuseUncovered: true });
+      expect(plan.planned.map((entry) => entry.booking.id)).toEqual(['b0']);
+      expect(plan.deferred.map((entry) => entry.id)).toEqual(['b1']);
+    }
+    // Identical checks still merge.
+    const same = planBatch(
+      [booking(0, [check('attribute_exists(pk)')]), booking(1, [check('attribute_exists(pk)')])],
+      reads,
+      { queued: true, refuseUncovered: true },
+    );
+    expect(same.planned).toHaveLength(2);
+  });
+
   it("a refused booking probes its conditioned writes, Updates too, in its own order, each with only its condition's names and values", () => {
     const chunk = decodeBooking(
       encodeBooking({
