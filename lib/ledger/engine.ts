@@ -37,6 +37,9 @@ export async function book(
   const settled: Booking = { ...booking, items: await settleItems(booking.items) };
   const hot = await bookCold(ctx, settled);
   if (!hot) return;
+  // A claim its request makes with the booking can't wait in a queue (its request makes it apart, then books again).
+  const ownTransactionOnly = settled.items.find((tagged) => tagged.notQueued);
+  if (ownTransactionOnly?.notQueued) throw ownTransactionOnly.notQueued();
   // Loaded on a container's first contention: most never meet one, so their cold start doesn't compile it.
   const { bookHot } = await import('./hot-account.js');
   await bookHot(ctx, settled, hot);
