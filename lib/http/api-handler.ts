@@ -144,6 +144,8 @@ export function apiHandler<
         const carried = svc.bookingClaims;
         if (carried) {
           carried.carried = true;
+          // What the X-Request-Id's record stores, when the request has one; the same bytes otherwise.
+          svc.claimedResponse = response;
           return carried.items.map((item) => item(response));
         }
         const run = svc.idempotentRun;
@@ -172,7 +174,13 @@ export function apiHandler<
         // made apart, as a route that doesn't carry them makes them (each refusal today's), and the use case runs
         // again.
         const carried = svc.bookingClaims;
-        if (!(error instanceof ClaimsApartError) || !carried) throw error;
+        if (!carried) throw error;
+        if (!(error instanceof ClaimsApartError)) {
+          // Refused before its transaction could check the key (or by it): a revoked key hears 403, as it would
+          // have from a key read before the use case.
+          await carried.beforeRefusal();
+          throw error;
+        }
         svc.bookingClaims = undefined;
         svc.claimedResponse = undefined;
         for (const claimApart of carried.apart) {
@@ -210,7 +218,13 @@ export function apiHandler<
       .use(verifySignature(ctx, { claimsInBooking }))
       .use(jsonBody())
       .use(validateInput({ query: options.query, body: options.body, path: options.path }))
-      .use(idempotency(ctx, { sealResponse: options.secretInResponse, driveQueuedBooking: options.queuedBookings }))
+      .use(
+        idempotency(ctx, {
+          sealResponse: options.secretInResponse,
+          driveQueuedBooking: options.queuedBookings,
+          claimsInBooking,
+        }),
+      )
       .handler(core);
     // Each invocation runs within its deadline: the Lambda context's remaining time, less the reserve for the
     // answer and the claim's release (`lib/runtime/deadline.ts`). Every wait below reads it.

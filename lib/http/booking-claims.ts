@@ -19,6 +19,11 @@ export interface BookingClaims {
   items: Array<(response: StoredResponse) => TaggedItem>;
   /** Each claim made apart, in order; a response when one answers the request (a completed X-Request-Id's). */
   apart: Array<() => Promise<APIGatewayProxyResult | undefined>>;
+  /**
+   * Before a refusal is answered (the use case threw): the key read now and the request verified against it,
+   * so a revoked key hears 403 rather than what its request would have been refused for.
+   */
+  beforeRefusal: () => Promise<void>;
   /** Set once the use case has put the items in its booking. */
   carried?: boolean;
 }

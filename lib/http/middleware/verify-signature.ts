@@ -8,7 +8,7 @@ import {
   secretBytes,
 } from '../../store/api-keys.js';
 import { claimItem } from '../booking-claims.js';
-import { claimSignature } from '../../store/windows.js';
+import { claimSignature, signatureClaimItem } from '../../store/windows.js';
 import { routeFor, type Route } from '../../routes.js';
 import {
   isOneSignature,
@@ -67,23 +67,40 @@ export function verifySignature(ctx: AppContext, options: VerifySignatureOptions
       if (!route || !route.area || !key.permissions.includes(route.area)) {
         throw new ForbiddenError(`API key lacks the '${route?.area ?? 'unknown'}' permission`);
       }
+      const requestId = svc.headers['x-request-id'];
+      const idempotent = answersRetries(event.httpMethod, route);
       if (inBooking) {
-        // The booking's transaction checks the key is still this one; should the check fail, the key is read
-        // again and the request verified against it, which answers the 403 a fresh read would have.
+        // The booking's transaction checks the key is still this one and claims the signature. Should either
+        // fail (or the booking queue), the request is verified again against the key read now and claims its
+        // signature apart, which answers what those answered before they moved: a 403, a 409, the first answer.
         svc.bookingClaims = {
-          items: [() => claimItem(apiKeyUnchangedCheck(ctx, key), 'the API key item changed')],
+          items: [
+            () => claimItem(apiKeyUnchangedCheck(ctx, key), 'the API key item changed'),
+            () => {
+              const nowMs = ctx.clock.nowMs();
+              const claim = { apiKey: headers.apiKey, signature: matched, requestId };
+              return claimItem(
+                signatureClaimItem(ctx, { ...claim, nowMs, windowMs: signatureWindowMs(headers, nowMs) }),
+                'the signature was claimed already',
+              );
+            },
+          ],
           apart: [
             async () => {
-              await verifiedKey(ctx, event, headers, false);
+              const fresh = await verifiedKey(ctx, event, headers, false);
+              await claimOnce(ctx, idempotent, headers, fresh.matched, requestId);
               return undefined;
             },
           ],
+          beforeRefusal: async () => {
+            await verifiedKey(ctx, event, headers, false);
+          },
         };
+      } else if (!SAFE_METHODS.has(event.httpMethod) || route.writes) {
+        // A GET that creates something (a quote) is claimed like a POST: it may be signed over its bare path, so
+        // its headers sent again with another query must not make a second one.
+        await claimOnce(ctx, idempotent, headers, matched, requestId);
       }
-      // A GET that creates something (a quote) is claimed like a POST: it may be signed over its bare path, so
-      // its headers sent again with another query must not make a second one.
-      if (!SAFE_METHODS.has(event.httpMethod) || route.writes)
-        await claimOnce(ctx, answersRetries(event.httpMethod, route), headers, matched, svc.headers['x-request-id']);
 
       svc.auth = {
         platformCode: key.platform_code,
@@ -169,6 +186,12 @@ function matchingSignature(event: APIGatewayProxyEvent, headers: SignatureHeader
   return matched;
 }
 
+/** How long from `nowMs` a signature stays claimed: the rest of its timestamp's window (at least a second). */
+function signatureWindowMs(headers: SignatureHeaders, nowMs: number): number {
+  const windowEndsMs = (Number(headers.timestamp) + SIGNATURE_WINDOW_SECONDS + 1) * 1000;
+  return Math.max(1000, windowEndsMs - nowMs);
+}
+
 /**
  * A mutating request's signature is claimed for the rest of its timestamp window. A repeat of a genuine
  * signature is a duplicate, not an attack: nothing it asks is done again. A client retrying the very same
@@ -183,17 +206,9 @@ async function claimOnce(
   requestId: string | undefined,
 ): Promise<void> {
   const nowMs = ctx.clock.nowMs();
-  const windowEndsMs = (Number(headers.timestamp) + SIGNATURE_WINDOW_SECONDS + 1) * 1000;
   // Keyed by the signature we computed, not the header's text: base64 decoding forgives missing or
   // extra padding and URL-safe letters, so one signature has many spellings.
-  const claim = await claimSignature(
-    ctx,
-    headers.apiKey,
-    matched,
-    nowMs,
-    Math.max(1000, windowEndsMs - nowMs),
-    requestId,
-  );
+  const claim = await claimSignature(ctx, headers.apiKey, matched, nowMs, signatureWindowMs(headers, nowMs), requestId);
   const retry = !claim.fresh && idempotent && requestId !== undefined && claim.requestId === requestId;
   if (!claim.fresh && !retry) {
     throw new ConflictError([
