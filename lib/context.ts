@@ -63,6 +63,12 @@ export interface ContextCaches {
    */
   accountRefs: Map<string, AccountRef>;
   customerCodes: Map<string, string>;
+  /**
+   * A participant's platform by its code (it never changes once the participant exists): a booking that
+   * names a participant this context has read needs no read of it, its status being checked by the booking's
+   * own transaction (`participantActiveChecks`).
+   */
+  participantPlatforms: Map<string, string>;
   /** Decrypted webhook endpoint secrets by their ciphertext, each until `untilMs`. */
   webhookSecrets: Map<string, { secret: string; untilMs: number }>;
   /** Per hot account's queue, this process's waiters taking turns (lib/ledger/hot-account.ts). */
