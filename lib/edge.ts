@@ -68,6 +68,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
       accountRefs: new Map(),
       customerCodes: new Map(),
       participantPlatforms: new Map(),
+      accountStates: new Map(),
       webhookSecrets: new Map(),
       hotAccounts: new Map(),
       migrations: new Map(),
