@@ -83,10 +83,14 @@ export interface ContextCaches {
   migrations: Map<string, { applied: boolean; untilMs: number }>;
 }
 
-/** An account's state as a context last saw it: its exact balance (decimal text) and its version. */
+/**
+ * An account's state as a context last saw it: its exact balance (decimal text), its version, and until when
+ * it was hot (ms; a hot account's bookings go to its queue without a transaction first).
+ */
 export interface KeptAccountState {
   balance: string;
   version: number;
+  hotUntilMs: number;
 }
 
 /**

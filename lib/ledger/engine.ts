@@ -226,7 +226,7 @@ function keptReads(
       exists: true,
       balance: new Money(kept.balance),
       version: kept.version,
-      hotUntilMs: 0,
+      hotUntilMs: kept.hotUntilMs,
     });
   }
   return reads;
@@ -239,6 +239,7 @@ function keepReads(ctx: Pick<AppContext, 'caches'>, reads: Iterable<AccountRead>
       keepLookup(ctx.caches.accountStates, accountKey(read.account), {
         balance: plain(read.balance),
         version: read.version,
+        hotUntilMs: read.hotUntilMs,
       });
 }
 
@@ -249,9 +250,15 @@ function keepCommitted(
   reads: ReadonlyMap<string, AccountRead>,
 ): void {
   if (planned?.outcome.kind !== 'booked') return;
-  for (const [key, after] of planned.outcome.after)
-    if (reads.get(key)?.platformCode)
-      keepLookup(ctx.caches.accountStates, key, { balance: plain(after.balance), version: after.version });
+  for (const [key, after] of planned.outcome.after) {
+    const read = reads.get(key);
+    if (read?.platformCode)
+      keepLookup(ctx.caches.accountStates, key, {
+        balance: plain(after.balance),
+        version: after.version,
+        hotUntilMs: read.hotUntilMs,
+      });
+  }
 }
 
 /** A commit whose answer was lost: the states after it are not known here, so none is kept. */
@@ -306,7 +313,7 @@ function conflictedAccount(
 
 /** Marks the account hot (without moving its version: bookings in flight are not disturbed) and returns it. */
 async function markHot(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'caches'>,
   read: AccountRead,
 ): Promise<AccountRead> {
   const nowMs = ctx.clock.nowMs();
@@ -323,6 +330,9 @@ async function markHot(
     ),
   );
   ctx.logger.info('account hot: its bookings queue for group commit', { account: accountKey(read.account) });
+  // This context's next booking of the account goes to its queue without a transaction first.
+  const kept = ctx.caches.accountStates.get(accountKey(read.account));
+  if (kept) kept.hotUntilMs = nowMs + HOT_MARK_MS;
   return read;
 }
 
