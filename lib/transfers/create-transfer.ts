@@ -43,6 +43,11 @@ interface Party {
   status: string;
   /** Acting under a grant (`submits_platform_transfers_for`): the booking checks the grant still stands. */
   granted?: true;
+  /**
+   * Taken from what this context kept, not read for this request: a failed check of its status is explained by
+   * reading it (a check of a participant read now failing says what it said before: locked since the read).
+   */
+  kept?: true;
 }
 
 /**
@@ -67,7 +72,7 @@ async function partiesOf(ctx: AppContext, codes: readonly string[], how: 'kept' 
   if (how === 'kept')
     for (const code of codes) {
       const platform = kept.get(code);
-      if (platform !== undefined) parties.set(code, { platform_code: platform, status: ACTIVE_STATUS });
+      if (platform !== undefined) parties.set(code, { platform_code: platform, status: ACTIVE_STATUS, kept: true });
     }
   const unread = codes.filter((code) => !parties.has(code));
   if (unread.length === 0) return parties;
@@ -130,7 +135,12 @@ function resolveSide(
     account_label: label ?? DEFAULT_ACCOUNT_LABEL,
     asset,
   };
-  return { account, platform_code: participant.platform_code, granted: participant.granted === true };
+  return {
+    account,
+    platform_code: participant.platform_code,
+    granted: participant.granted === true,
+    kept: participant.kept === true,
+  };
 }
 
 type TransferSide = NonNullable<ReturnType<typeof resolveSide>>;
@@ -238,21 +248,25 @@ function clientTransferIdClaims(
 
 /**
  * The booking's checks of the parties: each owner still active (once per participant), and each grant the
- * platform acts under still held. A failure is explained by reading the parties (`PartyCheckFailedError`).
+ * platform acts under still held. A failed check of what was not read for this request (a kept participant, a
+ * grant) is explained by reading the parties (`PartyCheckFailedError`).
  */
 function partyChecks(ctx: AppContext, platform: string, from: TransferSide, to: TransferSide): TaggedItem[] {
   const active = participantActiveChecks(ctx, [
     { code: from.account.participant_code, field: 'from_participant_code' },
     { code: to.account.participant_code, field: 'to_participant_code' },
-  ]).map(
-    (check): TaggedItem => ({
+  ]).map((check, index): TaggedItem => {
+    // One check per participant, the source's first: a participant this context kept (not read for this
+    // request) is read to say why its check failed; one read now says what it did before (locked since).
+    if (!(index === 0 ? from : to).kept) return check;
+    return {
       ...check,
       onConditionFailed: () => {
         const refusal = check.onConditionFailed?.();
         return new PartyCheckFailedError(refusal instanceof ValidationError ? refusal.errors : []);
       },
-    }),
-  );
+    };
+  });
   const grants = [
     { side: 'from', party: from },
     { side: 'to', party: to },
