@@ -175,18 +175,22 @@ export function apiHandler<
         // again.
         const carried = svc.bookingClaims;
         if (!carried) throw error;
-        if (!(error instanceof ClaimsApartError)) {
-          // Refused before its transaction could check the key (or by it): a revoked key hears 403, as it would
-          // have from a key read before the use case.
+        svc.bookingClaims = undefined;
+        svc.claimedResponse = undefined;
+        if (!(error instanceof ClaimsApartError) && carried.carried) {
+          // Refused by its booking's transaction (or while booking): it claimed nothing, so the same request may
+          // come again; a revoked key hears 403, as it would have from a key read before the use case.
           await carried.beforeRefusal();
           throw error;
         }
-        svc.bookingClaims = undefined;
-        svc.claimedResponse = undefined;
+        // Refused before it booked (what it found may be the first run's doing: a quote that run executed), or
+        // its claims must be made apart: they are, as before the use case they would have been, so a replay
+        // hears 409 and a retry its first answer. A refusal is then answered; a claim refused, run again.
         for (const claimApart of carried.apart) {
           const answered = await claimApart();
           if (answered) return answered;
         }
+        if (!(error instanceof ClaimsApartError)) throw error;
         body = await useCase();
       }
       // A use case that answered without booking would have skipped the key's check and the request's claims.

@@ -20,8 +20,9 @@ export interface BookingClaims {
   /** Each claim made apart, in order; a response when one answers the request (a completed X-Request-Id's). */
   apart: Array<() => Promise<APIGatewayProxyResult | undefined>>;
   /**
-   * Before a refusal is answered (the use case threw): the key read now and the request verified against it,
-   * so a revoked key hears 403 rather than what its request would have been refused for.
+   * Before a refusal by the booking's transaction is answered: the key read now and the request verified
+   * against it, so a revoked key hears 403 rather than what its request would have been refused for. (A
+   * refusal before the booking makes the claims apart first: `apart`.)
    */
   beforeRefusal: () => Promise<void>;
   /** Set once the use case has put the items in its booking. */
