@@ -63,12 +63,34 @@ export interface ContextCaches {
    */
   accountRefs: Map<string, AccountRef>;
   customerCodes: Map<string, string>;
+  /**
+   * A participant's platform by its code (it never changes once the participant exists): a booking that
+   * names a participant this context has read needs no read of it, its status being checked by the booking's
+   * own transaction (`participantActiveChecks`).
+   */
+  participantPlatforms: Map<string, string>;
+  /**
+   * Each platform or customer account's balance and version as this context last read or committed them (by
+   * `accountKey`): the cold path books on them without a read, its update conditioned on that version, and a
+   * stale one fails the transaction, whose cancellation returns the account as it is (lib/ledger/engine.ts).
+   */
+  accountStates: Map<string, KeptAccountState>;
   /** Decrypted webhook endpoint secrets by their ciphertext, each until `untilMs`. */
   webhookSecrets: Map<string, { secret: string; untilMs: number }>;
   /** Per hot account's queue, this process's waiters taking turns (lib/ledger/hot-account.ts). */
   hotAccounts: Map<string, HotAccountTurns>;
   /** Whether a migration has run (for the whole table or a platform), by `<name>#<platform>`; a yes forever, a no until `untilMs`. */
   migrations: Map<string, { applied: boolean; untilMs: number }>;
+}
+
+/**
+ * An account's state as a context last saw it: its exact balance (decimal text), its version, and until when
+ * it was hot (ms; a hot account's bookings go to its queue without a transaction first).
+ */
+export interface KeptAccountState {
+  balance: string;
+  version: number;
+  hotUntilMs: number;
 }
 
 /**

@@ -67,6 +67,8 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
       apiKeys: new Map(),
       accountRefs: new Map(),
       customerCodes: new Map(),
+      participantPlatforms: new Map(),
+      accountStates: new Map(),
       webhookSecrets: new Map(),
       hotAccounts: new Map(),
       migrations: new Map(),

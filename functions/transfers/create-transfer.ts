@@ -25,6 +25,8 @@ export const bind = apiHandler(
     response: async () => (await import('../../lib/http/schemas/transfers.js')).transferResponse,
     // It books: a retry of a booking left queued behind a hot account commits the queue.
     queuedBookings: driveQueuedBooking,
+    // Every accepted request books, with its claim: the key's check rides in the booking's transaction.
+    claimsInBooking: true,
     summary: 'Create a transfer',
   },
   async ({ ctx, body, auth, claim }) => ({

@@ -10,6 +10,7 @@ import { requestLog } from './middleware/request-log.js';
 import { validateInput } from './middleware/validate-input.js';
 import { verifySignature } from './middleware/verify-signature.js';
 import { requestCompletionItem, type RequestClaim } from '../store/windows.js';
+import { ClaimsApartError } from './booking-claims.js';
 import { BACKSTOP_MS, DeadlineExceededError, remainingTimeOf } from '../runtime/deadline.js';
 import type { ServiceContext } from './types.js';
 import type { AuthContext } from '../domain/caller.js';
@@ -59,6 +60,12 @@ interface HandlerOptions<
    * `driveQueuedBooking`, with which an X-Request-Id retry commits the queue (`middleware/idempotency.ts`).
    */
   queuedBookings?: IdempotencyOptions['driveQueuedBooking'];
+  /**
+   * The route's use case books every request it accepts, with the request's claim in its booking: the key's
+   * check and the request's claims ride in that transaction rather than being read and written before it
+   * (`lib/http/booking-claims.ts`). Not with `secretInResponse` (its stored answer is sealed first).
+   */
+  claimsInBooking?: boolean;
 }
 
 /**
@@ -124,32 +131,71 @@ export function apiHandler<
   run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>,
 ): BindApiHandler {
   const successStatus = options.successStatus ?? 200;
+  const claimsInBooking = options.claimsInBooking === true && !options.secretInResponse;
   const bind = (ctx: AppContext) => {
     const core = async (_event: APIGatewayProxyEvent, context: ServiceContext): Promise<APIGatewayProxyResult> => {
       const { svc } = context;
       const claim: RequestClaim = (message) => {
-        const run = svc.idempotentRun;
-        if (!run) return [];
         const response = {
           statusCode: successStatus,
           headers: { ...options.headers, ...JSON_HEADERS },
           body: JSON.stringify({ message }),
         };
+        const carried = svc.bookingClaims;
+        if (carried) {
+          carried.carried = true;
+          // What the X-Request-Id's record stores, when the request has one; the same bytes otherwise.
+          svc.claimedResponse = response;
+          return carried.items.map((item) => item(response));
+        }
+        const run = svc.idempotentRun;
+        if (!run) return [];
         // The last claim made is the one that committed: a use case that retries builds its transaction anew,
         // and one whose transaction failed for good throws.
         svc.claimedResponse = response;
         return [requestCompletionItem(ctx, run, response)];
       };
-      const body = await run({
-        ctx,
-        query: svc.input?.query as Parsed<Q>,
-        body: svc.input?.body as Parsed<B>,
-        path: svc.input?.path as Parsed<P>,
-        requestId: svc.requestId,
-        auth: svc.auth as AuthContext,
-        idempotent: svc.idempotentRun !== undefined,
-        claim,
-      });
+      const useCase = () =>
+        run({
+          ctx,
+          query: svc.input?.query as Parsed<Q>,
+          body: svc.input?.body as Parsed<B>,
+          path: svc.input?.path as Parsed<P>,
+          requestId: svc.requestId,
+          auth: svc.auth as AuthContext,
+          idempotent: svc.idempotentRun !== undefined,
+          claim,
+        });
+      let body: unknown;
+      try {
+        body = await useCase();
+      } catch (error) {
+        // A claim the booking carried failed, or the booking would queue: nothing was written. The claims are
+        // made apart, as a route that doesn't carry them makes them (each refusal today's), and the use case runs
+        // again.
+        const carried = svc.bookingClaims;
+        if (!carried) throw error;
+        svc.bookingClaims = undefined;
+        svc.claimedResponse = undefined;
+        if (!(error instanceof ClaimsApartError) && carried.carried) {
+          // Refused by its booking's transaction (or while booking): it claimed nothing, so the same request may
+          // come again; a revoked key hears 403, as it would have from a key read before the use case.
+          await carried.beforeRefusal();
+          throw error;
+        }
+        // Refused before it booked (what it found may be the first run's doing: a quote that run executed), or
+        // its claims must be made apart: they are, as before the use case they would have been, so a replay
+        // hears 409 and a retry its first answer. A refusal is then answered; a claim refused, run again.
+        for (const claimApart of carried.apart) {
+          const answered = await claimApart();
+          if (answered) return answered;
+        }
+        if (!(error instanceof ClaimsApartError)) throw error;
+        body = await useCase();
+      }
+      // A use case that answered without booking would have skipped the key's check and the request's claims.
+      if (svc.bookingClaims && !svc.bookingClaims.carried)
+        throw new Error('a route whose booking carries its claims answered without booking them');
       // What the booking stored is what this run answers, byte for byte, like every retry of it.
       if (svc.claimedResponse) return { ...svc.claimedResponse, headers: { ...svc.claimedResponse.headers } };
       if (options.produces) {
@@ -173,10 +219,16 @@ export function apiHandler<
     })
       .use(envelope())
       .use(requestLimits())
-      .use(verifySignature(ctx))
+      .use(verifySignature(ctx, { claimsInBooking }))
       .use(jsonBody())
       .use(validateInput({ query: options.query, body: options.body, path: options.path }))
-      .use(idempotency(ctx, { sealResponse: options.secretInResponse, driveQueuedBooking: options.queuedBookings }))
+      .use(
+        idempotency(ctx, {
+          sealResponse: options.secretInResponse,
+          driveQueuedBooking: options.queuedBookings,
+          claimsInBooking,
+        }),
+      )
       .handler(core);
     // Each invocation runs within its deadline: the Lambda context's remaining time, less the reserve for the
     // answer and the claim's release (`lib/runtime/deadline.ts`). Every wait below reads it.

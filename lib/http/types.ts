@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { AuthContext } from '../domain/caller.js';
 import type { IdempotentRun, StoredResponse } from '../store/windows.js';
+import type { BookingClaims } from './booking-claims.js';
 
 /** What the middlewares learn about a request, carried on the Lambda context. */
 export interface ServiceState {
@@ -17,6 +18,8 @@ export interface ServiceState {
   idempotentRun?: IdempotentRun;
   /** The response the use case stored with its booking (through its request claim): what this run answers. */
   claimedResponse?: StoredResponse;
+  /** A booking route's checks and claims, while its booking's transaction is to carry them (`booking-claims.ts`). */
+  bookingClaims?: BookingClaims;
 }
 
 export type ServiceContext = Context & { svc: ServiceState };

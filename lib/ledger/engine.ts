@@ -3,7 +3,11 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AppContext } from '../context.js';
 import type { QueuedBookingRef } from '../domain/errors.js';
-import { accountKey, netChanges, type Movement } from '../domain/ledger.js';
+import { type AccountRef, accountKey, netChanges, type Movement } from '../domain/ledger.js';
+import { Money, plain } from '../domain/money.js';
+import { parseAccount } from '../store/ledger.js';
+import { keepLookup } from '../store/table/kept-lookups.js';
+import { documentItemOf } from '../store/table/returned-item.js';
 import { accountEntity } from '../store/entities/ledger.js';
 import { retryReason, withRetry } from '../store/table/retry.js';
 import type { TaggedItem } from '../store/table/transaction-items.js';
@@ -16,6 +20,7 @@ import {
   readAccountsOf,
   type AccountRead,
   type BatchTransaction,
+  type PlannedBooking,
 } from './batch.js';
 import { writtenUnlessConditionFailed } from '../store/table/conditional.js';
 
@@ -37,6 +42,9 @@ export async function book(
   const settled: Booking = { ...booking, items: await settleItems(booking.items) };
   const hot = await bookCold(ctx, settled);
   if (!hot) return;
+  // A claim its request makes with the booking can't wait in a queue (its request makes it apart, then books again).
+  const ownTransactionOnly = settled.items.find((tagged) => tagged.notQueued);
+  if (ownTransactionOnly?.notQueued) throw ownTransactionOnly.notQueued();
   // Loaded on a container's first contention: most never meet one, so their cold start doesn't compile it.
   const { bookHot } = await import('./hot-account.js');
   await bookHot(ctx, settled, hot);
@@ -69,6 +77,7 @@ class StaleReadError extends Error {
 
 function coldRetryReason(error: unknown): string | undefined {
   if (error instanceof StaleReadError) return 'stale';
+  if (error instanceof KeptStateStaleError) return 'kept';
   return retryReason(error);
 }
 
@@ -87,30 +96,60 @@ async function committedOnResend(ctx: Pick<AppContext, 'db'>, unanswered: Transa
   }
 }
 
-/** The booking alone, in one transaction; or the account it found hot (then it goes to its queue). */
+/**
+ * The booking alone, in one transaction; or the account it found hot (then it goes to its queue).
+ *
+ * It books on the accounts' states this context kept from its last read or commit of them (`accountStates`),
+ * when it kept every one, without reading them; else on a consistent read. Either way each account's update is
+ * conditioned on the version booked on, so correctness never rests on the kept state: a stale one fails the
+ * transaction, whose cancellation returns the account as it is (`ReturnValuesOnConditionCheckFailure`), and
+ * the booking is tried again on that. Only a state read under this booking that went stale counts towards
+ * marking the account hot (contention); a kept one going stale says only that another process booked on it.
+ */
 async function bookCold(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'retry'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'retry' | 'caches'>,
   booking: Booking,
 ): Promise<AccountRead | undefined> {
   const stored = storedBooking(booking, { refusals: false });
   const wanted = readAccountsOf(booking.movement);
   let staleReads = 0;
   let unanswered: TransactWriteCommandInput | undefined;
-  return withRetry(ctx, { what: 'booking', classify: coldRetryReason, reasons: { stale: STALE_RETRIES } }, async () => {
+  // What the next attempt books on (undefined: read the accounts), and which of those states were read under
+  // this booking rather than kept from before.
+  let known = keptReads(ctx, wanted);
+  const readHere = new Set<string>();
+  return withRetry(ctx, { what: 'booking', classify: coldRetryReason, reasons: COLD_RETRY_REASONS }, async () => {
     // Throttled again, it stays unanswered for the next attempt.
     if (unanswered) {
-      if (await committedOnResend(ctx, unanswered)) return undefined;
+      if (await committedOnResend(ctx, unanswered)) {
+        forgetAccounts(ctx, wanted);
+        return undefined;
+      }
       unanswered = undefined;
     }
-    const reads = await readAccounts(ctx, wanted);
+    let reads = known;
+    known = undefined;
+    if (!reads) {
+      reads = await readAccounts(ctx, wanted);
+      keepReads(ctx, reads.values());
+      for (const key of reads.keys()) readHere.add(key);
+    }
     const nowMs = ctx.clock.nowMs();
     const hot = [...reads.values()].find((read) => read.platformCode !== null && read.hotUntilMs > nowMs);
     if (hot) return hot;
     const plan = planBatch([stored], reads, { queued: false, refuseUncovered: false });
     const transaction = batchTransaction(ctx, plan, reads, undefined, nowMs);
-    const sent: TransactWriteCommandInput = { TransactItems: transaction.items, ClientRequestToken: randomUUID() };
+    const sent: TransactWriteCommandInput = {
+      TransactItems: transaction.items.map((item, index) =>
+        transaction.origins[index]?.kind === 'account' && item.Update
+          ? { Update: { ...item.Update, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } }
+          : item,
+      ),
+      ClientRequestToken: randomUUID(),
+    };
     try {
       await ctx.db.send(new TransactWriteCommand(sent));
+      keepCommitted(ctx, plan.planned[0], reads);
       return undefined;
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) {
@@ -134,16 +173,126 @@ async function bookCold(
       const change = netChanges(booking.movement!.legs).find((entry) => accountKey(entry.account) === origin.key)!;
       // Escrow and fee accounts carry no version: their failed condition is their guard.
       if (read.platformCode === null) throw insufficientFunds(change.account, change.change);
-      // A versioned account's condition failed: either another booking moved it since the read (stale), or
-      // the read was current and the debit is not covered.
-      const now = (await readAccounts(ctx, [{ account: read.account, platformCode: read.platformCode }])).get(
-        origin.key,
-      );
+      // A versioned account's condition failed: either another booking moved it since the state booked on
+      // (stale), or that state was current and the debit is not covered. The cancellation carries each failed
+      // account as it is; should it not, the account is read.
+      const returned = returnedAccounts(error, transaction, reads);
+      if (!returned.has(origin.key)) {
+        const current = await readAccounts(ctx, [{ account: read.account, platformCode: read.platformCode }]);
+        for (const [key, state] of current) returned.set(key, state);
+      }
+      const now = returned.get(origin.key);
       if (now?.version === read.version) throw insufficientFunds(change.account, change.change);
-      if (++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, read);
-      throw new StaleReadError();
+      keepReads(ctx, returned.values());
+      const contended = readHere.has(origin.key);
+      known = new Map([...reads, ...returned]);
+      for (const key of returned.keys()) readHere.add(key);
+      if (contended && ++staleReads >= STALE_READS_BEFORE_HOT) return markHot(ctx, read);
+      throw contended ? new StaleReadError() : new KeptStateStaleError();
     }
   });
+}
+
+/** The retry budgets of the cold path's own reasons: a read gone stale (contention), a kept state gone stale (none). */
+const COLD_RETRY_REASONS = {
+  stale: STALE_RETRIES,
+  // Not contention: another process booked since this one kept the state. Tried again at once on the state the
+  // cancellation returned.
+  kept: { maxAttempts: 20, baseDelayMs: 0, maxDelayMs: 0 },
+};
+
+/** A state this context kept went stale: the booking is tried again on the account as the cancellation returned it. */
+class KeptStateStaleError extends Error {
+  constructor() {
+    super('a kept account state went stale');
+    this.name = 'KeptStateStaleError';
+  }
+}
+
+/** The accounts' states this context kept, as reads to book on, when it kept every one of them; else undefined. */
+function keptReads(
+  ctx: Pick<AppContext, 'caches'>,
+  wanted: ReadonlyArray<{ account: AccountRef; platformCode: string | null }>,
+): Map<string, AccountRead> | undefined {
+  if (wanted.length === 0) return undefined;
+  const reads = new Map<string, AccountRead>();
+  for (const { account, platformCode } of wanted) {
+    const key = accountKey(account);
+    const kept = platformCode === null ? undefined : ctx.caches.accountStates.get(key);
+    if (!kept) return undefined;
+    reads.set(key, {
+      account,
+      platformCode,
+      exists: true,
+      balance: new Money(kept.balance),
+      version: kept.version,
+      hotUntilMs: kept.hotUntilMs,
+    });
+  }
+  return reads;
+}
+
+/** Keeps the states of existing platform and customer accounts (the only ones booked on a version). */
+function keepReads(ctx: Pick<AppContext, 'caches'>, reads: Iterable<AccountRead>): void {
+  for (const read of reads)
+    if (read.platformCode !== null && read.exists)
+      keepLookup(ctx.caches.accountStates, accountKey(read.account), {
+        balance: plain(read.balance),
+        version: read.version,
+        hotUntilMs: read.hotUntilMs,
+      });
+}
+
+/** After a commit: each versioned account's balance and version just after the booking. */
+function keepCommitted(
+  ctx: Pick<AppContext, 'caches'>,
+  planned: PlannedBooking | undefined,
+  reads: ReadonlyMap<string, AccountRead>,
+): void {
+  if (planned?.outcome.kind !== 'booked') return;
+  for (const [key, after] of planned.outcome.after) {
+    const read = reads.get(key);
+    if (read?.platformCode)
+      keepLookup(ctx.caches.accountStates, key, {
+        balance: plain(after.balance),
+        version: after.version,
+        hotUntilMs: read.hotUntilMs,
+      });
+  }
+}
+
+/** A commit whose answer was lost: the states after it are not known here, so none is kept. */
+function forgetAccounts(
+  ctx: Pick<AppContext, 'caches'>,
+  wanted: ReadonlyArray<{ account: AccountRef; platformCode: string | null }>,
+): void {
+  for (const { account } of wanted) ctx.caches.accountStates.delete(accountKey(account));
+}
+
+/** The versioned accounts a cancelled transaction returned as they are (their update's condition failed). */
+function returnedAccounts(
+  error: TransactionCanceledException,
+  transaction: BatchTransaction,
+  reads: ReadonlyMap<string, AccountRead>,
+): Map<string, AccountRead> {
+  const returned = new Map<string, AccountRead>();
+  for (const [index, reason] of (error.CancellationReasons ?? []).entries()) {
+    const origin = transaction.origins[index];
+    const item = documentItemOf(reason.Item);
+    if (origin?.kind !== 'account' || reason.Code !== 'ConditionalCheckFailed' || !item) continue;
+    const read = reads.get(origin.key);
+    if (!read?.platformCode) continue;
+    const stored = parseAccount(item);
+    returned.set(origin.key, {
+      account: read.account,
+      platformCode: read.platformCode,
+      exists: true,
+      balance: new Money(stored.balance),
+      version: stored.version,
+      hotUntilMs: stored.hot_until_ms ?? 0,
+    });
+  }
+  return returned;
 }
 
 function conflictedAccount(
@@ -164,7 +313,7 @@ function conflictedAccount(
 
 /** Marks the account hot (without moving its version: bookings in flight are not disturbed) and returns it. */
 async function markHot(
-  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger'>,
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'caches'>,
   read: AccountRead,
 ): Promise<AccountRead> {
   const nowMs = ctx.clock.nowMs();
@@ -181,6 +330,9 @@ async function markHot(
     ),
   );
   ctx.logger.info('account hot: its bookings queue for group commit', { account: accountKey(read.account) });
+  // This context's next booking of the account goes to its queue without a transaction first.
+  const kept = ctx.caches.accountStates.get(accountKey(read.account));
+  if (kept) kept.hotUntilMs = nowMs + HOT_MARK_MS;
   return read;
 }
 

@@ -8,6 +8,7 @@ import { decryptSecret, encryptSecret } from '../crypto/secret-cipher.js';
 import { readInteger } from './table/integers.js';
 import type { RateLimit } from '../domain/rate-limits.js';
 import type { AppContext } from '../context.js';
+import type { TransactItem } from './table/transaction-items.js';
 import { PERMISSION_AREAS, type PermissionArea } from '../domain/caller.js';
 
 export interface ApiKeyCredentials {
@@ -101,9 +102,10 @@ export async function getApiKey(ctx: Pick<AppContext, 'db' | 'tables'>, apiKey: 
 }
 
 /**
- * How old a key item a safe request (a GET of a route that writes nothing) may be verified against. Reading the
- * key on every request cost each read a round trip of its own (GET by id 2 calls, lists 3); kept this long, a
- * revocation (or a new rate limit) reaches reads within 5 s, and writes at once: they always read the key.
+ * How old a key item a safe request (a GET of a route that writes nothing) may be verified against, and a
+ * booking route's request, whose transaction checks the key is unchanged (`apiKeyUnchangedCheck`). Reading the
+ * key on every request cost each a round trip of its own; kept this long, a revocation (or a new rate limit)
+ * reaches reads within 5 s, and writes at once: a booking's transaction checks it, other writes read the key.
  */
 export const KEY_ITEM_KEPT_FOR_READS_MS = 5_000;
 
@@ -194,4 +196,22 @@ export async function listApiKeys(ctx: Pick<AppContext, 'db' | 'tables'>, platfo
     const key = apiKeyEntity.parse(item);
     return { api_key: key.api_key, permissions: key.permissions, revoked_at: key.revoked_at ?? null };
   });
+}
+
+/**
+ * For a booking's transaction: the key is still the one its request was verified against (not revoked, the same
+ * secret and passphrase). A booking route verifies against a key item read up to `KEY_ITEM_KEPT_FOR_READS_MS`
+ * ago and carries this check instead of reading the key again: a revocation and a booking both touch the key
+ * item, so DynamoDB orders them, and a revoked key books nothing from the moment of revocation.
+ */
+export function apiKeyUnchangedCheck(ctx: Pick<AppContext, 'tables'>, key: ApiKey): TransactItem {
+  return apiKeyEntity.check(
+    ctx.tables,
+    { api_key: key.api_key },
+    {
+      condition:
+        'attribute_exists(pk) AND attribute_not_exists(revoked_at) AND secret_ciphertext = :secret AND passphrase_hash = :passphrase',
+      values: { ':secret': key.secret_ciphertext, ':passphrase': key.passphrase_hash },
+    },
+  );
 }

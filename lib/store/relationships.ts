@@ -4,7 +4,7 @@ import { participantEntity } from './entities/participant.js';
 import { platformEntity } from './entities/platform.js';
 import { relationshipEntity, type RelationshipKind } from './entities/relationship.js';
 import { transactWrite } from './table/transactions.js';
-import { type TaggedItem } from './table/transaction-items.js';
+import { type TaggedItem, type TransactItem } from './table/transaction-items.js';
 import type { AppContext } from '../context.js';
 
 export { RELATIONSHIP_KINDS, type RelationshipKind } from './entities/relationship.js';
@@ -83,4 +83,18 @@ export async function hasRelationship(
   );
   // Parsed all the same: a grant that doesn't read as one is an error, never a permission.
   return out.Item !== undefined && relationshipEntity.parse(out.Item).kind === kind;
+}
+
+/** For a booking's transaction: the platform still holds the relationship (a revocation committed first refuses it). */
+export function relationshipCheck(
+  ctx: Pick<AppContext, 'tables'>,
+  platformCode: string,
+  kind: RelationshipKind,
+  participantCode: string,
+): TransactItem {
+  return relationshipEntity.check(
+    ctx.tables,
+    { platform_code: platformCode, kind, participant_code: participantCode },
+    { condition: 'attribute_exists(pk)' },
+  );
 }

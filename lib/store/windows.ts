@@ -66,15 +66,7 @@ export async function claimSignature(
   // claim's, and the request is as fresh as it was.
   const claim = randomUUID();
   try {
-    const put = replayClaimEntity.put(
-      ctx.tables,
-      {
-        claim,
-        ...(requestId !== undefined && { request_id: requestId }),
-        ...windowAttributes(nowMs, windowMs),
-      },
-      { extra: { api_key: apiKey, signature }, condition: FREE_OR_EXPIRED, values: { ':now': nowMs } },
-    );
+    const put = signatureClaimItem(ctx, { apiKey, signature, nowMs, windowMs, requestId, claim });
     await ctx.db.send(new PutCommand({ ...put.Put, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
     return { fresh: true };
   } catch (error) {
@@ -84,6 +76,36 @@ export async function claimSignature(
     if (existing?.claim === claim) return { fresh: true };
     return { fresh: false, requestId: existing?.request_id ?? null };
   }
+}
+
+/**
+ * The put that claims a signature for the rest of its window: sent alone by `claimSignature`, or carried by a
+ * booking route's transaction (`lib/http/booking-claims.ts`), so a request its transaction refuses leaves no claim.
+ */
+export function signatureClaimItem(
+  ctx: Pick<AppContext, 'tables'>,
+  claim: {
+    apiKey: string;
+    signature: string;
+    nowMs: number;
+    windowMs: number;
+    requestId: string | undefined;
+    claim?: string;
+  },
+): { Put: NonNullable<TransactItem['Put']> } {
+  return replayClaimEntity.put(
+    ctx.tables,
+    {
+      claim: claim.claim ?? randomUUID(),
+      ...(claim.requestId !== undefined && { request_id: claim.requestId }),
+      ...windowAttributes(claim.nowMs, claim.windowMs),
+    },
+    {
+      extra: { api_key: claim.apiKey, signature: claim.signature },
+      condition: FREE_OR_EXPIRED,
+      values: { ':now': claim.nowMs },
+    },
+  );
 }
 
 export interface StoredResponse {
@@ -237,6 +259,33 @@ export function requestCompletionItem(
       };
     },
   };
+}
+
+/**
+ * A booking route's X-Request-Id record begun and completed in one write, in the booking's own transaction
+ * (`lib/http/booking-claims.ts`): the answer as the record holds it, the id free (or its window over) as its
+ * condition. Should the id be taken, the transaction writes nothing and the request begins its run apart
+ * (`beginIdempotentRequest`), which answers as before: the stored answer, 422 for another request, 409 while
+ * in progress. Not for a sealed answer (its encryption comes first).
+ */
+export function completedRequestItem(
+  ctx: Pick<AppContext, 'tables'>,
+  run: IdempotentRun,
+  requestHash: string,
+  response: StoredResponse,
+  nowMs: number,
+): TransactItem {
+  return idempotencyRecordEntity.put(
+    ctx.tables,
+    {
+      status: 'COMPLETED',
+      owner: run.owner,
+      request_hash: requestHash,
+      response: JSON.stringify(response),
+      ...windowAttributes(nowMs, HOURS_72_MS),
+    },
+    { extra: recordParts(run), condition: FREE_OR_EXPIRED, values: { ':now': nowMs } },
+  );
 }
 
 /** Stores the response of a run that booked nothing through `requestCompletionItem`; false if it was stored already. */

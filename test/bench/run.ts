@@ -85,7 +85,8 @@ const SETTINGS = {
  * `BENCH_ONLY=lists` runs only the list and isolation scenarios (seeding the large platform takes most of a
  * run); `BENCH_ONLY=bundles` only the bundles and their import times; `BENCH_ONLY=events` only the events;
  * `BENCH_ONLY=core` only the endpoint, transfer, award and settlement scenarios; `BENCH_ONLY=hot` only the
- * hot accounts (group commit); `BENCH_ONLY=awards` only the award distribution (an unmeasured run, then three, the median kept).
+ * hot accounts (group commit); `BENCH_ONLY=awards` only the award distribution (an unmeasured run, then three, the median kept);
+ * `BENCH_ONLY=calls` only the endpoints (the DynamoDB calls per route: `transfer_calls`, ...) and the write capacity.
  */
 const ONLY = process.env.BENCH_ONLY;
 
@@ -249,12 +250,14 @@ async function main(): Promise<void> {
           endpoints = await attempt('endpoints, one request at a time', failures, () =>
             measureEndpoints({ platform, lane }, stack.meter, SETTINGS.endpointSamples),
           );
-          overhead = await attempt('POST /transfers: HTTP vs direct DynamoDB calls, interleaved', failures, () =>
-            measureOverhead(platform, lane, SETTINGS.overheadPairs),
-          );
+          if (ONLY !== 'calls')
+            overhead = await attempt('POST /transfers: HTTP vs direct DynamoDB calls, interleaved', failures, () =>
+              measureOverhead(platform, lane, SETTINGS.overheadPairs),
+            );
           capacity = await attempt('POST /transfers: write capacity', failures, () =>
             measureCapacity(platform, lane, stack.meter, SETTINGS.capacityTransfers),
           );
+          if (ONLY === 'calls') return;
           throughput = await attempt(`POST /transfers: throughput with ${SETTINGS.concurrency} callers`, failures, () =>
             measureThroughput(platform, lanes, SETTINGS.throughputRounds, SETTINGS.throughputPhaseMs),
           );
@@ -262,6 +265,7 @@ async function main(): Promise<void> {
             measureListScaling(platform, stack.meter, 10),
           );
         }
+        if (ONLY === 'calls') return;
         settlement = await attempt(`settlement of ${SETTINGS.settleTrades} funded trades`, failures, async () =>
           measureSettlement(await newBenchPlatform(stack.baseUrl, 'bench settlement'), {
             trades: SETTINGS.settleTrades,
@@ -271,7 +275,7 @@ async function main(): Promise<void> {
           }),
         );
       };
-      if (ONLY === undefined || ONLY === 'core') await otherScenarios();
+      if (ONLY === undefined || ONLY === 'core' || ONLY === 'calls') await otherScenarios();
       if (ONLY === undefined || ONLY === 'core' || ONLY === 'hot') {
         hotAccounts = await attempt(
           `hot accounts: ${SETTINGS.concurrency} callers on one account vs on their own, interleaved; 64 callers; rewards; ACH`,

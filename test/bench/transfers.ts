@@ -280,11 +280,13 @@ export interface CapacityResult {
  *   written in the record's transaction); each account's movement entry (GET /accounts/{id}/movements is
  *   one Query of the account's own partition); and each account's `account_balance.changed` event (design
  *   section 8: recorded in the change's own transaction). 10 items: 20 WCU;
- * - the replay-cache put that signature verification makes for every mutating request:
- *   a standard write of an item under 1 KB, 1 WCU;
+ * - the signature's replay claim, which the booking's transaction carries (so a refused transfer leaves none):
+ *   one more transactional item, 2 WCU;
+ * - the check that the API key is still the one the request was verified against (not revoked), which the
+ *   transaction carries instead of a read of the key: a ConditionCheck, 2 WCU;
  * - with a `client_transfer_id`, its 72-hour claim, one more transactional item: 2 WCU.
  *
- * So 21 WCU per transfer, 23 with a client id.
+ * So 24 WCU per transfer, 26 with a client id.
  */
 export async function measureCapacity(
   platform: BenchPlatform,
@@ -294,8 +296,8 @@ export async function measureCapacity(
 ): Promise<CapacityResult[]> {
   const results: CapacityResult[] = [];
   const cases = [
-    { label: 'POST /transfers', minimum: 21, clientId: () => undefined },
-    { label: 'POST /transfers + client_transfer_id', minimum: 23, clientId: () => `bench-${randomUUID()}` },
+    { label: 'POST /transfers', minimum: 24, clientId: () => undefined },
+    { label: 'POST /transfers + client_transfer_id', minimum: 26, clientId: () => `bench-${randomUUID()}` },
   ];
   meter.capacity = true;
   try {

@@ -6,7 +6,7 @@ import { routes } from '../../infra/routes.js';
 import { customerBody } from '../support/customers.js';
 import { ctx } from '../support/context.js';
 import { serviceCrashingAfterCommit, serviceWith } from '../support/faults.js';
-import { fund, transferBody } from '../support/ledger.js';
+import { fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { lostAnswer } from '../support/raw-response.js';
 import { newPlatform, send, type TestPlatform } from '../support/service.js';
@@ -223,29 +223,29 @@ describe('a claim whose answer was lost', () => {
     return { via, lost };
   }
 
+  // A route whose claims are sent before its use case (POST /transfers carries its own in its booking's transaction,
+  // where a resent transaction is answered by its token: transfer-calls.test.ts).
   it('the idempotency record: the resent put finds its own record, and the request goes on as the first', async () => {
     const platform = await newPlatform();
-    await fund(platform.participantCode, 'USD', '10');
     const { via, lost } = losingFirstPut('IDEMPOTENCY#');
     const requestId = randomUUID();
-    const body = transferBody(platform);
-    const response = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId }, via });
+    const body = customerBody();
+    const response = await platform.post('/participants/customers/new', body, {
+      headers: { 'X-Request-Id': requestId },
+      via,
+    });
     expect(lost.count).toBe(1);
     expect(response.status, response.text).toBe(201);
-    const again = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
+    const again = await platform.post('/participants/customers/new', body, { headers: { 'X-Request-Id': requestId } });
     expect(again.text).toBe(response.text);
-    expect((await platform.get('/transfers')).body.count).toBe(1);
   });
 
   it('the signature replay claim of a request without X-Request-Id: the resent put finds its own claim, not a replay', async () => {
     const platform = await newPlatform();
-    await fund(platform.participantCode, 'USD', '10');
     const { via, lost } = losingFirstPut('REPLAY#');
-    const body = transferBody(platform);
-    const response = await platform.post('/transfers', body, { via });
+    const response = await platform.post('/participants/customers/new', customerBody(), { via });
     expect(lost.count).toBe(1);
     expect(response.status, response.text).toBe(201);
-    expect((await platform.get('/transfers')).body.count).toBe(1);
   });
 });
 
@@ -268,15 +268,14 @@ describe('a failed request whose X-Request-Id cannot be released', () => {
       'initialize',
     );
     const requestId = randomUUID();
-    // Nothing funded: the transfer is refused after its request claimed its id.
-    const body = transferBody(platform);
-    const response = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId }, via });
+    // No such quote: the execution is refused after its request claimed its id. (A transfer refused by its
+    // transaction claims no id: its claim rides in that transaction, transfer-calls.test.ts.)
+    const body = { quote_id: randomUUID() };
+    const response = await platform.post('/liquidity/execute', body, { headers: { 'X-Request-Id': requestId }, via });
     expect(refused).toBeGreaterThan(0);
-    expect(response.status, response.text).toBe(400);
-    expect(response.body.errors.join(' ')).toMatch(/insufficient/);
-    // The id stays held until its in-progress lease lapses: a retry meanwhile hears so, and nothing is booked.
-    const retry = await platform.post('/transfers', body, { headers: { 'X-Request-Id': requestId } });
+    expect(response.status, response.text).toBe(404);
+    // The id stays held until its in-progress lease lapses: a retry meanwhile hears so.
+    const retry = await platform.post('/liquidity/execute', body, { headers: { 'X-Request-Id': requestId } });
     expect(retry.status, retry.text).toBe(409);
-    expect((await platform.get('/transfers')).body.count).toBe(0);
   });
 });

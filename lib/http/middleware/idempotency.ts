@@ -9,9 +9,11 @@ import {
 import {
   abandonIdempotentRequest,
   beginIdempotentRequest,
+  completedRequestItem,
   completeIdempotentRequest,
   noteQueuedBooking,
 } from '../../store/windows.js';
+import { type BookingClaims, claimItem } from '../booking-claims.js';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { ServiceMiddleware, ServiceRequest } from '../types.js';
 import { routeFor } from '../../routes.js';
@@ -87,6 +89,36 @@ async function beginRun(
     case 'in_progress':
       throw new ConflictError(['X-Request-Id: a request with this id is still in progress']);
   }
+}
+
+/**
+ * A booking route's X-Request-Id: its record, completed with the answer, goes into the booking's transaction
+ * (conditioned on the id being free); should that fail, the run begins apart as `beginRun` begins it, which
+ * answers the stored response, 422 or 409 as before.
+ */
+function carryRecord(
+  ctx: AppContext,
+  request: ServiceRequest,
+  carried: BookingClaims,
+  options: IdempotencyOptions,
+): undefined {
+  const { event } = request;
+  const svc = request.context.svc;
+  const presented = svc.headers['x-request-id'];
+  if (
+    !answersRetries(event.httpMethod, routeFor(event.httpMethod, event.resource)) ||
+    presented === undefined ||
+    !svc.auth
+  )
+    return undefined;
+  if (!UUID.test(presented)) throw new ValidationError(['X-Request-Id: must be a UUID']);
+  const hash = requestHash(event);
+  const run = { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID() };
+  carried.items.push((response) =>
+    claimItem(completedRequestItem(ctx, run, hash, response, ctx.clock.nowMs()), 'the X-Request-Id was taken'),
+  );
+  carried.apart.push(() => beginRun(ctx, request, options));
+  return undefined;
 }
 
 /** Stores the run's response under its id, unless the booking stored it already. */
@@ -170,11 +202,21 @@ export interface IdempotencyOptions {
    * functions that never book.
    */
   driveQueuedBooking?: (ctx: AppContext, queued: QueuedBookingRef) => Promise<void>;
+  /**
+   * The route's booking carries the request's claims (`lib/http/booking-claims.ts`): the X-Request-Id's record
+   * is written by the booking's transaction, begun and completed at once, and its run is begun apart (as here
+   * otherwise) only when that write fails or the booking would queue.
+   */
+  claimsInBooking?: boolean;
 }
 
 export function idempotency(ctx: AppContext, options: IdempotencyOptions = {}): ServiceMiddleware {
   return {
-    before: (request) => beginRun(ctx, request, options),
+    before: (request) => {
+      const carried = request.context.svc.bookingClaims;
+      if (options.claimsInBooking && carried) return carryRecord(ctx, request, carried, options);
+      return beginRun(ctx, request, options);
+    },
     // Both run in the time the deadline keeps in reserve: a request that ran out of time still stores its answer
     // or frees its id, so a retry is processed rather than told for a minute that the first is in progress.
     after: (request) => ctx.deadlines.cleanup(() => completeRun(ctx, request)),

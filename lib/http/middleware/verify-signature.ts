@@ -1,7 +1,14 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { AuthenticationError, ConflictError, ForbiddenError, RateLimitedError } from '../../domain/errors.js';
-import { apiKeyForRequest, passphraseMatches, secretBytes } from '../../store/api-keys.js';
-import { claimSignature } from '../../store/windows.js';
+import {
+  type ApiKey,
+  apiKeyForRequest,
+  apiKeyUnchangedCheck,
+  passphraseMatches,
+  secretBytes,
+} from '../../store/api-keys.js';
+import { claimItem } from '../booking-claims.js';
+import { claimSignature, signatureClaimItem } from '../../store/windows.js';
 import { routeFor, type Route } from '../../routes.js';
 import {
   isOneSignature,
@@ -24,7 +31,7 @@ const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
  * (`AuthenticationError`); what exactly failed goes to the log only. A mutating request's signature is remembered for
  * the life of its timestamp window: sending it again does nothing again.
  */
-export function verifySignature(ctx: AppContext): ServiceMiddleware {
+export function verifySignature(ctx: AppContext, options: VerifySignatureOptions = {}): ServiceMiddleware {
   return {
     before: async (request) => {
       const { event } = request;
@@ -38,15 +45,13 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       const full = ctx.rateLimiter.knownFull(headers.apiKey, ctx.clock.nowMs());
       if (full) throw new RateLimitedError(full.retryAfterSeconds, full.policy, full.remaining);
 
-      // A route that writes nothing may be verified against a key item read up to 5 s ago; anything else reads
-      // it now, so a revoked key writes nothing from the moment of revocation. Passphrase and signature are
-      // checked on every request either way.
-      const safe = route !== undefined && SAFE_METHODS.has(event.httpMethod) && !route.writes;
-      const key = await apiKeyForRequest(ctx, headers.apiKey, safe);
-      if (!key) throw new AuthenticationError('unknown API key');
-      if (key.revoked_at !== undefined) throw new AuthenticationError('API key has been revoked');
-      if (!passphraseMatches(key, headers.passphrase)) throw new AuthenticationError('invalid passphrase');
-      const matched = matchingSignature(event, headers, await secretBytes(ctx, key));
+      // A route that writes nothing may be verified against a key item read up to 5 s ago, and so may a route
+      // whose booking checks the key in its own transaction (`claimsInBooking`); anything else reads it now. Either
+      // way a revoked key writes nothing from the moment of revocation. Passphrase and signature are checked on
+      // every request.
+      const inBooking = options.claimsInBooking === true && route !== undefined && !SAFE_METHODS.has(event.httpMethod);
+      const safe = (route !== undefined && SAFE_METHODS.has(event.httpMethod) && !route.writes) || inBooking;
+      const { key, matched } = await verifiedKey(ctx, event, headers, safe);
 
       // The key is proven: its rate limit is checked before anything is written (the
       // replay claim below, idempotency, the use case), so a refused request does no work.
@@ -62,10 +67,40 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       if (!route || !route.area || !key.permissions.includes(route.area)) {
         throw new ForbiddenError(`API key lacks the '${route?.area ?? 'unknown'}' permission`);
       }
-      // A GET that creates something (a quote) is claimed like a POST: it may be signed over its bare path, so
-      // its headers sent again with another query must not make a second one.
-      if (!SAFE_METHODS.has(event.httpMethod) || route.writes)
-        await claimOnce(ctx, answersRetries(event.httpMethod, route), headers, matched, svc.headers['x-request-id']);
+      const requestId = svc.headers['x-request-id'];
+      const idempotent = answersRetries(event.httpMethod, route);
+      if (inBooking) {
+        // The booking's transaction checks the key is still this one and claims the signature. Should either
+        // fail (or the booking queue), the request is verified again against the key read now and claims its
+        // signature apart, which answers what those answered before they moved: a 403, a 409, the first answer.
+        svc.bookingClaims = {
+          items: [
+            () => claimItem(apiKeyUnchangedCheck(ctx, key), 'the API key item changed'),
+            () => {
+              const nowMs = ctx.clock.nowMs();
+              const claim = { apiKey: headers.apiKey, signature: matched, requestId };
+              return claimItem(
+                signatureClaimItem(ctx, { ...claim, nowMs, windowMs: signatureWindowMs(headers, nowMs) }),
+                'the signature was claimed already',
+              );
+            },
+          ],
+          apart: [
+            async () => {
+              const fresh = await verifiedKey(ctx, event, headers, false);
+              await claimOnce(ctx, idempotent, headers, fresh.matched, requestId);
+              return undefined;
+            },
+          ],
+          beforeRefusal: async () => {
+            await verifiedKey(ctx, event, headers, false);
+          },
+        };
+      } else if (!SAFE_METHODS.has(event.httpMethod) || route.writes) {
+        // A GET that creates something (a quote) is claimed like a POST: it may be signed over its bare path, so
+        // its headers sent again with another query must not make a second one.
+        await claimOnce(ctx, idempotent, headers, matched, requestId);
+      }
 
       svc.auth = {
         platformCode: key.platform_code,
@@ -75,6 +110,31 @@ export function verifySignature(ctx: AppContext): ServiceMiddleware {
       };
     },
   };
+}
+
+export interface VerifySignatureOptions {
+  /**
+   * The route's booking carries the key's check (and the request's claims) in its own transaction
+   * (`lib/http/booking-claims.ts`): the request is verified against the key item kept for reads.
+   */
+  claimsInBooking?: boolean;
+}
+
+/**
+ * The key item (kept up to 5 s when `safe`, else read now) and the signature the request matched; every
+ * authentication failure a 403 whose reason goes to the log.
+ */
+async function verifiedKey(
+  ctx: AppContext,
+  event: APIGatewayProxyEvent,
+  headers: SignatureHeaders,
+  safe: boolean,
+): Promise<{ key: ApiKey; matched: string }> {
+  const key = await apiKeyForRequest(ctx, headers.apiKey, safe);
+  if (!key) throw new AuthenticationError('unknown API key');
+  if (key.revoked_at !== undefined) throw new AuthenticationError('API key has been revoked');
+  if (!passphraseMatches(key, headers.passphrase)) throw new AuthenticationError('invalid passphrase');
+  return { key, matched: matchingSignature(event, headers, await secretBytes(ctx, key)) };
 }
 
 /**
@@ -126,6 +186,12 @@ function matchingSignature(event: APIGatewayProxyEvent, headers: SignatureHeader
   return matched;
 }
 
+/** How long from `nowMs` a signature stays claimed: the rest of its timestamp's window (at least a second). */
+function signatureWindowMs(headers: SignatureHeaders, nowMs: number): number {
+  const windowEndsMs = (Number(headers.timestamp) + SIGNATURE_WINDOW_SECONDS + 1) * 1000;
+  return Math.max(1000, windowEndsMs - nowMs);
+}
+
 /**
  * A mutating request's signature is claimed for the rest of its timestamp window. A repeat of a genuine
  * signature is a duplicate, not an attack: nothing it asks is done again. A client retrying the very same
@@ -140,17 +206,9 @@ async function claimOnce(
   requestId: string | undefined,
 ): Promise<void> {
   const nowMs = ctx.clock.nowMs();
-  const windowEndsMs = (Number(headers.timestamp) + SIGNATURE_WINDOW_SECONDS + 1) * 1000;
   // Keyed by the signature we computed, not the header's text: base64 decoding forgives missing or
   // extra padding and URL-safe letters, so one signature has many spellings.
-  const claim = await claimSignature(
-    ctx,
-    headers.apiKey,
-    matched,
-    nowMs,
-    Math.max(1000, windowEndsMs - nowMs),
-    requestId,
-  );
+  const claim = await claimSignature(ctx, headers.apiKey, matched, nowMs, signatureWindowMs(headers, nowMs), requestId);
   const retry = !claim.fresh && idempotent && requestId !== undefined && claim.requestId === requestId;
   if (!claim.fresh && !retry) {
     throw new ConflictError([

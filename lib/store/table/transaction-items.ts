@@ -46,6 +46,12 @@ export interface TaggedItem {
    * request's id freed, as a failed request frees it): a conditional delete, sent on its own.
    */
   release?: DeleteCommandInput;
+  /**
+   * The item may commit only in its requesting process's own transaction (a request's claim made with its
+   * booking, `lib/http/booking-claims.ts`): when the booking would go to a hot account's queue instead, this
+   * error is thrown, and the request makes the claim apart and books again.
+   */
+  notQueued?: () => Error;
 }
 
 /**
