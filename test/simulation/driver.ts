@@ -324,6 +324,7 @@ class Run {
     signed_resends: 0,
     client_ids_reused: 0,
     locked_refusals: 0,
+    locked_quotes_expired: 0,
     duplicate_workers: 0,
     stale_writes_refused: 0,
   };
@@ -1181,17 +1182,26 @@ class Run {
       try {
         // "is not approved (locked or disabled)" or "is locked, not approved", as the route words it.
         const refused = new RegExp(`participant ${customer} is (locked, )?not approved`);
-        const executed =
-          quote.status === 200
-            ? await this.request(
-                index,
-                op.platform,
-                'POST',
-                '/liquidity/execute',
-                { quote_id: this.json(quote).message.quote_id },
-                op.requestId,
-              )
-            : undefined;
+        const quoted = quote.status === 200 ? this.json(quote).message : undefined;
+        const executed = quoted
+          ? await this.request(
+              index,
+              op.platform,
+              'POST',
+              '/liquidity/execute',
+              { quote_id: quoted.quote_id },
+              op.requestId,
+            )
+          : undefined;
+        // On a loaded machine the lock can take longer than the quote lives: an execution answered after the
+        // quote's expiry (by the service's clock) is refused as expired, checked before its participant. That
+        // refusal moved nothing, but it proves nothing about the lock either, so it is counted apart.
+        const expiredFirst =
+          executed !== undefined &&
+          executed.status === 400 &&
+          executed.text.includes('quote has expired') &&
+          this.ctx.clock.nowMs() >= Number(quoted.expire_ts);
+        if (expiredFirst) this.invariantCounts.locked_quotes_expired += 1;
         const transfer = await this.request(
           index,
           op.platform,
@@ -1208,7 +1218,7 @@ class Run {
           op.transferId,
         );
         for (const [what, answer] of [
-          ['execution of its quote', executed],
+          ['execution of its quote', expiredFirst ? undefined : executed],
           ['transfer from it', transfer],
         ] as const) {
           if (!answer) continue;
