@@ -41,7 +41,7 @@ const STREAMS = [
 /**
  * The longest files of group 2, started first in this order so the short ones fill in behind them and both
  * workers end together (test/support/sequencer.ts); the stream files together, as each switch between projects
- * starts a worker afresh. Seconds of a full run of 2026-11-28 (2 vCPUs, beside a simulation), longest first.
+ * starts a worker afresh. Seconds of the full run of 2026-11-28 19:41 (2 vCPUs, beside a simulation), longest first.
  */
 const LONGEST_FIRST = [
   'test/integration/npm-start.test.ts', // 110: five starts of the service (now two at a time)
