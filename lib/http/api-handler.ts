@@ -170,9 +170,8 @@ export function apiHandler<
       try {
         body = await useCase();
       } catch (error) {
-        // A claim the booking carried failed, or the booking would queue: nothing was written. The claims are
-        // made apart, as a route that doesn't carry them makes them (each refusal today's), and the use case runs
-        // again.
+        // A route whose booking carries its claims (`booking-claims.ts`) and whose use case threw: nothing of the
+        // booking was written, its claims neither.
         const carried = svc.bookingClaims;
         if (!carried) throw error;
         svc.bookingClaims = undefined;
