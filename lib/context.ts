@@ -75,6 +75,11 @@ export interface ContextCaches {
    * stale one fails the transaction, whose cancellation returns the account as it is (lib/ledger/engine.ts).
    */
   accountStates: Map<string, KeptAccountState>;
+  /**
+   * This context's bookings in flight per account (by `accountKey`): while another is, a kept state is about to
+   * go stale, so a booking reads the account instead of spending a transaction on it.
+   */
+  bookingsInFlight: Map<string, number>;
   /** Decrypted webhook endpoint secrets by their ciphertext, each until `untilMs`. */
   webhookSecrets: Map<string, { secret: string; untilMs: number }>;
   /** Per hot account's queue, this process's waiters taking turns (lib/ledger/hot-account.ts). */

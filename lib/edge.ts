@@ -69,6 +69,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
       customerCodes: new Map(),
       participantPlatforms: new Map(),
       accountStates: new Map(),
+      bookingsInFlight: new Map(),
       webhookSecrets: new Map(),
       hotAccounts: new Map(),
       migrations: new Map(),

@@ -11,7 +11,14 @@ import { documentItemOf } from '../store/table/returned-item.js';
 import { accountEntity } from '../store/entities/ledger.js';
 import { retryReason, withRetry } from '../store/table/retry.js';
 import type { TaggedItem } from '../store/table/transaction-items.js';
-import { insufficientFunds, newBookingId, settleItems, storedBooking, type Booking } from './booking.js';
+import {
+  insufficientFunds,
+  newBookingId,
+  settleItems,
+  storedBooking,
+  type Booking,
+  type StoredBooking,
+} from './booking.js';
 import {
   batchTransaction,
   firstFailure,
@@ -112,11 +119,35 @@ async function bookCold(
 ): Promise<AccountRead | undefined> {
   const stored = storedBooking(booking, { refusals: false });
   const wanted = readAccountsOf(booking.movement);
+  const keys = [...new Set(wanted.map(({ account }) => accountKey(account)))];
+  const inFlight = ctx.caches.bookingsInFlight;
+  // Another booking of this context on one of the accounts: the kept state is about to go stale, read instead.
+  const alone = keys.every((key) => (inFlight.get(key) ?? 0) === 0);
+  for (const key of keys) inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
+  try {
+    return await bookColdAttempts(ctx, booking, stored, wanted, alone ? keptReads(ctx, wanted) : undefined);
+  } finally {
+    for (const key of keys) {
+      const left = (inFlight.get(key) ?? 1) - 1;
+      if (left > 0) inFlight.set(key, left);
+      else inFlight.delete(key);
+    }
+  }
+}
+
+/** `bookCold`'s attempts, the first on `kept` when given (the accounts' states this context kept). */
+async function bookColdAttempts(
+  ctx: Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'retry' | 'caches'>,
+  booking: Booking,
+  stored: StoredBooking,
+  wanted: ReturnType<typeof readAccountsOf>,
+  kept: Map<string, AccountRead> | undefined,
+): Promise<AccountRead | undefined> {
   let staleReads = 0;
   let unanswered: TransactWriteCommandInput | undefined;
   // What the next attempt books on (undefined: read the accounts), and which of those states were read under
   // this booking rather than kept from before.
-  let known = keptReads(ctx, wanted);
+  let known = kept;
   const readHere = new Set<string>();
   return withRetry(ctx, { what: 'booking', classify: coldRetryReason, reasons: COLD_RETRY_REASONS }, async () => {
     // Throttled again, it stays unanswered for the next attempt.
