@@ -116,6 +116,8 @@ export interface HotAccountTurns {
   local: Map<string, LocalQueued>;
   /** Wakes the request waiting for a booking once a round of this process has answered it. */
   wake: Map<string, () => void>;
+  /** This process's last tenure gave the lease back in its last round (its next request takes it without a read). */
+  releasedLast?: boolean;
   /** While this process holds the account's lease: its tenure as the committer (lib/ledger/hot-account.ts). */
   tenure?: HotAccountTenure;
 }

@@ -192,7 +192,9 @@ async function waitForResult(
       // The last waiter of this process goes: a tenure still held is given back for the next committer.
       const tenure = turns.tenure;
       turns.tenure = undefined;
-      ctx.caches.hotAccounts.delete(base);
+      // Kept (one entry per account this container found hot) while its last round gave the lease back: the
+      // account's next request here takes the lease without reading it first.
+      if (!turns.releasedLast) ctx.caches.hotAccounts.delete(base);
       if (tenure) await releaseLease(ctx, queued.account, tenure.owner).catch(() => undefined);
     }
   }
@@ -309,6 +311,14 @@ async function takeTurn(
     // took it. A booking queued before the tenure began that its view does not hold may have been answered by
     // another committer: its waiter reads its result once.
     let tenure = turns.tenure;
+    if (!tenure && turns.releasedLast && waiter && turns.local.has(waiter.bookingId)) {
+      // This process gave the lease back in its last round, and its requests queued bookings since: the lease is
+      // most likely free, so it is taken without reading it first. A booking another committer answered
+      // meanwhile fails the round on its queue entry's condition, and its request then reads its result.
+      turns.releasedLast = false;
+      tenure = await acquireLease(ctx, queue.account);
+      if (tenure) turns.tenure = tenure;
+    }
     const mayBeAnsweredElsewhere =
       waiter !== undefined &&
       waiter.polledIn !== pollMark(tenure) &&
@@ -709,6 +719,7 @@ async function commitRound(
   forget(tenure, answered);
   if (last) {
     if (turns.tenure === tenure) turns.tenure = undefined;
+    turns.releasedLast = true;
   } else tenure.untilMs = untilMs;
   for (const entry of plan.planned) {
     const booked = entry.outcome.kind === 'booked';
