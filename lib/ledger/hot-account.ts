@@ -577,16 +577,17 @@ interface Candidate {
   entry: QueuedEntry;
 }
 
-/** Entries decoded, each once (a round that sets contended bookings apart looks at every entry it knows). */
-const decoded = new WeakMap<QueuedEntry, StoredBooking>();
-
-function bookingOf(entry: QueuedEntry): StoredBooking {
-  let stored = decoded.get(entry);
-  if (!stored) {
-    stored = decodeBooking(entry.booking);
-    decoded.set(entry, stored);
-  }
-  return stored;
+/** A round's decoder: each entry decoded once (a round that sets contended bookings apart looks at every entry it knows). */
+function bookingDecoder(): (entry: QueuedEntry) => StoredBooking {
+  const decoded = new Map<string, StoredBooking>();
+  return (entry) => {
+    let stored = decoded.get(entry.id);
+    if (!stored) {
+      stored = decodeBooking(entry.booking);
+      decoded.set(entry.id, stored);
+    }
+    return stored;
+  };
 }
 
 /** The accounts a booking changes whose reads a round's transaction is conditioned on. */
@@ -611,7 +612,11 @@ function knownBookings(tenure: HotAccountTenure, turns: HotAccountTurns): Candid
  * queue moved it in between), the bookings on them and the others take rounds in turn, each side alone when
  * the other has none: a round fails as a whole, so one busy account in every round would hold up the queue.
  */
-function roundOf(tenure: HotAccountTenure, known: readonly Candidate[]): Candidate[] {
+function roundOf(
+  tenure: HotAccountTenure,
+  known: readonly Candidate[],
+  bookingOf: (entry: QueuedEntry) => StoredBooking,
+): Candidate[] {
   if (tenure.contended.size === 0) return known.slice(0, ROUND_READ);
   const onContended: Candidate[] = [];
   const others: Candidate[] = [];
@@ -654,7 +659,8 @@ async function commitRound(
   if (!readLater && (!tenure.prefetched || tenure.readAll))
     install(tenure, await readShards(ctx, account, shardsToRead(tenure)));
   tenure.prefetched = false;
-  const oldest = roundOf(tenure, knownBookings(tenure, turns));
+  const bookingOf = bookingDecoder();
+  const oldest = roundOf(tenure, knownBookings(tenure, turns), bookingOf);
   if (oldest.length === 0) {
     if (tenureOwes(tenure, new Set()) || turns.waitingFor.size > 0) return true;
     // Nothing left that this tenure owes, nobody here waits: the lease goes back for the next committer.

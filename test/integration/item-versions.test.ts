@@ -472,8 +472,11 @@ describe('migration 0002-item-versions between a read and its write', () => {
     const { code, account } = await platformWithItems(own);
     await makeLegacy(own, accountEntity.key(account), ['item_version', 'version', 'movement_count']);
     const transactions = { count: 0 };
+    // A process that reads the legacy item: `own` kept the account's state from the set-up (before the item was
+    // made legacy behind its back), and a booking on a kept state does not read.
+    const reading = { ...own, caches: { ...own.caches, accountStates: new Map() } } as AppContext;
     const booking = beforeFirstTransaction(
-      own,
+      reading,
       () => runMigration(own, migration, { platformCode: code, operator: 'test', reason: 'between' }),
       transactions,
     );
