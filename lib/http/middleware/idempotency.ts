@@ -45,6 +45,23 @@ function requestHash(event: ServiceRequest['event']): string {
 }
 
 /**
+ * The X-Request-Id that makes this request idempotent: present on a route that answers retries (a POST, a GET
+ * that creates something) from a verified caller; a malformed one is a 400.
+ */
+function presentedRequestId(request: ServiceRequest): string | undefined {
+  const { event } = request;
+  const presented = request.context.svc.headers['x-request-id'];
+  if (
+    !answersRetries(event.httpMethod, routeFor(event.httpMethod, event.resource)) ||
+    presented === undefined ||
+    !request.context.svc.auth
+  )
+    return undefined;
+  if (!UUID.test(presented)) throw new ValidationError(['X-Request-Id: must be a UUID']);
+  return presented;
+}
+
+/**
  * Claims the request's id for this run, or answers for it: the stored response of a completed run, 422 for
  * another request under the same id, 409 while the first run is still going.
  */
@@ -55,14 +72,8 @@ async function beginRun(
 ): Promise<APIGatewayProxyResult | undefined> {
   const { event } = request;
   const svc = request.context.svc;
-  const presented = svc.headers['x-request-id'];
-  if (
-    !answersRetries(event.httpMethod, routeFor(event.httpMethod, event.resource)) ||
-    presented === undefined ||
-    !svc.auth
-  )
-    return;
-  if (!UUID.test(presented)) throw new ValidationError(['X-Request-Id: must be a UUID']);
+  const presented = presentedRequestId(request);
+  if (presented === undefined || !svc.auth) return;
 
   const hash = requestHash(event);
   const run = { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID(), sealResponse };
@@ -104,14 +115,8 @@ function carryRecord(
 ): undefined {
   const { event } = request;
   const svc = request.context.svc;
-  const presented = svc.headers['x-request-id'];
-  if (
-    !answersRetries(event.httpMethod, routeFor(event.httpMethod, event.resource)) ||
-    presented === undefined ||
-    !svc.auth
-  )
-    return undefined;
-  if (!UUID.test(presented)) throw new ValidationError(['X-Request-Id: must be a UUID']);
+  const presented = presentedRequestId(request);
+  if (presented === undefined || !svc.auth) return undefined;
   const hash = requestHash(event);
   const run = { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID() };
   carried.items.push((response) =>
