@@ -26,7 +26,7 @@ import { transactWrite } from '../../lib/store/table/transactions.js';
 import { createApiKey } from '../../lib/store/api-keys.js';
 import { PERMISSION_AREAS } from '../../lib/domain/caller.js';
 import { getPayment } from '../../lib/store/payments.js';
-import { listOpenDistributions } from '../../lib/store/awards.js';
+import { getDistribution, listOpenDistributions } from '../../lib/store/awards.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { eventEntity } from '../../lib/store/entities/event.js';
 import { getTrade, TradeStateChangedError, tradeUpdateItems, updateTrade } from '../../lib/store/trades.js';
@@ -1402,13 +1402,24 @@ class Run {
         ]);
         // Both racers may lose to the faults (a crash, a 503): an operator resumes again until it is finished,
         // so the amounts are checked on a finished distribution, not on one the faults left open.
-        for (let again = 0; again < RESUMES_AFTER_RACE; again++) {
-          const stillOpen = (await listOpenDistributions(this.ctx)).some(
-            (distribution) => distribution.distribution_id === open.distribution_id,
-          );
-          if (!stillOpen) break;
-          await resumeDistribution(this.ctx, open.platform_code, open.distribution_id).catch(() => sleep(1_000));
+        let lastRefusal: unknown;
+        for (let again = 0; again <= RESUMES_AFTER_RACE; again++) {
+          const stored = await getDistribution(this.ctx, open.platform_code, open.distribution_id);
+          if (stored?.distribution.status === 'completed') return racers;
+          if (again === RESUMES_AFTER_RACE) break;
+          await resumeDistribution(this.ctx, open.platform_code, open.distribution_id).catch(async (error) => {
+            lastRefusal = error;
+            await sleep(1_000);
+          });
         }
+        // Told apart from a wrong amount: a distribution the drain could not finish pays nobody its remainder.
+        this.violate(
+          'operation completes',
+          op,
+          `award distribution ${open.distribution_id} still open after ${RESUMES_AFTER_RACE} resumes: ${
+            lastRefusal instanceof Error ? (lastRefusal.stack ?? lastRefusal.message) : String(lastRefusal)
+          }`,
+        );
         return racers;
       });
       if (asked)
