@@ -14,6 +14,8 @@ export const bind = apiHandler(
     response: async () => (await import('../../lib/http/schemas/quotes.js')).convertExecutionResponse,
     // It books: a retry of a booking left queued behind a hot account commits the queue.
     queuedBookings: driveQueuedBooking,
+    // Every accepted request books, with its claim: the key's check and the request's claims ride in the booking.
+    claimsInBooking: true,
     summary: 'Execute a convert-and-withdraw quote',
   },
   async ({ ctx, body, auth, claim }) => ({ message: await executeConvertQuote(ctx, auth, body.quote_id, claim) }),

@@ -185,12 +185,15 @@ export async function executeConvertQuote(
   };
   // The participant may have been locked since it was quoted: the booking holds only while it is approved.
   const stillActive = participantActiveCheck(ctx, quote.participant_code, 'participant_code');
-  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, execution.movement, [
-    stillActive,
-    ...withdrawalCreationItems(ctx, withdrawal),
-    ...execution.items,
-    ...claim(result),
-  ]);
+  await commitQuoteExecution(
+    ctx,
+    quote.quote_id,
+    tradeId,
+    nowMs,
+    execution.movement,
+    [stillActive, ...withdrawalCreationItems(ctx, withdrawal), ...execution.items],
+    claim(result),
+  );
   recordTradesAccepted(ctx.metrics, 'convert_withdraw', 1, tradeId);
   return result;
 }

@@ -64,9 +64,10 @@ export async function executableQuote(
 }
 
 /**
- * Books a quote's execution: the quote open -> executed, then `items` and the movement, in one booking. The
- * quote's condition goes first: when a duplicate execution also lacks funds, the duplicate is what the
- * client needs to hear.
+ * Books a quote's execution: the request's claims, the quote open -> executed, then `items` and the movement,
+ * in one booking. The claims go first (a replay of the request that executed the quote hears it is one, or gets
+ * its answer), then the quote's condition: when a duplicate execution also lacks funds, the duplicate is what
+ * the client needs to hear.
  */
 export async function commitQuoteExecution(
   ctx: AppContext,
@@ -75,13 +76,14 @@ export async function commitQuoteExecution(
   nowMs: number,
   movement: Movement,
   items: readonly TaggedItem[],
+  claims: readonly TaggedItem[] = [],
 ): Promise<void> {
   try {
     await book(ctx, {
       id: newBookingId(nowMs),
       atMs: nowMs,
       movement,
-      items: [quoteExecutionItem(ctx, quoteId, tradeId, nowMs), ...items],
+      items: [...claims, quoteExecutionItem(ctx, quoteId, tradeId, nowMs), ...items],
     });
   } catch (error) {
     // Conflict retries exhausted: many executions of this quote raced. If one of them won, this one is a
@@ -255,12 +257,15 @@ export async function executeQuote(
   };
   // The participant may have been locked since it was quoted: the booking holds only while it is approved.
   const stillActive = participantActiveCheck(ctx, quote.participant_code, 'participant_code');
-  await commitQuoteExecution(ctx, quote.quote_id, tradeId, nowMs, execution.movement, [
-    stillActive,
-    ...execution.items,
-    ...(payment ? [paymentCreationItem(ctx, payment)] : []),
-    ...claim(result),
-  ]);
+  await commitQuoteExecution(
+    ctx,
+    quote.quote_id,
+    tradeId,
+    nowMs,
+    execution.movement,
+    [stillActive, ...execution.items, ...(payment ? [paymentCreationItem(ctx, payment)] : [])],
+    claim(result),
+  );
   recordTradesAccepted(ctx.metrics, 'quote_execution', 1, tradeId);
   if (payment) recordPaymentStatus(ctx.metrics, payment.status, payment.transaction_id);
   return result;

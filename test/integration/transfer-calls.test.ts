@@ -10,6 +10,7 @@ import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { clientWith, ctx, type TestContext, testContext } from '../support/context.js';
 import { listEvents } from '../support/events.js';
 import { fund, transferBody } from '../support/ledger.js';
+import { setPrice } from '../support/pricing.js';
 import {
   newPlatform,
   type Response,
@@ -270,5 +271,28 @@ describe('POST /transfers on a warm function', () => {
       expect(retried.text).toBe(bookedWithId.text);
     });
     expect(await stored(account(platform, 'general'))).toEqual({ balance: String(21 - 5 - 6), version: 4 });
+  });
+});
+
+describe('POST /liquidity/execute on a warm function', () => {
+  it('is two calls: the quote read and the transaction', async () => {
+    // The price other files give the pair too (files share the database).
+    await setPrice('DOGE', 'USD', '0.25');
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '1000');
+    const usedSignatures = new Set<string>();
+    const request = (method: string, path: string, body?: unknown) =>
+      send(method, path, body, { credentials: platform.credentials, via: a.service, usedSignatures });
+    const execute = async () => {
+      const quote = await request('GET', '/liquidity/rfq?side=buy&underlying=DOGE&quoted_currency=USD&quantity=10');
+      expect(quote.status, quote.text).toBe(200);
+      return a.counted(() => request('POST', '/liquidity/execute', { quote_id: quote.body.message.quote_id }));
+    };
+    await held(async () => {
+      expect((await execute()).result.status).toBe(200);
+      const warm = await execute();
+      expect(warm.result.status, warm.result.text).toBe(200);
+      expect(warm.calls).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
+    });
   });
 });
