@@ -18,7 +18,9 @@ export const bind = apiHandler(
     claimsInBooking: true,
     summary: 'Execute a convert-and-withdraw quote',
   },
-  async ({ ctx, body, auth, claim }) => ({ message: await executeConvertQuote(ctx, auth, body.quote_id, claim) }),
+  async ({ ctx, body, auth, claim, receivedAtMs }) => ({
+    message: await executeConvertQuote(ctx, auth, body.quote_id, claim, receivedAtMs),
+  }),
 );
 
 export const handler = onLambda(bind);

@@ -22,7 +22,9 @@ export const bind = apiHandler(
     claimsInBooking: true,
     summary: 'Execute a quote',
   },
-  async ({ ctx, body, auth, claim }) => ({ message: await executeQuote(ctx, auth, body, claim) }),
+  async ({ ctx, body, auth, claim, receivedAtMs }) => ({
+    message: await executeQuote(ctx, auth, body, claim, receivedAtMs),
+  }),
 );
 
 export const handler = onLambda(bind);

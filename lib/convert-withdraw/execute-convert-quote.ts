@@ -164,8 +164,8 @@ export async function executeConvertQuote(
   auth: AuthContext,
   quoteId: string,
   claim: RequestClaim = NO_REQUEST_CLAIM,
+  nowMs: number = ctx.clock.nowMs(),
 ): Promise<ConvertExecutionResult> {
-  const nowMs = ctx.clock.nowMs();
   const quote = await executableQuote(ctx, auth.platformCode, quoteId, CONVERT_WITHDRAW_PRODUCT, nowMs);
   const terms = quote.withdrawal;
   if (!terms) throw new Error(`convert-withdraw quote ${quoteId} has no withdrawal details`);

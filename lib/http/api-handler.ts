@@ -98,6 +98,11 @@ interface HandlerInput<Q, B, P> {
   /** True when the client's X-Request-Id made this POST idempotent (`requestId` is then the client's). */
   idempotent: boolean;
   /**
+   * When the use case first ran for this invocation: the same on the run again after its claims were made apart
+   * (`booking-claims.ts`), so what the first run accepted (a quote not yet expired) the second accepts too.
+   */
+  receivedAtMs: number;
+  /**
    * The request's claim: a use case that books puts `claim(message)` in its booking transaction, where
    * `message` is what it returns. The booking and the stored answer commit together, so a retry of a run
    * that died after committing gets exactly this answer. Empty items when the request isn't idempotent.
@@ -155,6 +160,7 @@ export function apiHandler<
         svc.claimedResponse = response;
         return [requestCompletionItem(ctx, run, response)];
       };
+      const receivedAtMs = ctx.clock.nowMs();
       const useCase = () =>
         run({
           ctx,
@@ -164,6 +170,7 @@ export function apiHandler<
           requestId: svc.requestId,
           auth: svc.auth as AuthContext,
           idempotent: svc.idempotentRun !== undefined,
+          receivedAtMs,
           claim,
         });
       let body: unknown;

@@ -222,16 +222,18 @@ function achPayment(
  * `POST /liquidity/execute`. One transaction: the quote goes from open to executed (the condition that lets
  * exactly one of any number of concurrent executions through), the 72-hour claim on the trade's
  * `client_trade_id` (= quote_id), the movement against the liquidity provider, the terminated/settled trade,
- * and for ACH funding the `submitted` payment. Anything failing leaves nothing written.
+ * and for ACH funding the `submitted` payment. Anything failing leaves nothing written. `nowMs` is when the
+ * request was received: the quote must be open then, and a second run of the request (its claims made apart)
+ * judges the quote's expiry by the same time.
  */
 export async function executeQuote(
   ctx: AppContext,
   auth: AuthContext,
   request: ExecuteRequest,
   claim: RequestClaim = NO_REQUEST_CLAIM,
+  nowMs: number = ctx.clock.nowMs(),
 ): Promise<ExecutionResult> {
   const funding = parseFunding(request.funding_details);
-  const nowMs = ctx.clock.nowMs();
   const quote = await executableQuote(ctx, auth.platformCode, request.quote_id, 'liquidity', nowMs);
   const terms = quoteTerms(quote);
   const clearing = achClearingAccount(

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { bookMovement } from '../../lib/ledger/engine.js';
-import { bookingLeaseEntity, queuedBookingEntity } from '../../lib/store/entities/booking-queue.js';
+import { queuedBookingEntity } from '../../lib/store/entities/booking-queue.js';
 import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { clientWith, ctx, testContext } from '../support/context.js';
-import { fund, hotWithStalledCommitter } from '../support/ledger.js';
+import { fund, hotWithStalledCommitter, markHot, releaseStalledLease } from '../support/ledger.js';
 import { lostAnswer } from '../support/raw-response.js';
 
 /**
@@ -32,21 +32,6 @@ async function hotPlatform(name: string) {
   };
   await fund(platform.participant_code, 'USD', '1000');
   return { platform, general, payee: (label: string): AccountRef => ({ ...general, account_label: label }) };
-}
-
-/** The account made hot (its bookings queue), no committer holding its lease. */
-async function markHot(account: AccountRef): Promise<void> {
-  await hotWithStalledCommitter(account);
-  await releaseStalledLease(account);
-}
-
-async function releaseStalledLease(account: AccountRef): Promise<void> {
-  await ctx.db.send(
-    new DeleteCommand({
-      TableName: ctx.tables.main,
-      Key: bookingLeaseEntity.key({ account_key: accountKey(account) }),
-    }),
-  );
 }
 
 function transfer(from: AccountRef, to: AccountRef, platformCode: string, amount: string, reference: string) {

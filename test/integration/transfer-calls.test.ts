@@ -9,7 +9,7 @@ import { revokeApiKey } from '../../lib/store/api-keys.js';
 import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { clientWith, ctx, type TestContext, testContext } from '../support/context.js';
 import { listEvents } from '../support/events.js';
-import { fund, transferBody } from '../support/ledger.js';
+import { fund, markHot, transferBody } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import {
   newPlatform,
@@ -294,5 +294,66 @@ describe('POST /liquidity/execute on a warm function', () => {
       expect(warm.result.status, warm.result.text).toBe(200);
       expect(warm.calls).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
     });
+  });
+});
+
+describe('POST /liquidity/execute behind a hot account', () => {
+  it('makes its claims apart and books on its second run, its quote judged by when the request came: not expired', async () => {
+    await setPrice('DOGE', 'USD', '0.25');
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '1000');
+    const usd: AccountRef = {
+      participant_code: platform.participantCode,
+      account_group: platform.platformCode,
+      account_label: 'general',
+      asset: 'USD',
+    };
+    let executing = false;
+    let claimedApart = 0;
+    const late = testContext({
+      db: clientWith(
+        (next, commandContext) => async (args) => {
+          const input = (args as unknown as { input?: { TableName?: string } }).input;
+          // The signature's replay claim made apart, once the booking found the account hot: the quote's
+          // 30 s are over by the time the use case runs again.
+          if (executing && commandContext.commandName === 'PutItemCommand' && input?.TableName === ctx.tables.ttl) {
+            claimedApart += 1;
+            late.clock.advance(31_000);
+          }
+          return next(args);
+        },
+        'expireQuoteWhileClaiming',
+        'initialize',
+      ),
+    });
+    const service = serviceFor(late);
+    const quote = await send(
+      'GET',
+      '/liquidity/rfq?side=buy&underlying=DOGE&quoted_currency=USD&quantity=10',
+      undefined,
+      {
+        credentials: platform.credentials,
+        via: service,
+      },
+    );
+    expect(quote.status, quote.text).toBe(200);
+    await markHot(usd);
+
+    executing = true;
+    const executed = await send(
+      'POST',
+      '/liquidity/execute',
+      { quote_id: quote.body.message.quote_id },
+      { credentials: platform.credentials, via: service },
+    );
+    expect(executed.status, executed.text).toBe(200);
+    expect(claimedApart).toBe(1);
+    expect(executed.body.message.trade_id).toEqual(expect.any(String));
+    const held = await late.db.send(
+      new GetCommand({ TableName: ctx.tables.main, Key: accountEntity.key(usd), ConsistentRead: true }),
+    );
+    expect(new Money(String(held.Item?.balance)).toFixed(2)).toBe(
+      new Money('1000').minus(quote.body.message.total_notional).toFixed(2),
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { bookingLeaseEntity } from '../../lib/store/entities/booking-queue.js';
 import { accountEntity } from '../../lib/store/entities/ledger.js';
@@ -69,5 +69,21 @@ export async function hotWithStalledCommitter(account: AccountRef): Promise<void
         { extra: { account_key: accountKey(account) } },
       ).Put,
     ),
+  );
+}
+
+/** The account made hot (its bookings queue), no committer holding its lease: a booking's own process commits it. */
+export async function markHot(account: AccountRef): Promise<void> {
+  await hotWithStalledCommitter(account);
+  await releaseStalledLease(account);
+}
+
+/** The stalled committer's lease gone, as when it lapses: the next booking's process takes it. */
+export async function releaseStalledLease(account: AccountRef): Promise<void> {
+  await ctx.db.send(
+    new DeleteCommand({
+      TableName: ctx.tables.main,
+      Key: bookingLeaseEntity.key({ account_key: accountKey(account) }),
+    }),
   );
 }
