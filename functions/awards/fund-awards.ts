@@ -22,6 +22,8 @@ export const bind = apiHandler(
     response: async () => (await import('../../lib/http/schemas/quotes.js')).instantPurchaseResponse,
     // It books: a retry of a booking left queued behind a hot account commits the queue.
     queuedBookings: driveQueuedBooking,
+    // Every accepted request books, with its claim: the key's check and the request's claims ride in the booking.
+    claimsInBooking: true,
     summary: 'Fund the awards pool',
   },
   async ({ ctx, body, auth, requestId, claim }) => ({

@@ -23,6 +23,8 @@ export const bind = apiHandler(
     response: async () => (await import('../../lib/http/schemas/quotes.js')).instantPurchaseResponse,
     // It books: a retry of a booking left queued behind a hot account commits the queue.
     queuedBookings: driveQueuedBooking,
+    // Every accepted request books, with its claim: the key's check and the request's claims ride in the booking.
+    claimsInBooking: true,
     summary: 'Issue a reward',
   },
   async ({ ctx, body, auth, requestId, claim }) => ({

@@ -2,8 +2,15 @@ import { findAsset, type Asset } from '../domain/assets.js';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '../domain/errors.js';
 import { AMOUNT_PATTERN, Money } from '../domain/money.js';
 import { priceWithSpread, type QuoteSide } from '../domain/quotes.js';
-import { getPlatform, setPlatformSpread } from '../store/platforms.js';
-import { getReferencePrice, putReferencePrice, type StoredPrice } from '../store/prices.js';
+import { setPlatformSpread } from '../store/platforms.js';
+import {
+  getPricingInputs,
+  getReferencePrice,
+  putReferencePrice,
+  type PricingInputs,
+  type StoredPrice,
+} from '../store/prices.js';
+import type { Participant } from '../store/entities/participant.js';
 import type { AppContext } from '../context.js';
 
 /**
@@ -22,14 +29,12 @@ const STALE_PRICE_RETRY_AFTER_SECONDS = 30;
  * The reference price of a pair, refused with 503 when there is none or it is older than
  * PRICE_MAX_AGE_SECONDS: quoting on an old price would hand the client (or the house) a free option.
  */
-async function freshReferencePrice(
-  ctx: AppContext,
-  underlying: string,
-  quotedCurrency: string,
-  nowMs = ctx.clock.nowMs(),
-): Promise<ReferencePrice> {
-  const price = await getReferencePrice(ctx, underlying, quotedCurrency);
-  const pair = `${underlying}/${quotedCurrency}`;
+function freshReferencePrice(
+  ctx: Pick<AppContext, 'config'>,
+  price: StoredPrice | undefined,
+  pair: string,
+  nowMs: number,
+): ReferencePrice {
   if (!price) throw new ServiceUnavailableError(`no price available for ${pair}`, STALE_PRICE_RETRY_AFTER_SECONDS);
   const maxAgeMs = ctx.config.PRICE_MAX_AGE_SECONDS * 1000;
   if (nowMs - price.updated_at_ms > maxAgeMs) {
@@ -45,6 +50,21 @@ export interface DealPrice {
   spreadBps: Money;
 }
 
+/** The deal price from what was read: the platform's spread applied to the fresh reference price. */
+function dealPriceOf(
+  ctx: Pick<AppContext, 'config'>,
+  inputs: PricingInputs,
+  platformCode: string,
+  side: QuoteSide,
+  pair: string,
+  nowMs: number,
+): DealPrice {
+  const reference = freshReferencePrice(ctx, inputs.price, pair, nowMs);
+  if (!inputs.platform) throw new NotFoundError(`platform not found: ${platformCode}`);
+  const spreadBps = new Money(inputs.platform.spread_bps);
+  return { price: priceWithSpread(reference.price, side, spreadBps), reference, spreadBps };
+}
+
 /** The price a platform's client gets for `side` now: fresh reference price plus the platform's spread. */
 export async function dealPrice(
   ctx: AppContext,
@@ -54,13 +74,42 @@ export async function dealPrice(
   quoted: Asset,
   nowMs = ctx.clock.nowMs(),
 ): Promise<DealPrice> {
-  const [platform, reference] = await Promise.all([
-    getPlatform(ctx, platformCode),
-    freshReferencePrice(ctx, underlying.symbol, quoted.symbol, nowMs),
-  ]);
-  if (!platform) throw new NotFoundError(`platform not found: ${platformCode}`);
-  const spreadBps = new Money(platform.spread_bps);
-  return { price: priceWithSpread(reference.price, side, spreadBps), reference, spreadBps };
+  const priced = await dealPriceFor(ctx, { platformCode, side, underlying, quoted, nowMs });
+  if ('error' in priced) throw priced.error;
+  return priced.deal;
+}
+
+/**
+ * The deal price, read in one call with the participant the deal is for when one is named (a reward's
+ * customer): its pricing error, if any, comes back as `error`, so the caller can answer the participant's
+ * problems first.
+ */
+export async function dealPriceFor(
+  ctx: AppContext,
+  wanted: {
+    platformCode: string;
+    side: QuoteSide;
+    underlying: Asset;
+    quoted: Asset;
+    nowMs: number;
+    participantCode?: string;
+  },
+): Promise<{ deal: DealPrice; participant?: Participant } | { error: unknown; participant?: Participant }> {
+  const inputs = await getPricingInputs(ctx, {
+    platformCode: wanted.platformCode,
+    underlying: wanted.underlying.symbol,
+    quotedCurrency: wanted.quoted.symbol,
+    participantCode: wanted.participantCode,
+  });
+  const pair = `${wanted.underlying.symbol}/${wanted.quoted.symbol}`;
+  try {
+    return {
+      deal: dealPriceOf(ctx, inputs, wanted.platformCode, wanted.side, pair, wanted.nowMs),
+      participant: inputs.participant,
+    };
+  } catch (error) {
+    return { error, participant: inputs.participant };
+  }
 }
 
 // ---- operations -----------------------------------------------------------------------------------------

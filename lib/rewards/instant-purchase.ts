@@ -6,7 +6,8 @@ import { quoteView } from '../liquidity/quote-view.js';
 import { openQuote } from '../liquidity/open-quote.js';
 import type { ValidQuoteRequest } from '../liquidity/request-quote.js';
 import { type BookedExecution, tradeExecutionItems } from '../liquidity/trade-execution.js';
-import { type DealPrice, dealPrice } from '../pricing/price-source.js';
+import { type DealPrice, dealPriceFor } from '../pricing/price-source.js';
+import type { Participant } from '../store/entities/participant.js';
 import { recordTradesAccepted } from '../observability/metrics.js';
 import { newId } from '../store/codes.js';
 import { participantActiveCheck } from '../store/participants.js';
@@ -30,10 +31,10 @@ interface InstantPurchase {
   /** Who receives the underlying, and in which of its accounts. */
   beneficiary: { participant_code: string; account_label: string };
   /**
-   * Problems found by a check that needs a read (a reward's recipient), started by the caller so it runs
-   * alongside this purchase's own reads; any problem is a 400 before anything else is answered.
+   * The beneficiary's own check, when it needs its item (a reward's customer): read with the purchase's
+   * pricing inputs, in the same call; any problem is a 400 before anything else is answered.
    */
-  problems?: Promise<string[]>;
+  beneficiaryProblems?: (participant: Participant | undefined) => string[];
 }
 
 export interface InstantPurchaseResult {
@@ -67,8 +68,8 @@ function instantQuoteView(quote: StoredQuote) {
 }
 
 /**
- * The deal price of a buy, read alongside the recipient's check (independent reads, so they run together);
- * the recipient's problems answer first, before any pricing error.
+ * The deal price of a buy, read in one call with the beneficiary when it has a check of its own; the
+ * beneficiary's problems answer first, before any pricing error.
  */
 async function priceAfterProblems(
   ctx: AppContext,
@@ -76,14 +77,16 @@ async function priceAfterProblems(
   purchase: InstantPurchase,
   nowMs: number,
 ): Promise<DealPrice> {
-  const { request } = purchase;
-  const [problems, priced] = await Promise.all([
-    purchase.problems ?? [],
-    dealPrice(ctx, auth.platformCode, 'buy', request.underlying, request.quoted, nowMs).then(
-      (deal) => ({ deal }),
-      (error: unknown) => ({ error }),
-    ),
-  ]);
+  const { request, beneficiaryProblems } = purchase;
+  const priced = await dealPriceFor(ctx, {
+    platformCode: auth.platformCode,
+    side: 'buy',
+    underlying: request.underlying,
+    quoted: request.quoted,
+    nowMs,
+    participantCode: beneficiaryProblems ? purchase.beneficiary.participant_code : undefined,
+  });
+  const problems = beneficiaryProblems?.(priced.participant) ?? [];
   if (problems.length > 0) throw new ValidationError(problems);
   if ('error' in priced) throw priced.error;
   return priced.deal;

@@ -5,6 +5,7 @@ import { ACTIVE_STATUS, participantNotActive } from '../domain/participant-statu
 import type { AuthContext } from '../domain/caller.js';
 import { validateQuoteRequest } from '../liquidity/request-quote.js';
 import { getParticipantOfPlatform } from '../store/participants.js';
+import type { Participant } from '../store/entities/participant.js';
 import { purchaseNow, type InstantPurchaseResult } from './instant-purchase.js';
 import type { AppContext } from '../context.js';
 
@@ -30,17 +31,19 @@ export async function issueReward(
   claim: RequestClaim = NO_REQUEST_CLAIM,
 ): Promise<InstantPurchaseResult> {
   const { errors, value } = validateQuoteRequest({ ...request, side: 'buy' });
-  // Read alongside the purchase's own read of the price; its problems still come before anything.
-  const recipientProblems = getParticipantOfPlatform(ctx, auth.platformCode, request.participant_code).then(
-    (customer) => {
-      if (!customer || customer.kind !== 'customer')
-        return [`participant_code: no customer '${request.participant_code}' of this platform`];
-      if (customer.status !== ACTIVE_STATUS)
-        return [participantNotActive('participant_code', request.participant_code, customer.status)];
-      return [];
-    },
-  );
-  if (errors.length > 0 || !value) throw new ValidationError([...errors, ...(await recipientProblems)]);
+  const recipientProblems = (customer: Participant | undefined): string[] => {
+    if (!customer || customer.platform_code !== auth.platformCode || customer.kind !== 'customer')
+      return [`participant_code: no customer '${request.participant_code}' of this platform`];
+    if (customer.status !== ACTIVE_STATUS)
+      return [participantNotActive('participant_code', request.participant_code, customer.status)];
+    return [];
+  };
+  // A request that can't be priced still hears every problem at once, its recipient's too.
+  if (errors.length > 0 || !value)
+    throw new ValidationError([
+      ...errors,
+      ...recipientProblems(await getParticipantOfPlatform(ctx, auth.platformCode, request.participant_code)),
+    ]);
 
   return purchaseNow(
     ctx,
@@ -53,7 +56,8 @@ export async function issueReward(
         participant_code: request.participant_code,
         account_label: request.account_label ?? DEFAULT_ACCOUNT_LABEL,
       },
-      problems: recipientProblems,
+      // Read with the price, in one call: its status is checked again by the booking's transaction.
+      beneficiaryProblems: recipientProblems,
     },
     requestId,
     claim,

@@ -5,6 +5,8 @@ import { withRetry } from './table/retry.js';
 import type { AppContext } from '../context.js';
 import { writtenUnlessConditionFailed } from './table/conditional.js';
 import { priceEntity } from './entities/price.js';
+import { platformEntity, type Platform } from './entities/platform.js';
+import { participantEntity, type Participant } from './entities/participant.js';
 
 /** A reference price as stored: the mid price of a pair before any platform's spread. */
 export interface StoredPrice {
@@ -52,6 +54,48 @@ export async function getReferencePrice(
     ctx.db.send(new GetCommand(priceEntity.get(ctx.tables, { underlying, quoted_currency: quotedCurrency }))),
   );
   return out.Item ? storedPrice(out.Item) : undefined;
+}
+
+/** What a purchase is priced from, read together: each absent when its item is. */
+export interface PricingInputs {
+  platform?: Platform;
+  price?: StoredPrice;
+  /** The participant asked for, when one was. */
+  participant?: Participant;
+}
+
+/**
+ * A purchase's reads in one BatchGetItem rather than a GetItem each: the platform (its spread), the pair's
+ * reference price and, when given, the participant the purchase is for. A purchase that books straight away
+ * (a reward, an award funding) is then this call and its transaction.
+ */
+export async function getPricingInputs(
+  ctx: Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>,
+  wanted: { platformCode: string; underlying: string; quotedCurrency: string; participantCode?: string },
+): Promise<PricingInputs> {
+  const platformKey = platformEntity.key({ platform_code: wanted.platformCode });
+  const priceKey = priceEntity.key({ underlying: wanted.underlying, quoted_currency: wanted.quotedCurrency });
+  const participantKey =
+    wanted.participantCode === undefined
+      ? undefined
+      : participantEntity.key({ participant_code: wanted.participantCode });
+  const items = await batchGetItems(
+    ctx,
+    participantKey ? [platformKey, priceKey, participantKey] : [platformKey, priceKey],
+    {
+      what: 'pricing inputs read',
+    },
+  );
+  // DynamoDB answers in its own order: each item is told by its key.
+  const keyed = (key: Record<string, string>) => items.find((item) => item.pk === key.pk && item.sk === key.sk);
+  const platform = keyed(platformKey);
+  const price = keyed(priceKey);
+  const participant = participantKey && keyed(participantKey);
+  return {
+    platform: platform && platformEntity.parse(platform),
+    price: price && storedPrice(price),
+    participant: participant ? participantEntity.parse(participant) : undefined,
+  };
 }
 
 /** A price item read back, its text as Money and its time under the name the price source uses. */

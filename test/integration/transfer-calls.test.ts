@@ -10,6 +10,7 @@ import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { clientWith, ctx, type TestContext, testContext } from '../support/context.js';
 import { listEvents } from '../support/events.js';
 import { fund, markHot, transferBody } from '../support/ledger.js';
+import { customersViaHttp } from '../support/customers.js';
 import { setPrice } from '../support/pricing.js';
 import {
   newPlatform,
@@ -294,6 +295,45 @@ describe('POST /liquidity/execute on a warm function', () => {
       expect(warm.result.status, warm.result.text).toBe(200);
       expect(warm.calls).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
     });
+  });
+});
+
+describe('POST /rewards and POST /awards/fund on a warm function', () => {
+  it('are two calls each: the platform, the price (and the customer of a reward) in one read, then the transaction', async () => {
+    await setPrice('DOGE', 'USD', '0.25');
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '1000');
+    const [customer] = await customersViaHttp(platform, 1);
+    const usedSignatures = new Set<string>();
+    const post = (path: string, body: unknown, requestId?: string) =>
+      send('POST', path, body, {
+        credentials: platform.credentials,
+        via: a.service,
+        usedSignatures,
+        headers: requestId ? { 'X-Request-Id': requestId } : {},
+      });
+    const reward = { underlying: 'DOGE', quoted_currency: 'USD', quantity: '10', participant_code: customer };
+    const funding = { underlying: 'DOGE', quoted_currency: 'USD', quantity: '10' };
+    await held(async () => {
+      // The first of each warms the context: the key, the accounts' states.
+      expect((await a.counted(() => post('/rewards', reward))).result.status).toBe(201);
+      expect((await a.counted(() => post('/awards/fund', funding))).result.status).toBe(201);
+      for (const [path, body] of [
+        ['/rewards', reward],
+        ['/awards/fund', funding],
+      ] as const) {
+        for (const requestId of [undefined, randomUUID()]) {
+          const warm = await a.counted(() => post(path, body, requestId));
+          expect(warm.result.status, `${path}: ${warm.result.text}`).toBe(201);
+          expect(warm.calls, path).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand']);
+        }
+      }
+    });
+    // Three rewards of 10 DOGE to the customer, each paid once.
+    const accounts = await platform.get(`/accounts?account_owner=${customer}`);
+    expect(accounts.body.message.find((account: { asset: string }) => account.asset === 'DOGE')?.balance).toMatch(
+      /^30(\.0+)?$/,
+    );
   });
 });
 
