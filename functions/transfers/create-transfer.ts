@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
+import { claimsInBooking } from '../../lib/http/booking-claims.js';
 import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { accountLabelField, amountText, text } from '../../lib/http/zod.js';
 import { createTransfer } from '../../lib/transfers/create-transfer.js';
@@ -26,7 +27,7 @@ export const bind = apiHandler(
     // It books: a retry of a booking left queued behind a hot account commits the queue.
     queuedBookings: driveQueuedBooking,
     // Every accepted request books, with its claim: the key's check rides in the booking's transaction.
-    claimsInBooking: true,
+    claimsInBooking,
     summary: 'Create a transfer',
   },
   async ({ ctx, body, auth, claim }) => ({

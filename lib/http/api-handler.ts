@@ -10,7 +10,7 @@ import { requestLog } from './middleware/request-log.js';
 import { validateInput } from './middleware/validate-input.js';
 import { verifySignature } from './middleware/verify-signature.js';
 import { requestCompletionItem, type RequestClaim } from '../store/windows.js';
-import { ClaimsApartError } from './booking-claims.js';
+import type { ClaimsInBooking } from './booking-claims.js';
 import { BACKSTOP_MS, DeadlineExceededError, remainingTimeOf } from '../runtime/deadline.js';
 import type { ServiceContext } from './types.js';
 import type { AuthContext } from '../domain/caller.js';
@@ -63,9 +63,11 @@ interface HandlerOptions<
   /**
    * The route's use case books every request it accepts, with the request's claim in its booking: the key's
    * check and the request's claims ride in that transaction rather than being read and written before it
-   * (`lib/http/booking-claims.ts`). Not with `secretInResponse` (its stored answer is sealed first).
+   * (`lib/http/booking-claims.ts`). The code that does it, `claimsInBooking` from there, passed in as
+   * `queuedBookings` is, so that the functions that don't book don't bundle it. Not with `secretInResponse` (its
+   * stored answer is sealed first).
    */
-  claimsInBooking?: boolean;
+  claimsInBooking?: ClaimsInBooking;
 }
 
 /**
@@ -136,7 +138,7 @@ export function apiHandler<
   run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>,
 ): BindApiHandler {
   const successStatus = options.successStatus ?? 200;
-  const claimsInBooking = options.claimsInBooking === true && !options.secretInResponse;
+  const claimsInBooking = options.secretInResponse ? undefined : options.claimsInBooking;
   const bind = (ctx: AppContext) => {
     const core = async (_event: APIGatewayProxyEvent, context: ServiceContext): Promise<APIGatewayProxyResult> => {
       const { svc } = context;
@@ -178,26 +180,15 @@ export function apiHandler<
         body = await useCase();
       } catch (error) {
         // A route whose booking carries its claims (`booking-claims.ts`) and whose use case threw: nothing of the
-        // booking was written, its claims neither.
+        // booking was written, its claims neither. Refused by its booking, it is answered so; else its claims are
+        // made apart, which may answer it, and it runs again.
         const carried = svc.bookingClaims;
-        if (!carried) throw error;
+        if (!carried || !claimsInBooking) throw error;
         svc.bookingClaims = undefined;
         svc.claimedResponse = undefined;
-        if (!(error instanceof ClaimsApartError) && carried.carried) {
-          // Refused by its booking's transaction (or while booking): it claimed nothing, so the same request may
-          // come again; a revoked key hears 403, as it would have from a key read before the use case.
-          await carried.beforeRefusal();
-          throw error;
-        }
-        // Refused before it booked (what it found may be the first run's doing: a quote that run executed), or
-        // its claims must be made apart: they are, as before the use case they would have been, so a replay
-        // hears 409 and a retry its first answer. A refusal is then answered; a claim refused, run again.
-        for (const claimApart of carried.apart) {
-          const answered = await claimApart();
-          if (answered) return answered;
-        }
-        if (!(error instanceof ClaimsApartError)) throw error;
-        body = await useCase();
+        const recovered = await claimsInBooking.recover(carried, error, useCase);
+        if ('answered' in recovered) return recovered.answered;
+        body = recovered.body;
       }
       // A use case that answered without booking would have skipped the key's check and the request's claims.
       if (svc.bookingClaims && !svc.bookingClaims.carried)

@@ -1,6 +1,8 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { AppContext } from '../context.js';
+import { type ApiKey, apiKeyUnchangedCheck } from '../store/api-keys.js';
 import type { TaggedItem } from '../store/table/transaction-items.js';
-import type { StoredResponse } from '../store/windows.js';
+import { completedRequestItem, type IdempotentRun, type StoredResponse, signatureClaimItem } from '../store/windows.js';
 
 /**
  * A booking route's checks and claims carried by its booking's transaction rather than read or written before
@@ -29,6 +31,41 @@ export interface BookingClaims {
   carried?: boolean;
 }
 
+/**
+ * The code that carries a route's claims in its booking, passed in by the routes whose booking carries them (their
+ * handler's `claimsInBooking`), as the engine's `driveQueuedBooking` is: the middleware and `api-handler.ts` only
+ * name its type, so a function that does not book doesn't bundle it (test/infra/bundles.test.ts).
+ */
+export interface ClaimsInBooking {
+  /** The key's check and the signature's claim (`middleware/verify-signature.ts`), begun for the request. */
+  begin(ctx: AppContext, request: SignedRequest): BookingClaims;
+  /** The X-Request-Id's record, begun and completed in the booking (`middleware/idempotency.ts`). */
+  carryRecord(
+    ctx: AppContext,
+    carried: BookingClaims,
+    record: { run: IdempotentRun; requestHash: string; beginApart: () => Promise<APIGatewayProxyResult | undefined> },
+  ): void;
+  /** After the use case threw while its booking was to carry the claims (`api-handler.ts`): how the request goes on. */
+  recover(carried: BookingClaims, error: unknown, runAgain: () => Promise<unknown>): Promise<Recovered>;
+}
+
+/** What `ClaimsInBooking.begin` is given by the signature's check: the request as verified, and how to verify it again. */
+export interface SignedRequest {
+  /** The key item the request was verified against (kept up to 5 s for reads). */
+  key: ApiKey;
+  /** The signature's claim: the key, the signature the request matched, its X-Request-Id. */
+  claim: { apiKey: string; signature: string; requestId: string | undefined };
+  /** How long from `nowMs` the signature stays claimed. */
+  windowMs: (nowMs: number) => number;
+  /** Verifies the request again against the key read now; the signature it matched. */
+  verifyAgain: () => Promise<string>;
+  /** Claims the signature apart, as a route that doesn't book does (a 409 for a replay). */
+  claimApart: (signature: string) => Promise<void>;
+}
+
+/** The request answered by a claim made apart (a completed X-Request-Id's answer), or its use case's body. */
+export type Recovered = { answered: APIGatewayProxyResult } | { body: unknown };
+
 /** A claim of the booking's transaction failed, or the booking would queue: the claims are made apart (`BookingClaims`). */
 export class ClaimsApartError extends Error {
   constructor(why: string) {
@@ -45,3 +82,58 @@ export function claimItem(item: TaggedItem['item'], why: string): TaggedItem {
     notQueued: () => new ClaimsApartError('the booking would queue behind a hot account'),
   };
 }
+
+export const claimsInBooking: ClaimsInBooking = {
+  begin: (ctx, { key, claim, windowMs, verifyAgain, claimApart }) => ({
+    // The booking's transaction checks the key is still this one and claims the signature. Should either fail
+    // (or the booking queue), the request is verified again against the key read now and claims its signature
+    // apart, which answers what those answered before they moved: a 403, a 409, the first answer.
+    items: [
+      () => claimItem(apiKeyUnchangedCheck(ctx, key), 'the API key item changed'),
+      () => {
+        const nowMs = ctx.clock.nowMs();
+        return claimItem(
+          signatureClaimItem(ctx, { ...claim, nowMs, windowMs: windowMs(nowMs) }),
+          'the signature was claimed already',
+        );
+      },
+    ],
+    apart: [
+      async () => {
+        await claimApart(await verifyAgain());
+        return undefined;
+      },
+    ],
+    beforeRefusal: async () => {
+      await verifyAgain();
+    },
+  }),
+
+  // Conditioned on the id being free; should that fail, the run begins apart, which answers the stored response,
+  // 422 or 409 as before.
+  carryRecord: (ctx, carried, { run, requestHash, beginApart }) => {
+    carried.items.push((response) =>
+      claimItem(completedRequestItem(ctx, run, requestHash, response, ctx.clock.nowMs()), 'the X-Request-Id was taken'),
+    );
+    carried.apart.push(beginApart);
+  },
+
+  // Nothing of the booking was written, its claims neither.
+  recover: async (carried, error, runAgain) => {
+    if (!(error instanceof ClaimsApartError) && carried.carried) {
+      // Refused by its booking's transaction (or while booking): it claimed nothing, so the same request may come
+      // again; a revoked key hears 403, as it would have from a key read before the use case.
+      await carried.beforeRefusal();
+      throw error;
+    }
+    // Refused before it booked (what it found may be the first run's doing: a quote that run executed), or its
+    // claims must be made apart: they are, as before the use case they would have been, so a replay hears 409
+    // and a retry its first answer. A refusal is then answered; a claim refused, run again.
+    for (const claimApart of carried.apart) {
+      const answered = await claimApart();
+      if (answered) return { answered };
+    }
+    if (!(error instanceof ClaimsApartError)) throw error;
+    return { body: await runAgain() };
+  },
+};

@@ -9,11 +9,10 @@ import {
 import {
   abandonIdempotentRequest,
   beginIdempotentRequest,
-  completedRequestItem,
   completeIdempotentRequest,
   noteQueuedBooking,
 } from '../../store/windows.js';
-import { type BookingClaims, claimItem } from '../booking-claims.js';
+import type { BookingClaims, ClaimsInBooking } from '../booking-claims.js';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { ServiceMiddleware, ServiceRequest } from '../types.js';
 import { routeFor } from '../../routes.js';
@@ -111,18 +110,18 @@ function carryRecord(
   ctx: AppContext,
   request: ServiceRequest,
   carried: BookingClaims,
+  claimsInBooking: ClaimsInBooking,
   options: IdempotencyOptions,
 ): undefined {
   const { event } = request;
   const svc = request.context.svc;
   const presented = presentedRequestId(request);
   if (presented === undefined || !svc.auth) return undefined;
-  const hash = requestHash(event);
-  const run = { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID() };
-  carried.items.push((response) =>
-    claimItem(completedRequestItem(ctx, run, hash, response, ctx.clock.nowMs()), 'the X-Request-Id was taken'),
-  );
-  carried.apart.push(() => beginRun(ctx, request, options));
+  claimsInBooking.carryRecord(ctx, carried, {
+    run: { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID() },
+    requestHash: requestHash(event),
+    beginApart: () => beginRun(ctx, request, options),
+  });
   return undefined;
 }
 
@@ -210,16 +209,18 @@ export interface IdempotencyOptions {
   /**
    * The route's booking carries the request's claims (`lib/http/booking-claims.ts`): the X-Request-Id's record
    * is written by the booking's transaction, begun and completed at once, and its run is begun apart (as here
-   * otherwise) only when that write fails or the booking would queue.
+   * otherwise) only when that write fails or the booking would queue. Its code, passed in by the route as
+   * `driveQueuedBooking` is: a function that does not book doesn't bundle it.
    */
-  claimsInBooking?: boolean;
+  claimsInBooking?: ClaimsInBooking;
 }
 
 export function idempotency(ctx: AppContext, options: IdempotencyOptions = {}): ServiceMiddleware {
   return {
     before: (request) => {
       const carried = request.context.svc.bookingClaims;
-      if (options.claimsInBooking && carried) return carryRecord(ctx, request, carried, options);
+      if (options.claimsInBooking && carried)
+        return carryRecord(ctx, request, carried, options.claimsInBooking, options);
       return beginRun(ctx, request, options);
     },
     // Both run in the time the deadline keeps in reserve: a request that ran out of time still stores its answer

@@ -1,14 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { AuthenticationError, ConflictError, ForbiddenError, RateLimitedError } from '../../domain/errors.js';
-import {
-  type ApiKey,
-  apiKeyForRequest,
-  apiKeyUnchangedCheck,
-  passphraseMatches,
-  secretBytes,
-} from '../../store/api-keys.js';
-import { claimItem } from '../booking-claims.js';
-import { claimSignature, signatureClaimItem } from '../../store/windows.js';
+import { type ApiKey, apiKeyForRequest, passphraseMatches, secretBytes } from '../../store/api-keys.js';
+import type { ClaimsInBooking } from '../booking-claims.js';
+import { claimSignature } from '../../store/windows.js';
 import { routeFor, type Route } from '../../routes.js';
 import {
   isOneSignature,
@@ -49,8 +43,10 @@ export function verifySignature(ctx: AppContext, options: VerifySignatureOptions
       // whose booking checks the key in its own transaction (`claimsInBooking`); anything else reads it now. Either
       // way a revoked key writes nothing from the moment of revocation. Passphrase and signature are checked on
       // every request.
-      const inBooking = options.claimsInBooking === true && route !== undefined && !SAFE_METHODS.has(event.httpMethod);
-      const safe = (route !== undefined && SAFE_METHODS.has(event.httpMethod) && !route.writes) || inBooking;
+      const inBooking =
+        route !== undefined && !SAFE_METHODS.has(event.httpMethod) ? options.claimsInBooking : undefined;
+      const safe =
+        (route !== undefined && SAFE_METHODS.has(event.httpMethod) && !route.writes) || inBooking !== undefined;
       const { key, matched } = await verifiedKey(ctx, event, headers, safe);
 
       // The key is proven: its rate limit is checked before anything is written (the
@@ -70,32 +66,16 @@ export function verifySignature(ctx: AppContext, options: VerifySignatureOptions
       const requestId = svc.headers['x-request-id'];
       const idempotent = answersRetries(event.httpMethod, route);
       if (inBooking) {
-        // The booking's transaction checks the key is still this one and claims the signature. Should either
-        // fail (or the booking queue), the request is verified again against the key read now and claims its
-        // signature apart, which answers what those answered before they moved: a 403, a 409, the first answer.
-        svc.bookingClaims = {
-          items: [
-            () => claimItem(apiKeyUnchangedCheck(ctx, key), 'the API key item changed'),
-            () => {
-              const nowMs = ctx.clock.nowMs();
-              const claim = { apiKey: headers.apiKey, signature: matched, requestId };
-              return claimItem(
-                signatureClaimItem(ctx, { ...claim, nowMs, windowMs: signatureWindowMs(headers, nowMs) }),
-                'the signature was claimed already',
-              );
-            },
-          ],
-          apart: [
-            async () => {
-              const fresh = await verifiedKey(ctx, event, headers, false);
-              await claimOnce(ctx, idempotent, headers, fresh.matched, requestId);
-              return undefined;
-            },
-          ],
-          beforeRefusal: async () => {
-            await verifiedKey(ctx, event, headers, false);
-          },
-        };
+        // The booking's transaction checks the key and claims the signature (`booking-claims.ts`); should either
+        // fail, or the booking queue, the request is verified again against the key read now and claims its
+        // signature apart.
+        svc.bookingClaims = inBooking.begin(ctx, {
+          key,
+          claim: { apiKey: headers.apiKey, signature: matched, requestId },
+          windowMs: (nowMs) => signatureWindowMs(headers, nowMs),
+          verifyAgain: async () => (await verifiedKey(ctx, event, headers, false)).matched,
+          claimApart: (signature) => claimOnce(ctx, idempotent, headers, signature, requestId),
+        });
       } else if (!SAFE_METHODS.has(event.httpMethod) || route.writes) {
         // A GET that creates something (a quote) is claimed like a POST: it may be signed over its bare path, so
         // its headers sent again with another query must not make a second one.
@@ -115,9 +95,10 @@ export function verifySignature(ctx: AppContext, options: VerifySignatureOptions
 export interface VerifySignatureOptions {
   /**
    * The route's booking carries the key's check (and the request's claims) in its own transaction
-   * (`lib/http/booking-claims.ts`): the request is verified against the key item kept for reads.
+   * (`lib/http/booking-claims.ts`, its code passed in by the route): the request is verified against the key item
+   * kept for reads.
    */
-  claimsInBooking?: boolean;
+  claimsInBooking?: ClaimsInBooking;
 }
 
 /**
