@@ -60,6 +60,7 @@ const DEFERRED = {
   hotAccounts: 'lib/ledger/hot-account.ts',
 };
 const holding = (inputs: string[], part: string) => inputs.some((input) => input.includes(part));
+const BOOKING_CLAIMS = 'lib/http/booking-claims.ts';
 
 describe('function bundles (infra/bundling.ts, as the stack builds them)', () => {
   it('import neither the tracer, the KMS, Step Functions and Secrets Manager clients, the response schemas nor the hot-account path, and still carry them for later', async () => {
@@ -77,6 +78,11 @@ describe('function bundles (infra/bundling.ts, as the stack builds them)', () =>
         const carried = name !== 'hotAccounts' || handler === 'functions/transfers/create-transfer.ts';
         expect(holding(all, part), `${handler} can load ${name}`).toBe(carried);
       }
+      // A booking's claims (lib/http/booking-claims.ts) only where the route passes them in (`claimsInBooking`):
+      // the middleware names their type alone.
+      expect(holding(all, BOOKING_CLAIMS), `${handler} carries the booking claims`).toBe(
+        handler === 'functions/transfers/create-transfer.ts',
+      );
     }
   }, 60_000);
 
@@ -214,19 +220,20 @@ const MAX_KIB = 400;
  * the store's entity layer); what each row adds is said beside it.
  */
 const PINNED_KIB: Record<string, number> = {
-  // Every function's middleware carries a booking route's claims (lib/http/booking-claims.ts, about 2.4 KiB).
   // Over MAX_KIB: the trade rules with decimal.js (31 KiB), and the Step Functions client (24 KiB), which every
   // report uses to start its settlement execution; it is imported with the function's code
   // (lib/settlement/start-settlement.ts) so that a cold start compiles it in Lambda's init phase, which runs on
   // unthrottled CPU, rather than in the first request at the function's share of a vCPU.
-  'functions/trades/report-trade.ts': 403.1,
+  'functions/trades/report-trade.ts': 402.1,
   // The booking engine with decimal.js, and the award rules and their store.
   'functions/awards/distribute-awards.ts': 397.9,
-  'functions/awards/fund-awards.ts': 393.9,
-  // The booking engine with decimal.js, and the trade, quote and withdrawal rules.
-  'functions/convert-withdraw/execute-quote.ts': 393,
-  'functions/liquidity/execute-quote.ts': 393.5,
-  'functions/rewards/issue-reward.ts': 393.1,
+  'functions/awards/fund-awards.ts': 394.6,
+  // The booking engine with decimal.js, and the trade, quote and withdrawal rules; these five and create-transfer
+  // bring the booking claims they pass to the middleware (lib/http/booking-claims.ts, about 2 KiB), and the award
+  // funding and rewards the pricing read.
+  'functions/convert-withdraw/execute-quote.ts': 393.3,
+  'functions/liquidity/execute-quote.ts': 393.9,
+  'functions/rewards/issue-reward.ts': 393.9,
   // The minor's customer rules with the country tables (12 KiB), without the adult's fields.
   'functions/participants/create-minor.ts': 354.1,
 };
