@@ -14,7 +14,6 @@ import {
 } from '../liquidity/trade-execution.js';
 import type { QuoteWithdrawal, StoredQuote } from '../store/quotes.js';
 import { newId } from '../store/codes.js';
-import { participantActiveCheck } from '../store/participants.js';
 import { withdrawalCreationItems } from '../store/withdrawals.js';
 import { type Withdrawal } from '../domain/withdrawals.js';
 import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js';
@@ -183,15 +182,13 @@ export async function executeConvertQuote(
     status: 'Completed',
     withdrawal_request_id: withdrawal.withdrawal_request_id,
   };
-  // The participant may have been locked since it was quoted: the booking holds only while it is approved.
-  const stillActive = participantActiveCheck(ctx, quote.participant_code, 'participant_code');
   await commitQuoteExecution(
     ctx,
-    quote.quote_id,
+    quote,
     tradeId,
     nowMs,
     execution.movement,
-    [stillActive, ...withdrawalCreationItems(ctx, withdrawal), ...execution.items],
+    [...withdrawalCreationItems(ctx, withdrawal), ...execution.items],
     claim(result),
   );
   recordTradesAccepted(ctx.metrics, 'convert_withdraw', 1, tradeId);

@@ -64,26 +64,33 @@ export async function executableQuote(
 }
 
 /**
- * Books a quote's execution: the request's claims, the quote open -> executed, then `items` and the movement,
- * in one booking. The claims go first (a replay of the request that executed the quote hears it is one, or gets
- * its answer), then the quote's condition: when a duplicate execution also lacks funds, the duplicate is what
- * the client needs to hear.
+ * Books a quote's execution: the request's claims, the quote open -> executed, the quote's participant still
+ * approved, then `items` and the movement, in one booking. The claims go first (a replay of the request that
+ * executed the quote hears it is one, or gets its answer), then the quote's condition: when a duplicate execution
+ * also lacks funds, the duplicate is what the client needs to hear. The participant may have been locked since it
+ * was quoted: the booking holds only while it is approved.
  */
 export async function commitQuoteExecution(
   ctx: AppContext,
-  quoteId: string,
+  quote: Pick<StoredQuote, 'quote_id' | 'participant_code'>,
   tradeId: string,
   nowMs: number,
   movement: Movement,
   items: readonly TaggedItem[],
   claims: readonly TaggedItem[] = [],
 ): Promise<void> {
+  const quoteId = quote.quote_id;
   try {
     await book(ctx, {
       id: newBookingId(nowMs),
       atMs: nowMs,
       movement,
-      items: [...claims, quoteExecutionItem(ctx, quoteId, tradeId, nowMs), ...items],
+      items: [
+        ...claims,
+        quoteExecutionItem(ctx, quoteId, tradeId, nowMs),
+        participantActiveCheck(ctx, quote.participant_code, 'participant_code'),
+        ...items,
+      ],
     });
   } catch (error) {
     // Conflict retries exhausted: many executions of this quote raced. If one of them won, this one is a
@@ -257,15 +264,13 @@ export async function executeQuote(
     status: 'Completed',
     payment_amount: payment?.amount ?? null,
   };
-  // The participant may have been locked since it was quoted: the booking holds only while it is approved.
-  const stillActive = participantActiveCheck(ctx, quote.participant_code, 'participant_code');
   await commitQuoteExecution(
     ctx,
-    quote.quote_id,
+    quote,
     tradeId,
     nowMs,
     execution.movement,
-    [stillActive, ...execution.items, ...(payment ? [paymentCreationItem(ctx, payment)] : [])],
+    [...execution.items, ...(payment ? [paymentCreationItem(ctx, payment)] : [])],
     claim(result),
   );
   recordTradesAccepted(ctx.metrics, 'quote_execution', 1, tradeId);
