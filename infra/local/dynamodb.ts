@@ -44,6 +44,13 @@ export interface LocalDynamo {
 }
 
 /**
+ * How long DynamoDB Local's JVM may take to answer. Alone on the machine it answers in about 5 s; on a loaded 2-core
+ * machine two starting at once took over 30 s (a CI run beside two simulations, load average 13), so the bound
+ * only catches a JVM that hangs: one that fails exits, and that is seen at once.
+ */
+const START_DEADLINE_MS = 90_000;
+
+/**
  * Starts DynamoDB Local on `port`, persisting under `dataDir` (or in memory when none is given), and waits
  * until it answers. One shared database file, so the server, the ops CLI and any region/credential see the
  * same tables.
@@ -63,7 +70,7 @@ export async function startDynamoLocal(options: {
   child.stderr?.on('data', (chunk) => (output += chunk));
   const endpoint = `http://127.0.0.1:${options.port}`;
   const client = localClient(endpoint);
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + START_DEADLINE_MS;
   for (;;) {
     if (hasEnded(child)) throw new Error(`DynamoDB Local exited (${child.exitCode ?? child.signalCode}):\n${output}`);
     try {
@@ -73,7 +80,7 @@ export async function startDynamoLocal(options: {
       if (error instanceof ResourceNotFoundException) break;
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`DynamoDB Local did not start within 30 s:\n${output}`);
+        throw new Error(`DynamoDB Local did not start within ${START_DEADLINE_MS / 1000} s:\n${output}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 150));
     }

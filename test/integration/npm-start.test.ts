@@ -77,7 +77,7 @@ async function running(port: number, dataDir: string): Promise<Instance> {
         : instance.child.exitCode !== null
           ? Promise.reject(new Error(instance.output()))
           : undefined,
-    90_000,
+    150_000,
   );
   return instance;
 }
@@ -129,7 +129,7 @@ describe('npm start', () => {
     dataDir = newDataDir();
     dirB = newDataDir();
     [first, second] = await Promise.all([running(port, dataDir), running(portB, dirB)]);
-  }, 180_000);
+  }, 200_000);
 
   // The first two tests read the running instances and start nothing that lasts: they run at once (the
   // context's expect, as concurrent tests need); the last one stops both instances, after them.
