@@ -228,9 +228,8 @@ const PINNED_KIB: Record<string, number> = {
   // The booking engine with decimal.js, and the award rules and their store.
   'functions/awards/distribute-awards.ts': 397.9,
   'functions/awards/fund-awards.ts': 394.6,
-  // The booking engine with decimal.js, and the trade, quote and withdrawal rules; these five and create-transfer
-  // bring the booking claims they pass to the middleware (lib/http/booking-claims.ts, about 2 KiB), and the award
-  // funding and rewards the pricing read.
+  // The booking engine with decimal.js, and the trade, quote and withdrawal rules; the two quote executions (like
+  // create-transfer) bring the booking claims they pass to the middleware (lib/http/booking-claims.ts, about 2 KiB).
   'functions/convert-withdraw/execute-quote.ts': 393.3,
   'functions/liquidity/execute-quote.ts': 393.9,
   'functions/rewards/issue-reward.ts': 393.9,
