@@ -80,7 +80,7 @@ const QUEUE_RETENTION_MS = 24 * 60 * 60 * 1000;
  * rounds reach (lib/store/README.md, "Hot accounts"). A tenure's first round reads them all at once; each round
  * after it reads one, in turn, alongside its transaction.
  */
-const QUEUE_SHARDS = 8;
+export const QUEUE_SHARDS = 8;
 
 type HotContext = Pick<AppContext, 'clock' | 'db' | 'tables' | 'logger' | 'config' | 'caches' | 'retry' | 'deadlines'>;
 

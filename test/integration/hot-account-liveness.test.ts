@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
+import { type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { bookMovement } from '../../lib/ledger/engine.js';
-import { queuedBookingEntity } from '../../lib/store/entities/booking-queue.js';
 import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { clientWith, ctx, testContext } from '../support/context.js';
-import { fund, hotWithStalledCommitter, markHot, releaseStalledLease } from '../support/ledger.js';
+import { fund, hotWithStalledCommitter, markHot, releaseStalledLease, queuedEntries } from '../support/ledger.js';
 import { lostAnswer } from '../support/raw-response.js';
 
 /**
@@ -53,32 +52,36 @@ async function stored(account: AccountRef) {
   return { balance: new Money(String(out.Item?.balance ?? 0)).toFixed(2), version: Number(out.Item?.version ?? 0) };
 }
 
-/** Entries in the account's queue (`Q#`), over its 8 shards. */
-async function queued(account: AccountRef): Promise<number> {
-  let count = 0;
-  for (const shard of [0, 1, 2, 3, 4, 5, 6, 7]) {
-    const out = await ctx.db.send(
-      new QueryCommand({
-        TableName: ctx.tables.main,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :queued)',
-        ExpressionAttributeValues: {
-          ':pk': queuedBookingEntity.partitionKey({ account_key: accountKey(account), shard }),
-          ':queued': 'Q#',
-        },
-        ConsistentRead: true,
-        Select: 'COUNT',
-      }),
-    );
-    count += out.Count ?? 0;
-  }
-  return count;
-}
-
 /** Whether a call puts a queue entry (`Q#<booking id>`), its input marshalled or not. */
 function putsQueueEntry(commandName: string | undefined, input: unknown): boolean {
   if (commandName !== 'PutItemCommand') return false;
   const sk = (input as { Item?: { sk?: unknown } }).Item?.sk;
   return /^Q#/.test(String((sk as { S?: unknown } | undefined)?.S ?? sk));
+}
+
+/**
+ * A context whose first queue put is written but whose answer is lost, so the SDK sends the very same put again;
+ * `meanwhile` runs between the write and the loss.
+ */
+function losingFirstQueuePutAnswer(name: string, meanwhile: () => Promise<unknown> = async () => undefined) {
+  let lost = 0;
+  const context = testContext({
+    env: WAIT,
+    db: clientWith(
+      (next, command) => async (args) => {
+        const result = await next(args);
+        const input = (args as unknown as { input?: unknown }).input;
+        if (lost === 0 && putsQueueEntry(command.commandName, input)) {
+          lost += 1;
+          await meanwhile();
+          throw lostAnswer(result);
+        }
+        return result;
+      },
+      name,
+    ),
+  });
+  return { context, lost: () => lost };
 }
 
 describe('a hot account queue under lost answers and contention', () => {
@@ -87,28 +90,13 @@ describe('a hot account queue under lost answers and contention', () => {
   }, async () => {
     const { platform, general, payee } = await hotPlatform('hot liveness lost put');
     await markHot(general);
-    let lost = 0;
-    const losing = testContext({
-      env: WAIT,
-      db: clientWith(
-        (next, context) => async (args) => {
-          const result = await next(args);
-          const input = (args as unknown as { input?: unknown }).input;
-          if (lost === 0 && putsQueueEntry(context.commandName, input)) {
-            lost += 1;
-            // Written, but the answer never arrives: the SDK sends the very same put again, which finds it.
-            throw lostAnswer(result);
-          }
-          return result;
-        },
-        'loseQueuePutAnswer',
-      ),
-    });
-    await bookMovement(losing, transfer(general, payee('payee'), platform.platform_code, '1', 'lost put'));
-    expect(lost).toBe(1);
+    // Written, but the answer never arrives: the SDK sends the very same put again, which finds it.
+    const losing = losingFirstQueuePutAnswer('loseQueuePutAnswer');
+    await bookMovement(losing.context, transfer(general, payee('payee'), platform.platform_code, '1', 'lost put'));
+    expect(losing.lost()).toBe(1);
     expect(await stored(general)).toEqual({ balance: '999.00', version: 2 });
     expect(await stored(payee('payee'))).toEqual({ balance: '1.00', version: 1 });
-    expect(await queued(general)).toBe(0);
+    expect(await queuedEntries(general)).toBe(0);
   });
 
   it('an entry queued again after its booking was answered is removed, its booking not booked twice, and the bookings after it book', {
@@ -116,30 +104,16 @@ describe('a hot account queue under lost answers and contention', () => {
   }, async () => {
     const { platform, general, payee } = await hotPlatform('hot liveness requeued');
     await markHot(general);
-    let requeued = 0;
     const first = transfer(general, payee('first'), platform.platform_code, '1', 'requeued');
-    const losing = testContext({
-      env: WAIT,
-      db: clientWith(
-        (next, context) => async (args) => {
-          const result = await next(args);
-          const input = (args as unknown as { input?: unknown }).input;
-          if (requeued === 0 && putsQueueEntry(context.commandName, input)) {
-            requeued += 1;
-            // Before the answer arrives, another request's round answers the booking (its entry deleted, its
-            // result stored); then the answer is lost and the SDK's resent put queues the entry again.
-            await bookMovement(ctx, transfer(general, payee('second'), platform.platform_code, '1', 'second'));
-            throw lostAnswer(result);
-          }
-          return result;
-        },
-        'requeueAnsweredEntry',
-      ),
-    });
-    await bookMovement(losing, first);
-    expect(requeued).toBe(1);
+    // Before the answer arrives, another request's round answers the booking (its entry deleted, its result
+    // stored); then the answer is lost and the SDK's resent put queues the entry again.
+    const losing = losingFirstQueuePutAnswer('requeueAnsweredEntry', () =>
+      bookMovement(ctx, transfer(general, payee('second'), platform.platform_code, '1', 'second')),
+    );
+    await bookMovement(losing.context, first);
+    expect(losing.lost()).toBe(1);
     // The entry is back in the queue though its booking was answered.
-    expect(await queued(general)).toBe(1);
+    expect(await queuedEntries(general)).toBe(1);
 
     // The next bookings go through a queue whose oldest entry is that one.
     const later = testContext({ env: WAIT });
@@ -148,7 +122,7 @@ describe('a hot account queue under lost answers and contention', () => {
         bookMovement(later, transfer(general, payee(`later-${i}`), platform.platform_code, '1', `later ${i}`)),
       ),
     );
-    expect(await queued(general)).toBe(0);
+    expect(await queuedEntries(general)).toBe(0);
     // Five bookings of 1.00 each, the first once.
     expect(await stored(general)).toEqual({ balance: '995.00', version: 6 });
     expect(await stored(payee('first'))).toEqual({ balance: '1.00', version: 1 });
@@ -189,14 +163,14 @@ describe('a hot account queue under lost answers and contention', () => {
     });
     // The booking on the busy account is queued first: the oldest, it is in every round a plain queue would make.
     const onBusy = bookMovement(committer, transfer(general, busy, platform.platform_code, '1', 'on busy'));
-    for (let waited = 0; (await queued(general)) < 1; waited++) {
+    for (let waited = 0; (await queuedEntries(general)) < 1; waited++) {
       expect(waited, 'the first booking queued').toBeLessThan(600);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const others = Array.from({ length: 10 }, (_, i) =>
       bookMovement(committer, transfer(general, payee(`other-${i}`), platform.platform_code, '1', `other ${i}`)),
     );
-    for (let waited = 0; (await queued(general)) < 11; waited++) {
+    for (let waited = 0; (await queuedEntries(general)) < 11; waited++) {
       expect(waited, 'all bookings queued').toBeLessThan(600);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -209,7 +183,7 @@ describe('a hot account queue under lost answers and contention', () => {
     expect(moved, 'rounds met a moved account').toBeGreaterThan(0);
     expect(settled.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
     expect(busyOutcome.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
-    expect(await queued(general)).toBe(0);
+    expect(await queuedEntries(general)).toBe(0);
     expect(await stored(general)).toEqual({ balance: '989.00', version: 12 });
     expect((await stored(busy)).balance).toBe(new Money('1').plus(new Money('0.01').times(moved)).toFixed(2));
     for (let i = 0; i < 10; i++) expect((await stored(payee(`other-${i}`))).balance).toBe('1.00');

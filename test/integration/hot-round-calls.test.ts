@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { bookMovement } from '../../lib/ledger/engine.js';
-import { bookingLeaseEntity, queuedBookingEntity } from '../../lib/store/entities/booking-queue.js';
+import { bookingLeaseEntity } from '../../lib/store/entities/booking-queue.js';
 import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { createPlatform } from '../../lib/store/platforms.js';
 import { clientWith, ctx, testContext } from '../support/context.js';
-import { fund, hotWithStalledCommitter } from '../support/ledger.js';
+import { fund, hotWithStalledCommitter, queuedEntries, releaseStalledLease } from '../support/ledger.js';
 
 /**
  * What a hot account's commit round costs in DynamoDB calls (lib/ledger/README.md, "Hot accounts"): on AWS a
@@ -59,26 +59,6 @@ const isRoundTransaction = (call: Call) => call.command === 'TransactWriteItemsC
 /** The start of a committer's tenure: the conditional put that takes the lease. */
 const isLeaseTaken = (call: Call) => call.command === 'PutItemCommand' && namesLease(call);
 
-async function queued(account: AccountRef): Promise<number> {
-  let count = 0;
-  for (const shard of [0, 1, 2, 3, 4, 5, 6, 7]) {
-    const out = await ctx.db.send(
-      new QueryCommand({
-        TableName: ctx.tables.main,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :queued)',
-        ExpressionAttributeValues: {
-          ':pk': queuedBookingEntity.partitionKey({ account_key: accountKey(account), shard }),
-          ':queued': 'Q#',
-        },
-        ConsistentRead: true,
-        Select: 'COUNT',
-      }),
-    );
-    count += out.Count ?? 0;
-  }
-  return count;
-}
-
 describe('a hot account commit round', () => {
   it('takes at most 3 DynamoDB calls, 2 in sequence, once its committer holds the lease; the drain books each booking once', {
     timeout: 120_000,
@@ -112,18 +92,13 @@ describe('a hot account commit round', () => {
       ),
     );
     // Every booking waits in the queue behind the stalled committer.
-    for (let waited = 0; (await queued(general)) < bookings; waited++) {
+    for (let waited = 0; (await queuedEntries(general)) < bookings; waited++) {
       expect(waited, 'all bookings queued').toBeLessThan(600);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     recording = true;
     // The stalled committer's lease lapses (deleted, as its expiry would): a waiting request takes it over.
-    await ctx.db.send(
-      new DeleteCommand({
-        TableName: ctx.tables.main,
-        Key: bookingLeaseEntity.key({ account_key: accountKey(general) }),
-      }),
-    );
+    await releaseStalledLease(general);
     const outcomes = await booked;
     recording = false;
     expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
@@ -134,7 +109,7 @@ describe('a hot account commit round', () => {
     );
     expect(new Money(String(stored.Item?.balance)).toFixed(2)).toBe('952.00');
     expect(Number(stored.Item?.version)).toBe(1 + bookings);
-    expect(await queued(general)).toBe(0);
+    expect(await queuedEntries(general)).toBe(0);
 
     // The committer's calls, in order, cut into rounds at each round's transaction.
     const committer = calls.filter((call) => !isWaiterPoll(call));

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
-import { bookingLeaseEntity } from '../../lib/store/entities/booking-queue.js';
+import { bookingLeaseEntity, queuedBookingEntity } from '../../lib/store/entities/booking-queue.js';
+import { QUEUE_SHARDS } from '../../lib/ledger/hot-account.js';
 import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { deposit } from '../../lib/ledger/deposit.js';
 import type { TestPlatform } from './service.js';
@@ -86,4 +87,25 @@ export async function releaseStalledLease(account: AccountRef): Promise<void> {
       Key: bookingLeaseEntity.key({ account_key: accountKey(account) }),
     }),
   );
+}
+
+/** Entries in the account's queue (`Q#<booking id>`), over all its shards, read consistently. */
+export async function queuedEntries(account: AccountRef): Promise<number> {
+  let count = 0;
+  for (let shard = 0; shard < QUEUE_SHARDS; shard++) {
+    const out = await ctx.db.send(
+      new QueryCommand({
+        TableName: ctx.tables.main,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :queued)',
+        ExpressionAttributeValues: {
+          ':pk': queuedBookingEntity.partitionKey({ account_key: accountKey(account), shard }),
+          ':queued': 'Q#',
+        },
+        ConsistentRead: true,
+        Select: 'COUNT',
+      }),
+    );
+    count += out.Count ?? 0;
+  }
+  return count;
 }

@@ -24,6 +24,32 @@ const account = (label: string): AccountRef => ({
 });
 const LABELS = ['hot', 'a', 'b', 'c'];
 
+/** A queued transfer of `amount` (decimal text) between two of the platform's accounts, as a round reads it. */
+const storedTransfer = (
+  id: string,
+  index: number,
+  from: string,
+  to: string,
+  amount: string,
+  items: StoredBooking['items'],
+): StoredBooking =>
+  decodeBooking(
+    encodeBooking({
+      id,
+      atMs: 1_000 + index,
+      movement: {
+        movement_id: `m${index}`,
+        type: 'transfer',
+        reference: `transfer:${index}`,
+        legs: [
+          { account: account(from), platform_code: PLATFORM, amount: `-${amount}` },
+          { account: account(to), platform_code: PLATFORM, amount },
+        ],
+      },
+      items,
+    }),
+  );
+
 const cents = fc.integer({ min: 1, max: 5_000 }).map((n) => new Money(n).div(100));
 
 describe('applyInOrder', () => {
@@ -112,46 +138,31 @@ describe('planBatch and batchTransaction', () => {
     .filter((spec) => spec.from !== spec.to);
 
   const bookingOf = (spec: Spec, index: number): StoredBooking =>
-    decodeBooking(
-      encodeBooking({
-        id: `b${String(index).padStart(4, '0')}`,
-        atMs: 1_000 + index,
-        movement: {
-          movement_id: `m${index}`,
-          type: 'transfer',
-          reference: `transfer:${index}`,
-          legs: [
-            { account: account(spec.from), platform_code: PLATFORM, amount: spec.amount.neg().toFixed() },
-            { account: account(spec.to), platform_code: PLATFORM, amount: spec.amount.toFixed() },
-          ],
+    storedTransfer(`b${String(index).padStart(4, '0')}`, index, spec.from, spec.to, spec.amount.toFixed(), [
+      // Every booking checks the platform's participant: identical checks merge.
+      {
+        item: {
+          ConditionCheck: {
+            TableName: 'main',
+            Key: { pk: 'PARTICIPANT#P1', sk: 'PARTICIPANT' },
+            ConditionExpression: 'attribute_exists(pk)',
+          },
         },
-        items: [
-          // Every booking checks the platform's participant: identical checks merge.
-          {
-            item: {
-              ConditionCheck: {
-                TableName: 'main',
-                Key: { pk: 'PARTICIPANT#P1', sk: 'PARTICIPANT' },
-                ConditionExpression: 'attribute_exists(pk)',
+      },
+      ...(spec.claim === null
+        ? []
+        : [
+            {
+              item: {
+                Put: {
+                  TableName: 'ttl',
+                  Item: { pk: `CLIENTID#${spec.claim}` },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
               },
             },
-          },
-          ...(spec.claim === null
-            ? []
-            : [
-                {
-                  item: {
-                    Put: {
-                      TableName: 'ttl',
-                      Item: { pk: `CLIENTID#${spec.claim}` },
-                      ConditionExpression: 'attribute_not_exists(pk)',
-                    },
-                  },
-                },
-              ]),
-        ],
-      }),
-    );
+          ]),
+    ]);
 
   /** Commits plans round by round as the engine does: a booking failing on its own is refused alone and the round replanned. */
   function commitAll(bookings: StoredBooking[], specs: Spec[], start: Map<string, AccountState>) {
@@ -276,22 +287,7 @@ describe('planBatch and batchTransaction', () => {
       item: { Put: { TableName: 'main', Item: { pk: 'PARTICIPANT#P9', sk: 'PARTICIPANT' } } },
     };
     const booking = (index: number, items: StoredBooking['items']): StoredBooking =>
-      decodeBooking(
-        encodeBooking({
-          id: `b${index}`,
-          atMs: 1_000 + index,
-          movement: {
-            movement_id: `m${index}`,
-            type: 'transfer',
-            reference: `transfer:${index}`,
-            legs: [
-              { account: account('hot'), platform_code: PLATFORM, amount: '-1' },
-              { account: account(LABELS[1 + index]!), platform_code: PLATFORM, amount: '1' },
-            ],
-          },
-          items,
-        }),
-      );
+      storedTransfer(`b${index}`, index, 'hot', LABELS[1 + index]!, '1', items);
     const reads = new Map<string, AccountRead>(
       LABELS.map((label) => [
         accountKey(account(label)),
