@@ -5,7 +5,7 @@ import { computeConvertQuote } from '../domain/quotes.js';
 import { validateWithdrawalAddress } from '../domain/withdrawal-address.js';
 import type { AuthContext } from '../domain/caller.js';
 import { tradingParticipant, validateQuoteRequest, type QuoteRequest } from '../liquidity/request-quote.js';
-import { dealPrice } from '../pricing/price-source.js';
+import { dealPriceFor } from '../pricing/price-source.js';
 import { getNetworkFee } from '../store/network-fees.js';
 import { putQuote, type StoredQuote } from '../store/quotes.js';
 import { convertQuoteView, type ConvertQuoteView } from './convert-quote-view.js';
@@ -36,10 +36,13 @@ export async function requestConvertQuote(
   // The fee, participant and price reads are independent, so they run together, as in an RFQ; a 400 for the
   // request still wins over a 503 for the price.
   const pricing = value
-    ? dealPrice(ctx, auth.platformCode, 'buy', value.underlying, value.quoted, nowMs).then(
-        (deal) => ({ deal }),
-        (error: unknown) => ({ error }),
-      )
+    ? dealPriceFor(ctx, {
+        platformCode: auth.platformCode,
+        side: 'buy',
+        underlying: value.underlying,
+        quoted: value.quoted,
+        nowMs,
+      })
     : undefined;
   const participantErrors: string[] = [];
   const [fee, participant] = await Promise.all([

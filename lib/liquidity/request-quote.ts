@@ -4,7 +4,7 @@ import { ACTIVE_STATUS, participantNotActive } from '../domain/participant-statu
 import { parseAmount, type Money } from '../domain/money.js';
 import { computeQuote, validateQuantityXorTotal, type QuoteSide } from '../domain/quotes.js';
 import type { AuthContext } from '../domain/caller.js';
-import { dealPrice } from '../pricing/price-source.js';
+import { dealPriceFor } from '../pricing/price-source.js';
 import { getParticipantOfPlatform, type Participant } from '../store/participants.js';
 import { putQuote, quoteCreationItem } from '../store/quotes.js';
 import { transactWrite } from '../store/table/transactions.js';
@@ -103,10 +103,13 @@ export async function requestQuote(
   // The price reads don't depend on the participant, so they run alongside its read; a 400 for the
   // request still wins over a 503 for the price.
   const pricing = value
-    ? dealPrice(ctx, auth.platformCode, value.side, value.underlying, value.quoted, nowMs).then(
-        (deal) => ({ deal }),
-        (error: unknown) => ({ error }),
-      )
+    ? dealPriceFor(ctx, {
+        platformCode: auth.platformCode,
+        side: value.side,
+        underlying: value.underlying,
+        quoted: value.quoted,
+        nowMs,
+      })
     : undefined;
   const participant = await tradingParticipant(ctx, auth, request.participant_code, errors);
   if (errors.length > 0 || !value || !participant || !pricing) throw new ValidationError(errors);

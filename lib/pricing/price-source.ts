@@ -65,24 +65,11 @@ function dealPriceOf(
   return { price: priceWithSpread(reference.price, side, spreadBps), reference, spreadBps };
 }
 
-/** The price a platform's client gets for `side` now: fresh reference price plus the platform's spread. */
-export async function dealPrice(
-  ctx: AppContext,
-  platformCode: string,
-  side: QuoteSide,
-  underlying: Asset,
-  quoted: Asset,
-  nowMs = ctx.clock.nowMs(),
-): Promise<DealPrice> {
-  const priced = await dealPriceFor(ctx, { platformCode, side, underlying, quoted, nowMs });
-  if ('error' in priced) throw priced.error;
-  return priced.deal;
-}
-
 /**
- * The deal price, read in one call with the participant the deal is for when one is named (a reward's
- * customer): its pricing error, if any, comes back as `error`, so the caller can answer the participant's
- * problems first.
+ * The price a platform's client gets for `side` now (the fresh reference price plus the platform's spread), read
+ * in one call with the participant the deal is for when one is named (a reward's customer). It never rejects: a
+ * pricing error, or the read's, comes back as `error`, so a caller may start it beside its other reads and answer
+ * their problems (a 400) before it (a 503).
  */
 export async function dealPriceFor(
   ctx: AppContext,
@@ -95,12 +82,17 @@ export async function dealPriceFor(
     participantCode?: string;
   },
 ): Promise<{ deal: DealPrice; participant?: Participant } | { error: unknown; participant?: Participant }> {
-  const inputs = await getPricingInputs(ctx, {
-    platformCode: wanted.platformCode,
-    underlying: wanted.underlying.symbol,
-    quotedCurrency: wanted.quoted.symbol,
-    participantCode: wanted.participantCode,
-  });
+  let inputs: PricingInputs;
+  try {
+    inputs = await getPricingInputs(ctx, {
+      platformCode: wanted.platformCode,
+      underlying: wanted.underlying.symbol,
+      quotedCurrency: wanted.quoted.symbol,
+      participantCode: wanted.participantCode,
+    });
+  } catch (error) {
+    return { error };
+  }
   const pair = `${wanted.underlying.symbol}/${wanted.quoted.symbol}`;
   try {
     return {
