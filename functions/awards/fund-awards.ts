@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { fundAwards } from '../../lib/awards/fund-awards.js';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
+import { claimsInBooking } from '../../lib/http/booking-claims.js';
 import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { amountText, text } from '../../lib/http/zod.js';
 
@@ -22,6 +23,8 @@ export const bind = apiHandler(
     response: async () => (await import('../../lib/http/schemas/quotes.js')).instantPurchaseResponse,
     // It books: a retry of a booking left queued behind a hot account commits the queue.
     queuedBookings: driveQueuedBooking,
+    // Every accepted request books, with its claim: the key's check and the request's claims ride in the booking.
+    claimsInBooking,
     summary: 'Fund the awards pool',
   },
   async ({ ctx, body, auth, requestId, claim }) => ({

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { apiHandler } from '../../lib/http/api-handler.js';
+import { claimsInBooking } from '../../lib/http/booking-claims.js';
 import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { accountLabelField, amountText, text } from '../../lib/http/zod.js';
 import { issueReward } from '../../lib/rewards/issue-reward.js';
@@ -23,6 +24,8 @@ export const bind = apiHandler(
     response: async () => (await import('../../lib/http/schemas/quotes.js')).instantPurchaseResponse,
     // It books: a retry of a booking left queued behind a hot account commits the queue.
     queuedBookings: driveQueuedBooking,
+    // Every accepted request books, with its claim: the key's check and the request's claims ride in the booking.
+    claimsInBooking,
     summary: 'Issue a reward',
   },
   async ({ ctx, body, auth, requestId, claim }) => ({

@@ -149,11 +149,15 @@ export function apiHandler<
           body: JSON.stringify({ message }),
         };
         const carried = svc.bookingClaims;
-        if (carried) {
+        if (carried && claimsInBooking) {
           carried.carried = true;
           // What the X-Request-Id's record stores, when the request has one; the same bytes otherwise.
           svc.claimedResponse = response;
-          return carried.items.map((item) => item(response));
+          // Should the booking queue, its claims are made apart and the run begun apart is completed by it.
+          return claimsInBooking.items(carried, response, () => {
+            const run = svc.idempotentRun;
+            return run ? [requestCompletionItem(ctx, run, response)] : [];
+          });
         }
         const run = svc.idempotentRun;
         if (!run) return [];

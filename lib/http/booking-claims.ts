@@ -10,11 +10,13 @@ import { completedRequestItem, type IdempotentRun, type StoredResponse, signatur
  * against, the signature's replay claim, the X-Request-Id's record with the answer. A warm POST /transfers is
  * then its transaction alone.
  *
- * When one of them fails (a revoked key, a signature or X-Request-Id already claimed), or the booking would go
- * to a hot account's queue (where only data travels, and the request must hold its claims while it waits), the
- * transaction wrote nothing: the request makes each claim apart, exactly as a route that doesn't book does (the
- * key read again, the signature claimed, the X-Request-Id's run begun), so every refusal is today's, and runs
- * its use case again with the claims already made.
+ * When one of them fails (a revoked key, a signature or X-Request-Id already claimed), the transaction wrote
+ * nothing: the request makes each claim apart, exactly as a route that doesn't book does (the key read again,
+ * the signature claimed, the X-Request-Id's run begun), so every refusal is today's, and runs its use case again
+ * with the claims already made. When the booking would go to a hot account's queue instead (where only data
+ * travels, and the request must hold its claims while it waits), the request makes them apart at that point and
+ * its booking queues with the X-Request-Id's completion in their place: its use case, and the reads it made, are
+ * not repeated.
  */
 export interface BookingClaims {
   /** The transaction items, in order, given the answer the booking stores (the X-Request-Id's record holds it). */
@@ -29,6 +31,8 @@ export interface BookingClaims {
   beforeRefusal: () => Promise<void>;
   /** Set once the use case has put the items in its booking. */
   carried?: boolean;
+  /** Set once the claims were made apart for a booking that queues (`ClaimsInBooking.items`). */
+  madeApart?: boolean;
 }
 
 /**
@@ -45,6 +49,11 @@ export interface ClaimsInBooking {
     carried: BookingClaims,
     record: { run: IdempotentRun; requestHash: string; beginApart: () => Promise<APIGatewayProxyResult | undefined> },
   ): void;
+  /**
+   * The booking's items for the answer it stores. Should the booking queue, the claims are made apart (once)
+   * and it carries `queuedCompletion()` instead: the X-Request-Id's completion for the run begun apart.
+   */
+  items(carried: BookingClaims, response: StoredResponse, queuedCompletion: () => TaggedItem[]): TaggedItem[];
   /** After the use case threw while its booking was to carry the claims (`api-handler.ts`): how the request goes on. */
   recover(carried: BookingClaims, error: unknown, runAgain: () => Promise<unknown>): Promise<Recovered>;
 }
@@ -74,13 +83,26 @@ export class ClaimsApartError extends Error {
   }
 }
 
-/** A booking item that only its requesting process's own transaction may commit, refused by making the claims apart. */
-export function claimItem(item: TaggedItem['item'], why: string): TaggedItem {
-  return {
-    item,
-    onConditionFailed: () => new ClaimsApartError(why),
-    notQueued: () => new ClaimsApartError('the booking would queue behind a hot account'),
-  };
+/** A claim made apart for a booking that would queue answered the request (a completed X-Request-Id's answer). */
+class AnsweredApartError extends Error {
+  constructor(readonly answered: APIGatewayProxyResult) {
+    super('a claim made apart answered the request');
+    this.name = 'AnsweredApartError';
+  }
+}
+
+/** A booking item refused by making the claims apart (a claim already taken, a key changed). */
+function claimItem(item: TaggedItem['item'], why: string): TaggedItem {
+  return { item, onConditionFailed: () => new ClaimsApartError(why) };
+}
+
+/** Makes each claim apart, in order; one that answers the request ends it with that answer. */
+async function makeClaimsApart(carried: BookingClaims): Promise<void> {
+  for (const claimApart of carried.apart) {
+    const answered = await claimApart();
+    if (answered) throw new AnsweredApartError(answered);
+  }
+  carried.madeApart = true;
 }
 
 export const claimsInBooking: ClaimsInBooking = {
@@ -118,8 +140,25 @@ export const claimsInBooking: ClaimsInBooking = {
     carried.apart.push(beginApart);
   },
 
+  items: (carried, response, queuedCompletion) => {
+    let madeApart: Promise<TaggedItem[]> | undefined;
+    const inPlace = () => (madeApart ??= makeClaimsApart(carried).then(queuedCompletion));
+    // The first item stands for them all in the queue; the others leave nothing in their place.
+    return carried.items.map((item, index) => ({
+      ...item(response),
+      queuedInstead: async () => {
+        const instead = await inPlace();
+        return index === 0 ? instead : [];
+      },
+    }));
+  },
+
   // Nothing of the booking was written, its claims neither.
   recover: async (carried, error, runAgain) => {
+    if (error instanceof AnsweredApartError) return { answered: error.answered };
+    // Its claims were made apart for a queue that refused it (or it ran out of time waiting): answered as a
+    // request whose claims came before its use case.
+    if (carried.madeApart) throw error;
     if (!(error instanceof ClaimsApartError) && carried.carried) {
       // Refused by its booking's transaction (or while booking): it claimed nothing, so the same request may come
       // again; a revoked key hears 403, as it would have from a key read before the use case.

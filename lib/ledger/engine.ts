@@ -49,12 +49,23 @@ export async function book(
   const settled: Booking = { ...booking, items: await settleItems(booking.items) };
   const hot = await bookCold(ctx, settled);
   if (!hot) return;
-  // A claim its request makes with the booking can't wait in a queue (its request makes it apart, then books again).
-  const ownTransactionOnly = settled.items.find((tagged) => tagged.notQueued);
-  if (ownTransactionOnly?.notQueued) throw ownTransactionOnly.notQueued();
+  const queued = await withClaimsMadeApart(settled);
   // Loaded on a container's first contention: most never meet one, so their cold start doesn't compile it.
   const { bookHot } = await import('./hot-account.js');
-  await bookHot(ctx, settled, hot);
+  await bookHot(ctx, queued, hot);
+}
+
+/**
+ * A claim its request makes with the booking can't wait in a queue, where only data travels: the request makes
+ * it apart now, and the booking queues with what stands in for it (the X-Request-Id's completion), without
+ * running its use case again.
+ */
+async function withClaimsMadeApart(booking: Booking): Promise<Booking> {
+  if (!booking.items.some((tagged) => tagged.queuedInstead)) return booking;
+  const items = await Promise.all(
+    booking.items.map((tagged) => (tagged.queuedInstead ? tagged.queuedInstead() : [tagged])),
+  );
+  return { ...booking, items: await settleItems(items.flat()) };
 }
 
 /**

@@ -7,6 +7,7 @@ import { accountIdOf, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { revokeApiKey } from '../../lib/store/api-keys.js';
 import { accountEntity } from '../../lib/store/entities/ledger.js';
+import { priceEntity } from '../../lib/store/entities/price.js';
 import { clientWith, ctx, type TestContext, testContext } from '../support/context.js';
 import { listEvents } from '../support/events.js';
 import { fund, markHot, transferBody } from '../support/ledger.js';
@@ -299,9 +300,7 @@ describe('POST /liquidity/execute on a warm function', () => {
 });
 
 describe('POST /rewards and POST /awards/fund on a warm function', () => {
-  // They make their claims before the use case: carried in the booking, a hot platform account's rewards ran at
-  // half the rate (the bench's hot scenario, 2026-11-29), so only the reads are folded into one.
-  it('read the platform, the price (and the customer of a reward) in one call, between the claims and the transaction', async () => {
+  it('are two calls: the platform, the price (and the customer of a reward) in one read, then the transaction', async () => {
     await setPrice('DOGE', 'USD', '0.25');
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '1000');
@@ -327,16 +326,8 @@ describe('POST /rewards and POST /awards/fund on a warm function', () => {
         for (const requestId of [undefined, randomUUID()]) {
           const warm = await a.counted(() => post(path, body, requestId));
           expect(warm.result.status, `${path}: ${warm.result.text}`).toBe(201);
-          // The key, the signature's replay claim (and the X-Request-Id's run), the reads, the transaction (and the
-          // X-Request-Id's fallback completion, a conditional write that finds the answer the booking stored).
-          expect(warm.calls, path).toEqual([
-            'GetItemCommand',
-            'PutItemCommand',
-            ...(requestId ? ['PutItemCommand'] : []),
-            'BatchGetItemCommand',
-            'TransactWriteItemsCommand',
-            ...(requestId ? ['UpdateItemCommand'] : []),
-          ]);
+          // The key's check, the signature's claim and the X-Request-Id's record ride in the transaction.
+          expect(warm.calls, path).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand']);
         }
       }
     });
@@ -348,8 +339,8 @@ describe('POST /rewards and POST /awards/fund on a warm function', () => {
   });
 });
 
-describe('POST /liquidity/execute behind a hot account', () => {
-  it('makes its claims apart and books on its second run, its quote judged by when the request came: not expired', async () => {
+describe('a booking that carries its claims, behind a hot account', () => {
+  it('POST /liquidity/execute makes its claims apart and queues without running again: its quote read once, executed though it expired meanwhile', async () => {
     await setPrice('DOGE', 'USD', '0.25');
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '1000');
@@ -359,18 +350,19 @@ describe('POST /liquidity/execute behind a hot account', () => {
       account_label: 'general',
       asset: 'USD',
     };
-    let executing = false;
-    let claimedApart = 0;
+    let executing: string[] | undefined;
+    let quoteId = '';
     const late = testContext({
       db: clientWith(
         (next, commandContext) => async (args) => {
           const input = (args as unknown as { input?: { TableName?: string } }).input;
+          const quoteRead = commandContext.commandName === 'GetItemCommand' && JSON.stringify(input).includes(quoteId);
+          const table = input?.TableName === ctx.tables.ttl ? 'ttl' : 'main';
+          executing?.push(quoteRead ? 'quote read' : `${commandContext.commandName} ${table}`);
           // The signature's replay claim made apart, once the booking found the account hot: the quote's
-          // 30 s are over by the time the use case runs again.
-          if (executing && commandContext.commandName === 'PutItemCommand' && input?.TableName === ctx.tables.ttl) {
-            claimedApart += 1;
+          // 30 s are over by then, which must not matter to a request that came in time.
+          if (executing && commandContext.commandName === 'PutItemCommand' && input?.TableName === ctx.tables.ttl)
             late.clock.advance(31_000);
-          }
           return next(args);
         },
         'expireQuoteWhileClaiming',
@@ -390,21 +382,83 @@ describe('POST /liquidity/execute behind a hot account', () => {
     expect(quote.status, quote.text).toBe(200);
     await markHot(usd);
 
-    executing = true;
+    quoteId = quote.body.message.quote_id;
+    executing = [];
     const executed = await send(
       'POST',
       '/liquidity/execute',
       { quote_id: quote.body.message.quote_id },
       { credentials: platform.credentials, via: service },
     );
+    const calls = executing;
+    executing = undefined;
     expect(executed.status, executed.text).toBe(200);
-    expect(claimedApart).toBe(1);
     expect(executed.body.message.trade_id).toEqual(expect.any(String));
+    // The signature claimed apart once the booking found the account hot, and the quote not read again.
+    expect(calls.filter((call) => call === 'quote read')).toHaveLength(1);
+    expect(calls.filter((call) => call === 'PutItemCommand ttl')).toHaveLength(1);
+    expect(calls.indexOf('quote read')).toBeLessThan(calls.indexOf('PutItemCommand ttl'));
     const held = await late.db.send(
       new GetCommand({ TableName: ctx.tables.main, Key: accountEntity.key(usd), ConsistentRead: true }),
     );
     expect(new Money(String(held.Item?.balance)).toFixed(2)).toBe(
       new Money('1000').minus(quote.body.message.total_notional).toFixed(2),
+    );
+  });
+
+  it('POST /rewards with X-Request-Id: priced once, paid once, its retry and its replay answered the same', async () => {
+    await setPrice('DOGE', 'USD', '0.25');
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '1000');
+    const [customer] = await customersViaHttp(platform, 1);
+    await markHot(account(platform, 'general'));
+    const requestId = randomUUID();
+    const reward = { underlying: 'DOGE', quoted_currency: 'USD', quantity: '10', participant_code: customer };
+    const priceKey = priceEntity.key({ underlying: 'DOGE', quoted_currency: 'USD' });
+    expect(priceKey.pk).toMatch(/DOGE/);
+    let calls: string[] | undefined;
+    const counting = testContext({
+      db: clientWith(
+        (next, commandContext) => async (args) => {
+          const input = (args as unknown as { input?: { TableName?: string } }).input;
+          const pricing =
+            commandContext.commandName === 'BatchGetItemCommand' && JSON.stringify(input).includes(String(priceKey.pk));
+          const table = input?.TableName === ctx.tables.ttl ? 'ttl' : 'main';
+          calls?.push(pricing ? 'pricing read' : `${commandContext.commandName} ${table}`);
+          return next(args);
+        },
+        'countPricingReads',
+        'initialize',
+      ),
+    });
+    const service = serviceFor(counting);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const post = (options: { timestamp?: number } = {}) =>
+      send('POST', '/rewards', reward, {
+        credentials: platform.credentials,
+        via: service,
+        headers: { 'X-Request-Id': requestId },
+        ...options,
+      });
+    calls = [];
+    const first = await post({ timestamp });
+    const made = calls;
+    calls = undefined;
+    expect(first.status, first.text).toBe(201);
+    // Priced once: the booking that found the account hot queued with its claims made apart (the signature's
+    // claim and the X-Request-Id's run, one PutItem each), and its use case did not run again.
+    expect(made.filter((call) => call === 'pricing read')).toHaveLength(1);
+    expect(made.filter((call) => call === 'PutItemCommand ttl')).toHaveLength(2);
+    const retried = await post();
+    expect(retried.status).toBe(201);
+    expect(retried.text).toBe(first.text);
+    // The same signed bytes again: the first answer (its X-Request-Id's), nothing booked.
+    const replayed = await post({ timestamp });
+    expect(replayed.status).toBe(201);
+    expect(replayed.text).toBe(first.text);
+    const accounts = await platform.get(`/accounts?account_owner=${customer}`);
+    expect(accounts.body.message.find((entry: { asset: string }) => entry.asset === 'DOGE')?.balance).toMatch(
+      /^10(\.0+)?$/,
     );
   });
 });

@@ -48,10 +48,11 @@ export interface TaggedItem {
   release?: DeleteCommandInput;
   /**
    * The item may commit only in its requesting process's own transaction (a request's claim made with its
-   * booking, `lib/http/booking-claims.ts`): when the booking would go to a hot account's queue instead, this
-   * error is thrown, and the request makes the claim apart and books again.
+   * booking, `lib/http/booking-claims.ts`): when the booking would go to a hot account's queue instead, the
+   * request makes the claim apart (which may refuse it), and the booking queues with what this returns in the
+   * item's place.
    */
-  notQueued?: () => Error;
+  queuedInstead?: () => Promise<TaggedItem[]>;
 }
 
 /**
