@@ -227,12 +227,13 @@ const PINNED_KIB: Record<string, number> = {
   'functions/trades/report-trade.ts': 402.1,
   // The booking engine with decimal.js, and the award rules and their store.
   'functions/awards/distribute-awards.ts': 397.9,
-  'functions/awards/fund-awards.ts': 394.6,
-  // The booking engine with decimal.js, and the trade, quote and withdrawal rules; the two quote executions (like
-  // create-transfer) bring the booking claims they pass to the middleware (lib/http/booking-claims.ts, about 2 KiB).
-  'functions/convert-withdraw/execute-quote.ts': 393.3,
-  'functions/liquidity/execute-quote.ts': 393.9,
-  'functions/rewards/issue-reward.ts': 393.9,
+  'functions/awards/fund-awards.ts': 395.2,
+  // The booking engine with decimal.js, and the trade, quote and withdrawal rules. The quote executions, rewards
+  // and award funding (like create-transfer) bring the booking claims they pass to the middleware
+  // (lib/http/booking-claims.ts, about 2.5 KiB).
+  'functions/convert-withdraw/execute-quote.ts': 393.8,
+  'functions/liquidity/execute-quote.ts': 394.4,
+  'functions/rewards/issue-reward.ts': 394.5,
   // The minor's customer rules with the country tables (12 KiB), without the adult's fields.
   'functions/participants/create-minor.ts': 354.1,
 };
