@@ -63,13 +63,19 @@ export type ItemOrigin =
   | { kind: 'lease' }
   | { kind: 'other' };
 
-/** The accounts of a movement whose balance the engine reads: platform, customer and escrow accounts (the outside world's are blind). */
+/**
+ * The accounts of a movement whose balance the engine reads: platform and customer accounts (their updates are
+ * conditioned on the version read), and escrow and fee accounts it debits (the read checks the debit is covered).
+ * The outside world's are blind, and so is a credit to an escrow or fee account: unversioned, its update is an
+ * unconditioned addition, so nothing of it depends on a read (a convert-withdraw execution then reads nothing).
+ */
 export function readAccountsOf(
   movement: Movement | undefined,
 ): Array<{ account: AccountRef; platformCode: string | null }> {
   if (!movement) return [];
   return netChanges(movement.legs)
     .filter((change) => !isUnguarded(change.account.participant_code))
+    .filter((change) => isVersioned(change) || change.change.isNegative())
     .map((change) => ({ account: change.account, platformCode: change.platform_code }));
 }
 
