@@ -274,6 +274,22 @@ describe('POST /transfers on a warm function', () => {
     });
     expect(await stored(account(platform, 'general'))).toEqual({ balance: String(21 - 5 - 6), version: 4 });
   });
+  it('the same bytes again after a transfer that emptied the account: 409 already received, not insufficient funds', async () => {
+    const platform = await newPlatform();
+    await fund(platform.participantCode, 'USD', '5');
+    const post = clientOf(platform);
+    await held(async () => {
+      const timestamp = a.ctx.clock.nowSeconds();
+      const body = transferBody(platform, { amount: '5.00' });
+      expect((await post(a, body, { timestamp })).status).toBe(201);
+      for (const via of [a, b]) {
+        const replay = await post(via, body, { timestamp });
+        expect(replay.status, replay.text).toBe(409);
+        expect(replay.body.errors).toEqual([ALREADY_RECEIVED]);
+      }
+    });
+    expect(await stored(account(platform, 'general'))).toEqual({ balance: '0', version: 2 });
+  });
 });
 
 describe('POST /liquidity/execute on a warm function', () => {
