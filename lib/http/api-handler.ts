@@ -100,8 +100,8 @@ interface HandlerInput<Q, B, P> {
   /** True when the client's X-Request-Id made this POST idempotent (`requestId` is then the client's). */
   idempotent: boolean;
   /**
-   * When the use case first ran for this invocation: the same on the run again after its claims were made apart
-   * (`booking-claims.ts`), so what the first run accepted (a quote not yet expired) the second accepts too.
+   * When the use case first ran for this invocation: the same on the run again after a claim its booking carried
+   * was refused (`booking-claims.ts`), so what the first run accepted (a quote not yet expired) the second accepts too.
    */
   receivedAtMs: number;
   /**
