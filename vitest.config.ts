@@ -23,9 +23,11 @@ const PACED = [
  */
 /**
  * Files that need modules of their own: the request log's test turns metrics on and reads what reaches stdout
- * through loggers it builds at import. Every other file of group 2 shares its worker's modules with the files
- * before it (`isolate: false`: a file then imports nothing afresh; test/support/setup-env.ts puts back what a
- * file changed of the shared test context, the environment and spies).
+ * through loggers it builds at import. Every other file shares its worker's modules with the files of its project
+ * before it (`isolate: false`: a file then imports nothing afresh, where a fresh worker spends seconds importing the
+ * service; test/support/setup-env.ts puts back what a file changed of the shared test context, the environment and
+ * spies). The paced and stream files too: each stops in `afterAll` what it started (workflow runners, webhook
+ * runtimes, receivers).
  */
 const OWN_MODULES = ['test/integration/request-log.test.ts'];
 
@@ -93,11 +95,21 @@ export default defineConfig({
     maxWorkers: 2,
     sequence: { sequencer: longestFirst(LONGEST_FIRST) },
     projects: [
-      { test: { ...shared, name: 'paced', include: PACED, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      {
+        test: {
+          ...shared,
+          name: 'paced',
+          isolate: false,
+          include: PACED,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
       {
         test: {
           ...shared,
           name: 'streams',
+          isolate: false,
           include: STREAMS,
           env: { ...shared.env, TEST_TABLE_STREAM: '1' },
           maxWorkers: 2,

@@ -15,7 +15,7 @@ import { balanceOf } from '../../lib/store/ledger.js';
 import { MAX_TRANSACTION_ITEMS } from '../../lib/store/table/transaction-items.js';
 import { moneyAttr } from '../../lib/store/table/numbers.js';
 import { customersInBulk, customersViaHttp, customersViaStore } from '../support/customers.js';
-import { balances, fund } from '../support/ledger.js';
+import { balances, balancesOf, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { ctx, testContext } from '../support/context.js';
@@ -41,7 +41,7 @@ function pool(platform: TestPlatform, asset = 'BTC') {
 
 /** What the platform's award escrow holds for the asset: the sum of its lanes (`ESCROW_LANES`). */
 async function escrowBalance(platform: TestPlatform, asset = 'BTC'): Promise<Money> {
-  const held = await Promise.all(escrowLanes(platform, asset).map((lane) => balanceOf(ctx, lane)));
+  const held = await balancesOf(escrowLanes(platform, asset));
   return held.reduce((sum, balance) => sum.plus(balance), new Money(0));
 }
 
@@ -57,8 +57,8 @@ function customerAccount(platform: TestPlatform, code: string, asset = 'BTC') {
 }
 
 async function customerBalances(platform: TestPlatform, codes: readonly string[], asset = 'BTC'): Promise<string[]> {
-  return Promise.all(
-    codes.map(async (code) => (await balanceOf(ctx, customerAccount(platform, code, asset))).toFixed()),
+  return (await balancesOf(codes.map((code) => customerAccount(platform, code, asset)))).map((balance) =>
+    balance.toFixed(),
   );
 }
 
@@ -309,7 +309,7 @@ describe('POST /awards/distribute across chunks', () => {
       const requestId = randomUUID();
       const body = { asset: 'BTC', quantity: '0.00000123', participant_codes: customers };
       const poolBefore = await balanceOf(ctx, pool(platform));
-      const before = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+      const before = await balancesOf(customers.map((code) => customerAccount(platform, code)));
 
       quietCrashLogs();
       const crashed = await platform.post(DISTRIBUTE, body, {
@@ -331,7 +331,7 @@ describe('POST /awards/distribute across chunks', () => {
       expect(credited.length).toBeLessThan(CHUNKS);
       const total = new Money('0.00000123').mul(RECIPIENTS);
       expect(poolBefore.minus(await balanceOf(ctx, pool(platform))).toFixed()).toBe(total.toFixed());
-      const midway = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+      const midway = await balancesOf(customers.map((code) => customerAccount(platform, code)));
       const creditedCodes = new Set(
         credited.flatMap((chunk) => chunk.recipients.map((recipient) => recipient.participant_code)),
       );
@@ -351,7 +351,7 @@ describe('POST /awards/distribute across chunks', () => {
         partial!.chunks.flatMap((chunk) => chunk.recipients).map((r) => ({ ...r, trade_ids_list: [r.trade_id] })),
       );
 
-      const after = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+      const after = await balancesOf(customers.map((code) => customerAccount(platform, code)));
       expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(
         Array(RECIPIENTS).fill('0.00000123'),
       );
@@ -377,7 +377,7 @@ describe('POST /awards/distribute across chunks', () => {
     };
     const requestId = randomUUID();
     const poolBefore = await balanceOf(ctx, pool(platform));
-    const before = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    const before = await balancesOf(customers.map((code) => customerAccount(platform, code)));
     const results = await Promise.allSettled(
       Array.from({ length: 5 }, () =>
         distributeAwards(ctx, auth, { asset: 'BTC', quantity: '0.00000011', participant_codes: customers }, requestId),
@@ -398,7 +398,7 @@ describe('POST /awards/distribute across chunks', () => {
     );
     expect(JSON.stringify(final)).toBe(answered[0]);
 
-    const after = await Promise.all(customers.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    const after = await balancesOf(customers.map((code) => customerAccount(platform, code)));
     expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(
       Array(RECIPIENTS).fill('0.00000011'),
     );
@@ -417,7 +417,7 @@ describe('POST /awards/distribute across chunks', () => {
   it('resumes of one crashed distribution racing each other credit each recipient once; a loser may only answer 503', async () => {
     quietCrashLogs();
     const recipients = customers;
-    const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    const before = await balancesOf(recipients.map((code) => customerAccount(platform, code)));
     const poolBefore = await balanceOf(ctx, pool(platform));
     const escrowBefore = await escrowBalance(platform);
     const crashed = await platform.post(
@@ -442,7 +442,7 @@ describe('POST /awards/distribute across chunks', () => {
     const done = await getDistribution(ctx, platform.platformCode, requestId);
     expect(done!.distribution.status).toBe('completed');
     expect(done!.chunks.every((chunk) => chunk.status === 'credited')).toBe(true);
-    const after = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    const after = await balancesOf(recipients.map((code) => customerAccount(platform, code)));
     expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(
       Array(recipients.length).fill('0.00000013'),
     );
@@ -463,7 +463,7 @@ describe('POST /awards/distribute across chunks', () => {
   it('a resume that read the chunks before another run credited them finishes quietly, paying nobody twice', async () => {
     quietCrashLogs();
     const recipients = customers.slice(0, 45);
-    const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    const before = await balancesOf(recipients.map((code) => customerAccount(platform, code)));
     const crashed = await platform.post(
       DISTRIBUTE,
       { asset: 'BTC', quantity: '0.00000017', participant_codes: recipients },
@@ -498,7 +498,7 @@ describe('POST /awards/distribute across chunks', () => {
     release();
     expect(JSON.stringify(await slow)).toBe(JSON.stringify(fast));
 
-    const after = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    const after = await balancesOf(recipients.map((code) => customerAccount(platform, code)));
     expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(
       Array(recipients.length).fill('0.00000017'),
     );
@@ -507,7 +507,7 @@ describe('POST /awards/distribute across chunks', () => {
   it('without X-Request-Id, a crashed distribution is found by `awards open` and finished by `awards resume`', async () => {
     quietCrashLogs();
     const recipients = customers.slice(0, 60);
-    const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    const before = await balancesOf(recipients.map((code) => customerAccount(platform, code)));
     const crashed = await platform.post(
       DISTRIBUTE,
       { asset: 'BTC', quantity: '0.00000007', participant_codes: recipients },
@@ -528,7 +528,7 @@ describe('POST /awards/distribute across chunks', () => {
       confirms: unknown[];
     };
     expect(resumed.confirms).toHaveLength(60);
-    const after = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    const after = await balancesOf(recipients.map((code) => customerAccount(platform, code)));
     expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(60).fill('0.00000007'));
     const stillOpen = (await runAdmin(['awards', 'open'], { ctx })) as { distribution_id: string }[];
     expect(stillOpen.map((entry) => entry.distribution_id)).not.toContain(requestId);
@@ -539,7 +539,7 @@ describe('POST /awards/distribute across chunks', () => {
     const recipients = customers.slice(0, 50);
     const requestId = randomUUID();
     const body = { asset: 'BTC', quantity: '0.00000009', participant_codes: recipients };
-    const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    const before = await balancesOf(recipients.map((code) => customerAccount(platform, code)));
     // Recorded, no chunk credited (the process died before any chunk's transaction was sent).
     expect(
       (await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId }, via: crashingAfterChunks(0) }))
@@ -584,7 +584,7 @@ describe('POST /awards/distribute across chunks', () => {
 
     const finished = await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
     expect(finished.status, finished.text).toBe(201);
-    const after = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+    const after = await balancesOf(recipients.map((code) => customerAccount(platform, code)));
     expect(after.map((balance, i) => balance.minus(before[i]!).toFixed())).toEqual(Array(50).fill('0.00000009'));
     expect((await escrowBalance(platform)).toFixed()).toBe('0');
   });
@@ -604,7 +604,7 @@ describe('POST /awards/distribute across chunks', () => {
           const body = { asset: 'BTC', quantity: quantity.toFixed(), participant_codes: recipients };
           const poolBefore = await balanceOf(ctx, pool(platform));
           const escrowBefore = await escrowBalance(platform);
-          const before = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+          const before = await balancesOf(recipients.map((code) => customerAccount(platform, code)));
 
           // Past a distribution's last chunk, the crash comes after its completion committed: the retry gets the answer.
           const via = crashAfter === undefined ? undefined : crashingAfterChunks(crashAfter);
@@ -618,7 +618,7 @@ describe('POST /awards/distribute across chunks', () => {
               : await platform.post(DISTRIBUTE, body, { headers: { 'X-Request-Id': requestId } });
           expect(final.status).toBe(201);
 
-          const after = await Promise.all(recipients.map((code) => balanceOf(ctx, customerAccount(platform, code))));
+          const after = await balancesOf(recipients.map((code) => customerAccount(platform, code)));
           const credits = after.map((balance, i) => balance.minus(before[i]!));
           const sumOfCredits = credits.reduce((sum, credit) => sum.plus(credit), new Money(0));
           const poolDebit = poolBefore.minus(await balanceOf(ctx, pool(platform)));

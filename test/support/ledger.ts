@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
+import { accountIdOf, accountKey, isUnguarded, type AccountRef } from '../../lib/domain/ledger.js';
+import { Money } from '../../lib/domain/money.js';
 import { bookingLeaseEntity, queuedBookingEntity } from '../../lib/store/entities/booking-queue.js';
 import { QUEUE_SHARDS } from '../../lib/ledger/hot-account.js';
 import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { deposit } from '../../lib/ledger/deposit.js';
+import { parseAccount } from '../../lib/store/ledger.js';
+import { batchGetItems } from '../../lib/store/table/batch-get.js';
 import type { TestPlatform } from './service.js';
 import { ctx } from './context.js';
 
@@ -16,6 +19,31 @@ export async function fund(
   accountLabel?: string,
 ): Promise<void> {
   await deposit(ctx, { reference: randomUUID(), participantCode, asset, amount, accountLabel });
+}
+
+/**
+ * The balances of many guarded accounts (customers', platforms'), in the order given, each read strongly
+ * consistently as `balanceOf` reads it, but 100 to a BatchGetItem: the award tests read hundreds of recipients'
+ * balances several times each, one GetItem apiece. An account never credited reads 0.
+ */
+export async function balancesOf(accounts: readonly AccountRef[]): Promise<Money[]> {
+  // The outside world's accounts are sharded: their balance is a sum, which `balanceOf` reads.
+  const sharded = accounts.find((account) => isUnguarded(account.participant_code));
+  if (sharded) throw new Error(`balancesOf reads guarded accounts only, not ${accountKey(sharded)}`);
+  // BatchGetItem refuses a key named twice.
+  const unique = [...new Map(accounts.map((account) => [accountIdOf(account), account])).values()];
+  const items = await batchGetItems(
+    ctx,
+    unique.map((account) => accountEntity.key(account)),
+    { consistent: true, what: 'test balances' },
+  );
+  const byId = new Map(
+    items.map((item) => {
+      const account = parseAccount(item);
+      return [accountIdOf(account), new Money(account.balance)] as const;
+    }),
+  );
+  return accounts.map((account) => byId.get(accountIdOf(account)) ?? new Money(0));
 }
 
 /** Balances the platform sees through GET /accounts, keyed `owner/label/asset`. */
