@@ -76,20 +76,13 @@ const typeError = (problem: string) => ({
 
 const optional = <T extends z.ZodMiniType>(schema: T) => z.optional(z.nullable(schema));
 
-/**
- * The checks are built once and shared by the fields that use them (a check holds no state of the field it is
- * attached to): zod builds an object for each, and POST /trades builds this module on every cold start. About a
- * quarter fewer of its schema objects (docs/performance.md, "Import time").
- */
-const lengthChecks = new Map<number, ReturnType<typeof z.maxLength>>();
-function atMost(max: number): ReturnType<typeof z.maxLength> {
-  const known = lengthChecks.get(max);
-  if (known) return known;
-  const check = z.maxLength(max, firstProblem(`at most ${max} characters`));
-  lengthChecks.set(max, check);
-  return check;
-}
+const atMost = (max: number) => z.maxLength(max, firstProblem(`at most ${max} characters`));
 
+/**
+ * The checks every text or decimal field has are built once and shared by the fields (a check holds no state
+ * of the field it is attached to): zod builds an object for each, and POST /trades builds this module on every
+ * cold start (docs/performance.md, "Import time").
+ */
 const printable = z.refine<string>(isPrintableText, firstProblem(CONTROL_CHARACTER_MESSAGE));
 const notEmpty = z.minLength(1, firstProblem('must not be empty'));
 const decimalText = z.regex(AMOUNT_PATTERN, firstProblem(DECIMAL));
