@@ -231,7 +231,7 @@ const PINNED_KIB: Record<string, number> = {
   // report uses to start its settlement execution; it is imported with the function's code
   // (lib/settlement/start-settlement.ts) so that a cold start compiles it in Lambda's init phase, which runs on
   // unthrottled CPU, rather than in the first request at the function's share of a vCPU.
-  'functions/trades/report-trade.ts': 399.4,
+  'functions/trades/report-trade.ts': 399.3,
   // The booking engine with decimal.js, and the award rules and their store. These two, the convert-withdraw
   // execution and the reward still carry the whole route table (3.3 KiB: their handlers find their route in it,
   // `apiHandler`); the others carry their own row (`routeHandler`, lib/routes.ts).
