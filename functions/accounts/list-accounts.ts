@@ -1,7 +1,8 @@
 import * as z from 'zod/mini';
 import { listAccounts } from '../../lib/accounts/list-accounts.js';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getAccounts } from '../../lib/routes.js';
 import { accountLabelField, pageQuery, queryFilter } from '../../lib/http/zod.js';
 
 const query = z.object({
@@ -13,7 +14,8 @@ const query = z.object({
 });
 
 /** GET /accounts: balances of the platform's accounts and its customers' accounts. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getAccounts,
   {
     query,
     response: async () => (await import('../../lib/http/schemas/accounts.js')).accountListResponse,

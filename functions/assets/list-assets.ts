@@ -1,10 +1,12 @@
 import { assetsMatching } from '../../lib/assets/list-assets.js';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getAssets } from '../../lib/routes.js';
 import * as z from 'zod/mini';
 
 /** GET /assets: the asset registry, optionally one symbol. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getAssets,
   {
     response: async () => (await import('../../lib/http/schemas/assets.js')).assetListResponse,
     summary: 'List assets',

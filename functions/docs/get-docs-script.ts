@@ -2,7 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getDocsRedocStandaloneJs } from '../../lib/routes.js';
 
 /**
  * Redoc's standalone bundle (about 1.1 MB, inside Lambda's 6 MB response limit). A deployed function has it
@@ -22,7 +23,8 @@ function redocScript(): string {
 }
 
 /** GET /docs/redoc.standalone.js: the renderer GET /docs loads. Unsigned. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getDocsRedocStandaloneJs,
   {
     produces: 'text/javascript',
     summary: 'The API reference renderer (Redoc)',

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getDocs } from '../../lib/routes.js';
 
 // Redoc is loaded from this service (never a CDN: deployed stacks may be private). Both URLs are built from
 // the page's own path, so the page works under an API Gateway stage prefix and with a trailing slash.
@@ -42,7 +43,8 @@ const CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 /** GET /docs: the API reference page, rendered by Redoc from GET /openapi.json. Unsigned; any query is ignored. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getDocs,
   {
     produces: 'text/html',
     summary: 'API reference page (HTML)',

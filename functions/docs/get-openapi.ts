@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
-import { routes } from '../../lib/routes.js';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getOpenapiJson, routes } from '../../lib/routes.js';
 
 /**
  * A deployed function finds the document beside its bundle (the stack's bundling writes it with the same
@@ -21,7 +21,8 @@ function apiDocument(): Promise<unknown> {
 }
 
 /** GET /openapi.json: this API's OpenAPI 3.1 description. Unsigned; any query is ignored. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getOpenapiJson,
   {
     response: async () =>
       z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({}), paths: z.looseObject({}) }),

@@ -2,10 +2,12 @@ import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { EVENT_VISIBILITY_DESCRIPTION } from '../../lib/events/visibility.js';
 import { findEvent } from '../../lib/events/events-api.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getEventsId } from '../../lib/routes.js';
 
 /** GET /events/{id}: one of the platform's events, as it is delivered. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getEventsId,
   {
     path: z.object({ id: z.string().check(z.maxLength(100)) }),
     response: async () => (await import('../../lib/http/schemas/webhooks.js')).eventResponse,

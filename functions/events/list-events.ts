@@ -2,7 +2,8 @@ import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { EVENT_VISIBILITY_DESCRIPTION } from '../../lib/events/visibility.js';
 import { CATCH_UP_OVERLAP_MS, listEvents } from '../../lib/events/list-events.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getEvents } from '../../lib/routes.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 
 const query = z.object({
@@ -25,7 +26,8 @@ const query = z.object({
 });
 
 /** GET /events: the platform's events of the last 30 days, oldest first, by cursor. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getEvents,
   {
     query,
     response: async () => (await import('../../lib/http/schemas/webhooks.js')).eventListResponse,

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postLiquidityExecute } from '../../lib/routes.js';
 import { claimsInBooking } from '../../lib/http/booking-claims.js';
 import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { text } from '../../lib/http/zod.js';
@@ -13,7 +14,8 @@ const body = z.object({
 });
 
 /** POST /liquidity/execute: executes a quote once, with its balances, trade and (ACH) payment. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postLiquidityExecute,
   {
     body,
     response: async () => (await import('../../lib/http/schemas/quotes.js')).executionResponse,

@@ -1,5 +1,6 @@
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postLiquidityRfq } from '../../lib/routes.js';
 import { requestQuote } from '../../lib/liquidity/request-quote.js';
 import { quoteRequestFields } from './request-quote.js';
 
@@ -8,7 +9,8 @@ import { quoteRequestFields } from './request-quote.js';
  * GET /liquidity/rfq; 201, as the reference answers it. The reference's extra inputs (fees,
  * payment_processor, settlement_type) are for products not offered here and are ignored like any unknown field.
  */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postLiquidityRfq,
   {
     body: quoteRequestFields,
     successStatus: 201,

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getLiquidityRfq } from '../../lib/routes.js';
 import { accountLabelField, amountText, text } from '../../lib/http/zod.js';
 import { requestQuote } from '../../lib/liquidity/request-quote.js';
 
@@ -17,7 +18,8 @@ export const quoteRequestFields = z.object({
 });
 
 /** GET /liquidity/rfq: a quote for the platform or one of its customers, valid for QUOTE_TTL_SECONDS. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getLiquidityRfq,
   {
     query: quoteRequestFields,
     response: async () => (await import('../../lib/http/schemas/quotes.js')).quoteResponse,

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postParticipantsCustomersNew } from '../../lib/routes.js';
 import { createCustomer } from '../../lib/participants/create-customer.js';
 
 /**
@@ -9,7 +10,8 @@ import { createCustomer } from '../../lib/participants/create-customer.js';
  * time. Every problem comes back at once, cross-field ones (US state and zip, ID type and its description)
  * included.
  */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postParticipantsCustomersNew,
   {
     body: z.unknown(),
     documentedBody: async () => (await import('../../lib/http/schemas/customer-request.js')).customerRequest,

@@ -1,13 +1,15 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postParticipantsCustomersMinor } from '../../lib/routes.js';
 import { createMinor } from '../../lib/participants/create-minor.js';
 
 /**
  * POST /participants/customers/minor. The body is checked inside the use case by the domain's minor schema
  * (`minorRequestSchema`, which needs the request time for the age rules); every problem comes back at once.
  */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postParticipantsCustomersMinor,
   {
     body: z.unknown(),
     documentedBody: async () => (await import('../../lib/http/schemas/minor-request.js')).minorRequest,

@@ -1,11 +1,13 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getParticipants } from '../../lib/routes.js';
 import { pageQuery, text } from '../../lib/http/zod.js';
 import { listParticipants } from '../../lib/participants/list-participants.js';
 
 /** GET /participants: the caller platform's participants, filtered by e-mail or code, a page at a time. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getParticipants,
   {
     response: async () => (await import('../../lib/http/schemas/participants.js')).participantListResponse,
     summary: 'List participants',

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getPaymentsStatus } from '../../lib/routes.js';
 import { cursorParameter, pageNumber, queryFilter, text } from '../../lib/http/zod.js';
 import { listPayments } from '../../lib/payments/list-payments.js';
 
@@ -31,7 +32,8 @@ const query = z.object({
 });
 
 /** GET /payments/status: the platform's ACH payment transactions, newest first. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getPaymentsStatus,
   {
     query,
     response: async () => (await import('../../lib/http/schemas/payments.js')).paymentListResponse,

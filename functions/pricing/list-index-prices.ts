@@ -1,11 +1,13 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getIndex } from '../../lib/routes.js';
 import { queryFilter } from '../../lib/http/zod.js';
 import { listIndexPrices } from '../../lib/pricing/list-index-prices.js';
 
 /** GET /index: the reference prices the service quotes from, optionally for one underlying or quoted currency. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getIndex,
   {
     query: z.object({ underlying: queryFilter(25), quoted_currency: queryFilter(25) }),
     response: async () => (await import('../../lib/http/schemas/pricing.js')).indexPriceListResponse,

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getTrades } from '../../lib/routes.js';
 import { accountLabelField, pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTrades } from '../../lib/trades/list-trades.js';
 
@@ -48,7 +49,8 @@ const query = z.object({
  * apply together: `transaction_timestamp[gt|gte|e|lt|lte]` as in the reference API, or the inclusive
  * `transaction_timestamp_from` / `transaction_timestamp_to`.
  */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getTrades,
   {
     query,
     response: async () => (await import('../../lib/http/schemas/trades.js')).tradeListResponse,

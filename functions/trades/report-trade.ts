@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postTrades } from '../../lib/routes.js';
 import { reportTrade } from '../../lib/trades/report-trade.js';
 
 /**
@@ -8,7 +9,8 @@ import { reportTrade } from '../../lib/trades/report-trade.js';
  * domain's trade-report schema (`validateTradeReport`), not here: its rules spanning fields need the caller's
  * platform and the request time. All issues come back in one 400.
  */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postTrades,
   {
     body: z.unknown(),
     documentedBody: async () => (await import('../../lib/http/schemas/trade-report-request.js')).tradeReportRequest,

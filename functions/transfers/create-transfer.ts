@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postTransfers } from '../../lib/routes.js';
 import { claimsInBooking } from '../../lib/http/booking-claims.js';
 import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { accountLabelField, amountText, text } from '../../lib/http/zod.js';
@@ -19,7 +20,8 @@ const body = z.object({
 });
 
 /** POST /transfers: move an asset between accounts the platform may act for. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postTransfers,
   {
     body,
     successStatus: 201,

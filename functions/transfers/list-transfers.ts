@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getTransfers } from '../../lib/routes.js';
 import { accountLabelField, pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listTransfers } from '../../lib/transfers/list-transfers.js';
 
@@ -17,7 +18,8 @@ const query = z.object({
 });
 
 /** GET /transfers: the platform's transfers, newest first. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getTransfers,
   {
     query,
     response: async () => (await import('../../lib/http/schemas/transfers.js')).transferListResponse,

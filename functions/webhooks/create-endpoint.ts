@@ -1,7 +1,8 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { SUBSCRIPTION_VISIBILITY_DESCRIPTION } from '../../lib/events/visibility.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postWebhooksEndpoints } from '../../lib/routes.js';
 import { optionalFreeText } from '../../lib/http/zod.js';
 import { createEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 
@@ -13,7 +14,8 @@ const body = z.object({
 });
 
 /** POST /webhooks/endpoints: a new endpoint; its `whsec_` secret is shown in this answer only. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postWebhooksEndpoints,
   {
     body,
     response: async () => (await import('../../lib/http/schemas/webhooks.js')).endpointWithSecretResponse,

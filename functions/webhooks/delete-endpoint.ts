@@ -1,10 +1,12 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { deleteWebhooksEndpointsId } from '../../lib/routes.js';
 import { removeEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 
 /** DELETE /webhooks/endpoints/{id}: the endpoint gets nothing more. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  deleteWebhooksEndpointsId,
   {
     path: z.object({ id: z.string().check(z.maxLength(100)) }),
     response: async () => (await import('../../lib/http/schemas/webhooks.js')).endpointDeletedResponse,

@@ -1,10 +1,12 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postWebhooksEndpointsIdTest } from '../../lib/routes.js';
 import { sendTestEvent } from '../../lib/webhooks/manage-endpoints.js';
 
 /** POST /webhooks/endpoints/{id}/test: a webhook.test event to this endpoint only; answers the event. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postWebhooksEndpointsIdTest,
   {
     path: z.object({ id: z.string().check(z.maxLength(100)) }),
     response: async () => (await import('../../lib/http/schemas/webhooks.js')).eventResponse,

@@ -1,7 +1,8 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
 import { SUBSCRIPTION_VISIBILITY_DESCRIPTION } from '../../lib/events/visibility.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { patchWebhooksEndpointsId } from '../../lib/routes.js';
 import { optionalFreeText } from '../../lib/http/zod.js';
 import { changeEndpoint } from '../../lib/webhooks/manage-endpoints.js';
 
@@ -13,7 +14,8 @@ const body = z.object({
 });
 
 /** PATCH /webhooks/endpoints/{id}: url, event types, description, enabled (enabling clears a disable). */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  patchWebhooksEndpointsId,
   {
     body,
     path: z.object({ id: z.string().check(z.maxLength(100)) }),

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getWithdrawalsRequests } from '../../lib/routes.js';
 import { pageQuery, queryFilter } from '../../lib/http/zod.js';
 import { listWithdrawals } from '../../lib/withdrawals/list-withdrawals.js';
 
@@ -12,7 +13,8 @@ const query = z.object({
 });
 
 /** GET /withdrawals/requests: the platform's withdrawal requests (convert-withdraw executions), newest first. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getWithdrawalsRequests,
   {
     query,
     response: async () => (await import('../../lib/http/schemas/withdrawals.js')).withdrawalRequestListResponse,

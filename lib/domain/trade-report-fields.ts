@@ -78,21 +78,28 @@ const optional = <T extends z.ZodMiniType>(schema: T) => z.optional(z.nullable(s
 
 const atMost = (max: number) => z.maxLength(max, firstProblem(`at most ${max} characters`));
 
-const printable = () => z.refine<string>(isPrintableText, firstProblem(CONTROL_CHARACTER_MESSAGE));
+/**
+ * The checks every text or decimal field has are built once and shared by the fields (a check holds no state
+ * of the field it is attached to): zod builds an object for each, and POST /trades builds this module on every
+ * cold start (docs/performance.md, "Import time").
+ */
+const printable = z.refine<string>(isPrintableText, firstProblem(CONTROL_CHARACTER_MESSAGE));
+const notEmpty = z.minLength(1, firstProblem('must not be empty'));
+const decimalText = z.regex(AMOUNT_PATTERN, firstProblem(DECIMAL));
+const stringType = typeError('must be a string');
+const decimalType = typeError(DECIMAL);
 
 function text(max: number) {
-  return z
-    .string(typeError('must be a string'))
-    .check(z.minLength(1, firstProblem('must not be empty')), atMost(max), printable());
+  return z.string(stringType).check(notEmpty, atMost(max), printable);
 }
 
 /** Text that may be empty (`session_id`, `comment`). */
 function emptyOrText(max: number) {
-  return z.string(typeError('must be a string')).check(atMost(max), printable());
+  return z.string(stringType).check(atMost(max), printable);
 }
 
 function decimal(max: number) {
-  return z.string(typeError(DECIMAL)).check(z.regex(AMOUNT_PATTERN, firstProblem(DECIMAL)), atMost(max));
+  return z.string(decimalType).check(decimalText, atMost(max));
 }
 
 function oneOf<const T extends readonly [string, ...string[]]>(values: T) {

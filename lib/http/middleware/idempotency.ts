@@ -15,7 +15,7 @@ import {
 import type { BookingClaims, ClaimsInBooking } from '../booking-claims.js';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { ServiceMiddleware, ServiceRequest } from '../types.js';
-import { routeFor } from '../../routes.js';
+import type { RouteOf } from '../../routes.js';
 import { answersRetries } from './verify-signature.js';
 import type { AppContext } from '../../context.js';
 
@@ -47,11 +47,11 @@ function requestHash(event: ServiceRequest['event']): string {
  * The X-Request-Id that makes this request idempotent: present on a route that answers retries (a POST, a GET
  * that creates something) from a verified caller; a malformed one is a 400.
  */
-function presentedRequestId(request: ServiceRequest): string | undefined {
+function presentedRequestId(request: ServiceRequest, routeOf: RouteOf): string | undefined {
   const { event } = request;
   const presented = request.context.svc.headers['x-request-id'];
   if (
-    !answersRetries(event.httpMethod, routeFor(event.httpMethod, event.resource)) ||
+    !answersRetries(event.httpMethod, routeOf(event.httpMethod, event.resource)) ||
     presented === undefined ||
     !request.context.svc.auth
   )
@@ -67,11 +67,11 @@ function presentedRequestId(request: ServiceRequest): string | undefined {
 async function beginRun(
   ctx: AppContext,
   request: ServiceRequest,
-  { sealResponse, driveQueuedBooking }: IdempotencyOptions,
+  { routeOf, sealResponse, driveQueuedBooking }: IdempotencyOptions,
 ): Promise<APIGatewayProxyResult | undefined> {
   const { event } = request;
   const svc = request.context.svc;
-  const presented = presentedRequestId(request);
+  const presented = presentedRequestId(request, routeOf);
   if (presented === undefined || !svc.auth) return;
 
   const hash = requestHash(event);
@@ -115,7 +115,7 @@ function carryRecord(
 ): undefined {
   const { event } = request;
   const svc = request.context.svc;
-  const presented = presentedRequestId(request);
+  const presented = presentedRequestId(request, options.routeOf);
   if (presented === undefined || !svc.auth) return undefined;
   claimsInBooking.carryRecord(ctx, carried, {
     run: { platformCode: svc.auth.platformCode, requestId: presented, owner: randomUUID() },
@@ -196,6 +196,8 @@ async function releaseRun(ctx: AppContext, request: ServiceRequest): Promise<voi
  * an in-progress record, so a committed answer is never overwritten).
  */
 export interface IdempotencyOptions {
+  /** The request's route (whether a GET creates something), as the signature middleware reads it. */
+  routeOf: RouteOf;
   /** The answer shows a secret once: its stored copy is sealed. */
   sealResponse?: boolean;
   /**
@@ -215,7 +217,7 @@ export interface IdempotencyOptions {
   claimsInBooking?: ClaimsInBooking;
 }
 
-export function idempotency(ctx: AppContext, options: IdempotencyOptions = {}): ServiceMiddleware {
+export function idempotency(ctx: AppContext, options: IdempotencyOptions): ServiceMiddleware {
   return {
     before: (request) => {
       const carried = request.context.svc.bookingClaims;

@@ -3,7 +3,7 @@ import { AuthenticationError, ConflictError, ForbiddenError, RateLimitedError } 
 import { type ApiKey, apiKeyForRequest, passphraseMatches, secretBytes } from '../../store/api-keys.js';
 import type { ClaimsInBooking } from '../booking-claims.js';
 import { claimSignature } from '../../store/windows.js';
-import { routeFor, type Route } from '../../routes.js';
+import type { Route, RouteOf } from '../../routes.js';
 import {
   isOneSignature,
   queryStringVariants,
@@ -25,11 +25,11 @@ const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
  * (`AuthenticationError`); what exactly failed goes to the log only. A mutating request's signature is remembered for
  * the life of its timestamp window: sending it again does nothing again.
  */
-export function verifySignature(ctx: AppContext, options: VerifySignatureOptions = {}): ServiceMiddleware {
+export function verifySignature(ctx: AppContext, options: VerifySignatureOptions): ServiceMiddleware {
   return {
     before: async (request) => {
       const { event } = request;
-      const route = routeFor(event.httpMethod, event.resource);
+      const route = options.routeOf(event.httpMethod, event.resource);
       if (route && route.area === null) return;
       const svc = request.context.svc;
       const headers = signatureHeaders(svc.headers, ctx.clock.nowSeconds());
@@ -93,6 +93,8 @@ export function verifySignature(ctx: AppContext, options: VerifySignatureOptions
 }
 
 export interface VerifySignatureOptions {
+  /** The request's route (its permission area, whether a GET writes): the function's own, or the table's. */
+  routeOf: RouteOf;
   /**
    * The route's booking carries the key's check (and the request's claims) in its own transaction
    * (`lib/http/booking-claims.ts`, its code passed in by the route): the request is verified against the key item

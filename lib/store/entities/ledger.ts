@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { decimal, integer } from '../entity/attributes.js';
+import { decimal, integer, text } from '../entity/attributes.js';
 import { defineEntity } from '../entity/entity.js';
 
 /**
@@ -10,6 +10,9 @@ import { defineEntity } from '../entity/entity.js';
  * definition of a module it imports.
  */
 
+/** Shared by the optional text attributes (`text` in attributes.ts says why). */
+const optionalText = z.optional(text);
+
 /**
  * An account's balance and identity. A platform or customer account (one with `platform_code`) also carries
  * `version` (its balance changes, numbering its `account_balance.changed` events; 0 when no booking has
@@ -19,14 +22,14 @@ import { defineEntity } from '../entity/entity.js';
  * `last_update` and, on a platform or customer account, `version` and `movement_count`; version 1 lacked them.
  */
 const accountSchema = z.object({
-  participant_code: z.string(),
-  account_group: z.string(),
-  account_label: z.string(),
-  asset: z.string(),
-  account_id: z.string(),
+  participant_code: text,
+  account_group: text,
+  account_label: text,
+  asset: text,
+  account_id: text,
   balance: decimal,
   last_update: integer,
-  platform_code: z.optional(z.string()),
+  platform_code: optionalText,
   version: z.optional(integer),
   movement_count: z.optional(integer),
   hot_until_ms: z.optional(integer),
@@ -69,29 +72,29 @@ export const accountShardEntity = defineEntity({
 
 /** A leg as a movement's record stores it: the account's four parts, its platform (null: a system account), the signed amount. */
 const legSchema = z.object({
-  participant_code: z.string(),
-  account_group: z.string(),
-  account_label: z.string(),
-  asset: z.string(),
+  participant_code: text,
+  account_group: text,
+  account_label: text,
+  asset: text,
   // Absent on legs written before platforms were recorded: read as null.
-  platform_code: z.optional(z.nullable(z.string())),
+  platform_code: z.optional(z.nullable(text)),
   amount: decimal,
 });
 
 /** What a movement's record and its second platform's entry both carry. */
 const movementSchema = z.object({
-  movement_id: z.string(),
-  movement_type: z.string(),
-  reference: z.string(),
+  movement_id: text,
+  movement_type: text,
+  reference: text,
   /** ms */
   created_at: integer,
   legs: z.array(legSchema),
   /** The platform whose list the item is in (absent on a movement of system accounts alone). */
-  platform_code: z.optional(z.string()),
+  platform_code: optionalText,
   /** What the platform list filters on: the platform legs' accounts, participants and assets. */
-  account_ids: z.optional(z.array(z.string())),
-  participant_codes: z.optional(z.array(z.string())),
-  assets: z.optional(z.array(z.string())),
+  account_ids: z.optional(z.array(text)),
+  participant_codes: z.optional(z.array(text)),
+  assets: z.optional(z.array(text)),
 });
 
 export type StoredMovementItem = z.output<typeof movementSchema>;
@@ -111,7 +114,7 @@ export const movementEntity = defineEntity({
 export const movementEntryEntity = defineEntity({
   type: 'movement_entry',
   table: 'main',
-  schema: z.extend(movementSchema, { platform_code: z.string() }),
+  schema: z.extend(movementSchema, { platform_code: text }),
   key: { pk: 'MOVEMENT#{movement_id}', sk: 'PLATFORM#{platform_code}' },
   indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#MOVEMENTS', sk: '{created_at:time}#{movement_id}' } },
 });
@@ -121,14 +124,14 @@ export const movementAccountEntryEntity = defineEntity({
   type: 'movement_account_entry',
   table: 'main',
   schema: z.object({
-    movement_id: z.string(),
-    movement_type: z.string(),
-    reference: z.string(),
+    movement_id: text,
+    movement_type: text,
+    reference: text,
     created_at: integer,
-    account_id: z.string(),
-    participant_code: z.string(),
-    asset: z.string(),
-    platform_code: z.string(),
+    account_id: text,
+    participant_code: text,
+    asset: text,
+    platform_code: text,
     change: decimal,
   }),
   key: { pk: 'MOVEMENT#{movement_id}', sk: 'ACCOUNT#{account_id}' },

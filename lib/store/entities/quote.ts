@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { flag, integer } from '../entity/attributes.js';
+import { flag, integer, text } from '../entity/attributes.js';
 import { defineEntity } from '../entity/entity.js';
 
 /**
@@ -10,46 +10,46 @@ import { defineEntity } from '../entity/entity.js';
 
 /** Convert-withdraw quotes only: where the bought asset goes and the network fee on top of `total`. */
 const withdrawalSchema = z.object({
-  address: z.string(),
+  address: text,
   /** Fee in the underlying, fixed-point with its decimals; what the fee account receives. */
-  network_fee_quantity: z.string(),
+  network_fee_quantity: text,
   /** The fee priced in the quoted currency, fixed-point with its decimals. */
-  network_fee_notional: z.string(),
+  network_fee_notional: text,
   /** `total` + `network_fee_notional`: what the participant pays in all. */
-  total_notional: z.string(),
+  total_notional: text,
 });
 
 const quoteStatus = z.enum(['open', 'executed']);
 
 const quoteSchema = z.object({
-  quote_id: z.string(),
+  quote_id: text,
   /** `liquidity`, or another product's name (convert-withdraw, rewards, award funding). */
-  product: z.string(),
+  product: text,
   /** The RFQ's request id, echoed in the quote and in the execution result. */
-  request_id: z.string(),
-  platform_code: z.string(),
+  request_id: text,
+  platform_code: text,
   /** Whose accounts trade: the platform's own participant or one of its customers. */
-  participant_code: z.string(),
-  account_group: z.string(),
-  account_label: z.string(),
+  participant_code: text,
+  account_group: text,
+  account_label: text,
   /** True when the participant is one of the platform's customers rather than the platform itself. */
   on_behalf_of: flag,
   side: z.enum(['buy', 'sell']),
-  underlying: z.string(),
-  quoted_currency: z.string(),
-  quantity: z.string(),
-  total: z.string(),
-  price: z.string(),
+  underlying: text,
+  quoted_currency: text,
+  quantity: text,
+  total: text,
+  price: text,
   /** The reference price and spread the price was made from, kept for audit. */
-  reference_price: z.string(),
-  spread_bps: z.string(),
+  reference_price: text,
+  spread_bps: text,
   /** The client gave `quantity` or `total`; the other was computed and rounded. */
   quoted_by: z.enum(['quantity', 'total']),
   created_at: integer,
   expire_ts: integer,
   status: quoteStatus,
   executed_at: z._default(z.nullable(integer), null),
-  trade_id: z._default(z.nullable(z.string()), null),
+  trade_id: z._default(z.nullable(text), null),
   withdrawal: z.optional(withdrawalSchema),
 });
 

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { integer } from '../entity/attributes.js';
+import { integer, text } from '../entity/attributes.js';
 import { defineEntity } from '../entity/entity.js';
 import { MAIN_TABLE } from '../table/tables.js';
 
@@ -12,26 +12,36 @@ import { MAIN_TABLE } from '../table/tables.js';
 /** Absent reads as null: the trade's readers have always read these so. */
 const orNull = <T extends z.ZodMiniType>(schema: T) => z._default(z.nullable(schema), null);
 
+/**
+ * One schema per kind of attribute, shared by every attribute of its kind (`text` in attributes.ts says why):
+ * every function that reads or writes a trade builds this module when it is imported (report-trade, the quote
+ * executions, settlement): 35 schema objects, from 97 with one per attribute.
+ */
+const textOrNull = orNull(text);
+const timeOrNull = orNull(integer);
+
 const tradeState = z.enum(['accepted', 'active', 'terminated']);
 const settlementState = z.nullable(
   z.enum(['obligations_outstanding', 'current_obligations_met', 'counterparty_defaulted', 'settled', 'defaulted']),
 );
+/** Absent reads as null (a trade's, a party's). */
+const settlementStateOrNull = z._default(settlementState, null);
 
 const partySchema = z.object({
   side: z.enum(['buy', 'sell']),
-  participant_code: z.string(),
-  asset: z.string(),
-  amount: z.string(),
+  participant_code: text,
+  asset: text,
+  amount: text,
   settling: z.boolean(),
-  account_label: z.string(),
+  account_label: text,
   liquidity_indicator: orNull(z.enum(['added', 'removed'])),
-  client_order_id: orNull(z.string()),
-  order_id: orNull(z.string()),
-  execution_id: orNull(z.string()),
-  account_group: orNull(z.string()),
-  settlement_state: z._default(settlementState, null),
-  obligations_outstanding_timestamp: orNull(integer),
-  current_obligations_met_timestamp: orNull(integer),
+  client_order_id: textOrNull,
+  order_id: textOrNull,
+  execution_id: textOrNull,
+  account_group: textOrNull,
+  settlement_state: settlementStateOrNull,
+  obligations_outstanding_timestamp: timeOrNull,
+  current_obligations_met_timestamp: timeOrNull,
 });
 
 /**
@@ -40,51 +50,51 @@ const partySchema = z.object({
  * stored before them lacks them (and no filter on them finds it).
  */
 const partyFilters = {
-  party_codes: z.optional(z.array(z.string())),
-  account_labels: z.optional(z.array(z.string())),
+  party_codes: z.optional(z.array(text)),
+  account_labels: z.optional(z.array(text)),
 };
 
 /** In the order the trade has always been read in (a trade's fields are shown in it). */
 const tradeSchema = z.object({
-  trade_id: z.string(),
-  client_trade_id: z.string(),
-  session_id: z.string(),
-  trade_reporter: z.string(),
-  reporting_party: orNull(z.string()),
-  settlement_schedule: orNull(z.string()),
-  platform_code: z.string(),
-  market_identifier_code: orNull(z.string()),
-  symbol: z.string(),
+  trade_id: text,
+  client_trade_id: text,
+  session_id: text,
+  trade_reporter: text,
+  reporting_party: textOrNull,
+  settlement_schedule: textOrNull,
+  platform_code: text,
+  market_identifier_code: textOrNull,
+  symbol: text,
   product_type: z.enum(['spot', 'forward']),
   trade_type: z.enum(['regular', 'block']),
-  trade_price: z.string(),
-  trade_quantity: z.string(),
+  trade_price: text,
+  trade_quantity: text,
   amount_method: z.enum(['price_and_quantity', 'amounts_per_party']),
   physical_delivery: z._default(z.literal(true), true),
   transaction_timestamp: integer,
-  comment: orNull(z.string()),
+  comment: textOrNull,
   /** A quote's spread, on the trade its execution made. */
-  spread_notional: z.optional(z.string()),
-  spread_bps: z.optional(z.string()),
+  spread_notional: z.optional(text),
+  spread_bps: z.optional(text),
   parties_anonymous: z.boolean(),
-  settlement_price_index_id: orNull(z.string()),
-  settlement_timestamp: orNull(integer),
-  expiry_timestamp: orNull(integer),
-  bank_fee: orNull(z.string()),
+  settlement_price_index_id: textOrNull,
+  settlement_timestamp: timeOrNull,
+  expiry_timestamp: timeOrNull,
+  bank_fee: textOrNull,
   contract_size: z._default(z.pipe(integer, z.literal(1)), 1),
-  underlying: z.string(),
-  quoted_currency: z.string(),
+  underlying: text,
+  quoted_currency: text,
   trade_state: tradeState,
-  settlement_state: z._default(settlementState, null),
+  settlement_state: settlementStateOrNull,
   accepted_timestamp: integer,
-  current_obligations_met_timestamp: orNull(integer),
-  obligations_outstanding_timestamp: orNull(integer),
-  settled_timestamp: orNull(integer),
-  defaulted_timestamp: orNull(integer),
+  current_obligations_met_timestamp: timeOrNull,
+  obligations_outstanding_timestamp: timeOrNull,
+  settled_timestamp: timeOrNull,
+  defaulted_timestamp: timeOrNull,
   last_update: integer,
   parties: z.tuple([partySchema, partySchema]),
   /** Platforms that may read the trade: the reporter first, then the platforms of the named parties. */
-  visible_to: z.array(z.string()),
+  visible_to: z.array(text),
   /** How many status changes the trade has been through (its creation is 1): its events' `sequence`. */
   status_sequence: integer,
   ...partyFilters,
@@ -134,7 +144,7 @@ export const tradeVisibilityEntity = defineEntity({
       party_codes: true,
       account_labels: true,
     }),
-    { platform_code: z.string() },
+    { platform_code: text },
   ),
   key: { pk: 'TRADE#{trade_id}', sk: 'VISIBLE#{platform_code}' },
   indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#TRADES', sk: '{transaction_timestamp:time}#{trade_id}' } },

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { integer } from '../entity/attributes.js';
+import { integer, text } from '../entity/attributes.js';
 import { defineEntity } from '../entity/entity.js';
 
 /**
@@ -8,14 +8,21 @@ import { defineEntity } from '../entity/entity.js';
  * They are written without a `type` attribute (nothing reads one in this table): see `lib/store/windows.ts`.
  */
 
+/**
+ * One schema per kind of attribute, shared by the attributes of its kind (`text` in attributes.ts says why):
+ * every function builds this module when it is imported: 8 schema objects, from 27 with one per attribute.
+ */
+const optionalText = z.optional(text);
+const optionalInteger = z.optional(integer);
+
 /** A signature accepted for a mutating request; seeing it again inside the window is a replay. */
 export const replayClaimEntity = defineEntity({
   type: 'signature_replay',
   table: 'ttl',
   schema: z.object({
     /** This claim's own mark: a put the SDK resent finds its own claim, not a replay. */
-    claim: z.string(),
-    request_id: z.optional(z.string()),
+    claim: text,
+    request_id: optionalText,
     expires_at_ms: integer,
     ttl: integer,
   }),
@@ -29,14 +36,14 @@ export const idempotencyRecordEntity = defineEntity({
   schema: z.object({
     status: z.enum(['IN_PROGRESS', 'COMPLETED']),
     /** The run that holds it: only it completes or releases it. */
-    owner: z.string(),
-    request_hash: z.string(),
+    owner: text,
+    request_hash: text,
     /** While in progress: a retry may take it over after this. */
-    in_progress_until_ms: z.optional(integer),
+    in_progress_until_ms: optionalInteger,
     /** Once completed: the answer as JSON, or `sealed:` and the answer encrypted. */
-    response: z.optional(z.string()),
+    response: optionalText,
     /** Where the run's booking waits (a hot account's queue), as JSON. */
-    queued_booking: z.optional(z.string()),
+    queued_booking: optionalText,
     expires_at_ms: integer,
     ttl: integer,
   }),
@@ -49,7 +56,7 @@ export const clientIdClaimEntity = defineEntity({
   table: 'ttl',
   schema: z.object({
     /** The record the id names. */
-    refers_to: z.string(),
+    refers_to: text,
     expires_at_ms: integer,
     ttl: integer,
   }),
@@ -65,17 +72,17 @@ export const rateWindowEntity = defineEntity({
   type: 'rate_window',
   table: 'ttl',
   schema: z.object({
-    total: z.optional(integer),
-    s0: z.optional(integer),
-    s1: z.optional(integer),
-    s2: z.optional(integer),
-    s3: z.optional(integer),
-    s4: z.optional(integer),
-    s5: z.optional(integer),
-    s6: z.optional(integer),
-    s7: z.optional(integer),
-    s8: z.optional(integer),
-    s9: z.optional(integer),
+    total: optionalInteger,
+    s0: optionalInteger,
+    s1: optionalInteger,
+    s2: optionalInteger,
+    s3: optionalInteger,
+    s4: optionalInteger,
+    s5: optionalInteger,
+    s6: optionalInteger,
+    s7: optionalInteger,
+    s8: optionalInteger,
+    s9: optionalInteger,
     ttl: integer,
   }),
   key: { pk: 'RATE#{api_key}#{window_start}' },

@@ -7,6 +7,13 @@ import * as z from 'zod/mini';
  * an integer or an exact decimal is never rounded through a JS number on its way in.
  */
 
+/**
+ * A text attribute. Entities share this one schema (and their other repeated ones) rather than call `z.string()`
+ * per attribute: a schema holds no state of the attribute it checks, and zod builds an object graph per call,
+ * which every function pays on its cold start for each entity it imports (docs/performance.md, "Import time").
+ */
+export const text = z.string();
+
 /** What a DynamoDB number reads as: a NumberValue (wrapNumbers), or a number or text written by older code. */
 const storedNumber = z.union([z.instanceof(NumberValue), z.number(), z.string()]);
 
@@ -37,8 +44,8 @@ export const flag = z._default(z.boolean(), false);
 
 /** A ledger account named by its four parts (an account a record booked against), stored as a map. */
 export const accountRef = z.object({
-  participant_code: z.string(),
-  account_group: z.string(),
-  account_label: z.string(),
-  asset: z.string(),
+  participant_code: text,
+  account_group: text,
+  account_label: text,
+  asset: text,
 });
