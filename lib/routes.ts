@@ -39,8 +39,7 @@ type RouteFlags = Pick<Route, 'writes' | 'deletes' | 'encryptsSecrets' | 'lists'
 
 /**
  * A row of the table: `'POST /trades'`, the handler under `functions/` without its extension, the permission
- * area, the flags. Written short, from when every function carried the whole table (and a function still
- * handed the table, `apiHandler`, does).
+ * area, the flags. Written short, from when every function carried the whole table.
  */
 function route(
   endpoint: `${Route['method']} /${string}`,

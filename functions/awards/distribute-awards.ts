@@ -1,7 +1,8 @@
 import * as z from 'zod/mini';
 import { distributeAwards } from '../../lib/awards/distribute-awards.js';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postAwardsDistribute } from '../../lib/routes.js';
 import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { amountText, text } from '../../lib/http/zod.js';
 
@@ -15,7 +16,8 @@ const body = z.object({
 });
 
 /** POST /awards/distribute: `quantity` of the pooled asset to each listed customer, resumable by X-Request-Id. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postAwardsDistribute,
   {
     body,
     successStatus: 201,

@@ -1,7 +1,8 @@
 import * as z from 'zod/mini';
 import { fundAwards } from '../../lib/awards/fund-awards.js';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postAwardsFund } from '../../lib/routes.js';
 import { claimsInBooking } from '../../lib/http/booking-claims.js';
 import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { amountText, text } from '../../lib/http/zod.js';
@@ -16,7 +17,8 @@ const body = z.object({
 });
 
 /** POST /awards/fund: buys the asset to award into the platform's `awards` pool. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postAwardsFund,
   {
     body,
     successStatus: 201,

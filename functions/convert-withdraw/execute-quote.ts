@@ -1,7 +1,8 @@
 import * as z from 'zod/mini';
 import { executeConvertQuote } from '../../lib/convert-withdraw/execute-convert-quote.js';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postConvertWithdrawExecute } from '../../lib/routes.js';
 import { claimsInBooking } from '../../lib/http/booking-claims.js';
 import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { text } from '../../lib/http/zod.js';
@@ -9,7 +10,8 @@ import { text } from '../../lib/http/zod.js';
 const body = z.object({ quote_id: text(100) });
 
 /** POST /convert_withdraw/execute: executes the quote once, booking its trade and a PENDING withdrawal. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postConvertWithdrawExecute,
   {
     body,
     response: async () => (await import('../../lib/http/schemas/quotes.js')).convertExecutionResponse,

@@ -1,7 +1,8 @@
 import * as z from 'zod/mini';
 import { requestConvertQuote } from '../../lib/convert-withdraw/request-convert-quote.js';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { getConvertWithdrawRfq } from '../../lib/routes.js';
 import { accountLabelField, amountText, text } from '../../lib/http/zod.js';
 
 // The side, amounts and address stay plain strings here so the use case reports every problem in one list.
@@ -17,7 +18,8 @@ const query = z.object({
 });
 
 /** GET /convert_withdraw/rfq: a buy quote with the network fee of a withdrawal to the given address. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  getConvertWithdrawRfq,
   {
     query,
     response: async () => (await import('../../lib/http/schemas/quotes.js')).convertQuoteResponse,

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { onLambda } from '../../lib/edge.js';
-import { apiHandler } from '../../lib/http/api-handler.js';
+import { routeHandler } from '../../lib/http/api-handler.js';
+import { postRewards } from '../../lib/routes.js';
 import { claimsInBooking } from '../../lib/http/booking-claims.js';
 import { driveQueuedBooking } from '../../lib/ledger/engine.js';
 import { accountLabelField, amountText, text } from '../../lib/http/zod.js';
@@ -17,7 +18,8 @@ const body = z.object({
 });
 
 /** POST /rewards: buys an asset for one customer, paid by the platform; idempotent with X-Request-Id. */
-export const bind = apiHandler(
+export const bind = routeHandler(
+  postRewards,
   {
     body,
     successStatus: 201,

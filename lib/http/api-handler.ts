@@ -14,7 +14,7 @@ import type { ClaimsInBooking } from './booking-claims.js';
 import { BACKSTOP_MS, DeadlineExceededError, remainingTimeOf } from '../runtime/deadline.js';
 import type { ServiceContext } from './types.js';
 import type { AuthContext } from '../domain/caller.js';
-import { onlyRoute, type Route, type RouteOf, routeFor } from '../routes.js';
+import { onlyRoute, type Route } from '../routes.js';
 
 /**
  * A schema only the API description and the contract tests read, imported when they ask for it:
@@ -87,8 +87,8 @@ export interface HandlerDescription {
   documentedBody?: DescriptionSchema;
   /** The answer shows a secret once; its stored copy is sealed (the route needs kms:Encrypt: `encryptsSecrets`). */
   secretInResponse: boolean;
-  /** The route the handler was built for (`routeHandler`); absent when it finds its route in the table. */
-  route?: Route;
+  /** The route the handler was built for (`routeHandler`). */
+  route: Route;
 }
 
 interface HandlerInput<Q, B, P> {
@@ -143,35 +143,8 @@ export function routeHandler<
   options: HandlerOptions<Q, B, P>,
   run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>,
 ): BindApiHandler {
-  return handlerFor(onlyRoute(route), route, options, run);
-}
-
-/**
- * `routeHandler` for a function that does not name its route: the middleware finds it in the whole route table
- * on each request, so the function's bundle carries the table (about 3 KiB at import). For the functions not yet
- * moved to `routeHandler`; the others leave this, and with it the table, out of their bundles.
- */
-export function apiHandler<
-  Q extends z.ZodMiniType | undefined = undefined,
-  B extends z.ZodMiniType | undefined = undefined,
-  P extends z.ZodMiniType | undefined = undefined,
->(
-  options: HandlerOptions<Q, B, P>,
-  run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>,
-): BindApiHandler {
-  return handlerFor(routeFor, undefined, options, run);
-}
-
-function handlerFor<
-  Q extends z.ZodMiniType | undefined,
-  B extends z.ZodMiniType | undefined,
-  P extends z.ZodMiniType | undefined,
->(
-  routeOf: RouteOf,
-  route: Route | undefined,
-  options: HandlerOptions<Q, B, P>,
-  run: (input: HandlerInput<Parsed<Q>, Parsed<B>, Parsed<P>>) => Promise<unknown>,
-): BindApiHandler {
+  // The middleware finds the request's route through this: the function's own row, for its own requests only.
+  const routeOf = onlyRoute(route);
   const successStatus = options.successStatus ?? 200;
   const claimsInBooking = options.secretInResponse ? undefined : options.claimsInBooking;
   const bind = (ctx: AppContext) => {

@@ -16,7 +16,7 @@ export interface RouteRow {
 
 export interface DescribedRoute {
   route: RouteRow;
-  /** What the route's handler recorded about itself (`apiHandler`), its schemas imported; absent for a handler built otherwise. */
+  /** What the route's handler recorded about itself (`routeHandler`), its schemas imported; absent for a handler built otherwise. */
   api?: LoadedDescription;
 }
 

@@ -244,17 +244,15 @@ const PINNED_KIB: Record<string, number> = {
   // (lib/settlement/start-settlement.ts) so that a cold start compiles it in Lambda's init phase, which runs on
   // unthrottled CPU, rather than in the first request at the function's share of a vCPU.
   'functions/trades/report-trade.ts': 399.3,
-  // The booking engine with decimal.js, and the award rules and their store. These two, the convert-withdraw
-  // execution and the reward still carry the whole route table (3.3 KiB: their handlers find their route in it,
-  // `apiHandler`); the others carry their own row (`routeHandler`, lib/routes.ts).
-  'functions/awards/distribute-awards.ts': 397.2,
-  'functions/awards/fund-awards.ts': 395.4,
+  // The booking engine with decimal.js, and the award rules and their store.
+  'functions/awards/distribute-awards.ts': 394.1,
+  'functions/awards/fund-awards.ts': 392.3,
   // The booking engine with decimal.js, and the trade, quote and withdrawal rules. The quote executions, rewards
   // and award funding (like create-transfer) bring the booking claims they pass to the middleware
   // (lib/http/booking-claims.ts, about 2.5 KiB).
-  'functions/convert-withdraw/execute-quote.ts': 394.0,
-  'functions/liquidity/execute-quote.ts': 391.6,
-  'functions/rewards/issue-reward.ts': 394.7,
+  'functions/convert-withdraw/execute-quote.ts': 391.0,
+  'functions/liquidity/execute-quote.ts': 391.5,
+  'functions/rewards/issue-reward.ts': 391.6,
   // The minor's customer rules with the country tables (12 KiB), without the adult's fields.
   'functions/participants/create-minor.ts': 350.4,
 };

@@ -129,7 +129,7 @@ describe('GET /openapi.json', () => {
       for (const [method, operation] of Object.entries(item as Json)) {
         const [status, success] = Object.entries(operation.responses as Json)[0]!;
         const [mediaType, content] = Object.entries(success.content as Json)[0] as [string, Json];
-        const hint = `${method.toUpperCase()} ${path} ${status} has no response schema: give apiHandler a \`response\` (lib/http/schemas)`;
+        const hint = `${method.toUpperCase()} ${path} ${status} has no response schema: give routeHandler a \`response\` (lib/http/schemas)`;
         if (mediaType === 'application/json') expect(content.schema, hint).not.toEqual({ type: 'object' });
       }
     }

@@ -6,19 +6,6 @@ import * as table from '../../lib/routes.js';
 import { onlyRoute, type Route, routeFor, routes } from '../../lib/routes.js';
 import { PROJECT_ROOT } from '../../infra/service-function.js';
 
-/**
- * The functions that still call `apiHandler` (the middleware finds their route in the whole table, which their
- * bundles carry). Every other route's function names its own row (`routeHandler`), so that its bundle leaves the
- * rest of the table out (lib/routes.ts).
- */
-const FINDING_THEIR_ROUTE = new Set([
-  'functions/rewards/issue-reward.ts',
-  'functions/awards/fund-awards.ts',
-  'functions/awards/distribute-awards.ts',
-  'functions/convert-withdraw/request-quote.ts',
-  'functions/convert-withdraw/execute-quote.ts',
-]);
-
 const isRoute = (value: unknown): value is Route =>
   typeof value === 'object' && value !== null && 'method' in value && 'path' in value && 'handler' in value;
 
@@ -31,13 +18,12 @@ describe('the route table (lib/routes.ts)', () => {
     expect(new Set(routes.map((route) => `${route.method} ${route.path}`)).size).toBe(routes.length);
   });
 
-  it("has each route's function built for its own row, but for those still finding it in the table", async () => {
+  it("has each route's function built for its own row", async () => {
     for (const route of routes) {
       const module = (await import(pathToFileURL(resolve(PROJECT_ROOT, route.handler)).href)) as {
         bind: BindApiHandler;
       };
-      const expected = FINDING_THEIR_ROUTE.has(route.handler) ? undefined : route;
-      expect(module.bind.api.route, route.handler).toBe(expected);
+      expect(module.bind.api.route, route.handler).toBe(route);
     }
   }, 120_000);
 
