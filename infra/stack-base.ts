@@ -46,7 +46,10 @@ export const RESERVED_CONCURRENCY = {
    * events a second per queue, more than a bank's payment file or a custodian's outcomes arrive at.
    */
   eventConsumer: 5,
-  /** The stream dispatcher runs one batch per stream shard at a time; 10 covers the shards of a busy on-demand table. */
+  /**
+   * The stream dispatcher runs up to 4 batches per stream shard at once (`DISPATCH_STREAM_SOURCE`); 10 covers two
+   * busy shards, and a throttled batch waits and is retried by the mapping, not lost.
+   */
   webhookDispatcher: 10,
   /** The delivery queue's event source runs up to 50 at once (maxConcurrency); reserving less would throttle it. */
   webhookDelivery: 50,

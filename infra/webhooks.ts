@@ -6,7 +6,7 @@ import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { MAIN_TABLE } from '../lib/store/table/tables.js';
-import { DISPATCH_FILTER_PATTERN } from '../lib/webhooks/stream-records.js';
+import { DISPATCH_FILTER_PATTERN, DISPATCH_STREAM_SOURCE } from '../lib/webhooks/stream-records.js';
 import type { ServiceEnvironment } from './service-function.js';
 import { grantTable, RESERVED_CONCURRENCY, type StackBase } from './stack-base.js';
 
@@ -82,8 +82,10 @@ function addDispatcher(base: StackBase, environment: ServiceEnvironment, deliver
   dispatcher.function.addEventSource(
     new DynamoEventSource(base.mainTable, {
       startingPosition: StartingPosition.TRIM_HORIZON,
-      batchSize: 100,
-      maxBatchingWindow: Duration.seconds(1),
+      // The local poller reads with the same settings (infra/local/webhook-runtime.ts). No batching window: a
+      // busy stream fills batches anyway, and on a quiet one the window was a wait added to every event.
+      batchSize: DISPATCH_STREAM_SOURCE.batchSize,
+      parallelizationFactor: DISPATCH_STREAM_SOURCE.parallelizationFactor,
       bisectBatchOnError: true,
       reportBatchItemFailures: true,
       retryAttempts: 10,

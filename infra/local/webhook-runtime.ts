@@ -16,7 +16,7 @@ import type { DeliveryDeps } from '../../lib/webhooks/deliver-webhook.js';
 import { bindDeliveryWorker, bindDispatcher, bindWebhookSweep } from '../../lib/webhooks/handlers.js';
 import type { DeliveryMessage, DeliveryQueue } from '../../lib/webhooks/queue.js';
 import type { ResolveHost } from '../../lib/webhooks/send-webhook.js';
-import { matchesDispatchFilter } from '../../lib/webhooks/stream-records.js';
+import { DISPATCH_STREAM_SOURCE, matchesDispatchFilter } from '../../lib/webhooks/stream-records.js';
 import type { AwsRequest } from './iam/dynamodb-requests.js';
 import { asFunction, asService, authorizeLocal, type LocalIam } from './iam/enforcement.js';
 
@@ -67,7 +67,11 @@ export interface LocalWebhookOptions {
   /** Tests resolve names themselves (no DNS). */
   resolve?: ResolveHost;
   random?: () => number;
+  /** How long an idle stream waits before it is read again, and a failed stream batch before its retry. */
   pollIntervalMs?: number;
+  /** Records per dispatcher batch and batches dispatched at once (default: as deployed, `DISPATCH_STREAM_SOURCE`). */
+  batchSize?: number;
+  parallelization?: number;
   sweepIntervalMs?: number;
   /** Deliveries in flight at once; a hanging receiver holds one slot for at most the send timeout. */
   concurrency?: number;
@@ -210,14 +214,17 @@ function startDeliveryQueue(ctx: AppContext, options: LocalWebhookOptions, life:
 
 interface ShardState {
   iterator: string | undefined;
+  /** The last record read from the shard: an expired iterator resumes after it. */
   checkpoint: string | undefined;
-  failures: number;
 }
 
 /**
- * Lambda's DynamoDB stream event source in process: reads every shard of the main table's stream, hands the
- * records that pass the dispatch filter to the dispatcher as Lambda would (a failed batch is read again from
- * its first failed record, `MAX_RECEIVES` times), and polls again at once while a shard has records.
+ * Lambda's DynamoDB stream event source in process: reads every shard of the main table's stream and hands the
+ * records that pass the dispatch filter to the dispatcher as Lambda would, in batches of up to `batchSize`,
+ * `parallelization` batches at once (each record in the lane of its key, one batch at a time per lane; a failed
+ * batch is dispatched again from its first failed record, `MAX_RECEIVES` times). Reading goes on while lanes
+ * dispatch, up to `batchSize` records waiting per lane; a shard that had records is read again at once, an idle
+ * stream at the poll interval.
  */
 async function startStreamPoller(
   ctx: AppContext,
@@ -229,20 +236,44 @@ async function startStreamPoller(
   const shards = new Map<string, ShardState>();
   await discoverShards(stream, shards, true);
 
+  const pollIntervalMs = options.pollIntervalMs ?? 100;
+  const batchSize = options.batchSize ?? DISPATCH_STREAM_SOURCE.batchSize;
+  const lanes = Array.from(
+    { length: options.parallelization ?? DISPATCH_STREAM_SOURCE.parallelizationFactor },
+    () => new DispatchLane(ctx, dispatcher, batchSize, pollIntervalMs, life, () => resume()),
+  );
+  const full = () => lanes.some((lane) => lane.waiting >= batchSize);
+  // Reading waits while a lane is full (a slow dispatcher holds the stream back, as Lambda's does); the lane
+  // resumes it once it has taken a batch.
+  let parked = false;
+  const resume = () => {
+    if (!parked || full()) return;
+    parked = false;
+    void life.track(poll());
+  };
+
   let polls = 0;
   const poll = async () => {
     if (life.stopped) return;
+    if (full()) {
+      parked = true;
+      return;
+    }
     let busy = false;
     try {
       if (++polls % 50 === 0) await discoverShards(stream, shards, false);
-      const batches = [...shards].map(([id, state]) => pollShard(stream, id, state, dispatcher, options));
-      busy = (await Promise.all(batches)).some(Boolean);
+      const read = await Promise.all([...shards].map(([id, state]) => readShard(stream, id, state)));
+      busy = read.some((records) => records.length > 0);
+      const accepts = options.acceptsPlatform;
+      for (const record of read.flat()) {
+        if (!matchesDispatchFilter(record)) continue;
+        if (accepts && !accepts(String(record.dynamodb?.NewImage?.platform_code?.S ?? ''))) continue;
+        lanes[laneOf(record, lanes.length)]!.add(record);
+      }
     } catch (error) {
       ctx.logger.warn('stream poll failed', { error: String(error) });
     }
-    // A shard that had records is read again at once (records written while the batch was dispatched wait
-    // otherwise); an idle stream is polled at the interval.
-    life.later(busy ? 0 : (options.pollIntervalMs ?? 100), () => void life.track(poll()));
+    life.later(busy ? 0 : pollIntervalMs, () => void life.track(poll()));
   };
   void life.track(poll());
 
@@ -252,6 +283,79 @@ async function startStreamPoller(
       stream.client.destroy();
     },
   };
+}
+
+/** A record's lane: by a hash of its keys, as Lambda spreads a shard's records over its concurrent batches. */
+function laneOf(record: DynamoDBRecord, lanes: number): number {
+  const keys = JSON.stringify(record.dynamodb?.Keys ?? {});
+  let hash = 0;
+  for (let i = 0; i < keys.length; i++) hash = (hash * 31 + keys.charCodeAt(i)) | 0;
+  return Math.abs(hash) % lanes;
+}
+
+/**
+ * One of a shard's concurrent batches: records wait in order and are dispatched `batchSize` at a time, each
+ * batch after the one before has finished. A batch that fails is dispatched again from its first failed
+ * record (later ones again too, harmlessly: a delivery is a conditional put), after `retryDelayMs`, up to
+ * `MAX_RECEIVES` times; then it is left to the sweep, which dispatches every event not marked dispatched.
+ */
+class DispatchLane {
+  private readonly queue: DynamoDBRecord[] = [];
+  private draining: Promise<void> | undefined;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly dispatcher: StreamDispatcher,
+    private readonly batchSize: number,
+    private readonly retryDelayMs: number,
+    private readonly life: Lifecycle,
+    private readonly tookBatch: () => void,
+  ) {}
+
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  add(record: DynamoDBRecord): void {
+    this.queue.push(record);
+    this.drain();
+  }
+
+  private drain(): void {
+    if (this.draining) return;
+    this.draining = this.life.track(this.dispatchWaiting()).finally(() => {
+      this.draining = undefined;
+      if (this.queue.length > 0 && !this.life.stopped) this.drain();
+    });
+  }
+
+  /** Dispatches what waits, batch by batch; a runtime stopping finishes the batch it is on. */
+  private async dispatchWaiting(): Promise<void> {
+    while (this.queue.length > 0 && !this.life.stopped) {
+      const batch = this.queue.splice(0, this.batchSize);
+      this.tookBatch();
+      await this.dispatchBatch(batch);
+    }
+  }
+
+  private async dispatchBatch(batch: DynamoDBRecord[]): Promise<void> {
+    let records = batch;
+    for (let receives = 1; ; receives++) {
+      const event: DynamoDBStreamEvent = { Records: records };
+      const response = await this.dispatcher(event).catch(() => ({
+        batchItemFailures: [{ itemIdentifier: records[0]!.dynamodb!.SequenceNumber! }],
+      }));
+      const failed = response.batchItemFailures.map((failure) => failure.itemIdentifier).sort(compareSequence)[0];
+      if (failed === undefined) return;
+      if (receives >= MAX_RECEIVES || this.life.stopped) {
+        this.ctx.logger.warn('stream batch not dispatched; the sweep will', { records: records.length });
+        return;
+      }
+      // Like Lambda: again from the first failed record.
+      records = records.filter((record) => compareSequence(record.dynamodb!.SequenceNumber!, failed) >= 0);
+      await new Promise((resolve) => setTimeout(resolve, this.retryDelayMs));
+    }
+  }
 }
 
 /** The main table's stream and the client that reads it. */
@@ -304,28 +408,21 @@ async function discoverShards(stream: TableStream, shards: Map<string, ShardStat
       if (shards.has(id)) continue;
       const open = shard.SequenceNumberRange?.EndingSequenceNumber === undefined;
       if (initial && !open) {
-        shards.set(id, { iterator: undefined, checkpoint: undefined, failures: 0 });
+        shards.set(id, { iterator: undefined, checkpoint: undefined });
         continue;
       }
       shards.set(id, {
         iterator: await shardIterator(stream, id, initial ? 'LATEST' : 'TRIM_HORIZON'),
         checkpoint: undefined,
-        failures: 0,
       });
     }
     ExclusiveStartShardId = out.StreamDescription?.LastEvaluatedShardId;
   } while (ExclusiveStartShardId);
 }
 
-/** Reads one batch of the shard and dispatches it; true when the batch had records (more may be waiting). */
-async function pollShard(
-  stream: TableStream,
-  shardId: string,
-  state: ShardState,
-  dispatcher: StreamDispatcher,
-  options: LocalWebhookOptions,
-): Promise<boolean> {
-  if (!state.iterator) return false;
+/** Reads what the shard holds next (up to GetRecords' 1,000 records), as Lambda-shaped records. */
+async function readShard(stream: TableStream, shardId: string, state: ShardState): Promise<DynamoDBRecord[]> {
+  if (!state.iterator) return [];
   let out;
   try {
     out = await stream.client.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }));
@@ -334,33 +431,14 @@ async function pollShard(
       state.iterator = state.checkpoint
         ? await shardIterator(stream, shardId, 'AFTER_SEQUENCE_NUMBER', state.checkpoint)
         : await shardIterator(stream, shardId, 'LATEST');
-      return false;
+      return [];
     }
     throw error;
   }
-  const accepts = options.acceptsPlatform;
-  const records = (out.Records ?? [])
-    .map((record) => lambdaRecord(record, stream.arn))
-    .filter(matchesDispatchFilter)
-    .filter((record) => !accepts || accepts(String(record.dynamodb?.NewImage?.platform_code?.S ?? '')));
-  if (records.length > 0) {
-    const event: DynamoDBStreamEvent = { Records: records };
-    const response = await dispatcher(event).catch(() => ({
-      batchItemFailures: [{ itemIdentifier: records[0]!.dynamodb!.SequenceNumber! }],
-    }));
-    const failed = response.batchItemFailures.map((failure) => failure.itemIdentifier).sort(compareSequence)[0];
-    if (failed !== undefined && state.failures < MAX_RECEIVES) {
-      // Like Lambda: resume at the first failed record (later ones are dispatched again, harmlessly).
-      state.failures++;
-      state.iterator = await shardIterator(stream, shardId, 'AT_SEQUENCE_NUMBER', failed);
-      return false;
-    }
-  }
-  state.failures = 0;
   const last = out.Records?.at(-1)?.dynamodb?.SequenceNumber;
   if (last) state.checkpoint = last;
   state.iterator = out.NextShardIterator;
-  return (out.Records?.length ?? 0) > 0;
+  return (out.Records ?? []).map((record) => lambdaRecord(record, stream.arn));
 }
 
 function compareSequence(a: string, b: string): number {

@@ -63,7 +63,11 @@ export async function dispatch(
   );
   const queued: DeliveryMessage[] = endpoints
     .filter((_, i) => created[i])
-    .map((endpoint) => ({ eventId: request.eventId, endpointId: endpoint.endpoint_id }));
+    .map((endpoint) => ({
+      eventId: request.eventId,
+      endpointId: endpoint.endpoint_id,
+      platformCode: request.platformCode,
+    }));
   // Both after the deliveries exist, in either order: a delivery whose message is lost is due in the index,
   // where the sweep finds it, so marking the event dispatched need not wait for the queue.
   await Promise.all([

@@ -4,9 +4,14 @@ import { formatIssues, messageId } from '../domain/validation.js';
 
 /**
  * A delivery waiting to be tried: the worker claims it by these ids (ours, so at most 100 characters: a longer
- * one could only fail on DynamoDB's key size).
+ * one could only fail on DynamoDB's key size). `platformCode`, where the sender knows it, lets the worker read
+ * the endpoint while it claims rather than after (the endpoint's key holds it); without it (the sweep's
+ * messages) the worker reads it after the claim, from the delivery.
  */
-const deliveryMessage = z.object({ eventId: messageId(), endpointId: messageId() }, 'must be an object');
+const deliveryMessage = z.object(
+  { eventId: messageId(), endpointId: messageId(), platformCode: z.optional(messageId()) },
+  'must be an object',
+);
 
 export type DeliveryMessage = z.infer<typeof deliveryMessage>;
 

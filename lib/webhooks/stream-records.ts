@@ -23,6 +23,15 @@ export function matchesDispatchFilter(record: DynamoDBRecord): boolean {
   );
 }
 
+/**
+ * How the dispatcher reads the stream, as deployed (the event source mapping, infra/webhooks.ts) and under
+ * `npm start` (the local poller, infra/local/webhook-runtime.ts): batches of up to `batchSize` records, and up
+ * to `parallelizationFactor` batches of one shard dispatched at once, a record's lane chosen by its key (so a
+ * key's records stay in order). With one batch at a time per shard, an event written while a batch of a busy
+ * stream is dispatched waits for the whole batch, its slowest record included, before it is even read.
+ */
+export const DISPATCH_STREAM_SOURCE = { batchSize: 100, parallelizationFactor: 4 } as const;
+
 /** A string attribute of a stream image (`{ S: ... }`), its text checked by `text`. */
 const stringAttribute = <Text extends z.ZodMiniType<string>>(text: Text) =>
   z.object({ S: text }, 'must be { S: text }');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../infra/routes.js';
 import { WEBHOOK_HANDLERS } from '../../infra/webhooks.js';
+import { DISPATCH_STREAM_SOURCE } from '../../lib/webhooks/stream-records.js';
 import { actionsOf, type Json, ofType, statementsOf, synth } from '../support/template.js';
 
 describe('webhooks on AWS', () => {
@@ -21,6 +22,15 @@ describe('webhooks on AWS', () => {
       MaximumRetryAttempts: 10,
       StartingPosition: 'TRIM_HORIZON',
     });
+    // The local poller reads with these very settings; it has no batching window, and neither has the mapping.
+    expect(mapping).toMatchObject({
+      BatchSize: DISPATCH_STREAM_SOURCE.batchSize,
+      ParallelizationFactor: DISPATCH_STREAM_SOURCE.parallelizationFactor,
+    });
+    expect(mapping.MaximumBatchingWindowInSeconds ?? 0).toBe(0);
+    // One shard's concurrent batches at least, or they would be throttled.
+    const reserved = functions.find(([id]) => id === dispatcher)![1].Properties.ReservedConcurrentExecutions;
+    expect(reserved).toBeGreaterThanOrEqual(DISPATCH_STREAM_SOURCE.parallelizationFactor);
     expect(JSON.parse(mapping.FilterCriteria.Filters[0].Pattern)).toEqual({
       eventName: ['INSERT'],
       dynamodb: { NewImage: { type: { S: ['event', 'event_redelivery'] } } },

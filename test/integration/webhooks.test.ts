@@ -499,6 +499,63 @@ describe('webhook delivery', () => {
   });
 });
 
+describe('the local stream poller', () => {
+  it('dispatches batches of at most batchSize, up to `parallelization` at once, and a failed batch again', async () => {
+    const platform = await newPlatform();
+    const target = await receiver();
+    const created = await platform.request('POST', '/webhooks/endpoints', { url: target.url });
+    expect(created.status, created.text).toBe(200);
+    const sizes: number[] = [];
+    let running = 0;
+    let mostAtOnce = 0;
+    let failedOnce = false;
+    // Its own runtime for this platform only (not one of `ours`), each batch slowed so that lanes overlap.
+    const lanes = await startLocalWebhooks(webhookCtx, {
+      pollIntervalMs: 50,
+      sweepIntervalMs: 3_600_000,
+      batchSize: 2,
+      parallelization: 3,
+      acceptsPlatform: (code) => code === platform.platformCode,
+      wrapDispatcher: (dispatch) => async (event) => {
+        sizes.push(event.Records.length);
+        running++;
+        mostAtOnce = Math.max(mostAtOnce, running);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          if (!failedOnce) {
+            failedOnce = true;
+            throw new Error('the first batch fails before dispatching anything');
+          }
+          return await dispatch(event);
+        } finally {
+          running--;
+        }
+      },
+    });
+    try {
+      await fund(platform.participantCode, 'USD', '10');
+      const booked = [];
+      for (let i = 0; i < 6; i++) booked.push(await transfer(platform, '1'));
+      const references = new Set(booked.map((transfer) => `transfer:${transfer.id}`));
+      const ofTransfers = () =>
+        new Set(
+          target.received
+            .map((entry) => JSON.parse(entry.body))
+            .filter((event) => references.has(event.data?.movement?.reference))
+            .map((event) => event.id),
+        );
+      // Every transfer's two events, the failed batch's among them.
+      await target.waitFor(() => ofTransfers().size === 12, 30_000);
+    } finally {
+      await lanes.stop();
+    }
+    expect(failedOnce).toBe(true);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(2);
+    expect(mostAtOnce).toBeGreaterThan(1);
+    expect(mostAtOnce).toBeLessThanOrEqual(3);
+  });
+});
+
 describe('GET /events', () => {
   it('walks every event once across pages, oldest first, filters by type and resource, and shows none to another platform', async () => {
     const platform = await ownPlatform();
