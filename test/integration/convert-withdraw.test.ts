@@ -9,8 +9,8 @@ import { getWithdrawal } from '../../lib/store/withdrawals.js';
 import { customersViaHttp } from '../support/customers.js';
 import { balances, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
-import { newPlatform, send, serviceFor, type TestPlatform } from '../support/service.js';
-import { clientWith, ctx, testContext } from '../support/context.js';
+import { countingInstance, newPlatform, send, type TestPlatform } from '../support/service.js';
+import { ctx } from '../support/context.js';
 import { eventCapture } from '../support/events.js';
 
 // The event function's handler bound to this file's context, as Lambda binds it to its own.
@@ -228,33 +228,22 @@ describe('POST /convert_withdraw/execute and custody events', () => {
   });
 
   it('on a warm function is two calls, the quote read and the transaction: the escrow and fee accounts, only credited, are not read', async () => {
-    let calls: string[] | undefined;
-    const counting = testContext({
-      db: clientWith(
-        (next, commandContext) => async (args) => {
-          calls?.push(String(commandContext.commandName));
-          return next(args);
-        },
-        'countCalls',
-        'initialize',
-      ),
-    });
-    const service = serviceFor(counting);
+    const counting = countingInstance();
+    const { service } = counting;
     const usedSignatures = new Set<string>();
     const request = (method: string, path: string, body?: unknown) =>
       send(method, path, body, { credentials: platform.credentials, via: service, usedSignatures });
     const execute = async () => {
       const quoted = await request('GET', buyEth({ quantity: '0.1' }));
       expect(quoted.status, quoted.text).toBe(200);
-      calls = [];
-      const executed = await request('POST', '/convert_withdraw/execute', { quote_id: quoted.body.message.quote_id });
-      const made = calls;
-      calls = undefined;
-      expect(executed.status, executed.text).toBe(200);
-      return made;
+      const executed = await counting.counted(() =>
+        request('POST', '/convert_withdraw/execute', { quote_id: quoted.body.message.quote_id }),
+      );
+      expect(executed.result.status, executed.result.text).toBe(200);
+      return executed.calls;
     };
     // Held, so the key item the function keeps for 5 s is the one each request is verified against.
-    counting.clock.hold();
+    counting.ctx.clock.hold();
     try {
       const escrowBefore = await balanceOf(ctx, escrow());
       // The first warms the function: the key, the platform account's state.
@@ -262,7 +251,7 @@ describe('POST /convert_withdraw/execute and custody events', () => {
       expect(await execute()).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
       expect((await balanceOf(ctx, escrow())).minus(escrowBefore).toFixed()).toBe('0.2');
     } finally {
-      counting.clock.reset();
+      counting.ctx.clock.reset();
     }
   });
 

@@ -8,18 +8,19 @@ import { Money } from '../../lib/domain/money.js';
 import { revokeApiKey } from '../../lib/store/api-keys.js';
 import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { priceEntity } from '../../lib/store/entities/price.js';
-import { clientWith, ctx, type TestContext, testContext } from '../support/context.js';
+import { clientWith, ctx, testContext } from '../support/context.js';
 import { listEvents } from '../support/events.js';
 import { fund, markHot, transferBody } from '../support/ledger.js';
 import { customersViaHttp } from '../support/customers.js';
 import { setPrice } from '../support/pricing.js';
 import {
+  countingInstance,
+  type CountingInstance,
   newPlatform,
   type Response,
   send,
   serviceFor,
   type TestPlatform,
-  type TestService,
 } from '../support/service.js';
 
 /**
@@ -31,42 +32,8 @@ import {
  * against, however slow the machine.
  */
 
-interface Instance {
-  ctx: TestContext;
-  service: TestService;
-  /** The calls sent while `counted` runs, by command name. */
-  counted<T>(work: () => Promise<T>): Promise<{ result: T; calls: string[] }>;
-}
-
-function instance(): Instance {
-  let calls: string[] | undefined;
-  const context = testContext({
-    db: clientWith(
-      (next, commandContext) => async (args) => {
-        calls?.push(String(commandContext.commandName));
-        return next(args);
-      },
-      'countCalls',
-      'initialize',
-    ),
-  });
-  return {
-    ctx: context,
-    service: serviceFor(context),
-    async counted(work) {
-      calls = [];
-      try {
-        const result = await work();
-        return { result, calls: [...calls] };
-      } finally {
-        calls = undefined;
-      }
-    },
-  };
-}
-
-const a = instance();
-const b = instance();
+const a = countingInstance();
+const b = countingInstance();
 
 /** Holds both instances' clocks while `work` runs. */
 async function held<T>(work: () => Promise<T>): Promise<T> {
@@ -98,7 +65,7 @@ async function stored(ref: AccountRef): Promise<{ balance: string; version: numb
 function clientOf(platform: TestPlatform) {
   const usedSignatures = new Set<string>();
   return (
-    via: Instance,
+    via: CountingInstance,
     body: unknown,
     options: { headers?: Record<string, string>; timestamp?: number } = {},
   ): Promise<Response> =>

@@ -6,7 +6,7 @@ import { PERMISSION_AREAS, type PermissionArea } from '../../lib/domain/caller.j
 import { createPlatform } from '../../lib/store/platforms.js';
 import { startHttpServer } from '../../infra/local/server.js';
 import { assertConformsToContract } from './contract.js';
-import { ctx } from './context.js';
+import { clientWith, ctx, type TestContext, testContext } from './context.js';
 
 /**
  * The invocations' timeout in the tests' servers. The deployed one (28-29 s) is sized for DynamoDB; here every
@@ -149,5 +149,40 @@ export async function newPlatform(
     request,
     get: (path, requestOptions) => request('GET', path, undefined, requestOptions),
     post: (path, body, requestOptions) => request('POST', path, body, requestOptions),
+  };
+}
+
+/** A service instance of its own (a context and a server bound to it) whose client counts every call it sends. */
+export interface CountingInstance {
+  ctx: TestContext;
+  service: TestService;
+  /** The calls sent while `work` runs, by command name, in order. */
+  counted<T>(work: () => Promise<T>): Promise<{ result: T; calls: string[] }>;
+}
+
+export function countingInstance(): CountingInstance {
+  let calls: string[] | undefined;
+  const context = testContext({
+    db: clientWith(
+      (next, commandContext) => async (args) => {
+        calls?.push(String(commandContext.commandName));
+        return next(args);
+      },
+      'countCalls',
+      'initialize',
+    ),
+  });
+  return {
+    ctx: context,
+    service: serviceFor(context),
+    async counted(work) {
+      calls = [];
+      try {
+        const result = await work();
+        return { result, calls: [...calls] };
+      } finally {
+        calls = undefined;
+      }
+    },
   };
 }
