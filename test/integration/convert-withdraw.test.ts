@@ -374,8 +374,9 @@ describe('POST /convert_withdraw/execute and custody events', () => {
     expect(
       (await platform.post('/convert_withdraw/execute', { quote_id: liquidity.body.message.quote_id })).status,
     ).toBe(404);
-    // And the other way round: a convert quote is not a liquidity quote.
-    const convert = await quote(platform, buyEth({ quantity: '0.1' }));
+    // And the other way round: a convert quote is not a liquidity quote. Another quantity than the first quote's:
+    // the same GET signed in the same second would be refused as a replay.
+    const convert = await quote(platform, buyEth({ quantity: '0.2' }));
     expect((await platform.post('/liquidity/execute', { quote_id: convert.quote_id })).status).toBe(404);
     expect(new Money(convert.total_notional).gt(convert.asset_cost_notional)).toBe(true);
   });
