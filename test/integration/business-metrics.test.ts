@@ -15,7 +15,7 @@ const { achBuy } = await import('../support/payments.js');
 const { setPrice } = await import('../support/pricing.js');
 const { newPlatform } = await import('../support/service.js');
 const { newCustomer } = await import('../support/trade-parties.js');
-const { isTerminated, startTestWorkflows, tradeBody, waitForTrade } = await import('../support/trades.js');
+const { isTerminated, useTestWorkflows, tradeBody, waitForTrade } = await import('../support/trades.js');
 const { record } = await import('../support/sqs.js');
 const { runAdmin } = await import('../../infra/ops/cli.js');
 const { runsAs } = await import('../support/functions.js');
@@ -61,9 +61,9 @@ function expectBusinessDocument(doc: Doc | undefined, name: string, extra: strin
 const accepted = (reference: string, from = 0) =>
   emitted(METRIC.tradesAccepted, from).filter((doc) => doc.reference === reference);
 
+// Settlement in this file's process: 1-second sessions, spot deadlines of 3 seconds (a trade left unfunded defaults).
+useTestWorkflows({ sessionSeconds: 1, spotDeadlineSeconds: 3 });
 beforeAll(async () => {
-  // Settlement in this file's process: 1-second sessions, spot deadlines of 3 seconds (a trade left unfunded defaults).
-  await startTestWorkflows({ sessionSeconds: 1, spotDeadlineSeconds: 3 });
   await Promise.all([setPrice('LTC', 'USD', '100'), setPrice('USDC', 'EUR', '0.9')]);
   await runAdmin(['fee', 'set', '--asset', 'USDC', '--quantity', '1.5', '--reason', 'test'], { ctx });
 });

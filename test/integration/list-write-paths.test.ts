@@ -5,7 +5,7 @@ import { customerBody } from '../support/customers.js';
 import { fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
-import { isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+import { isTerminated, useTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
 import { ctx } from '../support/context.js';
 import { achBuy } from '../support/payments.js';
 
@@ -20,8 +20,8 @@ async function list(platform: TestPlatform, path: string) {
   return response.body as { message: any[]; count: number; next_cursor: string | null };
 }
 
+useTestWorkflows({ sessionSeconds: 1 });
 beforeAll(async () => {
-  await startTestWorkflows({ sessionSeconds: 1 });
   await setPrice('LTC', 'USD', '100');
 });
 

@@ -1,18 +1,16 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SETTLEMENT_STATE_NAMES as S } from '../../infra/settlement-workflow.js';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { balances, fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { newCustomer } from '../support/trade-parties.js';
 import { ctx } from '../support/context.js';
-import { isTerminated, localRunner, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+import { isTerminated, localRunner, useTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
 
 // Deadlines of a few seconds, so trades default in real time without moving the clock under other tests.
 const SPOT_DEADLINE_SECONDS = 3;
 
-beforeAll(async () => {
-  await startTestWorkflows({ sessionSeconds: 1, spotDeadlineSeconds: SPOT_DEADLINE_SECONDS });
-});
+useTestWorkflows({ sessionSeconds: 1, spotDeadlineSeconds: SPOT_DEADLINE_SECONDS });
 
 async function market(): Promise<{ platform: TestPlatform; buyer: string; seller: string }> {
   const platform = await newPlatform();

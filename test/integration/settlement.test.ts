@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runsAs } from '../support/functions.js';
 import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
@@ -26,12 +26,10 @@ import { transactWrite } from '../../lib/store/table/transactions.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { newCustomer } from '../support/trade-parties.js';
-import { isTerminated, localRunner, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+import { isTerminated, localRunner, useTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
 import { ctx, testContext } from '../support/context.js';
 
-beforeAll(async () => {
-  await startTestWorkflows({ sessionSeconds: 1 });
-});
+useTestWorkflows({ sessionSeconds: 1 });
 
 // The task functions' handlers, bound to this file's context as Lambda binds them to its own.
 const activate = bindActivate(ctx);

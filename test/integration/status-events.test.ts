@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { replyToBankEvent } from '../../lib/payments/apply-bank-event.js';
 import { grantRelationship } from '../../lib/store/relationships.js';
 import { ctx } from '../support/context.js';
@@ -7,7 +7,7 @@ import { eventCapture, listEvents, type Envelope } from '../support/events.js';
 import { fund } from '../support/ledger.js';
 import { newPlatform } from '../support/service.js';
 import { newCustomer } from '../support/trade-parties.js';
-import { isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+import { isTerminated, useTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
 import { storeSubmittedPayment } from '../support/payments.js';
 
 /**
@@ -21,9 +21,7 @@ const capture = eventCapture();
 const bankEvent = (event: unknown) => replyToBankEvent(ctx, event);
 
 // A spot trade left unfunded defaults 3 s after its acceptance; sessions a second apart.
-beforeAll(async () => {
-  await startTestWorkflows({ sessionSeconds: 1, spotDeadlineSeconds: 3 });
-});
+useTestWorkflows({ sessionSeconds: 1, spotDeadlineSeconds: 3 });
 
 const ofResource = (id: string) => (event: Envelope) => event.resource.id === id;
 const steps = (events: Envelope[]) =>

@@ -3,12 +3,10 @@ import { grantRelationship } from '../../lib/store/relationships.js';
 import { balances, fund } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
 import { newCustomer } from '../support/trade-parties.js';
-import { isOutstanding, isTerminated, startTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
+import { isOutstanding, isTerminated, useTestWorkflows, tradeBody, waitForTrade } from '../support/trades.js';
 import { ctx } from '../support/context.js';
 
-beforeAll(async () => {
-  await startTestWorkflows({ sessionSeconds: 1 });
-});
+useTestWorkflows({ sessionSeconds: 1 });
 
 /** A platform with a buyer and a seller customer. */
 async function market(): Promise<{ platform: TestPlatform; buyer: string; seller: string }> {

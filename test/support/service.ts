@@ -1,4 +1,3 @@
-import { afterAll } from 'vitest';
 import type { AppContext } from '../../lib/context.js';
 import { sign } from '../../lib/http/signature.js';
 import { createApiKey, type ApiKeyCredentials } from '../../lib/store/api-keys.js';
@@ -28,13 +27,10 @@ export function serviceFor(serviceCtx: AppContext): TestService {
     ctx: serviceCtx,
     async baseUrl() {
       if (!server) {
+        // Started at the first request and kept, idle between requests, until the worker's process ends: the
+        // files of a worker share its modules (vitest.config.ts), and with them `service`'s server. (A hook
+        // registered here, inside a test or a hook, would never run.)
         server = startHttpServer(serviceCtx, 0, '127.0.0.1', { functionTimeoutMs: TEST_FUNCTION_TIMEOUT_MS });
-        const started = server;
-        afterAll(async () => {
-          const { server: http } = await started;
-          http.closeAllConnections();
-          await new Promise((resolve) => http.close(resolve));
-        });
       }
       return (await server).baseUrl;
     },

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import {
   startLocalWorkflows,
   type LocalRunnerOptions,
@@ -22,14 +22,32 @@ export function localRunner(): LocalSettlementRunner | undefined {
 }
 
 /**
- * Starts the local settlement runner in this test file's process with short sessions, without resuming
- * open trades (other files share the DynamoDB and their trades are theirs), and stops it after the file.
- * It becomes the settlement workflow of this file's context (`ctx`, which the file's server is bound to), and
- * the session and deadline settings become that context's configuration: call it before the first request.
+ * The local settlement runner of this test file's process, with short sessions: started before the file's
+ * tests, without resuming open trades (other files share the DynamoDB and their trades are theirs), and stopped
+ * after them. Meanwhile it is the settlement workflow of the file's context (`ctx`, which the file's server is
+ * bound to), and the session and deadline settings are that context's configuration; the stop puts both back.
+ *
+ * Call it at the top level of the file, before any `beforeAll` that sends requests: it registers its own hooks,
+ * and a hook registered inside another hook never runs. The files of a worker share its modules and `ctx`
+ * (vitest.config.ts), so a runner left running would go on settling its file's trades, every second, beside
+ * every later file of the worker (it slowed them several times over, and it logged their failures).
  */
-export async function startTestWorkflows(
+export function useTestWorkflows(
   settings: { sessionSeconds?: number; spotDeadlineSeconds?: number } & LocalRunnerOptions = {},
-) {
+): void {
+  let stop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    stop = await startTestWorkflows(settings);
+  });
+  afterAll(async () => {
+    await stop?.();
+  });
+}
+
+async function startTestWorkflows(
+  settings: { sessionSeconds?: number; spotDeadlineSeconds?: number } & LocalRunnerOptions,
+): Promise<() => Promise<void>> {
+  const before = { config: ctx.config, workflow: ctx.workflow };
   ctx.config = {
     ...ctx.config,
     SETTLEMENT_SESSION_SECONDS: settings.sessionSeconds ?? 1,
@@ -41,8 +59,12 @@ export async function startTestWorkflows(
   const workflows = await startLocalWorkflows(ctx, { resume: false, tasks: settings.tasks, sweepIntervalMs: 0 });
   ctx.workflow = workflows.ctx.workflow;
   runner = workflows.runner;
-  afterAll(workflows.stop);
-  return workflows.stop;
+  return async () => {
+    await workflows.stop();
+    ctx.config = before.config;
+    ctx.workflow = before.workflow;
+    runner = undefined;
+  };
 }
 
 export interface TradeBodyOptions {
