@@ -15,6 +15,7 @@ describe('a stalled DynamoDB', () => {
   let platform: TestPlatform;
   /** A server whose context reaches DynamoDB through the stalled endpoint; the platform is made beforehand. */
   let via: TestService;
+  let server: ReturnType<typeof startHttpServer> | undefined;
 
   beforeAll(async () => {
     platform = await newPlatform();
@@ -75,6 +76,7 @@ describe('a stalled DynamoDB with little time left in the invocation', () => {
   const waiting = new Set<Socket>();
   let platform: TestPlatform;
   let via: TestService;
+  let server: ReturnType<typeof startHttpServer> | undefined;
 
   beforeAll(async () => {
     platform = await newPlatform();
@@ -90,16 +92,18 @@ describe('a stalled DynamoDB with little time left in the invocation', () => {
     await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
     const { port } = stalled.address() as { port: number };
     const serviceCtx = testContext({ env: { DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}` } });
-    const server = startHttpServer(serviceCtx, 0, '127.0.0.1', { functionTimeoutMs: 4000 });
-    afterAll(async () => {
+    server = startHttpServer(serviceCtx, 0, '127.0.0.1', { functionTimeoutMs: 4000 });
+    const started = server;
+    via = { ctx: serviceCtx, baseUrl: async () => (await started).baseUrl };
+  });
+
+  // Here, not in the beforeAll: a hook registered inside another hook never runs.
+  afterAll(async () => {
+    if (server) {
       const { server: http } = await server;
       http.closeAllConnections();
       await new Promise((resolve) => http.close(resolve));
-    });
-    via = { ctx: serviceCtx, baseUrl: async () => (await server).baseUrl };
-  });
-
-  afterAll(async () => {
+    }
     for (const socket of sockets) socket.destroy();
     await new Promise((resolve) => stalled.close(resolve));
   });

@@ -15,6 +15,10 @@ afterAll(async () => {
   // Imported here, not above: a file sets the environment its context is built with before it imports it.
   const { ctx } = await import('./context.js');
   ctx.clock.reset();
+  // A settlement runner left running would go on settling beside the worker's later files (useTestWorkflows).
+  const { localRunner } = await import('./trades.js');
+  if (localRunner())
+    throw new Error('a settlement runner is still running after its file: start it with useTestWorkflows');
   for (const name of Object.keys(process.env)) if (!(name in environmentAtStart)) delete process.env[name];
   Object.assign(process.env, environmentAtStart);
 });
