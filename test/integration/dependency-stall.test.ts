@@ -15,7 +15,6 @@ describe('a stalled DynamoDB', () => {
   let platform: TestPlatform;
   /** A server whose context reaches DynamoDB through the stalled endpoint; the platform is made beforehand. */
   let via: TestService;
-  let server: ReturnType<typeof startHttpServer> | undefined;
 
   beforeAll(async () => {
     platform = await newPlatform();
