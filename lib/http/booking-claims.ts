@@ -96,13 +96,13 @@ function claimItem(item: TaggedItem['item'], why: string): TaggedItem {
   return { item, onConditionFailed: () => new ClaimsApartError(why) };
 }
 
-/** Makes each claim apart, in order; one that answers the request ends it with that answer. */
-async function makeClaimsApart(carried: BookingClaims): Promise<void> {
+/** Makes each claim apart, in order, until one answers the request (a completed X-Request-Id's answer): that answer. */
+async function makeClaimsApart(carried: BookingClaims): Promise<APIGatewayProxyResult | undefined> {
   for (const claimApart of carried.apart) {
     const answered = await claimApart();
-    if (answered) throw new AnsweredApartError(answered);
+    if (answered) return answered;
   }
-  carried.madeApart = true;
+  return undefined;
 }
 
 export const claimsInBooking: ClaimsInBooking = {
@@ -142,7 +142,13 @@ export const claimsInBooking: ClaimsInBooking = {
 
   items: (carried, response, queuedCompletion) => {
     let madeApart: Promise<TaggedItem[]> | undefined;
-    const inPlace = () => (madeApart ??= makeClaimsApart(carried).then(queuedCompletion));
+    // Made apart once for all the items; one that answers the request ends it with that answer.
+    const inPlace = () =>
+      (madeApart ??= makeClaimsApart(carried).then((answered) => {
+        if (answered) throw new AnsweredApartError(answered);
+        carried.madeApart = true;
+        return queuedCompletion();
+      }));
     // The first item stands for them all in the queue; the others leave nothing in their place.
     return carried.items.map((item, index) => ({
       ...item(response),
@@ -168,10 +174,8 @@ export const claimsInBooking: ClaimsInBooking = {
     // Refused before it booked (what it found may be the first run's doing: a quote that run executed), or its
     // claims must be made apart: they are, as before the use case they would have been, so a replay hears 409
     // and a retry its first answer. A refusal is then answered; a claim refused, run again.
-    for (const claimApart of carried.apart) {
-      const answered = await claimApart();
-      if (answered) return { answered };
-    }
+    const answered = await makeClaimsApart(carried);
+    if (answered) return { answered };
     if (!(error instanceof ClaimsApartError)) throw error;
     return { body: await runAgain() };
   },

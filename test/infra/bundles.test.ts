@@ -251,7 +251,7 @@ const PINNED_KIB: Record<string, number> = {
   // and award funding (like create-transfer) bring the booking claims they pass to the middleware
   // (lib/http/booking-claims.ts, about 2.5 KiB).
   'functions/convert-withdraw/execute-quote.ts': 391.0,
-  'functions/liquidity/execute-quote.ts': 391.5,
+  'functions/liquidity/execute-quote.ts': 391.6,
   'functions/rewards/issue-reward.ts': 391.6,
   // The minor's customer rules with the country tables (12 KiB), without the adult's fields.
   'functions/participants/create-minor.ts': 350.4,

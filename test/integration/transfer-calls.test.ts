@@ -241,6 +241,7 @@ describe('POST /transfers on a warm function', () => {
     });
     expect(await stored(account(platform, 'general'))).toEqual({ balance: String(21 - 5 - 6), version: 4 });
   });
+
   it('the same bytes again after a transfer that emptied the account: 409 already received, not insufficient funds', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '5');

@@ -21,6 +21,8 @@ export function localRunner(): LocalSettlementRunner | undefined {
   return runner;
 }
 
+type TestWorkflowSettings = { sessionSeconds?: number; spotDeadlineSeconds?: number } & LocalRunnerOptions;
+
 /**
  * The local settlement runner of this test file's process, with short sessions: started before the file's
  * tests, without resuming open trades (other files share the DynamoDB and their trades are theirs), and stopped
@@ -32,9 +34,7 @@ export function localRunner(): LocalSettlementRunner | undefined {
  * (vitest.config.ts), so a runner left running would go on settling its file's trades, every second, beside
  * every later file of the worker (it slowed them several times over, and it logged their failures).
  */
-export function useTestWorkflows(
-  settings: { sessionSeconds?: number; spotDeadlineSeconds?: number } & LocalRunnerOptions = {},
-): void {
+export function useTestWorkflows(settings: TestWorkflowSettings = {}): void {
   let stop: (() => Promise<void>) | undefined;
   beforeAll(async () => {
     stop = await startTestWorkflows(settings);
@@ -44,9 +44,7 @@ export function useTestWorkflows(
   });
 }
 
-async function startTestWorkflows(
-  settings: { sessionSeconds?: number; spotDeadlineSeconds?: number } & LocalRunnerOptions,
-): Promise<() => Promise<void>> {
+async function startTestWorkflows(settings: TestWorkflowSettings): Promise<() => Promise<void>> {
   const before = { config: ctx.config, workflow: ctx.workflow };
   ctx.config = {
     ...ctx.config,
