@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
@@ -288,9 +288,7 @@ async function startStreamPoller(
 /** A record's lane: by a hash of its keys, as Lambda spreads a shard's records over its concurrent batches. */
 function laneOf(record: DynamoDBRecord, lanes: number): number {
   const keys = JSON.stringify(record.dynamodb?.Keys ?? {});
-  let hash = 0;
-  for (let i = 0; i < keys.length; i++) hash = (hash * 31 + keys.charCodeAt(i)) | 0;
-  return Math.abs(hash) % lanes;
+  return createHash('sha1').update(keys).digest().readUInt32BE(0) % lanes;
 }
 
 /**
