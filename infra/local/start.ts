@@ -95,21 +95,24 @@ async function startService(
   await assertPortFree(port, host);
   mkdirSync(resolve(dir, 'dynamodb'), { recursive: true });
   const dynamoPort = process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : await freePort();
-  const dynamo = await startDynamoLocal({
-    port: dynamoPort,
-    dataDir: resolve(dir, 'dynamodb'),
-    onSpawn: (child) => (running.dynamoChild = child),
-  });
+  // Every function runs under its deployed role: the stack's constructs are built once (about 4 s of CPU) to read
+  // them, while DynamoDB Local's JVM starts beside this process (as long again), rather than after it.
+  const [dynamo, roles] = await Promise.all([
+    startDynamoLocal({
+      port: dynamoPort,
+      dataDir: resolve(dir, 'dynamodb'),
+      onSpawn: (child) => (running.dynamoChild = child),
+    }),
+    import('./iam/deployed-roles.js').then(({ deployedRoles }) => deployedRoles()),
+  ]);
   if (running.stopping) return undefined;
   await ensureTables(dynamo.endpoint, LOCAL_TABLES);
   // The local runtime's edge: one context for the server and the settlement runner.
   const config = localConfig(dynamo.endpoint, LOCAL_TABLES, undefined, {
     SETTLEMENT_SESSION_SECONDS: process.env.SETTLEMENT_SESSION_SECONDS ?? '5',
   });
-  // Every function runs under its deployed role: the stack's constructs are built once (a few seconds) to read them.
-  const { deployedRoles } = await import('./iam/deployed-roles.js');
   const { enforce } = await import('./iam/enforcement.js');
-  const ctx = enforce(createContext(config), deployedRoles());
+  const ctx = enforce(createContext(config), roles);
   const { startLocalWorkflows } = await import('./workflow-runner.js');
   // What DynamoDB refuses and DynamoDB Local doesn't (dynamodb-limits.ts).
   attachDynamoDbLimits(ctx.db, ctx.tables);
