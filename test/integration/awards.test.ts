@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { awardsEscrowAccount, distributeAwards, resumeDistribution } from '../../lib/awards/distribute-awards.js';
+import { distributeAwards, resumeDistribution } from '../../lib/awards/distribute-awards.js';
 import { ServiceUnavailableError } from '../../lib/domain/errors.js';
 import { runAdmin } from '../../infra/ops/cli.js';
-import { ESCROW_LANES, MAX_RECIPIENTS, recipientsPerChunk } from '../../lib/domain/awards.js';
+import { ESCROW_LANES } from '../../lib/domain/awards.js';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { accountIdOf, SYSTEM_PARTICIPANTS } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
@@ -12,8 +12,8 @@ import { getDistribution } from '../../lib/store/awards.js';
 import { chunkEntity } from '../../lib/store/entities/award.js';
 import { accountEntity } from '../../lib/store/entities/ledger.js';
 import { balanceOf } from '../../lib/store/ledger.js';
-import { MAX_TRANSACTION_ITEMS } from '../../lib/store/table/transaction-items.js';
 import { moneyAttr } from '../../lib/store/table/numbers.js';
+import { customerAccount, customerBalances, escrowBalance, escrowLanes, pool } from '../support/awards.js';
 import { customersInBulk, customersViaHttp, customersViaStore } from '../support/customers.js';
 import { balances, balancesOf, fund } from '../support/ledger.js';
 import { setPrice } from '../support/pricing.js';
@@ -29,38 +29,6 @@ const FUND = '/awards/fund';
 beforeAll(async () => {
   await setPrice('BTC', 'EUR', '40000');
 });
-
-function pool(platform: TestPlatform, asset = 'BTC') {
-  return {
-    participant_code: platform.participantCode,
-    account_group: platform.platformCode,
-    account_label: 'awards',
-    asset,
-  };
-}
-
-/** What the platform's award escrow holds for the asset: the sum of its lanes (`ESCROW_LANES`). */
-async function escrowBalance(platform: TestPlatform, asset = 'BTC'): Promise<Money> {
-  const held = await balancesOf(escrowLanes(platform, asset));
-  return held.reduce((sum, balance) => sum.plus(balance), new Money(0));
-}
-
-function escrowLanes(platform: TestPlatform, asset = 'BTC') {
-  return Array.from(
-    { length: ESCROW_LANES },
-    (_, lane) => awardsEscrowAccount(platform.platformCode, asset, lane).account,
-  );
-}
-
-function customerAccount(platform: TestPlatform, code: string, asset = 'BTC') {
-  return { participant_code: code, account_group: platform.platformCode, account_label: 'general', asset };
-}
-
-async function customerBalances(platform: TestPlatform, codes: readonly string[], asset = 'BTC'): Promise<string[]> {
-  return (await balancesOf(codes.map((code) => customerAccount(platform, code, asset)))).map((balance) =>
-    balance.toFixed(),
-  );
-}
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -261,32 +229,6 @@ describe('POST /awards/distribute', () => {
     });
     expect(unknownAsset.body.errors).toEqual(["asset: unknown asset 'XYZ'"]);
   });
-});
-
-describe('POST /awards/distribute at its limit', () => {
-  it('pays the most customers a request may name (1,000) in 67 chunks of at most 15: its record, every chunk (with room for the list counters, and a balance event, an account movement entry, a trade event and a status check per recipient) and every lane fit one transaction', async () => {
-    const platform = await newPlatform();
-    // Written 49 to a transaction: the distribution is under test here, not the customers' creation.
-    const customers = await customersInBulk(platform.platformCode, MAX_RECIPIENTS);
-    await fund(platform.participantCode, 'BTC', '1', 'awards');
-    const requestId = randomUUID();
-    const response = await platform.post(
-      DISTRIBUTE,
-      { asset: 'BTC', quantity: '0.00000100', participant_codes: customers },
-      { headers: { 'X-Request-Id': requestId } },
-    );
-    expect(response.status, response.text).toBe(201);
-    expect(response.body.message.confirms).toHaveLength(MAX_RECIPIENTS);
-    const stored = await getDistribution(ctx, platform.platformCode, requestId);
-    expect(stored?.distribution.status).toBe('completed');
-    expect(recipientsPerChunk(MAX_TRANSACTION_ITEMS)).toBe(15);
-    expect(stored?.chunks.length).toBe(67);
-    expect(new Set(stored?.chunks.map((chunk) => accountIdOf(chunk.escrow))).size).toBe(ESCROW_LANES);
-    expect((await balanceOf(ctx, pool(platform))).toFixed()).toBe('0.999');
-    expect((await escrowBalance(platform)).toFixed()).toBe('0');
-    const paid = await customerBalances(platform, customers);
-    expect(paid.every((balance) => balance === '0.000001')).toBe(true);
-  }, 120_000);
 });
 
 describe('POST /awards/distribute across chunks', () => {
