@@ -13,7 +13,14 @@ import {
   type ListIndex,
   type PageRequest,
 } from './table/paging.js';
-import { OPEN_SHARDS, TRADE_DUE_ATTRIBUTE, tradeEntity, tradeVisibilityEntity } from './entities/trade.js';
+import {
+  OPEN_SHARDS,
+  type StoredTrade,
+  TRADE_DUE_ATTRIBUTE,
+  tradeEntity,
+  tradeOfEntry,
+  tradeVisibilityEntity,
+} from './entities/trade.js';
 import { ALL, bucketOf, readCount } from './table/counters.js';
 import { type CountChange } from './table/transaction-items.js';
 import { transactWrite } from './table/transactions.js';
@@ -64,20 +71,12 @@ export function tradeItems(ctx: Pick<AppContext, 'tables'>, trade: Trade): Tagge
   };
   const pointers = otherPlatforms(trade).map(
     (platform): TaggedItem => ({
-      item: tradeVisibilityEntity.put(
-        ctx.tables,
-        {
-          trade_id: trade.trade_id,
-          client_trade_id: trade.client_trade_id,
-          reporting_party: trade.reporting_party,
-          market_identifier_code: trade.market_identifier_code,
-          trade_state: trade.trade_state,
-          settlement_state: trade.settlement_state,
-          ...listingEntry(trade),
-          platform_code: platform,
-        },
-        { extra: { transaction_timestamp: trade.transaction_timestamp } },
-      ),
+      item: tradeVisibilityEntity.put(ctx.tables, {
+        ...trade,
+        ...listingEntry(trade),
+        platform_code: platform,
+        reported_by: trade.platform_code,
+      }),
       counts: tradeCounts(platform, trade.trade_state, 1),
     }),
   );
@@ -175,7 +174,11 @@ function shardOf(tradeId: string): number {
  * parse fills the rest of what version 1 lacked. The list filters' attributes stay in the store.
  */
 function parseTrade(item: Record<string, unknown>): Trade {
-  const { party_codes: _codes, account_labels: _labels, ...trade } = tradeEntity.parse(item);
+  return withoutFilters(tradeEntity.parse(item));
+}
+
+/** The trade without the list filters it is stored with. */
+function withoutFilters({ party_codes: _codes, account_labels: _labels, ...trade }: StoredTrade): Trade {
   return trade;
 }
 
@@ -313,12 +316,14 @@ export async function pageOfTrades(
     { list: TRADES_LIST, platformCode, filters: bindingFilters },
     counter,
   );
-  // The page's entries: the platform's own trades whole, and another platform's trades by their visibility entry.
-  const entries = page.items.map((item: Record<string, unknown>): { trade?: Trade; pointer?: string } =>
-    item.type === tradeVisibilityEntity.type
-      ? { pointer: tradeVisibilityEntity.parse(item).trade_id }
-      : { trade: parseTrade(item) },
-  );
+  // The page's entries: the platform's own trades, and another platform's trades as their visibility entries
+  // carry them (an entry written before entries carried the trade names it, and its trade is read).
+  const entries = page.items.map((item: Record<string, unknown>): { trade?: Trade; pointer?: string } => {
+    if (item.type !== tradeVisibilityEntity.type) return { trade: parseTrade(item) };
+    const entry = tradeVisibilityEntity.parse(item);
+    const carried = tradeOfEntry(entry);
+    return carried ? { trade: withoutFilters(carried) } : { pointer: entry.trade_id };
+  });
   const pointed = entries.flatMap((entry) => (entry.pointer === undefined ? [] : [entry.pointer]));
   const fetched = pointed.length > 0 ? await batchGetTrades(ctx, pointed) : new Map<string, Trade>();
   const trades: Trade[] = [];
@@ -493,11 +498,16 @@ export function tradeUpdateItems(
     counts: countsOf(trade.platform_code),
   };
   const events = statusChanged ? tradeStatusEvents(ctx, after, trade.trade_state, nowMs) : [];
-  const listed = (['trade_state', 'settlement_state'] as const).filter((field) => changes[field] !== undefined);
-  if (listed.length === 0) return [update, ...events];
+  // The fields the trade's update sets, set alike on its entries: field by field, as on the trade, so two changes
+  // committed one after the other leave an entry as they leave the trade.
+  const copied = [
+    ...(Object.keys(changes) as Array<keyof TradeChanges>).filter((field) => changes[field] !== undefined),
+    'last_update' as const,
+    ...(statusChanged ? (['status_sequence'] as const) : []),
+  ];
   const entries = otherPlatforms(trade).map(
     (platform): TaggedItem => ({
-      item: listEntryUpdate(ctx, tradeId, platform, listed, changes),
+      item: listEntryUpdate(ctx, after, platform, copied),
       counts: countsOf(platform),
     }),
   );
@@ -555,21 +565,20 @@ function numberStatusChange(trade: Trade, after: Trade, { names, values, sets, c
   );
 }
 
-/** Another platform's list entry of the trade: the states its filtered lists read, set as the trade's are. */
+/** Another platform's list entry of the trade: the fields a change set on the trade, set to what they are after it. */
 function listEntryUpdate(
   ctx: Pick<AppContext, 'tables'>,
-  tradeId: string,
+  after: Trade,
   platformCode: string,
-  listed: ReadonlyArray<'trade_state' | 'settlement_state'>,
-  changes: TradeChanges,
+  fields: ReadonlyArray<keyof TradeChanges | 'last_update' | 'status_sequence'>,
 ): TaggedItem['item'] {
   return tradeVisibilityEntity.update(
     ctx.tables,
-    { trade_id: tradeId, platform_code: platformCode },
+    { trade_id: after.trade_id, platform_code: platformCode },
     {
-      update: `SET ${listed.map((field) => `#${field} = :${field}`).join(', ')}`,
-      names: Object.fromEntries(listed.map((field) => [`#${field}`, field])),
-      values: Object.fromEntries(listed.map((field) => [`:${field}`, changes[field]])),
+      update: `SET ${fields.map((field) => `#${field} = :${field}`).join(', ')}`,
+      names: Object.fromEntries(fields.map((field) => [`#${field}`, field])),
+      values: Object.fromEntries(fields.map((field) => [`:${field}`, after[field]])),
     },
   );
 }

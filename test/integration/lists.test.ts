@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { newId } from '../../lib/store/codes.js';
-import { tradeItems, updateTrade } from '../../lib/store/trades.js';
+import { tradeOfEntry, tradeVisibilityEntity } from '../../lib/store/entities/trade.js';
+import { getTrade, tradeItems, updateTrade } from '../../lib/store/trades.js';
 import { acceptedTrade, type Trade } from '../../lib/domain/trade.js';
 import { transactWrite } from '../../lib/store/table/transactions.js';
 import { customersViaStore } from '../support/customers.js';
@@ -344,6 +346,30 @@ describe("trades seen by a party's platform", () => {
       expect((await listOk(client, '/trades?trade_state=accepted')).count).toBe(4);
       expect((await listOk(client, '/trades?settlement_state=null&page_size=2')).count).toBe(4);
       expect((await listOk(client, `/trades?party_code=${buyer}`)).count).toBe(5);
+    }
+    // The party's platform lists each trade as its reporter does, after a change of the states and after one of
+    // other fields (a party's obligations), its entry holding the trade as stored.
+    const listedBy = async (client: TestPlatform) => (await listOk(client, '/trades?page_size=5')).message;
+    expect(await listedBy(partyPlatform)).toEqual(await listedBy(reporter));
+    const active = (await getTrade(ctx, stored[1]!.trade_id, { consistent: true }))!;
+    const dueMs = ctx.clock.nowMs() + 60_000;
+    const parties = active.parties.map((party) => ({ ...party, obligations_outstanding_timestamp: dueMs }));
+    expect(await updateTrade(ctx, active, ['active'], { parties }, ctx.clock.nowMs())).toBe(true);
+    expect(await listedBy(partyPlatform)).toEqual(await listedBy(reporter));
+    for (const trade of stored) {
+      const entry = await ctx.db.send(
+        new GetCommand({
+          TableName: ctx.tables.main,
+          Key: tradeVisibilityEntity.key({ trade_id: trade.trade_id, platform_code: partyPlatform.platformCode }),
+          ConsistentRead: true,
+        }),
+      );
+      const {
+        party_codes: _codes,
+        account_labels: _labels,
+        ...carried
+      } = tradeOfEntry(tradeVisibilityEntity.parse(entry.Item!))!;
+      expect(carried).toEqual(await getTrade(ctx, trade.trade_id, { consistent: true }));
     }
     const outsider = await newPlatform();
     expect((await listOk(outsider, '/trades')).count).toBe(0);

@@ -128,27 +128,36 @@ export const tradeEntity = defineEntity({
 /**
  * A trade listed for a platform other than its reporter (a party's platform): its entry in that platform's
  * list (ordered by the trade's `transaction_timestamp`, not stored here), carrying what `GET /trades` filters
- * on, as the trade does. The states are kept current by every state change; the rest never changes.
+ * on, as the trade does, and the trade itself, so that list reads no trade apart: every field but
+ * `platform_code` (the entry's key names the listing platform there) under its own name, the reporter's
+ * platform as `reported_by`. Every change of the trade sets the same fields on its entries in its transaction.
+ * An entry written before entries carried the trade has no `reported_by` (nor the fields that never change):
+ * the list reads its trade.
  */
 export const tradeVisibilityEntity = defineEntity({
   type: 'trade_visibility',
   table: 'main',
-  schema: z.extend(
-    z.pick(tradeSchema, {
+  schema: z.extend(z.partial(z.omit(tradeSchema, { platform_code: true })), {
+    ...z.pick(tradeSchema, {
       trade_id: true,
       client_trade_id: true,
       reporting_party: true,
       market_identifier_code: true,
       trade_state: true,
       settlement_state: true,
-      party_codes: true,
-      account_labels: true,
-    }),
-    { platform_code: text },
-  ),
+    }).shape,
+    platform_code: text,
+    reported_by: z.optional(text),
+  }),
   key: { pk: 'TRADE#{trade_id}', sk: 'VISIBLE#{platform_code}' },
   indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#TRADES', sk: '{transaction_timestamp:time}#{trade_id}' } },
 });
+
+/** The trade a visibility entry carries, or undefined for an entry from before entries carried it. */
+export function tradeOfEntry(entry: z.output<typeof tradeVisibilityEntity.schema>): StoredTrade | undefined {
+  const { platform_code: _listedFor, reported_by, ...fields } = entry;
+  return reported_by === undefined ? undefined : z.parse(tradeSchema, { ...fields, platform_code: reported_by });
+}
 
 /**
  * The open-trades index's sort attribute, read with each due trade: a postponement is conditioned on the
