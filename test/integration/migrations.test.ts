@@ -28,6 +28,7 @@ import {
   ConcurrentMigrationRunError,
   findMigration,
   ITEM_VERSIONS,
+  TRADE_LIST_ENTRIES,
   migrationRuns,
   MOVEMENT_ACCOUNT_ENTRIES,
   runMigration,
@@ -439,6 +440,7 @@ describe('migration 0001-movement-account-entries', () => {
     expect(notYet.migrations).toEqual([
       expect.objectContaining({ name: NAME, applied: false, status: 'not run', platforms: [] }),
       expect.objectContaining({ name: ITEM_VERSIONS, applied: false, status: 'not run', platforms: [] }),
+      expect.objectContaining({ name: TRADE_LIST_ENTRIES, applied: false, status: 'not run', platforms: [] }),
     ]);
     const done = (await runAdmin(['migrate', 'run', NAME, '--reason', 'deploy 2026-11-27'], { ctx: own })) as any;
     expect(done).toMatchObject({ scope: 'table', outcome: 'applied', progress: { migrated: 120, written: 240 } });
@@ -475,7 +477,7 @@ describe('migrate CLI: bad input', () => {
     for (const [argv, problem] of [
       [
         ['migrate', 'run', 'no-such-migration', '--reason', 'r'],
-        /unknown migration 'no-such-migration' \(known: 0001-movement-account-entries, 0002-item-versions\)/,
+        /unknown migration 'no-such-migration' \(known: 0001-movement-account-entries, 0002-item-versions, 0003-trade-list-entries\)/,
       ],
       [['migrate', 'run', '--reason', 'r'], /NAME is required/],
       [['migrate', 'run', NAME, 'extra', '--reason', 'r'], /unexpected argument 'extra'/],

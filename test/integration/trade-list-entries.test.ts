@@ -1,0 +1,121 @@
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { AppContext } from '../../lib/context.js';
+import { acceptedTrade, type Trade } from '../../lib/domain/trade.js';
+import { validateTradeReport } from '../../lib/domain/trade-report.js';
+import { newId } from '../../lib/store/codes.js';
+import { tradeOfEntry, tradeVisibilityEntity } from '../../lib/store/entities/trade.js';
+import { findMigration, runMigration, TRADE_LIST_ENTRIES } from '../../lib/store/migrations/index.js';
+import { transactWrite } from '../../lib/store/table/transactions.js';
+import { getTrade, tradeItems, updateTrade } from '../../lib/store/trades.js';
+import { testContext, testEndpoint } from '../support/context.js';
+import { createStreamFreeTables, ownTableNames } from '../support/tables.js';
+import type { TestPlatform } from '../support/service.js';
+import { tradeBody } from '../support/trades.js';
+
+/**
+ * Migration 0003 (lib/store/migrations/trade-list-entries.ts): a party's platform's list entries written before
+ * entries held the trade get it, exactly as stored, once, and never behind a change of the trade made while it
+ * runs. On tables of this file's own: a migration run scans the whole table, whatever its scope.
+ */
+
+const tables = ownTableNames('trade-list-entries');
+const own = testContext({ tables });
+const migration = findMigration(TRADE_LIST_ENTRIES)!;
+
+beforeAll(async () => {
+  await createStreamFreeTables(testEndpoint(), tables);
+});
+
+const PARTY_PLATFORM = 'PARTY1';
+const REPORTER = 'REPRT1';
+
+/** A trade reported by REPORTER with a customer listed on PARTY_PLATFORM, its entry there as an older release wrote it. */
+async function tradeWithOldEntry(): Promise<Trade> {
+  const nowMs = own.clock.nowMs();
+  const body = tradeBody({ platformCode: REPORTER } as TestPlatform, {
+    buyer: `B${newId().slice(0, 5).toUpperCase()}`,
+    seller: `S${newId().slice(0, 5).toUpperCase()}`,
+  });
+  const report = validateTradeReport(body, { platformCode: REPORTER, nowMs });
+  if (!report.ok) throw new Error(report.errors.join('; '));
+  const trade = acceptedTrade(report.value, { tradeId: newId(), nowMs, accountGroups: [PARTY_PLATFORM, REPORTER] });
+  await transactWrite(own, tradeItems(own, trade));
+  // What entries held before they held the trade: the filtered fields and the states, no `reported_by`.
+  await own.db.send(
+    new UpdateCommand({
+      TableName: own.tables.main,
+      Key: tradeVisibilityEntity.key({ trade_id: trade.trade_id, platform_code: PARTY_PLATFORM }),
+      UpdateExpression:
+        'REMOVE reported_by, symbol, parties, last_update, status_sequence, visible_to, trade_price, accepted_timestamp',
+    }),
+  );
+  return trade;
+}
+
+/** The trade the entry holds, without the list filters, or undefined for an entry that holds none. */
+async function held(on: AppContext, tradeId: string): Promise<Trade | undefined> {
+  const out = await on.db.send(
+    new GetCommand({
+      TableName: on.tables.main,
+      Key: tradeVisibilityEntity.key({ trade_id: tradeId, platform_code: PARTY_PLATFORM }),
+      ConsistentRead: true,
+    }),
+  );
+  const carried = tradeOfEntry(tradeVisibilityEntity.parse(out.Item!));
+  if (!carried) return undefined;
+  const { party_codes: _codes, account_labels: _labels, ...trade } = carried;
+  return trade;
+}
+
+const ACTIVATE = { trade_state: 'active', settlement_state: 'obligations_outstanding' } as const;
+
+describe('migration 0003-trade-list-entries', () => {
+  it("gives a party's platform's old entries the trade as stored, once", async () => {
+    const trades = [await tradeWithOldEntry(), await tradeWithOldEntry()];
+    // A change before the migration sets the fields it changes on the entry, which still holds no trade.
+    expect(await updateTrade(own, trades[1]!, ['accepted'], ACTIVATE, own.clock.nowMs())).toBe(true);
+    for (const trade of trades) expect(await held(own, trade.trade_id)).toBeUndefined();
+
+    const first = await runMigration(own, migration, {
+      platformCode: PARTY_PLATFORM,
+      operator: 'test',
+      reason: 'test',
+    });
+    expect(first.outcome).toBe('applied');
+    expect(first.progress).toMatchObject({ migrated: 2, written: 2, already: 0, skipped: 0 });
+    for (const trade of trades) {
+      expect(await held(own, trade.trade_id)).toEqual(await getTrade(own, trade.trade_id, { consistent: true }));
+    }
+    const again = await runMigration(own, migration, {
+      platformCode: PARTY_PLATFORM,
+      operator: 'test',
+      reason: 'test',
+    });
+    expect(again.outcome).toBe('already applied');
+  });
+
+  it('reads the trade again when it changed between the read and the write, and leaves the entry as the trade is', async () => {
+    const trade = await tradeWithOldEntry();
+    let transactions = 0;
+    // The trade moves right before the migration's first transaction, after it read the trade.
+    const db = {
+      send: async (command: unknown) => {
+        if (command instanceof TransactWriteCommand && transactions++ === 0) {
+          expect(await updateTrade(own, trade, ['accepted'], ACTIVATE, own.clock.nowMs() + 1)).toBe(true);
+        }
+        return own.db.send(command as never);
+      },
+    };
+    const migrating = { ...own, db: db as never } as AppContext;
+    let position: Record<string, unknown> | undefined;
+    const progress = { pages: 0, read: 0, migrated: 0, written: 0, already: 0, skipped: 0 };
+    do position = await migration.page(migrating, {}, position, progress);
+    while (position !== undefined);
+    expect(transactions).toBe(2);
+    expect(progress.migrated).toBe(1);
+    const now = await getTrade(own, trade.trade_id, { consistent: true });
+    expect(now?.trade_state).toBe('active');
+    expect(await held(own, trade.trade_id)).toEqual(now);
+  });
+});
