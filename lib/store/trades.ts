@@ -69,18 +69,30 @@ export function tradeItems(ctx: Pick<AppContext, 'tables'>, trade: Trade): Tagge
     onConditionFailed: () => new TradeIdTakenError(`trade id ${trade.trade_id} is taken`),
     counts: tradeCounts(trade.platform_code, trade.trade_state, 1),
   };
-  const pointers = otherPlatforms(trade).map(
+  const entries = otherPlatforms(trade).map(
     (platform): TaggedItem => ({
-      item: tradeVisibilityEntity.put(ctx.tables, {
-        ...trade,
-        ...listingEntry(trade),
-        platform_code: platform,
-        reported_by: trade.platform_code,
-      }),
+      item: tradeListEntryItem(ctx, trade, platform),
       counts: tradeCounts(platform, trade.trade_state, 1),
     }),
   );
-  return [tradeItem, ...pointers, ...tradeStatusEvents(ctx, trade, null, trade.last_update)];
+  return [tradeItem, ...entries, ...tradeStatusEvents(ctx, trade, null, trade.last_update)];
+}
+
+/**
+ * Another platform's list entry of `trade`: the trade whole, keyed for `platformCode`, the reporter's platform as
+ * `reported_by` (entities/trade.ts). `condition` for a write that must find the entry as it expects (migration 0003).
+ */
+export function tradeListEntryItem(
+  ctx: Pick<AppContext, 'tables'>,
+  trade: Trade,
+  platformCode: string,
+  condition?: string,
+): TaggedItem['item'] {
+  return tradeVisibilityEntity.put(
+    ctx.tables,
+    { ...trade, ...listingEntry(trade), platform_code: platformCode, reported_by: trade.platform_code },
+    condition === undefined ? undefined : { condition },
+  );
 }
 
 /**
@@ -320,9 +332,8 @@ export async function pageOfTrades(
   // carry them (an entry written before entries carried the trade names it, and its trade is read).
   const entries = page.items.map((item: Record<string, unknown>): { trade?: Trade; pointer?: string } => {
     if (item.type !== tradeVisibilityEntity.type) return { trade: parseTrade(item) };
-    const entry = tradeVisibilityEntity.parse(item);
-    const carried = tradeOfEntry(entry);
-    return carried ? { trade: withoutFilters(carried) } : { pointer: entry.trade_id };
+    const carried = tradeOfEntry(item);
+    return carried ? { trade: withoutFilters(carried) } : { pointer: tradeVisibilityEntity.parse(item).trade_id };
   });
   const pointed = entries.flatMap((entry) => (entry.pointer === undefined ? [] : [entry.pointer]));
   const fetched = pointed.length > 0 ? await batchGetTrades(ctx, pointed) : new Map<string, Trade>();

@@ -250,9 +250,9 @@ const PINNED_KIB: Record<string, number> = {
   // The booking engine with decimal.js, and the trade, quote and withdrawal rules. The quote executions, rewards
   // and award funding (like create-transfer) bring the booking claims they pass to the middleware
   // (lib/http/booking-claims.ts, about 2.5 KiB).
-  'functions/convert-withdraw/execute-quote.ts': 391.1,
+  'functions/convert-withdraw/execute-quote.ts': 391.2,
   'functions/liquidity/execute-quote.ts': 391.7,
-  'functions/rewards/issue-reward.ts': 391.7,
+  'functions/rewards/issue-reward.ts': 391.8,
   // The minor's customer rules with the country tables (12 KiB), without the adult's fields.
   'functions/participants/create-minor.ts': 350.4,
 };

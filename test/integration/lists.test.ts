@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { newId } from '../../lib/store/codes.js';
-import { tradeOfEntry, tradeVisibilityEntity } from '../../lib/store/entities/trade.js';
 import { getTrade, tradeItems, updateTrade } from '../../lib/store/trades.js';
 import { acceptedTrade, type Trade } from '../../lib/domain/trade.js';
 import { transactWrite } from '../../lib/store/table/transactions.js';
 import { customersViaStore } from '../support/customers.js';
 import { fund, transferBody } from '../support/ledger.js';
 import { newPlatform, type TestPlatform } from '../support/service.js';
-import { tradeBody } from '../support/trades.js';
+import { tradeAsListed, tradeBody } from '../support/trades.js';
 import { ctx } from '../support/context.js';
 
 /**
@@ -357,19 +355,8 @@ describe("trades seen by a party's platform", () => {
     expect(await updateTrade(ctx, active, ['active'], { parties }, ctx.clock.nowMs())).toBe(true);
     expect(await listedBy(partyPlatform)).toEqual(await listedBy(reporter));
     for (const trade of stored) {
-      const entry = await ctx.db.send(
-        new GetCommand({
-          TableName: ctx.tables.main,
-          Key: tradeVisibilityEntity.key({ trade_id: trade.trade_id, platform_code: partyPlatform.platformCode }),
-          ConsistentRead: true,
-        }),
-      );
-      const {
-        party_codes: _codes,
-        account_labels: _labels,
-        ...carried
-      } = tradeOfEntry(tradeVisibilityEntity.parse(entry.Item!))!;
-      expect(carried).toEqual(await getTrade(ctx, trade.trade_id, { consistent: true }));
+      const { stored: asStored, listed } = await tradeAsListed(ctx, trade.trade_id, partyPlatform.platformCode);
+      expect(listed).toEqual(asStored);
     }
     const outsider = await newPlatform();
     expect((await listOk(outsider, '/trades')).count).toBe(0);

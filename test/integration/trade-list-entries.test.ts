@@ -1,17 +1,17 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../lib/context.js';
 import { acceptedTrade, type Trade } from '../../lib/domain/trade.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { newId } from '../../lib/store/codes.js';
-import { tradeOfEntry, tradeVisibilityEntity } from '../../lib/store/entities/trade.js';
+import { tradeVisibilityEntity } from '../../lib/store/entities/trade.js';
 import { findMigration, runMigration, TRADE_LIST_ENTRIES } from '../../lib/store/migrations/index.js';
 import { transactWrite } from '../../lib/store/table/transactions.js';
-import { getTrade, tradeItems, updateTrade } from '../../lib/store/trades.js';
+import { tradeItems, updateTrade } from '../../lib/store/trades.js';
 import { testContext, testEndpoint } from '../support/context.js';
 import { createStreamFreeTables, ownTableNames } from '../support/tables.js';
 import type { TestPlatform } from '../support/service.js';
-import { tradeBody } from '../support/trades.js';
+import { tradeAsListed, tradeBody } from '../support/trades.js';
 
 /**
  * Migration 0003 (lib/store/migrations/trade-list-entries.ts): a party's platform's list entries written before
@@ -53,20 +53,8 @@ async function tradeWithOldEntry(): Promise<Trade> {
   return trade;
 }
 
-/** The trade the entry holds, without the list filters, or undefined for an entry that holds none. */
-async function held(on: AppContext, tradeId: string): Promise<Trade | undefined> {
-  const out = await on.db.send(
-    new GetCommand({
-      TableName: on.tables.main,
-      Key: tradeVisibilityEntity.key({ trade_id: tradeId, platform_code: PARTY_PLATFORM }),
-      ConsistentRead: true,
-    }),
-  );
-  const carried = tradeOfEntry(tradeVisibilityEntity.parse(out.Item!));
-  if (!carried) return undefined;
-  const { party_codes: _codes, account_labels: _labels, ...trade } = carried;
-  return trade;
-}
+/** The trade as stored and as its entry on PARTY_PLATFORM holds it. */
+const asListed = (tradeId: string) => tradeAsListed(own, tradeId, PARTY_PLATFORM);
 
 const ACTIVATE = { trade_state: 'active', settlement_state: 'obligations_outstanding' } as const;
 
@@ -75,7 +63,7 @@ describe('migration 0003-trade-list-entries', () => {
     const trades = [await tradeWithOldEntry(), await tradeWithOldEntry()];
     // A change before the migration sets the fields it changes on the entry, which still holds no trade.
     expect(await updateTrade(own, trades[1]!, ['accepted'], ACTIVATE, own.clock.nowMs())).toBe(true);
-    for (const trade of trades) expect(await held(own, trade.trade_id)).toBeUndefined();
+    for (const trade of trades) expect((await asListed(trade.trade_id)).listed).toBeUndefined();
 
     const first = await runMigration(own, migration, {
       platformCode: PARTY_PLATFORM,
@@ -85,7 +73,8 @@ describe('migration 0003-trade-list-entries', () => {
     expect(first.outcome).toBe('applied');
     expect(first.progress).toMatchObject({ migrated: 2, written: 2, already: 0, skipped: 0 });
     for (const trade of trades) {
-      expect(await held(own, trade.trade_id)).toEqual(await getTrade(own, trade.trade_id, { consistent: true }));
+      const { stored, listed } = await asListed(trade.trade_id);
+      expect(listed).toEqual(stored);
     }
     const again = await runMigration(own, migration, {
       platformCode: PARTY_PLATFORM,
@@ -114,8 +103,8 @@ describe('migration 0003-trade-list-entries', () => {
     while (position !== undefined);
     expect(transactions).toBe(2);
     expect(progress.migrated).toBe(1);
-    const now = await getTrade(own, trade.trade_id, { consistent: true });
-    expect(now?.trade_state).toBe('active');
-    expect(await held(own, trade.trade_id)).toEqual(now);
+    const { stored, listed } = await asListed(trade.trade_id);
+    expect(stored.trade_state).toBe('active');
+    expect(listed).toEqual(stored);
   });
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
 import {
   startLocalWorkflows,
@@ -8,6 +9,7 @@ import {
 import type { AppContext } from '../../lib/context.js';
 import { validateTradeReport } from '../../lib/domain/trade-report.js';
 import { newId } from '../../lib/store/codes.js';
+import { type StoredTrade, tradeEntity, tradeOfEntry, tradeVisibilityEntity } from '../../lib/store/entities/trade.js';
 import { tradeItems } from '../../lib/store/trades.js';
 import { acceptedTrade, type Trade } from '../../lib/domain/trade.js';
 import { transactWrite } from '../../lib/store/table/transactions.js';
@@ -161,4 +163,22 @@ export async function storeUnfundedTrade(
   };
   await transactWrite(context, tradeItems(context, trade));
   return trade;
+}
+
+/**
+ * A trade as its item stores it (list filters too), and as its list entry for `platformCode` holds it (undefined
+ * for an entry from before entries held the trade), read consistently: the two must agree.
+ */
+export async function tradeAsListed(
+  on: AppContext,
+  tradeId: string,
+  platformCode: string,
+): Promise<{ stored: StoredTrade; listed: StoredTrade | undefined }> {
+  const read = (Key: Record<string, string>) =>
+    on.db.send(new GetCommand({ TableName: on.tables.main, Key, ConsistentRead: true }));
+  const [trade, entry] = await Promise.all([
+    read(tradeEntity.key({ trade_id: tradeId })),
+    read(tradeVisibilityEntity.key({ trade_id: tradeId, platform_code: platformCode })),
+  ]);
+  return { stored: tradeEntity.parse(trade.Item!), listed: tradeOfEntry(entry.Item!) };
 }

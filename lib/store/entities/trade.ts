@@ -153,10 +153,14 @@ export const tradeVisibilityEntity = defineEntity({
   indexes: { gsi1: { pk: 'PLATFORM#{platform_code}#TRADES', sk: '{transaction_timestamp:time}#{trade_id}' } },
 });
 
-/** The trade a visibility entry carries, or undefined for an entry from before entries carried it. */
-export function tradeOfEntry(entry: z.output<typeof tradeVisibilityEntity.schema>): StoredTrade | undefined {
-  const { platform_code: _listedFor, reported_by, ...fields } = entry;
-  return reported_by === undefined ? undefined : z.parse(tradeSchema, { ...fields, platform_code: reported_by });
+/**
+ * The trade a stored visibility entry holds, read as the trade item would be (it is written whole, from a trade
+ * of the current version, with the entry or by migration 0003), in one decoding; undefined for an entry from
+ * before entries held the trade.
+ */
+export function tradeOfEntry(item: Readonly<Record<string, unknown>>): StoredTrade | undefined {
+  if (item.reported_by === undefined) return undefined;
+  return tradeEntity.parse({ ...item, platform_code: item.reported_by, item_version: tradeEntity.version });
 }
 
 /**

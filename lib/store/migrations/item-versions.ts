@@ -9,7 +9,7 @@ import { readInteger } from '../table/integers.js';
 import { withRetry } from '../table/retry.js';
 import { ITEM_VERSIONS } from './names.js';
 import type { MigrationProgress } from './records.js';
-import { migrateEach, type Migration } from './run.js';
+import { type ItemOutcome, migrateEach, type Migration } from './run.js';
 import type { AppContext } from '../../context.js';
 
 /**
@@ -35,7 +35,7 @@ const TO_VERSION = 2;
 const PAGE_ITEMS = 100;
 
 type Ctx = Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>;
-type Result = 'migrated' | 'already' | 'skipped';
+type Result = ItemOutcome;
 
 /** An update of one item conditioned on its still being version 1; 'already' when it was not (or is gone). */
 async function upgrade(
@@ -162,13 +162,7 @@ export const itemVersions: Migration = {
     'accounts, participants, award chunks, events and trades written before they carried item_version: the attributes version 2 guarantees written explicitly (their legacy defaults), item_version 2 stamped',
   async page(ctx, { platformCode }, position, progress: MigrationProgress) {
     const out = await readPage(ctx, platformCode, position);
-    const items = out.Items ?? [];
-    progress.read += items.length;
-    await migrateEach(items, async (item) => {
-      const result = await UPGRADES[item.type]!(ctx, item);
-      progress[result] += 1;
-      if (result === 'migrated') progress.written += 1;
-    });
+    await migrateEach(out.Items ?? [], progress, (item) => UPGRADES[item.type]!(ctx, item));
     return out.LastEvaluatedKey;
   },
 };

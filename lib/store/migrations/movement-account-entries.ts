@@ -207,12 +207,7 @@ export const movementAccountEntries: Migration = {
     const items = (out.Items ?? []).filter(
       (item) => item.type === movementEntity.type || item.type === movementEntryEntity.type,
     );
-    progress.read += items.length;
-    await migrateEach(items, async (item) => {
-      const { result, written } = await migrateMovement(ctx, item);
-      progress[result] += 1;
-      progress.written += written;
-    });
+    await migrateEach(items, progress, (item) => migrateMovement(ctx, item));
     return out.LastEvaluatedKey;
   },
 };

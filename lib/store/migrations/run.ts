@@ -10,12 +10,30 @@ import type { AppContext } from '../../context.js';
 /** Items of a page migrated at once. */
 const PAGE_CONCURRENCY = 8;
 
-/** Runs `migrate` on every item of a page, `PAGE_CONCURRENCY` at a time (a migration's page, in any order). */
-export async function migrateEach<T>(items: readonly T[], migrate: (item: T) => Promise<void>): Promise<void> {
+/** What migrating one item came to: migrated, found done already, or left alone. */
+export type ItemOutcome = 'migrated' | 'already' | 'skipped';
+
+/**
+ * Runs `migrate` on every item of a page, `PAGE_CONCURRENCY` at a time (a migration's page, in any order), and
+ * counts them in `progress`: each item read, each outcome, and the items written (one per item migrated, unless
+ * `migrate` says how many).
+ */
+export async function migrateEach<T>(
+  items: readonly T[],
+  progress: MigrationProgress,
+  migrate: (item: T) => Promise<ItemOutcome | { result: ItemOutcome; written: number }>,
+): Promise<void> {
+  progress.read += items.length;
   const queue = [...items];
   await Promise.all(
     Array.from({ length: PAGE_CONCURRENCY }, async () => {
-      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await migrate(item);
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+        const done = await migrate(item);
+        const { result, written } =
+          typeof done === 'string' ? { result: done, written: done === 'migrated' ? 1 : 0 } : done;
+        progress[result] += 1;
+        progress.written += written;
+      }
     }),
   );
 }
