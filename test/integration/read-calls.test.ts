@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { routes } from '../../infra/routes.js';
 import { SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
@@ -205,6 +205,10 @@ const byId = reads.filter((route) => /\{[^}]+\}$/.test(route.path) && !route.lis
 const lists = reads.filter((route) => !byId.includes(route));
 
 describe('DynamoDB calls of a warm read', () => {
+  // Held while each test runs, so the key item kept for 5 s is the one each read is verified against.
+  beforeEach(() => counted.clock.hold());
+  afterEach(() => counted.clock.reset());
+
   it('covers every signed read of the route table', () => {
     expect(byId.map((route) => route.path).sort()).toEqual([
       '/accounts/{account_id}',
@@ -218,45 +222,25 @@ describe('DynamoDB calls of a warm read', () => {
   });
 
   it.each(byId.map((route) => route.path))('GET %s: exactly one call', async (path) => {
-    counted.clock.hold();
-    try {
-      const calls = await callsOf(paths[path] ?? path);
-      expect(total(calls), JSON.stringify(Object.fromEntries(calls))).toBe(1);
-    } finally {
-      counted.clock.reset();
-    }
+    const calls = await callsOf(paths[path] ?? path);
+    expect(total(calls), JSON.stringify(Object.fromEntries(calls))).toBe(1);
   });
 
   it.each(lists.map((route) => route.path))('GET %s: at most two calls', async (path) => {
-    counted.clock.hold();
-    try {
-      const calls = await callsOf(paths[path] ?? path);
-      expect(total(calls), JSON.stringify(Object.fromEntries(calls))).toBeLessThanOrEqual(2);
-    } finally {
-      counted.clock.reset();
-    }
+    const calls = await callsOf(paths[path] ?? path);
+    expect(total(calls), JSON.stringify(Object.fromEntries(calls))).toBeLessThanOrEqual(2);
   });
 
   // Another platform's trade on the page comes whole with its entry in the platform's list; an entry from before
   // entries carried the trade names it, and its trade is read with one BatchGetItem after the page's Query.
   it("GET /trades with another platform's trade on the page: the page and its count, side by side", async () => {
-    counted.clock.hold();
-    try {
-      const calls = await callsOf('/trades', partner);
-      expect(Object.fromEntries(calls)).toEqual({ QueryCommand: 2 });
-    } finally {
-      counted.clock.reset();
-    }
+    const calls = await callsOf('/trades', partner);
+    expect(Object.fromEntries(calls)).toEqual({ QueryCommand: 2 });
   });
 
   it('GET /trades with an entry from before entries carried the trade: that trade read in one batch', async () => {
-    counted.clock.hold();
-    try {
-      const calls = await callsOf('/trades', legacyPartner);
-      expect(Object.fromEntries(calls)).toEqual({ QueryCommand: 2, BatchGetItemCommand: 1 });
-    } finally {
-      counted.clock.reset();
-    }
+    const calls = await callsOf('/trades', legacyPartner);
+    expect(Object.fromEntries(calls)).toEqual({ QueryCommand: 2, BatchGetItemCommand: 1 });
     const [listed, read] = await Promise.all([
       legacyPartner.get('/trades'),
       legacyPartner.get(`/trades/${legacyTradeId}`),
@@ -265,33 +249,23 @@ describe('DynamoDB calls of a warm read', () => {
   });
 
   it('GET /transfers/{id} of the copy a platform sees of a transfer booked under a grant: one call', async () => {
-    counted.clock.hold();
-    try {
-      const calls = await callsOf(`/transfers/${grantedTransferId}`);
-      expect(Object.fromEntries(calls)).toEqual({ BatchGetItemCommand: 1 });
-    } finally {
-      counted.clock.reset();
-    }
+    const calls = await callsOf(`/transfers/${grantedTransferId}`);
+    expect(Object.fromEntries(calls)).toEqual({ BatchGetItemCommand: 1 });
   });
 
   it('a read whose kept key item is 5 s old reads the key again, then is warm again', async () => {
-    counted.clock.hold();
+    const path = paths['/transfers/{id}']!;
+    expect(total(await callsOf(path))).toBe(1);
+    counted.clock.advance(KEY_ITEM_KEPT_FOR_READS_MS);
+    counts.clear();
+    counting = true;
     try {
-      const path = paths['/transfers/{id}']!;
-      expect(total(await callsOf(path))).toBe(1);
-      counted.clock.advance(KEY_ITEM_KEPT_FOR_READS_MS);
-      counts.clear();
-      counting = true;
-      try {
-        const response = await send('GET', path, undefined, { credentials: platform.credentials, via: service });
-        expect(response.status, response.text).toBe(200);
-      } finally {
-        counting = false;
-      }
-      expect(Object.fromEntries(counts)).toEqual({ GetItemCommand: 1, BatchGetItemCommand: 1 });
-      expect(total(await callsOf(path))).toBe(1);
+      const response = await send('GET', path, undefined, { credentials: platform.credentials, via: service });
+      expect(response.status, response.text).toBe(200);
     } finally {
-      counted.clock.reset();
+      counting = false;
     }
+    expect(Object.fromEntries(counts)).toEqual({ GetItemCommand: 1, BatchGetItemCommand: 1 });
+    expect(total(await callsOf(path))).toBe(1);
   });
 });
