@@ -46,7 +46,7 @@ const STREAMS = [
  * starts a worker afresh. Seconds of the full run of 2026-11-28 19:41 (2 vCPUs, beside a simulation), longest first.
  */
 const LONGEST_FIRST = [
-  'test/integration/npm-start.test.ts', // 110: five starts of the service (now two at a time)
+  'test/integration/npm-start.test.ts', // 110: three starts of the service (two at a time)
   'test/integration/payments.test.ts', // 61
   'test/integration/migrations.test.ts', // 60
   'test/integration/awards.test.ts', // 38 (2026-11-29, without the 1,000-recipient test)
@@ -91,7 +91,10 @@ const shared: TestProjectInlineConfiguration['test'] = {
  * One DynamoDB Local for the whole run (the root's global setup, which gives each worker tables of its own:
  * DynamoDB Local serves each table behind one lock); each test file gets its own in-process HTTP server and
  * its own platforms and ids, so nothing is reset between tests. The paced files first, one at a time (group 1),
- * then the rest two at a time (group 2: the stream files and the others share its two workers). Three at a time overloaded DynamoDB Local's JVM: 13 minutes, failures.
+ * then the rest three at a time (group 2: the stream files and the others share its three workers). Two at a time
+ * left a quarter of the two cores idle, each file waiting on its calls in turn: 355 s, where three took 317 s
+ * (2026-11-29). Three overloaded DynamoDB Local's JVM (13 minutes, failures) until it compiled less
+ * (`infra/local/dynamodb.ts`).
  */
 export default defineConfig({
   test: {
@@ -99,7 +102,7 @@ export default defineConfig({
     // the first one's work serves the others (and the next run).
     experimental: { fsModuleCache: true },
     globalSetup: ['test/support/global-setup.ts'],
-    maxWorkers: 2,
+    maxWorkers: 3,
     sequence: { sequencer: longestFirst(LONGEST_FIRST) },
     projects: [
       {
@@ -119,7 +122,7 @@ export default defineConfig({
           isolate: false,
           include: STREAMS,
           env: { ...shared.env, TEST_TABLE_STREAM: '1' },
-          maxWorkers: 2,
+          maxWorkers: 3,
           sequence: { groupOrder: 2 },
         },
       },
@@ -128,7 +131,7 @@ export default defineConfig({
           ...shared,
           name: 'own-modules',
           include: OWN_MODULES,
-          maxWorkers: 2,
+          maxWorkers: 3,
           sequence: { groupOrder: 2 },
         },
       },
@@ -139,7 +142,7 @@ export default defineConfig({
           isolate: false,
           include: ['test/**/*.test.ts'],
           exclude: [...PACED, ...STREAMS, ...OWN_MODULES],
-          maxWorkers: 2,
+          maxWorkers: 3,
           sequence: { groupOrder: 2 },
         },
       },

@@ -64,7 +64,7 @@ export function testContext(options: TestContextOptions = {}): TestContext {
     // queue on its one write lock; DynamoDB does not. The SDK retries it: give it room for that.
     AWS_MAX_ATTEMPTS: '6',
     // And fewer calls in flight per client: past a handful, calls only wait on that lock, and one that waits
-    // 10 s fails. Queued in the client they wait without a limit (two workers' files share one DynamoDB Local).
+    // 10 s fails. Queued in the client they wait without a limit (every worker's files share one DynamoDB Local).
     AWS_MAX_SOCKETS: '8',
     // A queued booking's wait bound (8 s) is sized for DynamoDB; rounds on DynamoDB Local under the suite's load
     // take longer. Tests of the bound itself set their own (hot-accounts.test.ts: 300 ms).

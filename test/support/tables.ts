@@ -6,7 +6,7 @@ import { createTableInput, MAIN_TABLE, TTL_TABLE } from '../../lib/store/table/t
  * The tables a test file shares with the other files of its vitest worker: each worker (VITEST_POOL_ID, 1 to
  * maxWorkers) has tables of its own. DynamoDB Local takes a lock per table for every write and gives up on a
  * request after waiting 10 s for it, so files running at once on one table slow each other down and, when two
- * heavy ones meet, fail; on tables of their own two workers write side by side.
+ * heavy ones meet, fail; on tables of their own the workers write side by side.
  *
  * Two pairs per worker, both made before the run writes anything (`test/support/global-setup.ts`): one with
  * the main table's stream, as deployed, for the files that learn of events from it (the "streams" project in
