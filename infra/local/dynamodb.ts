@@ -53,15 +53,19 @@ export interface LocalDynamo {
 const START_DEADLINE_MS = 90_000;
 
 /**
- * The options of DynamoDB Local's JVM. Its C2 compiler spent 50 s of CPU in a 354 s test run (the JVM 187 s in
- * all), compiling and recompiling a server that lives minutes: C2 here compiles only the hottest methods and
- * inlines less deeply. In 8 test files its C2 threads then took 12 s of CPU instead of 34-40, its request and
- * database threads about as much as before (66 s, against 62-65), and the whole run 24-31 s less; in the whole
- * suite C2 took 19 s (2026-11-29, 2 vCPUs, Java 17).
- * C1 alone (`-XX:TieredStopAtLevel=1`) compiles least but runs its database thread 60 % longer: the 1,000-recipient
+ * The JVM options of a DynamoDB Local that serves a run of minutes (the test suite). HotSpot's C2 compiler spent 50 s
+ * of CPU in a 354 s test run (the JVM 187 s in all), compiling and recompiling a server that lives minutes: with
+ * these it compiles only the hottest methods and inlines less deeply. In 8 test files its C2 threads then took 12 s
+ * of CPU instead of 34-40, its request and database threads about as much as before (66 s, against 62-65), and the
+ * whole run 24-31 s less; in the whole suite C2 took 19 s (2026-11-29, 2 vCPUs, Java 17). C1 alone
+ * (`-XX:TieredStopAtLevel=1`) compiles least but runs the database thread 60 % longer: the 1,000-recipient
  * distribution took 22 s instead of 13.
+ *
+ * A long-lived one (`npm start`, the bench, the simulation) keeps HotSpot's defaults, for the fastest code once
+ * warm: with these options the bench measured `hot_account_ratio` 0.80 against 0.89 and `settle_500_s` 43 against
+ * 39 (`BENCH_ONLY=core`, one run each, the same hour).
  */
-const JVM_OPTIONS = [
+const SHORT_RUN_JVM_OPTIONS = [
   '-XX:Tier4InvocationThreshold=50000',
   '-XX:Tier4MinInvocationThreshold=20000',
   '-XX:Tier4CompileThreshold=60000',
@@ -87,6 +91,8 @@ function dynamoLocalHome(): string {
 export async function startDynamoLocal(options: {
   port: number;
   dataDir?: string;
+  /** A run of minutes, which gains more from compiling less than from the fastest code (`SHORT_RUN_JVM_OPTIONS`). */
+  shortRun?: boolean;
   onSpawn?: (child: ChildProcess) => void;
 }): Promise<LocalDynamo> {
   assertJava();
@@ -94,7 +100,7 @@ export async function startDynamoLocal(options: {
   const child = spawn(
     'java',
     [
-      ...JVM_OPTIONS,
+      ...(options.shortRun ? SHORT_RUN_JVM_OPTIONS : []),
       `-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`,
       '-jar',
       join(home, 'DynamoDBLocal.jar'),

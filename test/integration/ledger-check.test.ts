@@ -1,10 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { NumberValue, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { exitCodeOf, UsageError } from '../../infra/ops/command.js';
 import { accountIdOf, SYSTEM_PARTICIPANTS, systemAccount } from '../../lib/domain/ledger.js';
@@ -505,7 +504,7 @@ describe('npm run admin -- ledger check', () => {
       expect(resumed.summary[field], field).toBe(full.summary[field]);
     }
     // A resume file of another run (here: another platform's scope) is refused rather than mixed in.
-    const file = join(mkdtempSync(join(tmpdir(), 'ledger-check-')), 'resume.json');
+    const file = join(mkdtempSync(join(inject('scratchDir'), 'ledger-check-')), 'resume.json');
     writeFileSync(file, JSON.stringify({ ...(saved as object), completed: false }));
     await expect(runAdmin(['ledger', 'check', '--segments', '3', '--resume', file], { ctx })).rejects.toThrow(
       /resume file is a run with scope/,
@@ -522,7 +521,7 @@ describe('npm run admin -- ledger check', () => {
   });
 
   it('exits 2 with a clear message on an unreachable endpoint or a wrong table name, writing nothing', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ledger-check-'));
+    const dir = mkdtempSync(join(inject('scratchDir'), 'ledger-check-'));
     const unreachable = adminProcess(['ledger', 'check', '--resume', join(dir, 'a.json')], {
       DYNAMODB_ENDPOINT: 'http://127.0.0.1:9',
       AWS_MAX_ATTEMPTS: '1',

@@ -1,6 +1,9 @@
 // The SDK's Node-version notice is about Lambda runtimes, not this test run.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ensureTables, freePort, startDynamoLocal } from '../../infra/local/dynamodb.js';
 import { type DeployedRoles, deployedRolesInChild } from '../../infra/local/iam/roles.js';
@@ -11,6 +14,11 @@ declare module 'vitest' {
     dynamoEndpoint: string;
     /** Every function's deployed role, read once per run from the stack's constructs (test/support/context.ts). */
     deployedRoles: DeployedRoles;
+    /**
+     * A directory for the run's scratch files (the stack tests' cloud assemblies), removed when the run ends: a
+     * worker's files share its modules, so an `afterAll` in one of them runs after the first file only.
+     */
+    scratchDir: string;
   }
 }
 
@@ -19,7 +27,7 @@ declare module 'vitest' {
  * (see tables.ts); reads the functions' deployed roles meanwhile.
  */
 export default async function setup(project: TestProject) {
-  const dynamo = await startDynamoLocal({ port: await freePort() });
+  const dynamo = await startDynamoLocal({ port: await freePort(), shortRun: true });
   // In a child process (the CDK's construct stack traces fail under vitest's module runner) while the tables
   // are made; started once DynamoDB Local is up, whose JVM start has a deadline. Awaited below, so a failure
   // meanwhile does not count as unhandled.
@@ -32,8 +40,11 @@ export default async function setup(project: TestProject) {
     await createStreamFreeTables(dynamo.endpoint, plainTablesOf(worker));
   }
   project.provide('dynamoEndpoint', dynamo.endpoint);
+  const scratchDir = mkdtempSync(join(tmpdir(), 'test-run-'));
+  project.provide('scratchDir', scratchDir);
   project.provide('deployedRoles', await roles);
   return async () => {
     await dynamo.stop();
+    rmSync(scratchDir, { recursive: true, force: true });
   };
 }

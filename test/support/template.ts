@@ -1,17 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, type CfnResource, NestedStack, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { afterAll } from 'vitest';
+import { inject } from 'vitest';
 import { addBestPracticeChecks } from '../../infra/best-practices.js';
 import { PROJECT_ROOT } from '../../infra/service-function.js';
 import { TradingSettlementStack, type TradingSettlementStackProps } from '../../infra/stack.js';
 
 export type Json = any; // CloudFormation fragments: shapes are asserted, not typed.
-
-const outdirs: string[] = [];
-afterAll(() => outdirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 /**
  * Synthesizes with the feature flags `cdk synth` uses (cdk.json), so the template under test is the deployed
@@ -37,8 +33,8 @@ function synthesize(
   options: { context?: Record<string, unknown>; bestPractices?: boolean } = {},
 ) {
   const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8'));
-  const outdir = mkdtempSync(join(tmpdir(), 'infra-test-'));
-  outdirs.push(outdir);
+  // In the run's scratch directory, which the global set-up removes when the run ends.
+  const outdir = mkdtempSync(join(inject('scratchDir'), 'cloud-assembly-'));
   const app = new App({ outdir, context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...options.context } });
   // Off by default: the checks add seconds per synthesis, and one test runs them as `npm run synth` does.
   if (options.bestPractices) addBestPracticeChecks(app);
