@@ -1,4 +1,4 @@
-import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { distributionEntity } from '../entities/award.js';
 import { accountEntity } from '../entities/ledger.js';
 import { participantEntity } from '../entities/participant.js';
@@ -9,7 +9,7 @@ import { readInteger } from '../table/integers.js';
 import { withRetry } from '../table/retry.js';
 import { ITEM_VERSIONS } from './names.js';
 import type { MigrationProgress } from './records.js';
-import { type ItemOutcome, migrateEach, type Migration } from './run.js';
+import { type ItemOutcome, migrateEach, type Migration, scanUndone } from './run.js';
 import type { AppContext } from '../../context.js';
 
 /**
@@ -31,8 +31,6 @@ import type { AppContext } from '../../context.js';
  */
 
 const TO_VERSION = 2;
-/** Items a page reads (evaluated, before the filter): bounds a page's memory and time. */
-const PAGE_ITEMS = 100;
 
 type Ctx = Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>;
 type Result = ItemOutcome;
@@ -137,31 +135,16 @@ const UPGRADES: Record<string, (ctx: Ctx, item: StoredItem) => Promise<Result>> 
   trade: upgradeFromLegacy(tradeEntity),
 };
 
-function readPage(ctx: Ctx, platformCode: string | undefined, position: Record<string, unknown> | undefined) {
-  const types = Object.keys(UPGRADES);
-  const typeValues = Object.fromEntries(types.map((type, i) => [`:t${i}`, type]));
-  return ctx.db.send(
-    new ScanCommand({
-      TableName: ctx.tables.main,
-      Limit: PAGE_ITEMS,
-      FilterExpression: [
-        'attribute_not_exists(item_version)',
-        `#type IN (${Object.keys(typeValues).join(', ')})`,
-        ...(platformCode === undefined ? [] : ['platform_code = :platform']),
-      ].join(' AND '),
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ...typeValues, ...(platformCode !== undefined && { ':platform': platformCode }) },
-      ExclusiveStartKey: position,
-    }),
-  );
-}
-
 export const itemVersions: Migration = {
   name: ITEM_VERSIONS,
   description:
     'accounts, participants, award chunks, events and trades written before they carried item_version: the attributes version 2 guarantees written explicitly (their legacy defaults), item_version 2 stamped',
   async page(ctx, { platformCode }, position, progress: MigrationProgress) {
-    const out = await readPage(ctx, platformCode, position);
+    const out = await scanUndone(
+      ctx,
+      { types: Object.keys(UPGRADES), missing: 'item_version', platformCode },
+      position,
+    );
     await migrateEach(out.Items ?? [], progress, (item) => UPGRADES[item.type]!(ctx, item));
     return out.LastEvaluatedKey;
   },

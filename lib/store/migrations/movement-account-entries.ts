@@ -8,7 +8,7 @@ import { MAX_TRANSACTION_ITEMS, type CountChange, type TaggedItem } from '../tab
 import { movementRecordItems } from '../movements.js';
 import { MOVEMENT_ACCOUNT_ENTRIES } from './names.js';
 import type { MigrationProgress } from './records.js';
-import { migrateEach, type Migration } from './run.js';
+import { migrateEach, type Migration, PAGE_ITEMS } from './run.js';
 import type { AppContext } from '../../context.js';
 
 /**
@@ -24,8 +24,6 @@ import type { AppContext } from '../../context.js';
  * movements list (`PLATFORM#<p>#MOVEMENTS`, records and second-platform entries alike).
  */
 
-/** Items a page reads (evaluated, before the filter): bounds a page's memory and time. */
-const PAGE_ITEMS = 100;
 /** Entries per transaction: each with its account's update, plus the counters (a movement touches at most two platforms). */
 const ENTRIES_PER_TRANSACTION = Math.floor((MAX_TRANSACTION_ITEMS - 2) / 2);
 const ATTEMPTS = 3;

@@ -1,3 +1,4 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import {
   getMigrationRun,
   saveMigrationProgress,
@@ -9,6 +10,38 @@ import type { AppContext } from '../../context.js';
 
 /** Items of a page migrated at once. */
 const PAGE_CONCURRENCY = 8;
+/** Items a page reads (evaluated, before any filter): bounds a page's memory and time. */
+export const PAGE_ITEMS = 100;
+
+/**
+ * One page of a Scan of the main table for the items a migration has still to do: those of `types` without the
+ * attribute `missing`, and with `platformCode`, those carrying that `platform_code` (items that carry none are
+ * reached by the whole-table run only). `PAGE_ITEMS` evaluated a page, from `position`.
+ */
+export function scanUndone(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  filter: { types: readonly string[]; missing: string; platformCode: string | undefined },
+  position: Record<string, unknown> | undefined,
+) {
+  const typeValues = Object.fromEntries(filter.types.map((type, i) => [`:t${i}`, type]));
+  return ctx.db.send(
+    new ScanCommand({
+      TableName: ctx.tables.main,
+      Limit: PAGE_ITEMS,
+      FilterExpression: [
+        `attribute_not_exists(${filter.missing})`,
+        `#type IN (${Object.keys(typeValues).join(', ')})`,
+        ...(filter.platformCode === undefined ? [] : ['platform_code = :platform']),
+      ].join(' AND '),
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: {
+        ...typeValues,
+        ...(filter.platformCode !== undefined && { ':platform': filter.platformCode }),
+      },
+      ExclusiveStartKey: position,
+    }),
+  );
+}
 
 /** What migrating one item came to: migrated, found done already, or left alone. */
 export type ItemOutcome = 'migrated' | 'already' | 'skipped';

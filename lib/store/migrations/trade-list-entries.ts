@@ -1,11 +1,10 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { tradeEntity, tradeVisibilityEntity } from '../entities/trade.js';
 import type { StoredItem } from '../entity/entity.js';
 import { transactWrite } from '../table/transactions.js';
 import { getTrade, tradeListEntryItem } from '../trades.js';
 import { TRADE_LIST_ENTRIES } from './names.js';
 import type { MigrationProgress } from './records.js';
-import { type ItemOutcome, migrateEach, type Migration } from './run.js';
+import { type ItemOutcome, migrateEach, type Migration, scanUndone } from './run.js';
 import type { AppContext } from '../../context.js';
 
 /**
@@ -23,8 +22,6 @@ import type { AppContext } from '../../context.js';
  * same Scan, filtered to the entries listing that platform's trades.
  */
 
-/** Items a page reads (evaluated, before the filter): bounds a page's memory and time. */
-const PAGE_ITEMS = 100;
 /** Reads of a trade that changed between its read and the entry's write, before the entry is left for a later run. */
 const ATTEMPTS = 5;
 
@@ -75,32 +72,16 @@ class TradeMovedError extends Error {
   override readonly name = 'TradeMovedError';
 }
 
-function readPage(ctx: Ctx, platformCode: string | undefined, position: Record<string, unknown> | undefined) {
-  return ctx.db.send(
-    new ScanCommand({
-      TableName: ctx.tables.main,
-      Limit: PAGE_ITEMS,
-      FilterExpression: [
-        '#type = :type',
-        'attribute_not_exists(reported_by)',
-        ...(platformCode === undefined ? [] : ['platform_code = :platform']),
-      ].join(' AND '),
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: {
-        ':type': tradeVisibilityEntity.type,
-        ...(platformCode !== undefined && { ':platform': platformCode }),
-      },
-      ExclusiveStartKey: position,
-    }),
-  );
-}
-
 export const tradeListEntries: Migration = {
   name: TRADE_LIST_ENTRIES,
   description:
     "the list entries of a party's platform written before entries held the trade: the trade's fields set on each (the reporter's platform as reported_by)",
   async page(ctx, { platformCode }, position, progress: MigrationProgress) {
-    const out = await readPage(ctx, platformCode, position);
+    const out = await scanUndone(
+      ctx,
+      { types: [tradeVisibilityEntity.type], missing: 'reported_by', platformCode },
+      position,
+    );
     await migrateEach(out.Items ?? [], progress, (item) => fillEntry(ctx, item));
     return out.LastEvaluatedKey;
   },
