@@ -37,7 +37,13 @@ const WINDOW_KEPT_SECONDS = 60;
  */
 export function tableRateLimiter(ctx: Pick<AppContext, 'db' | 'tables'>): RateLimiter {
   const held = new Map<string, HeldTokens>();
+  // A Lambda container serves one request at a time; a process serving many at once (the local server with this
+  // counter, as the bench runs it) would otherwise take a block for each request that finds none left, hold far
+  // more than it uses and refuse requests under the limit. So a key's requests wait for its take in flight here,
+  // then use what that take brought.
+  const taking = new Map<string, Promise<unknown>>();
   return rememberingFull(async (apiKey, limit, nowMs) => {
+    for (let inFlight = taking.get(apiKey); inFlight; inFlight = taking.get(apiKey)) await inFlight;
     const { windowStart, second, nowSeconds } = windowOf(nowMs);
     const previous = held.get(apiKey);
     if (previous?.second === nowSeconds && previous.left > 0) {
@@ -45,21 +51,45 @@ export function tableRateLimiter(ctx: Pick<AppContext, 'db' | 'tables'>): RateLi
       previous.used += 1;
       return { admitted: true };
     }
-    const tokens: HeldTokens =
-      previous?.second === nowSeconds
-        ? previous
-        : { second: nowSeconds, windowStart, left: 0, used: 0, busiest: lastSecondUse(previous, nowSeconds) };
-    if (tokens !== previous) {
-      if (previous && previous.left > 0) await giveBack(ctx, apiKey, previous);
-      forgetIdle(held, nowSeconds);
-      held.set(apiKey, tokens);
+    const take = takeBlock(ctx, held, apiKey, limit, { windowStart, second, nowSeconds, nowMs });
+    taking.set(apiKey, take);
+    try {
+      return await take;
+    } finally {
+      taking.delete(apiKey);
     }
-    const taken = await takeTokens(ctx, apiKey, limit, { windowStart, second, nowMs }, blockSize(limit, tokens));
-    if (!taken.admitted) return taken;
-    tokens.left += taken.count - 1;
-    tokens.used += 1;
-    return { admitted: true };
   });
+}
+
+/** A new block of the key's tokens for this second, one admitting this request (the rest held for the next). */
+async function takeBlock(
+  ctx: Pick<AppContext, 'db' | 'tables'>,
+  held: Map<string, HeldTokens>,
+  apiKey: string,
+  limit: RateLimit,
+  at: { windowStart: number; second: number; nowSeconds: number; nowMs: number },
+): Promise<Admission> {
+  const previous = held.get(apiKey);
+  const tokens: HeldTokens =
+    previous?.second === at.nowSeconds
+      ? previous
+      : {
+          second: at.nowSeconds,
+          windowStart: at.windowStart,
+          left: 0,
+          used: 0,
+          busiest: lastSecondUse(previous, at.nowSeconds),
+        };
+  if (tokens !== previous) {
+    if (previous && previous.left > 0) await giveBack(ctx, apiKey, previous);
+    forgetIdle(held, at.nowSeconds);
+    held.set(apiKey, tokens);
+  }
+  const taken = await takeTokens(ctx, apiKey, limit, at, blockSize(limit, tokens));
+  if (!taken.admitted) return taken;
+  tokens.left += taken.count - 1;
+  tokens.used += 1;
+  return { admitted: true };
 }
 
 /** What this process holds of a key's tokens: counted in `second` (epoch seconds), `left` not yet used. */

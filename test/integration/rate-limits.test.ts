@@ -348,6 +348,25 @@ describe('the deployed counter takes tokens in blocks (RATE_LIMIT_COUNTER=table)
     expect([...within.admittedByWindow.values()]).toEqual([27 * 3 * 10, 27 * 3 * 10]);
     expect(calls.updates / within.requests).toBeLessThan(0.2);
   });
+
+  it('admits every request of a burst within the limit in a process serving them at once, taking a block at a time', async () => {
+    const { calls, limiters } = containers();
+    const [process] = limiters;
+    const apiKey = `key-${randomUUID()}`;
+    // A busy second (60 requests, one at a time) sizes the next blocks at the largest, burst / 8 = 25 tokens.
+    for (let turn = 0; turn < 60; turn++) {
+      expect(await process!.admit(apiKey, LIMIT, BASE_MS + turn * 10)).toEqual({ admitted: true });
+    }
+    // Then 64 at once in the next second, well within its burst of 200. Each taking a block of its own would
+    // take 1,600 tokens: the second's count would refuse most of them.
+    calls.updates = 0;
+    const admissions = await Promise.all(
+      Array.from({ length: 64 }, () => process!.admit(apiKey, LIMIT, BASE_MS + 1_000)),
+    );
+    expect(admissions.filter((admission) => admission.admitted)).toHaveLength(64);
+    // 64 requests in blocks of 25 (the first one returning the last second's unused tokens): a handful of writes.
+    expect(calls.updates).toBeLessThanOrEqual(4);
+  });
 });
 
 describe('platform limits (ops CLI)', () => {
