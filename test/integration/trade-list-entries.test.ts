@@ -107,4 +107,28 @@ describe('migration 0003-trade-list-entries', () => {
     expect(stored.trade_state).toBe('active');
     expect(listed).toEqual(stored);
   });
+
+  it("writes the entry again when the trade changed in the read's own millisecond, which its check can't tell", async () => {
+    const trade = await tradeWithOldEntry();
+    let transactions = 0;
+    // The change is stamped with the read trade's `last_update`, so the check on it still holds at the write.
+    const db = {
+      send: async (command: unknown) => {
+        if (command instanceof TransactWriteCommand && transactions++ === 0) {
+          expect(await updateTrade(own, trade, ['accepted'], ACTIVATE, trade.last_update)).toBe(true);
+        }
+        return own.db.send(command as never);
+      },
+    };
+    const migrating = { ...own, db: db as never } as AppContext;
+    let position: Record<string, unknown> | undefined;
+    const progress = { pages: 0, read: 0, migrated: 0, written: 0, already: 0, skipped: 0 };
+    do position = await migration.page(migrating, {}, position, progress);
+    while (position !== undefined);
+    expect(transactions).toBe(2);
+    expect(progress).toMatchObject({ migrated: 1, skipped: 0 });
+    const { stored, listed } = await asListed(trade.trade_id);
+    expect(stored).toMatchObject({ trade_state: 'active', last_update: trade.last_update });
+    expect(listed).toEqual(stored);
+  });
 });

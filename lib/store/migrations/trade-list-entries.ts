@@ -1,5 +1,8 @@
+import { isDeepStrictEqual } from 'node:util';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { tradeEntity, tradeVisibilityEntity } from '../entities/trade.js';
 import type { StoredItem } from '../entity/entity.js';
+import { writtenUnlessConditionFailed } from '../table/conditional.js';
 import { transactWrite } from '../table/transactions.js';
 import { getTrade, tradeListEntryItem } from '../trades.js';
 import { TRADE_LIST_ENTRIES } from './names.js';
@@ -13,22 +16,28 @@ import type { AppContext } from '../../context.js';
  *
  * Each entry: the trade read consistently, then one transaction writing the entry as a report writes it now
  * (`tradeListEntryItem`: the trade whole, the reporter's platform as `reported_by`) on the condition that the
- * entry still has no `reported_by`, with a check that the trade's `last_update` is still the one read. A change of the trade in between (which sets its
- * fields on the entry in its own transaction) fails the check, and the trade is read again; an entry filled in
- * by another run fails the condition and is counted as already done. So a page done twice, two runs at once or
- * a settlement step in between change nothing twice and never leave the entry behind the trade.
+ * entry still has no `reported_by`, with a check that the trade's `last_update` is still the one read; then the
+ * trade read again. A change of the trade sets its fields on the entry in its own transaction, so one committed
+ * between the read and the write would be undone by the write: a change in another millisecond fails the check,
+ * and one in the read's own millisecond (which the check can't tell apart) shows in the second read. Either way
+ * the entry is written again from the trade as it is now, until a read after the write finds the trade as
+ * written. An entry filled in by another run fails the condition and is counted as already done. So a page done
+ * twice, two runs at once or a settlement step in between change nothing twice and never leave the entry behind
+ * the trade.
  *
  * The whole table: a Scan of 100 items a page, filtered to entries without `reported_by`. One platform: the
  * same Scan, filtered to the entries listing that platform's trades.
  */
 
-/** Reads of a trade that changed between its read and the entry's write, before the entry is left for a later run. */
+/** Writes of an entry whose trade changed meanwhile, before the entry is left for a later run. */
 const ATTEMPTS = 5;
 
 type Ctx = Pick<AppContext, 'db' | 'tables' | 'logger' | 'retry'>;
 
 async function fillEntry(ctx: Ctx, entry: StoredItem): Promise<ItemOutcome> {
   const { trade_id: tradeId, platform_code: platformCode } = tradeVisibilityEntity.parse(entry);
+  // Until this run has written the entry, it must still lack `reported_by` (another run may fill it first).
+  let written = false;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const trade = await getTrade(ctx, tradeId, { consistent: true });
     // An entry without its trade lists nothing (GET /trades skips it): left as it is.
@@ -41,7 +50,7 @@ async function fillEntry(ctx: Ctx, entry: StoredItem): Promise<ItemOutcome> {
             ctx,
             trade,
             platformCode,
-            'attribute_exists(pk) AND attribute_not_exists(reported_by)',
+            written ? 'attribute_exists(pk)' : 'attribute_exists(pk) AND attribute_not_exists(reported_by)',
           ),
           onConditionFailed: () => new EntryFilledError(),
         },
@@ -54,12 +63,29 @@ async function fillEntry(ctx: Ctx, entry: StoredItem): Promise<ItemOutcome> {
           onConditionFailed: () => new TradeMovedError(),
         },
       ]);
-      return 'migrated';
     } catch (error) {
-      if (error instanceof EntryFilledError) return 'already';
+      // Written since by another run; or, after this run's write, gone (nothing left to fill).
+      if (error instanceof EntryFilledError) return written ? 'migrated' : 'already';
       if (error instanceof TradeMovedError) continue;
       throw error;
     }
+    written = true;
+    if (isDeepStrictEqual(await getTrade(ctx, tradeId, { consistent: true }), trade)) return 'migrated';
+  }
+  if (written) {
+    // Written, perhaps behind its trade: without `reported_by` GET /trades reads the trade itself, and a later
+    // run finds the entry again (unless it is gone).
+    await writtenUnlessConditionFailed(
+      ctx.db.send(
+        new UpdateCommand(
+          tradeVisibilityEntity.update(
+            ctx.tables,
+            { trade_id: tradeId, platform_code: platformCode },
+            { update: 'REMOVE reported_by', condition: 'attribute_exists(pk)' },
+          ).Update,
+        ),
+      ),
+    );
   }
   ctx.logger.warn('trade list entry left for a later run: its trade kept changing', { trade_id: tradeId });
   return 'skipped';
