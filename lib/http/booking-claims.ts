@@ -33,6 +33,8 @@ export interface BookingClaims {
   carried?: boolean;
   /** Set once the claims were made apart for a booking that queues (`ClaimsInBooking.items`). */
   madeApart?: boolean;
+  /** The X-Request-Id's run begun apart (`carryRecord`), when the request has one: begun again by `bookingAgain`. */
+  beginRecordApart?: () => Promise<APIGatewayProxyResult | undefined>;
 }
 
 /**
@@ -105,6 +107,32 @@ async function makeClaimsApart(carried: BookingClaims): Promise<APIGatewayProxyR
   return undefined;
 }
 
+/**
+ * The claims of a request booking again after a hot account's queue refused its booking for something its use case
+ * books again after (a transfer id drawn twice, a party's check that passes when read). They were made apart for
+ * the queue: the signature's claim is this request's and stays (made again, it would find itself and answer 409);
+ * the refusal freed the X-Request-Id, as a failed request frees it, so its run begins apart again, and its
+ * completion goes in this booking, queued or not. Prepared when the engine settles the booking's items, before
+ * either path.
+ */
+function bookingAgain(carried: BookingClaims, queuedCompletion: () => TaggedItem[]): TaggedItem[] {
+  const begin = carried.beginRecordApart;
+  if (!begin) return [];
+  const [placeholder] = queuedCompletion();
+  if (!placeholder) return [];
+  return [
+    {
+      // Never sent: `prepare` replaces it with the completion of the run begun again.
+      ...placeholder,
+      prepare: async () => {
+        const answered = await begin();
+        if (answered) throw new AnsweredApartError(answered);
+        return { items: queuedCompletion(), stale: async () => false };
+      },
+    },
+  ];
+}
+
 export const claimsInBooking: ClaimsInBooking = {
   begin: (ctx, { key, claim, windowMs, verifyAgain, claimApart }) => ({
     // The booking's transaction checks the key is still this one and claims the signature. Should either fail
@@ -138,9 +166,11 @@ export const claimsInBooking: ClaimsInBooking = {
       claimItem(completedRequestItem(ctx, run, requestHash, response, ctx.clock.nowMs()), 'the X-Request-Id was taken'),
     );
     carried.apart.push(beginApart);
+    carried.beginRecordApart = beginApart;
   },
 
   items: (carried, response, queuedCompletion) => {
+    if (carried.madeApart) return bookingAgain(carried, queuedCompletion);
     let madeApart: Promise<TaggedItem[]> | undefined;
     // Made apart once for all the items; one that answers the request ends it with that answer.
     const inPlace = () =>

@@ -243,18 +243,18 @@ const PINNED_KIB: Record<string, number> = {
   // report uses to start its settlement execution; it is imported with the function's code
   // (lib/settlement/start-settlement.ts) so that a cold start compiles it in Lambda's init phase, which runs on
   // unthrottled CPU, rather than in the first request at the function's share of a vCPU.
-  'functions/trades/report-trade.ts': 399.4,
+  'functions/trades/report-trade.ts': 399.7,
   // The booking engine with decimal.js, and the award rules and their store.
-  'functions/awards/distribute-awards.ts': 394.3,
-  'functions/awards/fund-awards.ts': 392.5,
+  'functions/awards/distribute-awards.ts': 394.5,
+  'functions/awards/fund-awards.ts': 393,
   // The booking engine with decimal.js, and the trade, quote and withdrawal rules. The quote executions, rewards
   // and award funding (like create-transfer) bring the booking claims they pass to the middleware
   // (lib/http/booking-claims.ts, about 2.5 KiB).
-  'functions/convert-withdraw/execute-quote.ts': 391.2,
-  'functions/liquidity/execute-quote.ts': 391.7,
-  'functions/rewards/issue-reward.ts': 391.8,
+  'functions/convert-withdraw/execute-quote.ts': 391.6,
+  'functions/liquidity/execute-quote.ts': 392.2,
+  'functions/rewards/issue-reward.ts': 392.3,
   // The minor's customer rules with the country tables (12 KiB), without the adult's fields.
-  'functions/participants/create-minor.ts': 350.4,
+  'functions/participants/create-minor.ts': 350.6,
 };
 
 describe('function bundle sizes (infra/bundling.ts, every deployed function)', () => {

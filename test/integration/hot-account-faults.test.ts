@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, TransactionCanceledException, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../infra/ops/cli.js';
 import { accountIdOf, accountKey, type AccountRef } from '../../lib/domain/ledger.js';
 import { Money } from '../../lib/domain/money.js';
 import { queuedBookingEntity } from '../../lib/store/entities/booking-queue.js';
-import { ctx } from '../support/context.js';
+import { localClient } from '../../infra/local/dynamodb.js';
+import { ctx, testEndpoint } from '../support/context.js';
 import { customersViaHttp } from '../support/customers.js';
 import { listEvents } from '../support/events.js';
 import { serviceWith } from '../support/faults.js';
-import { fund } from '../support/ledger.js';
+import { fund, markHot, queuedEntries } from '../support/ledger.js';
 import { achFunding } from '../support/payments.js';
 import { setPrice } from '../support/pricing.js';
 import { lostAnswer } from '../support/raw-response.js';
@@ -249,4 +250,75 @@ describe('a hot account under faults', () => {
     expect(report.discrepancies).toEqual([]);
     expect(report.clean).toBe(true);
   });
+});
+
+describe('a queued booking whose use case books again', () => {
+  for (const withRequestId of [false, true])
+    it(`a transfer id drawn twice: the queued booking is refused, the transfer books once under a new id, its request claimed once (201, not 409)${withRequestId ? ', its X-Request-Id begun again' : ''}`, async () => {
+      const platform = await newPlatform();
+      await fund(platform.participantCode, 'USD', '10');
+      const general: AccountRef = {
+        participant_code: platform.participantCode,
+        account_group: platform.platformCode,
+        account_label: 'general',
+        asset: 'USD',
+      };
+      await markHot(general);
+      // The first transaction writing a transfer record finds that record written just before it, as a request
+      // drawing the same id in the same millisecond would have: the record's condition refuses the booking, and
+      // the use case draws another id and books again.
+      let squatted: string | undefined;
+      let fromQueue = false;
+      const raw = localClient(testEndpoint());
+      const service = serviceWith(
+        (next, context) => async (args) => {
+          if (squatted === undefined && context.commandName === 'TransactWriteItemsCommand') {
+            const items = ((args as unknown as { input: { TransactItems: TransactWriteItem[] } }).input.TransactItems ??
+              []) as TransactWriteItem[];
+            const record = items.find((item) => /^TRANSFER#/.test(String(item.Put?.Item?.pk?.S)))?.Put;
+            if (record) {
+              squatted = String(record.Item!.pk!.S);
+              // A committer's round: the transaction also takes the booking off the account's queue.
+              const pk = (item: TransactWriteItem) => (item.Delete?.Key ?? item.Update?.Key ?? item.Put?.Item)?.pk?.S;
+              fromQueue = items.some((item) => /^BOOKINGS#/.test(String(pk(item))));
+              await raw.send(new PutItemCommand({ TableName: record.TableName, Item: record.Item }));
+            }
+          }
+          return next(args);
+        },
+        'squatTransferId',
+      );
+
+      const requestId = randomUUID();
+      const body = {
+        from_participant_code: platform.participantCode,
+        from_account_group: platform.platformCode,
+        from_account_label: 'general',
+        to_participant_code: platform.participantCode,
+        to_account_group: platform.platformCode,
+        to_account_label: 'payee-0',
+        asset: 'USD',
+        amount: '1',
+      };
+      const headers: Record<string, string> = withRequestId ? { 'X-Request-Id': requestId } : {};
+      const booked = await platform.post('/transfers', body, { via: service, headers });
+      expect(booked.status, booked.text).toBe(201);
+      expect(squatted).toBeDefined();
+      expect(`TRANSFER#${booked.body.message.id}`).not.toBe(squatted);
+      // The account was hot: the refused booking had queued (its claims made apart before it did).
+      expect(fromQueue).toBe(true);
+      expect(await queuedEntries(general)).toBe(0);
+      expect((await platform.get(`/transfers/${booked.body.message.id}`)).status).toBe(200);
+      const accounts = await platform.get('/accounts');
+      const balance = (label: string) =>
+        accounts.body.message.find((account: { account_label: string }) => account.account_label === label)?.balance;
+      expect(balance('general')).toBe('9.00');
+      expect(balance('payee-0')).toBe('1.00');
+      if (withRequestId) {
+        // The second booking completed the request's X-Request-Id record: a retry hears the same answer.
+        const retried = await platform.post('/transfers', body, { headers });
+        expect(retried.status).toBe(201);
+        expect(retried.body).toEqual(booked.body);
+      }
+    });
 });
