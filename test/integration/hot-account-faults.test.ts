@@ -11,7 +11,7 @@ import { ctx, testEndpoint } from '../support/context.js';
 import { customersViaHttp } from '../support/customers.js';
 import { listEvents } from '../support/events.js';
 import { serviceWith } from '../support/faults.js';
-import { fund, markHot, queuedEntries } from '../support/ledger.js';
+import { fund, markHot, queuedEntries, transferBody } from '../support/ledger.js';
 import { achFunding } from '../support/payments.js';
 import { setPrice } from '../support/pricing.js';
 import { lostAnswer } from '../support/raw-response.js';
@@ -290,16 +290,7 @@ describe('a queued booking whose use case books again', () => {
       );
 
       const requestId = randomUUID();
-      const body = {
-        from_participant_code: platform.participantCode,
-        from_account_group: platform.platformCode,
-        from_account_label: 'general',
-        to_participant_code: platform.participantCode,
-        to_account_group: platform.platformCode,
-        to_account_label: 'payee-0',
-        asset: 'USD',
-        amount: '1',
-      };
+      const body = transferBody(platform, { to_account_label: 'payee-0', amount: '1' });
       const headers: Record<string, string> = withRequestId ? { 'X-Request-Id': requestId } : {};
       const booked = await platform.post('/transfers', body, { via: service, headers });
       expect(booked.status, booked.text).toBe(201);

@@ -86,21 +86,7 @@ describe('migration 0003-trade-list-entries', () => {
 
   it('reads the trade again when it changed between the read and the write, and leaves the entry as the trade is', async () => {
     const trade = await tradeWithOldEntry();
-    let transactions = 0;
-    // The trade moves right before the migration's first transaction, after it read the trade.
-    const db = {
-      send: async (command: unknown) => {
-        if (command instanceof TransactWriteCommand && transactions++ === 0) {
-          expect(await updateTrade(own, trade, ['accepted'], ACTIVATE, own.clock.nowMs() + 1)).toBe(true);
-        }
-        return own.db.send(command as never);
-      },
-    };
-    const migrating = { ...own, db: db as never } as AppContext;
-    let position: Record<string, unknown> | undefined;
-    const progress = { pages: 0, read: 0, migrated: 0, written: 0, already: 0, skipped: 0 };
-    do position = await migration.page(migrating, {}, position, progress);
-    while (position !== undefined);
+    const { transactions, progress } = await migrateChangingFirst(trade, own.clock.nowMs() + 1);
     expect(transactions).toBe(2);
     expect(progress.migrated).toBe(1);
     const { stored, listed } = await asListed(trade.trade_id);
@@ -110,21 +96,8 @@ describe('migration 0003-trade-list-entries', () => {
 
   it("writes the entry again when the trade changed in the read's own millisecond, which its check can't tell", async () => {
     const trade = await tradeWithOldEntry();
-    let transactions = 0;
     // The change is stamped with the read trade's `last_update`, so the check on it still holds at the write.
-    const db = {
-      send: async (command: unknown) => {
-        if (command instanceof TransactWriteCommand && transactions++ === 0) {
-          expect(await updateTrade(own, trade, ['accepted'], ACTIVATE, trade.last_update)).toBe(true);
-        }
-        return own.db.send(command as never);
-      },
-    };
-    const migrating = { ...own, db: db as never } as AppContext;
-    let position: Record<string, unknown> | undefined;
-    const progress = { pages: 0, read: 0, migrated: 0, written: 0, already: 0, skipped: 0 };
-    do position = await migration.page(migrating, {}, position, progress);
-    while (position !== undefined);
+    const { transactions, progress } = await migrateChangingFirst(trade, trade.last_update);
     expect(transactions).toBe(2);
     expect(progress).toMatchObject({ migrated: 1, skipped: 0 });
     const { stored, listed } = await asListed(trade.trade_id);
@@ -132,3 +105,25 @@ describe('migration 0003-trade-list-entries', () => {
     expect(listed).toEqual(stored);
   });
 });
+
+/**
+ * The migration run over the table, the trade activated (stamped `changeAtMs`) right before the migration's first
+ * transaction, after it read the trade; how many transactions it sent, and its progress.
+ */
+async function migrateChangingFirst(trade: Trade, changeAtMs: number) {
+  let transactions = 0;
+  const db = {
+    send: async (command: unknown) => {
+      if (command instanceof TransactWriteCommand && transactions++ === 0) {
+        expect(await updateTrade(own, trade, ['accepted'], ACTIVATE, changeAtMs)).toBe(true);
+      }
+      return own.db.send(command as never);
+    },
+  };
+  const migrating = { ...own, db: db as never } as AppContext;
+  let position: Record<string, unknown> | undefined;
+  const progress = { pages: 0, read: 0, migrated: 0, written: 0, already: 0, skipped: 0 };
+  do position = await migration.page(migrating, {}, position, progress);
+  while (position !== undefined);
+  return { transactions, progress };
+}
