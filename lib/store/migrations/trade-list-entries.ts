@@ -38,8 +38,8 @@ async function fillEntry(ctx: Ctx, entry: StoredItem): Promise<ItemOutcome> {
   const { trade_id: tradeId, platform_code: platformCode } = tradeVisibilityEntity.parse(entry);
   // Until this run has written the entry, it must still lack `reported_by` (another run may fill it first).
   let written = false;
+  let trade = await getTrade(ctx, tradeId, { consistent: true });
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const trade = await getTrade(ctx, tradeId, { consistent: true });
     // An entry without its trade lists nothing (GET /trades skips it): left as it is.
     if (!trade) return 'skipped';
     try {
@@ -63,14 +63,17 @@ async function fillEntry(ctx: Ctx, entry: StoredItem): Promise<ItemOutcome> {
           onConditionFailed: () => new TradeMovedError(),
         },
       ]);
+      written = true;
     } catch (error) {
       // Written since by another run; or, after this run's write, gone (nothing left to fill).
       if (error instanceof EntryFilledError) return written ? 'migrated' : 'already';
-      if (error instanceof TradeMovedError) continue;
-      throw error;
+      if (!(error instanceof TradeMovedError)) throw error;
     }
-    written = true;
-    if (isDeepStrictEqual(await getTrade(ctx, tradeId, { consistent: true }), trade)) return 'migrated';
+    // Moved before the write (the check failed), or perhaps in the read's own millisecond: the trade as it is now
+    // is what the next write starts from.
+    const now = await getTrade(ctx, tradeId, { consistent: true });
+    if (written && isDeepStrictEqual(now, trade)) return 'migrated';
+    trade = now;
   }
   if (written) {
     // Written, perhaps behind its trade: without `reported_by` GET /trades reads the trade itself, and a later
