@@ -40,18 +40,20 @@ export function tableRateLimiter(ctx: Pick<AppContext, 'db' | 'tables'>): RateLi
   // A Lambda container serves one request at a time; a process serving many at once (the local server with this
   // counter, as the bench runs it) would otherwise take a block for each request that finds none left, hold far
   // more than it uses and refuse requests under the limit. So a key's requests wait for its take in flight here,
-  // then use what that take brought.
-  const taking = new Map<string, Promise<unknown>>();
+  // then use what that take brought (a take that failed leaves them to take their own).
+  const taking = new Map<string, Promise<Admission>>();
   return rememberingFull(async (apiKey, limit, nowMs) => {
-    for (let inFlight = taking.get(apiKey); inFlight; inFlight = taking.get(apiKey)) await inFlight;
-    const { windowStart, second, nowSeconds } = windowOf(nowMs);
+    for (let inFlight = taking.get(apiKey); inFlight; inFlight = taking.get(apiKey)) {
+      await inFlight.catch(() => undefined);
+    }
+    const at = { ...windowOf(nowMs), nowMs };
     const previous = held.get(apiKey);
-    if (previous?.second === nowSeconds && previous.left > 0) {
+    if (previous?.second === at.nowSeconds && previous.left > 0) {
       previous.left -= 1;
       previous.used += 1;
       return { admitted: true };
     }
-    const take = takeBlock(ctx, held, apiKey, limit, { windowStart, second, nowSeconds, nowMs });
+    const take = takeBlock(ctx, held, apiKey, limit, at);
     taking.set(apiKey, take);
     try {
       return await take;

@@ -367,6 +367,26 @@ describe('the deployed counter takes tokens in blocks (RATE_LIMIT_COUNTER=table)
     // 64 requests in blocks of 25 (the first one returning the last second's unused tokens): a handful of writes.
     expect(calls.updates).toBeLessThanOrEqual(4);
   });
+
+  it('fails only the request whose take failed: those waiting on it take their own', async () => {
+    let failNext = true;
+    const db = clientWith(
+      (next, context) => async (args) => {
+        if (context.commandName === 'UpdateItemCommand' && failNext) {
+          failNext = false;
+          throw Object.assign(new Error('the counter could not be reached'), { name: 'InternalServerError' });
+        }
+        return next(args);
+      },
+      'failFirstTake',
+      'initialize',
+    );
+    const process = tableRateLimiter({ db, tables: ctx.tables });
+    const apiKey = `key-${randomUUID()}`;
+    const admissions = await Promise.allSettled(Array.from({ length: 8 }, () => process.admit(apiKey, LIMIT, BASE_MS)));
+    expect(admissions.filter((outcome) => outcome.status === 'rejected')).toHaveLength(1);
+    expect(admissions.filter((outcome) => outcome.status === 'fulfilled' && outcome.value.admitted)).toHaveLength(7);
+  });
 });
 
 describe('platform limits (ops CLI)', () => {
