@@ -74,6 +74,9 @@ const LONGEST_FIRST = [
   'test/integration/account-movements.test.ts', // 14
 ];
 
+/** Files at a time in group 2 (see below); the global set-up makes tables for as many workers. */
+const WORKERS = 3;
+
 /** What every project shares: the set-up of each test process, time limits, one process per file. */
 const shared: TestProjectInlineConfiguration['test'] = {
   setupFiles: ['test/support/setup-env.ts'],
@@ -102,7 +105,7 @@ export default defineConfig({
     // the first one's work serves the others (and the next run).
     experimental: { fsModuleCache: true },
     globalSetup: ['test/support/global-setup.ts'],
-    maxWorkers: 3,
+    maxWorkers: WORKERS,
     sequence: { sequencer: longestFirst(LONGEST_FIRST) },
     projects: [
       {
@@ -122,7 +125,7 @@ export default defineConfig({
           isolate: false,
           include: STREAMS,
           env: { ...shared.env, TEST_TABLE_STREAM: '1' },
-          maxWorkers: 3,
+          maxWorkers: WORKERS,
           sequence: { groupOrder: 2 },
         },
       },
@@ -131,7 +134,7 @@ export default defineConfig({
           ...shared,
           name: 'own-modules',
           include: OWN_MODULES,
-          maxWorkers: 3,
+          maxWorkers: WORKERS,
           sequence: { groupOrder: 2 },
         },
       },
@@ -142,7 +145,7 @@ export default defineConfig({
           isolate: false,
           include: ['test/**/*.test.ts'],
           exclude: [...PACED, ...STREAMS, ...OWN_MODULES],
-          maxWorkers: 3,
+          maxWorkers: WORKERS,
           sequence: { groupOrder: 2 },
         },
       },

@@ -8,10 +8,10 @@ import type { AppContext } from '../../lib/context.js';
 import { onLambda } from '../../lib/edge.js';
 import { DEADLINE_RESERVE_MS } from '../../lib/runtime/deadline.js';
 import { BookingQueuedError } from '../../lib/domain/errors.js';
-import { accountKey, type AccountRef } from '../../lib/domain/ledger.js';
+import { accountKey } from '../../lib/domain/ledger.js';
 import { bookingLeaseEntity } from '../../lib/store/entities/booking-queue.js';
 import { ctx, testContext, testEndpoint } from '../support/context.js';
-import { balances, fund, hotWithStalledCommitter } from '../support/ledger.js';
+import { balances, fund, generalOf, hotWithStalledCommitter } from '../support/ledger.js';
 import { newPlatform, type TestPlatform, type TestService } from '../support/service.js';
 import { TEST_SECRETS_KEY, TEST_TABLES } from '../support/tables.js';
 
@@ -148,12 +148,7 @@ describe('a hot account whose committer stalls, with little time left', () => {
   it('ends the wait at the deadline: 503 with the booking still queued, and the retry gets its outcome once', async () => {
     const platform = await newPlatform();
     await fund(platform.participantCode, 'USD', '10');
-    const general: AccountRef = {
-      participant_code: platform.participantCode,
-      account_group: platform.platformCode,
-      account_label: 'general',
-      asset: 'USD',
-    };
+    const general = generalOf(platform);
     await hotWithStalledCommitter(general);
     const requestId = randomUUID();
     const first = await platform.post('/transfers', payout(platform, 'payee'), {

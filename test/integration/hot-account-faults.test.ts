@@ -11,7 +11,7 @@ import { ctx, testEndpoint } from '../support/context.js';
 import { customersViaHttp } from '../support/customers.js';
 import { listEvents } from '../support/events.js';
 import { serviceWith } from '../support/faults.js';
-import { fund, markHot, queuedEntries, transferBody } from '../support/ledger.js';
+import { fund, generalOf, markHot, queuedEntries, transferBody } from '../support/ledger.js';
 import { achFunding } from '../support/payments.js';
 import { setPrice } from '../support/pricing.js';
 import { lostAnswer } from '../support/raw-response.js';
@@ -146,12 +146,7 @@ describe('a hot account under faults', () => {
     await fund(platform.participantCode, 'USD', '1000', 'ach_clearing');
     const { service, injected } = faultyService(20261127);
 
-    const general: AccountRef = {
-      participant_code: platform.participantCode,
-      account_group: platform.platformCode,
-      account_label: 'general',
-      asset: 'USD',
-    };
+    const general = generalOf(platform);
     const clearing: AccountRef = { ...general, account_label: 'ach_clearing' };
     const sent: Sent[] = [
       ...Array.from(
@@ -257,12 +252,7 @@ describe('a queued booking whose use case books again', () => {
     it(`a transfer id drawn twice: the queued booking is refused, the transfer books once under a new id, its request claimed once (201, not 409)${withRequestId ? ', its X-Request-Id begun again' : ''}`, async () => {
       const platform = await newPlatform();
       await fund(platform.participantCode, 'USD', '10');
-      const general: AccountRef = {
-        participant_code: platform.participantCode,
-        account_group: platform.platformCode,
-        account_label: 'general',
-        asset: 'USD',
-      };
+      const general = generalOf(platform);
       await markHot(general);
       // The first transaction writing a transfer record finds that record written just before it, as a request
       // drawing the same id in the same millisecond would have: the record's condition refuses the booking, and

@@ -11,7 +11,7 @@ import { ctx, testContext } from '../support/context.js';
 import { customersViaHttp } from '../support/customers.js';
 import { listEvents } from '../support/events.js';
 import { serviceWith } from '../support/faults.js';
-import { balances, fund, hotWithStalledCommitter, queuedEntries } from '../support/ledger.js';
+import { balances, fund, generalOf, hotWithStalledCommitter, queuedEntries } from '../support/ledger.js';
 import { newPlatform, serviceFor, type TestPlatform } from '../support/service.js';
 import { byProfile } from '../support/profile.js';
 
@@ -110,13 +110,6 @@ describe('a hot account', () => {
     expect(report.discrepancies).toEqual([]);
     expect(report.clean).toBe(true);
   });
-});
-
-const generalOf = (platform: TestPlatform): AccountRef => ({
-  participant_code: platform.participantCode,
-  account_group: platform.platformCode,
-  account_label: 'general',
-  asset: 'USD',
 });
 
 /** The stalled committer's lease lapses (deleted, as its expiry would): the next booking of the account commits the queue. */

@@ -79,6 +79,14 @@ export function transferBody(platform: TestPlatform, overrides: Record<string, u
   };
 }
 
+/** The platform's own USD account (`general`): the one its payouts debit. */
+export const generalOf = (platform: TestPlatform): AccountRef => ({
+  participant_code: platform.participantCode,
+  account_group: platform.platformCode,
+  account_label: 'general',
+  asset: 'USD',
+});
+
 /** The account as contention leaves it (hot), with its committer's lease held by a process that stalls. */
 export async function hotWithStalledCommitter(account: AccountRef): Promise<void> {
   const farAhead = ctx.clock.nowMs() + 10 * 60_000;
